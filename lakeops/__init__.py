@@ -1,0 +1,54 @@
+"""lakeops: Apache Paimon primary-key tables from Python.
+
+Write, read, merge and compact tables in Paimon's own on-disk format, vectorised over Arrow::
+
+    import pyarrow as pa
+    from lakeops import Catalog
+
+    catalog = Catalog("/tmp/warehouse")
+    catalog.create_database("db", ignore_if_exists=True)
+    table = catalog.create_table("db.orders", schema=pa.schema([...]), primary_keys=["id"],
+                                 partition_keys=["dt"], options={"bucket": "4"})
+    table.write(data)          # one commit, one snapshot
+    table.read()               # merged latest state
+"""
+
+from lakeops.catalog import Catalog
+from lakeops.errors import (
+    CatalogError,
+    CommitConflictError,
+    CommitError,
+    ConfigurationError,
+    CorruptTableError,
+    DatabaseAlreadyExistsError,
+    DatabaseNotFoundError,
+    DataValidationError,
+    LakeopsError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+    UnsupportedFeatureError,
+)
+from lakeops.spec.snapshot import Snapshot
+from lakeops.table import Table
+from lakeops.write.commit_message import CommitMessage
+
+__all__ = [
+    "Catalog",
+    "CatalogError",
+    "CommitConflictError",
+    "CommitError",
+    "CommitMessage",
+    "ConfigurationError",
+    "CorruptTableError",
+    "DataValidationError",
+    "DatabaseAlreadyExistsError",
+    "DatabaseNotFoundError",
+    "LakeopsError",
+    "Snapshot",
+    "Table",
+    "TableAlreadyExistsError",
+    "TableNotFoundError",
+    "UnsupportedFeatureError",
+]
+
+__version__ = "0.1.0"

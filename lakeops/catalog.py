@@ -1,0 +1,138 @@
+"""The filesystem catalog: ``<warehouse>/<db>.db/<table>``, exactly as Paimon lays it out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from lakeops.errors import (
+    ConfigurationError,
+    DatabaseAlreadyExistsError,
+    DatabaseNotFoundError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+)
+from lakeops.io.file_io import FileIO, join
+from lakeops.merge import create_merge_engine
+from lakeops.options import TableOptions
+from lakeops.spec import paths
+from lakeops.spec.schema import TableSchema
+from lakeops.table import Table
+
+__all__ = ["Catalog"]
+
+_DB_SUFFIX = ".db"
+
+
+def _check_name(kind: str, name: str) -> str:
+    if not name or "/" in name or "\\" in name or name.startswith(".") or \
+            any(ord(c) < 0x20 for c in name):
+        raise ConfigurationError(f"invalid {kind} name {name!r}: use letters, digits, '_' or "
+                                 "'-', without '/' or a leading '.'")
+    return name
+
+
+def _split_identifier(identifier: str) -> tuple[str, str]:
+    parts = identifier.split(".")
+    if len(parts) != 2:
+        raise ConfigurationError(
+            f"table identifier {identifier!r} must be 'database.table', e.g. 'db.orders'")
+    return _check_name("database", parts[0]), _check_name("table", parts[1])
+
+
+class Catalog:
+    """A Paimon filesystem catalog rooted at a warehouse path or URI.
+
+    Args:
+        warehouse: local path or fsspec URI (``file:///…``, ``s3://bucket/wh`` …).
+        storage_options: options for the storage client (endpoint, credentials…); kept in
+            memory only.
+
+    Example:
+        >>> catalog = Catalog("/tmp/wh")                                  # doctest: +SKIP
+        >>> catalog.create_database("db", ignore_if_exists=True)          # doctest: +SKIP
+        >>> table = catalog.create_table("db.orders", schema=schema,     # doctest: +SKIP
+        ...     primary_keys=["id"], options={"bucket": "4"})
+    """
+
+    def __init__(self, warehouse: str, storage_options: dict[str, Any] | None = None) -> None:
+        self.file_io = FileIO(str(warehouse), storage_options)
+        self.warehouse = self.file_io.root
+
+    def __repr__(self) -> str:
+        return f"Catalog({self.file_io!r})"
+
+    def _db_path(self, database: str) -> str:
+        return join(self.warehouse, _check_name("database", database) + _DB_SUFFIX)
+
+    def _table_path(self, identifier: str) -> str:
+        db, name = _split_identifier(identifier)
+        return join(self._db_path(db), name)
+
+    # ---------------------------------------------------------------- databases
+    def list_databases(self) -> list[str]:
+        """Names of the databases in the warehouse."""
+        return sorted(n[: -len(_DB_SUFFIX)] for n in self.file_io.list_names(self.warehouse)
+                      if n.endswith(_DB_SUFFIX))
+
+    def database_exists(self, database: str) -> bool:
+        return self.file_io.is_dir(self._db_path(database))
+
+    def create_database(self, database: str, ignore_if_exists: bool = False) -> None:
+        """Create ``<warehouse>/<database>.db``."""
+        if self.database_exists(database):
+            if ignore_if_exists:
+                return
+            raise DatabaseAlreadyExistsError(f"database {database!r} already exists")
+        self.file_io.mkdirs(self._db_path(database))
+
+    # ------------------------------------------------------------------- tables
+    def list_tables(self, database: str) -> list[str]:
+        """Names of the tables of a database (directories holding a schema)."""
+        if not self.database_exists(database):
+            raise DatabaseNotFoundError(f"database {database!r} does not exist")
+        db_path = self._db_path(database)
+        return sorted(n for n in self.file_io.list_names(db_path)
+                      if self.file_io.exists(join(db_path, n, paths.schema_path(0)))
+                      or self.file_io.list_names(join(db_path, n, paths.SCHEMA_DIR)))
+
+    def table_exists(self, identifier: str) -> bool:
+        return bool(self.file_io.list_names(join(self._table_path(identifier),
+                                                 paths.SCHEMA_DIR)))
+
+    def create_table(self, identifier: str, schema: pa.Schema, primary_keys: list[str],
+                     partition_keys: list[str] | None = None,
+                     options: dict[str, str] | None = None, comment: str | None = None,
+                     ignore_if_exists: bool = False) -> Table:
+        """Create a primary-key table and return it.
+
+        Every option and key is validated before anything is written. Primary-key columns
+        become NOT NULL. ``options`` values are strings, as in Paimon (``{"bucket": "4"}``).
+        """
+        db, _ = _split_identifier(identifier)
+        if not self.database_exists(db):
+            raise DatabaseNotFoundError(f"database {db!r} does not exist; call "
+                                        f"catalog.create_database({db!r}) first")
+        if self.table_exists(identifier):
+            if ignore_if_exists:
+                return self.get_table(identifier)
+            raise TableAlreadyExistsError(f"table {identifier!r} already exists")
+        opts = {str(k): str(v) for k, v in (options or {}).items()}
+        table_schema = TableSchema.from_arrow(schema, list(primary_keys),
+                                              list(partition_keys or []), opts, comment)
+        parsed = TableOptions.from_schema(table_schema)
+        create_merge_engine(parsed)  # validates engine-specific rules and supported modes
+        root = self._table_path(identifier)
+        published = self.file_io.publish_exclusive(join(root, paths.schema_path(0)),
+                                                   table_schema.to_json().encode())
+        if not published and not ignore_if_exists:
+            raise TableAlreadyExistsError(f"table {identifier!r} already exists")
+        return self.get_table(identifier)
+
+    def get_table(self, identifier: str) -> Table:
+        """Open an existing table."""
+        if not self.table_exists(identifier):
+            raise TableNotFoundError(f"table {identifier!r} does not exist in "
+                                     f"{self.warehouse}")
+        return Table(identifier, self.file_io, self._table_path(identifier))

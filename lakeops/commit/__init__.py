@@ -1,0 +1,1 @@
+"""Committing: manifests, manifest lists and the exclusive publication of ``snapshot-N``."""

@@ -1,0 +1,183 @@
+"""The committer: turns commit messages into one new snapshot, atomically and exclusively.
+
+Order of work (a crash at any point leaves only unreferenced files, never a broken table):
+
+1. write one manifest with this commit's ADD/DELETE entries;
+2. loop: read the latest snapshot N; its base + delta manifests become the new base list
+   (merged into one manifest when there are more than ``manifest.merge-min-count``); write the
+   base and delta manifest lists; publish ``snapshot-(N+1)`` with
+   :meth:`~lakeops.io.file_io.FileIO.publish_exclusive`;
+3. if another writer published N+1 first, delete this attempt's lists, back off (bounded,
+   jittered) and retry on top of the new latest snapshot. Appends never conflict; a commit that
+   deletes files (compaction) fails with :class:`CommitConflictError` if they are gone.
+4. after winning, update the ``LATEST`` (and, on the first commit, ``EARLIEST``) hints.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from collections.abc import Sequence
+
+from lakeops.errors import CommitConflictError
+from lakeops.options import TableOptions
+from lakeops.spec import paths
+from lakeops.spec.data_file import SimpleStats
+from lakeops.spec.manifest import (
+    FileKind,
+    ManifestEntry,
+    ManifestFileMeta,
+    write_manifest,
+    write_manifest_list,
+)
+from lakeops.spec.schema import TableSchema
+from lakeops.spec.snapshot import Snapshot
+from lakeops.store import TableStore, fold_entries
+from lakeops.write.commit_message import CommitMessage
+
+__all__ = ["BATCH_COMMIT_IDENTIFIER", "Committer"]
+
+#: Paimon's commit identifier for batch jobs (Long.MAX_VALUE).
+BATCH_COMMIT_IDENTIFIER = 2**63 - 1
+
+
+class Committer:
+    """Commits to one table. ``commit_user`` identifies the writer in snapshots."""
+
+    def __init__(self, store: TableStore, schema: TableSchema, options: TableOptions,
+                 commit_user: str | None = None) -> None:
+        self.store = store
+        self.schema = schema
+        self.options = options
+        self.commit_user = commit_user or str(uuid.uuid4())
+        self.partition_types = schema.types_of(schema.partition_keys)
+
+    # --------------------------------------------------------------- manifests
+    def _write_manifest(self, entries: Sequence[ManifestEntry]) -> ManifestFileMeta:
+        name = paths.manifest_name()
+        data = write_manifest(entries)
+        self.store.file_io.write_bytes(self.store.path(paths.manifest_path(name)), data)
+        return ManifestFileMeta(
+            file_name=name,
+            file_size=len(data),
+            num_added_files=sum(1 for e in entries if e.kind == FileKind.ADD),
+            num_deleted_files=sum(1 for e in entries if e.kind == FileKind.DELETE),
+            partition_stats=self._partition_stats(entries),
+            schema_id=self.schema.id,
+            min_bucket=min(e.bucket for e in entries),
+            max_bucket=max(e.bucket for e in entries),
+            min_level=min(e.file.level for e in entries),
+            max_level=max(e.file.level for e in entries),
+            total_buckets=entries[0].total_buckets,
+        )
+
+    def _partition_stats(self, entries: Sequence[ManifestEntry]) -> SimpleStats:
+        from lakeops.spec import binary_row
+
+        if not self.partition_types:
+            return SimpleStats(binary_row.serialize([], []), binary_row.serialize([], []), ())
+        values = [binary_row.deserialize(p, self.partition_types)
+                  for p in {e.partition for e in entries}]
+        mins, maxs, nulls = [], [], []
+        for i in range(len(self.partition_types)):
+            present = [v[i] for v in values if v[i] is not None]
+            mins.append(min(present) if present else None)
+            maxs.append(max(present) if present else None)
+            nulls.append(sum(1 for v in values if v[i] is None))
+        return SimpleStats(binary_row.serialize(mins, self.partition_types),
+                           binary_row.serialize(maxs, self.partition_types), tuple(nulls))
+
+    def _write_list(self, metas: Sequence[ManifestFileMeta]) -> tuple[str, int]:
+        name = paths.manifest_list_name()
+        data = write_manifest_list(metas)
+        self.store.file_io.write_bytes(self.store.path(paths.manifest_path(name)), data)
+        return name, len(data)
+
+    def _base_manifests(self, latest: Snapshot | None) -> list[ManifestFileMeta]:
+        """Manifests of every live file of ``latest``, merged into one when there are many."""
+        if latest is None:
+            return []
+        metas = self.store.data_manifests(latest)
+        if len(metas) <= self.options.manifest_merge_min_count:
+            return metas
+        live = list(fold_entries(e for m in metas for e in self.store.manifest(m.file_name))
+                    .values())
+        return [self._write_manifest(live)] if live else []
+
+    # ------------------------------------------------------------------ commit
+    def commit(self, messages: Sequence[CommitMessage], commit_kind: str = "APPEND",
+               commit_identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:
+        """Publish one snapshot holding every message; None if there is nothing to commit."""
+        entries = [ManifestEntry(FileKind.DELETE, m.partition, m.bucket, m.total_buckets, f)
+                   for m in messages for f in m.deleted_files]
+        entries += [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
+                    for m in messages for f in m.new_files]
+        if not entries:
+            return None
+        delta = self._write_manifest(entries)
+        added = sum(e.file.row_count for e in entries if e.kind == FileKind.ADD)
+        removed = sum(e.file.row_count for e in entries if e.kind == FileKind.DELETE)
+        fio = self.store.file_io
+        attempts = max(self.options.commit_max_retries, 1)
+        for attempt in range(attempts + 1):
+            latest = self.store.latest_snapshot()
+            self._check_deletes(latest, entries)
+            base_metas = self._base_manifests(latest)
+            base_name, base_size = self._write_list(base_metas)
+            delta_name, delta_size = self._write_list([delta])
+            snapshot = Snapshot(
+                id=(latest.id + 1) if latest else 1,
+                schema_id=self.schema.id,
+                base_manifest_list=base_name,
+                delta_manifest_list=delta_name,
+                commit_user=self.commit_user,
+                commit_identifier=commit_identifier,
+                commit_kind=commit_kind,
+                time_millis=int(time.time() * 1000),
+                total_record_count=(latest.total_record_count if latest else 0) + added - removed,
+                delta_record_count=added - removed,
+                base_manifest_list_size=base_size,
+                delta_manifest_list_size=delta_size,
+            )
+            path = self.store.path(paths.snapshot_path(snapshot.id))
+            if fio.publish_exclusive(path, snapshot.to_json().encode()):
+                self._update_hints(snapshot.id)
+                return snapshot
+            for name in (base_name, delta_name):
+                fio.delete(self.store.path(paths.manifest_path(name)))
+            if latest is not None:
+                merged = {m.file_name for m in base_metas} - {
+                    m.file_name for m in self.store.data_manifests(latest)}
+                for name in merged:
+                    fio.delete(self.store.path(paths.manifest_path(name)))
+            if attempt < attempts:
+                time.sleep(min(1.0, 0.01 * 2**attempt) * (0.5 + random.random()))
+        fio.delete(self.store.path(paths.manifest_path(delta.file_name)))
+        raise CommitConflictError(
+            f"could not publish a snapshot of {self.store.root} after {attempts + 1} attempts: "
+            "other writers kept committing first; retry later or raise 'commit.max-retries'")
+
+    def _check_deletes(self, latest: Snapshot | None, entries: Sequence[ManifestEntry]) -> None:
+        deletes = [e for e in entries if e.kind == FileKind.DELETE]
+        if not deletes:
+            return
+        live = fold_entries(self.store.live_entries(latest))
+        gone = [e.file.file_name for e in deletes if e.identifier not in live]
+        if gone:
+            raise CommitConflictError(
+                f"files {gone[:3]} this commit replaces are no longer live (another job "
+                "compacted or overwrote them); re-plan and retry")
+
+    def _update_hints(self, snapshot_id: int) -> None:
+        """Best effort: readers never trust hints blindly, so a failure here is harmless."""
+        try:
+            self._write_hints(snapshot_id)
+        except OSError:
+            pass
+
+    def _write_hints(self, snapshot_id: int) -> None:
+        fio = self.store.file_io
+        fio.overwrite_atomic(self.store.path(paths.LATEST_HINT), str(snapshot_id).encode())
+        if snapshot_id == 1:
+            fio.overwrite_atomic(self.store.path(paths.EARLIEST_HINT), b"1")

@@ -1,0 +1,1 @@
+"""LSM structure helpers shared by reads and compaction."""

@@ -1,0 +1,83 @@
+"""The one exception tree of lakeops.
+
+Every error the library raises on purpose derives from :class:`LakeopsError`, so callers
+(Airflow operators, Spark jobs, the CLI) can catch one type and print one clear line::
+
+    LakeopsError
+    ├── ConfigurationError          a table option, schema or argument is invalid
+    │   └── UnsupportedFeatureError the table uses a Paimon feature lakeops does not serve yet
+    ├── CatalogError                catalog-level problems
+    │   ├── DatabaseNotFoundError
+    │   ├── DatabaseAlreadyExistsError
+    │   ├── TableNotFoundError
+    │   └── TableAlreadyExistsError
+    ├── DataValidationError         input rows are rejected before anything is written
+    ├── CommitError                 a commit could not be published
+    │   └── CommitConflictError     another writer won and retrying did not help
+    └── CorruptTableError           metadata on storage cannot be read as a Paimon table
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CatalogError",
+    "CommitConflictError",
+    "CommitError",
+    "ConfigurationError",
+    "CorruptTableError",
+    "DataValidationError",
+    "DatabaseAlreadyExistsError",
+    "DatabaseNotFoundError",
+    "LakeopsError",
+    "TableAlreadyExistsError",
+    "TableNotFoundError",
+    "UnsupportedFeatureError",
+]
+
+
+class LakeopsError(Exception):
+    """Base class of every error lakeops raises on purpose."""
+
+
+class ConfigurationError(LakeopsError, ValueError):
+    """A table option, schema definition or call argument is invalid."""
+
+
+class UnsupportedFeatureError(ConfigurationError):
+    """The table uses a Paimon feature that this version of lakeops does not serve."""
+
+
+class CatalogError(LakeopsError):
+    """A catalog operation failed."""
+
+
+class DatabaseNotFoundError(CatalogError):
+    """The named database does not exist in the warehouse."""
+
+
+class DatabaseAlreadyExistsError(CatalogError):
+    """The database exists and ``ignore_if_exists`` was false."""
+
+
+class TableNotFoundError(CatalogError):
+    """The named table does not exist in the warehouse."""
+
+
+class TableAlreadyExistsError(CatalogError):
+    """The table exists and ``ignore_if_exists`` was false."""
+
+
+class DataValidationError(LakeopsError, ValueError):
+    """Input rows were rejected before anything was written (nulls in keys, bad types, row kinds)."""
+
+
+class CommitError(LakeopsError):
+    """A commit could not be published; nothing of it became visible."""
+
+
+class CommitConflictError(CommitError):
+    """Another writer kept winning the race for the next snapshot and retries ran out."""
+
+
+class CorruptTableError(LakeopsError):
+    """Metadata on storage cannot be read as a Paimon table (missing or malformed files)."""

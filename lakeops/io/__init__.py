@@ -1,0 +1,1 @@
+"""Storage access: the only layer that touches fsspec."""

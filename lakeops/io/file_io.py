@@ -1,0 +1,149 @@
+"""FileIO: one small storage interface over fsspec, chosen by URI scheme.
+
+Everything lakeops reads or writes goes through :class:`FileIO`. Paths are strings relative to
+nothing: callers join them with :func:`join`. The commit point of a table, publishing
+``snapshot-N`` so that exactly one writer wins, is :meth:`FileIO.publish_exclusive`.
+
+Local disk publishes by writing a temporary file and hard-linking it to the final name
+(``os.link`` fails if the name exists, and the content is complete when the name appears).
+Object stores and HDFS get their own strategies in :mod:`lakeops.io` (conditional put, rename
+without overwrite, locks); until a store has one, committing to it is refused with a clear error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from typing import IO, Any
+
+import fsspec
+import pyarrow.fs as pafs
+
+from lakeops.errors import UnsupportedFeatureError
+
+__all__ = ["FileIO", "join"]
+
+
+def join(*parts: str) -> str:
+    """Join path parts with ``/``, ignoring empty parts."""
+    out = ""
+    for p in parts:
+        if not p:
+            continue
+        out = p if not out else f"{out.rstrip('/')}/{p.lstrip('/')}"
+    return out
+
+
+class FileIO:
+    """Storage for one warehouse URI.
+
+    Args:
+        uri: a local path, ``file://`` URI, or another fsspec URI.
+        storage_options: passed to the fsspec filesystem (endpoints, credentials); never logged
+            and never written into table metadata.
+    """
+
+    def __init__(self, uri: str, storage_options: dict[str, Any] | None = None) -> None:
+        self._storage_options = dict(storage_options or {})
+        fs, root = fsspec.core.url_to_fs(str(uri), **self._storage_options)
+        self.fs: fsspec.AbstractFileSystem = fs
+        self.root: str = root.rstrip("/") or "/"
+        protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
+        self.protocol: str = protocol
+        self.is_local = protocol in ("file", "local")
+        if self.is_local:
+            self.root = os.path.abspath(self.root)
+
+    def __repr__(self) -> str:  # never show storage options (they may hold credentials)
+        return f"FileIO({self.protocol}://{self.root})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        uri = self.root if self.is_local else f"{self.protocol}://{self.root}"
+        return (FileIO, (uri, self._storage_options))
+
+    # ------------------------------------------------------------------- basics
+    def exists(self, path: str) -> bool:
+        return bool(self.fs.exists(path))
+
+    def read_bytes(self, path: str) -> bytes:
+        with self.fs.open(path, "rb") as f:
+            return f.read()
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        """Write a file under a fresh, unique name (data files, manifests)."""
+        self.mkdirs(path.rsplit("/", 1)[0])
+        with self.fs.open(path, "wb") as f:
+            f.write(data)
+
+    def overwrite_atomic(self, path: str, data: bytes) -> None:
+        """Replace a small file so readers see the old or the new content, never a mix
+        (used for hints such as ``LATEST``, where last-writer-wins is fine)."""
+        if self.is_local:
+            tmp = f"{path}.{uuid.uuid4().hex}.tmp"
+            self.write_bytes(tmp, data)
+            os.replace(tmp, path)
+        else:
+            self.write_bytes(path, data)
+
+    def delete(self, path: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.rm_file(path)
+
+    def mkdirs(self, path: str) -> None:
+        if path:
+            self.fs.makedirs(path, exist_ok=True)
+
+    def list_names(self, path: str) -> list[str]:
+        """Base names of the entries in a directory ([] if it does not exist)."""
+        try:
+            entries = self.fs.ls(path, detail=False)
+        except FileNotFoundError:
+            return []
+        return [str(e).rstrip("/").rsplit("/", 1)[-1] for e in entries]
+
+    def is_dir(self, path: str) -> bool:
+        return bool(self.fs.isdir(path))
+
+    def size(self, path: str) -> int:
+        return int(self.fs.size(path))
+
+    def open_output(self, path: str) -> IO[bytes]:
+        self.mkdirs(path.rsplit("/", 1)[0])
+        return self.fs.open(path, "wb")
+
+    @property
+    def arrow_fs(self) -> pafs.FileSystem:
+        """A pyarrow filesystem for Parquet I/O on this storage."""
+        if self.is_local:
+            return pafs.LocalFileSystem()
+        return pafs.PyFileSystem(pafs.FSSpecHandler(self.fs))
+
+    # ------------------------------------------------------------------ commit
+    def publish_exclusive(self, path: str, data: bytes) -> bool:
+        """Create ``path`` with ``data`` only if it does not exist yet, atomically.
+
+        Returns True if this call created it, False if the name was already taken (another
+        writer won). Readers never see a partially written file.
+        """
+        if not data:
+            raise ValueError("refusing to publish an empty file")
+        if not self.is_local:
+            raise UnsupportedFeatureError(
+                f"committing to {self.protocol}:// storage is not supported yet: exclusive "
+                "snapshot publication is implemented for local disk only in this version"
+            )
+        directory = os.path.dirname(path)
+        os.makedirs(directory, exist_ok=True)
+        tmp = os.path.join(directory, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, path)
+            return True
+        except FileExistsError:
+            return False
+        finally:
+            os.unlink(tmp)

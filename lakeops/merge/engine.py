@@ -1,0 +1,105 @@
+"""The merge-engine interface and its factory.
+
+A :class:`MergeEngine` sees records as an Arrow table holding the table's fields plus
+``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``. It works in two steps:
+
+* :meth:`MergeEngine.prepare` runs on raw input before sorting: it rejects records the engine
+  cannot accept (with a message naming the fix) and drops the ones the options say to ignore;
+* :meth:`MergeEngine.merge` receives the records sorted by (key, sequence order) with the start
+  index of every key group, and returns one row per key whose ``_VALUE_KIND`` says whether the
+  key exists (``+I``/``+U``) or is deleted (``-U``/``-D``).
+
+The same engine object serves the write buffer, merge-on-read and compaction.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lakeops.errors import ConfigurationError
+from lakeops.options import TableOptions
+from lakeops.spec.kv import KIND, RowKind
+
+__all__ = ["MergeEngine", "create_merge_engine", "is_retraction"]
+
+
+def is_retraction(kinds: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """Boolean mask of ``-U``/``-D`` kinds."""
+    return pc.or_(pc.equal(kinds, RowKind.UPDATE_BEFORE), pc.equal(kinds, RowKind.DELETE))
+
+
+class MergeEngine(ABC):
+    """Merges all records of one key into its current state (see module docstring)."""
+
+    name: str = ""
+
+    def __init__(self, options: TableOptions) -> None:
+        self.options = options
+
+    def prepare(self, records: pa.Table) -> pa.Table:
+        """Drop the records ``ignore-delete`` / ``ignore-update-before`` tell us to ignore."""
+        kinds = records.column(KIND)
+        if self.options.ignore_delete:
+            return records.filter(pc.invert(is_retraction(kinds)))
+        if self.options.ignore_update_before:
+            return records.filter(pc.not_equal(kinds, RowKind.UPDATE_BEFORE))
+        return records
+
+    @abstractmethod
+    def merge(self, records: pa.Table, starts: np.ndarray) -> pa.Table:
+        """One row per key group of the sorted ``records``."""
+
+
+class DeduplicateEngine(MergeEngine):
+    """Keep the last record of each key; a last retraction deletes the key."""
+
+    name = "deduplicate"
+
+    def merge(self, records: pa.Table, starts: np.ndarray) -> pa.Table:
+        ends = np.append(starts[1:], records.num_rows) - 1
+        return records.take(pa.array(ends))
+
+
+class FirstRowEngine(MergeEngine):
+    """Keep the first record of each key. Retractions are refused unless ``ignore-delete``."""
+
+    name = "first-row"
+
+    def prepare(self, records: pa.Table) -> pa.Table:
+        records = super().prepare(records)
+        if pc.any(is_retraction(records.column(KIND))).as_py():
+            raise_first_row_retraction()
+        return records
+
+    def merge(self, records: pa.Table, starts: np.ndarray) -> pa.Table:
+        return records.take(pa.array(starts))
+
+
+def raise_first_row_retraction() -> None:
+    """The error for -U/-D records reaching a first-row table."""
+    from lakeops.errors import DataValidationError
+
+    raise DataValidationError(
+        "First row merge engine can not accept DELETE/UPDATE_BEFORE records: the input has "
+        "'-U' or '-D' rows; set the table option 'ignore-delete' = 'true' (alias "
+        "'first-row.ignore-delete') to drop them, or filter them out before writing"
+    )
+
+
+_ENGINES: dict[str, type[MergeEngine]] = {
+    DeduplicateEngine.name: DeduplicateEngine,
+    FirstRowEngine.name: FirstRowEngine,
+}
+
+
+def create_merge_engine(options: TableOptions) -> MergeEngine:
+    """The engine named by ``merge-engine`` (validated by :class:`TableOptions`)."""
+    if options.merge_engine == "first-row" and options.sequence_fields:
+        raise ConfigurationError("option 'sequence.field' cannot be used with merge-engine "
+                                 "'first-row' (it keeps the first record in input order)")
+    options.require_supported()
+    return _ENGINES[options.merge_engine](options)

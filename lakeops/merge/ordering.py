@@ -1,0 +1,71 @@
+"""Ordering of records for one key, and key-group boundaries — vectorised.
+
+Records are ordered by key, then by ``sequence.field`` (left to right, nulls first; the whole
+comparison inverted for ``sequence.field.sort-order=descending``), then by the system sequence
+number. After sorting, each key is a contiguous *group*; :func:`group_starts` finds them by
+comparing neighbours, without any per-row Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lakeops.spec.kv import SEQ
+
+if TYPE_CHECKING:
+    from lakeops.merge.engine import MergeEngine
+
+__all__ = ["group_starts", "merge_sorted", "sort_records"]
+
+
+def sort_records(records: pa.Table, key_columns: Sequence[str],
+                 sequence_fields: Sequence[str] = (), descending: bool = False) -> pa.Table:
+    """Sort by (key, sequence fields, sequence number), stably."""
+    # nulls sort as the smallest sequence values: first when ascending, last when inverted
+    order, nulls = ("descending", "at_end") if descending else ("ascending", "at_start")
+    keys = [(k, "ascending") for k in key_columns]
+    keys += [(f, order) for f in sequence_fields]
+    keys.append((SEQ, "ascending"))
+    indices = _sort_indices(records, keys, nulls)
+    return records.take(indices)
+
+
+def _sort_indices(records: pa.Table, keys: list[tuple[str, str]], nulls: str) -> pa.Array:
+    """``sort_indices`` with one null placement (per-key on pyarrow >= 25, global before)."""
+    if _PER_KEY_NULLS:
+        return pc.sort_indices(records, sort_keys=[(k, o, nulls) for k, o in keys])
+    return pc.sort_indices(records, sort_keys=keys, null_placement=nulls)
+
+
+_PER_KEY_NULLS = int(pa.__version__.split(".")[0]) >= 25
+
+
+def group_starts(records: pa.Table, key_columns: Sequence[str]) -> np.ndarray:
+    """Start index of each run of equal keys in a key-sorted table (int64 array)."""
+    n = records.num_rows
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    change = np.zeros(n - 1, dtype=bool)
+    for k in key_columns:
+        col = records.column(k)
+        neq = pc.not_equal(col.slice(1), col.slice(0, n - 1))
+        change |= neq.to_numpy(zero_copy_only=False).astype(bool, copy=False)
+    return np.concatenate(([0], np.flatnonzero(change) + 1)).astype(np.int64)
+
+
+def merge_sorted(records: pa.Table, key_columns: Sequence[str], engine: MergeEngine) -> pa.Table:
+    """Merge a sorted table to one row per key; keys with a single record pass through."""
+    starts = group_starts(records, key_columns)
+    if len(starts) == records.num_rows:
+        return records
+    return engine.merge(records, starts)
+
+
+def as_table(batches: Sequence[pa.Table]) -> pa.Table:
+    """Concatenate tables with one schema into one table."""
+    return batches[0] if len(batches) == 1 else pa.concat_tables(batches)

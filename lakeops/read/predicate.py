@@ -1,0 +1,106 @@
+"""Row filters in disjunctive normal form, and what they let a scan skip.
+
+A filter is what ``pyarrow.parquet`` accepts as ``filters``: a list of ``(column, op, value)``
+tuples (all must hold), or a list of such lists (any may hold). Operators: ``=``/``==``, ``!=``,
+``<``, ``<=``, ``>``, ``>=``, ``in``, ``not in``. Example::
+
+    table.read(filter=[("dt", "=", "2024-01-01"), ("id", ">=", 100)])
+
+The exact filter always runs on merged rows. Before that, the scan uses it to skip whole
+partitions (conditions on partition columns) and whole files (conditions on primary-key columns
+against the file's key statistics) — both safe, because every record of a matching key lives in
+a partition and file whose values or key ranges match too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from lakeops.errors import ConfigurationError
+
+__all__ = ["Filter", "normalize", "to_expression", "may_match"]
+
+Condition = tuple[str, str, Any]
+Filter = Sequence[Condition] | Sequence[Sequence[Condition]]
+_OPS = {"=", "==", "!=", "<", "<=", ">", ">=", "in", "not in"}
+
+
+def normalize(filter: Filter | None, columns: Sequence[str]) -> list[list[Condition]] | None:
+    """Check a filter and return it as a list of conjunctions (None for no filter)."""
+    if filter is None:
+        return None
+    if isinstance(filter, pc.Expression):
+        raise ConfigurationError(
+            "filter must be a list of (column, op, value) tuples, e.g. [('dt', '=', 'x')], "
+            "or a list of such lists (OR of ANDs); pyarrow Expressions cannot be pruned")
+    items = list(filter)
+    if not items:
+        return None
+    groups = [list(g) for g in items] if isinstance(items[0], list) else [items]
+    out: list[list[Condition]] = []
+    for group in groups:
+        conj: list[Condition] = []
+        for cond in group:
+            if not (isinstance(cond, tuple) and len(cond) == 3):
+                raise ConfigurationError(f"filter condition {cond!r} must be a (column, op, "
+                                         "value) tuple")
+            col, op, value = cond
+            op = op.lower()
+            if op not in _OPS:
+                raise ConfigurationError(f"filter operator {op!r} in {cond!r} is not one of "
+                                         f"{sorted(_OPS)}")
+            if col not in columns:
+                raise ConfigurationError(f"filter column {col!r} is not in the table (columns: "
+                                         f"{list(columns)})")
+            if op in ("in", "not in"):
+                value = list(value)
+            conj.append((col, op, value))
+        out.append(conj)
+    return out
+
+
+def to_expression(dnf: list[list[Condition]]) -> pc.Expression:
+    """The exact row filter as a pyarrow compute expression."""
+    return pq.filters_to_expression([[(c, "=" if o == "==" else o, v) for c, o, v in g]
+                                     for g in dnf])
+
+
+def _range_may_hold(op: str, value: Any, lo: Any, hi: Any) -> bool:
+    """Could some x with lo <= x <= hi satisfy ``x op value``?"""
+    try:
+        if op in ("=", "=="):
+            return bool(lo <= value <= hi)
+        if op == "!=":
+            return not (lo == hi == value)
+        if op == "<":
+            return bool(lo < value)
+        if op == "<=":
+            return bool(lo <= value)
+        if op == ">":
+            return bool(hi > value)
+        if op == ">=":
+            return bool(hi >= value)
+        if op == "in":
+            return any(lo <= v <= hi for v in value if v is not None)
+        return True  # "not in": cannot exclude a range cheaply
+    except TypeError:
+        return True  # incomparable literal: let the exact filter decide
+
+
+def may_match(dnf: list[list[Condition]] | None,
+              ranges: Mapping[str, tuple[Any, Any]]) -> bool:
+    """False only if no row whose columns lie in ``ranges`` ({col: (min, max)}) can match.
+
+    Conditions on columns without a range are assumed to hold.
+    """
+    if dnf is None:
+        return True
+    for conj in dnf:
+        if all(c not in ranges or ranges[c][0] is None
+               or _range_may_hold(o, v, *ranges[c]) for c, o, v in conj):
+            return True
+    return False

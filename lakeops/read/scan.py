@@ -1,0 +1,72 @@
+"""Scan planning: the live files of a snapshot, grouped into splits per (partition, bucket),
+with partition and key-range pruning from the filter."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lakeops.errors import CorruptTableError
+from lakeops.options import TableOptions
+from lakeops.read.predicate import Condition, may_match
+from lakeops.spec import binary_row
+from lakeops.spec.data_file import DataFileMeta
+from lakeops.spec.schema import TableSchema
+from lakeops.spec.snapshot import Snapshot
+from lakeops.store import TableStore
+
+__all__ = ["Split", "plan_splits"]
+
+
+@dataclass(frozen=True)
+class Split:
+    """The files of one (partition, bucket) that a read must merge."""
+
+    partition: tuple[Any, ...]
+    partition_bytes: bytes
+    bucket: int
+    files: tuple[DataFileMeta, ...]
+
+
+def plan_splits(store: TableStore, schema: TableSchema, options: TableOptions,
+                snapshot: Snapshot | None, dnf: list[list[Condition]] | None = None,
+                ) -> list[Split]:
+    """Splits of ``snapshot`` that may hold rows matching ``dnf``.
+
+    Level-0 files are left out for tables whose batch reads skip them (first-row,
+    deletion vectors), as Paimon's readers do.
+    """
+    part_types = schema.types_of(schema.partition_keys)
+    key_names = schema.trimmed_primary_keys
+    key_types = schema.types_of(key_names)
+    partitions: dict[bytes, tuple[Any, ...] | None] = {}
+    groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+    for entry in store.live_entries(snapshot):
+        if entry.file.level == 0 and options.skips_level0_in_batch_reads:
+            continue
+        if entry.partition not in partitions:
+            values = binary_row.deserialize(entry.partition, part_types)
+            ranges = {k: (v, v) for k, v in zip(schema.partition_keys, values, strict=True)}
+            partitions[entry.partition] = values if may_match(dnf, ranges) else None
+        if partitions[entry.partition] is None:
+            continue
+        if dnf is not None and not may_match(dnf, _key_ranges(entry.file, key_names, key_types)):
+            continue
+        groups.setdefault((entry.partition, entry.bucket), []).append(entry.file)
+    splits = []
+    for (pbytes, bucket), files in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        values = partitions[pbytes]
+        assert values is not None
+        splits.append(Split(values, pbytes, bucket, tuple(files)))
+    return splits
+
+
+def _key_ranges(file: DataFileMeta, names: list[str], types: list[Any],
+                ) -> dict[str, tuple[Any, Any]]:
+    """Per key field (min, max) from the file's key stats ({} if they are unusable)."""
+    try:
+        lo = binary_row.deserialize(file.key_stats.min_values, types)
+        hi = binary_row.deserialize(file.key_stats.max_values, types)
+    except CorruptTableError:
+        return {}
+    return {n: (a, b) for n, a, b in zip(names, lo, hi, strict=True)}

@@ -1,0 +1,211 @@
+"""Paimon's primitive data types: parsing the schema-file type strings and mapping them to Arrow.
+
+Paimon writes a field type as a SQL string (``"BIGINT NOT NULL"``, ``"DECIMAL(10, 2)"``,
+``"TIMESTAMP(6)"``). :class:`DataType` is the parsed, immutable form; it knows its Arrow type,
+its canonical Paimon string and how it is laid out in a BinaryRow.
+
+Nested types (ARRAY, MAP, ROW) are stored by Paimon as JSON objects, not strings; they are
+rejected here with :class:`~lakeops.errors.UnsupportedFeatureError` until a later version
+serves them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pyarrow as pa
+
+from lakeops.errors import ConfigurationError, UnsupportedFeatureError
+
+__all__ = ["DataType", "TYPE_ROOTS"]
+
+MAX_VARCHAR = 2147483647
+
+#: canonical root name -> aliases accepted in type strings
+TYPE_ROOTS: dict[str, tuple[str, ...]] = {
+    "BOOLEAN": ("BOOLEAN",),
+    "TINYINT": ("TINYINT",),
+    "SMALLINT": ("SMALLINT",),
+    "INT": ("INT", "INTEGER"),
+    "BIGINT": ("BIGINT",),
+    "FLOAT": ("FLOAT",),
+    "DOUBLE": ("DOUBLE", "DOUBLE PRECISION"),
+    "DECIMAL": ("DECIMAL", "NUMERIC", "DEC"),
+    "CHAR": ("CHAR",),
+    "VARCHAR": ("VARCHAR", "STRING"),
+    "BINARY": ("BINARY",),
+    "VARBINARY": ("VARBINARY", "BYTES"),
+    "DATE": ("DATE",),
+    "TIMESTAMP": ("TIMESTAMP",),
+    "TIMESTAMP_LTZ": ("TIMESTAMP_LTZ",),
+}
+_ALIAS = {alias: root for root, aliases in TYPE_ROOTS.items() for alias in aliases}
+_TYPE_RE = re.compile(
+    r"^\s*(?P<name>[A-Z_]+(?: PRECISION)?)\s*(?:\((?P<args>[^)]*)\))?"
+    r"(?P<ltz>\s+WITH LOCAL TIME ZONE)?(?P<notnull>\s+NOT NULL)?\s*$",
+    re.IGNORECASE,
+)
+
+#: Width in bytes of fixed-width values inside a BinaryRow slot.
+_FIXED_WIDTH = {
+    "BOOLEAN": 1, "TINYINT": 1, "SMALLINT": 2, "INT": 4, "BIGINT": 8,
+    "FLOAT": 4, "DOUBLE": 8, "DATE": 4,
+}
+
+
+@dataclass(frozen=True)
+class DataType:
+    """One Paimon primitive type.
+
+    Attributes:
+        root: canonical name (``BIGINT``, ``VARCHAR``, ``DECIMAL``, ``TIMESTAMP``, …).
+        nullable: whether the field admits nulls (``NOT NULL`` absent).
+        precision: DECIMAL precision or TIMESTAMP precision (fractional digits).
+        scale: DECIMAL scale.
+        length: CHAR/VARCHAR/BINARY/VARBINARY length.
+    """
+
+    root: str
+    nullable: bool = True
+    precision: int | None = None
+    scale: int | None = None
+    length: int | None = None
+
+    # ------------------------------------------------------------------ parsing
+    @classmethod
+    def parse(cls, text: Any) -> DataType:
+        """Parse a Paimon schema type (a string such as ``"DECIMAL(10, 2) NOT NULL"``)."""
+        if not isinstance(text, str):
+            kind = text.get("type") if isinstance(text, dict) else type(text).__name__
+            raise UnsupportedFeatureError(
+                f"nested field type {kind!r} is not supported yet; use primitive types"
+            )
+        m = _TYPE_RE.match(text)
+        if not m:
+            raise ConfigurationError(f"cannot parse Paimon type {text!r}")
+        name = re.sub(r"\s+", " ", m.group("name").upper())
+        root = _ALIAS.get(name)
+        if root is None:
+            raise UnsupportedFeatureError(f"Paimon type {text!r} is not supported")
+        args = [int(a) for a in (m.group("args") or "").replace(" ", "").split(",") if a]
+        nullable = m.group("notnull") is None
+        if root == "TIMESTAMP" and m.group("ltz"):
+            root = "TIMESTAMP_LTZ"
+        if name == "STRING":
+            return cls("VARCHAR", nullable, length=MAX_VARCHAR)
+        if name == "BYTES":
+            return cls("VARBINARY", nullable, length=MAX_VARCHAR)
+        if root == "DECIMAL":
+            precision = args[0] if args else 10
+            scale = args[1] if len(args) > 1 else 0
+            if not 1 <= precision <= 38 or not 0 <= scale <= precision:
+                raise ConfigurationError(f"invalid DECIMAL precision/scale in {text!r}")
+            return cls(root, nullable, precision=precision, scale=scale)
+        if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+            precision = args[0] if args else 6
+            if not 0 <= precision <= 9:
+                raise ConfigurationError(f"TIMESTAMP precision must be 0..9 in {text!r}")
+            return cls(root, nullable, precision=precision)
+        if root in ("CHAR", "BINARY"):
+            return cls(root, nullable, length=args[0] if args else 1)
+        if root in ("VARCHAR", "VARBINARY"):
+            return cls(root, nullable, length=args[0] if args else MAX_VARCHAR)
+        return cls(root, nullable)
+
+    @classmethod
+    def from_arrow(cls, arrow_type: pa.DataType, nullable: bool = True) -> DataType:
+        """The Paimon type an Arrow column maps to (the inverse of :meth:`to_arrow`)."""
+        t = arrow_type
+        simple = {
+            pa.bool_(): "BOOLEAN", pa.int8(): "TINYINT", pa.int16(): "SMALLINT",
+            pa.int32(): "INT", pa.int64(): "BIGINT", pa.float32(): "FLOAT",
+            pa.float64(): "DOUBLE", pa.date32(): "DATE",
+        }
+        if t in simple:
+            return cls(simple[t], nullable)
+        if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+            return cls("VARCHAR", nullable, length=MAX_VARCHAR)
+        if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
+            return cls("VARBINARY", nullable, length=MAX_VARCHAR)
+        if pa.types.is_decimal(t):
+            return cls("DECIMAL", nullable, precision=t.precision, scale=t.scale)
+        if pa.types.is_timestamp(t):
+            precision = {"s": 0, "ms": 3, "us": 6, "ns": 9}[t.unit]
+            root = "TIMESTAMP" if t.tz is None else "TIMESTAMP_LTZ"
+            return cls(root, nullable, precision=precision)
+        raise UnsupportedFeatureError(
+            f"Arrow type {t} has no supported Paimon equivalent; cast the column to a primitive "
+            "type (integers, floating point, decimal, string, binary, bool, date32, timestamp)"
+        )
+
+    # ---------------------------------------------------------------- rendering
+    def with_nullable(self, nullable: bool) -> DataType:
+        """A copy of this type with another nullability."""
+        return replace(self, nullable=nullable)
+
+    def to_paimon(self) -> str:
+        """The canonical Paimon type string, as written to ``schema-N``."""
+        r = self.root
+        if r == "VARCHAR":
+            text = "STRING" if self.length == MAX_VARCHAR else f"VARCHAR({self.length})"
+        elif r == "VARBINARY":
+            text = "BYTES" if self.length == MAX_VARCHAR else f"VARBINARY({self.length})"
+        elif r in ("CHAR", "BINARY"):
+            text = f"{r}({self.length})"
+        elif r == "DECIMAL":
+            text = f"DECIMAL({self.precision}, {self.scale})"
+        elif r == "TIMESTAMP":
+            text = f"TIMESTAMP({self.precision})"
+        elif r == "TIMESTAMP_LTZ":
+            text = f"TIMESTAMP({self.precision}) WITH LOCAL TIME ZONE"
+        else:
+            text = r
+        return text if self.nullable else f"{text} NOT NULL"
+
+    def to_arrow(self) -> pa.DataType:
+        """The Arrow type of this field in data files and in read results."""
+        r = self.root
+        fixed = {
+            "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(), "SMALLINT": pa.int16(),
+            "INT": pa.int32(), "BIGINT": pa.int64(), "FLOAT": pa.float32(),
+            "DOUBLE": pa.float64(), "DATE": pa.date32(),
+        }
+        if r in fixed:
+            return fixed[r]
+        if r in ("CHAR", "VARCHAR"):
+            return pa.string()
+        if r in ("BINARY", "VARBINARY"):
+            return pa.binary()
+        if r == "DECIMAL":
+            return pa.decimal128(self.precision or 10, self.scale or 0)
+        assert self.precision is not None
+        unit = "s" if self.precision == 0 else "ms" if self.precision <= 3 else (
+            "us" if self.precision <= 6 else "ns")
+        return pa.timestamp(unit, tz="UTC" if r == "TIMESTAMP_LTZ" else None)
+
+    # ------------------------------------------------------------ binary layout
+    @property
+    def fixed_width(self) -> int | None:
+        """Bytes a value takes inside its 8-byte BinaryRow slot, or None if variable-length."""
+        if self.root in _FIXED_WIDTH:
+            return _FIXED_WIDTH[self.root]
+        if self.root == "DECIMAL" and (self.precision or 0) <= 18:
+            return 8
+        if self.root in ("TIMESTAMP", "TIMESTAMP_LTZ") and (self.precision or 0) <= 3:
+            return 8
+        return None
+
+    @property
+    def is_string(self) -> bool:
+        """True for CHAR/VARCHAR."""
+        return self.root in ("CHAR", "VARCHAR")
+
+    @property
+    def is_binary(self) -> bool:
+        """True for BINARY/VARBINARY."""
+        return self.root in ("BINARY", "VARBINARY")
+
+    def __str__(self) -> str:
+        return self.to_paimon()

@@ -1,0 +1,148 @@
+"""Read access to one table's metadata: schemas, snapshots, manifests and live files.
+
+Metadata files are immutable once written (snapshot ids are never reused), so manifests are
+cached per store. ``LATEST``/``EARLIEST`` are hints only: the latest snapshot is found by
+starting at the hint and probing upward until ``snapshot-(N+1)`` does not exist.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable
+
+from lakeops.errors import CorruptTableError, TableNotFoundError
+from lakeops.io.file_io import FileIO, join
+from lakeops.spec import paths
+from lakeops.spec.manifest import (
+    FileKind,
+    ManifestEntry,
+    ManifestFileMeta,
+    read_manifest,
+    read_manifest_list,
+)
+from lakeops.spec.schema import TableSchema
+from lakeops.spec.snapshot import Snapshot
+
+__all__ = ["TableStore", "fold_entries"]
+
+
+def fold_entries(entries: Iterable[ManifestEntry]) -> dict[tuple[bytes, int, int, str],
+                                                            ManifestEntry]:
+    """Apply ADD/DELETE entries in order; what remains are the live files."""
+    live: dict[tuple[bytes, int, int, str], ManifestEntry] = {}
+    for e in entries:
+        if e.kind == FileKind.ADD:
+            live[e.identifier] = e
+        else:
+            live.pop(e.identifier, None)
+    return live
+
+
+class TableStore:
+    """Metadata of the table stored at ``root`` on ``file_io``."""
+
+    _CACHE_SIZE = 512
+
+    def __init__(self, file_io: FileIO, root: str) -> None:
+        self.file_io = file_io
+        self.root = root
+        self._manifest_cache: OrderedDict[str, list[ManifestEntry]] = OrderedDict()
+
+    def path(self, relative: str) -> str:
+        return join(self.root, relative)
+
+    # ------------------------------------------------------------------ schemas
+    def schema_ids(self) -> list[int]:
+        names = self.file_io.list_names(self.path(paths.SCHEMA_DIR))
+        return sorted(int(n.split("-", 1)[1]) for n in names
+                      if n.startswith("schema-") and n.split("-", 1)[1].isdigit())
+
+    def schema(self, schema_id: int) -> TableSchema:
+        try:
+            return TableSchema.from_json(self.file_io.read_bytes(
+                self.path(paths.schema_path(schema_id))))
+        except FileNotFoundError:
+            raise CorruptTableError(f"schema-{schema_id} of table {self.root} is missing") \
+                from None
+
+    def latest_schema(self) -> TableSchema:
+        ids = self.schema_ids()
+        if not ids:
+            raise TableNotFoundError(f"no table at {self.root} (no schema files)")
+        return self.schema(ids[-1])
+
+    # ---------------------------------------------------------------- snapshots
+    def _hint(self, name: str) -> int | None:
+        try:
+            return int(self.file_io.read_bytes(self.path(name)).decode().strip())
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def snapshot_exists(self, snapshot_id: int) -> bool:
+        return self.file_io.exists(self.path(paths.snapshot_path(snapshot_id)))
+
+    def snapshot_ids(self) -> list[int]:
+        names = self.file_io.list_names(self.path(paths.SNAPSHOT_DIR))
+        return sorted(int(n[9:]) for n in names
+                      if n.startswith("snapshot-") and n[9:].isdigit())
+
+    def latest_snapshot_id(self) -> int | None:
+        """The newest snapshot id, or None for a table without snapshots."""
+        hint = self._hint(paths.LATEST_HINT)
+        if hint is not None and self.snapshot_exists(hint):
+            latest = hint
+            while self.snapshot_exists(latest + 1):
+                latest += 1
+            return latest
+        ids = self.snapshot_ids()
+        return ids[-1] if ids else None
+
+    def earliest_snapshot_id(self) -> int | None:
+        hint = self._hint(paths.EARLIEST_HINT)
+        if hint is not None and self.snapshot_exists(hint):
+            return hint
+        ids = self.snapshot_ids()
+        return ids[0] if ids else None
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        try:
+            data = self.file_io.read_bytes(self.path(paths.snapshot_path(snapshot_id)))
+        except FileNotFoundError:
+            from lakeops.errors import LakeopsError
+
+            raise LakeopsError(f"snapshot {snapshot_id} does not exist in table {self.root}") \
+                from None
+        return Snapshot.from_json(data)
+
+    def latest_snapshot(self) -> Snapshot | None:
+        sid = self.latest_snapshot_id()
+        return None if sid is None else self.snapshot(sid)
+
+    # ---------------------------------------------------------------- manifests
+    def manifest_list(self, name: str) -> list[ManifestFileMeta]:
+        return read_manifest_list(self.file_io.read_bytes(self.path(paths.manifest_path(name))))
+
+    def manifest(self, name: str) -> list[ManifestEntry]:
+        cached = self._manifest_cache.get(name)
+        if cached is not None:
+            self._manifest_cache.move_to_end(name)
+            return cached
+        entries = read_manifest(self.file_io.read_bytes(self.path(paths.manifest_path(name))))
+        self._manifest_cache[name] = entries
+        if len(self._manifest_cache) > self._CACHE_SIZE:
+            self._manifest_cache.popitem(last=False)
+        return entries
+
+    def data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
+        """Base + delta manifests of a snapshot: together they describe every live file."""
+        return (self.manifest_list(snapshot.base_manifest_list)
+                + self.manifest_list(snapshot.delta_manifest_list))
+
+    def live_entries(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
+        """Every data file live in ``snapshot`` (ADD entries that were not deleted)."""
+        if snapshot is None:
+            return []
+        entries: list[ManifestEntry] = []
+        for meta in self.data_manifests(snapshot):
+            entries.extend(self.manifest(meta.file_name))
+        return list(fold_entries(entries).values())

@@ -1,0 +1,136 @@
+"""The :class:`Table` facade: write, read, commit and inspect one Paimon primary-key table."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import pyarrow as pa
+
+from lakeops.commit.committer import Committer
+from lakeops.errors import ConfigurationError
+from lakeops.io.file_io import FileIO
+from lakeops.merge import create_merge_engine
+from lakeops.options import TableOptions
+from lakeops.read.merge_read import SplitReader
+from lakeops.read.predicate import Filter, normalize, to_expression
+from lakeops.read.scan import Split, plan_splits
+from lakeops.spec.schema import TableSchema
+from lakeops.spec.snapshot import Snapshot
+from lakeops.store import TableStore
+from lakeops.write.commit_message import CommitMessage
+from lakeops.write.table_write import TableWrite, WriteInput
+
+__all__ = ["Table"]
+
+
+class Table:
+    """One primary-key table of a warehouse (get it from :class:`~lakeops.Catalog`).
+
+    Example:
+        >>> table = catalog.get_table("db.orders")                 # doctest: +SKIP
+        >>> snapshot = table.write(pa.table({"id": [1], ...}))     # doctest: +SKIP
+        >>> table.read(filter=[("id", "=", 1)])                    # doctest: +SKIP
+    """
+
+    def __init__(self, identifier: str, file_io: FileIO, root: str) -> None:
+        self.identifier = identifier
+        self.file_io = file_io
+        self.root = root
+        self.store = TableStore(file_io, root)
+        self.schema: TableSchema = self.store.latest_schema()
+        self.options = TableOptions.from_schema(self.schema)
+
+    def __repr__(self) -> str:
+        return f"Table({self.identifier!r}, {self.file_io!r})"
+
+    @property
+    def arrow_schema(self) -> pa.Schema:
+        """The table's columns as an Arrow schema."""
+        return self.schema.arrow_schema()
+
+    # -------------------------------------------------------------------- write
+    def new_write(self) -> TableWrite:
+        """A two-phase writer: ``write`` batches, then ``prepare_commit`` → :meth:`commit`."""
+        return TableWrite(self.store, self.schema, self.options)
+
+    def commit(self, messages: Sequence[CommitMessage], *, commit_user: str | None = None,
+               ) -> Snapshot | None:
+        """Publish the messages of one or many writers as one snapshot (None if empty)."""
+        return Committer(self.store, self.schema, self.options, commit_user).commit(messages)
+
+    def write(self, data: WriteInput) -> Snapshot | None:
+        """Write ``data`` as one commit and return its snapshot (None if no rows).
+
+        Every row is validated before its bucket is flushed; on any error every file this call
+        wrote is deleted and the table is left exactly as it was.
+        """
+        writer = self.new_write()
+        try:
+            writer.write(data)
+            return self.commit(writer.prepare_commit())
+        except BaseException:
+            writer.abort()
+            raise
+
+    # --------------------------------------------------------------------- read
+    def snapshots(self) -> list[Snapshot]:
+        """Every snapshot still on storage, oldest first."""
+        return [self.store.snapshot(i) for i in self.store.snapshot_ids()]
+
+    def latest_snapshot(self) -> Snapshot | None:
+        """The newest snapshot, or None if the table was never written."""
+        return self.store.latest_snapshot()
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        """One snapshot by id."""
+        return self.store.snapshot(snapshot_id)
+
+    def splits(self, *, filter: Filter | None = None, snapshot_id: int | None = None,
+               ) -> list[Split]:
+        """The (partition, bucket) splits a read of the snapshot would merge."""
+        dnf = normalize(filter, self.schema.field_names)
+        snapshot = self._snapshot_or_latest(snapshot_id)
+        return plan_splits(self.store, self.schema, self.options, snapshot, dnf)
+
+    def read(self, columns: Sequence[str] | None = None, filter: Filter | None = None,
+             snapshot_id: int | None = None) -> pa.Table:
+        """The merged rows of the table (latest snapshot unless ``snapshot_id``).
+
+        Args:
+            columns: the columns to return (all by default); only these, the key and the
+                sequence fields are read from storage.
+            filter: conditions in ``pyarrow.parquet`` form, e.g. ``[("dt", "=", "x")]``; used to
+                skip partitions and files, then applied exactly to the merged rows.
+            snapshot_id: time travel to an older snapshot.
+        """
+        names = self.schema.field_names
+        wanted = list(columns) if columns is not None else names
+        unknown = [c for c in wanted if c not in names]
+        if unknown:
+            raise ConfigurationError(f"unknown column(s) {unknown}; the table has {names}")
+        dnf = normalize(filter, names)
+        snapshot = self._snapshot_or_latest(snapshot_id)
+        splits = plan_splits(self.store, self.schema, self.options, snapshot, dnf)
+        needed = list(wanted)
+        if dnf:
+            needed += [c for g in dnf for c, _, _ in g if c not in needed]
+        reader = SplitReader(self.file_io, self.root, self.schema, self.options,
+                             create_merge_engine(self.options))
+        if len(splits) > 1:
+            with ThreadPoolExecutor(max_workers=min(len(splits), os.cpu_count() or 2)) as pool:
+                parts = list(pool.map(lambda s: reader.read(s, needed), splits))
+        else:
+            parts = [reader.read(s, needed) for s in splits]
+        schema = pa.schema([self.arrow_schema.field(c) for c in needed])
+        result = (pa.concat_tables([p.cast(schema) for p in parts]) if parts
+                  else schema.empty_table())
+        if dnf:
+            result = result.filter(to_expression(dnf))
+        return result.select(wanted)
+
+    def _snapshot_or_latest(self, snapshot_id: int | None) -> Snapshot | None:
+        if snapshot_id is None:
+            return self.store.latest_snapshot()
+        return self.store.snapshot(snapshot_id)

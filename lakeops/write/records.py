@@ -1,0 +1,87 @@
+"""Turning user input into validated key-value records, before anything is written.
+
+Input columns are matched to the table by name. Each must be present and castable to the
+table's type without loss (``int32`` data into a BIGINT column is fine; ``"abc"`` into BIGINT,
+or 3.5 into INT, is not). Unknown columns, nulls in NOT NULL columns (primary keys) and unknown
+``rowkind.field`` values are rejected with :class:`DataValidationError` naming the column and
+the fix.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lakeops.errors import DataValidationError
+from lakeops.options import TableOptions
+from lakeops.spec.kv import KIND, ROW_KINDS, RowKind
+from lakeops.spec.schema import TableSchema
+
+__all__ = ["to_records"]
+
+
+def _as_table(data: pa.Table | pa.RecordBatch) -> pa.Table:
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if isinstance(data, pa.Table):
+        return data
+    raise DataValidationError(
+        f"cannot write a {type(data).__name__}: pass a pyarrow Table, RecordBatch, "
+        "RecordBatchReader or an iterable of them")
+
+
+def _row_kinds(column: pa.ChunkedArray, name: str) -> pa.Array:
+    """Map '+I'/'-U'/'+U'/'-D' strings to kind bytes; anything else is an error."""
+    codes = pc.index_in(column, value_set=pa.array(list(ROW_KINDS)))
+    if codes.null_count:
+        bad = pc.unique(pc.filter(column, pc.is_null(codes))).to_pylist()[:5]
+        raise DataValidationError(
+            f"column {name!r} (rowkind.field) holds unknown row kind(s) {bad}; each value must "
+            "be one of '+I', '-U', '+U', '-D'")
+    lookup = np.array(list(ROW_KINDS.values()), dtype=np.int8)
+    return pa.array(lookup[codes.to_numpy(zero_copy_only=False)], type=pa.int8())
+
+
+def to_records(data: pa.Table | pa.RecordBatch, schema: TableSchema,
+               options: TableOptions) -> pa.Table:
+    """Validate ``data`` and return it as the table's fields (cast, in schema order) plus a
+    ``_VALUE_KIND`` column. Raises :class:`DataValidationError`; never writes."""
+    table = _as_table(data)
+    names = schema.field_names
+    missing = [n for n in names if n not in table.column_names]
+    if missing:
+        raise DataValidationError(
+            f"input is missing column(s) {missing}; the table has columns {names}")
+    extra = [n for n in table.column_names if n not in names]
+    if extra:
+        raise DataValidationError(
+            f"input has column(s) {extra} that the table does not have (columns: {names}); "
+            "drop them before writing")
+    if len(set(table.column_names)) != len(table.column_names):
+        raise DataValidationError(f"input repeats a column name: {table.column_names}")
+    columns = []
+    for f in schema.fields:
+        col = table.column(f.name)
+        target = f.type.to_arrow()
+        if col.type != target:
+            try:
+                col = col.cast(target, safe=True)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+                raise DataValidationError(
+                    f"column {f.name!r} has type {col.type}, which cannot be stored in "
+                    f"{f.type.to_paimon()} without loss ({exc}); cast it to {target} first"
+                ) from None
+        if not f.type.nullable and col.null_count:
+            what = "primary-key column" if f.name in schema.primary_keys else "NOT NULL column"
+            raise DataValidationError(
+                f"{what} {f.name!r} has {col.null_count} null value(s); every row needs a "
+                "value there")
+        columns.append(col)
+    out = pa.table(columns, schema=pa.schema(
+        [pa.field(f.name, f.type.to_arrow(), f.type.nullable) for f in schema.fields]))
+    if options.rowkind_field:
+        kinds = _row_kinds(out.column(options.rowkind_field), options.rowkind_field)
+    else:
+        kinds = pa.array(np.full(out.num_rows, RowKind.INSERT, dtype=np.int8))
+    return out.append_column(pa.field(KIND, pa.int8(), False), kinds)

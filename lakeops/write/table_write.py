@@ -1,0 +1,189 @@
+"""TableWrite: the two-phase writer of a table (``write`` … ``prepare_commit``).
+
+Rows are validated (:mod:`lakeops.write.records`), routed to their partition and fixed bucket
+(Paimon's hash), and appended to a per-(partition, bucket) buffer with sequence numbers that
+continue from the largest already committed in that bucket. When the buffers together exceed
+``write-buffer-size`` they are flushed: each is sorted by (key, sequence order), merged with the
+table's merge engine and written as rolling level-0 files. Memory therefore stays bounded by the
+buffer size whatever the size of the input.
+
+``prepare_commit`` flushes everything and returns picklable :class:`CommitMessage` objects;
+``abort`` deletes every file written so far.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lakeops.bucket.hashing import assign_buckets
+from lakeops.errors import LakeopsError
+from lakeops.merge import create_merge_engine, merge_sorted, sort_records
+from lakeops.merge.ordering import as_table
+from lakeops.options import TableOptions
+from lakeops.spec import binary_row, paths
+from lakeops.spec.data_file import DataFileMeta
+from lakeops.spec.kv import SEQ
+from lakeops.spec.schema import TableSchema
+from lakeops.store import TableStore
+from lakeops.write.commit_message import CommitMessage
+from lakeops.write.file_writer import KeyValueFileWriter
+from lakeops.write.records import to_records
+
+__all__ = ["TableWrite", "WriteInput"]
+
+WriteInput = pa.Table | pa.RecordBatch | pa.RecordBatchReader | Iterable[pa.Table | pa.RecordBatch]
+
+
+@dataclass
+class _BucketBuffer:
+    """Buffered records of one (partition, bucket) and its written files."""
+
+    partition: tuple[object, ...]
+    partition_bytes: bytes
+    bucket: int
+    next_sequence: int
+    writer: KeyValueFileWriter
+    batches: list[pa.Table] = field(default_factory=list)
+    nbytes: int = 0
+    files: list[DataFileMeta] = field(default_factory=list)
+
+
+class TableWrite:
+    """Writes records to one table; see the module docstring.
+
+    Example:
+        >>> writer = table.new_write()            # doctest: +SKIP
+        >>> writer.write(batch)                   # doctest: +SKIP
+        >>> table.commit(writer.prepare_commit()) # doctest: +SKIP
+    """
+
+    def __init__(self, store: TableStore, schema: TableSchema, options: TableOptions) -> None:
+        self.store = store
+        self.schema = schema
+        self.options = options
+        self.engine = create_merge_engine(options)
+        self.key_names = schema.trimmed_primary_keys
+        self.bucket_key_types = schema.types_of(schema.bucket_keys)
+        self.partition_types = schema.types_of(schema.partition_keys)
+        self._buffers: dict[tuple[bytes, int], _BucketBuffer] = {}
+        self._restored: dict[tuple[bytes, int], int] | None = None
+        self._closed = False
+
+    # -------------------------------------------------------------------- input
+    def write(self, data: WriteInput) -> None:
+        """Validate and buffer ``data`` (a Table, RecordBatch, reader or iterable of them)."""
+        if self._closed:
+            raise LakeopsError("this TableWrite was already committed or aborted; "
+                               "create a new one with table.new_write()")
+        if isinstance(data, pa.Table | pa.RecordBatch):
+            self._write_table(data)
+            return
+        for part in data:
+            self._write_table(part)
+
+    def _write_table(self, data: pa.Table | pa.RecordBatch) -> None:
+        records = self.engine.prepare(to_records(data, self.schema, self.options))
+        if records.num_rows == 0:
+            return
+        # route in slices no larger than half the buffer, so a huge input still flushes in time
+        rows_per_slice = max(int(self.options.write_buffer_size / 2
+                                 / max(records.nbytes / records.num_rows, 1.0)), 1)
+        for start in range(0, records.num_rows, rows_per_slice):
+            self._route(records.slice(start, rows_per_slice))
+            if sum(b.nbytes for b in self._buffers.values()) > self.options.write_buffer_size:
+                self.flush()
+
+    def _partition_ids(self, records: pa.Table) -> tuple[np.ndarray, int]:
+        """A dense id per distinct partition value combination, and how many there are."""
+        if not self.schema.partition_keys:
+            return np.zeros(records.num_rows, dtype=np.int64), 1
+        codes = []
+        for name in self.schema.partition_keys:
+            enc = pc.dictionary_encode(records.column(name), null_encoding="encode")
+            enc = enc.combine_chunks() if isinstance(enc, pa.ChunkedArray) else enc
+            codes.append(enc.indices.to_numpy(zero_copy_only=False).astype(np.int64))
+        if len(codes) == 1:
+            uniq, inverse = np.unique(codes[0], return_inverse=True)
+        else:
+            uniq, inverse = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)
+        return inverse.reshape(-1).astype(np.int64), len(uniq)
+
+    def _route(self, records: pa.Table) -> None:
+        buckets = assign_buckets([records.column(k) for k in self.schema.bucket_keys],
+                                 self.bucket_key_types, self.options.bucket)
+        part_ids, _ = self._partition_ids(records)
+        group = part_ids * self.options.bucket + buckets
+        order = np.argsort(group, kind="stable")
+        sorted_group = group[order]
+        bounds = np.concatenate(([0], np.flatnonzero(np.diff(sorted_group)) + 1,
+                                 [len(sorted_group)]))
+        routed = records.take(pa.array(order))
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            part = routed.slice(int(lo), int(hi - lo))
+            bucket = int(buckets[order[lo]])
+            values = tuple(part.column(k)[0].as_py() for k in self.schema.partition_keys)
+            self._append(values, bucket, part)
+
+    def _buffer(self, partition: tuple[object, ...], bucket: int) -> _BucketBuffer:
+        pbytes = binary_row.serialize(list(partition), self.partition_types)
+        buf = self._buffers.get((pbytes, bucket))
+        if buf is None:
+            pdir = paths.partition_dir(self.schema.partition_keys, partition,
+                                       self.options.partition_default_name)
+            writer = KeyValueFileWriter(self.store.file_io, self.store.root,
+                                        paths.bucket_dir(pdir, bucket), self.schema,
+                                        self.options.target_file_size)
+            buf = _BucketBuffer(partition, pbytes, bucket,
+                                self._restored_sequence(pbytes, bucket), writer)
+            self._buffers[(pbytes, bucket)] = buf
+        return buf
+
+    def _restored_sequence(self, partition: bytes, bucket: int) -> int:
+        """Next sequence number of a bucket: one past the largest committed in it."""
+        if self._restored is None:
+            self._restored = {}
+            for e in self.store.live_entries(self.store.latest_snapshot()):
+                key = (e.partition, e.bucket)
+                self._restored[key] = max(self._restored.get(key, -1),
+                                          e.file.max_sequence_number)
+        return self._restored.get((partition, bucket), -1) + 1
+
+    def _append(self, partition: tuple[object, ...], bucket: int, records: pa.Table) -> None:
+        buf = self._buffer(partition, bucket)
+        n = records.num_rows
+        seq = pa.array(np.arange(buf.next_sequence, buf.next_sequence + n, dtype=np.int64))
+        buf.next_sequence += n
+        buf.batches.append(records.append_column(pa.field(SEQ, pa.int64(), False), seq))
+        buf.nbytes += records.nbytes
+
+    # -------------------------------------------------------------------- flush
+    def flush(self) -> None:
+        """Sort, merge and write every buffered bucket as level-0 files."""
+        for buf in self._buffers.values():
+            if not buf.batches:
+                continue
+            records = sort_records(as_table(buf.batches), self.key_names,
+                                   self.options.sequence_fields, self.options.sequence_descending)
+            buf.batches, buf.nbytes = [], 0
+            merged = merge_sorted(records, self.key_names, self.engine)
+            buf.files.extend(buf.writer.write(merged, level=0))
+
+    def prepare_commit(self) -> list[CommitMessage]:
+        """Flush everything and return one message per (partition, bucket) that has files."""
+        self.flush()
+        self._closed = True
+        return [CommitMessage(buf.partition_bytes, buf.bucket, self.options.bucket,
+                              tuple(buf.files))
+                for buf in self._buffers.values() if buf.files]
+
+    def abort(self) -> None:
+        """Delete every file written by this writer; nothing of it will be committed."""
+        for buf in self._buffers.values():
+            buf.writer.abort()
+            buf.batches, buf.files = [], []
+        self._closed = True

@@ -1,0 +1,173 @@
+"""Drive the pypaimon 2.1.0 oracle from tests running in the main venv.
+
+pypaimon pins an old pyarrow, so it lives in its own virtualenv
+(``.venv-oracle``) and is only ever run as a subprocess executing
+``tests/interop/pypaimon_oracle.py``. This module never imports pypaimon: it
+serialises inputs to temporary files (a JSON schema, parquet data), runs the
+CLI, and reads results back from parquet.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+REPO_ROOT: Path = Path(__file__).resolve().parents[2]
+ORACLE_SCRIPT: Path = Path(__file__).resolve().with_name("pypaimon_oracle.py")
+ORACLE_PYTHON: Path = Path(
+    os.environ.get("LAKEOPS_ORACLE_PYTHON", str(REPO_ROOT / ".venv-oracle" / "bin" / "python"))
+)
+ORACLE_TIMEOUT_S: int = 300
+
+_TIMESTAMP_PRECISION = {"s": 0, "ms": 3, "us": 6, "ns": 9}
+
+
+def require_oracle() -> Path:
+    """Return the oracle interpreter path; raise RuntimeError if it is missing (never skip)."""
+    if not ORACLE_PYTHON.exists():
+        raise RuntimeError(
+            "pypaimon oracle venv missing: run `bash scripts/setup.sh --oracle` "
+            "(creates .venv-oracle with pypaimon==2.1.0)"
+        )
+    return ORACLE_PYTHON
+
+
+def paimon_type(arrow_type: pa.DataType) -> str:
+    """Map an Arrow type to the Paimon SQL type string pypaimon stores (no nullability)."""
+    t = pa.types
+    if t.is_int8(arrow_type):
+        return "TINYINT"
+    if t.is_int16(arrow_type):
+        return "SMALLINT"
+    if t.is_int32(arrow_type):
+        return "INT"
+    if t.is_int64(arrow_type):
+        return "BIGINT"
+    if t.is_float32(arrow_type):
+        return "FLOAT"
+    if t.is_float64(arrow_type):
+        return "DOUBLE"
+    if t.is_boolean(arrow_type):
+        return "BOOLEAN"
+    if t.is_string(arrow_type) or t.is_large_string(arrow_type):
+        return "STRING"
+    if t.is_binary(arrow_type):
+        return "BYTES"
+    if t.is_date32(arrow_type):
+        return "DATE"
+    if t.is_timestamp(arrow_type):
+        precision = _TIMESTAMP_PRECISION[arrow_type.unit]
+        if arrow_type.tz is None:
+            return f"TIMESTAMP({precision})"
+        return f"TIMESTAMP_LTZ({precision})"
+    if t.is_decimal128(arrow_type):
+        return f"DECIMAL({arrow_type.precision}, {arrow_type.scale})"
+    raise TypeError(f"no Paimon type mapping for arrow type {arrow_type}")
+
+
+def paimon_schema_json(schema: pa.Schema) -> list[dict[str, str]]:
+    """Convert an Arrow schema to the oracle's JSON column list (not-null adds " NOT NULL")."""
+    return [
+        {
+            "name": field.name,
+            "type": paimon_type(field.type) + ("" if field.nullable else " NOT NULL"),
+        }
+        for field in schema
+    ]
+
+
+def _run(args: list[str], what: str) -> None:
+    """Run one oracle CLI subcommand; raise RuntimeError with its stderr on failure."""
+    python = require_oracle()
+    cmd = [str(python), str(ORACLE_SCRIPT), *args]
+    try:
+        proc = subprocess.run(
+            cmd, check=False, capture_output=True, text=True, timeout=ORACLE_TIMEOUT_S
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise RuntimeError(f"pypaimon oracle {what} timed out after {exc.timeout}s: {cmd}") from exc
+    if proc.returncode != 0:
+        stdout = f"\n--- stdout ---\n{proc.stdout}" if proc.stdout.strip() else ""
+        raise RuntimeError(
+            f"pypaimon oracle {what} failed (exit {proc.returncode}): {cmd}\n"
+            f"--- stderr ---\n{proc.stderr.rstrip()}{stdout}"
+        )
+
+
+def oracle_create(
+    warehouse: str | os.PathLike[str],
+    table: str,
+    schema: pa.Schema,
+    primary_keys: Iterable[str],
+    partition_keys: Iterable[str] = (),
+    options: Mapping[str, str] | None = None,
+) -> None:
+    """Create database (if needed) and primary-key table ``table`` ("db.name") with pypaimon."""
+    pks = list(primary_keys)
+    parts = list(partition_keys)
+    with tempfile.TemporaryDirectory(prefix="lakeops-oracle-") as tmp:
+        schema_file = Path(tmp) / "schema.json"
+        schema_file.write_text(json.dumps(paimon_schema_json(schema)), encoding="utf-8")
+        args = [
+            "create",
+            "--warehouse",
+            os.fspath(warehouse),
+            "--table",
+            table,
+            "--schema",
+            str(schema_file),
+            "--primary-keys",
+            ",".join(pks),
+        ]
+        if parts:
+            args += ["--partition-keys", ",".join(parts)]
+        if options:
+            args += ["--options", json.dumps({str(k): str(v) for k, v in options.items()})]
+        _run(args, "create")
+
+
+def oracle_write(warehouse: str | os.PathLike[str], table: str, data: pa.Table) -> None:
+    """Write ``data`` to ``table`` with pypaimon as exactly one commit (one snapshot)."""
+    with tempfile.TemporaryDirectory(prefix="lakeops-oracle-") as tmp:
+        data_file = Path(tmp) / "data.parquet"
+        pq.write_table(data, data_file)
+        _run(
+            [
+                "write",
+                "--warehouse",
+                os.fspath(warehouse),
+                "--table",
+                table,
+                "--data",
+                str(data_file),
+            ],
+            "write",
+        )
+
+
+def oracle_read(
+    warehouse: str | os.PathLike[str], table: str, snapshot_id: int | None = None
+) -> pa.Table:
+    """Read the merged ``table`` via pypaimon (latest, or ``snapshot_id``); rows unordered."""
+    with tempfile.TemporaryDirectory(prefix="lakeops-oracle-") as tmp:
+        out_file = Path(tmp) / "out.parquet"
+        args = [
+            "read",
+            "--warehouse",
+            os.fspath(warehouse),
+            "--table",
+            table,
+            "--out",
+            str(out_file),
+        ]
+        if snapshot_id is not None:
+            args += ["--snapshot-id", str(snapshot_id)]
+        _run(args, "read")
+        return pq.read_table(out_file)
