@@ -26,10 +26,17 @@ _DB_SUFFIX = ".db"
 
 
 def _check_name(kind: str, name: str) -> str:
-    if not name or "/" in name or "\\" in name or name.startswith(".") or \
-            any(ord(c) < 0x20 for c in name):
-        raise ConfigurationError(f"invalid {kind} name {name!r}: use letters, digits, '_' or "
-                                 "'-', without '/' or a leading '.'")
+    if (
+        not name
+        or "/" in name
+        or "\\" in name
+        or name.startswith(".")
+        or any(ord(c) < 0x20 for c in name)
+    ):
+        raise ConfigurationError(
+            f"invalid {kind} name {name!r}: use letters, digits, '_' or "
+            "'-', without '/' or a leading '.'"
+        )
     return name
 
 
@@ -37,7 +44,8 @@ def _split_identifier(identifier: str) -> tuple[str, str]:
     parts = identifier.split(".")
     if len(parts) != 2:
         raise ConfigurationError(
-            f"table identifier {identifier!r} must be 'database.table', e.g. 'db.orders'")
+            f"table identifier {identifier!r} must be 'database.table', e.g. 'db.orders'"
+        )
     return _check_name("database", parts[0]), _check_name("table", parts[1])
 
 
@@ -73,8 +81,11 @@ class Catalog:
     # ---------------------------------------------------------------- databases
     def list_databases(self) -> list[str]:
         """Names of the databases in the warehouse."""
-        return sorted(n[: -len(_DB_SUFFIX)] for n in self.file_io.list_names(self.warehouse)
-                      if n.endswith(_DB_SUFFIX))
+        return sorted(
+            n[: -len(_DB_SUFFIX)]
+            for n in self.file_io.list_names(self.warehouse)
+            if n.endswith(_DB_SUFFIX)
+        )
 
     def database_exists(self, database: str) -> bool:
         return self.file_io.is_dir(self._db_path(database))
@@ -93,18 +104,26 @@ class Catalog:
         if not self.database_exists(database):
             raise DatabaseNotFoundError(f"database {database!r} does not exist")
         db_path = self._db_path(database)
-        return sorted(n for n in self.file_io.list_names(db_path)
-                      if self.file_io.exists(join(db_path, n, paths.schema_path(0)))
-                      or self.file_io.list_names(join(db_path, n, paths.SCHEMA_DIR)))
+        return sorted(
+            n
+            for n in self.file_io.list_names(db_path)
+            if self.file_io.exists(join(db_path, n, paths.schema_path(0)))
+            or self.file_io.list_names(join(db_path, n, paths.SCHEMA_DIR))
+        )
 
     def table_exists(self, identifier: str) -> bool:
-        return bool(self.file_io.list_names(join(self._table_path(identifier),
-                                                 paths.SCHEMA_DIR)))
+        return bool(self.file_io.list_names(join(self._table_path(identifier), paths.SCHEMA_DIR)))
 
-    def create_table(self, identifier: str, schema: pa.Schema, primary_keys: list[str],
-                     partition_keys: list[str] | None = None,
-                     options: dict[str, str] | None = None, comment: str | None = None,
-                     ignore_if_exists: bool = False) -> Table:
+    def create_table(
+        self,
+        identifier: str,
+        schema: pa.Schema,
+        primary_keys: list[str],
+        partition_keys: list[str] | None = None,
+        options: dict[str, str] | None = None,
+        comment: str | None = None,
+        ignore_if_exists: bool = False,
+    ) -> Table:
         """Create a primary-key table and return it.
 
         Every option and key is validated before anything is written. Primary-key columns
@@ -112,20 +131,23 @@ class Catalog:
         """
         db, _ = _split_identifier(identifier)
         if not self.database_exists(db):
-            raise DatabaseNotFoundError(f"database {db!r} does not exist; call "
-                                        f"catalog.create_database({db!r}) first")
+            raise DatabaseNotFoundError(
+                f"database {db!r} does not exist; call catalog.create_database({db!r}) first"
+            )
         if self.table_exists(identifier):
             if ignore_if_exists:
                 return self.get_table(identifier)
             raise TableAlreadyExistsError(f"table {identifier!r} already exists")
         opts = {str(k): str(v) for k, v in (options or {}).items()}
-        table_schema = TableSchema.from_arrow(schema, list(primary_keys),
-                                              list(partition_keys or []), opts, comment)
+        table_schema = TableSchema.from_arrow(
+            schema, list(primary_keys), list(partition_keys or []), opts, comment
+        )
         parsed = TableOptions.from_schema(table_schema)
         create_merge_engine(parsed)  # validates engine-specific rules and supported modes
         root = self._table_path(identifier)
-        published = self.file_io.publish_exclusive(join(root, paths.schema_path(0)),
-                                                   table_schema.to_json().encode())
+        published = self.file_io.publish_exclusive(
+            join(root, paths.schema_path(0)), table_schema.to_json().encode()
+        )
         if not published and not ignore_if_exists:
             raise TableAlreadyExistsError(f"table {identifier!r} already exists")
         return self.get_table(identifier)
@@ -133,6 +155,5 @@ class Catalog:
     def get_table(self, identifier: str) -> Table:
         """Open an existing table."""
         if not self.table_exists(identifier):
-            raise TableNotFoundError(f"table {identifier!r} does not exist in "
-                                     f"{self.warehouse}")
+            raise TableNotFoundError(f"table {identifier!r} does not exist in {self.warehouse}")
         return Table(identifier, self.file_io, self._table_path(identifier))

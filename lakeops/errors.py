@@ -68,7 +68,7 @@ class TableAlreadyExistsError(CatalogError):
 
 
 class DataValidationError(LakeopsError, ValueError):
-    """Input rows were rejected before anything was written (nulls in keys, bad types, row kinds)."""
+    """Input rows were rejected before anything was written (null keys, bad types, kinds)."""
 
 
 class CommitError(LakeopsError):

@@ -21,9 +21,21 @@ MERGE_ENGINES = ("deduplicate", "partial-update", "aggregation", "first-row")
 IMPLEMENTED_ENGINES = ("deduplicate", "first-row")
 
 _UNITS = {
-    "": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10,
-    "m": 1 << 20, "mb": 1 << 20, "mebibytes": 1 << 20, "g": 1 << 30, "gb": 1 << 30,
-    "gibibytes": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40,
+    "": 1,
+    "b": 1,
+    "bytes": 1,
+    "k": 1 << 10,
+    "kb": 1 << 10,
+    "kibibytes": 1 << 10,
+    "m": 1 << 20,
+    "mb": 1 << 20,
+    "mebibytes": 1 << 20,
+    "g": 1 << 30,
+    "gb": 1 << 30,
+    "gibibytes": 1 << 30,
+    "t": 1 << 40,
+    "tb": 1 << 40,
+    "tebibytes": 1 << 40,
 }
 
 
@@ -42,8 +54,9 @@ def _bool(options: dict[str, str], key: str, default: bool, *fallbacks: str) -> 
         if k in options:
             value = options[k].strip().lower()
             if value not in ("true", "false"):
-                raise ConfigurationError(f"option {k!r} must be 'true' or 'false', got "
-                                         f"{options[k]!r}")
+                raise ConfigurationError(
+                    f"option {k!r} must be 'true' or 'false', got {options[k]!r}"
+                )
             return value == "true"
     return default
 
@@ -79,7 +92,8 @@ class TableOptions:
             bucket = int(o.get("bucket", "-1"))
         except ValueError:
             raise ConfigurationError(
-                f"option 'bucket' must be an integer, got {o['bucket']!r}") from None
+                f"option 'bucket' must be an integer, got {o['bucket']!r}"
+            ) from None
         if bucket == 0 or bucket < -2:
             raise ConfigurationError(
                 f"option 'bucket' = {bucket} is invalid: use a positive bucket count such as "
@@ -87,42 +101,56 @@ class TableOptions:
             )
         engine = o.get("merge-engine", "deduplicate").strip().lower()
         if engine not in MERGE_ENGINES:
-            raise ConfigurationError(f"option 'merge-engine' = {engine!r} is unknown; choose one "
-                                     f"of {', '.join(MERGE_ENGINES)}")
+            raise ConfigurationError(
+                f"option 'merge-engine' = {engine!r} is unknown; choose one "
+                f"of {', '.join(MERGE_ENGINES)}"
+            )
         seq = _csv(o.get("sequence.field"))
         for f in seq:
             if f not in names:
-                raise ConfigurationError(f"option 'sequence.field' names unknown column {f!r} "
-                                         f"(columns: {names})")
+                raise ConfigurationError(
+                    f"option 'sequence.field' names unknown column {f!r} (columns: {names})"
+                )
             if f in schema.primary_keys:
-                raise ConfigurationError(f"option 'sequence.field' names primary-key column "
-                                         f"{f!r}; a sequence field must be a value column")
+                raise ConfigurationError(
+                    f"option 'sequence.field' names primary-key column "
+                    f"{f!r}; a sequence field must be a value column"
+                )
         order = o.get("sequence.field.sort-order", "ascending").strip().lower()
         if order not in ("ascending", "descending"):
-            raise ConfigurationError("option 'sequence.field.sort-order' must be 'ascending' or "
-                                     f"'descending', got {order!r}")
+            raise ConfigurationError(
+                "option 'sequence.field.sort-order' must be 'ascending' or "
+                f"'descending', got {order!r}"
+            )
         rowkind = o.get("rowkind.field")
         if rowkind is not None:
             if rowkind not in names:
-                raise ConfigurationError(f"option 'rowkind.field' names unknown column "
-                                         f"{rowkind!r} (columns: {names})")
+                raise ConfigurationError(
+                    f"option 'rowkind.field' names unknown column {rowkind!r} (columns: {names})"
+                )
             if not schema.field(rowkind).type.is_string:
-                raise ConfigurationError(f"option 'rowkind.field' column {rowkind!r} must be a "
-                                         "STRING column holding '+I', '-U', '+U' or '-D'")
+                raise ConfigurationError(
+                    f"option 'rowkind.field' column {rowkind!r} must be a "
+                    "STRING column holding '+I', '-U', '+U' or '-D'"
+                )
         for k in schema.bucket_keys:
             if k not in schema.trimmed_primary_keys:
                 raise ConfigurationError(
                     f"option 'bucket-key' column {k!r} must be a primary-key column that is not "
-                    f"a partition column (allowed: {schema.trimmed_primary_keys})")
+                    f"a partition column (allowed: {schema.trimmed_primary_keys})"
+                )
         target = parse_memory_size(o.get("target-file-size", "128 mb"), "target-file-size")
         buffer = parse_memory_size(o.get("write-buffer-size", "256 mb"), "write-buffer-size")
         if target <= 0 or buffer <= 0:
-            raise ConfigurationError("options 'target-file-size' and 'write-buffer-size' must be "
-                                     "positive")
+            raise ConfigurationError(
+                "options 'target-file-size' and 'write-buffer-size' must be positive"
+            )
         fmt = o.get("file.format", "parquet").lower()
         if fmt != "parquet":
-            raise UnsupportedFeatureError(f"option 'file.format' = {fmt!r}: lakeops reads and "
-                                          "writes Parquet data files only; use 'parquet'")
+            raise UnsupportedFeatureError(
+                f"option 'file.format' = {fmt!r}: lakeops reads and "
+                "writes Parquet data files only; use 'parquet'"
+            )
         try:
             retries = int(o.get("commit.max-retries", "10"))
             merge_min = int(o.get("manifest.merge-min-count", "30"))
@@ -134,8 +162,14 @@ class TableOptions:
             sequence_fields=seq,
             sequence_descending=order == "descending",
             rowkind_field=rowkind,
-            ignore_delete=_bool(o, "ignore-delete", False, "first-row.ignore-delete",
-                                "deduplicate.ignore-delete", "partial-update.ignore-delete"),
+            ignore_delete=_bool(
+                o,
+                "ignore-delete",
+                False,
+                "first-row.ignore-delete",
+                "deduplicate.ignore-delete",
+                "partial-update.ignore-delete",
+            ),
             ignore_update_before=_bool(o, "ignore-update-before", False),
             target_file_size=target,
             write_buffer_size=buffer,
@@ -148,15 +182,20 @@ class TableOptions:
     def require_supported(self) -> None:
         """Raise :class:`UnsupportedFeatureError` for modes this version cannot write/read."""
         if self.bucket < 0:
-            mode = "dynamic bucket mode (bucket = -1, Paimon's default)" if self.bucket == -1 \
+            mode = (
+                "dynamic bucket mode (bucket = -1, Paimon's default)"
+                if self.bucket == -1
                 else "postpone bucket mode (bucket = -2)"
+            )
             raise UnsupportedFeatureError(
                 f"{mode} is not supported yet; create the table with a fixed bucket count, "
-                "e.g. options={'bucket': '4'}")
+                "e.g. options={'bucket': '4'}"
+            )
         if self.merge_engine not in IMPLEMENTED_ENGINES:
             raise UnsupportedFeatureError(
                 f"merge-engine {self.merge_engine!r} is not supported yet (supported: "
-                f"{', '.join(IMPLEMENTED_ENGINES)})")
+                f"{', '.join(IMPLEMENTED_ENGINES)})"
+            )
 
     @property
     def skips_level0_in_batch_reads(self) -> bool:

@@ -26,8 +26,9 @@ from lakeops.spec.snapshot import Snapshot
 __all__ = ["TableStore", "fold_entries"]
 
 
-def fold_entries(entries: Iterable[ManifestEntry]) -> dict[tuple[bytes, int, int, str],
-                                                            ManifestEntry]:
+def fold_entries(
+    entries: Iterable[ManifestEntry],
+) -> dict[tuple[bytes, int, int, str], ManifestEntry]:
     """Apply ADD/DELETE entries in order; what remains are the live files."""
     live: dict[tuple[bytes, int, int, str], ManifestEntry] = {}
     for e in entries:
@@ -54,16 +55,19 @@ class TableStore:
     # ------------------------------------------------------------------ schemas
     def schema_ids(self) -> list[int]:
         names = self.file_io.list_names(self.path(paths.SCHEMA_DIR))
-        return sorted(int(n.split("-", 1)[1]) for n in names
-                      if n.startswith("schema-") and n.split("-", 1)[1].isdigit())
+        return sorted(
+            int(n.split("-", 1)[1])
+            for n in names
+            if n.startswith("schema-") and n.split("-", 1)[1].isdigit()
+        )
 
     def schema(self, schema_id: int) -> TableSchema:
         try:
-            return TableSchema.from_json(self.file_io.read_bytes(
-                self.path(paths.schema_path(schema_id))))
+            return TableSchema.from_json(
+                self.file_io.read_bytes(self.path(paths.schema_path(schema_id)))
+            )
         except FileNotFoundError:
-            raise CorruptTableError(f"schema-{schema_id} of table {self.root} is missing") \
-                from None
+            raise CorruptTableError(f"schema-{schema_id} of table {self.root} is missing") from None
 
     def latest_schema(self) -> TableSchema:
         ids = self.schema_ids()
@@ -83,8 +87,7 @@ class TableStore:
 
     def snapshot_ids(self) -> list[int]:
         names = self.file_io.list_names(self.path(paths.SNAPSHOT_DIR))
-        return sorted(int(n[9:]) for n in names
-                      if n.startswith("snapshot-") and n[9:].isdigit())
+        return sorted(int(n[9:]) for n in names if n.startswith("snapshot-") and n[9:].isdigit())
 
     def latest_snapshot_id(self) -> int | None:
         """The newest snapshot id, or None for a table without snapshots."""
@@ -110,8 +113,9 @@ class TableStore:
         except FileNotFoundError:
             from lakeops.errors import LakeopsError
 
-            raise LakeopsError(f"snapshot {snapshot_id} does not exist in table {self.root}") \
-                from None
+            raise LakeopsError(
+                f"snapshot {snapshot_id} does not exist in table {self.root}"
+            ) from None
         return Snapshot.from_json(data)
 
     def latest_snapshot(self) -> Snapshot | None:
@@ -135,8 +139,9 @@ class TableStore:
 
     def data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
         """Base + delta manifests of a snapshot: together they describe every live file."""
-        return (self.manifest_list(snapshot.base_manifest_list)
-                + self.manifest_list(snapshot.delta_manifest_list))
+        return self.manifest_list(snapshot.base_manifest_list) + self.manifest_list(
+            snapshot.delta_manifest_list
+        )
 
     def live_entries(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
         """Every data file live in ``snapshot`` (ADD entries that were not deleted)."""

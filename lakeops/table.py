@@ -55,8 +55,12 @@ class Table:
         """A two-phase writer: ``write`` batches, then ``prepare_commit`` → :meth:`commit`."""
         return TableWrite(self.store, self.schema, self.options)
 
-    def commit(self, messages: Sequence[CommitMessage], *, commit_user: str | None = None,
-               ) -> Snapshot | None:
+    def commit(
+        self,
+        messages: Sequence[CommitMessage],
+        *,
+        commit_user: str | None = None,
+    ) -> Snapshot | None:
         """Publish the messages of one or many writers as one snapshot (None if empty)."""
         return Committer(self.store, self.schema, self.options, commit_user).commit(messages)
 
@@ -87,15 +91,23 @@ class Table:
         """One snapshot by id."""
         return self.store.snapshot(snapshot_id)
 
-    def splits(self, *, filter: Filter | None = None, snapshot_id: int | None = None,
-               ) -> list[Split]:
+    def splits(
+        self,
+        *,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+    ) -> list[Split]:
         """The (partition, bucket) splits a read of the snapshot would merge."""
         dnf = normalize(filter, self.schema.field_names)
         snapshot = self._snapshot_or_latest(snapshot_id)
         return plan_splits(self.store, self.schema, self.options, snapshot, dnf)
 
-    def read(self, columns: Sequence[str] | None = None, filter: Filter | None = None,
-             snapshot_id: int | None = None) -> pa.Table:
+    def read(
+        self,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+    ) -> pa.Table:
         """The merged rows of the table (latest snapshot unless ``snapshot_id``).
 
         Args:
@@ -116,16 +128,18 @@ class Table:
         needed = list(wanted)
         if dnf:
             needed += [c for g in dnf for c, _, _ in g if c not in needed]
-        reader = SplitReader(self.file_io, self.root, self.schema, self.options,
-                             create_merge_engine(self.options))
+        reader = SplitReader(
+            self.file_io, self.root, self.schema, self.options, create_merge_engine(self.options)
+        )
         if len(splits) > 1:
             with ThreadPoolExecutor(max_workers=min(len(splits), os.cpu_count() or 2)) as pool:
                 parts = list(pool.map(lambda s: reader.read(s, needed), splits))
         else:
             parts = [reader.read(s, needed) for s in splits]
         schema = pa.schema([self.arrow_schema.field(c) for c in needed])
-        result = (pa.concat_tables([p.cast(schema) for p in parts]) if parts
-                  else schema.empty_table())
+        result = (
+            pa.concat_tables([p.cast(schema) for p in parts]) if parts else schema.empty_table()
+        )
         if dnf:
             result = result.filter(to_expression(dnf))
         return result.select(wanted)

@@ -59,8 +59,10 @@ def murmur3_words(rows: EncodedRows) -> np.ndarray:
     return out.view(np.int32)
 
 
-def hash_rows(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[DataType],
-              ) -> np.ndarray:
+def hash_rows(
+    columns: Sequence[pa.Array | pa.ChunkedArray],
+    types: Sequence[DataType],
+) -> np.ndarray:
     """Paimon's ``BinaryRow.hashCode()`` of each row given column-wise (int32 array)."""
     return murmur3_words(encode_rows(columns, types))
 
@@ -71,7 +73,8 @@ def bucket_of_hash(hashes: np.ndarray, num_buckets: int) -> np.ndarray:
     return np.abs(np.fmod(h, num_buckets)).astype(np.int32)
 
 
-def assign_buckets(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[DataType],
-                   num_buckets: int) -> np.ndarray:
+def assign_buckets(
+    columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[DataType], num_buckets: int
+) -> np.ndarray:
     """The fixed bucket of every row, exactly as Paimon computes it."""
     return bucket_of_hash(hash_rows(columns, types), num_buckets)

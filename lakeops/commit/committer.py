@@ -15,6 +15,7 @@ Order of work (a crash at any point leaves only unreferenced files, never a brok
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 import uuid
@@ -45,8 +46,13 @@ BATCH_COMMIT_IDENTIFIER = 2**63 - 1
 class Committer:
     """Commits to one table. ``commit_user`` identifies the writer in snapshots."""
 
-    def __init__(self, store: TableStore, schema: TableSchema, options: TableOptions,
-                 commit_user: str | None = None) -> None:
+    def __init__(
+        self,
+        store: TableStore,
+        schema: TableSchema,
+        options: TableOptions,
+        commit_user: str | None = None,
+    ) -> None:
         self.store = store
         self.schema = schema
         self.options = options
@@ -77,16 +83,20 @@ class Committer:
 
         if not self.partition_types:
             return SimpleStats(binary_row.serialize([], []), binary_row.serialize([], []), ())
-        values = [binary_row.deserialize(p, self.partition_types)
-                  for p in {e.partition for e in entries}]
+        values = [
+            binary_row.deserialize(p, self.partition_types) for p in {e.partition for e in entries}
+        ]
         mins, maxs, nulls = [], [], []
         for i in range(len(self.partition_types)):
             present = [v[i] for v in values if v[i] is not None]
             mins.append(min(present) if present else None)
             maxs.append(max(present) if present else None)
             nulls.append(sum(1 for v in values if v[i] is None))
-        return SimpleStats(binary_row.serialize(mins, self.partition_types),
-                           binary_row.serialize(maxs, self.partition_types), tuple(nulls))
+        return SimpleStats(
+            binary_row.serialize(mins, self.partition_types),
+            binary_row.serialize(maxs, self.partition_types),
+            tuple(nulls),
+        )
 
     def _write_list(self, metas: Sequence[ManifestFileMeta]) -> tuple[str, int]:
         name = paths.manifest_list_name()
@@ -101,18 +111,29 @@ class Committer:
         metas = self.store.data_manifests(latest)
         if len(metas) <= self.options.manifest_merge_min_count:
             return metas
-        live = list(fold_entries(e for m in metas for e in self.store.manifest(m.file_name))
-                    .values())
+        live = list(
+            fold_entries(e for m in metas for e in self.store.manifest(m.file_name)).values()
+        )
         return [self._write_manifest(live)] if live else []
 
     # ------------------------------------------------------------------ commit
-    def commit(self, messages: Sequence[CommitMessage], commit_kind: str = "APPEND",
-               commit_identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:
+    def commit(
+        self,
+        messages: Sequence[CommitMessage],
+        commit_kind: str = "APPEND",
+        commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
+    ) -> Snapshot | None:
         """Publish one snapshot holding every message; None if there is nothing to commit."""
-        entries = [ManifestEntry(FileKind.DELETE, m.partition, m.bucket, m.total_buckets, f)
-                   for m in messages for f in m.deleted_files]
-        entries += [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
-                    for m in messages for f in m.new_files]
+        entries = [
+            ManifestEntry(FileKind.DELETE, m.partition, m.bucket, m.total_buckets, f)
+            for m in messages
+            for f in m.deleted_files
+        ]
+        entries += [
+            ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
+            for m in messages
+            for f in m.new_files
+        ]
         if not entries:
             return None
         delta = self._write_manifest(entries)
@@ -148,7 +169,8 @@ class Committer:
                 fio.delete(self.store.path(paths.manifest_path(name)))
             if latest is not None:
                 merged = {m.file_name for m in base_metas} - {
-                    m.file_name for m in self.store.data_manifests(latest)}
+                    m.file_name for m in self.store.data_manifests(latest)
+                }
                 for name in merged:
                     fio.delete(self.store.path(paths.manifest_path(name)))
             if attempt < attempts:
@@ -156,7 +178,8 @@ class Committer:
         fio.delete(self.store.path(paths.manifest_path(delta.file_name)))
         raise CommitConflictError(
             f"could not publish a snapshot of {self.store.root} after {attempts + 1} attempts: "
-            "other writers kept committing first; retry later or raise 'commit.max-retries'")
+            "other writers kept committing first; retry later or raise 'commit.max-retries'"
+        )
 
     def _check_deletes(self, latest: Snapshot | None, entries: Sequence[ManifestEntry]) -> None:
         deletes = [e for e in entries if e.kind == FileKind.DELETE]
@@ -167,14 +190,13 @@ class Committer:
         if gone:
             raise CommitConflictError(
                 f"files {gone[:3]} this commit replaces are no longer live (another job "
-                "compacted or overwrote them); re-plan and retry")
+                "compacted or overwrote them); re-plan and retry"
+            )
 
     def _update_hints(self, snapshot_id: int) -> None:
         """Best effort: readers never trust hints blindly, so a failure here is harmless."""
-        try:
+        with contextlib.suppress(OSError):
             self._write_hints(snapshot_id)
-        except OSError:
-            pass
 
     def _write_hints(self, snapshot_id: int) -> None:
         fio = self.store.file_io

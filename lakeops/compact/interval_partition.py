@@ -16,8 +16,10 @@ __all__ = ["partition_sections"]
 F = TypeVar("F")
 
 
-def partition_sections(files: Sequence[F], key_range: Callable[[F], tuple[Any, Any]],
-                       ) -> list[list[F]]:
+def partition_sections(
+    files: Sequence[F],
+    key_range: Callable[[F], tuple[Any, Any]],
+) -> list[list[F]]:
     """Group ``files`` into key-disjoint sections, in key order."""
     ordered = sorted(files, key=lambda f: key_range(f))
     sections: list[list[F]] = []

@@ -99,7 +99,9 @@ _ENGINES: dict[str, type[MergeEngine]] = {
 def create_merge_engine(options: TableOptions) -> MergeEngine:
     """The engine named by ``merge-engine`` (validated by :class:`TableOptions`)."""
     if options.merge_engine == "first-row" and options.sequence_fields:
-        raise ConfigurationError("option 'sequence.field' cannot be used with merge-engine "
-                                 "'first-row' (it keeps the first record in input order)")
+        raise ConfigurationError(
+            "option 'sequence.field' cannot be used with merge-engine "
+            "'first-row' (it keeps the first record in input order)"
+        )
     options.require_supported()
     return _ENGINES[options.merge_engine](options)

@@ -23,8 +23,12 @@ if TYPE_CHECKING:
 __all__ = ["group_starts", "merge_sorted", "sort_records"]
 
 
-def sort_records(records: pa.Table, key_columns: Sequence[str],
-                 sequence_fields: Sequence[str] = (), descending: bool = False) -> pa.Table:
+def sort_records(
+    records: pa.Table,
+    key_columns: Sequence[str],
+    sequence_fields: Sequence[str] = (),
+    descending: bool = False,
+) -> pa.Table:
     """Sort by (key, sequence fields, sequence number), stably."""
     # nulls sort as the smallest sequence values: first when ascending, last when inverted
     order, nulls = ("descending", "at_end") if descending else ("ascending", "at_start")

@@ -36,7 +36,8 @@ def normalize(filter: Filter | None, columns: Sequence[str]) -> list[list[Condit
     if isinstance(filter, pc.Expression):
         raise ConfigurationError(
             "filter must be a list of (column, op, value) tuples, e.g. [('dt', '=', 'x')], "
-            "or a list of such lists (OR of ANDs); pyarrow Expressions cannot be pruned")
+            "or a list of such lists (OR of ANDs); pyarrow Expressions cannot be pruned"
+        )
     items = list(filter)
     if not items:
         return None
@@ -46,16 +47,19 @@ def normalize(filter: Filter | None, columns: Sequence[str]) -> list[list[Condit
         conj: list[Condition] = []
         for cond in group:
             if not (isinstance(cond, tuple) and len(cond) == 3):
-                raise ConfigurationError(f"filter condition {cond!r} must be a (column, op, "
-                                         "value) tuple")
+                raise ConfigurationError(
+                    f"filter condition {cond!r} must be a (column, op, value) tuple"
+                )
             col, op, value = cond
             op = op.lower()
             if op not in _OPS:
-                raise ConfigurationError(f"filter operator {op!r} in {cond!r} is not one of "
-                                         f"{sorted(_OPS)}")
+                raise ConfigurationError(
+                    f"filter operator {op!r} in {cond!r} is not one of {sorted(_OPS)}"
+                )
             if col not in columns:
-                raise ConfigurationError(f"filter column {col!r} is not in the table (columns: "
-                                         f"{list(columns)})")
+                raise ConfigurationError(
+                    f"filter column {col!r} is not in the table (columns: {list(columns)})"
+                )
             if op in ("in", "not in"):
                 value = list(value)
             conj.append((col, op, value))
@@ -65,8 +69,9 @@ def normalize(filter: Filter | None, columns: Sequence[str]) -> list[list[Condit
 
 def to_expression(dnf: list[list[Condition]]) -> pc.Expression:
     """The exact row filter as a pyarrow compute expression."""
-    return pq.filters_to_expression([[(c, "=" if o == "==" else o, v) for c, o, v in g]
-                                     for g in dnf])
+    return pq.filters_to_expression(
+        [[(c, "=" if o == "==" else o, v) for c, o, v in g] for g in dnf]
+    )
 
 
 def _range_may_hold(op: str, value: Any, lo: Any, hi: Any) -> bool:
@@ -91,8 +96,7 @@ def _range_may_hold(op: str, value: Any, lo: Any, hi: Any) -> bool:
         return True  # incomparable literal: let the exact filter decide
 
 
-def may_match(dnf: list[list[Condition]] | None,
-              ranges: Mapping[str, tuple[Any, Any]]) -> bool:
+def may_match(dnf: list[list[Condition]] | None, ranges: Mapping[str, tuple[Any, Any]]) -> bool:
     """False only if no row whose columns lie in ``ranges`` ({col: (min, max)}) can match.
 
     Conditions on columns without a range are assumed to hold.
@@ -100,7 +104,9 @@ def may_match(dnf: list[list[Condition]] | None,
     if dnf is None:
         return True
     for conj in dnf:
-        if all(c not in ranges or ranges[c][0] is None
-               or _range_may_hold(o, v, *ranges[c]) for c, o, v in conj):
+        if all(
+            c not in ranges or ranges[c][0] is None or _range_may_hold(o, v, *ranges[c])
+            for c, o, v in conj
+        ):
             return True
     return False

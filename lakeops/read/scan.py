@@ -28,9 +28,13 @@ class Split:
     files: tuple[DataFileMeta, ...]
 
 
-def plan_splits(store: TableStore, schema: TableSchema, options: TableOptions,
-                snapshot: Snapshot | None, dnf: list[list[Condition]] | None = None,
-                ) -> list[Split]:
+def plan_splits(
+    store: TableStore,
+    schema: TableSchema,
+    options: TableOptions,
+    snapshot: Snapshot | None,
+    dnf: list[list[Condition]] | None = None,
+) -> list[Split]:
     """Splits of ``snapshot`` that may hold rows matching ``dnf``.
 
     Level-0 files are left out for tables whose batch reads skip them (first-row,
@@ -61,8 +65,11 @@ def plan_splits(store: TableStore, schema: TableSchema, options: TableOptions,
     return splits
 
 
-def _key_ranges(file: DataFileMeta, names: list[str], types: list[Any],
-                ) -> dict[str, tuple[Any, Any]]:
+def _key_ranges(
+    file: DataFileMeta,
+    names: list[str],
+    types: list[Any],
+) -> dict[str, tuple[Any, Any]]:
     """Per key field (min, max) from the file's key stats ({} if they are unusable)."""
     try:
         lo = binary_row.deserialize(file.key_stats.min_values, types)

@@ -60,8 +60,9 @@ class EncodedRows:
         return self.buffer[self.offsets[i] : self.offsets[i + 1]].tobytes()
 
 
-def _scatter(buf: np.ndarray, data: np.ndarray, src: np.ndarray, lengths: np.ndarray,
-             dst: np.ndarray) -> None:
+def _scatter(
+    buf: np.ndarray, data: np.ndarray, src: np.ndarray, lengths: np.ndarray, dst: np.ndarray
+) -> None:
     """Copy ``data[src[k]:src[k]+lengths[k]]`` to ``buf[dst[k]:…]`` for every k, vectorised."""
     total = int(lengths.sum())
     if total == 0:
@@ -74,8 +75,11 @@ def _scatter(buf: np.ndarray, data: np.ndarray, src: np.ndarray, lengths: np.nda
 def _varlen_parts(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(data bytes, start offsets, lengths) of a string/binary array; nulls have length 0."""
     if not (pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)):
-        arr = arr.cast(pa.large_binary() if pa.types.is_binary(arr.type) or
-                       pa.types.is_binary_view(arr.type) else pa.large_string())
+        arr = arr.cast(
+            pa.large_binary()
+            if pa.types.is_binary(arr.type) or pa.types.is_binary_view(arr.type)
+            else pa.large_string()
+        )
     bufs = arr.buffers()
     n = len(arr)
     offsets = np.frombuffer(bufs[1], dtype=np.int64)[arr.offset : arr.offset + n + 1]
@@ -128,8 +132,10 @@ def _timestamp_parts(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return millis, nanos
 
 
-def encode_rows(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[DataType],
-                ) -> EncodedRows:
+def encode_rows(
+    columns: Sequence[pa.Array | pa.ChunkedArray],
+    types: Sequence[DataType],
+) -> EncodedRows:
     """Encode ``n`` rows given column-wise as BinaryRows, vectorised over the whole columns."""
     cols = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in columns]
     arity = len(types)
@@ -175,14 +181,16 @@ def encode_rows(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[D
                 _scatter(buf, data, src[inline], lengths[inline], slot[inline])
                 marks = (0x80 | lengths[inline]).astype(np.uint8)
                 if arr.null_count:
-                    marks = np.where(arr.is_null().to_numpy(zero_copy_only=False)[inline],
-                                     np.uint8(0), marks)
+                    marks = np.where(
+                        arr.is_null().to_numpy(zero_copy_only=False)[inline], np.uint8(0), marks
+                    )
                 buf[slot[inline] + 7] = marks
             long = ~inline
             if long.any():
                 _scatter(buf, data, src[long], lengths[long], cursor[long])
-                words[slot[long] // 8] = ((cursor[long] - starts[long]).astype(np.uint64)
-                                          << np.uint64(32)) | lengths[long].astype(np.uint64)
+                words[slot[long] // 8] = (
+                    (cursor[long] - starts[long]).astype(np.uint64) << np.uint64(32)
+                ) | lengths[long].astype(np.uint64)
             cursor = cursor + var_sizes[i]
         elif t.fixed_width is not None:
             words[slot // 8] = _fixed_slots(arr, t)
@@ -286,5 +294,3 @@ def _decode_value(row: bytes, slot: bytes, word: int, t: DataType) -> Any:
         millis = struct.unpack_from("<q", row, offset)[0]
     value = _EPOCH_DT + dt.timedelta(milliseconds=millis, microseconds=nanos // 1000)
     return value.replace(tzinfo=dt.UTC) if r == "TIMESTAMP_LTZ" else value
-
-

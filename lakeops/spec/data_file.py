@@ -23,13 +23,17 @@ class SimpleStats:
     null_counts: tuple[int | None, ...] = ()
 
     def to_avro(self) -> dict[str, Any]:
-        return {"_MIN_VALUES": self.min_values, "_MAX_VALUES": self.max_values,
-                "_NULL_COUNTS": list(self.null_counts)}
+        return {
+            "_MIN_VALUES": self.min_values,
+            "_MAX_VALUES": self.max_values,
+            "_NULL_COUNTS": list(self.null_counts),
+        }
 
     @classmethod
     def from_avro(cls, d: dict[str, Any]) -> SimpleStats:
-        return cls(bytes(d["_MIN_VALUES"]), bytes(d["_MAX_VALUES"]),
-                   tuple(d.get("_NULL_COUNTS") or ()))
+        return cls(
+            bytes(d["_MIN_VALUES"]), bytes(d["_MAX_VALUES"]), tuple(d.get("_NULL_COUNTS") or ())
+        )
 
 
 @dataclass(frozen=True)
@@ -83,12 +87,14 @@ class DataFileMeta:
             "_DELETE_ROW_COUNT": self.delete_row_count,
             "_EMBEDDED_FILE_INDEX": self.embedded_file_index,
             "_FILE_SOURCE": self.file_source,
-            "_VALUE_STATS_COLS": None if self.value_stats_cols is None
+            "_VALUE_STATS_COLS": None
+            if self.value_stats_cols is None
             else list(self.value_stats_cols),
             "_EXTERNAL_PATH": self.external_path,
             "_FIRST_ROW_ID": self.first_row_id,
             "_WRITE_COLS": None if self.write_cols is None else list(self.write_cols),
-            "_WRITE_COLS_SEQUENCES": None if self.write_cols_sequences is None
+            "_WRITE_COLS_SEQUENCES": None
+            if self.write_cols_sequences is None
             else list(self.write_cols_sequences),
         }
 
@@ -97,8 +103,11 @@ class DataFileMeta:
         created = d.get("_CREATION_TIME")
         if created is not None and not isinstance(created, int):
             # fastavro decodes timestamp-millis to an aware datetime; keep the wall-clock millis
-            created = int(created.replace(tzinfo=None).timestamp() * 1000) if created.tzinfo \
-                is None else int(created.timestamp() * 1000)
+            created = (
+                int(created.replace(tzinfo=None).timestamp() * 1000)
+                if created.tzinfo is None
+                else int(created.timestamp() * 1000)
+            )
         vcols = d.get("_VALUE_STATS_COLS")
         wcols = d.get("_WRITE_COLS")
         wseq = d.get("_WRITE_COLS_SEQUENCES")

@@ -19,8 +19,12 @@ class RowKind:
 
 
 #: the short strings of ``rowkind.field`` -> byte value
-ROW_KINDS = {"+I": RowKind.INSERT, "-U": RowKind.UPDATE_BEFORE, "+U": RowKind.UPDATE_AFTER,
-             "-D": RowKind.DELETE}
+ROW_KINDS = {
+    "+I": RowKind.INSERT,
+    "-U": RowKind.UPDATE_BEFORE,
+    "+U": RowKind.UPDATE_AFTER,
+    "-D": RowKind.DELETE,
+}
 
 
 def key_column(name: str) -> str:

@@ -41,12 +41,19 @@ class FileKind:
 
 
 def _stats(name: str) -> dict[str, Any]:
-    return {"type": "record", "name": name, "fields": [
-        {"name": "_MIN_VALUES", "type": "bytes"},
-        {"name": "_MAX_VALUES", "type": "bytes"},
-        {"name": "_NULL_COUNTS", "type": ["null", {"type": "array", "items": ["null", "long"]}],
-         "default": None},
-    ]}
+    return {
+        "type": "record",
+        "name": name,
+        "fields": [
+            {"name": "_MIN_VALUES", "type": "bytes"},
+            {"name": "_MAX_VALUES", "type": "bytes"},
+            {
+                "name": "_NULL_COUNTS",
+                "type": ["null", {"type": "array", "items": ["null", "long"]}],
+                "default": None,
+            },
+        ],
+    }
 
 
 def _opt(name: str, avro_type: Any) -> dict[str, Any]:
@@ -54,7 +61,9 @@ def _opt(name: str, avro_type: Any) -> dict[str, Any]:
 
 
 DATA_FILE_META_SCHEMA: dict[str, Any] = {
-    "type": "record", "name": "DataFileMeta", "fields": [
+    "type": "record",
+    "name": "DataFileMeta",
+    "fields": [
         {"name": "_FILE_NAME", "type": "string"},
         {"name": "_FILE_SIZE", "type": "long"},
         {"name": "_ROW_COUNT", "type": "long"},
@@ -76,20 +85,26 @@ DATA_FILE_META_SCHEMA: dict[str, Any] = {
         _opt("_FIRST_ROW_ID", "long"),
         _opt("_WRITE_COLS", {"type": "array", "items": "string"}),
         _opt("_WRITE_COLS_SEQUENCES", {"type": "array", "items": "long"}),
-    ]}
+    ],
+}
 
 MANIFEST_ENTRY_SCHEMA: dict[str, Any] = {
-    "type": "record", "name": "ManifestEntry", "fields": [
+    "type": "record",
+    "name": "ManifestEntry",
+    "fields": [
         {"name": "_VERSION", "type": "int"},
         {"name": "_KIND", "type": "int"},
         {"name": "_PARTITION", "type": "bytes"},
         {"name": "_BUCKET", "type": "int"},
         {"name": "_TOTAL_BUCKETS", "type": "int"},
         {"name": "_FILE", "type": DATA_FILE_META_SCHEMA},
-    ]}
+    ],
+}
 
 MANIFEST_FILE_META_SCHEMA: dict[str, Any] = {
-    "type": "record", "name": "ManifestFileMeta", "fields": [
+    "type": "record",
+    "name": "ManifestFileMeta",
+    "fields": [
         {"name": "_VERSION", "type": "int"},
         {"name": "_FILE_NAME", "type": "string"},
         {"name": "_FILE_SIZE", "type": "long"},
@@ -105,7 +120,8 @@ MANIFEST_FILE_META_SCHEMA: dict[str, Any] = {
         _opt("_MAX_ROW_ID", "long"),
         _opt("_TOTAL_BUCKETS", "int"),
         _opt("_EXTRA_FILES", {"type": "array", "items": "string"}),
-    ]}
+    ],
+}
 
 _PARSED_ENTRY = fastavro.parse_schema(MANIFEST_ENTRY_SCHEMA)
 _PARSED_META = fastavro.parse_schema(MANIFEST_FILE_META_SCHEMA)
@@ -127,14 +143,24 @@ class ManifestEntry:
         return (self.partition, self.bucket, self.file.level, self.file.file_name)
 
     def to_avro(self) -> dict[str, Any]:
-        return {"_VERSION": VERSION, "_KIND": self.kind, "_PARTITION": self.partition,
-                "_BUCKET": self.bucket, "_TOTAL_BUCKETS": self.total_buckets,
-                "_FILE": self.file.to_avro()}
+        return {
+            "_VERSION": VERSION,
+            "_KIND": self.kind,
+            "_PARTITION": self.partition,
+            "_BUCKET": self.bucket,
+            "_TOTAL_BUCKETS": self.total_buckets,
+            "_FILE": self.file.to_avro(),
+        }
 
     @classmethod
     def from_avro(cls, d: dict[str, Any]) -> ManifestEntry:
-        return cls(int(d["_KIND"]), bytes(d["_PARTITION"]), int(d["_BUCKET"]),
-                   int(d["_TOTAL_BUCKETS"]), DataFileMeta.from_avro(d["_FILE"]))
+        return cls(
+            int(d["_KIND"]),
+            bytes(d["_PARTITION"]),
+            int(d["_BUCKET"]),
+            int(d["_TOTAL_BUCKETS"]),
+            DataFileMeta.from_avro(d["_FILE"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -154,21 +180,39 @@ class ManifestFileMeta:
     total_buckets: int | None = None
 
     def to_avro(self) -> dict[str, Any]:
-        return {"_VERSION": VERSION, "_FILE_NAME": self.file_name, "_FILE_SIZE": self.file_size,
-                "_NUM_ADDED_FILES": self.num_added_files,
-                "_NUM_DELETED_FILES": self.num_deleted_files,
-                "_PARTITION_STATS": self.partition_stats.to_avro(), "_SCHEMA_ID": self.schema_id,
-                "_MIN_BUCKET": self.min_bucket, "_MAX_BUCKET": self.max_bucket,
-                "_MIN_LEVEL": self.min_level, "_MAX_LEVEL": self.max_level,
-                "_MIN_ROW_ID": None, "_MAX_ROW_ID": None, "_TOTAL_BUCKETS": self.total_buckets,
-                "_EXTRA_FILES": None}
+        return {
+            "_VERSION": VERSION,
+            "_FILE_NAME": self.file_name,
+            "_FILE_SIZE": self.file_size,
+            "_NUM_ADDED_FILES": self.num_added_files,
+            "_NUM_DELETED_FILES": self.num_deleted_files,
+            "_PARTITION_STATS": self.partition_stats.to_avro(),
+            "_SCHEMA_ID": self.schema_id,
+            "_MIN_BUCKET": self.min_bucket,
+            "_MAX_BUCKET": self.max_bucket,
+            "_MIN_LEVEL": self.min_level,
+            "_MAX_LEVEL": self.max_level,
+            "_MIN_ROW_ID": None,
+            "_MAX_ROW_ID": None,
+            "_TOTAL_BUCKETS": self.total_buckets,
+            "_EXTRA_FILES": None,
+        }
 
     @classmethod
     def from_avro(cls, d: dict[str, Any]) -> ManifestFileMeta:
-        return cls(d["_FILE_NAME"], int(d["_FILE_SIZE"]), int(d["_NUM_ADDED_FILES"]),
-                   int(d["_NUM_DELETED_FILES"]), SimpleStats.from_avro(d["_PARTITION_STATS"]),
-                   int(d["_SCHEMA_ID"]), d.get("_MIN_BUCKET"), d.get("_MAX_BUCKET"),
-                   d.get("_MIN_LEVEL"), d.get("_MAX_LEVEL"), d.get("_TOTAL_BUCKETS"))
+        return cls(
+            d["_FILE_NAME"],
+            int(d["_FILE_SIZE"]),
+            int(d["_NUM_ADDED_FILES"]),
+            int(d["_NUM_DELETED_FILES"]),
+            SimpleStats.from_avro(d["_PARTITION_STATS"]),
+            int(d["_SCHEMA_ID"]),
+            d.get("_MIN_BUCKET"),
+            d.get("_MAX_BUCKET"),
+            d.get("_MIN_LEVEL"),
+            d.get("_MAX_LEVEL"),
+            d.get("_TOTAL_BUCKETS"),
+        )
 
 
 def _write(schema: Any, records: Iterable[dict[str, Any]]) -> bytes:

@@ -66,14 +66,16 @@ def partition_value_string(value: Any) -> str | None:
     return None if not text.strip() else text
 
 
-def partition_dir(names: Sequence[str], values: Sequence[Any],
-                  default_name: str = DEFAULT_PARTITION_NAME) -> str:
+def partition_dir(
+    names: Sequence[str], values: Sequence[Any], default_name: str = DEFAULT_PARTITION_NAME
+) -> str:
     """``k1=v1/k2=v2`` for a partition ('' for an unpartitioned table)."""
     parts = []
     for name, value in zip(names, values, strict=True):
         text = partition_value_string(value)
-        parts.append(f"{escape_path_name(name)}="
-                     f"{escape_path_name(default_name if text is None else text)}")
+        parts.append(
+            f"{escape_path_name(name)}={escape_path_name(default_name if text is None else text)}"
+        )
     return "/".join(parts)
 
 

@@ -54,10 +54,14 @@ class TableSchema:
 
     # ----------------------------------------------------------------- creation
     @classmethod
-    def from_arrow(cls, schema: pa.Schema, primary_keys: list[str] | tuple[str, ...],
-                   partition_keys: list[str] | tuple[str, ...] = (),
-                   options: dict[str, str] | None = None, comment: str | None = None,
-                   ) -> TableSchema:
+    def from_arrow(
+        cls,
+        schema: pa.Schema,
+        primary_keys: list[str] | tuple[str, ...],
+        partition_keys: list[str] | tuple[str, ...] = (),
+        options: dict[str, str] | None = None,
+        comment: str | None = None,
+    ) -> TableSchema:
         """Build schema 0 from an Arrow schema; primary-key fields become NOT NULL."""
         names = list(schema.names)
         if len(set(names)) != len(names):
@@ -69,8 +73,9 @@ class TableSchema:
         for label, cols in (("primary key", primary_keys), ("partition key", partition_keys)):
             missing = [c for c in cols if c not in names]
             if missing:
-                raise ConfigurationError(f"{label} column(s) {missing} are not in the schema "
-                                         f"(columns: {names})")
+                raise ConfigurationError(
+                    f"{label} column(s) {missing} are not in the schema (columns: {names})"
+                )
             if len(set(cols)) != len(cols):
                 raise ConfigurationError(f"{label} columns repeat a name: {list(cols)}")
         trimmed = [k for k in primary_keys if k not in partition_keys]
@@ -86,9 +91,14 @@ class TableSchema:
                 t = t.with_nullable(False)
             fields.append(DataField(i, f.name, t))
         return cls(
-            id=0, fields=tuple(fields), partition_keys=tuple(partition_keys),
-            primary_keys=tuple(primary_keys), options=dict(options or {}), comment=comment,
-            time_millis=int(time.time() * 1000), highest_field_id=len(fields) - 1,
+            id=0,
+            fields=tuple(fields),
+            partition_keys=tuple(partition_keys),
+            primary_keys=tuple(primary_keys),
+            options=dict(options or {}),
+            comment=comment,
+            time_millis=int(time.time() * 1000),
+            highest_field_id=len(fields) - 1,
         )
 
     # ------------------------------------------------------------- derivations
@@ -121,8 +131,9 @@ class TableSchema:
 
     def arrow_schema(self) -> pa.Schema:
         """The logical Arrow schema of the table (what reads return)."""
-        return pa.schema([pa.field(f.name, f.type.to_arrow(), f.type.nullable)
-                          for f in self.fields])
+        return pa.schema(
+            [pa.field(f.name, f.type.to_arrow(), f.type.nullable) for f in self.fields]
+        )
 
     # ---------------------------------------------------------------- json i/o
     def to_json(self) -> str:

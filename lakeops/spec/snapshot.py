@@ -73,8 +73,11 @@ class Snapshot:
         try:
             d = json.loads(text)
             known = {f.name for f in fields(cls)}
-            kwargs = {attr: d.get(key) for attr, key in _KEYS.items()
-                      if attr in known and d.get(key) is not None}
+            kwargs = {
+                attr: d.get(key)
+                for attr, key in _KEYS.items()
+                if attr in known and d.get(key) is not None
+            }
             kwargs.setdefault("total_record_count", 0)
             kwargs.setdefault("delta_record_count", 0)
             return cls(**kwargs)

@@ -50,8 +50,14 @@ _TYPE_RE = re.compile(
 
 #: Width in bytes of fixed-width values inside a BinaryRow slot.
 _FIXED_WIDTH = {
-    "BOOLEAN": 1, "TINYINT": 1, "SMALLINT": 2, "INT": 4, "BIGINT": 8,
-    "FLOAT": 4, "DOUBLE": 8, "DATE": 4,
+    "BOOLEAN": 1,
+    "TINYINT": 1,
+    "SMALLINT": 2,
+    "INT": 4,
+    "BIGINT": 8,
+    "FLOAT": 4,
+    "DOUBLE": 8,
+    "DATE": 4,
 }
 
 
@@ -119,9 +125,14 @@ class DataType:
         """The Paimon type an Arrow column maps to (the inverse of :meth:`to_arrow`)."""
         t = arrow_type
         simple = {
-            pa.bool_(): "BOOLEAN", pa.int8(): "TINYINT", pa.int16(): "SMALLINT",
-            pa.int32(): "INT", pa.int64(): "BIGINT", pa.float32(): "FLOAT",
-            pa.float64(): "DOUBLE", pa.date32(): "DATE",
+            pa.bool_(): "BOOLEAN",
+            pa.int8(): "TINYINT",
+            pa.int16(): "SMALLINT",
+            pa.int32(): "INT",
+            pa.int64(): "BIGINT",
+            pa.float32(): "FLOAT",
+            pa.float64(): "DOUBLE",
+            pa.date32(): "DATE",
         }
         if t in simple:
             return cls(simple[t], nullable)
@@ -168,9 +179,14 @@ class DataType:
         """The Arrow type of this field in data files and in read results."""
         r = self.root
         fixed = {
-            "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(), "SMALLINT": pa.int16(),
-            "INT": pa.int32(), "BIGINT": pa.int64(), "FLOAT": pa.float32(),
-            "DOUBLE": pa.float64(), "DATE": pa.date32(),
+            "BOOLEAN": pa.bool_(),
+            "TINYINT": pa.int8(),
+            "SMALLINT": pa.int16(),
+            "INT": pa.int32(),
+            "BIGINT": pa.int64(),
+            "FLOAT": pa.float32(),
+            "DOUBLE": pa.float64(),
+            "DATE": pa.date32(),
         }
         if r in fixed:
             return fixed[r]
@@ -181,8 +197,13 @@ class DataType:
         if r == "DECIMAL":
             return pa.decimal128(self.precision or 10, self.scale or 0)
         assert self.precision is not None
-        unit = "s" if self.precision == 0 else "ms" if self.precision <= 3 else (
-            "us" if self.precision <= 6 else "ns")
+        unit = (
+            "s"
+            if self.precision == 0
+            else "ms"
+            if self.precision <= 3
+            else ("us" if self.precision <= 6 else "ns")
+        )
         return pa.timestamp(unit, tz="UTC" if r == "TIMESTAMP_LTZ" else None)
 
     # ------------------------------------------------------------ binary layout

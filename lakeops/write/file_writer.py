@@ -20,8 +20,10 @@ __all__ = ["KeyValueFileWriter", "data_file_schema"]
 
 def data_file_schema(schema: TableSchema) -> pa.Schema:
     """``_KEY_<k>…, _SEQUENCE_NUMBER, _VALUE_KIND`` then every table field."""
-    keys = [pa.field(key_column(k), schema.field(k).type.to_arrow(), False)
-            for k in schema.trimmed_primary_keys]
+    keys = [
+        pa.field(key_column(k), schema.field(k).type.to_arrow(), False)
+        for k in schema.trimmed_primary_keys
+    ]
     system = [pa.field(SEQ, pa.int64(), False), pa.field(KIND, pa.int8(), False)]
     return pa.schema(keys + system + list(schema.arrow_schema()))
 
@@ -37,8 +39,14 @@ class KeyValueFileWriter:
         target_file_size: roll to a new file past this many (uncompressed Arrow) bytes.
     """
 
-    def __init__(self, file_io: FileIO, table_root: str, bucket_path: str, schema: TableSchema,
-                 target_file_size: int) -> None:
+    def __init__(
+        self,
+        file_io: FileIO,
+        table_root: str,
+        bucket_path: str,
+        schema: TableSchema,
+        target_file_size: int,
+    ) -> None:
         self.file_io = file_io
         self.directory = join(table_root, bucket_path)
         self.schema = schema
@@ -48,16 +56,19 @@ class KeyValueFileWriter:
         self.key_types = schema.types_of(self.key_names)
         self.written: list[str] = []
 
-    def write(self, records: pa.Table, level: int = 0,
-              file_source: int = FILE_SOURCE_APPEND) -> list[DataFileMeta]:
+    def write(
+        self, records: pa.Table, level: int = 0, file_source: int = FILE_SOURCE_APPEND
+    ) -> list[DataFileMeta]:
         """Write key-sorted, merged ``records`` (fields + ``_SEQUENCE_NUMBER`` +
         ``_VALUE_KIND``) and return one :class:`DataFileMeta` per file."""
         if records.num_rows == 0:
             return []
         bytes_per_row = max(records.nbytes / records.num_rows, 1.0)
         rows_per_file = max(int(self.target_file_size / bytes_per_row), 1)
-        return [self._write_file(records.slice(start, rows_per_file), level, file_source)
-                for start in range(0, records.num_rows, rows_per_file)]
+        return [
+            self._write_file(records.slice(start, rows_per_file), level, file_source)
+            for start in range(0, records.num_rows, rows_per_file)
+        ]
 
     def _write_file(self, records: pa.Table, level: int, file_source: int) -> DataFileMeta:
         columns = [records.column(k) for k in self.key_names]
@@ -68,8 +79,9 @@ class KeyValueFileWriter:
         path = join(self.directory, name)
         self.file_io.mkdirs(self.directory)
         self.written.append(path)
-        pq.write_table(table, path, filesystem=self.file_io.arrow_fs, compression="zstd",
-                       compression_level=1)
+        pq.write_table(
+            table, path, filesystem=self.file_io.arrow_fs, compression="zstd", compression_level=1
+        )
         n = table.num_rows
         key_cols = [records.column(k) for k in self.key_names]
         min_key = binary_row.serialize([c[0].as_py() for c in key_cols], self.key_types)
@@ -79,13 +91,19 @@ class KeyValueFileWriter:
             mm = pc.min_max(c)
             mins.append(mm["min"].as_py())
             maxs.append(mm["max"].as_py())
-        key_stats = SimpleStats(binary_row.serialize(mins, self.key_types),
-                                binary_row.serialize(maxs, self.key_types),
-                                tuple(0 for _ in key_cols))
+        key_stats = SimpleStats(
+            binary_row.serialize(mins, self.key_types),
+            binary_row.serialize(maxs, self.key_types),
+            tuple(0 for _ in key_cols),
+        )
         seq = pc.min_max(records.column(SEQ))
         kinds = records.column(KIND)
-        deletes = pc.sum(pc.or_(pc.equal(kinds, RowKind.UPDATE_BEFORE),
-                                pc.equal(kinds, RowKind.DELETE))).as_py() or 0
+        deletes = (
+            pc.sum(
+                pc.or_(pc.equal(kinds, RowKind.UPDATE_BEFORE), pc.equal(kinds, RowKind.DELETE))
+            ).as_py()
+            or 0
+        )
         return DataFileMeta(
             file_name=name,
             file_size=self.file_io.size(path),

@@ -28,7 +28,8 @@ def _as_table(data: pa.Table | pa.RecordBatch) -> pa.Table:
         return data
     raise DataValidationError(
         f"cannot write a {type(data).__name__}: pass a pyarrow Table, RecordBatch, "
-        "RecordBatchReader or an iterable of them")
+        "RecordBatchReader or an iterable of them"
+    )
 
 
 def _row_kinds(column: pa.ChunkedArray, name: str) -> pa.Array:
@@ -38,13 +39,15 @@ def _row_kinds(column: pa.ChunkedArray, name: str) -> pa.Array:
         bad = pc.unique(pc.filter(column, pc.is_null(codes))).to_pylist()[:5]
         raise DataValidationError(
             f"column {name!r} (rowkind.field) holds unknown row kind(s) {bad}; each value must "
-            "be one of '+I', '-U', '+U', '-D'")
+            "be one of '+I', '-U', '+U', '-D'"
+        )
     lookup = np.array(list(ROW_KINDS.values()), dtype=np.int8)
     return pa.array(lookup[codes.to_numpy(zero_copy_only=False)], type=pa.int8())
 
 
-def to_records(data: pa.Table | pa.RecordBatch, schema: TableSchema,
-               options: TableOptions) -> pa.Table:
+def to_records(
+    data: pa.Table | pa.RecordBatch, schema: TableSchema, options: TableOptions
+) -> pa.Table:
     """Validate ``data`` and return it as the table's fields (cast, in schema order) plus a
     ``_VALUE_KIND`` column. Raises :class:`DataValidationError`; never writes."""
     table = _as_table(data)
@@ -52,12 +55,14 @@ def to_records(data: pa.Table | pa.RecordBatch, schema: TableSchema,
     missing = [n for n in names if n not in table.column_names]
     if missing:
         raise DataValidationError(
-            f"input is missing column(s) {missing}; the table has columns {names}")
+            f"input is missing column(s) {missing}; the table has columns {names}"
+        )
     extra = [n for n in table.column_names if n not in names]
     if extra:
         raise DataValidationError(
             f"input has column(s) {extra} that the table does not have (columns: {names}); "
-            "drop them before writing")
+            "drop them before writing"
+        )
     if len(set(table.column_names)) != len(table.column_names):
         raise DataValidationError(f"input repeats a column name: {table.column_names}")
     columns = []
@@ -76,10 +81,15 @@ def to_records(data: pa.Table | pa.RecordBatch, schema: TableSchema,
             what = "primary-key column" if f.name in schema.primary_keys else "NOT NULL column"
             raise DataValidationError(
                 f"{what} {f.name!r} has {col.null_count} null value(s); every row needs a "
-                "value there")
+                "value there"
+            )
         columns.append(col)
-    out = pa.table(columns, schema=pa.schema(
-        [pa.field(f.name, f.type.to_arrow(), f.type.nullable) for f in schema.fields]))
+    out = pa.table(
+        columns,
+        schema=pa.schema(
+            [pa.field(f.name, f.type.to_arrow(), f.type.nullable) for f in schema.fields]
+        ),
+    )
     if options.rowkind_field:
         kinds = _row_kinds(out.column(options.rowkind_field), options.rowkind_field)
     else:

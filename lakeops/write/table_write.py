@@ -13,6 +13,7 @@ buffer size whatever the size of the input.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -78,8 +79,10 @@ class TableWrite:
     def write(self, data: WriteInput) -> None:
         """Validate and buffer ``data`` (a Table, RecordBatch, reader or iterable of them)."""
         if self._closed:
-            raise LakeopsError("this TableWrite was already committed or aborted; "
-                               "create a new one with table.new_write()")
+            raise LakeopsError(
+                "this TableWrite was already committed or aborted; "
+                "create a new one with table.new_write()"
+            )
         if isinstance(data, pa.Table | pa.RecordBatch):
             self._write_table(data)
             return
@@ -91,8 +94,9 @@ class TableWrite:
         if records.num_rows == 0:
             return
         # route in slices no larger than half the buffer, so a huge input still flushes in time
-        rows_per_slice = max(int(self.options.write_buffer_size / 2
-                                 / max(records.nbytes / records.num_rows, 1.0)), 1)
+        rows_per_slice = max(
+            int(self.options.write_buffer_size / 2 / max(records.nbytes / records.num_rows, 1.0)), 1
+        )
         for start in range(0, records.num_rows, rows_per_slice):
             self._route(records.slice(start, rows_per_slice))
             if sum(b.nbytes for b in self._buffers.values()) > self.options.write_buffer_size:
@@ -114,16 +118,20 @@ class TableWrite:
         return inverse.reshape(-1).astype(np.int64), len(uniq)
 
     def _route(self, records: pa.Table) -> None:
-        buckets = assign_buckets([records.column(k) for k in self.schema.bucket_keys],
-                                 self.bucket_key_types, self.options.bucket)
+        buckets = assign_buckets(
+            [records.column(k) for k in self.schema.bucket_keys],
+            self.bucket_key_types,
+            self.options.bucket,
+        )
         part_ids, _ = self._partition_ids(records)
         group = part_ids * self.options.bucket + buckets
         order = np.argsort(group, kind="stable")
         sorted_group = group[order]
-        bounds = np.concatenate(([0], np.flatnonzero(np.diff(sorted_group)) + 1,
-                                 [len(sorted_group)]))
+        bounds = np.concatenate(
+            ([0], np.flatnonzero(np.diff(sorted_group)) + 1, [len(sorted_group)])
+        )
         routed = records.take(pa.array(order))
-        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        for lo, hi in itertools.pairwise(bounds):
             part = routed.slice(int(lo), int(hi - lo))
             bucket = int(buckets[order[lo]])
             values = tuple(part.column(k)[0].as_py() for k in self.schema.partition_keys)
@@ -133,13 +141,19 @@ class TableWrite:
         pbytes = binary_row.serialize(list(partition), self.partition_types)
         buf = self._buffers.get((pbytes, bucket))
         if buf is None:
-            pdir = paths.partition_dir(self.schema.partition_keys, partition,
-                                       self.options.partition_default_name)
-            writer = KeyValueFileWriter(self.store.file_io, self.store.root,
-                                        paths.bucket_dir(pdir, bucket), self.schema,
-                                        self.options.target_file_size)
-            buf = _BucketBuffer(partition, pbytes, bucket,
-                                self._restored_sequence(pbytes, bucket), writer)
+            pdir = paths.partition_dir(
+                self.schema.partition_keys, partition, self.options.partition_default_name
+            )
+            writer = KeyValueFileWriter(
+                self.store.file_io,
+                self.store.root,
+                paths.bucket_dir(pdir, bucket),
+                self.schema,
+                self.options.target_file_size,
+            )
+            buf = _BucketBuffer(
+                partition, pbytes, bucket, self._restored_sequence(pbytes, bucket), writer
+            )
             self._buffers[(pbytes, bucket)] = buf
         return buf
 
@@ -149,8 +163,7 @@ class TableWrite:
             self._restored = {}
             for e in self.store.live_entries(self.store.latest_snapshot()):
                 key = (e.partition, e.bucket)
-                self._restored[key] = max(self._restored.get(key, -1),
-                                          e.file.max_sequence_number)
+                self._restored[key] = max(self._restored.get(key, -1), e.file.max_sequence_number)
         return self._restored.get((partition, bucket), -1) + 1
 
     def _append(self, partition: tuple[object, ...], bucket: int, records: pa.Table) -> None:
@@ -167,8 +180,12 @@ class TableWrite:
         for buf in self._buffers.values():
             if not buf.batches:
                 continue
-            records = sort_records(as_table(buf.batches), self.key_names,
-                                   self.options.sequence_fields, self.options.sequence_descending)
+            records = sort_records(
+                as_table(buf.batches),
+                self.key_names,
+                self.options.sequence_fields,
+                self.options.sequence_descending,
+            )
             buf.batches, buf.nbytes = [], 0
             merged = merge_sorted(records, self.key_names, self.engine)
             buf.files.extend(buf.writer.write(merged, level=0))
@@ -177,9 +194,11 @@ class TableWrite:
         """Flush everything and return one message per (partition, bucket) that has files."""
         self.flush()
         self._closed = True
-        return [CommitMessage(buf.partition_bytes, buf.bucket, self.options.bucket,
-                              tuple(buf.files))
-                for buf in self._buffers.values() if buf.files]
+        return [
+            CommitMessage(buf.partition_bytes, buf.bucket, self.options.bucket, tuple(buf.files))
+            for buf in self._buffers.values()
+            if buf.files
+        ]
 
     def abort(self) -> None:
         """Delete every file written by this writer; nothing of it will be committed."""
