@@ -22,6 +22,7 @@ import datetime as dt
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
+import decimal
 from decimal import Decimal
 from typing import Any
 
@@ -200,7 +201,7 @@ def encode_rows(
                 if value is None:
                     words[slot[r] // 8] = np.uint64(rel)
                     continue
-                raw = _java_big_integer_bytes(int(value.scaleb(t.scale or 0)))
+                raw = _java_big_integer_bytes(_unscaled(value, t.scale or 0))
                 pos = int(cursor[r])
                 buf[pos : pos + len(raw)] = np.frombuffer(raw, dtype=np.uint8)
                 words[slot[r] // 8] = np.uint64(rel | len(raw))
@@ -213,6 +214,13 @@ def encode_rows(
             words[slot // 8] = np.where(valid, rel | nanos.astype(np.uint64), rel)
             cursor = cursor + var_sizes[i]
     return EncodedRows(buf, offsets)
+
+
+def _unscaled(value: Decimal, scale: int) -> int:
+    """The unscaled integer of a decimal at ``scale``, exact for 38 digits."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 80
+        return int(value.scaleb(scale))
 
 
 def _java_big_integer_bytes(value: int) -> bytes:
@@ -285,7 +293,9 @@ def _decode_value(row: bytes, slot: bytes, word: int, t: DataType) -> Any:
         else:
             offset, length = word >> 32, word & 0xFFFFFFFF
             unscaled = int.from_bytes(row[offset : offset + length], "big", signed=True)
-        return Decimal(unscaled).scaleb(-(t.scale or 0))
+        with decimal.localcontext() as ctx:
+            ctx.prec = 80
+            return Decimal(unscaled).scaleb(-(t.scale or 0))
     # timestamps
     if t.fixed_width is not None:
         millis, nanos = struct.unpack_from("<q", slot)[0], 0
