@@ -284,11 +284,15 @@ def best_of(runs: list[Result]) -> Result:
     return best
 
 
-def run_all(args: argparse.Namespace, root: Path) -> dict[str, Any]:
+def run_all(args: argparse.Namespace, root: Path, keep: bool) -> dict[str, Any]:
+    """Run every phase chain ``--repeat`` times under ``root/run<N>``; ``keep`` leaves the
+    tables there, otherwise each run's directory is deleted once it is measured."""
     runs: dict[str, dict[str, list[Result]]] = {i: {p: [] for p in PHASES} for i in IMPLS}
     for r in range(args.repeat):
         workdir = root / f"run{r}"
-        workdir.mkdir(parents=True, exist_ok=True)
+        if workdir.exists():
+            raise SystemExit(f"{workdir} already exists; pass an empty --workdir")
+        workdir.mkdir(parents=True)
         for phase in PHASES:
             for impl in IMPLS:
                 res = spawn(args, impl, phase, workdir)
@@ -302,7 +306,8 @@ def run_all(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         lk, bl = runs["lakeops"]["read"][-1]["checksum"], runs["baseline"]["read"][-1]["checksum"]
         if lk != bl:
             raise SystemExit(f"lakeops and baseline reads differ: {lk} != {bl}")
-        shutil.rmtree(workdir)
+        if not keep:
+            shutil.rmtree(workdir)
     phases: dict[str, Any] = {}
     for phase in PHASES:
         lk, bl = best_of(runs["lakeops"][phase]), best_of(runs["baseline"][phase])
@@ -433,7 +438,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--json", action="store_true", help="print results as JSON only")
     parser.add_argument(
-        "--workdir", help="directory for the tables (default: a fresh tempdir, deleted at the end)"
+        "--workdir",
+        help="directory for the tables, kept afterwards (default: a fresh tempdir, deleted)",
     )
     parser.add_argument(
         "--baseline-dedup",
@@ -462,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
     own = args.workdir is None
     root = Path(tempfile.mkdtemp(prefix="lakeops-bench-")) if own else Path(args.workdir)
     try:
-        results = run_all(args, root)
+        results = run_all(args, root, keep=not own)
     finally:
         if own:
             shutil.rmtree(root, ignore_errors=True)

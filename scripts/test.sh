@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --oracle
 .venv/bin/ruff check lakeops tests benchmarks
+.venv/bin/mypy lakeops
 .venv/bin/python -m pytest -q "$@"

@@ -59,9 +59,9 @@ def plan_splits(
         groups.setdefault((entry.partition, entry.bucket), []).append(entry.file)
     splits = []
     for (pbytes, bucket), files in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-        values = partitions[pbytes]
-        assert values is not None
-        splits.append(Split(values, pbytes, bucket, tuple(files)))
+        part = partitions[pbytes]
+        assert part is not None
+        splits.append(Split(part, pbytes, bucket, tuple(files)))
     return splits
 
 

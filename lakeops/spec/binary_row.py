@@ -209,9 +209,9 @@ def encode_rows(
         else:  # non-compact timestamp
             millis, nanos = _timestamp_parts(arr)
             valid = ~arr.is_null().to_numpy(zero_copy_only=False)
-            rel = (cursor - starts).astype(np.uint64) << np.uint64(32)
+            offsets_hi = (cursor - starts).astype(np.uint64) << np.uint64(32)
             words[cursor[valid] // 8] = millis[valid].view(np.uint64)
-            words[slot // 8] = np.where(valid, rel | nanos.astype(np.uint64), rel)
+            words[slot // 8] = np.where(valid, offsets_hi | nanos.astype(np.uint64), offsets_hi)
             cursor = cursor + var_sizes[i]
     return EncodedRows(buf, offsets)
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import datetime as dt
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 __all__ = ["DataFileMeta", "FILE_SOURCE_APPEND", "FILE_SOURCE_COMPACT", "SimpleStats"]
@@ -65,8 +66,6 @@ class DataFileMeta:
 
     def upgrade(self, level: int) -> DataFileMeta:
         """The same file at another level (compaction upgrades only change the level)."""
-        from dataclasses import replace
-
         return replace(self, level=level)
 
     def to_avro(self) -> dict[str, Any]:
@@ -101,13 +100,10 @@ class DataFileMeta:
     @classmethod
     def from_avro(cls, d: dict[str, Any]) -> DataFileMeta:
         created = d.get("_CREATION_TIME")
-        if created is not None and not isinstance(created, int):
-            # fastavro decodes timestamp-millis to an aware datetime; keep the wall-clock millis
-            created = (
-                int(created.replace(tzinfo=None).timestamp() * 1000)
-                if created.tzinfo is None
-                else int(created.timestamp() * 1000)
-            )
+        if isinstance(created, dt.datetime):
+            # Avro timestamp-millis: Paimon stores local wall-clock millis; keep them as stored
+            aware = created if created.tzinfo else created.replace(tzinfo=dt.UTC)
+            created = int(aware.timestamp() * 1000)
         vcols = d.get("_VALUE_STATS_COLS")
         wcols = d.get("_WRITE_COLS")
         wseq = d.get("_WRITE_COLS_SEQUENCES")

@@ -223,7 +223,7 @@ def _write(schema: Any, records: Iterable[dict[str, Any]]) -> bytes:
 
 def _read(data: bytes, what: str) -> list[dict[str, Any]]:
     try:
-        return list(fastavro.reader(io.BytesIO(data)))
+        return [r for r in fastavro.reader(io.BytesIO(data)) if isinstance(r, dict)]
     except Exception as exc:  # fastavro raises many types for corrupt input
         raise CorruptTableError(f"cannot read {what}: {exc}") from exc
 

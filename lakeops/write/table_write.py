@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -37,7 +38,9 @@ from lakeops.write.records import to_records
 
 __all__ = ["TableWrite", "WriteInput"]
 
-WriteInput = pa.Table | pa.RecordBatch | pa.RecordBatchReader | Iterable[pa.Table | pa.RecordBatch]
+WriteInput: TypeAlias = (
+    pa.Table | pa.RecordBatch | pa.RecordBatchReader | Iterable[pa.Table | pa.RecordBatch]
+)
 
 
 @dataclass
