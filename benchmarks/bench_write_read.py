@@ -112,6 +112,12 @@ def upsert_data(rows: int, upserts: int) -> pa.Table:
     return _values(rng, rng.choice(rows, size=upserts, replace=False))
 
 
+def check_rows(impl: str, table: pa.Table, rows: int) -> None:
+    """The merged read must hold exactly one row per inserted key (works under ``-O`` too)."""
+    if table.num_rows != rows:
+        raise AssertionError(f"{impl} read returned {table.num_rows} rows, expected {rows}")
+
+
 def checksum(table: pa.Table) -> dict[str, Any]:
     """Cheap order-independent fingerprint of a merged table, to compare implementations."""
     return {
@@ -135,6 +141,8 @@ def lakeops_phase(phase: str, workdir: Path, rows: int, upserts: int, buckets: i
             TABLE_ID, schema=SCHEMA, primary_keys=["id"], options={"bucket": str(buckets)}
         )
         seconds, snap = timed(lambda: table.write(data))
+        if snap is None:
+            raise AssertionError("lakeops insert committed nothing")
         return {
             "rows": rows,
             "seconds": seconds,
@@ -147,6 +155,8 @@ def lakeops_phase(phase: str, workdir: Path, rows: int, upserts: int, buckets: i
         rss_input = peak_rss_mib()
         table = Catalog(str(warehouse)).get_table(TABLE_ID)
         seconds, snap = timed(lambda: table.write(data))
+        if snap is None:
+            raise AssertionError("lakeops upsert committed nothing")
         return {
             "rows": upserts,
             "seconds": seconds,
@@ -157,9 +167,12 @@ def lakeops_phase(phase: str, workdir: Path, rows: int, upserts: int, buckets: i
     rss_input = peak_rss_mib()
     table = Catalog(str(warehouse)).get_table(TABLE_ID)
     seconds, result = timed(table.read)
-    assert result.num_rows == rows, f"lakeops read {result.num_rows} rows, expected {rows}"
-    return {"rows": result.num_rows, "seconds": seconds, "rss_input_mib": rss_input} | {
-        "checksum": checksum(result)
+    check_rows("lakeops", result, rows)
+    return {
+        "rows": result.num_rows,
+        "seconds": seconds,
+        "rss_input_mib": rss_input,
+        "checksum": checksum(result),
     }
 
 
@@ -187,11 +200,11 @@ def baseline_read(directory: Path, dedup: str) -> pa.Table:
     with ThreadPoolExecutor(max_workers=min(len(paths), os.cpu_count() or 2)) as pool:
         parts = list(pool.map(pq.read_table, paths))
     table = pa.concat_tables(parts)
-    seq = pa.array(np.arange(table.num_rows, dtype=np.int64))
+    seq = np.arange(table.num_rows, dtype=np.int64)  # insert rows first, then upsert rows
     if dedup == "groupby":
         # use_threads=False keeps input order, which "last" needs; sorting first makes the
         # output ordered by id, as the neighbours method (and a lakeops bucket) returns it
-        table = table.append_column("seq", seq)
+        table = table.append_column("seq", pa.array(seq))
         order = pc.sort_indices(table, sort_keys=[("id", "ascending"), ("seq", "ascending")])
         table = table.take(order)
         values = [c for c in table.column_names if c not in ("id", "seq")]
@@ -200,7 +213,8 @@ def baseline_read(directory: Path, dedup: str) -> pa.Table:
             SCHEMA.names
         )
     ids = table.column("id").to_numpy()
-    order = np.lexsort((seq.to_numpy(), ids))  # by id, then seq
+    # np.lexsort measured faster than pc.sort_indices on (id, seq) here (~0.10 vs ~0.14 s)
+    order = np.lexsort((seq, ids))  # by id, then seq
     sorted_ids = ids[order]
     keep = np.empty(len(order), dtype=bool)
     keep[:-1] = sorted_ids[1:] != sorted_ids[:-1]
@@ -226,9 +240,12 @@ def baseline_phase(
         }
     rss_input = peak_rss_mib()
     seconds, result = timed(lambda: baseline_read(directory, dedup))
-    assert result.num_rows == rows, f"baseline read {result.num_rows} rows, expected {rows}"
-    return {"rows": result.num_rows, "seconds": seconds, "rss_input_mib": rss_input} | {
-        "checksum": checksum(result)
+    check_rows("baseline", result, rows)
+    return {
+        "rows": result.num_rows,
+        "seconds": seconds,
+        "rss_input_mib": rss_input,
+        "checksum": checksum(result),
     }
 
 

@@ -20,21 +20,32 @@ import pyarrow as pa
 
 from lakeops import Catalog, Table
 
-SCHEMA = pa.schema([("dt", pa.string()), ("order_id", pa.int64()), ("customer", pa.string()),
-                    ("amount", pa.float64()), ("status", pa.string()), ("op", pa.string())])
+SCHEMA = pa.schema(
+    [
+        ("dt", pa.string()),
+        ("order_id", pa.int64()),
+        ("customer", pa.string()),
+        ("amount", pa.float64()),
+        ("status", pa.string()),
+        ("op", pa.string()),
+    ]
+)
 DAYS = ["2026-11-19", "2026-11-20", "2026-11-21"]
 
 
 def _orders(ids: np.ndarray, rng: np.random.Generator, status: str, op: str) -> pa.Table:
     n = len(ids)
-    return pa.table({
-        "dt": pa.array(np.array(DAYS)[ids % len(DAYS)]),
-        "order_id": pa.array(ids, pa.int64()),
-        "customer": pa.array([f"c{c:05d}" for c in rng.integers(0, 50_000, n)]),
-        "amount": pa.array(np.round(rng.uniform(1, 500, n), 2)),
-        "status": pa.array([status] * n),
-        "op": pa.array([op] * n),
-    }, schema=SCHEMA)
+    return pa.table(
+        {
+            "dt": pa.array(np.array(DAYS)[ids % len(DAYS)]),
+            "order_id": pa.array(ids, pa.int64()),
+            "customer": pa.array([f"c{c:05d}" for c in rng.integers(0, 50_000, n)]),
+            "amount": pa.array(np.round(rng.uniform(1, 500, n), 2)),
+            "status": pa.array([status] * n),
+            "op": pa.array([op] * n),
+        },
+        schema=SCHEMA,
+    )
 
 
 def _timed(label: str, rows: int | None, fn):  # type: ignore[no-untyped-def]
@@ -50,8 +61,10 @@ def _timed(label: str, rows: int | None, fn):  # type: ignore[no-untyped-def]
 def _describe(table: Table) -> None:
     print("\nsnapshots:")
     for s in table.snapshots():
-        print(f"  #{s.id:<3} {s.commit_kind:<8} total={s.total_record_count:>9,} "
-              f"delta={s.delta_record_count:>+9,}")
+        print(
+            f"  #{s.id:<3} {s.commit_kind:<8} total={s.total_record_count:>9,} "
+            f"delta={s.delta_record_count:>+9,}"
+        )
     counts: Counter[tuple[str, int, int]] = Counter()
     for split in table.splits():
         for f in split.files:
@@ -63,8 +76,11 @@ def _describe(table: Table) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--warehouse", default="warehouse",
-                        help="local warehouse directory (recreated; default ./warehouse)")
+    parser.add_argument(
+        "--warehouse",
+        default="warehouse",
+        help="local warehouse directory (recreated; default ./warehouse)",
+    )
     parser.add_argument("--rows", type=int, default=300_000, help="orders in the first commit")
     args = parser.parse_args(argv)
     path = Path(args.warehouse).resolve()
@@ -75,23 +91,32 @@ def main(argv: list[str] | None = None) -> None:
     catalog = Catalog(str(path))
     catalog.create_database("demo", ignore_if_exists=True)
     table = catalog.create_table(
-        "demo.orders", schema=SCHEMA, primary_keys=["dt", "order_id"], partition_keys=["dt"],
-        options={"bucket": "4", "rowkind.field": "op"})
+        "demo.orders",
+        schema=SCHEMA,
+        primary_keys=["dt", "order_id"],
+        partition_keys=["dt"],
+        options={"bucket": "4", "rowkind.field": "op"},
+    )
     ids = rng.permutation(args.rows)
     _timed("commit 1: insert", len(ids), lambda: table.write(_orders(ids, rng, "NEW", "+I")))
     upd = rng.choice(args.rows, size=args.rows // 5, replace=False)
-    dele = rng.choice(np.setdiff1d(np.arange(args.rows), upd), size=args.rows // 50,
-                      replace=False)
-    batch = pa.concat_tables([_orders(upd, rng, "SHIPPED", "+U"),
-                              _orders(dele, rng, "CANCELLED", "-D")])
+    dele = rng.choice(np.setdiff1d(np.arange(args.rows), upd), size=args.rows // 50, replace=False)
+    batch = pa.concat_tables(
+        [_orders(upd, rng, "SHIPPED", "+U"), _orders(dele, rng, "CANCELLED", "-D")]
+    )
     _timed("commit 2: upsert + delete", batch.num_rows, lambda: table.write(batch))
     merged = _timed("read merged table", None, table.read)
-    day = _timed("read one day, two columns", None, lambda: table.read(
-        columns=["order_id", "amount"], filter=[("dt", "=", DAYS[0])]))
+    day = _timed(
+        "read one day, two columns",
+        None,
+        lambda: table.read(columns=["order_id", "amount"], filter=[("dt", "=", DAYS[0])]),
+    )
     _describe(table)
     status = Counter(merged.column("status").to_pylist())
-    print(f"\nrows: {merged.num_rows:,} live ({args.rows:,} inserted, {len(dele):,} deleted); "
-          f"by status: {dict(sorted(status.items()))}; {day.num_rows:,} on {DAYS[0]}")
+    print(
+        f"\nrows: {merged.num_rows:,} live ({args.rows:,} inserted, {len(dele):,} deleted); "
+        f"by status: {dict(sorted(status.items()))}; {day.num_rows:,} on {DAYS[0]}"
+    )
     assert merged.num_rows == args.rows - len(dele)
 
 

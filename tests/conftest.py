@@ -35,8 +35,10 @@ def golden_copy(tmp_path: Path):
     def copy(name: str) -> Path:
         source = GOLDEN / name
         if not source.is_dir():
-            raise FileNotFoundError(f"golden warehouse {source} is missing (shared/ not beside "
-                                    "the repository? set LAKEOPS_SHARED)")
+            raise FileNotFoundError(
+                f"golden warehouse {source} is missing (shared/ not beside "
+                "the repository? set LAKEOPS_SHARED)"
+            )
         target = tmp_path / name
         shutil.copytree(source, target)
         for p in target.rglob("*"):

@@ -25,8 +25,7 @@ def test_reads_like_java_paimon(golden_copy, warehouse: str, name: str) -> None:
     catalog = Catalog(str(golden_copy(warehouse)))
     expected = EXPECTED[warehouse][name]
     got = catalog.get_table(f"db.{name}").read()
-    assert _rows(got) == sorted(expected, key=lambda r: json.dumps(r, sort_keys=True,
-                                                                   default=str))
+    assert _rows(got) == sorted(expected, key=lambda r: json.dumps(r, sort_keys=True, default=str))
 
 
 @pytest.mark.parametrize("name", SERVED)

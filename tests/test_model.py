@@ -16,13 +16,24 @@ from hypothesis import strategies as st
 
 from lakeops import Catalog
 
-SCHEMA = pa.schema([("p", pa.string()), ("k", pa.int32()), ("v", pa.int64()),
-                    ("ts", pa.int64()), ("op", pa.string())])
+SCHEMA = pa.schema(
+    [
+        ("p", pa.string()),
+        ("k", pa.int32()),
+        ("v", pa.int64()),
+        ("ts", pa.int64()),
+        ("op", pa.string()),
+    ]
+)
 KINDS = ["+I", "+U", "-U", "-D"]
 
-record = st.tuples(st.sampled_from(["x", "y"]), st.integers(0, 12), st.integers(-5, 5),
-                   st.one_of(st.none(), st.integers(0, 4)),
-                   st.sampled_from(KINDS + ["+I", "+I"]))
+record = st.tuples(
+    st.sampled_from(["x", "y"]),
+    st.integers(0, 12),
+    st.integers(-5, 5),
+    st.one_of(st.none(), st.integers(0, 4)),
+    st.sampled_from([*KINDS, "+I", "+I"]),
+)
 commits = st.lists(st.lists(record, min_size=0, max_size=25), min_size=1, max_size=5)
 
 
@@ -36,7 +47,7 @@ class Model:
         self.counter = itertools.count()
 
     def apply(self, rec: tuple) -> None:
-        p, k, v, ts, op = rec
+        p, k, _v, ts, op = rec
         if self.ignore_delete and op in ("-U", "-D"):
             return
         order_ts = (0, 0) if not self.use_seq else ((0, 0) if ts is None else (1, ts))
@@ -50,10 +61,16 @@ class Model:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(commits=commits, use_seq=st.booleans(), ignore_delete=st.booleans(),
-       tiny_buffer=st.booleans(), buckets=st.sampled_from([1, 3]))
-def test_random_operations_match_model(commits, use_seq, ignore_delete, tiny_buffer,
-                                       buckets) -> None:
+@given(
+    commits=commits,
+    use_seq=st.booleans(),
+    ignore_delete=st.booleans(),
+    tiny_buffer=st.booleans(),
+    buckets=st.sampled_from([1, 3]),
+)
+def test_random_operations_match_model(
+    commits, use_seq, ignore_delete, tiny_buffer, buckets
+) -> None:
     options = {"bucket": str(buckets), "rowkind.field": "op"}
     if use_seq:
         options["sequence.field"] = "ts"
@@ -64,12 +81,14 @@ def test_random_operations_match_model(commits, use_seq, ignore_delete, tiny_buf
     with tempfile.TemporaryDirectory() as wh:
         catalog = Catalog(wh)
         catalog.create_database("db")
-        table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["p", "k"],
-                                     partition_keys=["p"], options=options)
+        table = catalog.create_table(
+            "db.t", schema=SCHEMA, primary_keys=["p", "k"], partition_keys=["p"], options=options
+        )
         model = Model(use_seq, ignore_delete)
         for batch in commits:
             data = pa.Table.from_pylist(
-                [dict(zip(SCHEMA.names, r, strict=True)) for r in batch], schema=SCHEMA)
+                [dict(zip(SCHEMA.names, r, strict=True)) for r in batch], schema=SCHEMA
+            )
             writer = table.new_write()
             # split the commit into several write() calls to exercise buffer appends
             for chunk in (data.slice(0, 7), data.slice(7)):

@@ -19,10 +19,10 @@ Bucket hashing uses the row bytes without that prefix (:mod:`lakeops.bucket.hash
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
-import decimal
 from decimal import Decimal
 from typing import Any
 

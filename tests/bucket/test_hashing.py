@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import struct
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -40,8 +39,7 @@ def reference_murmur3(data: bytes, seed: int = 42) -> int:
 
 def test_published_vector_of_paimons_murmur() -> None:
     # Paimon's own compatibility vector (20 bytes, seed 42) -> 0xb39f33e6
-    data = bytes([3, 10, 20, 30, 40, 50, 67, 89, 111, 51, 33, 67, 70, 25, 48, 10, 54, 100, 43,
-                  21])
+    data = bytes([3, 10, 20, 30, 40, 50, 67, 89, 111, 51, 33, 67, 70, 25, 48, 10, 54, 100, 43, 21])
     rows = EncodedRows(np.frombuffer(data + bytes(4), np.uint8), np.array([0, 20]))
     assert murmur3_words(rows)[0] == np.uint32(0xB39F33E6).astype(np.int32)
 
@@ -77,5 +75,3 @@ def test_every_golden_key_lies_in_its_bucket(warehouse: str) -> None:
             assert (got == bucket).all(), f"{path}: keys hashed to {set(got.tolist())}"
             checked += data.num_rows
     assert checked > 1000
-
-

@@ -20,20 +20,26 @@ def _writer(warehouse: str, writer_id: int, start: mp.Event) -> None:
     start.wait()
     for c in range(COMMITS_EACH):
         base = (writer_id * COMMITS_EACH + c) * 10
-        table.write(pa.table({"id": list(range(base, base + 10)),
-                              "writer": [writer_id] * 10}, schema=SCHEMA))
+        table.write(
+            pa.table(
+                {"id": list(range(base, base + 10)), "writer": [writer_id] * 10}, schema=SCHEMA
+            )
+        )
 
 
 @pytest.mark.slow
 def test_eight_processes_lose_no_commit(warehouse) -> None:
     catalog = Catalog(str(warehouse))
     catalog.create_database("db")
-    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"],
-                                 options={"bucket": "2", "commit.max-retries": "50"})
+    table = catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        primary_keys=["id"],
+        options={"bucket": "2", "commit.max-retries": "50"},
+    )
     ctx = mp.get_context("spawn")
     start = ctx.Event()
-    procs = [ctx.Process(target=_writer, args=(str(warehouse), w, start))
-             for w in range(WRITERS)]
+    procs = [ctx.Process(target=_writer, args=(str(warehouse), w, start)) for w in range(WRITERS)]
     for p in procs:
         p.start()
     start.set()
@@ -66,8 +72,10 @@ def test_processes_racing_for_one_name(tmp_path) -> None:
     for round_ in range(5):
         target = str(tmp_path / f"r{round_}" / "snapshot" / "snapshot-1")
         barrier, results = ctx.Barrier(WRITERS), ctx.Queue()
-        procs = [ctx.Process(target=_race, args=(target, f"w{i}".encode() * 100, barrier,
-                                                 results)) for i in range(WRITERS)]
+        procs = [
+            ctx.Process(target=_race, args=(target, f"w{i}".encode() * 100, barrier, results))
+            for i in range(WRITERS)
+        ]
         for p in procs:
             p.start()
         outcomes = [results.get(timeout=60) for _ in procs]

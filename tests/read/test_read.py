@@ -8,19 +8,28 @@ import pytest
 
 from lakeops import Catalog, ConfigurationError
 
-SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64()),
-                    ("op", pa.string())])
+SCHEMA = pa.schema(
+    [("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64()), ("op", pa.string())]
+)
 
 
 @pytest.fixture
 def table(catalog: Catalog):
-    t = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["dt", "id"],
-                             partition_keys=["dt"], options={"bucket": "2", "rowkind.field": "op"})
+    t = catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": "2", "rowkind.field": "op"},
+    )
     ids = list(range(100))
     t.write(pa.table({"dt": ["a"] * 100, "id": ids, "v": ids, "op": ["+I"] * 100}))
     t.write(pa.table({"dt": ["b"] * 100, "id": ids, "v": ids, "op": ["+I"] * 100}))
-    t.write(pa.table({"dt": ["a", "a", "b"], "id": [1, 2, 3], "v": [-1, -2, -3],
-                      "op": ["+U", "-D", "-D"]}))
+    t.write(
+        pa.table(
+            {"dt": ["a", "a", "b"], "id": [1, 2, 3], "v": [-1, -2, -3], "op": ["+U", "-D", "-D"]}
+        )
+    )
     return t
 
 
@@ -52,7 +61,12 @@ def test_key_range_pruning_skips_files(table) -> None:
 def test_or_filters(table) -> None:
     result = table.read(filter=[[("dt", "=", "a"), ("id", "=", 5)], [("id", "in", [7, 8])]])
     assert sorted((r["dt"], r["id"]) for r in result.to_pylist()) == [
-        ("a", 5), ("a", 7), ("a", 8), ("b", 7), ("b", 8)]
+        ("a", 5),
+        ("a", 7),
+        ("a", 8),
+        ("b", 7),
+        ("b", 8),
+    ]
 
 
 def test_projection_reads_only_needed_columns(table, monkeypatch) -> None:
@@ -78,8 +92,12 @@ def test_bad_read_arguments(table) -> None:
 
 def test_first_row_level0_is_invisible_to_batch_reads(catalog: Catalog) -> None:
     schema = pa.schema([("id", pa.int64()), ("v", pa.int64())])
-    t = catalog.create_table("db.fr", schema=schema, primary_keys=["id"],
-                             options={"bucket": "1", "merge-engine": "first-row"})
+    t = catalog.create_table(
+        "db.fr",
+        schema=schema,
+        primary_keys=["id"],
+        options={"bucket": "1", "merge-engine": "first-row"},
+    )
     t.write(pa.table({"id": [1, 1], "v": [1, 2]}))
     assert t.read().num_rows == 0  # until compaction lifts level 0
     (entry,) = t.store.live_entries(t.latest_snapshot())

@@ -52,14 +52,18 @@ ROUND_TRIP = [
     ("FLOAT", [1.5, -0.25, None]),
     ("DOUBLE", [3.141592653589793, -1e300, None]),
     ("DECIMAL(10, 2)", [Decimal("12345678.90"), Decimal("-0.01"), None]),
-    ("DECIMAL(38, 10)", [Decimal("1234567890123456789012345678.0123456789"),
-                         Decimal("-1.5000000000"), None]),
+    (
+        "DECIMAL(38, 10)",
+        [Decimal("1234567890123456789012345678.0123456789"), Decimal("-1.5000000000"), None],
+    ),
     ("STRING", ["", "abcdefg", "abcdefgh", "ünïcødé long enough", None]),
     ("BYTES", [b"", b"\x00\x01", bytes(range(40)), None]),
     ("DATE", [dt.date(1970, 1, 1), dt.date(2024, 2, 29), dt.date(1900, 1, 1), None]),
     ("TIMESTAMP(3)", [dt.datetime(2024, 1, 1, 12, 30, 0, 123000), None]),
-    ("TIMESTAMP(6)", [dt.datetime(2024, 1, 1, 12, 30, 0, 123456),
-                      dt.datetime(1960, 5, 5, 0, 0, 0, 1), None]),
+    (
+        "TIMESTAMP(6)",
+        [dt.datetime(2024, 1, 1, 12, 30, 0, 123456), dt.datetime(1960, 5, 5, 0, 0, 0, 1), None],
+    ),
 ]
 
 
@@ -87,12 +91,21 @@ def test_vectorised_encoding_equals_row_by_row() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.one_of(st.none(), st.text(max_size=30)),
-                          st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1))),
-                min_size=1, max_size=20))
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.text(max_size=30)),
+            st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1)),
+        ),
+        min_size=1,
+        max_size=20,
+    )
+)
 def test_random_rows_round_trip(rows: list[tuple[str | None, int | None]]) -> None:
     types = [T("STRING"), T("BIGINT")]
-    columns = [pa.array([r[0] for r in rows], pa.string()), pa.array([r[1] for r in rows],
-                                                                     pa.int64())]
+    columns = [
+        pa.array([r[0] for r in rows], pa.string()),
+        pa.array([r[1] for r in rows], pa.int64()),
+    ]
     encoded = binary_row.encode_rows(columns, types)
     assert [binary_row.decode(encoded.row(i), types) for i in range(len(rows))] == rows

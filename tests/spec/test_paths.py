@@ -10,15 +10,18 @@ import pytest
 from lakeops.spec.paths import escape_path_name, partition_dir
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    ("2024-01-01", "dt=2024-01-01"),
-    ("../x", "dt=..%2Fx"),
-    ("a/b", "dt=a%2Fb"),
-    ("k=v:1?#%", "dt=k%3Dv%3A1%3F%23%25"),
-    ("..", "dt=.."),
-    (None, "dt=__DEFAULT_PARTITION__"),
-    ("  ", "dt=__DEFAULT_PARTITION__"),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2024-01-01", "dt=2024-01-01"),
+        ("../x", "dt=..%2Fx"),
+        ("a/b", "dt=a%2Fb"),
+        ("k=v:1?#%", "dt=k%3Dv%3A1%3F%23%25"),
+        ("..", "dt=.."),
+        (None, "dt=__DEFAULT_PARTITION__"),
+        ("  ", "dt=__DEFAULT_PARTITION__"),
+    ],
+)
 def test_escaping(value: str | None, expected: str) -> None:
     assert partition_dir(["dt"], [value]) == expected
 
@@ -31,5 +34,7 @@ def test_no_value_escapes_the_table(value: str) -> None:
 
 
 def test_typed_values_and_multi_level() -> None:
-    assert partition_dir(["d", "n", "b"], [dt.date(2024, 1, 2), 7, True]) == "d=2024-01-02/n=7/b=true"
+    assert (
+        partition_dir(["d", "n", "b"], [dt.date(2024, 1, 2), 7, True]) == "d=2024-01-02/n=7/b=true"
+    )
     assert escape_path_name("ok_name-1") == "ok_name-1"

@@ -18,8 +18,9 @@ def _data(ids: range, v: int = 0) -> pa.Table:
 
 
 def test_data_file_layout_and_sorting(catalog: Catalog) -> None:
-    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"],
-                                 options={"bucket": "1"})
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"}
+    )
     table.write(pa.table({"id": [3, 1, 2, 1], "v": [30, 10, 20, 11], "s": ["c", "a", "b", "a2"]}))
     (entry,) = table.store.live_entries(table.latest_snapshot())
     data = pq.read_table(f"{table.root}/bucket-0/{entry.file.file_name}")
@@ -34,9 +35,12 @@ def test_data_file_layout_and_sorting(catalog: Catalog) -> None:
 
 
 def test_small_buffer_flushes_many_level0_files_and_reads_merge(catalog: Catalog) -> None:
-    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"],
-                                 options={"bucket": "2", "write-buffer-size": "16 kb",
-                                          "target-file-size": "8 kb"})
+    table = catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        primary_keys=["id"],
+        options={"bucket": "2", "write-buffer-size": "16 kb", "target-file-size": "8 kb"},
+    )
     writer = table.new_write()
     for round_ in range(5):
         writer.write(_data(range(0, 2000), v=round_))
@@ -52,20 +56,25 @@ def test_small_buffer_flushes_many_level0_files_and_reads_merge(catalog: Catalog
 
 
 def test_sequence_numbers_continue_per_bucket(catalog: Catalog) -> None:
-    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"],
-                                 options={"bucket": "1"})
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"}
+    )
     table.write(_data(range(10)))
     table.write(_data(range(5), v=1))
-    entries = sorted(table.store.live_entries(table.latest_snapshot()),
-                     key=lambda e: e.file.min_sequence_number)
+    entries = sorted(
+        table.store.live_entries(table.latest_snapshot()), key=lambda e: e.file.min_sequence_number
+    )
     assert [(e.file.min_sequence_number, e.file.max_sequence_number) for e in entries] == [
-        (0, 9), (10, 14)]
+        (0, 9),
+        (10, 14),
+    ]
     assert table.read(filter=[("id", "<", 5)]).column("v").to_pylist() == [1] * 5
 
 
 def test_two_writers_commit_together_as_one_snapshot(catalog: Catalog) -> None:
-    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"],
-                                 options={"bucket": "4"})
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "4"}
+    )
     w1, w2 = table.new_write(), table.new_write()
     w1.write(_data(range(0, 100)))
     w2.write(_data(range(100, 200)))
@@ -75,7 +84,8 @@ def test_two_writers_commit_together_as_one_snapshot(catalog: Catalog) -> None:
 
 
 def test_empty_write_makes_no_snapshot(catalog: Catalog) -> None:
-    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"],
-                                 options={"bucket": "1"})
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"}
+    )
     assert table.write(SCHEMA.empty_table()) is None
     assert table.snapshots() == []
