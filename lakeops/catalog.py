@@ -107,8 +107,7 @@ class Catalog:
         return sorted(
             n
             for n in self.file_io.list_names(db_path)
-            if self.file_io.exists(join(db_path, n, paths.schema_path(0)))
-            or self.file_io.list_names(join(db_path, n, paths.SCHEMA_DIR))
+            if self.file_io.list_names(join(db_path, n, paths.SCHEMA_DIR))
         )
 
     def table_exists(self, identifier: str) -> bool:

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeops.errors import ConfigurationError
+from lakeops.errors import ConfigurationError, DataValidationError
 from lakeops.options import TableOptions
 from lakeops.spec.kv import KIND, RowKind
 
@@ -81,8 +81,6 @@ class FirstRowEngine(MergeEngine):
 
 def raise_first_row_retraction() -> None:
     """The error for -U/-D records reaching a first-row table."""
-    from lakeops.errors import DataValidationError
-
     raise DataValidationError(
         "First row merge engine can not accept DELETE/UPDATE_BEFORE records: the input has "
         "'-U' or '-D' rows; set the table option 'ignore-delete' = 'true' (alias "

@@ -56,8 +56,9 @@ class KeyValueFileWriter:
         self.key_types = schema.types_of(self.key_names)
         self.written: list[str] = []
         # keys and sequence numbers are unique and sorted: dictionaries only cost time there
-        self.dictionary_columns = [f.name for f in schema.fields
-                                   if f.name not in schema.trimmed_primary_keys] + [KIND]
+        self.dictionary_columns = [
+            f.name for f in schema.fields if f.name not in schema.trimmed_primary_keys
+        ] + [KIND]
 
     def write(
         self, records: pa.Table, level: int = 0, file_source: int = FILE_SOURCE_APPEND

@@ -105,20 +105,19 @@ class TableWrite:
             if sum(b.nbytes for b in self._buffers.values()) > self.options.write_buffer_size:
                 self.flush()
 
-    def _partition_ids(self, records: pa.Table) -> tuple[np.ndarray, int]:
-        """A dense id per distinct partition value combination, and how many there are."""
+    def _partition_ids(self, records: pa.Table) -> np.ndarray:
+        """A dense id per distinct partition value combination."""
         if not self.schema.partition_keys:
-            return np.zeros(records.num_rows, dtype=np.int64), 1
+            return np.zeros(records.num_rows, dtype=np.int64)
         codes = []
         for name in self.schema.partition_keys:
             enc = pc.dictionary_encode(records.column(name), null_encoding="encode")
             enc = enc.combine_chunks() if isinstance(enc, pa.ChunkedArray) else enc
             codes.append(enc.indices.to_numpy(zero_copy_only=False).astype(np.int64))
         if len(codes) == 1:
-            uniq, inverse = np.unique(codes[0], return_inverse=True)
-        else:
-            uniq, inverse = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)
-        return inverse.reshape(-1).astype(np.int64), len(uniq)
+            return codes[0]
+        _, inverse = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)
+        return inverse.reshape(-1).astype(np.int64)
 
     def _route(self, records: pa.Table) -> None:
         buckets = assign_buckets(
@@ -126,7 +125,7 @@ class TableWrite:
             self.bucket_key_types,
             self.options.bucket,
         )
-        part_ids, _ = self._partition_ids(records)
+        part_ids = self._partition_ids(records)
         group = part_ids * self.options.bucket + buckets
         if len(group) and group.max() < 2**31:
             group = group.astype(np.int32)  # argsort on narrow ints is several times faster

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pyarrow as pa
@@ -66,9 +67,7 @@ def test_bad_batch_late_in_a_stream_leaves_table_unchanged(table: Table) -> None
     writer_input = iter([good, good, bad])
     with pytest.raises(DataValidationError):
         # a tiny buffer forces flushes (files on disk) before the bad batch arrives
-        table.options = table.options.__class__(
-            **{**table.options.__dict__, "write_buffer_size": 1000}
-        )
+        table.options = dataclasses.replace(table.options, write_buffer_size=1000)
         table.write(writer_input)
     assert _files(table.root) == before
     assert table.read().num_rows == 1
