@@ -142,7 +142,9 @@ class Catalog:
             schema, list(primary_keys), list(partition_keys or []), opts, comment
         )
         parsed = TableOptions.from_schema(table_schema)
-        create_merge_engine(parsed)  # validates engine-specific rules and supported modes
+        create_merge_engine(
+            parsed, table_schema
+        )  # validates engine-specific rules and supported modes
         root = self._table_path(identifier)
         published = self.file_io.publish_exclusive(
             join(root, paths.schema_path(0)), table_schema.to_json().encode()

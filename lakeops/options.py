@@ -18,7 +18,7 @@ __all__ = ["MERGE_ENGINES", "TableOptions", "parse_memory_size"]
 
 MERGE_ENGINES = ("deduplicate", "partial-update", "aggregation", "first-row")
 #: engines whose merge functions this version implements
-IMPLEMENTED_ENGINES = ("deduplicate", "first-row")
+IMPLEMENTED_ENGINES = MERGE_ENGINES
 
 _UNITS = {
     "": 1,

@@ -129,7 +129,11 @@ class Table:
         if dnf:
             needed += [c for g in dnf for c, _, _ in g if c not in needed]
         reader = SplitReader(
-            self.file_io, self.root, self.schema, self.options, create_merge_engine(self.options)
+            self.file_io,
+            self.root,
+            self.schema,
+            self.options,
+            create_merge_engine(self.options, self.schema),
         )
         if len(splits) > 1:
             with ThreadPoolExecutor(max_workers=min(len(splits), os.cpu_count() or 2)) as pool:

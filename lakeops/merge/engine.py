@@ -1,15 +1,18 @@
 """The merge-engine interface and its factory.
 
-A :class:`MergeEngine` sees records as an Arrow table holding the table's fields plus
-``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``. It works in two steps:
+A :class:`MergeEngine` sees records as an Arrow table holding table fields plus
+``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` (and, on the read path, ``_KEY_*`` copies of the key).
+It works in two steps:
 
-* :meth:`MergeEngine.prepare` runs on raw input before sorting: it rejects records the engine
-  cannot accept (with a message naming the fix) and drops the ones the options say to ignore;
+* :meth:`MergeEngine.prepare` runs on raw input before anything is written: it rejects records
+  the engine cannot accept (with a message naming the fix) and drops the ones the options say to
+  ignore;
 * :meth:`MergeEngine.merge` receives the records sorted by (key, sequence order) with the start
   index of every key group, and returns one row per key whose ``_VALUE_KIND`` says whether the
   key exists (``+I``/``+U``) or is deleted (``-U``/``-D``).
 
-The same engine object serves the write buffer, merge-on-read and compaction.
+The same engine object serves the write buffer, merge-on-read and compaction. Keys with a single
+record never reach :meth:`merge` (they pass through untouched, as in Paimon).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import pyarrow.compute as pc
 from lakeops.errors import ConfigurationError, DataValidationError
 from lakeops.options import TableOptions
 from lakeops.spec.kv import KIND, RowKind
+from lakeops.spec.schema import TableSchema
 
 __all__ = ["MergeEngine", "create_merge_engine", "is_retraction"]
 
@@ -49,6 +53,10 @@ class MergeEngine(ABC):
             return records.filter(pc.not_equal(kinds, RowKind.UPDATE_BEFORE))
         return records
 
+    def merge_columns(self) -> tuple[str, ...]:
+        """Value columns a merge needs besides the requested ones (reads fetch them too)."""
+        return ()
+
     @abstractmethod
     def merge(self, records: pa.Table, starts: np.ndarray) -> pa.Table:
         """One row per key group of the sorted ``records``."""
@@ -72,34 +80,32 @@ class FirstRowEngine(MergeEngine):
     def prepare(self, records: pa.Table) -> pa.Table:
         records = super().prepare(records)
         if pc.any(is_retraction(records.column(KIND))).as_py():
-            raise_first_row_retraction()
+            raise DataValidationError(
+                "First row merge engine can not accept DELETE/UPDATE_BEFORE records: the input "
+                "has '-U' or '-D' rows; set the table option 'ignore-delete' = 'true' (alias "
+                "'first-row.ignore-delete') to drop them, or filter them out before writing"
+            )
         return records
 
     def merge(self, records: pa.Table, starts: np.ndarray) -> pa.Table:
         return records.take(pa.array(starts))
 
 
-def raise_first_row_retraction() -> None:
-    """The error for -U/-D records reaching a first-row table."""
-    raise DataValidationError(
-        "First row merge engine can not accept DELETE/UPDATE_BEFORE records: the input has "
-        "'-U' or '-D' rows; set the table option 'ignore-delete' = 'true' (alias "
-        "'first-row.ignore-delete') to drop them, or filter them out before writing"
-    )
+def create_merge_engine(options: TableOptions, schema: TableSchema) -> MergeEngine:
+    """The engine named by ``merge-engine``, with every engine option validated."""
+    from lakeops.merge.aggregation import AggregationEngine
+    from lakeops.merge.partial_update import PartialUpdateEngine
 
-
-_ENGINES: dict[str, type[MergeEngine]] = {
-    DeduplicateEngine.name: DeduplicateEngine,
-    FirstRowEngine.name: FirstRowEngine,
-}
-
-
-def create_merge_engine(options: TableOptions) -> MergeEngine:
-    """The engine named by ``merge-engine`` (validated by :class:`TableOptions`)."""
-    if options.merge_engine == "first-row" and options.sequence_fields:
-        raise ConfigurationError(
-            "option 'sequence.field' cannot be used with merge-engine "
-            "'first-row' (it keeps the first record in input order)"
-        )
     options.require_supported()
-    return _ENGINES[options.merge_engine](options)
+    if options.merge_engine == "first-row":
+        if options.sequence_fields:
+            raise ConfigurationError(
+                "option 'sequence.field' cannot be used with merge-engine 'first-row' (it keeps "
+                "the first record in input order)"
+            )
+        return FirstRowEngine(options)
+    if options.merge_engine == "aggregation":
+        return AggregationEngine(options, schema)
+    if options.merge_engine == "partial-update":
+        return PartialUpdateEngine(options, schema)
+    return DeduplicateEngine(options)

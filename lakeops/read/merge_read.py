@@ -57,7 +57,12 @@ class SplitReader:
         )
         directory = join(self.table_root, paths.bucket_dir(pdir, split.bucket))
         value_cols = [c for c in columns if c not in self.key_names]
-        extra = [f for f in self.options.sequence_fields if f not in value_cols]
+        extra = [
+            f
+            for f in (*self.options.sequence_fields, *self.engine.merge_columns())
+            if f not in value_cols
+        ]
+        extra = list(dict.fromkeys(extra))
         sections = partition_sections(split.files, self._key_range)
         parts = [self._read_section(directory, section, value_cols + extra) for section in sections]
         merged = as_table(parts) if parts else None

@@ -25,7 +25,7 @@ class DataField:
     description: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "name": self.name, "type": self.type.to_paimon()}
+        out: dict[str, Any] = {"id": self.id, "name": self.name, "type": self.type.to_json()}
         if self.description is not None:
             out["description"] = self.description
         return out
@@ -84,9 +84,16 @@ class TableSchema:
                 "the primary key must contain at least one column that is not a partition key "
                 f"(primary keys {list(primary_keys)}, partition keys {list(partition_keys)})"
             )
+        for name in list(primary_keys) + list(partition_keys):
+            if DataType.from_arrow(schema.field(name).type).is_nested:
+                raise ConfigurationError(
+                    f"key column {name!r} has nested type "
+                    f"{schema.field(name).type}; keys must be primitive"
+                )
         fields = []
+        next_id = [len(schema)]  # nested ROW fields get ids after the top-level ones
         for i, f in enumerate(schema):
-            t = DataType.from_arrow(f.type, f.nullable)
+            t = DataType.from_arrow(f.type, f.nullable, next_id)
             if f.name in primary_keys:
                 t = t.with_nullable(False)
             fields.append(DataField(i, f.name, t))
@@ -98,7 +105,7 @@ class TableSchema:
             options=dict(options or {}),
             comment=comment,
             time_millis=int(time.time() * 1000),
-            highest_field_id=len(fields) - 1,
+            highest_field_id=next_id[0] - 1,
         )
 
     # ------------------------------------------------------------- derivations

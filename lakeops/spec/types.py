@@ -78,16 +78,22 @@ class DataType:
     precision: int | None = None
     scale: int | None = None
     length: int | None = None
+    #: ARRAY element type / MAP key and value types
+    element: DataType | None = None
+    key: DataType | None = None
+    value: DataType | None = None
+    #: ROW fields as (field id, name, type)
+    fields: tuple[tuple[int, str, DataType], ...] = ()
 
     # ------------------------------------------------------------------ parsing
     @classmethod
     def parse(cls, text: Any) -> DataType:
-        """Parse a Paimon schema type (a string such as ``"DECIMAL(10, 2) NOT NULL"``)."""
+        """Parse a Paimon schema type: a string such as ``"DECIMAL(10, 2) NOT NULL"``, or the
+        JSON object Paimon writes for ARRAY / MAP / ROW types."""
+        if isinstance(text, dict):
+            return cls._parse_nested(text)
         if not isinstance(text, str):
-            kind = text.get("type") if isinstance(text, dict) else type(text).__name__
-            raise UnsupportedFeatureError(
-                f"nested field type {kind!r} is not supported yet; use primitive types"
-            )
+            raise ConfigurationError(f"cannot parse Paimon type {text!r}")
         m = _TYPE_RE.match(text)
         if not m:
             raise ConfigurationError(f"cannot parse Paimon type {text!r}")
@@ -121,9 +127,51 @@ class DataType:
         return cls(root, nullable)
 
     @classmethod
-    def from_arrow(cls, arrow_type: pa.DataType, nullable: bool = True) -> DataType:
-        """The Paimon type an Arrow column maps to (the inverse of :meth:`to_arrow`)."""
+    def _parse_nested(cls, d: dict[str, Any]) -> DataType:
+        head = str(d.get("type", "")).strip().upper()
+        nullable = not head.endswith("NOT NULL")
+        root = head.replace("NOT NULL", "").strip()
+        if root == "ARRAY":
+            return cls("ARRAY", nullable, element=cls.parse(d["element"]))
+        if root == "MAP":
+            return cls("MAP", nullable, key=cls.parse(d["key"]), value=cls.parse(d["value"]))
+        if root == "ROW":
+            fields = tuple(
+                (int(f["id"]), str(f["name"]), cls.parse(f["type"])) for f in d.get("fields", [])
+            )
+            return cls("ROW", nullable, fields=fields)
+        raise UnsupportedFeatureError(f"Paimon type {d!r} is not supported")
+
+    @classmethod
+    def from_arrow(
+        cls, arrow_type: pa.DataType, nullable: bool = True, next_id: list[int] | None = None
+    ) -> DataType:
+        """The Paimon type an Arrow column maps to (the inverse of :meth:`to_arrow`).
+
+        ``next_id`` is a one-element counter that hands out ids to ROW fields.
+        """
         t = arrow_type
+        if pa.types.is_list(t) or pa.types.is_large_list(t):
+            return cls(
+                "ARRAY",
+                nullable,
+                element=cls.from_arrow(t.value_type, t.value_field.nullable, next_id),
+            )
+        if pa.types.is_map(t):
+            return cls(
+                "MAP",
+                nullable,
+                key=cls.from_arrow(t.key_type, False, next_id),
+                value=cls.from_arrow(t.item_type, t.item_field.nullable, next_id),
+            )
+        if pa.types.is_struct(t):
+            counter = next_id if next_id is not None else [0]
+            fields = []
+            for f in t:
+                fid = counter[0]
+                counter[0] += 1
+                fields.append((fid, f.name, cls.from_arrow(f.type, f.nullable, counter)))
+            return cls("ROW", nullable, fields=tuple(fields))
         simple = {
             pa.bool_(): "BOOLEAN",
             pa.int8(): "TINYINT",
@@ -156,9 +204,37 @@ class DataType:
         """A copy of this type with another nullability."""
         return replace(self, nullable=nullable)
 
+    @property
+    def is_nested(self) -> bool:
+        """True for ARRAY, MAP and ROW."""
+        return self.root in ("ARRAY", "MAP", "ROW")
+
+    def to_json(self) -> Any:
+        """The schema-file form: a string, or a JSON object for nested types."""
+        if not self.is_nested:
+            return self.to_paimon()
+        head = self.root if self.nullable else f"{self.root} NOT NULL"
+        if self.root == "ARRAY":
+            assert self.element is not None
+            return {"type": head, "element": self.element.to_json()}
+        if self.root == "MAP":
+            assert self.key is not None and self.value is not None
+            return {"type": head, "key": self.key.to_json(), "value": self.value.to_json()}
+        return {
+            "type": head,
+            "fields": [{"id": i, "name": n, "type": t.to_json()} for i, n, t in self.fields],
+        }
+
     def to_paimon(self) -> str:
         """The canonical Paimon type string, as written to ``schema-N``."""
         r = self.root
+        if self.is_nested:
+            inner = {
+                "ARRAY": lambda: f"ARRAY<{self.element}>",
+                "MAP": lambda: f"MAP<{self.key}, {self.value}>",
+                "ROW": lambda: "ROW<" + ", ".join(f"`{n}` {t}" for _, n, t in self.fields) + ">",
+            }[r]()
+            return inner if self.nullable else f"{inner} NOT NULL"
         if r == "VARCHAR":
             text = "STRING" if self.length == MAX_VARCHAR else f"VARCHAR({self.length})"
         elif r == "VARBINARY":
@@ -196,6 +272,16 @@ class DataType:
             return pa.binary()
         if r == "DECIMAL":
             return pa.decimal128(self.precision or 10, self.scale or 0)
+        if r == "ARRAY":
+            assert self.element is not None
+            return pa.list_(pa.field("element", self.element.to_arrow(), self.element.nullable))
+        if r == "MAP":
+            assert self.key is not None and self.value is not None
+            return pa.map_(
+                self.key.to_arrow(), pa.field("value", self.value.to_arrow(), self.value.nullable)
+            )
+        if r == "ROW":
+            return pa.struct([pa.field(n, t.to_arrow(), t.nullable) for _, n, t in self.fields])
         assert self.precision is not None
         unit = (
             "s"

@@ -70,7 +70,7 @@ class TableWrite:
         self.store = store
         self.schema = schema
         self.options = options
-        self.engine = create_merge_engine(options)
+        self.engine = create_merge_engine(options, schema)
         self.key_names = schema.trimmed_primary_keys
         self.bucket_key_types = schema.types_of(schema.bucket_keys)
         self.partition_types = schema.types_of(schema.partition_keys)

@@ -1,0 +1,84 @@
+"""The aggregation merge engine: every non-key field folds its records with its function.
+
+``+I``/``+U`` records aggregate, ``-U``/``-D`` retract. The result kind is ``+I``, unless
+``aggregation.remove-record-on-delete`` is set: then a ``-D`` deletes the row and aggregation
+restarts after it from the key columns alone (as Paimon's ``initRow`` does), so only records after
+a key's last ``-D`` count, and a key whose last record is ``-D`` is deleted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from lakeops.errors import DataValidationError
+from lakeops.merge.config import MergeConfig, parse_merge_config
+from lakeops.merge.engine import MergeEngine, is_retraction
+from lakeops.merge.segments import Segments
+from lakeops.options import TableOptions
+from lakeops.spec.kv import KIND, RowKind
+from lakeops.spec.schema import TableSchema
+
+__all__ = ["AggregationEngine", "build_rows"]
+
+
+def build_rows(
+    records: pa.Table, seg: Segments, values: dict[str, pa.Array], kinds: np.ndarray
+) -> pa.Table:
+    """One row per segment: the computed ``values``, other columns from the segment's last
+    record (keys, sequence number), and the given kinds."""
+    last = records.take(pa.array(seg.ends))
+    for name, column in values.items():
+        idx = last.column_names.index(name)
+        last = last.set_column(idx, last.schema.field(idx), column)
+    idx = last.column_names.index(KIND)
+    return last.set_column(idx, last.schema.field(idx), pa.array(kinds, type=pa.int8()))
+
+
+class AggregationEngine(MergeEngine):
+    """Paimon's ``merge-engine = aggregation``."""
+
+    name = "aggregation"
+
+    def __init__(self, options: TableOptions, schema: TableSchema) -> None:
+        super().__init__(options)
+        self.config: MergeConfig = parse_merge_config(schema, options)
+
+    def _retracting_rows(self, kinds: np.ndarray) -> np.ndarray:
+        """Rows that call ``retract`` (a ``-D`` resets instead with remove-record-on-delete)."""
+        if self.config.remove_record_on_delete:
+            return kinds == RowKind.UPDATE_BEFORE
+        return (kinds == RowKind.UPDATE_BEFORE) | (kinds == RowKind.DELETE)
+
+    def prepare(self, records: pa.Table) -> pa.Table:
+        records = super().prepare(records)
+        kinds = records.column(KIND).to_numpy()
+        if self._retracting_rows(kinds).any():
+            for name, agg in self.config.aggregators.items():
+                if not agg.retractable and not agg.options.ignore_retract:
+                    raise DataValidationError(
+                        f"Aggregate function '{agg.name}' does not support retraction: the "
+                        f"input has '-U'/'-D' rows and field {name!r} uses it; set "
+                        f"'fields.{name}.ignore-retract' = 'true', or 'ignore-delete' = 'true'"
+                    )
+        return records
+
+    def merge(self, records: pa.Table, starts: np.ndarray) -> pa.Table:
+        seg = Segments(starts, records.num_rows)
+        kinds = records.column(KIND).to_numpy()
+        active = np.ones(records.num_rows, dtype=bool)
+        if self.options.ignore_delete:
+            active &= ~is_retraction(records.column(KIND)).to_numpy(zero_copy_only=False)
+        result_kind = np.full(seg.count, RowKind.INSERT, dtype=np.int8)
+        if self.config.remove_record_on_delete:
+            deletes = (kinds == RowKind.DELETE) & active
+            last_delete = seg.last_index(deletes)
+            active &= seg.after(last_delete)
+            result_kind[last_delete == seg.ends] = RowKind.DELETE
+        retract = self._retracting_rows(kinds)
+        values = {}
+        for name, agg in self.config.aggregators.items():
+            if name in records.column_names:
+                column = records.column(name).combine_chunks()
+                values[name] = agg.reduce(column, retract, active, seg)
+        return build_rows(records, seg, values, result_kind)

@@ -1,0 +1,678 @@
+"""Field aggregators of the aggregation and partial-update engines (Paimon's semantics).
+
+Each aggregator reduces, for every key segment, the *active* input values of one field in merge
+order, where some rows are retractions (``-U``/``-D``). The common functions are computed over
+whole arrays (Arrow hash aggregations or numpy ``reduceat``). The few cases whose result depends
+on the order of retractions (``product``/``collect``/``nested_update`` after a retraction) or on
+older/newer flags inside partial-update sequence groups fall back to a per-key loop over the
+scalar ``agg``/``retract``/``agg_reversed`` rules below, run only for the affected keys.
+
+Retract rules follow Paimon: ``sum`` subtracts, ``product`` divides, ``last_value`` clears,
+``last_non_null_value`` clears on a non-null retraction, ``collect``/``merge_map``/
+``nested_update`` remove, and every other function refuses retraction unless
+``fields.<f>.ignore-retract`` is set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, ClassVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lakeops.errors import ConfigurationError, DataValidationError
+from lakeops.merge.segments import Segments, take_or_null
+from lakeops.spec.types import DataType
+
+__all__ = ["AGGREGATORS", "Aggregator", "FieldAggOptions", "create_aggregator"]
+
+_NUMERIC = ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL")
+_INT_RANGE = {"TINYINT": 2**7, "SMALLINT": 2**15, "INT": 2**31, "BIGINT": 2**63}
+
+
+@dataclass(frozen=True)
+class FieldAggOptions:
+    """Per-field options: ``fields.<f>.ignore-retract``, ``.list-agg-delimiter``, ``.distinct``,
+    ``.nested-key``."""
+
+    ignore_retract: bool = False
+    delimiter: str = ","
+    distinct: bool = False
+    nested_key: tuple[str, ...] = ()
+
+
+def _retract_error(name: str, field: str) -> DataValidationError:
+    return DataValidationError(
+        f"Aggregate function '{name}' does not support retraction (field {field!r} received a "
+        f"'-U'/'-D' row); if it may ignore retractions, set 'fields.{field}.ignore-retract' = "
+        "'true'"
+    )
+
+
+class Aggregator:
+    """Base class: one field's aggregate function."""
+
+    name: ClassVar[str] = ""
+    retractable: ClassVar[bool] = False
+    #: agg == agg_reversed, so older inputs in sequence groups need no special handling
+    commutative: ClassVar[bool] = False
+    types: ClassVar[tuple[str, ...] | None] = None  # accepted roots; None = any
+
+    def __init__(self, field: str, dtype: DataType, options: FieldAggOptions) -> None:
+        self.field = field
+        self.dtype = dtype
+        self.options = options
+        if self.types is not None and dtype.root not in self.types:
+            raise ConfigurationError(
+                f"aggregate function '{self.name}' of field {field!r} does not support type "
+                f"{dtype.to_paimon()}; choose a function for that type or change the column"
+            )
+        self.arrow_type = dtype.to_arrow()
+
+    # ----------------------------------------------------------- vectorised path
+    def reduce(
+        self, values: pa.Array, retract: np.ndarray, active: np.ndarray, seg: Segments
+    ) -> pa.Array:
+        """One value per segment from the active rows (retract marks ``-U``/``-D`` rows)."""
+        if self.options.ignore_retract:
+            active = active & ~retract
+        elif (retract & active).any() and not self.retractable:
+            raise _retract_error(self.name, self.field)
+        return self._reduce(values, retract & active, active, seg)
+
+    def _reduce(
+        self, values: pa.Array, retract: np.ndarray, active: np.ndarray, seg: Segments
+    ) -> pa.Array:
+        return self.reduce_sequential(values, retract, active, None, seg)
+
+    # ----------------------------------------------------------- scalar rules
+    def agg(self, acc: Any, value: Any) -> Any:
+        raise NotImplementedError
+
+    def agg_reversed(self, acc: Any, value: Any) -> Any:
+        """Paimon's ``aggReversed``: an older input arrives (partial-update sequence groups)."""
+        return self.agg(value, acc)
+
+    def retract(self, acc: Any, value: Any) -> Any:
+        raise _retract_error(self.name, self.field)
+
+    def reset(self) -> None:
+        """Start a new key (aggregators with per-merge state override this)."""
+
+    def reduce_sequential(
+        self,
+        values: pa.Array,
+        retract: np.ndarray,
+        active: np.ndarray,
+        older: np.ndarray | None,
+        seg: Segments,
+        only: np.ndarray | None = None,
+        base: pa.Array | None = None,
+    ) -> pa.Array:
+        """The per-key loop: apply agg / agg_reversed / retract row by row.
+
+        ``only`` restricts the loop to some segments (others take ``base``).
+        """
+        if self.options.ignore_retract:
+            active = active & ~retract
+        py = values.to_pylist()
+        out = base.to_pylist() if base is not None else [None] * seg.count
+        segments = range(seg.count) if only is None else np.flatnonzero(only)
+        ends = seg.ends
+        for s in segments:
+            self.reset()
+            acc = None
+            for r in range(int(seg.starts[s]), int(ends[s]) + 1):
+                if not active[r]:
+                    continue
+                if retract[r]:
+                    acc = self.retract(acc, py[r])
+                elif older is not None and older[r]:
+                    acc = self.agg_reversed(acc, py[r])
+                else:
+                    acc = self.agg(acc, py[r])
+            out[s] = acc
+        return pa.array(out, type=self.arrow_type)
+
+
+# --------------------------------------------------------------------- helpers
+def _hash_aggregate(
+    values: pa.Array,
+    active: np.ndarray,
+    seg: Segments,
+    func: str,
+    options: pc.FunctionOptions | None = None,
+) -> pa.Array:
+    """Arrow hash aggregation of the active rows, one result per segment (null if none)."""
+    ids = seg.ids[active]
+    table = pa.table({"g": pa.array(ids), "v": values.filter(pa.array(active))})
+    agg = table.group_by("g", use_threads=False).aggregate([("v", func, options)])
+    pos = np.full(seg.count, -1, dtype=np.int64)
+    pos[agg.column("g").to_numpy()] = np.arange(agg.num_rows)
+    return take_or_null(agg.column(f"v_{func}"), pos)
+
+
+def _nonnull(values: pa.Array) -> np.ndarray:
+    return ~np.asarray(values.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _cast_back(result: pa.Array, target: pa.DataType, field: str, name: str) -> pa.Array:
+    try:
+        return result.cast(target, safe=True)
+    except pa.ArrowInvalid as exc:
+        raise DataValidationError(
+            f"aggregate '{name}' of field {field!r} overflows {target}: {exc}"
+        ) from None
+
+
+# ------------------------------------------------------------------ functions
+class Sum(Aggregator):
+    name = "sum"
+    retractable = True
+    commutative = True
+    types = _NUMERIC
+
+    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+        signed = values
+        if retract.any():
+            mask = pa.array(retract)
+            signed = pc.if_else(mask, pc.negate_checked(values), values)
+        out = _hash_aggregate(
+            signed, active, seg, "sum", pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)
+        )
+        if self.dtype.root == "BIGINT":  # int64 sums wrap in Arrow: detect overflow exactly
+            approx = _hash_aggregate(
+                signed.cast(pa.float64()),
+                active,
+                seg,
+                "sum",
+                pc.ScalarAggregateOptions(skip_nulls=True, min_count=1),
+            )
+            big = np.abs(approx.fill_null(0).to_numpy(zero_copy_only=False)) > 9.2e18
+            if big.any():
+                raise DataValidationError(
+                    f"aggregate 'sum' of field {self.field!r} overflows BIGINT"
+                )
+        return _cast_back(out, self.arrow_type, self.field, self.name)
+
+    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+        if acc is None or value is None:
+            return value if acc is None else acc
+        return self._check(acc + value)
+
+    def retract(self, acc, value):  # type: ignore[no-untyped-def]
+        if acc is None or value is None:
+            return -value if acc is None and value is not None else acc
+        return self._check(acc - value)
+
+    def _check(self, v: Any) -> Any:
+        bound = _INT_RANGE.get(self.dtype.root)
+        if bound is not None and not -bound <= v < bound:
+            raise DataValidationError(
+                f"aggregate 'sum' of field {self.field!r} overflows {self.dtype.root}"
+            )
+        return v
+
+
+class Product(Aggregator):
+    name = "product"
+    retractable = True
+    types = _NUMERIC
+
+    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+        out = _hash_aggregate(
+            values,
+            active & ~retract,
+            seg,
+            "product",
+            pc.ScalarAggregateOptions(skip_nulls=True, min_count=1),
+        )
+        out = _cast_back(out, self.arrow_type, self.field, self.name)
+        with_retract = seg.any(retract)
+        if with_retract.any():  # division order matters: replay those keys row by row
+            out = self.reduce_sequential(values, retract, active, None, seg, with_retract, out)
+        return out
+
+    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+        if acc is None or value is None:
+            return value if acc is None else acc
+        result = acc * value
+        bound = _INT_RANGE.get(self.dtype.root)
+        if bound is not None and not -bound <= result < bound:
+            raise DataValidationError(
+                f"aggregate 'product' of field {self.field!r} overflows {self.dtype.root}"
+            )
+        return result
+
+    def retract(self, acc, value):  # type: ignore[no-untyped-def]
+        if acc is None or value is None:
+            return acc
+        if self.dtype.root in _INT_RANGE:
+            q = abs(acc) // abs(value)
+            return q if (acc >= 0) == (value > 0) else -q  # Java truncates towards zero
+        if isinstance(acc, Decimal):
+            return (acc / value).quantize(Decimal(1).scaleb(-(self.dtype.scale or 0)))
+        return acc / value
+
+
+class _MinMax(Aggregator):
+    commutative = True
+    func: ClassVar[str] = ""
+    pick: ClassVar[Callable[[Any, Any], Any]] = min
+
+    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+        return _hash_aggregate(
+            values, active, seg, self.func, pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)
+        ).cast(self.arrow_type)
+
+    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+        if acc is None or value is None:
+            return value if acc is None else acc
+        return type(self).pick(acc, value)
+
+
+class Min(_MinMax):
+    name = "min"
+    func = "min"
+    pick = min
+
+
+class Max(_MinMax):
+    name = "max"
+    func = "max"
+    pick = max
+
+
+class LastValue(Aggregator):
+    name = "last_value"
+    retractable = True
+
+    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+        last = seg.last_index(active)
+        last = np.where((last >= 0) & retract[np.maximum(last, 0)], -1, last)
+        return take_or_null(values, last)
+
+    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+        return value
+
+    def retract(self, acc, value):  # type: ignore[no-untyped-def]
+        return None
+
+
+class LastNonNullValue(Aggregator):
+    name = "last_non_null_value"
+    retractable = True
+
+    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+        last = seg.last_index(active & _nonnull(values))
+        last = np.where((last >= 0) & retract[np.maximum(last, 0)], -1, last)
+        return take_or_null(values, last)
+
+    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+        return acc if value is None else value
+
+    def retract(self, acc, value):  # type: ignore[no-untyped-def]
+        return acc if value is None else None
+
+
+class FirstValue(Aggregator):
+    name = "first_value"
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._initialized = False
+
+    def reset(self) -> None:
+        self._initialized = False
+
+    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+        return take_or_null(values, seg.first_index(active))
+
+    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+        if not self._initialized:
+            self._initialized = True
+            return value
+        return acc
+
+
+class FirstNonNullValue(FirstValue):
+    name = "first_non_null_value"
+
+    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+        return take_or_null(values, seg.first_index(active & _nonnull(values)))
+
+    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+        if not self._initialized and value is not None:
+            self._initialized = True
+            return value
+        return acc
+
+
+class ListAgg(Aggregator):
+    name = "listagg"
+    types = ("CHAR", "VARCHAR")
+
+    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+        rows = active & _nonnull(values)
+        if self.options.distinct:
+            return self.reduce_sequential(values, retract, rows, None, seg)
+        lists = _hash_aggregate(values, rows, seg, "list")
+        return pc.binary_join(lists, self.options.delimiter)
+
+    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+        if acc is None or value is None:
+            return value if acc is None else acc
+        if not self.options.distinct:
+            return acc + self.options.delimiter + value
+        tokens = acc.split(self.options.delimiter)
+        seen = set(tokens)
+        for token in value.split(self.options.delimiter):
+            if token not in seen:
+                seen.add(token)
+                tokens.append(token)
+        return self.options.delimiter.join(tokens)
+
+
+class _Bool(Aggregator):
+    commutative = True
+    types = ("BOOLEAN",)
+    func: ClassVar[str] = ""
+
+    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+        return _hash_aggregate(
+            values, active, seg, self.func, pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)
+        )
+
+
+class BoolAnd(_Bool):
+    name = "bool_and"
+    func = "all"
+
+    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+        if acc is None or value is None:
+            return value if acc is None else acc
+        return acc and value
+
+
+class BoolOr(_Bool):
+    name = "bool_or"
+    func = "any"
+
+    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+        if acc is None or value is None:
+            return value if acc is None else acc
+        return acc or value
+
+
+class Collect(Aggregator):
+    name = "collect"
+    retractable = True
+    types = ("ARRAY",)
+
+    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+        rows = active & _nonnull(values)
+        with_retract = seg.any(retract & rows)
+        adds = rows & ~retract
+        lengths = pc.list_value_length(values).fill_null(0).to_numpy(zero_copy_only=False)
+        keep = np.repeat(adds, lengths)
+        elements = pc.list_flatten(values).filter(pa.array(keep))
+        owners = np.repeat(seg.ids, lengths)[keep]
+        if self.options.distinct and len(elements):
+            first = (
+                pa.table({"g": owners, "e": elements, "i": np.arange(len(elements))})
+                .group_by(["g", "e"], use_threads=False)
+                .aggregate([("i", "min")])
+            )
+            order = np.sort(first.column("i_min").to_numpy())
+            elements, owners = elements.take(pa.array(order)), owners[order]
+        counts = np.bincount(owners, minlength=seg.count)
+        offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int32)
+        has = seg.any(rows & ~retract)
+        out = pa.ListArray.from_arrays(
+            pa.array(offsets), elements, mask=pa.array(~has), type=self.arrow_type
+        )
+        if with_retract.any():
+            out = self.reduce_sequential(values, retract, active, None, seg, with_retract, out)
+        return out
+
+    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+        if acc is None or value is None:
+            return value if acc is None else acc
+        merged = list(acc) + list(value)
+        if not self.options.distinct:
+            return merged
+        seen: set[Any] = set()
+        out = []
+        for v in merged:
+            h = _hashable(v)
+            if h not in seen:
+                seen.add(h)
+                out.append(v)
+        return out
+
+    def retract(self, acc, value):  # type: ignore[no-untyped-def]
+        if acc is None or value is None:
+            return acc
+        out = list(acc)
+        for v in value:
+            if v in out:
+                out.remove(v)
+        return out
+
+
+def _hashable(v: Any) -> Any:
+    if isinstance(v, dict):
+        return tuple(sorted((k, _hashable(x)) for k, x in v.items()))
+    if isinstance(v, list):
+        return tuple(_hashable(x) for x in v)
+    return v
+
+
+class MergeMap(Aggregator):
+    name = "merge_map"
+    retractable = True
+    types = ("MAP",)
+
+    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+        rows = active & _nonnull(values)
+        lengths = pc.list_value_length(values).fill_null(0).to_numpy(zero_copy_only=False)
+        keep = np.repeat(rows, lengths)
+        flat = pc.list_flatten(values).filter(pa.array(keep))  # struct<key, value>
+        keys, items = flat.field(0), flat.field(1)
+        owners = np.repeat(seg.ids, lengths)[keep]
+        removed = np.repeat(retract, lengths)[keep]
+        pos = np.arange(len(flat))
+        table = pa.table({"g": owners, "k": keys, "i": pos})
+        grouped = table.group_by(["g", "k"], use_threads=False).aggregate(
+            [("i", "max"), ("i", "min")]
+        )
+        last = grouped.column("i_max").to_numpy()
+        first = grouped.column("i_min").to_numpy()
+        alive = ~removed[last]
+        order = np.lexsort((first[alive], owners[last[alive]]))
+        chosen = last[alive][order]
+        counts = np.bincount(owners[chosen], minlength=seg.count)
+        offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int32)
+        has = seg.any(rows)
+        return pa.MapArray.from_arrays(
+            pa.array(offsets),
+            keys.take(pa.array(chosen)),
+            items.take(pa.array(chosen)),
+            type=self.arrow_type,
+            mask=pa.array(~has),
+        )
+
+    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+        if acc is None or value is None:
+            return value if acc is None else acc
+        merged = dict(acc)
+        merged.update(dict(value))
+        return list(merged.items())
+
+    def retract(self, acc, value):  # type: ignore[no-untyped-def]
+        if acc is None or value is None:
+            return acc
+        gone = {k for k, _ in value}
+        return [(k, v) for k, v in acc if k not in gone]
+
+
+class NestedUpdate(Aggregator):
+    name = "nested_update"
+    retractable = True
+    types = ("ARRAY",)
+
+    def __init__(self, field: str, dtype: DataType, options: FieldAggOptions) -> None:
+        super().__init__(field, dtype, options)
+        if dtype.element is None or dtype.element.root != "ROW":
+            raise ConfigurationError(
+                f"aggregate function 'nested_update' of field {field!r} needs type ARRAY<ROW<…>>"
+            )
+        names = [n for _, n, _ in dtype.element.fields]
+        unknown = [k for k in options.nested_key if k not in names]
+        if unknown:
+            raise ConfigurationError(
+                f"option 'fields.{field}.nested-key' names {unknown}, "
+                f"which are not fields of the nested row ({names})"
+            )
+
+    def _key(self, row: dict[str, Any]) -> Any:
+        return tuple(_hashable(row.get(k)) for k in self.options.nested_key)
+
+    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+        if acc is None or value is None:
+            return value if acc is None else acc
+        if not self.options.nested_key:
+            return list(acc) + list(value)
+        merged = {self._key(r): r for r in acc}
+        for r in value:
+            merged[self._key(r)] = r
+        return list(merged.values())
+
+    def retract(self, acc, value):  # type: ignore[no-untyped-def]
+        if acc is None or value is None:
+            return acc
+        if not self.options.nested_key:
+            out = list(acc)
+            for r in value:
+                if r in out:
+                    out.remove(r)
+            return out
+        gone = {self._key(r) for r in value}
+        return [r for r in acc if self._key(r) not in gone]
+
+
+class _Bytes(Aggregator):
+    """Unions of serialized bitmaps / sketches (BYTES), one key at a time in native code."""
+
+    types = ("VARBINARY", "BINARY")
+    commutative = True
+
+    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+        rows = active & _nonnull(values)
+        multi = seg.last_index(rows) != seg.first_index(rows)
+        out = take_or_null(values, seg.first_index(rows))
+        if multi.any():
+            out = self.reduce_sequential(values, retract, rows, None, seg, multi, out)
+        return out
+
+    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+        if acc is None or value is None:
+            return value if acc is None else acc
+        return self.union(acc, value)
+
+    def union(self, a: bytes, b: bytes) -> bytes:
+        raise NotImplementedError
+
+
+def _require(module: str, function: str) -> Any:
+    try:
+        return __import__(module)
+    except ImportError:
+        raise ConfigurationError(
+            f"aggregate function '{function}' needs the '{module}' package: "
+            "pip install 'lakeops[sketches]'"
+        ) from None
+
+
+class Rbm32(_Bytes):
+    name = "rbm32"
+
+    def union(self, a: bytes, b: bytes) -> bytes:
+        roaring = _require("pyroaring", self.name)
+        return bytes((roaring.BitMap.deserialize(a) | roaring.BitMap.deserialize(b)).serialize())
+
+
+class Rbm64(_Bytes):
+    name = "rbm64"
+
+    def union(self, a: bytes, b: bytes) -> bytes:
+        roaring = _require("pyroaring", self.name)
+        return bytes(
+            (roaring.BitMap64.deserialize(a) | roaring.BitMap64.deserialize(b)).serialize()
+        )
+
+
+class HllSketch(_Bytes):
+    name = "hll_sketch"
+
+    def union(self, a: bytes, b: bytes) -> bytes:
+        ds = _require("datasketches", self.name)
+        left, right = ds.hll_sketch.deserialize(a), ds.hll_sketch.deserialize(b)
+        union = ds.hll_union(max(left.lg_config_k, right.lg_config_k))
+        union.update(left)
+        union.update(right)
+        return bytes(union.get_result(left.tgt_type).serialize_compact())
+
+
+class ThetaSketch(_Bytes):
+    name = "theta_sketch"
+
+    def union(self, a: bytes, b: bytes) -> bytes:
+        ds = _require("datasketches", self.name)
+        union = ds.theta_union()
+        union.update(ds.compact_theta_sketch.deserialize(a))
+        union.update(ds.compact_theta_sketch.deserialize(b))
+        return bytes(union.get_result().serialize())
+
+
+AGGREGATORS: dict[str, type[Aggregator]] = {
+    cls.name: cls
+    for cls in (
+        Sum,
+        Product,
+        Min,
+        Max,
+        LastValue,
+        LastNonNullValue,
+        FirstValue,
+        FirstNonNullValue,
+        ListAgg,
+        BoolAnd,
+        BoolOr,
+        Collect,
+        MergeMap,
+        NestedUpdate,
+        Rbm32,
+        Rbm64,
+        HllSketch,
+        ThetaSketch,
+    )
+}
+
+
+def create_aggregator(
+    function: str, field: str, dtype: DataType, options: FieldAggOptions
+) -> Aggregator:
+    """The aggregator named ``function`` for a field, or a ConfigurationError naming the fix."""
+    cls = AGGREGATORS.get(function.strip().lower())
+    if cls is None:
+        raise ConfigurationError(
+            f"Use unsupported aggregation: {function} or spell aggregate function incorrectly! "
+            f"(option 'fields.{field}.aggregate-function'; supported: "
+            f"{', '.join(sorted(AGGREGATORS))}; for a count use 'sum' over a column of 1s)"
+        )
+    return cls(field, dtype, options)
