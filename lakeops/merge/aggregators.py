@@ -15,7 +15,6 @@ Retract rules follow Paimon: ``sum`` subtracts, ``product`` divides, ``last_valu
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, ClassVar
@@ -262,7 +261,6 @@ class Product(Aggregator):
 class _MinMax(Aggregator):
     commutative = True
     func: ClassVar[str] = ""
-    pick: ClassVar[Callable[[Any, Any], Any]] = min
 
     def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
         return _hash_aggregate(
@@ -272,19 +270,17 @@ class _MinMax(Aggregator):
     def agg(self, acc, value):  # type: ignore[no-untyped-def]
         if acc is None or value is None:
             return value if acc is None else acc
-        return type(self).pick(acc, value)
+        return max(acc, value) if self.func == "max" else min(acc, value)
 
 
 class Min(_MinMax):
     name = "min"
     func = "min"
-    pick = min
 
 
 class Max(_MinMax):
     name = "max"
     func = "max"
-    pick = max
 
 
 class LastValue(Aggregator):

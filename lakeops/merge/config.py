@@ -113,6 +113,7 @@ def parse_merge_config(schema: TableSchema, options: TableOptions) -> MergeConfi
         if f.name in pks:
             continue  # primary keys never aggregate
         explicit = fopts.get((f.name, "aggregate-function"))
+        func: str | None
         if engine == "aggregation":
             func = (
                 "last_value"

@@ -63,11 +63,32 @@ def group_starts(records: pa.Table, key_columns: Sequence[str]) -> np.ndarray:
 
 
 def merge_sorted(records: pa.Table, key_columns: Sequence[str], engine: MergeEngine) -> pa.Table:
-    """Merge a sorted table to one row per key; keys with a single record pass through."""
-    starts = group_starts(records, key_columns)
-    if len(starts) == records.num_rows:
+    """Merge a sorted table to one row per key (see :func:`merge_groups`)."""
+    return merge_groups(records, group_starts(records, key_columns), engine)
+
+
+def merge_groups(records: pa.Table, starts: np.ndarray, engine: MergeEngine) -> pa.Table:
+    """One row per key group, in key order. Keys with a single record pass through untouched
+    (no merge function runs, as in Paimon: a lone ``-D`` stays ``-D``); the engine merges the
+    others in one vectorised call."""
+    n = records.num_rows
+    if len(starts) == n:
         return records
-    return engine.merge(records, starts)
+    sizes = np.diff(np.append(starts, n))
+    multi = sizes > 1
+    if multi.all():
+        return engine.merge(records, starts)
+    in_multi = np.repeat(multi, sizes)
+    merged = engine.merge(
+        records.filter(pa.array(in_multi)), np.concatenate(([0], np.cumsum(sizes[multi])[:-1]))
+    )
+    singles = records.filter(pa.array(~in_multi))
+    # interleave back into key order: multi groups first in the concatenation, then singles
+    position = np.empty(len(starts), dtype=np.int64)
+    position[multi] = np.arange(int(multi.sum()))
+    position[~multi] = int(multi.sum()) + np.arange(int((~multi).sum()))
+    combined = pa.concat_tables([merged, singles.cast(merged.schema)])
+    return combined.take(pa.array(position))
 
 
 def as_table(batches: Sequence[pa.Table]) -> pa.Table:

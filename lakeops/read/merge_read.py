@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 
 from lakeops.compact.interval_partition import partition_sections
 from lakeops.io.file_io import FileIO, join
-from lakeops.merge import MergeEngine, group_starts, sort_records
+from lakeops.merge import MergeEngine, group_starts, merge_sorted, sort_records
 from lakeops.merge.ordering import as_table
 from lakeops.options import TableOptions
 from lakeops.read.scan import Split
@@ -127,7 +127,4 @@ class SplitReader:
         records = sort_records(
             records, self.merge_keys, self.options.sequence_fields, self.options.sequence_descending
         )
-        starts = group_starts(records, self.merge_keys)
-        if len(starts) == records.num_rows:
-            return records
-        return self.engine.merge(records, starts)
+        return merge_sorted(records, self.merge_keys, self.engine)
