@@ -159,6 +159,12 @@ def _nonnull(values: pa.Array) -> np.ndarray:
     return ~np.asarray(values.is_null().to_numpy(zero_copy_only=False), dtype=bool)
 
 
+def _list_lengths(values: pa.Array) -> np.ndarray:
+    """Entries of every list/map value (0 for nulls), matching what ``flatten()`` yields."""
+    lengths = np.diff(values.offsets.to_numpy(zero_copy_only=False)).astype(np.int64)
+    return np.where(_nonnull(values), lengths, 0)
+
+
 def _cast_back(result: pa.Array, target: pa.DataType, field: str, name: str) -> pa.Array:
     try:
         return result.cast(target, safe=True)
@@ -413,9 +419,9 @@ class Collect(Aggregator):
         rows = active & _nonnull(values)
         with_retract = seg.any(retract & rows)
         adds = rows & ~retract
-        lengths = pc.list_value_length(values).fill_null(0).to_numpy(zero_copy_only=False)
+        lengths = _list_lengths(values)
         keep = np.repeat(adds, lengths)
-        elements = pc.list_flatten(values).filter(pa.array(keep))
+        elements = values.flatten().filter(pa.array(keep))
         owners = np.repeat(seg.ids, lengths)[keep]
         if self.options.distinct and len(elements):
             first = (
@@ -475,9 +481,10 @@ class MergeMap(Aggregator):
 
     def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
         rows = active & _nonnull(values)
-        lengths = pc.list_value_length(values).fill_null(0).to_numpy(zero_copy_only=False)
+        lengths = _list_lengths(values)
         keep = np.repeat(rows, lengths)
-        flat = pc.list_flatten(values).filter(pa.array(keep))  # struct<key, value>
+        entries = pa.ListArray.from_arrays(values.offsets, values.values, mask=values.is_null())
+        flat = entries.flatten().filter(pa.array(keep))  # struct<key, value>
         keys, items = flat.field(0), flat.field(1)
         owners = np.repeat(seg.ids, lengths)[keep]
         removed = np.repeat(retract, lengths)[keep]

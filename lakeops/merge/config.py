@@ -100,7 +100,7 @@ def parse_merge_config(schema: TableSchema, options: TableOptions) -> MergeConfi
     default = schema.options.get("fields.default-aggregate-function")
     engine = options.merge_engine
     pks = set(schema.primary_keys)
-    groups = _parse_groups(schema, fopts) if engine == "partial-update" else ()
+    groups = _parse_groups(schema, fopts)
     if engine == "aggregation" and groups:
         raise ConfigurationError(
             "sequence groups ('fields.<f>.sequence-group') belong to the "

@@ -1,0 +1,208 @@
+"""Aggregate functions through the public API: one commit per record, merged on read."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from lakeops import Catalog, DataValidationError
+
+
+def _table(catalog: Catalog, value_type: pa.DataType, function: str, **extra: str):
+    schema = pa.schema([("k", pa.int32()), ("v", value_type), ("rk", pa.string())])
+    options = {
+        "bucket": "1",
+        "rowkind.field": "rk",
+        "merge-engine": "aggregation",
+        "fields.v.aggregate-function": function,
+        **extra,
+    }
+    return catalog.create_table("db.t", schema=schema, primary_keys=["k"], options=options)
+
+
+def _apply(table, records: list[tuple[str, object]], one_commit: bool = False) -> object:
+    schema = table.arrow_schema
+    rows = [{"k": 1, "v": v, "rk": kind} for kind, v in records]
+    if one_commit:
+        table.write(pa.Table.from_pylist(rows, schema=schema))
+    else:
+        for row in rows:
+            table.write(pa.Table.from_pylist([row], schema=schema))
+    result = table.read(columns=["v"]).column("v").to_pylist()
+    return result[0] if result else "absent"
+
+
+@pytest.mark.parametrize("one_commit", [False, True])
+def test_listagg_delimiter_and_distinct(catalog: Catalog, one_commit: bool) -> None:
+    t = _table(catalog, pa.string(), "listagg", **{"fields.v.list-agg-delimiter": ";"})
+    assert (
+        _apply(t, [("+I", "a"), ("+I", None), ("+I", "b;c"), ("+I", "a")], one_commit) == "a;b;c;a"
+    )
+
+
+def test_listagg_distinct(catalog: Catalog) -> None:
+    t = _table(catalog, pa.string(), "listagg", **{"fields.v.distinct": "true"})
+    assert _apply(t, [("+I", "a,b"), ("+I", "b,c"), ("+I", "a")], True) == "a,b,c"
+
+
+@pytest.mark.parametrize("one_commit", [False, True])
+def test_collect_concat_distinct_and_retract(catalog: Catalog, one_commit: bool) -> None:
+    t = _table(catalog, pa.list_(pa.int32()), "collect")
+    assert _apply(t, [("+I", [1, 2]), ("+I", [2, 3]), ("-U", [2]), ("+I", None)], one_commit) == [
+        1,
+        2,
+        3,
+    ]
+
+
+def test_collect_distinct(catalog: Catalog) -> None:
+    t = _table(catalog, pa.list_(pa.string()), "collect", **{"fields.v.distinct": "true"})
+    assert _apply(t, [("+I", ["a", "b"]), ("+I", ["b", "c", "a"])], True) == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("one_commit", [False, True])
+def test_merge_map_later_wins_and_retract_removes(catalog: Catalog, one_commit: bool) -> None:
+    t = _table(catalog, pa.map_(pa.string(), pa.int32()), "merge_map")
+    result = _apply(
+        t,
+        [("+I", [("a", 1), ("b", 2)]), ("+I", [("b", 3), ("c", 4)]), ("-U", [("a", 0)])],
+        one_commit,
+    )
+    assert dict(result) == {"b": 3, "c": 4}
+
+
+ROW = pa.struct([("id", pa.int32()), ("name", pa.string())])
+
+
+@pytest.mark.parametrize("one_commit", [False, True])
+def test_nested_update_by_key(catalog: Catalog, one_commit: bool) -> None:
+    t = _table(catalog, pa.list_(ROW), "nested_update", **{"fields.v.nested-key": "id"})
+    result = _apply(
+        t,
+        [
+            ("+I", [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]),
+            ("+I", [{"id": 2, "name": "B"}, {"id": 3, "name": "c"}]),
+            ("-D", [{"id": 1, "name": None}]),
+        ],
+        one_commit,
+    )
+    assert sorted(result, key=lambda r: r["id"]) == [{"id": 2, "name": "B"}, {"id": 3, "name": "c"}]
+
+
+def test_nested_update_without_key_appends(catalog: Catalog) -> None:
+    t = _table(catalog, pa.list_(ROW), "nested_update")
+    result = _apply(t, [("+I", [{"id": 1, "name": "a"}]), ("+I", [{"id": 1, "name": "a"}])])
+    assert result == [{"id": 1, "name": "a"}, {"id": 1, "name": "a"}]
+
+
+def test_roaring_bitmaps_union(catalog: Catalog) -> None:
+    roaring = pytest.importorskip("pyroaring")
+    t = _table(catalog, pa.binary(), "rbm32")
+    parts = [roaring.BitMap([1, 2]), roaring.BitMap([2, 70000]), roaring.BitMap([5])]
+    result = _apply(t, [("+I", bytes(b.serialize())) for b in parts])
+    assert set(roaring.BitMap.deserialize(result)) == {1, 2, 5, 70000}
+
+
+def test_roaring64_bitmaps_union(catalog: Catalog) -> None:
+    roaring = pytest.importorskip("pyroaring")
+    t = _table(catalog, pa.binary(), "rbm64")
+    parts = [roaring.BitMap64([1, 2**40]), roaring.BitMap64([3])]
+    result = _apply(t, [("+I", bytes(b.serialize())) for b in parts], one_commit=True)
+    assert set(roaring.BitMap64.deserialize(result)) == {1, 3, 2**40}
+
+
+def test_hll_and_theta_sketch_unions(catalog: Catalog) -> None:
+    ds = pytest.importorskip("datasketches")
+
+    def hll(values: range) -> bytes:
+        s = ds.hll_sketch(12)
+        for v in values:
+            s.update(v)
+        return bytes(s.serialize_compact())
+
+    t = _table(catalog, pa.binary(), "hll_sketch")
+    result = _apply(t, [("+I", hll(range(0, 600))), ("+I", hll(range(400, 1000)))])
+    assert abs(ds.hll_sketch.deserialize(result).get_estimate() - 1000) < 50
+
+    def theta(values: range) -> bytes:
+        s = ds.update_theta_sketch()
+        for v in values:
+            s.update(v)
+        return bytes(s.compact().serialize())
+
+    schema = pa.schema([("k", pa.int32()), ("v", pa.binary()), ("rk", pa.string())])
+    t2 = catalog.create_table(
+        "db.theta",
+        schema=schema,
+        primary_keys=["k"],
+        options={
+            "bucket": "1",
+            "rowkind.field": "rk",
+            "merge-engine": "aggregation",
+            "fields.v.aggregate-function": "theta_sketch",
+        },
+    )
+    result = _apply(t2, [("+I", theta(range(0, 300))), ("+I", theta(range(200, 500)))])
+    assert ds.compact_theta_sketch.deserialize(result).get_estimate() == 500
+
+
+@pytest.mark.parametrize(
+    ("function", "records", "expected"),
+    [
+        ("bool_and", [("+I", True), ("+I", None), ("+I", False)], False),
+        ("bool_or", [("+I", None), ("+I", False), ("+I", True)], True),
+        ("bool_and", [("+I", None), ("+I", None)], None),
+    ],
+)
+def test_booleans(catalog: Catalog, function: str, records: list, expected: object) -> None:
+    assert _apply(_table(catalog, pa.bool_(), function), records, True) == expected
+
+
+def test_sum_overflow_is_an_error(catalog: Catalog) -> None:
+    t = _table(catalog, pa.int32(), "sum")
+    with pytest.raises(DataValidationError, match="overflows"):
+        _apply(t, [("+I", 2**31 - 1), ("+I", 1)])
+
+
+def test_sum_retract_and_decimal(catalog: Catalog) -> None:
+    from decimal import Decimal
+
+    t = _table(catalog, pa.decimal128(10, 2), "sum")
+    assert _apply(
+        t, [("+I", Decimal("1.25")), ("+I", Decimal("2.50")), ("-U", Decimal("0.75"))], True
+    ) == Decimal("3.00")
+
+
+def test_product_retraction_divides_towards_zero(catalog: Catalog) -> None:
+    t = _table(catalog, pa.int64(), "product")
+    assert _apply(t, [("+I", 7), ("+I", -3), ("-U", 2)], True) == -10
+
+
+def test_ignore_retract(catalog: Catalog) -> None:
+    t = _table(catalog, pa.int32(), "max", **{"fields.v.ignore-retract": "true"})
+    assert _apply(t, [("+I", 5), ("-U", 9), ("+I", 3)], True) == 5
+
+
+def test_retraction_on_max_is_refused_before_writing(catalog: Catalog) -> None:
+    t = _table(catalog, pa.int32(), "max")
+    t.write(pa.Table.from_pylist([{"k": 1, "v": 5, "rk": "+I"}], schema=t.arrow_schema))
+    with pytest.raises(DataValidationError, match="'max' does not support retraction"):
+        t.write(pa.Table.from_pylist([{"k": 1, "v": 5, "rk": "-U"}], schema=t.arrow_schema))
+    assert len(t.snapshots()) == 1
+
+
+def test_remove_record_on_delete_restarts_from_the_key(catalog: Catalog) -> None:
+    # Paimon's AggregateMergeFunction re-initialises the row with NOT NULL fields only, so the
+    # sum restarts from null after a -D: +I 5, +I 3, -D 1, +I 2 -> 2 (not 3)
+    t = _table(catalog, pa.int64(), "sum", **{"aggregation.remove-record-on-delete": "true"})
+    assert _apply(t, [("+I", 5), ("+I", 3), ("-D", 1), ("+I", 2)], True) == 2
+
+
+def test_remove_record_on_delete_deletes_the_row(catalog: Catalog) -> None:
+    t = _table(catalog, pa.int64(), "sum", **{"aggregation.remove-record-on-delete": "true"})
+    assert _apply(t, [("+I", 5), ("-D", 5)], True) == "absent"
+
+
+def test_first_value_keeps_the_first_across_commits(catalog: Catalog) -> None:
+    t = _table(catalog, pa.int32(), "first_value")
+    assert _apply(t, [("+I", None), ("+I", 2), ("+I", 3)]) is None
