@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from lakeops.errors import DataValidationError
+from lakeops.merge.aggregators import refuse_unretractable
 from lakeops.merge.config import MergeConfig, parse_merge_config
 from lakeops.merge.engine import MergeEngine, is_retraction
 from lakeops.merge.segments import Segments
@@ -54,13 +54,7 @@ class AggregationEngine(MergeEngine):
         records = super().prepare(records)
         kinds = records.column(KIND).to_numpy()
         if self._retracting_rows(kinds).any():
-            for name, agg in self.config.aggregators.items():
-                if not agg.retractable and not agg.options.ignore_retract:
-                    raise DataValidationError(
-                        f"Aggregate function '{agg.name}' does not support retraction: the "
-                        f"input has '-U'/'-D' rows and field {name!r} uses it; set "
-                        f"'fields.{name}.ignore-retract' = 'true', or 'ignore-delete' = 'true'"
-                    )
+            refuse_unretractable(self.config.aggregators, "field")
         return records
 
     def merge(self, records: pa.Table, starts: np.ndarray) -> pa.Table:

@@ -27,7 +27,13 @@ from lakeops.errors import ConfigurationError, DataValidationError
 from lakeops.merge.segments import Segments, take_or_null
 from lakeops.spec.types import DataType
 
-__all__ = ["AGGREGATORS", "Aggregator", "FieldAggOptions", "create_aggregator"]
+__all__ = [
+    "AGGREGATORS",
+    "Aggregator",
+    "FieldAggOptions",
+    "create_aggregator",
+    "refuse_unretractable",
+]
 
 _NUMERIC = ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL")
 _INT_RANGE = {"TINYINT": 2**7, "SMALLINT": 2**15, "INT": 2**31, "BIGINT": 2**63}
@@ -50,6 +56,17 @@ def _retract_error(name: str, field: str) -> DataValidationError:
         f"'-U'/'-D' row); if it may ignore retractions, set 'fields.{field}.ignore-retract' = "
         "'true'"
     )
+
+
+def refuse_unretractable(aggregators: dict[str, Aggregator], where: str) -> None:
+    """Raise before writing if retractions would reach a function that cannot retract them."""
+    for name, agg in aggregators.items():
+        if not agg.retractable and not agg.options.ignore_retract:
+            raise DataValidationError(
+                f"Aggregate function '{agg.name}' does not support retraction: the input has "
+                f"'-U'/'-D' rows and {where} {name!r} uses it; set "
+                f"'fields.{name}.ignore-retract' = 'true', or 'ignore-delete' = 'true'"
+            )
 
 
 class Aggregator:

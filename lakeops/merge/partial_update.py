@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 
 from lakeops.errors import DataValidationError
 from lakeops.merge.aggregation import build_rows
+from lakeops.merge.aggregators import refuse_unretractable
 from lakeops.merge.config import MergeConfig, SequenceGroup, parse_merge_config
 from lakeops.merge.engine import MergeEngine
 from lakeops.merge.segments import Segments, take_or_null
@@ -85,13 +86,8 @@ class PartialUpdateEngine(MergeEngine):
         if retract.any() and not self.config.groups and not self.config.remove_record_on_delete:
             raise DataValidationError(DELETE_ERROR)
         if retract.any() and self.config.groups:
-            for name, agg in self.config.aggregators.items():
-                if name in self.grouped and not agg.retractable and not agg.options.ignore_retract:
-                    raise DataValidationError(
-                        f"Aggregate function '{agg.name}' does not support retraction: the input "
-                        f"has '-U'/'-D' rows and sequence-group field {name!r} uses it; set "
-                        f"'fields.{name}.ignore-retract' = 'true'"
-                    )
+            grouped = {n: a for n, a in self.config.aggregators.items() if n in self.grouped}
+            refuse_unretractable(grouped, "sequence-group field")
         return records
 
     # ------------------------------------------------------------------ merge
