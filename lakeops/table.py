@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pyarrow as pa
 
 from lakeops.commit.committer import Committer
+from lakeops.compact.health import TableHealth, table_health
+from lakeops.compact.options import CompactOptions
+from lakeops.compact.planner import plan_compaction
 from lakeops.errors import ConfigurationError
-from lakeops.io.file_io import FileIO
+from lakeops.io.file_io import FileIO, join
 from lakeops.merge import create_merge_engine
 from lakeops.options import TableOptions
+from lakeops.read.lookup import lookup
 from lakeops.read.merge_read import SplitReader
 from lakeops.read.predicate import Filter, normalize, to_expression
 from lakeops.read.scan import Split, plan_splits
+from lakeops.spec import binary_row, paths
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
@@ -23,6 +30,8 @@ from lakeops.write.commit_message import CommitMessage
 from lakeops.write.table_write import TableWrite, WriteInput
 
 __all__ = ["Table"]
+
+log = logging.getLogger(__name__)
 
 
 class Table:
@@ -61,8 +70,36 @@ class Table:
         *,
         commit_user: str | None = None,
     ) -> Snapshot | None:
-        """Publish the messages of one or many writers as one snapshot (None if empty)."""
-        return Committer(self.store, self.schema, self.options, commit_user).commit(messages)
+        """Publish the messages of one or many writers: new data as one ``APPEND`` snapshot,
+        then their in-writer compactions as one ``COMPACT`` snapshot. Returns the last snapshot
+        (None if there was nothing to commit).
+
+        Appends never fail because of compaction: if another job replaced the files a writer's
+        compaction read, that compaction is dropped (its new files deleted) and the appended
+        data stays committed.
+        """
+        committer = Committer(self.store, self.schema, self.options, commit_user)
+
+        def drop(conflict: Exception) -> None:
+            log.warning("%s: in-writer compaction dropped: %s", self.identifier, conflict)
+            self._delete_outputs(messages)
+
+        return committer.commit(messages, on_compact_conflict=drop)
+
+    def _delete_outputs(self, messages: Sequence[CommitMessage]) -> None:
+        """Delete files that compactions of ``messages`` wrote (not the upgraded ones)."""
+        part_types = self.schema.types_of(self.schema.partition_keys)
+        for m in messages:
+            keep = {f.file_name for f in (*m.compact_before, *m.new_files)}
+            values = binary_row.deserialize(m.partition, part_types)
+            pdir = paths.partition_dir(
+                self.schema.partition_keys, values, self.options.partition_default_name
+            )
+            for f in m.compact_after:
+                if f.file_name not in keep:
+                    self.file_io.delete(
+                        join(self.root, paths.bucket_dir(pdir, m.bucket), f.file_name)
+                    )
 
     def write(self, data: WriteInput) -> Snapshot | None:
         """Write ``data`` as one commit and return its snapshot (None if no rows).
@@ -77,6 +114,76 @@ class Table:
         except BaseException:
             writer.abort()
             raise
+
+    # --------------------------------------------------------------- compaction
+    def compact(
+        self, *, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None
+    ) -> Snapshot | None:
+        """Compact every bucket (or those of ``partitions``, e.g. ``[{"dt": "2024-01-01"}]``)
+        with the table's strategy, or fully (everything to the max level) with ``full=True``.
+
+        Commits one ``COMPACT`` snapshot; None if nothing needed compacting. If a concurrent
+        job replaced any input file, nothing is committed, the new files are deleted, and
+        :class:`~lakeops.errors.CommitConflictError` is raised — retry on the new snapshot.
+        """
+        return self._run_compaction(full=full, force_level0=False, partitions=partitions)
+
+    def flush_level0(
+        self,
+        *,
+        partitions: Sequence[Mapping[str, Any]] | None = None,
+    ) -> Snapshot | None:
+        """Lift every level-0 file to a higher level (ForceUpLevel0), so lookups and batch
+        reads of lookup tables (first-row, ``changelog-producer=lookup``, deletion vectors)
+        see the newest data. One ``COMPACT`` snapshot, or None if level 0 was empty."""
+        return self._run_compaction(full=False, force_level0=True, partitions=partitions)
+
+    def _run_compaction(
+        self, *, full: bool, force_level0: bool, partitions: Sequence[Mapping[str, Any]] | None
+    ) -> Snapshot | None:
+        plan = plan_compaction(
+            self.store,
+            self.schema,
+            self.options,
+            create_merge_engine(self.options, self.schema),
+            full=full,
+            force_level0=force_level0,
+            partitions=partitions,
+        )
+        if not plan.messages:
+            return None
+        try:
+            return Committer(self.store, self.schema, self.options).commit(plan.messages)
+        except BaseException:
+            for path in plan.written:
+                self.file_io.delete(path)
+            raise
+
+    def health(self, recent_snapshots: int = 100) -> TableHealth:
+        """Per bucket: sorted runs, files and bytes by level, amplification; see
+        :mod:`lakeops.compact.health`."""
+        return table_health(self.store, self.schema, recent_snapshots)
+
+    def lookup(self, keys: pa.Table, columns: Sequence[str] | None = None) -> pa.Table:
+        """Current rows of the given primary keys (a table of the key columns, plus the
+        partition columns). Lookup tables are looked up in levels ≥ 1 only, like Paimon's
+        lookups; other tables in every level. Only files whose key range holds a key are read.
+        """
+        names = self.schema.field_names
+        wanted = list(columns) if columns is not None else names
+        unknown = [c for c in wanted if c not in names]
+        if unknown:
+            raise ConfigurationError(f"unknown column(s) {unknown}; the table has {names}")
+        copts = CompactOptions.from_schema(self.schema, self.options)
+        return lookup(
+            self.store,
+            self.schema,
+            self.options,
+            create_merge_engine(self.options, self.schema),
+            keys,
+            wanted,
+            levels_from=1 if copts.needs_lookup else 0,
+        )
 
     # --------------------------------------------------------------------- read
     def snapshots(self) -> list[Snapshot]:

@@ -19,7 +19,7 @@ import contextlib
 import random
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from lakeops.errors import CommitConflictError
 from lakeops.options import TableOptions
@@ -120,22 +120,49 @@ class Committer:
     def commit(
         self,
         messages: Sequence[CommitMessage],
-        commit_kind: str = "APPEND",
         commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
+        on_compact_conflict: Callable[[CommitConflictError], None] | None = None,
     ) -> Snapshot | None:
-        """Publish one snapshot holding every message; None if there is nothing to commit."""
-        entries = [
-            ManifestEntry(FileKind.DELETE, m.partition, m.bucket, m.total_buckets, f)
-            for m in messages
-            for f in m.deleted_files
-        ]
-        entries += [
+        """Publish the messages: an ``APPEND`` snapshot for new files, then a ``COMPACT``
+        snapshot for compaction changes (as Paimon does). Returns the last snapshot, or None if
+        there was nothing to commit.
+
+        If the compaction's inputs were replaced meanwhile, ``on_compact_conflict`` (when given)
+        handles the conflict and the appended data stays committed; otherwise it raises."""
+        appends = [
             ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
             for m in messages
             for f in m.new_files
         ]
-        if not entries:
-            return None
+        compacts = [
+            ManifestEntry(FileKind.DELETE, m.partition, m.bucket, m.total_buckets, f)
+            for m in messages
+            for f in m.compact_before
+        ]
+        compacts += [
+            ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
+            for m in messages
+            for f in m.compact_after
+        ]
+        snapshot = None
+        if appends:
+            snapshot = self.commit_entries(appends, "APPEND", commit_identifier)
+        if compacts:
+            try:
+                snapshot = self.commit_entries(compacts, "COMPACT", commit_identifier)
+            except CommitConflictError as conflict:
+                if on_compact_conflict is None:
+                    raise
+                on_compact_conflict(conflict)
+        return snapshot
+
+    def commit_entries(
+        self,
+        entries: Sequence[ManifestEntry],
+        commit_kind: str,
+        commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
+    ) -> Snapshot:
+        """Publish one snapshot of ``entries`` (see the module docstring)."""
         delta = self._write_manifest(entries)
         added = sum(e.file.row_count for e in entries if e.kind == FileKind.ADD)
         removed = sum(e.file.row_count for e in entries if e.kind == FileKind.DELETE)
@@ -143,7 +170,11 @@ class Committer:
         attempts = max(self.options.commit_max_retries, 1)
         for attempt in range(attempts + 1):
             latest = self.store.latest_snapshot()
-            self._check_deletes(latest, entries)
+            try:
+                self._check_deletes(latest, entries)
+            except CommitConflictError:
+                fio.delete(self.store.path(paths.manifest_path(delta.file_name)))
+                raise
             base_metas = self._base_manifests(latest)
             base_name, base_size = self._write_list(base_metas)
             delta_name, delta_size = self._write_list([delta])

@@ -13,17 +13,17 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from lakeops.compact.interval_partition import partition_sections
 from lakeops.io.file_io import FileIO, join
 from lakeops.merge import MergeEngine, group_starts, merge_sorted, sort_records
 from lakeops.merge.ordering import as_table
 from lakeops.options import TableOptions
+from lakeops.read.kv_reader import KeyValueReader
 from lakeops.read.scan import Split
 from lakeops.spec import binary_row, paths
 from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.kv import KIND, SEQ, RowKind, key_column
+from lakeops.spec.kv import KIND, RowKind, key_column
 from lakeops.spec.schema import TableSchema
 
 __all__ = ["SplitReader"]
@@ -48,6 +48,7 @@ class SplitReader:
         self.key_names = schema.trimmed_primary_keys
         self.key_types = schema.types_of(self.key_names)
         self.merge_keys = [key_column(k) for k in self.key_names]
+        self.files = KeyValueReader(file_io, schema)
 
     def read(self, split: Split, columns: Sequence[str]) -> pa.Table:
         """Merged, live rows of ``split`` with the given table columns (partition columns are
@@ -85,40 +86,10 @@ class SplitReader:
             binary_row.deserialize(f.max_key, self.key_types),
         )
 
-    def _read_file(self, directory: str, f: DataFileMeta, value_cols: list[str]) -> pa.Table:
-        path = f.external_path or join(directory, f.file_name)
-        available = set(pq.read_schema(path, filesystem=self.file_io.arrow_fs).names)
-        wanted = [*list(self.merge_keys), SEQ, KIND, *value_cols]
-        thin = [
-            k for k, mk in zip(self.key_names, self.merge_keys, strict=True) if mk not in available
-        ]
-        read_cols = [c for c in wanted if c in available] + [k for k in thin if k not in wanted]
-        missing = [c for c in value_cols if c not in available]
-        table = pq.read_table(path, columns=read_cols, filesystem=self.file_io.arrow_fs)
-        for k in thin:  # thin-mode files keep keys only in the value columns
-            table = table.append_column(key_column(k), table.column(k))
-        for c in missing:  # columns added after the file was written read as nulls
-            table = table.append_column(
-                c, pa.nulls(table.num_rows, self.schema.field(c).type.to_arrow())
-            )
-        return table.select(wanted).cast(self._section_schema(value_cols))
-
-    def _section_schema(self, value_cols: list[str]) -> pa.Schema:
-        """One schema for the records of all files, so they concatenate."""
-        fields = [
-            pa.field(mk, t.to_arrow(), False)
-            for mk, t in zip(self.merge_keys, self.key_types, strict=True)
-        ]
-        fields += [pa.field(SEQ, pa.int64(), False), pa.field(KIND, pa.int8(), False)]
-        for c in value_cols:
-            t = self.schema.field(c).type
-            fields.append(pa.field(c, t.to_arrow(), True))
-        return pa.schema(fields)
-
     def _read_section(
         self, directory: str, files: list[DataFileMeta], value_cols: list[str]
     ) -> pa.Table:
-        tables = [self._read_file(directory, f, value_cols) for f in files]
+        tables = [self.files.read(directory, f, value_cols) for f in files]
         records = as_table(tables) if len(tables) > 1 else tables[0]
         if len(files) == 1:
             starts = group_starts(records, self.merge_keys)

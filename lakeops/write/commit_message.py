@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from lakeops.spec.data_file import DataFileMeta
 
@@ -11,22 +11,24 @@ __all__ = ["CommitMessage"]
 
 @dataclass(frozen=True)
 class CommitMessage:
-    """New (and, for compactions, removed) files of one (partition, bucket).
+    """The changes of one (partition, bucket).
 
     Attributes:
         partition: the serialized partition BinaryRow (as in manifests).
         bucket: bucket number.
         total_buckets: the table's bucket count when written.
-        new_files: files to ADD.
-        deleted_files: files to DELETE (compaction inputs); empty for plain writes.
+        new_files: files written from new data (committed as an ``APPEND`` snapshot).
+        compact_before: files a compaction replaced (deleted in a ``COMPACT`` snapshot).
+        compact_after: files a compaction produced, or upgraded to a new level.
     """
 
     partition: bytes
     bucket: int
     total_buckets: int
     new_files: tuple[DataFileMeta, ...] = ()
-    deleted_files: tuple[DataFileMeta, ...] = field(default=())
+    compact_before: tuple[DataFileMeta, ...] = ()
+    compact_after: tuple[DataFileMeta, ...] = ()
 
     @property
     def is_empty(self) -> bool:
-        return not self.new_files and not self.deleted_files
+        return not (self.new_files or self.compact_before or self.compact_after)

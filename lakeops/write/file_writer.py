@@ -1,8 +1,14 @@
-"""Writing merged, sorted records as Paimon key-value Parquet files, with their metadata."""
+"""Writing merged, key-sorted records as Paimon key-value Parquet files, with their metadata.
+
+:class:`RollingKeyValueWriter` streams batches into files of one (partition, bucket) and level,
+rolling to a new file once the current one reaches ``target-file-size`` on disk; it tracks each
+file's key range, key statistics, sequence range and delete count for its ``DataFileMeta``.
+"""
 
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -15,7 +21,9 @@ from lakeops.spec.kv import KIND, SEQ, RowKind, key_column
 from lakeops.spec.paths import data_file_name
 from lakeops.spec.schema import TableSchema
 
-__all__ = ["KeyValueFileWriter", "data_file_schema"]
+__all__ = ["KeyValueFileWriter", "RollingKeyValueWriter", "data_file_schema"]
+
+_ROWS_PER_WRITE = 65_536
 
 
 def data_file_schema(schema: TableSchema) -> pa.Schema:
@@ -28,16 +36,157 @@ def data_file_schema(schema: TableSchema) -> pa.Schema:
     return pa.schema(keys + system + list(schema.arrow_schema()))
 
 
-class KeyValueFileWriter:
-    """Writes level-N files for one (partition, bucket), rolling at ``target_file_size``.
+class _OpenFile:
+    """State of the file being written."""
 
-    Args:
-        file_io: storage.
-        table_root: path of the table.
-        bucket_path: directory of the bucket, relative to the table root.
-        schema: the table schema the records follow.
-        target_file_size: roll to a new file past this many (uncompressed Arrow) bytes.
-    """
+    def __init__(self, path: str, name: str, writer: pq.ParquetWriter, sink: Any) -> None:
+        self.path, self.name, self.writer, self.sink = path, name, writer, sink
+        self.rows = 0
+        self.first_key: list[Any] | None = None
+        self.last_key: list[Any] = []
+        self.mins: list[Any] = []
+        self.maxs: list[Any] = []
+        self.seq_min: int | None = None
+        self.seq_max: int | None = None
+        self.deletes = 0
+
+
+class RollingKeyValueWriter:
+    """Streams key-sorted records (table fields + ``_SEQUENCE_NUMBER`` + ``_VALUE_KIND``) into
+    rolling files of one bucket directory at one level."""
+
+    def __init__(
+        self,
+        file_io: FileIO,
+        directory: str,
+        schema: TableSchema,
+        target_file_size: int,
+        level: int,
+        file_source: int = FILE_SOURCE_APPEND,
+    ) -> None:
+        self.file_io = file_io
+        self.directory = directory
+        self.schema = schema
+        self.target_file_size = target_file_size
+        self.level = level
+        self.file_source = file_source
+        self.file_schema = data_file_schema(schema)
+        self.key_names = schema.trimmed_primary_keys
+        self.key_types = schema.types_of(self.key_names)
+        # keys and sequence numbers are unique and sorted: dictionaries only cost time there
+        self.dictionary_columns = [
+            f.name for f in schema.fields if f.name not in schema.trimmed_primary_keys
+        ] + [KIND]
+        self.written: list[str] = []
+        self.files: list[DataFileMeta] = []
+        self._open: _OpenFile | None = None
+
+    def write(self, records: pa.Table) -> None:
+        """Append records that sort after everything written so far."""
+        for start in range(0, records.num_rows, _ROWS_PER_WRITE):
+            self._write_slice(records.slice(start, _ROWS_PER_WRITE))
+
+    def _write_slice(self, records: pa.Table) -> None:
+        if records.num_rows == 0:
+            return
+        f = self._open or self._start()
+        key_cols = [records.column(k) for k in self.key_names]
+        columns = [*key_cols, records.column(SEQ), records.column(KIND)]
+        columns += [records.column(field.name) for field in self.schema.fields]
+        f.writer.write_table(pa.Table.from_arrays(columns, schema=self.file_schema))
+        n = records.num_rows
+        if f.first_key is None:
+            f.first_key = [c[0].as_py() for c in key_cols]
+        f.last_key = [c[n - 1].as_py() for c in key_cols]
+        for i, c in enumerate(key_cols):
+            mm = pc.min_max(c)
+            lo, hi = mm["min"].as_py(), mm["max"].as_py()
+            if f.rows == 0:
+                f.mins.append(lo)
+                f.maxs.append(hi)
+            else:
+                f.mins[i], f.maxs[i] = min(f.mins[i], lo), max(f.maxs[i], hi)
+        seq = pc.min_max(records.column(SEQ))
+        f.seq_min = seq["min"].as_py() if f.seq_min is None else min(f.seq_min, seq["min"].as_py())
+        f.seq_max = seq["max"].as_py() if f.seq_max is None else max(f.seq_max, seq["max"].as_py())
+        kinds = records.column(KIND)
+        f.deletes += int(
+            pc.sum(
+                pc.or_(pc.equal(kinds, RowKind.UPDATE_BEFORE), pc.equal(kinds, RowKind.DELETE))
+            ).as_py()
+            or 0
+        )
+        f.rows += n
+        if f.sink.tell() >= self.target_file_size:
+            self._finish()
+
+    def _start(self) -> _OpenFile:
+        self.file_io.mkdirs(self.directory)
+        name = data_file_name()
+        path = join(self.directory, name)
+        self.written.append(path)
+        sink = self.file_io.arrow_fs.open_output_stream(path)
+        writer = pq.ParquetWriter(
+            sink,
+            self.file_schema,
+            compression="zstd",
+            compression_level=1,
+            use_dictionary=self.dictionary_columns,
+        )
+        self._open = _OpenFile(path, name, writer, sink)
+        return self._open
+
+    def _finish(self) -> None:
+        f = self._open
+        if f is None:
+            return
+        self._open = None
+        f.writer.close()
+        f.sink.close()
+        assert f.first_key is not None and f.seq_min is not None and f.seq_max is not None
+        self.files.append(
+            DataFileMeta(
+                file_name=f.name,
+                file_size=self.file_io.size(f.path),
+                row_count=f.rows,
+                min_key=binary_row.serialize(f.first_key, self.key_types),
+                max_key=binary_row.serialize(f.last_key, self.key_types),
+                key_stats=SimpleStats(
+                    binary_row.serialize(f.mins, self.key_types),
+                    binary_row.serialize(f.maxs, self.key_types),
+                    tuple(0 for _ in self.key_names),
+                ),
+                value_stats=SimpleStats(),
+                min_sequence_number=f.seq_min,
+                max_sequence_number=f.seq_max,
+                schema_id=self.schema.id,
+                level=self.level,
+                creation_time_millis=_local_millis(),
+                delete_row_count=f.deletes,
+                file_source=self.file_source,
+                value_stats_cols=(),
+            )
+        )
+
+    def close(self) -> list[DataFileMeta]:
+        """Finish the open file; the metadata of every file written."""
+        self._finish()
+        return self.files
+
+    def abort(self) -> None:
+        """Delete every file this writer wrote."""
+        if self._open is not None:
+            self._open.writer.close()
+            self._open.sink.close()
+            self._open = None
+        for path in self.written:
+            self.file_io.delete(path)
+        self.written.clear()
+        self.files.clear()
+
+
+class KeyValueFileWriter:
+    """Writes level-0 files for one (partition, bucket) (one rolling writer per flush)."""
 
     def __init__(
         self,
@@ -51,80 +200,19 @@ class KeyValueFileWriter:
         self.directory = join(table_root, bucket_path)
         self.schema = schema
         self.target_file_size = target_file_size
-        self.file_schema = data_file_schema(schema)
-        self.key_names = schema.trimmed_primary_keys
-        self.key_types = schema.types_of(self.key_names)
         self.written: list[str] = []
-        # keys and sequence numbers are unique and sorted: dictionaries only cost time there
-        self.dictionary_columns = [
-            f.name for f in schema.fields if f.name not in schema.trimmed_primary_keys
-        ] + [KIND]
 
     def write(
         self, records: pa.Table, level: int = 0, file_source: int = FILE_SOURCE_APPEND
     ) -> list[DataFileMeta]:
-        """Write key-sorted, merged ``records`` (fields + ``_SEQUENCE_NUMBER`` +
-        ``_VALUE_KIND``) and return one :class:`DataFileMeta` per file."""
-        if records.num_rows == 0:
-            return []
-        bytes_per_row = max(records.nbytes / records.num_rows, 1.0)
-        rows_per_file = max(int(self.target_file_size / bytes_per_row), 1)
-        return [
-            self._write_file(records.slice(start, rows_per_file), level, file_source)
-            for start in range(0, records.num_rows, rows_per_file)
-        ]
-
-    def _write_file(self, records: pa.Table, level: int, file_source: int) -> DataFileMeta:
-        columns = [records.column(k) for k in self.key_names]
-        columns += [records.column(SEQ), records.column(KIND)]
-        columns += [records.column(f.name) for f in self.schema.fields]
-        table = pa.Table.from_arrays(columns, schema=self.file_schema)
-        name = data_file_name()
-        path = join(self.directory, name)
-        self.file_io.mkdirs(self.directory)
-        self.written.append(path)
-        pq.write_table(
-            table, path, filesystem=self.file_io.arrow_fs, compression="zstd", compression_level=1
+        """Write key-sorted, merged records; one :class:`DataFileMeta` per file."""
+        writer = RollingKeyValueWriter(
+            self.file_io, self.directory, self.schema, self.target_file_size, level, file_source
         )
-        n = table.num_rows
-        key_cols = [records.column(k) for k in self.key_names]
-        min_key = binary_row.serialize([c[0].as_py() for c in key_cols], self.key_types)
-        max_key = binary_row.serialize([c[n - 1].as_py() for c in key_cols], self.key_types)
-        mins, maxs = [], []
-        for c in key_cols:
-            mm = pc.min_max(c)
-            mins.append(mm["min"].as_py())
-            maxs.append(mm["max"].as_py())
-        key_stats = SimpleStats(
-            binary_row.serialize(mins, self.key_types),
-            binary_row.serialize(maxs, self.key_types),
-            tuple(0 for _ in key_cols),
-        )
-        seq = pc.min_max(records.column(SEQ))
-        kinds = records.column(KIND)
-        deletes = (
-            pc.sum(
-                pc.or_(pc.equal(kinds, RowKind.UPDATE_BEFORE), pc.equal(kinds, RowKind.DELETE))
-            ).as_py()
-            or 0
-        )
-        return DataFileMeta(
-            file_name=name,
-            file_size=self.file_io.size(path),
-            row_count=n,
-            min_key=min_key,
-            max_key=max_key,
-            key_stats=key_stats,
-            value_stats=SimpleStats(),
-            min_sequence_number=seq["min"].as_py(),
-            max_sequence_number=seq["max"].as_py(),
-            schema_id=self.schema.id,
-            level=level,
-            creation_time_millis=_local_millis(),
-            delete_row_count=int(deletes),
-            file_source=file_source,
-            value_stats_cols=(),
-        )
+        writer.write(records)
+        files = writer.close()
+        self.written.extend(writer.written)
+        return files
 
     def abort(self) -> None:
         """Delete every file this writer wrote."""

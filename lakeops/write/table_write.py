@@ -23,7 +23,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.bucket.hashing import assign_buckets
+from lakeops.compact.expire import RecordExpiry
+from lakeops.compact.levels import level_runs
+from lakeops.compact.manager import BucketCompactor
+from lakeops.compact.options import CompactOptions
+from lakeops.compact.task import BucketContext, CompactResult
 from lakeops.errors import LakeopsError
+from lakeops.io.file_io import FileIO, join
 from lakeops.merge import create_merge_engine, merge_sorted, sort_records
 from lakeops.merge.ordering import as_table
 from lakeops.options import TableOptions
@@ -38,23 +44,51 @@ from lakeops.write.records import to_records
 
 __all__ = ["TableWrite", "WriteInput"]
 
+_MAX_ROUNDS = 16
+
 WriteInput: TypeAlias = (
     pa.Table | pa.RecordBatch | pa.RecordBatchReader | Iterable[pa.Table | pa.RecordBatch]
 )
 
 
+def _id(f: DataFileMeta) -> tuple[str, int]:
+    return (f.file_name, f.level)
+
+
 @dataclass
 class _BucketBuffer:
-    """Buffered records of one (partition, bucket) and its written files."""
+    """Buffered records of one (partition, bucket), its written files and its LSM state."""
 
     partition: tuple[object, ...]
     partition_bytes: bytes
     bucket: int
     next_sequence: int
     writer: KeyValueFileWriter
+    live: list[DataFileMeta]
+    compactor: BucketCompactor | None
     batches: list[pa.Table] = field(default_factory=list)
     nbytes: int = 0
     files: list[DataFileMeta] = field(default_factory=list)
+    compact_before: dict[tuple[str, int], DataFileMeta] = field(default_factory=dict)
+    compact_after: dict[tuple[str, int], DataFileMeta] = field(default_factory=dict)
+    compact_written: list[str] = field(default_factory=list)
+
+    def apply(self, result: CompactResult, file_io: FileIO) -> None:
+        """Fold a compaction result into the bucket's state and its pending commit."""
+        after_names = {f.file_name for f in result.after}
+        gone = {_id(f) for f in result.before}
+        self.live = [f for f in self.live if _id(f) not in gone]
+        for f in result.before:
+            if _id(f) in self.compact_after:  # produced by an earlier compaction of this write
+                del self.compact_after[_id(f)]
+                if f.file_name not in after_names:
+                    file_io.delete(join(self.writer.directory, f.file_name))
+            else:
+                self.compact_before[_id(f)] = f
+        for f in result.after:
+            self.live.append(f)
+            self.compact_after[_id(f)] = f
+        self.compact_written.extend(result.written)
 
 
 class TableWrite:
@@ -74,8 +108,9 @@ class TableWrite:
         self.key_names = schema.trimmed_primary_keys
         self.bucket_key_types = schema.types_of(schema.bucket_keys)
         self.partition_types = schema.types_of(schema.partition_keys)
+        self.compact_options = CompactOptions.from_schema(schema, options)
         self._buffers: dict[tuple[bytes, int], _BucketBuffer] = {}
-        self._restored: dict[tuple[bytes, int], int] | None = None
+        self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
         self._closed = False
 
     # -------------------------------------------------------------------- input
@@ -148,27 +183,38 @@ class TableWrite:
             pdir = paths.partition_dir(
                 self.schema.partition_keys, partition, self.options.partition_default_name
             )
+            bucket_path = paths.bucket_dir(pdir, bucket)
             writer = KeyValueFileWriter(
                 self.store.file_io,
                 self.store.root,
-                paths.bucket_dir(pdir, bucket),
+                bucket_path,
                 self.schema,
                 self.options.target_file_size,
             )
-            buf = _BucketBuffer(
-                partition, pbytes, bucket, self._restored_sequence(pbytes, bucket), writer
-            )
+            live = list(self._restored_files(pbytes, bucket))
+            compactor = None
+            if not self.compact_options.write_only:
+                compactor = BucketCompactor(self.bucket_context(writer.directory), live)
+            next_seq = max((f.max_sequence_number for f in live), default=-1) + 1
+            buf = _BucketBuffer(partition, pbytes, bucket, next_seq, writer, live, compactor)
             self._buffers[(pbytes, bucket)] = buf
         return buf
 
-    def _restored_sequence(self, partition: bytes, bucket: int) -> int:
-        """Next sequence number of a bucket: one past the largest committed in it."""
+    def bucket_context(self, directory: str) -> BucketContext:
+        """What compaction of a bucket in ``directory`` needs."""
+        copts = self.compact_options
+        expiry = RecordExpiry(copts) if copts.expire_ms is not None else None
+        return BucketContext(
+            self.store.file_io, directory, self.schema, self.options, copts, self.engine, expiry
+        )
+
+    def _restored_files(self, partition: bytes, bucket: int) -> list[DataFileMeta]:
+        """The bucket's live files in the latest snapshot (read once per writer)."""
         if self._restored is None:
             self._restored = {}
             for e in self.store.live_entries(self.store.latest_snapshot()):
-                key = (e.partition, e.bucket)
-                self._restored[key] = max(self._restored.get(key, -1), e.file.max_sequence_number)
-        return self._restored.get((partition, bucket), -1) + 1
+                self._restored.setdefault((e.partition, e.bucket), []).append(e.file)
+        return self._restored.get((partition, bucket), [])
 
     def _append(self, partition: tuple[object, ...], bucket: int, records: pa.Table) -> None:
         buf = self._buffer(partition, bucket)
@@ -180,7 +226,8 @@ class TableWrite:
 
     # -------------------------------------------------------------------- flush
     def flush(self) -> None:
-        """Sort, merge and write every buffered bucket as level-0 files."""
+        """Sort, merge and write every buffered bucket as level-0 files, then let each
+        bucket's compaction strategy run (unless ``write-only``)."""
         for buf in self._buffers.values():
             if not buf.batches:
                 continue
@@ -192,21 +239,52 @@ class TableWrite:
             )
             buf.batches, buf.nbytes = [], 0
             merged = merge_sorted(records, self.key_names, self.engine)
-            buf.files.extend(buf.writer.write(merged, level=0))
+            new_files = buf.writer.write(merged, level=0)
+            buf.files.extend(new_files)
+            buf.live.extend(new_files)
+            self._compact(buf)
+
+    def _compact(self, buf: _BucketBuffer, full: bool = False) -> None:
+        """In-writer compaction: run picked units until the strategy is satisfied; if sorted
+        runs still exceed ``num-sorted-run.stop-trigger``, compact fully (back-pressure: the
+        write waits for compaction)."""
+        if buf.compactor is None:
+            return
+        for _ in range(_MAX_ROUNDS):
+            result = buf.compactor.compact(buf.live, full=full)
+            if result is None:
+                break
+            buf.apply(result, self.store.file_io)
+            if full:
+                break
+        if not full and len(level_runs(buf.live)) > self.compact_options.stop_trigger:
+            self._compact(buf, full=True)
 
     def prepare_commit(self) -> list[CommitMessage]:
-        """Flush everything and return one message per (partition, bucket) that has files."""
+        """Flush everything and return one message per (partition, bucket) with changes."""
         self.flush()
+        if self.compact_options.force_compact_on_commit:
+            for buf in self._buffers.values():
+                self._compact(buf, full=True)
         self._closed = True
-        return [
-            CommitMessage(buf.partition_bytes, buf.bucket, self.options.bucket, tuple(buf.files))
+        messages = [
+            CommitMessage(
+                buf.partition_bytes,
+                buf.bucket,
+                self.options.bucket,
+                tuple(buf.files),
+                tuple(buf.compact_before.values()),
+                tuple(buf.compact_after.values()),
+            )
             for buf in self._buffers.values()
-            if buf.files
         ]
+        return [m for m in messages if not m.is_empty]
 
     def abort(self) -> None:
         """Delete every file written by this writer; nothing of it will be committed."""
         for buf in self._buffers.values():
             buf.writer.abort()
-            buf.batches, buf.files = [], []
+            for path in buf.compact_written:
+                self.store.file_io.delete(path)
+            buf.batches, buf.files, buf.compact_written = [], [], []
         self._closed = True

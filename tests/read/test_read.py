@@ -90,16 +90,20 @@ def test_bad_read_arguments(table) -> None:
         table.read(filter=[("id", "~", 1)])
 
 
-def test_first_row_level0_is_invisible_to_batch_reads(catalog: Catalog) -> None:
+def test_first_row_level0_is_invisible_until_flushed(catalog: Catalog) -> None:
     schema = pa.schema([("id", pa.int64()), ("v", pa.int64())])
-    t = catalog.create_table(
-        "db.fr",
-        schema=schema,
-        primary_keys=["id"],
-        options={"bucket": "1", "merge-engine": "first-row"},
-    )
-    t.write(pa.table({"id": [1, 1], "v": [1, 2]}))
-    assert t.read().num_rows == 0  # until compaction lifts level 0
+    t = catalog.create_table("db.fr", schema=schema, primary_keys=["id"],
+                             options={"bucket": "1", "merge-engine": "first-row",
+                                      "write-only": "true"})
+    t.write(pa.table({"id": [1, 1, 2], "v": [1, 2, 3]}))
+    assert t.read().num_rows == 0  # level 0 only: invisible to batch reads
+    assert t.lookup(pa.table({"id": [1, 2]})).num_rows == 0  # and to lookups
     (entry,) = t.store.live_entries(t.latest_snapshot())
     data = pq.read_table(f"{t.root}/bucket-0/{entry.file.file_name}")
-    assert data.column("v").to_pylist() == [1]  # the write buffer kept the first row
+    assert data.column("v").to_pylist() == [1, 3]  # the write buffer kept the first row
+    snapshot = t.flush_level0()
+    assert snapshot is not None and snapshot.commit_kind == "COMPACT"
+    assert sorted(t.read().to_pylist(), key=lambda r: r["id"]) == [{"id": 1, "v": 1},
+                                                                 {"id": 2, "v": 3}]
+    assert t.lookup(pa.table({"id": [2]})).to_pylist() == [{"id": 2, "v": 3}]
+    assert t.flush_level0() is None  # nothing left at level 0

@@ -1,0 +1,72 @@
+"""Record-level expiry (``record-level.expire-time`` + ``record-level.time-field``).
+
+During compaction, records whose time field is older than ``now - expire-time`` are dropped
+before merging (null times never expire). The time field is INT/BIGINT seconds, BIGINT millis
+with ``record-level.time-field-type = millis-long``, or a TIMESTAMP. A file needs rewriting
+when the minimum of its time column (read from the Parquet footer) is already expired.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from lakeops.compact.options import CompactOptions
+from lakeops.io.file_io import FileIO
+
+__all__ = ["RecordExpiry"]
+
+
+class RecordExpiry:
+    """The expiry rule of one table at one moment."""
+
+    def __init__(self, options: CompactOptions, now_ms: int | None = None) -> None:
+        assert options.expire_ms is not None and options.expire_field is not None
+        self.field = options.expire_field
+        self.kind = options.expire_field_type
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        self.threshold_ms = now - options.expire_ms
+
+    def _threshold_for(self, arrow_type: pa.DataType) -> pa.Scalar:
+        if pa.types.is_timestamp(arrow_type):
+            value = dt.datetime.fromtimestamp(self.threshold_ms / 1000, tz=dt.UTC)
+            return pa.scalar(
+                value if arrow_type.tz else value.replace(tzinfo=None), type=arrow_type
+            )
+        if self.kind == "millis-long":
+            return pa.scalar(self.threshold_ms, type=arrow_type)
+        return pa.scalar(self.threshold_ms // 1000, type=arrow_type)
+
+    def keep(self, records: pa.Table) -> pa.Table:
+        """The records that have not expired."""
+        column = records.column(self.field)
+        expired = pc.less(column, self._threshold_for(column.type)).fill_null(False)
+        return records.filter(pc.invert(expired))
+
+    def file_has_expired(self, file_io: FileIO, path: str) -> bool:
+        """Whether a data file holds an expired record, from its column statistics."""
+        meta = pq.ParquetFile(path, filesystem=file_io.arrow_fs).metadata
+        names = meta.schema.names
+        if self.field not in names:
+            return False
+        idx = names.index(self.field)
+        arrow_type = meta.schema.to_arrow_schema().field(self.field).type
+        threshold = self._threshold_for(arrow_type).as_py()
+        for rg in range(meta.num_row_groups):
+            stats = meta.row_group(rg).column(idx).statistics
+            if stats is None or not stats.has_min_max:
+                return True  # unknown: be safe and rewrite
+            low = stats.min
+            if (
+                isinstance(low, dt.datetime)
+                and isinstance(threshold, dt.datetime)
+                and (low.tzinfo is None) != (threshold.tzinfo is None)
+            ):
+                low = low.replace(tzinfo=threshold.tzinfo)
+            if low < threshold:
+                return True
+        return False

@@ -1,0 +1,99 @@
+"""Streaming k-way merge of sorted runs with bounded memory.
+
+Each run yields key-sorted batches. Each round takes the smallest *last key* among the runs'
+current batches as a watermark ``w``: every record with a key below ``w`` is already in memory
+(later batches of every run start at or after ``w``), so those records are merged — sorted by
+(key, sequence order) and folded by the merge engine — and emitted, while records at ``w`` wait.
+Runs whose batch ends at ``w`` then load their next batch. Memory stays bounded by a batch per
+run (more only while one key spans several batches of a run); output comes out in key order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lakeops.merge import MergeEngine, merge_sorted, sort_records
+
+__all__ = ["merge_runs"]
+
+
+def _last_key(table: pa.Table, keys: Sequence[str]) -> tuple[Any, ...]:
+    n = table.num_rows - 1
+    return tuple(table.column(k)[n].as_py() for k in keys)
+
+
+def _below(table: pa.Table, keys: Sequence[str], bound: tuple[Any, ...]) -> pa.Array:
+    """Mask of rows whose key tuple is lexicographically below ``bound``."""
+    result = None
+    equal_so_far = None
+    for k, value in zip(keys, bound, strict=True):
+        col = table.column(k)
+        scalar = pa.scalar(value, type=col.type)
+        lt = pc.less(col, scalar)
+        term = lt if equal_so_far is None else pc.and_(equal_so_far, lt)
+        result = term if result is None else pc.or_(result, term)
+        eq = pc.equal(col, scalar)
+        equal_so_far = eq if equal_so_far is None else pc.and_(equal_so_far, eq)
+    assert result is not None
+    return result
+
+
+def merge_runs(
+    runs: Sequence[Iterator[pa.Table]],
+    keys: Sequence[str],
+    engine: MergeEngine,
+    sequence_fields: Sequence[str] = (),
+    descending: bool = False,
+) -> Iterator[pa.Table]:
+    """Merged records (one per key) of several sorted runs, in key order, chunk by chunk."""
+    buffers: list[pa.Table | None] = [None] * len(runs)
+    done = [False] * len(runs)
+
+    def load(i: int) -> None:
+        while not done[i]:
+            try:
+                batch = next(runs[i])
+            except StopIteration:
+                done[i] = True
+                return
+            if batch.num_rows:
+                current = buffers[i]
+                buffers[i] = (
+                    batch
+                    if current is None or current.num_rows == 0
+                    else pa.concat_tables([current, batch])
+                )
+                return
+
+    def merge(parts: list[pa.Table]) -> pa.Table:
+        table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+        return merge_sorted(sort_records(table, keys, sequence_fields, descending), keys, engine)
+
+    for i in range(len(runs)):
+        load(i)
+    while True:
+        active = [i for i in range(len(runs)) if not done[i]]
+        if not active:
+            rest = [b for b in buffers if b is not None and b.num_rows]
+            if rest:
+                yield merge(rest)
+            return
+        watermark = min(_last_key(buffers[i], keys) for i in active)  # type: ignore[arg-type]
+        parts = []
+        for i, buf in enumerate(buffers):
+            if buf is None or buf.num_rows == 0:
+                continue
+            mask = _below(buf, keys, watermark)
+            parts.append(buf.filter(mask))
+            buffers[i] = buf.filter(pc.invert(mask))
+        parts = [p for p in parts if p.num_rows]
+        if parts:
+            yield merge(parts)
+        for i in active:
+            buf = buffers[i]
+            if buf is None or buf.num_rows == 0 or _last_key(buf, keys) == watermark:
+                load(i)

@@ -1,0 +1,166 @@
+"""Point lookups of primary keys.
+
+Keys are routed to their (partition, bucket) with the writer's hash; inside a bucket only files
+whose key range contains one of the keys are opened, and for a single-column key Parquet
+row-group statistics skip the rest of each file. The found records are merged with the table's
+engine exactly as a read merges them. Tables that need lookup (``changelog-producer=lookup``,
+first-row, deletion vectors, ``force-lookup``) are looked up in levels ≥ 1 only, as Paimon's
+lookups are: level-0 data becomes visible to them when an L0 flush lifts it.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from lakeops.bucket.hashing import assign_buckets
+from lakeops.errors import DataValidationError
+from lakeops.io.file_io import join
+from lakeops.merge import MergeEngine, merge_sorted, sort_records
+from lakeops.merge.engine import is_retraction
+from lakeops.options import TableOptions
+from lakeops.read.kv_reader import KeyValueReader
+from lakeops.spec import binary_row, paths
+from lakeops.spec.data_file import DataFileMeta
+from lakeops.spec.kv import KIND, key_column
+from lakeops.spec.schema import TableSchema
+from lakeops.store import TableStore
+
+__all__ = ["lookup"]
+
+
+def _key_tuples(table: pa.Table, names: Sequence[str]) -> list[tuple[Any, ...]]:
+    return list(zip(*(table.column(n).to_pylist() for n in names), strict=True))
+
+
+def lookup(
+    store: TableStore,
+    schema: TableSchema,
+    options: TableOptions,
+    engine: MergeEngine,
+    keys: pa.Table,
+    columns: Sequence[str],
+    levels_from: int,
+) -> pa.Table:
+    """The current rows of ``keys`` (a table of the primary-key columns)."""
+    needed = list(dict.fromkeys([*schema.primary_keys, *schema.partition_keys]))
+    missing = [k for k in needed if k not in keys.column_names]
+    if missing:
+        raise DataValidationError(
+            f"lookup keys lack column(s) {missing}; give every primary-key "
+            f"and partition column ({needed})"
+        )
+    keys = pa.table(
+        [keys.column(k).cast(schema.field(k).type.to_arrow()) for k in needed], names=needed
+    )
+    if any(keys.column(k).null_count for k in needed):
+        raise DataValidationError("lookup keys contain nulls; primary keys are never null")
+    reader = KeyValueReader(store.file_io, schema)
+    trimmed = schema.trimmed_primary_keys
+    buckets = assign_buckets(
+        [keys.column(k) for k in schema.bucket_keys],
+        schema.types_of(schema.bucket_keys),
+        options.bucket,
+    )
+    part_types = schema.types_of(schema.partition_keys)
+    wanted: dict[tuple[bytes, int], list[int]] = {}
+    part_values: dict[bytes, tuple[Any, ...]] = {}
+    for i, row in enumerate(
+        _key_tuples(keys, list(schema.partition_keys))
+        if schema.partition_keys
+        else [()] * keys.num_rows
+    ):
+        pbytes = binary_row.serialize(list(row), part_types)
+        part_values[pbytes] = tuple(row)
+        wanted.setdefault((pbytes, int(buckets[i])), []).append(i)
+    files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+    for e in store.live_entries(store.latest_snapshot()):
+        if e.file.level >= levels_from and (e.partition, e.bucket) in wanted:
+            files.setdefault((e.partition, e.bucket), []).append(e.file)
+    value_cols = [
+        c
+        for c in dict.fromkeys([*columns, *options.sequence_fields, *engine.merge_columns()])
+        if c not in trimmed
+    ]
+    key_types = schema.types_of(trimmed)
+    parts = []
+    for (pbytes, bucket), rows in wanted.items():
+        subset = keys.take(pa.array(rows))
+        sought = sorted(set(_key_tuples(subset, trimmed)))
+        candidates = []
+        for f in files.get((pbytes, bucket), []):
+            lo = binary_row.deserialize(f.min_key, key_types)
+            hi = binary_row.deserialize(f.max_key, key_types)
+            at = bisect.bisect_left(sought, lo)
+            if at < len(sought) and sought[at] <= hi:
+                candidates.append(f)
+        if not candidates:
+            continue
+        pdir = paths.partition_dir(
+            schema.partition_keys, part_values[pbytes], options.partition_default_name
+        )
+        directory = join(store.root, paths.bucket_dir(pdir, bucket))
+        probe = (
+            pa.table({key_column(k): subset.column(k) for k in trimmed})
+            .group_by([key_column(k) for k in trimmed])
+            .aggregate([])
+        )
+        records = [_read_matching(reader, directory, f, value_cols, probe) for f in candidates]
+        merged = merge_sorted(
+            sort_records(
+                pa.concat_tables(records),
+                reader.merge_keys,
+                options.sequence_fields,
+                options.sequence_descending,
+            ),
+            reader.merge_keys,
+            engine,
+        )
+        live = merged.filter(pc.invert(is_retraction(merged.column(KIND))))
+        for k in trimmed:
+            live = (
+                live.append_column(k, live.column(key_column(k)))
+                if k not in live.column_names
+                else live
+            )
+        parts.append(
+            live.select(list(columns)).cast(
+                pa.schema([schema.arrow_schema().field(c) for c in columns])
+            )
+        )
+    target = pa.schema([schema.arrow_schema().field(c) for c in columns])
+    return pa.concat_tables(parts) if parts else target.empty_table()
+
+
+def _read_matching(
+    reader: KeyValueReader, directory: str, f: DataFileMeta, value_cols: list[str], probe: pa.Table
+) -> pa.Table:
+    """Records of one file whose key is in ``probe`` (row groups pruned by statistics)."""
+    key_cols = probe.column_names
+    if len(key_cols) == 1:
+        path = reader.path(directory, f)
+        available = set(pq.read_schema(path, filesystem=reader.file_io.arrow_fs).names)
+        if key_cols[0] in available:
+            values = probe.column(0).to_pylist()
+            table = pq.read_table(
+                path,
+                filesystem=reader.file_io.arrow_fs,
+                columns=[
+                    c
+                    for c in (*key_cols, "_SEQUENCE_NUMBER", "_VALUE_KIND", *value_cols)
+                    if c in available
+                ],
+                filters=[(key_cols[0], "in", values)],
+            )
+            return reader._normalize(
+                table, [], [c for c in value_cols if c not in available], value_cols
+            )
+    records = reader.read(directory, f, value_cols)
+    return records.join(probe, keys=key_cols, join_type="left semi").sort_by(
+        [(k, "ascending") for k in key_cols]
+    )
