@@ -1,0 +1,193 @@
+"""Compaction end to end: same reads before and after, levels, upgrades, deletes, expiry,
+conflicts, in-writer compaction and lookups."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pyarrow as pa
+import pytest
+
+from lakeops import Catalog, CommitConflictError, Table
+
+SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64()),
+                    ("s", pa.string()), ("op", pa.string())])
+
+
+def _random_commits(table: Table, commits: int, seed: int = 7, keys: int = 400) -> None:
+    rng = random.Random(seed)
+    for c in range(commits):
+        rows = []
+        for _ in range(rng.randint(20, 120)):
+            k = rng.randrange(keys)
+            op = rng.choice(["+I", "+U", "+U", "-D"])
+            rows.append({"dt": f"d{k % 2}", "id": k, "v": rng.randrange(1000),
+                         "s": f"s{c}-{k}" * rng.randint(1, 3), "op": op})
+        table.write(pa.Table.from_pylist(rows, schema=SCHEMA))
+
+
+def _state(table: Table) -> list[dict]:
+    return sorted(table.read().to_pylist(), key=lambda r: (r["dt"], r["id"]))
+
+
+def _files(table: Table) -> list:
+    return [e.file for e in table.store.live_entries(table.latest_snapshot())]
+
+
+@pytest.fixture
+def table(catalog: Catalog) -> Table:
+    t = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["dt", "id"],
+                             partition_keys=["dt"],
+                             options={"bucket": "4", "rowkind.field": "op", "write-only": "true"})
+    _random_commits(t, 20)
+    return t
+
+
+def test_universal_then_full_compaction_keep_the_rows(table: Table) -> None:
+    before = _state(table)
+    assert all(f.level == 0 for f in _files(table))
+    snapshot = table.compact()
+    assert snapshot is not None and snapshot.commit_kind == "COMPACT"
+    assert _state(table) == before
+    _random_commits(table, 3, seed=99)  # fresh level-0 runs on top of the compacted levels
+    before = _state(table)
+    assert any(f.level == 0 for f in _files(table)) and any(f.level > 0 for f in _files(table))
+    snapshot = table.compact(full=True)
+    assert snapshot is not None
+    assert _state(table) == before
+    files = _files(table)
+    assert {f.level for f in files} == {5}  # everything at the max level
+    assert all(f.delete_row_count == 0 for f in files)  # -D dropped at the highest level
+    assert table.compact(full=True) is None  # one max-level run: nothing to do
+    assert table.read(snapshot_id=snapshot.id - 2) is not None
+
+
+def test_compaction_of_one_partition(table: Table) -> None:
+    before = _state(table)
+    table.compact(full=True, partitions=[{"dt": "d1"}])
+    levels = {(e.partition, f.level) for e in table.store.live_entries(table.latest_snapshot())
+              for f in [e.file]}
+    assert {lv for _, lv in levels} == {0, 5}
+    assert _state(table) == before
+
+
+def test_large_non_overlapping_files_are_upgraded_not_rewritten(catalog: Catalog) -> None:
+    t = catalog.create_table("db.up", schema=SCHEMA, primary_keys=["dt", "id"],
+                             partition_keys=["dt"],
+                             options={"bucket": "1", "rowkind.field": "op", "write-only": "true",
+                                      "target-file-size": "1 kb"})
+    rows = [{"dt": "d", "id": i, "v": i, "s": "x" * 50, "op": "+I"} for i in range(400)]
+    t.write(pa.Table.from_pylist(rows, schema=SCHEMA))  # one L0 run, many files over 1 kb
+    names = {f.file_name for f in _files(t)}
+    t.compact(full=True)
+    after = _files(t)
+    assert {f.file_name for f in after} == names  # same bytes, new level
+    assert {f.level for f in after} == {5}
+
+
+def test_small_files_are_rewritten_together(catalog: Catalog) -> None:
+    t = catalog.create_table("db.small", schema=SCHEMA, primary_keys=["dt", "id"],
+                             partition_keys=["dt"],
+                             options={"bucket": "1", "rowkind.field": "op", "write-only": "true"})
+    for i in range(6):
+        t.write(pa.Table.from_pylist([{"dt": "d", "id": i, "v": i, "s": "x", "op": "+I"}],
+                                     schema=SCHEMA))
+    t.compact(full=True)
+    (only,) = _files(t)
+    assert only.level == 5 and only.row_count == 6
+
+
+def test_record_level_expiry(catalog: Catalog) -> None:
+    schema = pa.schema([("id", pa.int64()), ("ts", pa.int64())])
+    now = int(time.time())
+    t = catalog.create_table("db.ttl", schema=schema, primary_keys=["id"],
+                             options={"bucket": "1", "write-only": "true",
+                                      "record-level.expire-time": "1 h",
+                                      "record-level.time-field": "ts"})
+    t.write(pa.table({"id": [1, 2, 3], "ts": [now, now - 7200, None]}))
+    t.write(pa.table({"id": [4], "ts": [now - 10]}))
+    t.compact(full=True)
+    assert sorted(t.read().column("id").to_pylist()) == [1, 3, 4]
+
+
+def test_compaction_conflict_fails_cleanly(table: Table) -> None:
+    from lakeops.compact.planner import plan_compaction
+    from lakeops.merge import create_merge_engine
+
+    before = _state(table)
+    plan = plan_compaction(table.store, table.schema, table.options,
+                           create_merge_engine(table.options, table.schema), full=True)
+    assert table.compact(full=True) is not None  # another job wins first
+    from lakeops.commit.committer import Committer
+
+    with pytest.raises(CommitConflictError):
+        Committer(table.store, table.schema, table.options).commit(plan.messages)
+    for path in plan.written:
+        table.file_io.delete(path)
+    assert _state(table) == before
+    # appends still go through
+    table.write(pa.Table.from_pylist([{"dt": "d0", "id": 10_000, "v": 1, "s": "n",
+                                       "op": "+I"}], schema=SCHEMA))
+    assert len(_state(table)) == len(before) + 1
+
+
+def test_in_writer_compaction_bounds_sorted_runs(catalog: Catalog) -> None:
+    t = catalog.create_table("db.w", schema=SCHEMA, primary_keys=["dt", "id"],
+                             partition_keys=["dt"], options={"bucket": "2", "rowkind.field": "op"})
+    _random_commits(t, 30, seed=3)
+    health = t.health()
+    assert health.max_sorted_runs <= 8  # num-sorted-run.stop-trigger
+    assert any(s.commit_kind == "COMPACT" for s in t.snapshots())
+    assert health.write_amplification > 0
+    reference = catalog.create_table("db.ref", schema=SCHEMA, primary_keys=["dt", "id"],
+                                     partition_keys=["dt"],
+                                     options={"bucket": "2", "rowkind.field": "op",
+                                              "write-only": "true"})
+    _random_commits(reference, 30, seed=3)
+    assert _state(t) == _state(reference)
+
+
+def test_lookup_matches_read(table: Table) -> None:
+    rng = random.Random(1)
+    ids = sorted(rng.sample(range(400), 40))
+    keys = pa.table({"dt": [f"d{k % 2}" for k in ids], "id": ids})
+    expected = [r for r in _state(table) if r["id"] in set(ids)]
+    got = sorted(table.lookup(keys).to_pylist(), key=lambda r: (r["dt"], r["id"]))
+    assert got == expected
+    table.compact(full=True)
+    got = sorted(table.lookup(keys, columns=["id", "v"]).to_pylist(), key=lambda r: r["id"])
+    assert got == [{"id": r["id"], "v": r["v"]} for r in sorted(expected, key=lambda r: r["id"])]
+
+
+def test_lookup_reads_only_files_holding_the_keys(catalog: Catalog, monkeypatch) -> None:
+    import pyarrow.parquet as pq
+
+    t = catalog.create_table("db.lk", schema=SCHEMA, primary_keys=["dt", "id"],
+                             partition_keys=["dt"],
+                             options={"bucket": "1", "rowkind.field": "op", "write-only": "true"})
+    for c in range(5):  # five files with disjoint key ranges
+        rows = [{"dt": "d", "id": c * 100 + i, "v": i, "s": "x", "op": "+I"} for i in range(50)]
+        t.write(pa.Table.from_pylist(rows, schema=SCHEMA))
+    opened: list[str] = []
+    original = pq.read_table
+
+    def spy(path, *args, **kwargs):
+        opened.append(str(path))
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(pq, "read_table", spy)
+    assert t.lookup(pa.table({"dt": ["d"], "id": [205]})).column("v").to_pylist() == [5]
+    assert len(opened) == 1
+
+
+def test_health_reports_levels(table: Table) -> None:
+    h = table.health()
+    assert h.snapshot_id == table.latest_snapshot().id
+    assert len(h.buckets) == 8  # 2 partitions x 4 buckets
+    assert all(b.level0_files == b.sorted_runs for b in h.buckets)
+    table.compact(full=True)
+    h = table.health()
+    assert all(b.sorted_runs == 1 and b.level0_files == 0 for b in h.buckets)
+    assert all(abs(b.space_amplification - 1.0) < 1e-9 for b in h.buckets)
+    assert h.to_dict()["buckets"][0]["files_by_level"] == {5: 1}
