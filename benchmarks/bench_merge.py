@@ -31,19 +31,38 @@ from lakeops.options import TableOptions
 from lakeops.spec.kv import KIND, SEQ
 from lakeops.spec.schema import TableSchema
 
-SCHEMA = pa.schema([("k", pa.int64()), ("a", pa.int64()), ("b", pa.int64()),
-                    ("c", pa.float64()), ("d", pa.string()), ("s1", pa.int64()),
-                    ("s2", pa.int64()), ("s3", pa.int64())])
+SCHEMA = pa.schema(
+    [
+        ("k", pa.int64()),
+        ("a", pa.int64()),
+        ("b", pa.int64()),
+        ("c", pa.float64()),
+        ("d", pa.string()),
+        ("s1", pa.int64()),
+        ("s2", pa.int64()),
+        ("s3", pa.int64()),
+    ]
+)
 ENGINES: dict[str, tuple[dict[str, str], int]] = {
     "deduplicate": ({}, 1_000_000),
     "first-row": ({"merge-engine": "first-row"}, 1_000_000),
-    "aggregation (sum+max+last_non_null)": ({
-        "merge-engine": "aggregation", "fields.a.aggregate-function": "sum",
-        "fields.b.aggregate-function": "max",
-        "fields.default-aggregate-function": "last_non_null_value"}, 1_000_000),
-    "partial-update (2 sequence groups)": ({
-        "merge-engine": "partial-update", "fields.s1.sequence-group": "a,b",
-        "fields.s2,s3.sequence-group": "c,d"}, 500_000),
+    "aggregation (sum+max+last_non_null)": (
+        {
+            "merge-engine": "aggregation",
+            "fields.a.aggregate-function": "sum",
+            "fields.b.aggregate-function": "max",
+            "fields.default-aggregate-function": "last_non_null_value",
+        },
+        1_000_000,
+    ),
+    "partial-update (2 sequence groups)": (
+        {
+            "merge-engine": "partial-update",
+            "fields.s1.sequence-group": "a,b",
+            "fields.s2,s3.sequence-group": "c,d",
+        },
+        500_000,
+    ),
 }
 
 
@@ -53,26 +72,31 @@ def make_data(rows: int, keys: int, seed: int = 1) -> pa.Table:
     def nullable(values: np.ndarray, share: float = 0.3) -> pa.Array:
         return pa.array(values, mask=rng.random(rows) < share)
 
-    return pa.table({
-        "k": pa.array(rng.integers(0, keys, rows)),
-        "a": nullable(rng.integers(-1000, 1000, rows)),
-        "b": nullable(rng.integers(-1000, 1000, rows)),
-        "c": nullable(rng.random(rows)),
-        "d": nullable(np.array([f"v{i % 1000}" for i in range(rows)], dtype=object)),
-        "s1": nullable(rng.integers(0, 50, rows)),
-        "s2": nullable(rng.integers(0, 50, rows)),
-        "s3": nullable(rng.integers(0, 50, rows)),
-    }, schema=SCHEMA)
+    return pa.table(
+        {
+            "k": pa.array(rng.integers(0, keys, rows)),
+            "a": nullable(rng.integers(-1000, 1000, rows)),
+            "b": nullable(rng.integers(-1000, 1000, rows)),
+            "c": nullable(rng.random(rows)),
+            "d": nullable(np.array([f"v{i % 1000}" for i in range(rows)], dtype=object)),
+            "s1": nullable(rng.integers(0, 50, rows)),
+            "s2": nullable(rng.integers(0, 50, rows)),
+            "s3": nullable(rng.integers(0, 50, rows)),
+        },
+        schema=SCHEMA,
+    )
 
 
 def bench_merge(data: pa.Table, options: dict[str, str], repeat: int) -> tuple[float, int]:
     schema = TableSchema.from_arrow(SCHEMA, ["k"], [], {"bucket": "1", **options})
     opts = TableOptions.from_schema(schema)
     engine = create_merge_engine(opts, schema)
-    records = data.append_column(pa.field(SEQ, pa.int64(), False),
-                                 pa.array(np.arange(data.num_rows, dtype=np.int64)))
-    records = records.append_column(pa.field(KIND, pa.int8(), False),
-                                    pa.array(np.zeros(data.num_rows, dtype=np.int8)))
+    records = data.append_column(
+        pa.field(SEQ, pa.int64(), False), pa.array(np.arange(data.num_rows, dtype=np.int64))
+    )
+    records = records.append_column(
+        pa.field(KIND, pa.int8(), False), pa.array(np.zeros(data.num_rows, dtype=np.int8))
+    )
     best, out_rows = float("inf"), 0
     for _ in range(repeat):
         start = time.perf_counter()
@@ -88,8 +112,9 @@ def bench_write(data: pa.Table, options: dict[str, str], repeat: int) -> float:
         with tempfile.TemporaryDirectory() as wh:
             catalog = Catalog(wh)
             catalog.create_database("db")
-            table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["k"],
-                                         options={"bucket": "4", **options})
+            table = catalog.create_table(
+                "db.t", schema=SCHEMA, primary_keys=["k"], options={"bucket": "4", **options}
+            )
             start = time.perf_counter()
             table.write(data)
             best = min(best, time.perf_counter() - start)
@@ -108,22 +133,37 @@ def main() -> None:
     for name, (options, target) in ENGINES.items():
         merge_s, out_rows = bench_merge(data, options, args.repeat)
         write_s = bench_write(data, options, args.repeat)
-        results.append({"engine": name, "rows": args.rows, "keys_out": out_rows,
-                        "merge_s": merge_s, "merge_rows_per_s": args.rows / merge_s,
-                        "write_s": write_s, "write_rows_per_s": args.rows / write_s,
-                        "target_rows_per_s": target})
+        results.append(
+            {
+                "engine": name,
+                "rows": args.rows,
+                "keys_out": out_rows,
+                "merge_s": merge_s,
+                "merge_rows_per_s": args.rows / merge_s,
+                "write_s": write_s,
+                "write_rows_per_s": args.rows / write_s,
+                "target_rows_per_s": target,
+            }
+        )
     if args.json:
         print(json.dumps(results, indent=2))
         return
     print(f"{args.rows:,} input rows over {args.keys:,} keys, best of {args.repeat}")
-    print(f"{'engine':<38} {'merge s':>8} {'merge rows/s':>13} {'write s':>8} "
-          f"{'write rows/s':>13} {'target':>10}  met")
+    print(
+        f"{'engine':<38} {'merge s':>8} {'merge rows/s':>13} {'write s':>8} "
+        f"{'write rows/s':>13} {'target':>10}  met"
+    )
     for r in results:
-        met = "yes" if min(r["merge_rows_per_s"], r["write_rows_per_s"]) >= \
-            r["target_rows_per_s"] else "NO"
-        print(f"{r['engine']:<38} {r['merge_s']:>8.3f} {r['merge_rows_per_s']:>13,.0f} "
-              f"{r['write_s']:>8.3f} {r['write_rows_per_s']:>13,.0f} "
-              f"{r['target_rows_per_s']:>10,}  {met}")
+        met = (
+            "yes"
+            if min(r["merge_rows_per_s"], r["write_rows_per_s"]) >= r["target_rows_per_s"]
+            else "NO"
+        )
+        print(
+            f"{r['engine']:<38} {r['merge_s']:>8.3f} {r['merge_rows_per_s']:>13,.0f} "
+            f"{r['write_s']:>8.3f} {r['write_rows_per_s']:>13,.0f} "
+            f"{r['target_rows_per_s']:>10,}  {met}"
+        )
 
 
 if __name__ == "__main__":

@@ -41,3 +41,21 @@ def test_append_to_pypaimon_table(golden_copy, name: str) -> None:
     if name == "s5_agg":  # aggregation: the same rows again double the sums, keep the maxima
         expected = [{**r, "total": r["total"] * 2} for r in expected]
     assert _rows(table.read()) == expected
+
+
+@pytest.mark.parametrize("warehouse", ["pypaimon-wh", "java-compacted-wh"])
+@pytest.mark.parametrize("name", SERVED)
+def test_full_compaction_keeps_java_paimons_rows(golden_copy, warehouse: str, name: str) -> None:
+    table = Catalog(str(golden_copy(warehouse))).get_table(f"db.{name}")
+    table.flush_level0() if name == "s6_firstrow" else table.compact(full=True)
+    expected = EXPECTED["java-compacted-wh" if name == "s6_firstrow" else warehouse][name]
+    assert _rows(table.read()) == sorted(
+        expected, key=lambda r: json.dumps(r, sort_keys=True, default=str)
+    )
+    assert {e.file.level for e in table.store.live_entries(table.latest_snapshot())} <= {
+        1,
+        2,
+        3,
+        4,
+        5,
+    }

@@ -37,7 +37,9 @@ from lakeops.write.file_writer import RollingKeyValueWriter
 
 __all__ = ["BucketContext", "CompactResult", "CompactTask"]
 
-BATCH_ROWS = 131_072
+#: rows held in memory per merged section, shared by its runs: bounds compaction memory
+MERGE_BUDGET_ROWS = 524_288
+MIN_BATCH_ROWS = 8_192
 
 
 @dataclass
@@ -160,15 +162,16 @@ class CompactTask:
         self.result.before.extend(f for section in sections for run in section for f in run)
         self.result.after.extend(after)
 
-    def _run_batches(self, files: list[DataFileMeta]) -> Iterator[pa.Table]:
+    def _run_batches(self, files: list[DataFileMeta], batch_rows: int) -> Iterator[pa.Table]:
         fields = self.ctx.schema.field_names
-        for batch in self.ctx.reader.iter_batches(self.ctx.directory, files, fields, BATCH_ROWS):
+        for batch in self.ctx.reader.iter_batches(self.ctx.directory, files, fields, batch_rows):
             yield self.ctx.expiry.keep(batch) if self.ctx.expiry is not None else batch
 
     def _merge_section(self, runs: list[list[DataFileMeta]]) -> Iterator[pa.Table]:
         ctx = self.ctx
+        batch_rows = max(MIN_BATCH_ROWS, MERGE_BUDGET_ROWS // len(runs))
         merged = merge_runs(
-            [self._run_batches(run) for run in runs],
+            [self._run_batches(run, batch_rows) for run in runs],
             ctx.reader.merge_keys,
             ctx.engine,
             ctx.options.sequence_fields,

@@ -84,6 +84,7 @@ class KeyValueReader:
             path = self.path(directory, f)
             read_cols, thin, missing = self._plan(path, value_cols)
             with self.file_io.arrow_fs.open_input_file(path) as source:
-                pf = pq.ParquetFile(source)
+                # no pre-buffering: it reads far ahead of the batch and defeats bounded memory
+                pf = pq.ParquetFile(source, pre_buffer=False)
                 for batch in pf.iter_batches(batch_size=batch_rows, columns=read_cols):
                     yield self._normalize(pa.Table.from_batches([batch]), thin, missing, value_cols)

@@ -11,8 +11,15 @@ import pytest
 
 from lakeops import Catalog, CommitConflictError, Table
 
-SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64()),
-                    ("s", pa.string()), ("op", pa.string())])
+SCHEMA = pa.schema(
+    [
+        ("dt", pa.string()),
+        ("id", pa.int64()),
+        ("v", pa.int64()),
+        ("s", pa.string()),
+        ("op", pa.string()),
+    ]
+)
 
 
 def _random_commits(table: Table, commits: int, seed: int = 7, keys: int = 400) -> None:
@@ -22,8 +29,15 @@ def _random_commits(table: Table, commits: int, seed: int = 7, keys: int = 400) 
         for _ in range(rng.randint(20, 120)):
             k = rng.randrange(keys)
             op = rng.choice(["+I", "+U", "+U", "-D"])
-            rows.append({"dt": f"d{k % 2}", "id": k, "v": rng.randrange(1000),
-                         "s": f"s{c}-{k}" * rng.randint(1, 3), "op": op})
+            rows.append(
+                {
+                    "dt": f"d{k % 2}",
+                    "id": k,
+                    "v": rng.randrange(1000),
+                    "s": f"s{c}-{k}" * rng.randint(1, 3),
+                    "op": op,
+                }
+            )
         table.write(pa.Table.from_pylist(rows, schema=SCHEMA))
 
 
@@ -37,9 +51,13 @@ def _files(table: Table) -> list:
 
 @pytest.fixture
 def table(catalog: Catalog) -> Table:
-    t = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["dt", "id"],
-                             partition_keys=["dt"],
-                             options={"bucket": "4", "rowkind.field": "op", "write-only": "true"})
+    t = catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": "4", "rowkind.field": "op", "write-only": "true"},
+    )
     _random_commits(t, 20)
     return t
 
@@ -66,17 +84,28 @@ def test_universal_then_full_compaction_keep_the_rows(table: Table) -> None:
 def test_compaction_of_one_partition(table: Table) -> None:
     before = _state(table)
     table.compact(full=True, partitions=[{"dt": "d1"}])
-    levels = {(e.partition, f.level) for e in table.store.live_entries(table.latest_snapshot())
-              for f in [e.file]}
+    levels = {
+        (e.partition, f.level)
+        for e in table.store.live_entries(table.latest_snapshot())
+        for f in [e.file]
+    }
     assert {lv for _, lv in levels} == {0, 5}
     assert _state(table) == before
 
 
 def test_large_non_overlapping_files_are_upgraded_not_rewritten(catalog: Catalog) -> None:
-    t = catalog.create_table("db.up", schema=SCHEMA, primary_keys=["dt", "id"],
-                             partition_keys=["dt"],
-                             options={"bucket": "1", "rowkind.field": "op", "write-only": "true",
-                                      "target-file-size": "1 kb"})
+    t = catalog.create_table(
+        "db.up",
+        schema=SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={
+            "bucket": "1",
+            "rowkind.field": "op",
+            "write-only": "true",
+            "target-file-size": "1 kb",
+        },
+    )
     rows = [{"dt": "d", "id": i, "v": i, "s": "x" * 50, "op": "+I"} for i in range(400)]
     t.write(pa.Table.from_pylist(rows, schema=SCHEMA))  # one L0 run, many files over 1 kb
     names = {f.file_name for f in _files(t)}
@@ -87,12 +116,19 @@ def test_large_non_overlapping_files_are_upgraded_not_rewritten(catalog: Catalog
 
 
 def test_small_files_are_rewritten_together(catalog: Catalog) -> None:
-    t = catalog.create_table("db.small", schema=SCHEMA, primary_keys=["dt", "id"],
-                             partition_keys=["dt"],
-                             options={"bucket": "1", "rowkind.field": "op", "write-only": "true"})
+    t = catalog.create_table(
+        "db.small",
+        schema=SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": "1", "rowkind.field": "op", "write-only": "true"},
+    )
     for i in range(6):
-        t.write(pa.Table.from_pylist([{"dt": "d", "id": i, "v": i, "s": "x", "op": "+I"}],
-                                     schema=SCHEMA))
+        t.write(
+            pa.Table.from_pylist(
+                [{"dt": "d", "id": i, "v": i, "s": "x", "op": "+I"}], schema=SCHEMA
+            )
+        )
     t.compact(full=True)
     (only,) = _files(t)
     assert only.level == 5 and only.row_count == 6
@@ -101,10 +137,17 @@ def test_small_files_are_rewritten_together(catalog: Catalog) -> None:
 def test_record_level_expiry(catalog: Catalog) -> None:
     schema = pa.schema([("id", pa.int64()), ("ts", pa.int64())])
     now = int(time.time())
-    t = catalog.create_table("db.ttl", schema=schema, primary_keys=["id"],
-                             options={"bucket": "1", "write-only": "true",
-                                      "record-level.expire-time": "1 h",
-                                      "record-level.time-field": "ts"})
+    t = catalog.create_table(
+        "db.ttl",
+        schema=schema,
+        primary_keys=["id"],
+        options={
+            "bucket": "1",
+            "write-only": "true",
+            "record-level.expire-time": "1 h",
+            "record-level.time-field": "ts",
+        },
+    )
     t.write(pa.table({"id": [1, 2, 3], "ts": [now, now - 7200, None]}))
     t.write(pa.table({"id": [4], "ts": [now - 10]}))
     t.compact(full=True)
@@ -116,8 +159,13 @@ def test_compaction_conflict_fails_cleanly(table: Table) -> None:
     from lakeops.merge import create_merge_engine
 
     before = _state(table)
-    plan = plan_compaction(table.store, table.schema, table.options,
-                           create_merge_engine(table.options, table.schema), full=True)
+    plan = plan_compaction(
+        table.store,
+        table.schema,
+        table.options,
+        create_merge_engine(table.options, table.schema),
+        full=True,
+    )
     assert table.compact(full=True) is not None  # another job wins first
     from lakeops.commit.committer import Committer
 
@@ -127,23 +175,34 @@ def test_compaction_conflict_fails_cleanly(table: Table) -> None:
         table.file_io.delete(path)
     assert _state(table) == before
     # appends still go through
-    table.write(pa.Table.from_pylist([{"dt": "d0", "id": 10_000, "v": 1, "s": "n",
-                                       "op": "+I"}], schema=SCHEMA))
+    table.write(
+        pa.Table.from_pylist(
+            [{"dt": "d0", "id": 10_000, "v": 1, "s": "n", "op": "+I"}], schema=SCHEMA
+        )
+    )
     assert len(_state(table)) == len(before) + 1
 
 
 def test_in_writer_compaction_bounds_sorted_runs(catalog: Catalog) -> None:
-    t = catalog.create_table("db.w", schema=SCHEMA, primary_keys=["dt", "id"],
-                             partition_keys=["dt"], options={"bucket": "2", "rowkind.field": "op"})
+    t = catalog.create_table(
+        "db.w",
+        schema=SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": "2", "rowkind.field": "op"},
+    )
     _random_commits(t, 30, seed=3)
     health = t.health()
     assert health.max_sorted_runs <= 8  # num-sorted-run.stop-trigger
     assert any(s.commit_kind == "COMPACT" for s in t.snapshots())
     assert health.write_amplification > 0
-    reference = catalog.create_table("db.ref", schema=SCHEMA, primary_keys=["dt", "id"],
-                                     partition_keys=["dt"],
-                                     options={"bucket": "2", "rowkind.field": "op",
-                                              "write-only": "true"})
+    reference = catalog.create_table(
+        "db.ref",
+        schema=SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": "2", "rowkind.field": "op", "write-only": "true"},
+    )
     _random_commits(reference, 30, seed=3)
     assert _state(t) == _state(reference)
 
@@ -163,9 +222,13 @@ def test_lookup_matches_read(table: Table) -> None:
 def test_lookup_reads_only_files_holding_the_keys(catalog: Catalog, monkeypatch) -> None:
     import pyarrow.parquet as pq
 
-    t = catalog.create_table("db.lk", schema=SCHEMA, primary_keys=["dt", "id"],
-                             partition_keys=["dt"],
-                             options={"bucket": "1", "rowkind.field": "op", "write-only": "true"})
+    t = catalog.create_table(
+        "db.lk",
+        schema=SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": "1", "rowkind.field": "op", "write-only": "true"},
+    )
     for c in range(5):  # five files with disjoint key ranges
         rows = [{"dt": "d", "id": c * 100 + i, "v": i, "s": "x", "op": "+I"} for i in range(50)]
         t.write(pa.Table.from_pylist(rows, schema=SCHEMA))

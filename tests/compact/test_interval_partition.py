@@ -28,8 +28,7 @@ def test_runs_are_sorted_and_sections_disjoint(spans: list[tuple[int, int]]) -> 
     for s in sections:
         for run in s:
             assert all(a[1] < b[0] for a, b in zip(run, run[1:], strict=False))
-    bounds = [(min(f[0] for r in s for f in r), max(f[1] for r in s for f in r))
-              for s in sections]
+    bounds = [(min(f[0] for r in s for f in r), max(f[1] for r in s for f in r)) for s in sections]
     assert all(a[1] < b[0] for a, b in zip(bounds, bounds[1:], strict=False))
     # fewest runs: at least the maximum number of files covering any one key point
     for s in sections:

@@ -23,11 +23,14 @@ def _engine(options: dict[str, str]):  # type: ignore[no-untyped-def]
 
 def _run(rows: list[tuple[int, str, int]], first_seq: int) -> pa.Table:
     """A sorted run (duplicates allowed, as in pypaimon level-0 files)."""
-    t = pa.table({"a": pa.array([r[0] for r in rows], pa.int32()),
-                  "b": pa.array([r[1] for r in rows], pa.string()),
-                  "v": pa.array([r[2] for r in rows], pa.int64())})
-    t = t.append_column(SEQ, pa.array(np.arange(first_seq, first_seq + len(rows)),
-                                      pa.int64()))
+    t = pa.table(
+        {
+            "a": pa.array([r[0] for r in rows], pa.int32()),
+            "b": pa.array([r[1] for r in rows], pa.string()),
+            "v": pa.array([r[2] for r in rows], pa.int64()),
+        }
+    )
+    t = t.append_column(SEQ, pa.array(np.arange(first_seq, first_seq + len(rows)), pa.int64()))
     t = t.append_column(KIND, pa.array(np.zeros(len(rows), np.int8)))
     return sort_records(t, ["a", "b"])
 
@@ -40,8 +43,11 @@ row = st.tuples(st.integers(0, 6), st.sampled_from(["x", "y"]), st.integers(-9, 
 
 
 @settings(max_examples=150, deadline=None)
-@given(runs=st.lists(st.lists(row, max_size=20), min_size=1, max_size=5),
-       batch=st.integers(1, 7), engine=st.sampled_from(["deduplicate", "aggregation"]))
+@given(
+    runs=st.lists(st.lists(row, max_size=20), min_size=1, max_size=5),
+    batch=st.integers(1, 7),
+    engine=st.sampled_from(["deduplicate", "aggregation"]),
+)
 def test_streaming_equals_one_shot(runs, batch, engine) -> None:
     options = {"merge-engine": engine}
     if engine == "aggregation":

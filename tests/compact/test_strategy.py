@@ -16,8 +16,9 @@ from lakeops.compact import (
 )
 from tests.conftest import SHARED
 
-CASES = [c for c in json.loads((SHARED / "examples" / "sample-cases.json").read_text())
-         if "runs" in c]
+CASES = [
+    c for c in json.loads((SHARED / "examples" / "sample-cases.json").read_text()) if "runs" in c
+]
 
 
 def runs_of(pairs: list[tuple[int, int]]) -> list[LevelSortedRun]:
@@ -27,8 +28,11 @@ def runs_of(pairs: list[tuple[int, int]]) -> list[LevelSortedRun]:
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_sample_cases(case: dict) -> None:
     p = case["params"]
-    strategy = UniversalCompaction(max_size_amp=p["max_size_amp"], size_ratio=p["size_ratio"],
-                                   num_run_compaction_trigger=p["num_run_compaction_trigger"])
+    strategy = UniversalCompaction(
+        max_size_amp=p["max_size_amp"],
+        size_ratio=p["size_ratio"],
+        num_run_compaction_trigger=p["num_run_compaction_trigger"],
+    )
     if case["area"] == "force-up-level0-compaction":
         strategy = ForceUpLevel0Compaction(strategy, max_compact_interval=p["max_compact_interval"])
     unit = strategy.pick(num_levels=p["num_levels"], runs=runs_of(case["runs"]))
@@ -44,10 +48,14 @@ def test_sample_cases(case: dict) -> None:
 
 
 def test_issue_example() -> None:
-    runs = [LevelSortedRun(level=0, size=1), LevelSortedRun(level=0, size=1),
-            LevelSortedRun(level=3, size=5)]
-    unit = UniversalCompaction(max_size_amp=200, size_ratio=1,
-                               num_run_compaction_trigger=5).pick(num_levels=6, runs=runs)
+    runs = [
+        LevelSortedRun(level=0, size=1),
+        LevelSortedRun(level=0, size=1),
+        LevelSortedRun(level=3, size=5),
+    ]
+    unit = UniversalCompaction(max_size_amp=200, size_ratio=1, num_run_compaction_trigger=5).pick(
+        num_levels=6, runs=runs
+    )
     assert unit is None  # 3 runs < trigger 5, nothing fires
     radical = ForceUpLevel0Compaction(UniversalCompaction(200, 1, 5))
     unit = radical.pick(num_levels=6, runs=runs)
@@ -87,18 +95,25 @@ def test_early_full_by_interval_total_and_incremental() -> None:
     assert u.pick(6, runs) is not None
     assert EarlyFullCompaction(total_size_threshold=102).try_full_compact(6, runs) is not None
     assert EarlyFullCompaction(total_size_threshold=101).try_full_compact(6, runs) is None
-    assert EarlyFullCompaction(incremental_size_threshold=0).try_full_compact(6, runs) \
-        is not None
+    assert EarlyFullCompaction(incremental_size_threshold=0).try_full_compact(6, runs) is not None
     assert EarlyFullCompaction(incremental_size_threshold=1).try_full_compact(6, runs) is None
-    assert EarlyFullCompaction(total_size_threshold=10**9).try_full_compact(
-        6, runs_of([(0, 1)])) is None  # never with a single run
+    assert (
+        EarlyFullCompaction(total_size_threshold=10**9).try_full_compact(6, runs_of([(0, 1)]))
+        is None
+    )  # never with a single run
 
 
 def test_gentle_mode_forces_level0_every_nth_empty_pick() -> None:
     gentle = ForceUpLevel0Compaction(UniversalCompaction(200, 1, 5), max_compact_interval=3)
     runs = runs_of([(0, 1), (5, 100)])
-    assert [gentle.pick(6, runs) is not None for _ in range(6)] == [False, False, True,
-                                                                    False, False, True]
+    assert [gentle.pick(6, runs) is not None for _ in range(6)] == [
+        False,
+        False,
+        True,
+        False,
+        False,
+        True,
+    ]
 
 
 def test_off_peak_ratio_widens_size_ratio() -> None:

@@ -14,14 +14,29 @@ from tests.interop.oracle import oracle_create, oracle_read, oracle_write
 
 pytestmark = pytest.mark.interop
 
-PU_SCHEMA = pa.schema([("id", pa.int64()), ("a", pa.string()), ("b", pa.int32()),
-                       ("c", pa.float64())])
-AGG_SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("total", pa.int64()),
-                        ("hi", pa.int32()), ("lo", pa.float64()), ("tags", pa.string()),
-                        ("op", pa.string())])
-AGG_OPTIONS = {"bucket": "2", "merge-engine": "aggregation", "rowkind.field": "op",
-               "fields.total.aggregate-function": "sum", "fields.hi.aggregate-function": "max",
-               "fields.lo.aggregate-function": "min", "fields.tags.aggregate-function": "listagg"}
+PU_SCHEMA = pa.schema(
+    [("id", pa.int64()), ("a", pa.string()), ("b", pa.int32()), ("c", pa.float64())]
+)
+AGG_SCHEMA = pa.schema(
+    [
+        ("dt", pa.string()),
+        ("id", pa.int64()),
+        ("total", pa.int64()),
+        ("hi", pa.int32()),
+        ("lo", pa.float64()),
+        ("tags", pa.string()),
+        ("op", pa.string()),
+    ]
+)
+AGG_OPTIONS = {
+    "bucket": "2",
+    "merge-engine": "aggregation",
+    "rowkind.field": "op",
+    "fields.total.aggregate-function": "sum",
+    "fields.hi.aggregate-function": "max",
+    "fields.lo.aggregate-function": "min",
+    "fields.tags.aggregate-function": "listagg",
+}
 
 
 def _sorted(t: pa.Table, keys: list[str]) -> list[dict]:
@@ -30,23 +45,34 @@ def _sorted(t: pa.Table, keys: list[str]) -> list[dict]:
 
 def _pu_batches() -> list[pa.Table]:
     return [
-        pa.table({"id": [1, 2, 3], "a": ["x", None, "z"], "b": [1, 2, None],
-                  "c": [None, 0.5, 1.5]}, schema=PU_SCHEMA),
-        pa.table({"id": [1, 3, 4], "a": [None, "Z", "w"], "b": [10, None, 4],
-                  "c": [9.0, None, None]}, schema=PU_SCHEMA),
-        pa.table({"id": [2, 1], "a": ["y", None], "b": [None, None], "c": [None, 7.5]},
-                 schema=PU_SCHEMA),
+        pa.table(
+            {"id": [1, 2, 3], "a": ["x", None, "z"], "b": [1, 2, None], "c": [None, 0.5, 1.5]},
+            schema=PU_SCHEMA,
+        ),
+        pa.table(
+            {"id": [1, 3, 4], "a": [None, "Z", "w"], "b": [10, None, 4], "c": [9.0, None, None]},
+            schema=PU_SCHEMA,
+        ),
+        pa.table(
+            {"id": [2, 1], "a": ["y", None], "b": [None, None], "c": [None, 7.5]}, schema=PU_SCHEMA
+        ),
     ]
 
 
 def _agg_batches() -> list[pa.Table]:
     def t(rows: list[tuple]) -> pa.Table:
-        return pa.Table.from_pylist([dict(zip(AGG_SCHEMA.names, r, strict=True)) for r in rows],
-                                    schema=AGG_SCHEMA)
+        return pa.Table.from_pylist(
+            [dict(zip(AGG_SCHEMA.names, r, strict=True)) for r in rows], schema=AGG_SCHEMA
+        )
 
     return [
-        t([("d1", 1, 10, 5, 1.5, "a", "+I"), ("d1", 2, 1, 1, 0.5, "b", "+I"),
-           ("d2", 1, 7, 9, None, None, "+I")]),
+        t(
+            [
+                ("d1", 1, 10, 5, 1.5, "a", "+I"),
+                ("d1", 2, 1, 1, 0.5, "b", "+I"),
+                ("d2", 1, 7, 9, None, None, "+I"),
+            ]
+        ),
         t([("d1", 1, 5, 3, -2.0, "c", "+I"), ("d2", 1, None, 11, 4.0, "x", "+I")]),
         t([("d1", 2, 4, 0, 0.1, "e", "+I"), ("d1", 1, 1, 2, 9.0, "f", "+U")]),
     ]
@@ -55,8 +81,12 @@ def _agg_batches() -> list[pa.Table]:
 def test_partial_update_written_by_lakeops(warehouse) -> None:
     catalog = Catalog(str(warehouse))
     catalog.create_database("db")
-    table = catalog.create_table("db.pu", schema=PU_SCHEMA, primary_keys=["id"],
-                                 options={"bucket": "2", "merge-engine": "partial-update"})
+    table = catalog.create_table(
+        "db.pu",
+        schema=PU_SCHEMA,
+        primary_keys=["id"],
+        options={"bucket": "2", "merge-engine": "partial-update"},
+    )
     for batch in _pu_batches():
         table.write(batch)
     ours = table.read()
@@ -65,8 +95,13 @@ def test_partial_update_written_by_lakeops(warehouse) -> None:
 
 
 def test_partial_update_written_by_pypaimon(warehouse) -> None:
-    oracle_create(warehouse, "db.pu", PU_SCHEMA, primary_keys=["id"],
-                  options={"bucket": "2", "merge-engine": "partial-update"})
+    oracle_create(
+        warehouse,
+        "db.pu",
+        PU_SCHEMA,
+        primary_keys=["id"],
+        options={"bucket": "2", "merge-engine": "partial-update"},
+    )
     batches = _pu_batches()
     oracle_write(warehouse, "db.pu", batches[0])
     oracle_write(warehouse, "db.pu", batches[1])
@@ -79,25 +114,45 @@ def test_partial_update_written_by_pypaimon(warehouse) -> None:
 def test_aggregation_written_by_lakeops(warehouse) -> None:
     catalog = Catalog(str(warehouse))
     catalog.create_database("db")
-    table = catalog.create_table("db.agg", schema=AGG_SCHEMA, primary_keys=["dt", "id"],
-                                 partition_keys=["dt"], options=AGG_OPTIONS)
+    table = catalog.create_table(
+        "db.agg",
+        schema=AGG_SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options=AGG_OPTIONS,
+    )
     for batch in _agg_batches():
         table.write(batch)
     ours = _sorted(table.read(), ["dt", "id"])
-    assert ours[0] == {"dt": "d1", "id": 1, "total": 16, "hi": 5, "lo": -2.0, "tags": "a,c,f",
-                       "op": "+U"}
+    assert ours[0] == {
+        "dt": "d1",
+        "id": 1,
+        "total": 16,
+        "hi": 5,
+        "lo": -2.0,
+        "tags": "a,c,f",
+        "op": "+U",
+    }
     assert _sorted(oracle_read(warehouse, "db.agg"), ["dt", "id"]) == ours
 
 
 def test_aggregation_written_by_pypaimon(warehouse) -> None:
-    oracle_create(warehouse, "db.agg", AGG_SCHEMA, primary_keys=["dt", "id"],
-                  partition_keys=["dt"], options=AGG_OPTIONS)
+    oracle_create(
+        warehouse,
+        "db.agg",
+        AGG_SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options=AGG_OPTIONS,
+    )
     batches = _agg_batches()
     oracle_write(warehouse, "db.agg", batches[0])
     oracle_write(warehouse, "db.agg", batches[1])
     table = Catalog(str(warehouse)).get_table("db.agg")
-    assert _sorted(table.read(), ["dt", "id"]) == _sorted(oracle_read(warehouse, "db.agg"),
-                                                          ["dt", "id"])
+    assert _sorted(table.read(), ["dt", "id"]) == _sorted(
+        oracle_read(warehouse, "db.agg"), ["dt", "id"]
+    )
     table.write(batches[2])
     assert _sorted(oracle_read(warehouse, "db.agg"), ["dt", "id"]) == _sorted(
-        table.read(), ["dt", "id"])
+        table.read(), ["dt", "id"]
+    )

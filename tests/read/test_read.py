@@ -92,9 +92,12 @@ def test_bad_read_arguments(table) -> None:
 
 def test_first_row_level0_is_invisible_until_flushed(catalog: Catalog) -> None:
     schema = pa.schema([("id", pa.int64()), ("v", pa.int64())])
-    t = catalog.create_table("db.fr", schema=schema, primary_keys=["id"],
-                             options={"bucket": "1", "merge-engine": "first-row",
-                                      "write-only": "true"})
+    t = catalog.create_table(
+        "db.fr",
+        schema=schema,
+        primary_keys=["id"],
+        options={"bucket": "1", "merge-engine": "first-row", "write-only": "true"},
+    )
     t.write(pa.table({"id": [1, 1, 2], "v": [1, 2, 3]}))
     assert t.read().num_rows == 0  # level 0 only: invisible to batch reads
     assert t.lookup(pa.table({"id": [1, 2]})).num_rows == 0  # and to lookups
@@ -103,7 +106,9 @@ def test_first_row_level0_is_invisible_until_flushed(catalog: Catalog) -> None:
     assert data.column("v").to_pylist() == [1, 3]  # the write buffer kept the first row
     snapshot = t.flush_level0()
     assert snapshot is not None and snapshot.commit_kind == "COMPACT"
-    assert sorted(t.read().to_pylist(), key=lambda r: r["id"]) == [{"id": 1, "v": 1},
-                                                                 {"id": 2, "v": 3}]
+    assert sorted(t.read().to_pylist(), key=lambda r: r["id"]) == [
+        {"id": 1, "v": 1},
+        {"id": 2, "v": 3},
+    ]
     assert t.lookup(pa.table({"id": [2]})).to_pylist() == [{"id": 2, "v": 3}]
     assert t.flush_level0() is None  # nothing left at level 0
