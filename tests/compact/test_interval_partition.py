@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -27,9 +29,9 @@ def test_runs_are_sorted_and_sections_disjoint(spans: list[tuple[int, int]]) -> 
     assert sorted(f for s in sections for r in s for f in r) == sorted(files)
     for s in sections:
         for run in s:
-            assert all(a[1] < b[0] for a, b in zip(run, run[1:], strict=False))
+            assert all(a[1] < b[0] for a, b in itertools.pairwise(run))
     bounds = [(min(f[0] for r in s for f in r), max(f[1] for r in s for f in r)) for s in sections]
-    assert all(a[1] < b[0] for a, b in zip(bounds, bounds[1:], strict=False))
+    assert all(a[1] < b[0] for a, b in itertools.pairwise(bounds))
     # fewest runs: at least the maximum number of files covering any one key point
     for s in sections:
         points = {p for r in s for f in r for p in (f[0], f[1])}
