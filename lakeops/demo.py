@@ -2,8 +2,8 @@
 
 Run it with ``bash scripts/demo.sh`` (or ``python -m lakeops.demo --warehouse DIR``). It creates
 ``demo.orders`` (partitioned by ``dt``, 4 fixed buckets, row kinds from ``op``), commits an
-insert, an upsert with deletes, then reads the merged table back and prints snapshots, files per
-(partition, bucket, level), row counts and timings. The warehouse is a real Paimon warehouse:
+insert, an upsert with deletes, reads the merged table back, compacts it fully, and prints
+snapshots, files per (partition, bucket, level) before and after, row counts and timings. The warehouse is a real Paimon warehouse:
 pypaimon or Paimon on Spark/Flink can open it afterwards.
 """
 
@@ -112,6 +112,9 @@ def main(argv: list[str] | None = None) -> None:
         lambda: table.read(columns=["order_id", "amount"], filter=[("dt", "=", DAYS[0])]),
     )
     _describe(table)
+    _timed("full compaction", merged.num_rows, lambda: table.compact(full=True))
+    _describe(table)
+    assert table.read().num_rows == merged.num_rows
     status = Counter(merged.column("status").to_pylist())
     print(
         f"\nrows: {merged.num_rows:,} live ({args.rows:,} inserted, {len(dele):,} deleted); "
