@@ -3,8 +3,8 @@
 Run it with ``bash scripts/demo.sh`` (or ``python -m lakeops.demo --warehouse DIR``). It creates
 ``demo.orders`` (partitioned by ``dt``, 4 fixed buckets, row kinds from ``op``), commits an
 insert, an upsert with deletes, reads the merged table back, compacts it fully, and prints
-snapshots, files per (partition, bucket, level) before and after, row counts and timings. The warehouse is a real Paimon warehouse:
-pypaimon or Paimon on Spark/Flink can open it afterwards.
+snapshots, files per (partition, bucket, level) before and after, row counts and timings.
+The warehouse is a real Paimon warehouse: pypaimon or Paimon on Spark/Flink can open it.
 """
 
 from __future__ import annotations
