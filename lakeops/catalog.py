@@ -6,6 +6,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from lakeops.changelog.options import ChangelogOptions
+from lakeops.compact.options import CompactOptions
 from lakeops.errors import (
     ConfigurationError,
     DatabaseAlreadyExistsError,
@@ -142,9 +144,10 @@ class Catalog:
             schema, list(primary_keys), list(partition_keys or []), opts, comment
         )
         parsed = TableOptions.from_schema(table_schema)
-        create_merge_engine(
-            parsed, table_schema
-        )  # validates engine-specific rules and supported modes
+        # every option is validated before anything is written
+        create_merge_engine(parsed, table_schema)
+        CompactOptions.from_schema(table_schema, parsed)
+        ChangelogOptions.from_schema(table_schema, parsed)
         root = self._table_path(identifier)
         published = self.file_io.publish_exclusive(
             join(root, paths.schema_path(0)), table_schema.to_json().encode()

@@ -143,6 +143,25 @@ class TableStore:
             snapshot.delta_manifest_list
         )
 
+    def delta_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
+        """The ADD/DELETE entries this snapshot's commit made."""
+        return [
+            e
+            for m in self.manifest_list(snapshot.delta_manifest_list)
+            for e in self.manifest(m.file_name)
+        ]
+
+    def changelog_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
+        """The changelog files this snapshot's commit added (none without a producer)."""
+        if not snapshot.changelog_manifest_list:
+            return []
+        return [
+            e
+            for m in self.manifest_list(snapshot.changelog_manifest_list)
+            for e in self.manifest(m.file_name)
+            if e.kind == FileKind.ADD
+        ]
+
     def live_entries(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
         """Every data file live in ``snapshot`` (ADD entries that were not deleted)."""
         if snapshot is None:

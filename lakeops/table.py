@@ -10,6 +10,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from lakeops.changelog.options import ChangelogOptions
+from lakeops.changelog.reader import ChangeMode, read_changes
 from lakeops.commit.committer import Committer
 from lakeops.compact.health import TableHealth, table_health
 from lakeops.compact.options import CompactOptions
@@ -32,6 +34,24 @@ from lakeops.write.table_write import TableWrite, WriteInput
 __all__ = ["Table"]
 
 log = logging.getLogger(__name__)
+
+
+def read_state(
+    store: TableStore, schema: TableSchema, options: TableOptions, snapshot_id: int
+) -> pa.Table:
+    """The merged rows of a snapshot (what ``Table.read(snapshot_id=…)`` returns)."""
+    snapshot = store.snapshot(snapshot_id)
+    reader = SplitReader(
+        store.file_io, store.root, schema, options, create_merge_engine(options, schema)
+    )
+    parts = [
+        reader.read(s, schema.field_names) for s in plan_splits(store, schema, options, snapshot)
+    ]
+    return (
+        pa.concat_tables([p.cast(schema.arrow_schema()) for p in parts])
+        if parts
+        else schema.arrow_schema().empty_table()
+    )
 
 
 class Table:
@@ -95,7 +115,7 @@ class Table:
             pdir = paths.partition_dir(
                 self.schema.partition_keys, values, self.options.partition_default_name
             )
-            for f in m.compact_after:
+            for f in (*m.compact_after, *m.compact_changelog_files):
                 if f.file_name not in keep:
                     self.file_io.delete(
                         join(self.root, paths.bucket_dir(pdir, m.bucket), f.file_name)
@@ -254,6 +274,39 @@ class Table:
         if dnf:
             result = result.filter(to_expression(dnf))
         return result.select(wanted)
+
+    def read_changes(
+        self,
+        from_snapshot: int = 0,
+        to_snapshot: int | None = None,
+        *,
+        mode: ChangeMode = "auto",
+        columns: Sequence[str] | None = None,
+    ) -> pa.Table:
+        """What changed after ``from_snapshot`` up to ``to_snapshot`` (latest by default), as
+        rows with a ``_row_kind`` column (``+I``/``-U``/``+U``/``-D``) first.
+
+        ``mode``: ``auto`` (changelog files when the table has a ``changelog-producer``, else the
+        data each commit added — Paimon's incremental read), ``changelog``, ``delta``, or
+        ``diff`` (net changes between the two merged states). See
+        :mod:`lakeops.changelog.reader`.
+        """
+        names = self.schema.field_names
+        wanted = list(columns) if columns is not None else names
+        unknown = [c for c in wanted if c not in names]
+        if unknown:
+            raise ConfigurationError(f"unknown column(s) {unknown}; the table has {names}")
+        producer = ChangelogOptions.from_schema(self.schema, self.options).producer
+        return read_changes(
+            self.store,
+            self.schema,
+            self.options,
+            producer,
+            from_snapshot,
+            to_snapshot,
+            mode,
+            wanted,
+        )
 
     def _snapshot_or_latest(self, snapshot_id: int | None) -> Snapshot | None:
         if snapshot_id is None:

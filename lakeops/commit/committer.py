@@ -123,33 +123,34 @@ class Committer:
         commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
         on_compact_conflict: Callable[[CommitConflictError], None] | None = None,
     ) -> Snapshot | None:
-        """Publish the messages: an ``APPEND`` snapshot for new files, then a ``COMPACT``
-        snapshot for compaction changes (as Paimon does). Returns the last snapshot, or None if
-        there was nothing to commit.
+        """Publish the messages: an ``APPEND`` snapshot for new files (with their changelog),
+        then a ``COMPACT`` snapshot for compaction changes (with the changelog compaction
+        produced), as Paimon does. Returns the last snapshot, or None if there was nothing.
 
         If the compaction's inputs were replaced meanwhile, ``on_compact_conflict`` (when given)
         handles the conflict and the appended data stays committed; otherwise it raises."""
-        appends = [
-            ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
-            for m in messages
-            for f in m.new_files
-        ]
-        compacts = [
-            ManifestEntry(FileKind.DELETE, m.partition, m.bucket, m.total_buckets, f)
-            for m in messages
-            for f in m.compact_before
-        ]
-        compacts += [
-            ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f)
-            for m in messages
-            for f in m.compact_after
-        ]
+
+        def entries(kind: int, attr: str) -> list[ManifestEntry]:
+            return [
+                ManifestEntry(kind, m.partition, m.bucket, m.total_buckets, f)
+                for m in messages
+                for f in getattr(m, attr)
+            ]
+
+        appends = entries(FileKind.ADD, "new_files")
+        append_changelog = entries(FileKind.ADD, "changelog_files")
+        compacts = entries(FileKind.DELETE, "compact_before") + entries(
+            FileKind.ADD, "compact_after"
+        )
+        compact_changelog = entries(FileKind.ADD, "compact_changelog_files")
         snapshot = None
-        if appends:
-            snapshot = self.commit_entries(appends, "APPEND", commit_identifier)
-        if compacts:
+        if appends or append_changelog:
+            snapshot = self.commit_entries(appends, "APPEND", commit_identifier, append_changelog)
+        if compacts or compact_changelog:
             try:
-                snapshot = self.commit_entries(compacts, "COMPACT", commit_identifier)
+                snapshot = self.commit_entries(
+                    compacts, "COMPACT", commit_identifier, compact_changelog
+                )
             except CommitConflictError as conflict:
                 if on_compact_conflict is None:
                     raise
@@ -161,23 +162,38 @@ class Committer:
         entries: Sequence[ManifestEntry],
         commit_kind: str,
         commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
+        changelog: Sequence[ManifestEntry] = (),
     ) -> Snapshot:
-        """Publish one snapshot of ``entries`` (see the module docstring)."""
-        delta = self._write_manifest(entries)
+        """Publish one snapshot of ``entries`` and ``changelog`` (see the module docstring)."""
+        fio = self.store.file_io
+        written = [self._write_manifest(entries)] if entries else []
+        changelog_meta = self._write_manifest(changelog) if changelog else None
         added = sum(e.file.row_count for e in entries if e.kind == FileKind.ADD)
         removed = sum(e.file.row_count for e in entries if e.kind == FileKind.DELETE)
-        fio = self.store.file_io
+
+        def discard(names: Sequence[str]) -> None:
+            for name in names:
+                fio.delete(self.store.path(paths.manifest_path(name)))
+
+        own = [m.file_name for m in written] + (
+            [changelog_meta.file_name] if changelog_meta else []
+        )
         attempts = max(self.options.commit_max_retries, 1)
         for attempt in range(attempts + 1):
             latest = self.store.latest_snapshot()
             try:
                 self._check_deletes(latest, entries)
             except CommitConflictError:
-                fio.delete(self.store.path(paths.manifest_path(delta.file_name)))
+                discard(own)
                 raise
             base_metas = self._base_manifests(latest)
             base_name, base_size = self._write_list(base_metas)
-            delta_name, delta_size = self._write_list([delta])
+            delta_name, delta_size = self._write_list(written)
+            lists = [base_name, delta_name]
+            changelog_name = changelog_size = None
+            if changelog_meta is not None:
+                changelog_name, changelog_size = self._write_list([changelog_meta])
+                lists.append(changelog_name)
             snapshot = Snapshot(
                 id=(latest.id + 1) if latest else 1,
                 schema_id=self.schema.id,
@@ -191,22 +207,27 @@ class Committer:
                 delta_record_count=added - removed,
                 base_manifest_list_size=base_size,
                 delta_manifest_list_size=delta_size,
+                changelog_manifest_list=changelog_name,
+                changelog_manifest_list_size=changelog_size,
+                changelog_record_count=sum(e.file.row_count for e in changelog)
+                if changelog_meta is not None
+                else None,
             )
             path = self.store.path(paths.snapshot_path(snapshot.id))
             if fio.publish_exclusive(path, snapshot.to_json().encode()):
                 self._update_hints(snapshot.id)
                 return snapshot
-            for name in (base_name, delta_name):
-                fio.delete(self.store.path(paths.manifest_path(name)))
+            discard(lists)
             if latest is not None:
-                merged = {m.file_name for m in base_metas} - {
-                    m.file_name for m in self.store.data_manifests(latest)
-                }
-                for name in merged:
-                    fio.delete(self.store.path(paths.manifest_path(name)))
+                discard(
+                    list(
+                        {m.file_name for m in base_metas}
+                        - {m.file_name for m in self.store.data_manifests(latest)}
+                    )
+                )
             if attempt < attempts:
                 time.sleep(min(1.0, 0.01 * 2**attempt) * (0.5 + random.random()))
-        fio.delete(self.store.path(paths.manifest_path(delta.file_name)))
+        discard(own)
         raise CommitConflictError(
             f"could not publish a snapshot of {self.store.root} after {attempts + 1} attempts: "
             "other writers kept committing first; retry later or raise 'commit.max-retries'"

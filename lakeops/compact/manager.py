@@ -99,7 +99,7 @@ class BucketCompactor:
         drop_delete = unit.output_level != 0 and (
             unit.output_level >= non_empty_highest_level(files) or self.ctx.options.deletion_vectors
         )
-        return CompactTask(self.ctx, unit, drop_delete, max_level).run()
+        return CompactTask(self.ctx, unit, drop_delete, max_level, files).run()
 
     def compact(
         self, files: Sequence[DataFileMeta], *, full: bool = False, force_level0: bool = False

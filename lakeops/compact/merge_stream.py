@@ -45,11 +45,14 @@ def _below(table: pa.Table, keys: Sequence[str], bound: tuple[Any, ...]) -> pa.A
 def merge_runs(
     runs: Sequence[Iterator[pa.Table]],
     keys: Sequence[str],
-    engine: MergeEngine,
+    engine: MergeEngine | None,
     sequence_fields: Sequence[str] = (),
     descending: bool = False,
 ) -> Iterator[pa.Table]:
-    """Merged records (one per key) of several sorted runs, in key order, chunk by chunk."""
+    """Merged records (one per key) of several sorted runs, in key order, chunk by chunk.
+
+    With ``engine=None`` the chunks are not merged: every record of their keys comes out,
+    sorted by (key, sequence order), so a caller can merge them its own way."""
     buffers: list[pa.Table | None] = [None] * len(runs)
     done = [False] * len(runs)
 
@@ -71,7 +74,8 @@ def merge_runs(
 
     def merge(parts: list[pa.Table]) -> pa.Table:
         table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
-        return merge_sorted(sort_records(table, keys, sequence_fields, descending), keys, engine)
+        ordered = sort_records(table, keys, sequence_fields, descending)
+        return ordered if engine is None else merge_sorted(ordered, keys, engine)
 
     for i in range(len(runs)):
         load(i)

@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lakeops.changelog.lookup_cache import RowGroupCache
+from lakeops.changelog.options import ChangelogOptions
 from lakeops.compact.expire import RecordExpiry
 from lakeops.compact.manager import BucketCompactor
 from lakeops.compact.options import CompactOptions
@@ -78,6 +80,8 @@ def plan_compaction(
                 f"partition columns ({list(schema.partition_keys)})"
             )
     copts = CompactOptions.from_schema(schema, options)
+    changelog = ChangelogOptions.from_schema(schema, options)
+    cache = RowGroupCache(changelog.lookup_cache_bytes)
     expiry = RecordExpiry(copts) if copts.expire_ms is not None else None
     part_types = schema.types_of(schema.partition_keys)
     buckets: dict[tuple[bytes, int], list[DataFileMeta]] = {}
@@ -102,6 +106,8 @@ def plan_compaction(
                 copts,
                 engine,
                 expiry,
+                changelog,
+                cache,
             )
             result = BucketCompactor(ctx, files).compact(
                 files, full=full, force_level0=force_level0
@@ -117,6 +123,7 @@ def plan_compaction(
                     (),
                     tuple(result.before),
                     tuple(result.after),
+                    compact_changelog_files=tuple(result.changelog),
                 )
             )
     except BaseException:

@@ -13,19 +13,23 @@ files with expired records, and every file when ``compaction.force-rewrite-all-f
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lakeops.changelog.emit import changelog_records
+from lakeops.changelog.lookup_cache import LEVEL, LevelLookup, RowGroupCache
+from lakeops.changelog.options import ChangelogOptions
 from lakeops.compact.expire import RecordExpiry
 from lakeops.compact.interval_partition import partition_runs
 from lakeops.compact.merge_stream import merge_runs
 from lakeops.compact.options import CompactOptions
 from lakeops.compact.strategy import CompactUnit
 from lakeops.io.file_io import FileIO
-from lakeops.merge import MergeEngine
+from lakeops.merge import MergeEngine, merge_sorted, sort_records
 from lakeops.merge.engine import is_retraction
 from lakeops.options import TableOptions
 from lakeops.read.kv_reader import KeyValueReader
@@ -53,6 +57,8 @@ class BucketContext:
     compact_options: CompactOptions
     engine: MergeEngine
     expiry: RecordExpiry | None = None
+    changelog: ChangelogOptions | None = None
+    cache: RowGroupCache | None = None
 
     def __post_init__(self) -> None:
         self.reader = KeyValueReader(self.file_io, self.schema)
@@ -72,11 +78,13 @@ class BucketContext:
 
 @dataclass
 class CompactResult:
-    """Files a compaction removed and produced (upgrades appear in both, at two levels)."""
+    """Files a compaction removed and produced (upgrades appear in both, at two levels), and
+    the changelog files it produced."""
 
     before: list[DataFileMeta] = field(default_factory=list)
     after: list[DataFileMeta] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
+    changelog: list[DataFileMeta] = field(default_factory=list)
 
     @property
     def is_empty(self) -> bool:
@@ -87,10 +95,25 @@ class CompactTask:
     """Runs one :class:`CompactUnit` (see the module docstring)."""
 
     def __init__(
-        self, ctx: BucketContext, unit: CompactUnit, drop_delete: bool, max_level: int
+        self,
+        ctx: BucketContext,
+        unit: CompactUnit,
+        drop_delete: bool,
+        max_level: int,
+        bucket_files: Sequence[DataFileMeta] = (),
     ) -> None:
         self.ctx = ctx
         self.unit = unit
+        producer = ctx.changelog.producer if ctx.changelog is not None else "none"
+        #: "lookup" when this compaction reads level 0, "full-compaction" when it writes the
+        #: max level; None when it produces no changelog
+        self.changelog_mode: str | None = None
+        if producer == "lookup" and any(f.level == 0 for f in unit.files):
+            self.changelog_mode = "lookup"
+        elif producer == "full-compaction" and unit.output_level == max_level:
+            self.changelog_mode = "full-compaction"
+        unit_names = {f.file_name for f in unit.files}
+        self.outside = [f for f in bucket_files if f.level > 0 and f.file_name not in unit_names]
         self.output_level = unit.output_level
         self.drop_delete = drop_delete
         self.max_level = max_level
@@ -115,7 +138,18 @@ class CompactTask:
         return self.result
 
     # -------------------------------------------------------------- decisions
+    def _needs_changelog_rewrite(self, f: DataFileMeta) -> bool:
+        """Files whose records become visible changes must be read, not just moved."""
+        if self.changelog_mode == "lookup":
+            return f.level == 0
+        if self.changelog_mode == "full-compaction":
+            return f.level < self.max_level
+        return False
+
     def _upgrade(self, f: DataFileMeta) -> None:
+        if self._needs_changelog_rewrite(f):
+            self._rewrite_impl([[[f]]])
+            return
         if f.level == self.output_level:
             if self.force_all or self.ctx.has_expired(f):
                 self._rewrite_impl([[[f]]])
@@ -150,35 +184,129 @@ class CompactTask:
             self.output_level,
             FILE_SOURCE_COMPACT,
         )
+        changelog = (
+            RollingKeyValueWriter(
+                ctx.file_io,
+                ctx.directory,
+                ctx.schema,
+                ctx.options.target_file_size,
+                0,
+                FILE_SOURCE_COMPACT,
+                prefix="changelog",
+            )
+            if self.changelog_mode
+            else None
+        )
         try:
             for section in sections:
-                for chunk in self._merge_section(section):
-                    writer.write(chunk)
+                for records in self._section_records(section):
+                    merged = merge_sorted(records, ctx.reader.merge_keys, ctx.engine)
+                    if changelog is not None:
+                        changes = self._changes(records, merged)
+                        if changes.num_rows:
+                            changelog.write(changes)
+                    if self.drop_delete:
+                        merged = merged.filter(pc.invert(is_retraction(merged.column(KIND))))
+                    if merged.num_rows:
+                        writer.write(merged)
             after = writer.close()
+            produced = changelog.close() if changelog is not None else []
         except BaseException:
             writer.abort()
+            if changelog is not None:
+                changelog.abort()
             raise
         self.result.written.extend(writer.written)
+        if changelog is not None:
+            self.result.written.extend(changelog.written)
         self.result.before.extend(f for section in sections for run in section for f in run)
         self.result.after.extend(after)
+        self.result.changelog.extend(produced)
 
-    def _run_batches(self, files: list[DataFileMeta], batch_rows: int) -> Iterator[pa.Table]:
+    def _file_batches(self, files: list[DataFileMeta], batch_rows: int) -> Iterator[pa.Table]:
+        """Records of a run's files (with their level, for the changelog), expiry applied."""
         fields = self.ctx.schema.field_names
-        for batch in self.ctx.reader.iter_batches(self.ctx.directory, files, fields, batch_rows):
-            yield self.ctx.expiry.keep(batch) if self.ctx.expiry is not None else batch
+        for f in files:
+            for batch in self.ctx.reader.iter_batches(self.ctx.directory, [f], fields, batch_rows):
+                if self.ctx.expiry is not None:
+                    batch = self.ctx.expiry.keep(batch)
+                yield batch.append_column(
+                    LEVEL, pa.array(np.full(batch.num_rows, f.level, dtype=np.int32))
+                )
 
-    def _merge_section(self, runs: list[list[DataFileMeta]]) -> Iterator[pa.Table]:
+    def _section_records(self, runs: list[list[DataFileMeta]]) -> Iterator[pa.Table]:
+        """Every record of the section, chunk by chunk in key order, sorted for merging."""
         ctx = self.ctx
         batch_rows = max(MIN_BATCH_ROWS, MERGE_BUDGET_ROWS // len(runs))
-        merged = merge_runs(
-            [self._run_batches(run, batch_rows) for run in runs],
+        yield from merge_runs(
+            [self._file_batches(run, batch_rows) for run in runs],
             ctx.reader.merge_keys,
-            ctx.engine,
+            None,
             ctx.options.sequence_fields,
             ctx.options.sequence_descending,
         )
-        for chunk in merged:
-            if self.drop_delete:
-                chunk = chunk.filter(pc.invert(is_retraction(chunk.column(KIND))))
-            if chunk.num_rows:
-                yield chunk
+
+    # -------------------------------------------------------------- changelog
+    def _changes(self, records: pa.Table, merged: pa.Table) -> pa.Table:
+        """Changelog of one chunk: how each touched key's merged row changed."""
+        ctx = self.ctx
+        keys = ctx.reader.merge_keys
+        levels = records.column(LEVEL).to_numpy()
+        if self.changelog_mode == "full-compaction":
+            changed = records.filter(pa.array(levels < self.max_level)).select(keys)
+            if changed.num_rows == 0:
+                return merged.schema.empty_table()
+            changed = changed.group_by(keys).aggregate([])
+            before = records.filter(pa.array(levels == self.max_level)).join(
+                changed, keys=keys, join_type="left semi"
+            )
+            before = merge_sorted(self._sort(before), keys, ctx.engine)
+            after = merged.join(changed, keys=keys, join_type="left semi")
+        else:  # lookup: previous state = higher levels, inside the unit and outside it
+            touched = records.filter(pa.array(levels == 0)).select(keys)
+            if touched.num_rows == 0:
+                return merged.schema.empty_table()
+            touched = touched.group_by(keys).aggregate([])
+            mine = records.join(touched, keys=keys, join_type="left semi")
+            low = tuple(
+                c[0].as_py()
+                for c in (touched.sort_by([(k, "ascending") for k in keys]).column(k) for k in keys)
+            )
+            last = touched.num_rows - 1
+            high = tuple(
+                c[last].as_py()
+                for c in (touched.sort_by([(k, "ascending") for k in keys]).column(k) for k in keys)
+            )
+            outside = self._lookup().records(touched, low, high).cast(mine.schema)
+            older = pa.concat_tables([outside, mine.filter(pc.greater(mine.column(LEVEL), 0))])
+            before = merge_sorted(self._sort(older), keys, ctx.engine)
+            after = merge_sorted(self._sort(pa.concat_tables([outside, mine])), keys, ctx.engine)
+        options = ctx.changelog
+        assert options is not None
+        changes = changelog_records(
+            before.drop_columns([LEVEL]),
+            after.drop_columns([LEVEL]),
+            keys,
+            ctx.schema.field_names,
+            row_deduplicate=options.row_deduplicate,
+            ignore_fields=options.ignore_fields,
+            first_row=ctx.options.merge_engine == "first-row",
+        )
+        return changes
+
+    def _sort(self, table: pa.Table) -> pa.Table:
+        return sort_records(
+            table,
+            self.ctx.reader.merge_keys,
+            self.ctx.options.sequence_fields,
+            self.ctx.options.sequence_descending,
+        )
+
+    def _lookup(self) -> LevelLookup:
+        ctx = self.ctx
+        if ctx.cache is None:
+            assert ctx.changelog is not None
+            ctx.cache = RowGroupCache(ctx.changelog.lookup_cache_bytes)
+        return LevelLookup(
+            ctx.reader, ctx.directory, self.outside, ctx.schema.field_names, ctx.cache
+        )

@@ -9,6 +9,7 @@ writers: lakeops, pypaimon, Java Paimon) concatenate and merge directly. Thin-mo
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -70,6 +71,36 @@ class KeyValueReader:
         path = self.path(directory, f)
         read_cols, thin, missing = self._plan(path, value_cols)
         table = pq.read_table(path, columns=read_cols, filesystem=self.file_io.arrow_fs)
+        return self._normalize(table, thin, missing, value_cols)
+
+    def row_group_key_ranges(
+        self,
+        directory: str,
+        f: DataFileMeta,
+    ) -> list[tuple[Any, Any] | None]:
+        """Per row group, (min, max) of the first key column from the Parquet footer (None
+        where the statistics are missing)."""
+        path = self.path(directory, f)
+        meta = pq.ParquetFile(path, filesystem=self.file_io.arrow_fs).metadata
+        names = meta.schema.names
+        first = self.merge_keys[0] if self.merge_keys[0] in names else self.key_names[0]
+        idx = names.index(first)
+        out: list[tuple[Any, Any] | None] = []
+        for rg in range(meta.num_row_groups):
+            stats = meta.row_group(rg).column(idx).statistics
+            out.append((stats.min, stats.max) if stats is not None and stats.has_min_max else None)
+        return out
+
+    def read_row_group(
+        self, directory: str, f: DataFileMeta, row_group: int, value_cols: Sequence[str]
+    ) -> pa.Table:
+        """The records of one row group of a file."""
+        path = self.path(directory, f)
+        read_cols, thin, missing = self._plan(path, value_cols)
+        with self.file_io.arrow_fs.open_input_file(path) as source:
+            table = pq.ParquetFile(source, pre_buffer=False).read_row_group(
+                row_group, columns=read_cols
+            )
         return self._normalize(table, thin, missing, value_cols)
 
     def iter_batches(

@@ -88,9 +88,9 @@ def _unique(prefix: str, n: int = 0) -> str:
     return f"{prefix}-{uuid.uuid4()}-{n}"
 
 
-def data_file_name(n: int = 0) -> str:
-    """A fresh data file name (``data-<uuid>-<n>.parquet``)."""
-    return _unique("data", n) + ".parquet"
+def data_file_name(n: int = 0, prefix: str = "data") -> str:
+    """A fresh data file name (``data-<uuid>-<n>.parquet``; ``changelog-…`` for changelog)."""
+    return _unique(prefix, n) + ".parquet"
 
 
 def manifest_name(n: int = 0) -> str:

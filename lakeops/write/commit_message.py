@@ -20,6 +20,9 @@ class CommitMessage:
         new_files: files written from new data (committed as an ``APPEND`` snapshot).
         compact_before: files a compaction replaced (deleted in a ``COMPACT`` snapshot).
         compact_after: files a compaction produced, or upgraded to a new level.
+        changelog_files: changelog of the new data (``changelog-producer=input``).
+        compact_changelog_files: changelog a compaction produced (``lookup`` /
+            ``full-compaction`` producers).
     """
 
     partition: bytes
@@ -28,7 +31,15 @@ class CommitMessage:
     new_files: tuple[DataFileMeta, ...] = ()
     compact_before: tuple[DataFileMeta, ...] = ()
     compact_after: tuple[DataFileMeta, ...] = ()
+    changelog_files: tuple[DataFileMeta, ...] = ()
+    compact_changelog_files: tuple[DataFileMeta, ...] = ()
 
     @property
     def is_empty(self) -> bool:
-        return not (self.new_files or self.compact_before or self.compact_after)
+        return not (
+            self.new_files
+            or self.compact_before
+            or self.compact_after
+            or self.changelog_files
+            or self.compact_changelog_files
+        )

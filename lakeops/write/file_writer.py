@@ -63,6 +63,7 @@ class RollingKeyValueWriter:
         target_file_size: int,
         level: int,
         file_source: int = FILE_SOURCE_APPEND,
+        prefix: str = "data",
     ) -> None:
         self.file_io = file_io
         self.directory = directory
@@ -70,6 +71,7 @@ class RollingKeyValueWriter:
         self.target_file_size = target_file_size
         self.level = level
         self.file_source = file_source
+        self.prefix = prefix
         self.file_schema = data_file_schema(schema)
         self.key_names = schema.trimmed_primary_keys
         self.key_types = schema.types_of(self.key_names)
@@ -122,7 +124,7 @@ class RollingKeyValueWriter:
 
     def _start(self) -> _OpenFile:
         self.file_io.mkdirs(self.directory)
-        name = data_file_name()
+        name = data_file_name(prefix=self.prefix)
         path = join(self.directory, name)
         self.written.append(path)
         sink = self.file_io.arrow_fs.open_output_stream(path)
@@ -203,11 +205,22 @@ class KeyValueFileWriter:
         self.written: list[str] = []
 
     def write(
-        self, records: pa.Table, level: int = 0, file_source: int = FILE_SOURCE_APPEND
+        self,
+        records: pa.Table,
+        level: int = 0,
+        file_source: int = FILE_SOURCE_APPEND,
+        prefix: str = "data",
     ) -> list[DataFileMeta]:
-        """Write key-sorted, merged records; one :class:`DataFileMeta` per file."""
+        """Write key-sorted records; one :class:`DataFileMeta` per file (``prefix``
+        ``changelog`` writes changelog files)."""
         writer = RollingKeyValueWriter(
-            self.file_io, self.directory, self.schema, self.target_file_size, level, file_source
+            self.file_io,
+            self.directory,
+            self.schema,
+            self.target_file_size,
+            level,
+            file_source,
+            prefix,
         )
         writer.write(records)
         files = writer.close()

@@ -23,6 +23,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.bucket.hashing import assign_buckets
+from lakeops.changelog.lookup_cache import RowGroupCache
+from lakeops.changelog.options import ChangelogOptions
 from lakeops.compact.expire import RecordExpiry
 from lakeops.compact.levels import level_runs
 from lakeops.compact.manager import BucketCompactor
@@ -72,6 +74,8 @@ class _BucketBuffer:
     compact_before: dict[tuple[str, int], DataFileMeta] = field(default_factory=dict)
     compact_after: dict[tuple[str, int], DataFileMeta] = field(default_factory=dict)
     compact_written: list[str] = field(default_factory=list)
+    changelog: list[DataFileMeta] = field(default_factory=list)
+    compact_changelog: list[DataFileMeta] = field(default_factory=list)
 
     def apply(self, result: CompactResult, file_io: FileIO) -> None:
         """Fold a compaction result into the bucket's state and its pending commit."""
@@ -89,6 +93,7 @@ class _BucketBuffer:
             self.live.append(f)
             self.compact_after[_id(f)] = f
         self.compact_written.extend(result.written)
+        self.compact_changelog.extend(result.changelog)
 
 
 class TableWrite:
@@ -109,6 +114,8 @@ class TableWrite:
         self.bucket_key_types = schema.types_of(schema.bucket_keys)
         self.partition_types = schema.types_of(schema.partition_keys)
         self.compact_options = CompactOptions.from_schema(schema, options)
+        self.changelog_options = ChangelogOptions.from_schema(schema, options)
+        self._lookup_cache: RowGroupCache | None = None
         self._buffers: dict[tuple[bytes, int], _BucketBuffer] = {}
         self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
         self._closed = False
@@ -204,8 +211,18 @@ class TableWrite:
         """What compaction of a bucket in ``directory`` needs."""
         copts = self.compact_options
         expiry = RecordExpiry(copts) if copts.expire_ms is not None else None
+        if self._lookup_cache is None:
+            self._lookup_cache = RowGroupCache(self.changelog_options.lookup_cache_bytes)
         return BucketContext(
-            self.store.file_io, directory, self.schema, self.options, copts, self.engine, expiry
+            self.store.file_io,
+            directory,
+            self.schema,
+            self.options,
+            copts,
+            self.engine,
+            expiry,
+            self.changelog_options,
+            self._lookup_cache,
         )
 
     def _restored_files(self, partition: bytes, bucket: int) -> list[DataFileMeta]:
@@ -238,6 +255,8 @@ class TableWrite:
                 self.options.sequence_descending,
             )
             buf.batches, buf.nbytes = [], 0
+            if self.changelog_options.producer == "input":  # the input records, as they came
+                buf.changelog.extend(buf.writer.write(records, prefix="changelog"))
             merged = merge_sorted(records, self.key_names, self.engine)
             new_files = buf.writer.write(merged, level=0)
             buf.files.extend(new_files)
@@ -263,7 +282,7 @@ class TableWrite:
     def prepare_commit(self) -> list[CommitMessage]:
         """Flush everything and return one message per (partition, bucket) with changes."""
         self.flush()
-        if self.compact_options.force_compact_on_commit:
+        if self.compact_options.force_compact_on_commit or self._full_compaction_due():
             for buf in self._buffers.values():
                 self._compact(buf, full=True)
         self._closed = True
@@ -275,10 +294,30 @@ class TableWrite:
                 tuple(buf.files),
                 tuple(buf.compact_before.values()),
                 tuple(buf.compact_after.values()),
+                tuple(buf.changelog),
+                tuple(buf.compact_changelog),
             )
             for buf in self._buffers.values()
         ]
         return [m for m in messages if not m.is_empty]
+
+    def _full_compaction_due(self) -> bool:
+        """``changelog-producer=full-compaction``: full-compact every
+        ``full-compaction.delta-commits`` commits (counting the one being prepared)."""
+        if self.changelog_options.producer != "full-compaction":
+            return False
+        every = self.changelog_options.full_compaction_delta_commits
+        appends, sid = 0, self.store.latest_snapshot_id()
+        while sid is not None and sid >= 1 and appends < every:
+            try:
+                snapshot = self.store.snapshot(sid)
+            except LakeopsError:
+                break
+            if snapshot.commit_kind == "COMPACT" and snapshot.changelog_manifest_list:
+                break
+            appends += snapshot.commit_kind == "APPEND"
+            sid -= 1
+        return appends + 1 >= every
 
     def abort(self) -> None:
         """Delete every file written by this writer; nothing of it will be committed."""
@@ -287,4 +326,5 @@ class TableWrite:
             for path in buf.compact_written:
                 self.store.file_io.delete(path)
             buf.batches, buf.files, buf.compact_written = [], [], []
+            buf.changelog, buf.compact_changelog = [], []
         self._closed = True

@@ -171,3 +171,39 @@ def oracle_read(
             args += ["--snapshot-id", str(snapshot_id)]
         _run(args, "read")
         return pq.read_table(out_file)
+
+
+def oracle_changes(
+    warehouse: str | os.PathLike[str],
+    table: str,
+    from_snapshot: int | None = None,
+    to_snapshot: int | None = None,
+) -> pa.Table:
+    """Read ``table``'s changelog via pypaimon's streaming read, with row kinds.
+
+    Returns the change records of snapshots ``from_snapshot + 1 .. to_snapshot``
+    (default: from the first snapshot, including its changes, up to the latest) as
+    one table whose first column is ``_row_kind`` (``"+I"``, ``"-U"``, ``"+U"``,
+    ``"-D"``) followed by the table's columns. Rows are concatenated per snapshot in
+    commit order; within a snapshot they follow pypaimon's split order. For
+    ``changelog-producer=none`` the rows are each APPEND snapshot's records as
+    written, not a normalised changelog. See ``cmd_changes`` in
+    ``pypaimon_oracle.py``.
+    """
+    with tempfile.TemporaryDirectory(prefix="lakeops-oracle-") as tmp:
+        out_file = Path(tmp) / "changes.parquet"
+        args = [
+            "changes",
+            "--warehouse",
+            os.fspath(warehouse),
+            "--table",
+            table,
+            "--out",
+            str(out_file),
+        ]
+        if from_snapshot is not None:
+            args += ["--from-snapshot", str(from_snapshot)]
+        if to_snapshot is not None:
+            args += ["--to-snapshot", str(to_snapshot)]
+        _run(args, "changes")
+        return pq.read_table(out_file)

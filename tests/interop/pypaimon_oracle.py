@@ -27,20 +27,44 @@ Subcommands (all work on a filesystem catalog rooted at ``--warehouse``):
     ``scan.snapshot-id`` dynamic option) and write it to ``FILE.parquet``. An
     empty result still produces a parquet file carrying the table's schema.
 
+``changes --warehouse DIR --table db.name --out FILE.parquet [--from-snapshot N]
+[--to-snapshot M]``
+    Read the change records of snapshots ``N+1 .. M`` (default: from the earliest
+    snapshot, i.e. INCLUDING the first snapshot's changes, up to the latest snapshot
+    at start) with pypaimon's streaming read and ``with_include_row_kind(True)``,
+    and write them to ``FILE.parquet`` with a ``_row_kind`` string column
+    (``+I``/``-U``/``+U``/``-D``) first, then the table's columns. Rows are
+    concatenated per snapshot in commit order; within a snapshot they come in
+    pypaimon's split order (in practice sorted by primary key per bucket). An empty
+    result still carries the schema. See ``cmd_changes`` for the pypaimon
+    streaming-scan details (how the start snapshot is chosen, what is read for
+    each changelog producer, and how the read is bounded).
+
 Any failure prints the traceback to stderr and exits with status 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 import traceback
+from collections.abc import AsyncGenerator
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 from pypaimon import CatalogFactory, Schema
 from pypaimon.schema.data_types import DataField, DataTypeParser, PyarrowFieldParser
+
+CHANGES_TIMEOUT_S: float = 60.0
+"""Upper bound for one ``changes`` streaming read before it is abandoned with an error."""
+
+_CHANGES_POLL_S: float = 0.05
+"""How often the ``changes`` driver checks whether the streaming scan has caught up."""
+
+ROW_KIND_COLUMN: str = "_row_kind"
 
 
 def _split_names(value: str | None) -> list[str]:
@@ -114,8 +138,123 @@ def cmd_read(args: argparse.Namespace) -> None:
     pq.write_table(result, args.out)
 
 
+async def _next_plan(stream: AsyncGenerator[Any, None]) -> Any:
+    """Await the next Plan of a streaming scan's ``stream()`` generator."""
+    return await stream.__anext__()
+
+
+async def _collect_change_plans(scan: Any, to_snapshot: int, timeout_s: float) -> list[Any]:
+    """Collect the streaming scan's plans up to snapshot ``to_snapshot``, in commit order.
+
+    ``AsyncStreamingTableScan.stream()`` never ends on its own: once no newer snapshot
+    exists it ``await asyncio.sleep(poll)``s and polls again. Its only await point is
+    that sleep, so whenever the pending ``__anext__`` has not completed, the scan is
+    idle and ``scan.next_snapshot_id`` is the first snapshot it has not processed
+    (scanned or skipped as having no changes). The scan has caught up once that id
+    is past ``to_snapshot``, either after yielding the plan of ``to_snapshot`` or
+    while idle after skipping it. Raises ``TimeoutError`` after ``timeout_s``.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    stream = scan.stream()
+    plans: list[Any] = []
+    pending: asyncio.Task[Any] | None = None
+    try:
+        while scan.next_snapshot_id <= to_snapshot:
+            if loop.time() > deadline:
+                raise TimeoutError(
+                    f"streaming changelog scan did not reach snapshot {to_snapshot} within "
+                    f"{timeout_s}s (next snapshot to scan: {scan.next_snapshot_id})"
+                )
+            if pending is None:
+                pending = asyncio.ensure_future(_next_plan(stream))
+            done, _ = await asyncio.wait({pending}, timeout=_CHANGES_POLL_S)
+            if pending not in done:
+                continue
+            plan = pending.result()
+            pending = None
+            if plan.snapshot_id is None:
+                raise RuntimeError("streaming scan yielded a full/diff plan, not a changelog plan")
+            if plan.snapshot_id > to_snapshot:
+                break
+            plans.append(plan)
+    finally:
+        if pending is not None:
+            pending.cancel()
+            await asyncio.gather(pending, return_exceptions=True)
+        await stream.aclose()
+    return plans
+
+
+def cmd_changes(args: argparse.Namespace) -> None:
+    """Read the changelog of snapshots (from, to] with row kinds into a parquet file.
+
+    pypaimon 2.1.0 streaming-scan behaviour this relies on (``AsyncStreamingTableScan``):
+
+    * It honours NO ``scan.mode`` / ``scan.snapshot-id`` options. Left alone, its first
+      plan is a FULL merged read of the latest snapshot whatever the changelog producer
+      (deleted keys absent; each row tagged with its latest record's kind, e.g. ``+U``),
+      and only later snapshots are read as changes. Setting its public
+      ``next_snapshot_id`` attribute before iterating skips that initial full scan and
+      starts the incremental scan at that snapshot: the earliest snapshot id for "from
+      the beginning", ``N + 1`` for ``--from-snapshot N``.
+    * When the gap from ``next_snapshot_id`` to the latest snapshot exceeds
+      ``diff_threshold`` (10) it emits ONE "catch-up" plan (``snapshot_id`` None) of the
+      data files added in between, read unmerged with every row tagged ``+I`` (even
+      deletes), instead of per-snapshot changelogs; the threshold is raised here so that
+      every snapshot is read as a changelog.
+    * Per snapshot, ``changelog-producer`` ``input``/``lookup``/``full-compaction``
+      read the snapshot's changelog files and skip snapshots without them (e.g.
+      compactions); ``none`` reads the delta data files of APPEND snapshots only,
+      i.e. the records as written (no ``-U`` before-images, no merge with older data).
+    """
+    if args.from_snapshot is not None and args.from_snapshot < 0:
+        raise ValueError("--from-snapshot must be >= 0")
+    table = _catalog(args.warehouse).get_table(args.table)
+    snapshot_manager = table.snapshot_manager()
+    latest = snapshot_manager.get_latest_snapshot()
+    latest_id = latest.id if latest is not None else 0
+    to_snapshot = latest_id if args.to_snapshot is None else args.to_snapshot
+    if to_snapshot > latest_id:
+        raise ValueError(f"--to-snapshot {to_snapshot} is after the latest snapshot {latest_id}")
+    earliest_id = snapshot_manager.try_get_earliest_snapshot().id if latest is not None else 1
+    start = earliest_id if args.from_snapshot is None else args.from_snapshot + 1
+    if start < earliest_id:
+        raise ValueError(
+            f"changes after snapshot {args.from_snapshot} are partly expired: "
+            f"earliest snapshot is {earliest_id}"
+        )
+    if args.from_snapshot is not None and args.from_snapshot > to_snapshot:
+        raise ValueError(
+            f"--from-snapshot {args.from_snapshot} is after --to-snapshot {to_snapshot}"
+        )
+
+    builder = table.new_stream_read_builder().with_include_row_kind(True)
+    builder.with_poll_interval_ms(int(_CHANGES_POLL_S * 1000))
+    table_read = builder.new_read()
+    plans: list[Any] = []
+    if start <= to_snapshot:
+        scan = builder.new_streaming_scan()
+        if not hasattr(scan, "_diff_threshold"):
+            raise RuntimeError("pypaimon streaming scan has no _diff_threshold to disable")
+        scan._diff_threshold = sys.maxsize
+        scan.next_snapshot_id = start
+        plans = asyncio.run(_collect_change_plans(scan, to_snapshot, CHANGES_TIMEOUT_S))
+
+    tables = [table_read.to_arrow(plan.splits()) for plan in plans]
+    tables = [t for t in tables if t is not None and t.num_rows > 0]
+    if tables:
+        result = pa.concat_tables(tables)
+    else:
+        schema = PyarrowFieldParser.from_paimon_schema(table.table_schema.fields)
+        result = pa.schema([pa.field(ROW_KIND_COLUMN, pa.string()), *schema]).empty_table()
+    if result.schema.names[0] != ROW_KIND_COLUMN:
+        raise RuntimeError(f"expected {ROW_KIND_COLUMN} first, got {result.schema.names}")
+    pq.write_table(result, args.out)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """Build the argparse parser for the three subcommands."""
+    """Build the argparse parser for the four subcommands."""
     parser = argparse.ArgumentParser(description="pypaimon 2.1.0 oracle for lakeops tests")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -140,6 +279,16 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument("--out", required=True, help="output parquet file")
     read.add_argument("--snapshot-id", type=int, default=None)
     read.set_defaults(func=cmd_read)
+
+    changes = sub.add_parser("changes", help="read changelog rows with _row_kind into parquet")
+    changes.add_argument("--warehouse", required=True)
+    changes.add_argument("--table", required=True, help="db.name")
+    changes.add_argument("--out", required=True, help="output parquet file")
+    changes.add_argument(
+        "--from-snapshot", type=int, default=None, help="exclusive; default: from the start"
+    )
+    changes.add_argument("--to-snapshot", type=int, default=None, help="inclusive; default: latest")
+    changes.set_defaults(func=cmd_changes)
     return parser
 
 

@@ -1,0 +1,1 @@
+"""Changelog producers (``changelog-producer``) and incremental reads of what changed."""
