@@ -7,6 +7,7 @@ from typing import Any
 import pyarrow as pa
 
 from lakeops.changelog.options import ChangelogOptions
+from lakeops.commit.expire import Retention
 from lakeops.compact.options import CompactOptions
 from lakeops.errors import (
     ConfigurationError,
@@ -148,6 +149,7 @@ class Catalog:
         create_merge_engine(parsed, table_schema)
         CompactOptions.from_schema(table_schema, parsed)
         ChangelogOptions.from_schema(table_schema, parsed)
+        Retention.from_options(table_schema)
         root = self._table_path(identifier)
         published = self.file_io.publish_exclusive(
             join(root, paths.schema_path(0)), table_schema.to_json().encode()

@@ -118,6 +118,26 @@ class TableStore:
             ) from None
         return Snapshot.from_json(data)
 
+    def changelog(self, snapshot_id: int) -> Snapshot:
+        """A long-lived changelog (``changelog/changelog-<id>``) of an expired snapshot."""
+        return Snapshot.from_json(
+            self.file_io.read_bytes(self.path(f"{paths.CHANGELOG_DIR}/changelog-{snapshot_id}"))
+        )
+
+    def changelog_or_snapshot(self, snapshot_id: int) -> Snapshot:
+        """A snapshot, or the kept changelog of an expired one."""
+        if self.snapshot_exists(snapshot_id):
+            return self.snapshot(snapshot_id)
+        try:
+            return self.changelog(snapshot_id)
+        except FileNotFoundError:
+            from lakeops.errors import LakeopsError
+
+            raise LakeopsError(
+                f"snapshot {snapshot_id} of {self.root} has expired and its "
+                "changelog was not kept (see changelog.num-retained.*)"
+            ) from None
+
     def latest_snapshot(self) -> Snapshot | None:
         sid = self.latest_snapshot_id()
         return None if sid is None else self.snapshot(sid)

@@ -13,8 +13,9 @@ import pyarrow as pa
 from lakeops.changelog.options import ChangelogOptions
 from lakeops.changelog.reader import ChangeMode, read_changes
 from lakeops.commit.committer import Committer
+from lakeops.commit.expire import ExpireResult, Retention, expire_snapshots
 from lakeops.compact.health import TableHealth, table_health
-from lakeops.compact.options import CompactOptions
+from lakeops.compact.options import CompactOptions, parse_duration
 from lakeops.compact.planner import plan_compaction
 from lakeops.errors import ConfigurationError
 from lakeops.io.file_io import FileIO, join
@@ -178,6 +179,30 @@ class Table:
             for path in plan.written:
                 self.file_io.delete(path)
             raise
+
+    def expire_snapshots(
+        self,
+        *,
+        retain_min: int | None = None,
+        retain_max: int | None = None,
+        time_retained: str | None = None,
+        limit: int | None = None,
+    ) -> ExpireResult:
+        """Expire old snapshots by the table's ``snapshot.*`` / ``changelog.*`` retention (the
+        arguments override ``snapshot.num-retained.min`` / ``.max``,
+        ``snapshot.time-retained`` such as ``"30 min"``, ``snapshot.expire.limit``). Deletes
+        only files no retained snapshot references; safe while writers run. See
+        :mod:`lakeops.commit.expire`."""
+        retention = Retention.from_options(
+            self.schema,
+            min_retained=retain_min,
+            max_retained=retain_max,
+            expire_limit=limit,
+            time_retained_ms=parse_duration(time_retained, "time_retained")
+            if time_retained is not None
+            else None,
+        )
+        return expire_snapshots(self.store, self.schema, self.options, retention)
 
     def health(self, recent_snapshots: int = 100) -> TableHealth:
         """Per bucket: sorted runs, files and bytes by level, amplification; see

@@ -83,7 +83,7 @@ def read_changes(
     if mode == "diff":
         return _diff(store, schema, options, from_snapshot, to, columns)
     earliest = store.earliest_snapshot_id() or 1
-    if from_snapshot + 1 < earliest and from_snapshot < to:
+    if mode == "delta" and from_snapshot + 1 < earliest and from_snapshot < to:
         raise ConfigurationError(
             f"snapshots before {earliest} have expired; read changes from "
             f"snapshot {earliest - 1} or later"
@@ -93,7 +93,8 @@ def read_changes(
     part_types = schema.types_of(schema.partition_keys)
     parts = []
     for sid in range(from_snapshot + 1, to + 1):
-        snapshot = store.snapshot(sid)
+        # changelog of expired snapshots may have been kept (changelog/changelog-<id>)
+        snapshot = store.changelog_or_snapshot(sid) if mode == "changelog" else store.snapshot(sid)
         entries: list[ManifestEntry]
         if mode == "changelog":
             if snapshot.commit_kind == "OVERWRITE":

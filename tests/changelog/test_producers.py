@@ -13,23 +13,34 @@ from hypothesis import strategies as st
 from lakeops import Catalog, ConfigurationError, Table
 from lakeops.changelog.lookup_cache import RowGroupCache
 
-SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int64()), ("w", pa.string()),
-                    ("op", pa.string())])
+SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int64()), ("w", pa.string()), ("op", pa.string())])
 ENGINES = {
     "deduplicate": {},
     "partial-update": {"merge-engine": "partial-update", "ignore-delete": "true"},
-    "aggregation": {"merge-engine": "aggregation", "fields.v.aggregate-function": "sum",
-                    "fields.w.aggregate-function": "last_value"},
+    "aggregation": {
+        "merge-engine": "aggregation",
+        "fields.v.aggregate-function": "sum",
+        "fields.w.aggregate-function": "last_value",
+    },
 }
 
 
 def _replay(catalog: Catalog, name: str, changes: pa.Table) -> list[tuple]:
     """Apply changelog records in order to an empty deduplicate table; its rows."""
-    target = catalog.create_table(name, schema=SCHEMA, primary_keys=["id"],
-                                  options={"bucket": "1", "rowkind.field": "op"})
+    target = catalog.create_table(
+        name, schema=SCHEMA, primary_keys=["id"], options={"bucket": "1", "rowkind.field": "op"}
+    )
     if changes.num_rows:
-        target.write(pa.table({"id": changes["id"], "v": changes["v"], "w": changes["w"],
-                               "op": changes["_row_kind"]}))
+        target.write(
+            pa.table(
+                {
+                    "id": changes["id"],
+                    "v": changes["v"],
+                    "w": changes["w"],
+                    "op": changes["_row_kind"],
+                }
+            )
+        )
     return _rows(target.read())
 
 
@@ -37,15 +48,21 @@ def _rows(t: pa.Table) -> list[tuple]:
     return sorted((r["id"], r["v"], r["w"]) for r in t.to_pylist())
 
 
-record = st.tuples(st.integers(0, 15), st.integers(-5, 5),
-                   st.one_of(st.none(), st.sampled_from(["a", "b"])),
-                   st.sampled_from(["+I", "+U", "+U", "-D", "-U"]))
+record = st.tuples(
+    st.integers(0, 15),
+    st.integers(-5, 5),
+    st.one_of(st.none(), st.sampled_from(["a", "b"])),
+    st.sampled_from(["+I", "+U", "+U", "-D", "-U"]),
+)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(commits=st.lists(st.lists(record, min_size=1, max_size=15), min_size=1, max_size=6),
-       producer=st.sampled_from(["input", "lookup", "full-compaction", "none"]),
-       engine=st.sampled_from(sorted(ENGINES)), buckets=st.sampled_from([1, 2]))
+@given(
+    commits=st.lists(st.lists(record, min_size=1, max_size=15), min_size=1, max_size=6),
+    producer=st.sampled_from(["input", "lookup", "full-compaction", "none"]),
+    engine=st.sampled_from(sorted(ENGINES)),
+    buckets=st.sampled_from([1, 2]),
+)
 def test_replaying_the_changelog_gives_the_table(commits, producer, engine, buckets) -> None:
     if producer in ("input", "none") and engine != "deduplicate":
         engine = "deduplicate"  # input changelog holds raw records: replay needs last-wins
@@ -53,28 +70,46 @@ def test_replaying_the_changelog_gives_the_table(commits, producer, engine, buck
         catalog = Catalog(wh)
         catalog.create_database("db")
         table = catalog.create_table(
-            "db.t", schema=SCHEMA, primary_keys=["id"],
-            options={"bucket": str(buckets), "rowkind.field": "op",
-                     "changelog-producer": producer, **ENGINES[engine]})
+            "db.t",
+            schema=SCHEMA,
+            primary_keys=["id"],
+            options={
+                "bucket": str(buckets),
+                "rowkind.field": "op",
+                "changelog-producer": producer,
+                **ENGINES[engine],
+            },
+        )
         for batch in commits:
-            table.write(pa.Table.from_pylist(
-                [dict(zip(SCHEMA.names, r, strict=True)) for r in batch], schema=SCHEMA))
+            table.write(
+                pa.Table.from_pylist(
+                    [dict(zip(SCHEMA.names, r, strict=True)) for r in batch], schema=SCHEMA
+                )
+            )
         snapshots = table.snapshots()
-        checkpoints = [s.id for s in snapshots if s.changelog_manifest_list] \
-            if producer in ("lookup", "full-compaction") else [snapshots[-1].id]
+        checkpoints = (
+            [s.id for s in snapshots if s.changelog_manifest_list]
+            if producer in ("lookup", "full-compaction")
+            else [snapshots[-1].id]
+        )
         for n, sid in enumerate(checkpoints):
             changes = table.read_changes(0, sid)
             assert _replay(catalog, f"db.r{n}", changes) == _rows(table.read(snapshot_id=sid))
 
 
 def _table(catalog: Catalog, name: str, **options: str) -> Table:
-    return catalog.create_table(name, schema=SCHEMA, primary_keys=["id"],
-                                options={"bucket": "1", "rowkind.field": "op", **options})
+    return catalog.create_table(
+        name,
+        schema=SCHEMA,
+        primary_keys=["id"],
+        options={"bucket": "1", "rowkind.field": "op", **options},
+    )
 
 
 def _write(table: Table, rows: list[tuple]) -> None:
-    table.write(pa.Table.from_pylist([dict(zip(SCHEMA.names, r, strict=True)) for r in rows],
-                                     schema=SCHEMA))
+    table.write(
+        pa.Table.from_pylist([dict(zip(SCHEMA.names, r, strict=True)) for r in rows], schema=SCHEMA)
+    )
 
 
 def _kinds(changes: pa.Table) -> list[tuple]:
@@ -86,17 +121,26 @@ def test_lookup_changelog_describes_each_change(catalog: Catalog) -> None:
     _write(t, [(1, 1, "a", "+I"), (2, 2, "b", "+I")])
     first = t.latest_snapshot().id
     _write(t, [(1, 10, "a", "+U"), (2, 2, "b", "-D"), (3, 3, "c", "+I")])
-    assert _kinds(t.read_changes(first)) == [("-U", 1, 1), ("+U", 1, 10), ("-D", 2, 2),
-                                             ("+I", 3, 3)]
+    assert _kinds(t.read_changes(first)) == [
+        ("-U", 1, 1),
+        ("+U", 1, 10),
+        ("-D", 2, 2),
+        ("+I", 3, 3),
+    ]
 
 
 def test_row_deduplicate_suppresses_unchanged_rows(catalog: Catalog) -> None:
     plain = _table(catalog, "db.p", **{"changelog-producer": "lookup"})
-    dedup = _table(catalog, "db.d", **{"changelog-producer": "lookup",
-                                       "changelog-producer.row-deduplicate": "true",
-                                       # the row-kind column is an ordinary column too
-                                       "changelog-producer.row-deduplicate-ignore-fields":
-                                           "w,op"})
+    dedup = _table(
+        catalog,
+        "db.d",
+        **{
+            "changelog-producer": "lookup",
+            "changelog-producer.row-deduplicate": "true",
+            # the row-kind column is an ordinary column too
+            "changelog-producer.row-deduplicate-ignore-fields": "w,op",
+        },
+    )
     starts = {}
     for t in (plain, dedup):
         _write(t, [(1, 1, "a", "+U")])
@@ -108,8 +152,11 @@ def test_row_deduplicate_suppresses_unchanged_rows(catalog: Catalog) -> None:
 
 
 def test_first_row_emits_inserts_for_new_keys_only(catalog: Catalog) -> None:
-    t = _table(catalog, "db.f", **{"merge-engine": "first-row", "changelog-producer": "lookup",
-                                   "ignore-delete": "true"})
+    t = _table(
+        catalog,
+        "db.f",
+        **{"merge-engine": "first-row", "changelog-producer": "lookup", "ignore-delete": "true"},
+    )
     _write(t, [(1, 1, "a", "+I")])
     _write(t, [(1, 2, "b", "+I"), (2, 3, "c", "+I")])
     assert _kinds(t.read_changes(0)) == [("+I", 1, 1), ("+I", 2, 3)]
@@ -126,13 +173,24 @@ def test_write_only_lookup_table_changes_appear_at_the_flush(catalog: Catalog) -
 
 
 def test_full_compaction_delta_commits(catalog: Catalog) -> None:
-    t = _table(catalog, "db.fc", **{"changelog-producer": "full-compaction",
-                                     "full-compaction.delta-commits": "3"})
+    t = _table(
+        catalog,
+        "db.fc",
+        **{"changelog-producer": "full-compaction", "full-compaction.delta-commits": "3"},
+    )
     for i in range(6):
         _write(t, [(i, i, "x", "+I")])
     kinds = [s.commit_kind for s in t.snapshots()]
-    assert kinds == ["APPEND", "APPEND", "APPEND", "COMPACT", "APPEND", "APPEND", "APPEND",
-                     "COMPACT"]
+    assert kinds == [
+        "APPEND",
+        "APPEND",
+        "APPEND",
+        "COMPACT",
+        "APPEND",
+        "APPEND",
+        "APPEND",
+        "COMPACT",
+    ]
     assert sorted(r["id"] for r in t.read_changes(0).to_pylist()) == list(range(6))
 
 
@@ -141,10 +199,13 @@ def test_read_modes(catalog: Catalog) -> None:
     _write(t, [(1, 1, "a", "+I"), (2, 2, "b", "+I")])
     _write(t, [(1, 5, "a", "+U")])
     _write(t, [(1, 6, "a", "+U"), (2, 2, "b", "-D"), (3, 3, "c", "+I")])
-    assert _kinds(t.read_changes(1)) == [("+U", 1, 5), ("+U", 1, 6), ("-D", 2, 2),
-                                         ("+I", 3, 3)]
-    assert _kinds(t.read_changes(1, mode="diff")) == [("-U", 1, 1), ("+U", 1, 6),
-                                                      ("-D", 2, 2), ("+I", 3, 3)]
+    assert _kinds(t.read_changes(1)) == [("+U", 1, 5), ("+U", 1, 6), ("-D", 2, 2), ("+I", 3, 3)]
+    assert _kinds(t.read_changes(1, mode="diff")) == [
+        ("-U", 1, 1),
+        ("+U", 1, 6),
+        ("-D", 2, 2),
+        ("+I", 3, 3),
+    ]
     assert t.read_changes(1, 2, mode="diff", columns=["id"]).column_names == ["_row_kind", "id"]
     assert t.read_changes(3).num_rows == 0
     with pytest.raises(ConfigurationError, match="from_snapshot"):

@@ -1,0 +1,289 @@
+"""Snapshot expiry (Paimon's retention rules) with a decoupled changelog lifecycle.
+
+Which snapshots expire, from the earliest up (``snapshot.*`` options):
+
+* beyond ``snapshot.num-retained.max`` of the newest, always;
+* then, while older than ``snapshot.time-retained``, as long as ``snapshot.num-retained.min``
+  newest snapshots remain — at most ``snapshot.expire.limit`` per pass.
+
+For each expired snapshot the data files its commit deleted are removed (they are no longer in
+any retained snapshot — files still live, such as upgraded ones, are kept), then the manifests
+and manifest lists no retained snapshot references, then the snapshot files, oldest first, after
+``EARLIEST`` moved. Files written by commits still in progress are never referenced by an
+expired snapshot, so writers can keep running.
+
+Changelog: when ``changelog.num-retained.*`` / ``changelog.time-retained`` keep more than the
+snapshots do, the changelog of an expiring snapshot outlives it — its metadata is kept as
+``changelog/changelog-<id>`` (and its changelog files and manifests stay) until the changelog
+retention expires it, so incremental reads still see it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from lakeops.compact.options import parse_duration
+from lakeops.errors import ConfigurationError
+from lakeops.io.file_io import join
+from lakeops.options import TableOptions
+from lakeops.spec import binary_row, paths
+from lakeops.spec.manifest import FileKind, ManifestEntry
+from lakeops.spec.schema import TableSchema
+from lakeops.spec.snapshot import Snapshot
+from lakeops.store import TableStore
+
+__all__ = ["ExpireResult", "Retention", "expire_snapshots"]
+
+INT_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Retention:
+    """Retention of snapshots and of changelog."""
+
+    min_retained: int
+    max_retained: int
+    time_retained_ms: int
+    expire_limit: int
+    changelog_min: int
+    changelog_max: int
+    changelog_time_ms: int
+
+    @classmethod
+    def from_options(cls, schema: TableSchema, **overrides: Any) -> Retention:
+        o = schema.options
+
+        def num(key: str, default: int) -> int:
+            try:
+                return int(o.get(key, default))
+            except ValueError:
+                raise ConfigurationError(f"option {key!r} must be an integer") from None
+
+        given = {k: v for k, v in overrides.items() if v is not None}
+        smin = given.get("min_retained", num("snapshot.num-retained.min", 10))
+        smax = given.get("max_retained", num("snapshot.num-retained.max", INT_MAX))
+        stime = given.get(
+            "time_retained_ms",
+            parse_duration(o.get("snapshot.time-retained", "1 h"), "snapshot.time-retained"),
+        )
+        # changelog retention defaults to the effective snapshot retention
+        r = cls(
+            min_retained=smin,
+            max_retained=smax,
+            time_retained_ms=stime,
+            expire_limit=given.get("expire_limit", num("snapshot.expire.limit", 50)),
+            changelog_min=num("changelog.num-retained.min", smin),
+            changelog_max=num("changelog.num-retained.max", smax),
+            changelog_time_ms=parse_duration(
+                o["changelog.time-retained"], "changelog.time-retained"
+            )
+            if "changelog.time-retained" in o
+            else stime,
+        )
+        if r.min_retained < 1 or r.max_retained < r.min_retained:
+            raise ConfigurationError(
+                "snapshot retention needs 1 <= snapshot.num-retained.min "
+                "<= snapshot.num-retained.max"
+            )
+        return r
+
+    @property
+    def changelog_decoupled(self) -> bool:
+        return (
+            self.changelog_max > self.max_retained
+            or self.changelog_min > self.min_retained
+            or self.changelog_time_ms > self.time_retained_ms
+        )
+
+
+@dataclass
+class ExpireResult:
+    """What one expiry pass removed."""
+
+    expired_snapshots: list[int] = field(default_factory=list)
+    expired_changelogs: list[int] = field(default_factory=list)
+    data_files_deleted: int = 0
+    changelog_files_deleted: int = 0
+    manifests_deleted: int = 0
+    kept_changelogs: list[int] = field(default_factory=list)
+
+
+def _end_exclusive(
+    ids: list[int], times: dict[int, int], keep_min: int, keep_max: int, older_than: int, limit: int
+) -> int:
+    """Paimon's ExpireSnapshots: the first id that stays."""
+    earliest, latest = ids[0], ids[-1]
+    lowest = max(latest - keep_max + 1, earliest)
+    end = min(latest - keep_min + 1, earliest + limit)
+    for sid in range(lowest, end):
+        if times[sid] >= older_than:  # early exit: snapshot.time-retained protects the rest
+            return sid
+    return end
+
+
+def _bucket_path(
+    store: TableStore,
+    schema: TableSchema,
+    options: TableOptions,
+    e: ManifestEntry,
+    part_types: list[Any],
+) -> str:
+    values = binary_row.deserialize(e.partition, part_types)
+    pdir = paths.partition_dir(schema.partition_keys, values, options.partition_default_name)
+    return join(store.root, paths.bucket_dir(pdir, e.bucket), e.file.file_name)
+
+
+def _lists(s: Snapshot) -> list[str]:
+    return [
+        n for n in (s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list) if n
+    ]
+
+
+def expire_snapshots(
+    store: TableStore,
+    schema: TableSchema,
+    options: TableOptions,
+    retention: Retention,
+    now_ms: int | None = None,
+) -> ExpireResult:
+    """One expiry pass; see the module docstring."""
+    result = ExpireResult()
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    ids = store.snapshot_ids()
+    if ids:
+        earliest = store.earliest_snapshot_id() or ids[0]
+        ids = [i for i in ids if i >= earliest]
+    if len(ids) > 1:
+        snapshots = {i: store.snapshot(i) for i in ids}
+        times = {i: s.time_millis for i, s in snapshots.items()}
+        end = _end_exclusive(
+            ids,
+            times,
+            retention.min_retained,
+            retention.max_retained,
+            now - retention.time_retained_ms,
+            retention.expire_limit,
+        )
+        if end > ids[0]:
+            keep_changelog_from = end
+            if retention.changelog_decoupled:
+                keep_changelog_from = _end_exclusive(
+                    ids,
+                    times,
+                    retention.changelog_min,
+                    retention.changelog_max,
+                    now - retention.changelog_time_ms,
+                    INT_MAX,
+                )
+            _expire_range(
+                store, schema, options, snapshots, ids[0], end, keep_changelog_from, result
+            )
+    _expire_changelogs(store, schema, options, retention, now, result)
+    return result
+
+
+def _retained_manifests(store: TableStore, keep: list[Snapshot]) -> set[str]:
+    names: set[str] = set()
+    for s in keep:
+        for lst in _lists(s):
+            names.add(lst)
+            names.update(m.file_name for m in store.manifest_list(lst))
+    for sid in _changelog_ids(store):
+        kept = store.changelog(sid)
+        if kept.changelog_manifest_list:
+            names.add(kept.changelog_manifest_list)
+            names.update(m.file_name for m in store.manifest_list(kept.changelog_manifest_list))
+    return names
+
+
+def _expire_range(
+    store: TableStore,
+    schema: TableSchema,
+    options: TableOptions,
+    snapshots: dict[int, Snapshot],
+    first: int,
+    end: int,
+    keep_changelog_from: int,
+    result: ExpireResult,
+) -> None:
+    fio = store.file_io
+    part_types = schema.types_of(schema.partition_keys)
+    keep = [s for i, s in snapshots.items() if i >= end]
+    live = {e.file.file_name for e in store.live_entries(snapshots[end])}
+    # 1. data files the expired commits deleted (snapshot `end` is the first that stays, and its
+    #    own deletions removed files still present in the expired snapshot end - 1)
+    for sid in range(first + 1, end + 1):
+        for e in store.delta_entries(snapshots[sid]):
+            if e.kind == FileKind.DELETE and e.file.file_name not in live:
+                fio.delete(_bucket_path(store, schema, options, e, part_types))
+                result.data_files_deleted += 1
+    # 2. changelog: kept as changelog/changelog-<id>, or deleted with its snapshot
+    for sid in range(first, end):
+        snap = snapshots[sid]
+        if sid >= keep_changelog_from:  # every id, so reads across it know it had none
+            fio.overwrite_atomic(
+                store.path(f"{paths.CHANGELOG_DIR}/changelog-{sid}"), snap.to_json().encode()
+            )
+            result.kept_changelogs.append(sid)
+        elif snap.changelog_manifest_list:
+            for e in store.changelog_entries(snap):
+                fio.delete(_bucket_path(store, schema, options, e, part_types))
+                result.changelog_files_deleted += 1
+    # 3. manifests and lists no retained snapshot (or kept changelog) references
+    retained = _retained_manifests(store, keep)
+    for sid in range(first, end):
+        for lst in _lists(snapshots[sid]):
+            for name in [m.file_name for m in store.manifest_list(lst)] + [lst]:
+                if name not in retained:
+                    fio.delete(store.path(paths.manifest_path(name)))
+                    retained.add(name)  # deleted once
+                    result.manifests_deleted += 1
+    # 4. move EARLIEST, then delete the snapshot files oldest first
+    fio.overwrite_atomic(store.path(paths.EARLIEST_HINT), str(end).encode())
+    for sid in range(first, end):
+        fio.delete(store.path(paths.snapshot_path(sid)))
+        result.expired_snapshots.append(sid)
+
+
+def _changelog_ids(store: TableStore) -> list[int]:
+    names = store.file_io.list_names(store.path(paths.CHANGELOG_DIR))
+    return sorted(int(n[10:]) for n in names if n.startswith("changelog-") and n[10:].isdigit())
+
+
+def _expire_changelogs(
+    store: TableStore,
+    schema: TableSchema,
+    options: TableOptions,
+    retention: Retention,
+    now: int,
+    result: ExpireResult,
+) -> None:
+    """Long-lived changelogs beyond the changelog retention go, with their files."""
+    ids = _changelog_ids(store)
+    if not ids:
+        return
+    snapshot_count = len(store.snapshot_ids())
+    fio = store.file_io
+    part_types = schema.types_of(schema.partition_keys)
+    total = len(ids) + snapshot_count
+    for sid in ids:
+        kept = store.changelog(sid)
+        too_many = total > retention.changelog_max
+        too_old = (
+            kept.time_millis < now - retention.changelog_time_ms and total > retention.changelog_min
+        )
+        if not (too_many or too_old):
+            break
+        for e in store.changelog_entries(kept):
+            fio.delete(_bucket_path(store, schema, options, e, part_types))
+            result.changelog_files_deleted += 1
+        if kept.changelog_manifest_list:
+            for m in store.manifest_list(kept.changelog_manifest_list):
+                fio.delete(store.path(paths.manifest_path(m.file_name)))
+                result.manifests_deleted += 1
+            fio.delete(store.path(paths.manifest_path(kept.changelog_manifest_list)))
+        fio.delete(store.path(f"{paths.CHANGELOG_DIR}/changelog-{sid}"))
+        result.expired_changelogs.append(sid)
+        total -= 1

@@ -1,0 +1,150 @@
+"""Snapshot expiry: retention rules, nothing referenced is deleted, nothing garbage is left,
+changelog outliving its snapshots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from lakeops import Catalog, Table
+from lakeops.spec.manifest import FileKind
+
+SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int64()), ("op", pa.string())])
+
+
+def _table(catalog: Catalog, **options: str) -> Table:
+    return catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        primary_keys=["id"],
+        options={"bucket": "2", "rowkind.field": "op", **options},
+    )
+
+
+def _commit(t: Table, i: int) -> None:
+    rows = [{"id": k, "v": i * 10 + k, "op": "+U"} for k in range(i % 5, 40, 3)]
+    rows.append({"id": i % 7, "v": 0, "op": "-D"})
+    t.write(pa.Table.from_pylist(rows, schema=SCHEMA))
+
+
+def _referenced(t: Table) -> tuple[set[str], set[str]]:
+    """Data/changelog file names and manifest names the remaining snapshots reference."""
+    files, manifests = set(), set()
+    store = t.store
+    for s in t.snapshots():
+        files |= {e.file.file_name for e in store.live_entries(s)}
+        files |= {e.file.file_name for e in store.changelog_entries(s)}
+        for lst in (s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list):
+            if lst:
+                manifests.add(lst)
+                manifests |= {m.file_name for m in store.manifest_list(lst)}
+    return files, manifests
+
+
+def _on_disk(t: Table) -> tuple[set[str], set[str]]:
+    root = Path(t.root)
+    files = {p.name for p in root.rglob("*.parquet")}
+    manifests = {p.name for p in (root / "manifest").iterdir()}
+    return files, manifests
+
+
+def test_expire_keeps_min_and_leaves_no_garbage(catalog: Catalog) -> None:
+    t = _table(catalog)
+    for i in range(14):
+        _commit(t, i)
+    state = t.read().sort_by("id").to_pylist()
+    latest = t.latest_snapshot().id
+    result = t.expire_snapshots(retain_min=3, time_retained="0 ms")
+    assert [s.id for s in t.snapshots()] == list(range(latest - 2, latest + 1))
+    assert result.expired_snapshots == list(range(1, latest - 2))
+    assert result.data_files_deleted > 0 and result.manifests_deleted > 0
+    assert t.read().sort_by("id").to_pylist() == state
+    assert t.read(snapshot_id=latest - 2) is not None
+    assert _on_disk(t) == _referenced(t)  # nothing dangling, nothing leaked
+    assert (Path(t.root) / "snapshot" / "EARLIEST").read_text() == str(latest - 2)
+
+
+def test_retention_rules(catalog: Catalog) -> None:
+    t = _table(catalog, **{"snapshot.num-retained.max": "6", "snapshot.num-retained.min": "1"})
+    for i in range(10):
+        _commit(t, i)
+    n = len(t.snapshots())
+    assert t.expire_snapshots().expired_snapshots == list(range(1, n - 5))  # max 6, despite 1 h
+    assert len(t.snapshots()) == 6
+    assert t.expire_snapshots(retain_min=2).expired_snapshots == []  # all newer than 1 h
+    assert (
+        len(t.expire_snapshots(retain_min=2, time_retained="0 s", limit=2).expired_snapshots) == 2
+    )  # expire limit
+    assert len(t.snapshots()) == 4
+
+
+def test_changelog_outlives_its_snapshots(catalog: Catalog) -> None:
+    t = _table(
+        catalog,
+        **{
+            "changelog-producer": "input",
+            "changelog.num-retained.max": "100",
+            "changelog.num-retained.min": "100",
+            "changelog.time-retained": "7 d",
+        },
+    )
+    for i in range(8):
+        _commit(t, i)
+    full = t.read_changes(0)
+    result = t.expire_snapshots(retain_min=2, time_retained="0 ms")
+    assert result.kept_changelogs and result.changelog_files_deleted == 0
+    assert len(t.snapshots()) == 2
+    again = t.read_changes(0)  # served from changelog/changelog-<id> for expired snapshots
+    assert again.to_pylist() == full.to_pylist()
+    assert _on_disk(t)[0] >= _referenced(t)[0]
+
+
+def test_changelog_retention_expires_kept_changelog(catalog: Catalog) -> None:
+    t = _table(
+        catalog,
+        **{
+            "changelog-producer": "input",
+            "changelog.num-retained.max": "5",
+            "changelog.num-retained.min": "3",
+        },
+    )
+    for i in range(8):
+        _commit(t, i)
+    t.expire_snapshots(retain_min=2, retain_max=2, time_retained="0 ms")
+    kept = sorted(p.name for p in (Path(t.root) / "changelog").iterdir())
+    assert len(kept) + len(t.snapshots()) <= 5
+    first_kept = int(kept[0].split("-")[1])
+    with pytest.raises(Exception, match="expired"):
+        t.read_changes(first_kept - 2)
+    assert t.read_changes(first_kept - 1).num_rows > 0
+
+
+def test_expired_changelog_files_are_deleted_when_not_decoupled(catalog: Catalog) -> None:
+    t = _table(catalog, **{"changelog-producer": "input"})
+    for i in range(6):
+        _commit(t, i)
+    t.expire_snapshots(retain_min=2, time_retained="0 ms")
+    files, _ = _on_disk(t)
+    referenced, _ = _referenced(t)
+    assert {f for f in files if f.startswith("changelog-")} == {
+        f for f in referenced if f.startswith("changelog-")
+    }
+    assert not (Path(t.root) / "changelog").exists()
+
+
+def test_expiry_never_deletes_live_files(catalog: Catalog) -> None:
+    t = _table(catalog, **{"write-only": "true"})
+    for i in range(6):
+        _commit(t, i)
+    t.compact(full=True)  # upgrades some files: deleted at one level, added at another
+    for i in range(6, 8):
+        _commit(t, i)
+    t.expire_snapshots(retain_min=1, time_retained="0 ms")
+    live = {e.file.file_name for e in t.store.live_entries(t.latest_snapshot())}
+    assert live <= _on_disk(t)[0]
+    deletes = [
+        e for s in t.snapshots() for e in t.store.delta_entries(s) if e.kind == FileKind.DELETE
+    ]
+    assert all(e.file.file_name in _on_disk(t)[0] or e.file.file_name not in live for e in deletes)
