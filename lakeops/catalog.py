@@ -26,6 +26,7 @@ from lakeops.table import Table
 __all__ = ["Catalog"]
 
 _DB_SUFFIX = ".db"
+_DB_MARKER = ".lakeops-database"
 
 
 def _check_name(kind: str, name: str) -> str:
@@ -59,6 +60,9 @@ class Catalog:
         warehouse: local path or fsspec URI (``file:///…``, ``s3://bucket/wh`` …).
         storage_options: options for the storage client (endpoint, credentials…); kept in
             memory only.
+        options: catalog options — the commit lock: ``lock.enabled``, ``lock.type``
+            (``sqlite`` | ``postgres``), ``lock.sqlite.path``, ``lock.postgres.dsn``,
+            ``lock.expire-time-ms``, ``lock.acquire-timeout-ms``.
 
     Example:
         >>> catalog = Catalog("/tmp/wh")                                  # doctest: +SKIP
@@ -67,8 +71,13 @@ class Catalog:
         ...     primary_keys=["id"], options={"bucket": "4"})
     """
 
-    def __init__(self, warehouse: str, storage_options: dict[str, Any] | None = None) -> None:
-        self.file_io = FileIO(str(warehouse), storage_options)
+    def __init__(
+        self,
+        warehouse: str,
+        storage_options: dict[str, Any] | None = None,
+        options: dict[str, str] | None = None,
+    ) -> None:
+        self.file_io = FileIO(str(warehouse), storage_options, options)
         self.warehouse = self.file_io.root
 
     def __repr__(self) -> str:
@@ -91,7 +100,8 @@ class Catalog:
         )
 
     def database_exists(self, database: str) -> bool:
-        return self.file_io.is_dir(self._db_path(database))
+        path = self._db_path(database)
+        return self.file_io.is_dir(path) or self.file_io.exists(join(path, _DB_MARKER))
 
     def create_database(self, database: str, ignore_if_exists: bool = False) -> None:
         """Create ``<warehouse>/<database>.db``."""
@@ -100,6 +110,8 @@ class Catalog:
                 return
             raise DatabaseAlreadyExistsError(f"database {database!r} already exists")
         self.file_io.mkdirs(self._db_path(database))
+        if not self.file_io.is_local:  # object stores have no empty directories
+            self.file_io.write_bytes(join(self._db_path(database), _DB_MARKER), b"")
 
     # ------------------------------------------------------------------- tables
     def list_tables(self, database: str) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -14,6 +15,7 @@ from lakeops.changelog.options import ChangelogOptions
 from lakeops.changelog.reader import ChangeMode, read_changes
 from lakeops.commit.committer import Committer
 from lakeops.commit.expire import ExpireResult, Retention, expire_snapshots
+from lakeops.commit.orphan import OrphanResult, remove_orphan_files, rollback_to
 from lakeops.compact.health import TableHealth, table_health
 from lakeops.compact.options import CompactOptions, parse_duration
 from lakeops.compact.planner import plan_compaction
@@ -203,6 +205,18 @@ class Table:
             else None,
         )
         return expire_snapshots(self.store, self.schema, self.options, retention)
+
+    def remove_orphan_files(
+        self, older_than: dt.timedelta = dt.timedelta(days=1), *, dry_run: bool = False
+    ) -> OrphanResult:
+        """Delete files no snapshot references that are older than ``older_than`` (default one
+        day, as Paimon) — what crashed writers left. Younger files are never touched."""
+        return remove_orphan_files(self.store, int(older_than.total_seconds() * 1000), dry_run)
+
+    def rollback_to(self, snapshot_id: int) -> list[int]:
+        """Make an older snapshot the latest again (removing newer snapshots and the files only
+        they referenced). Returns the removed snapshot ids. Stop writers first."""
+        return rollback_to(self.store, snapshot_id)
 
     def health(self, recent_snapshots: int = 100) -> TableHealth:
         """Per bucket: sorted runs, files and bytes by level, amplification; see

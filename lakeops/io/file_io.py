@@ -4,10 +4,9 @@ Everything lakeops reads or writes goes through :class:`FileIO`. Paths are strin
 nothing: callers join them with :func:`join`. The commit point of a table, publishing
 ``snapshot-N`` so that exactly one writer wins, is :meth:`FileIO.publish_exclusive`.
 
-Local disk publishes by writing a temporary file and hard-linking it to the final name
-(``os.link`` fails if the name exists, and the content is complete when the name appears).
-Object stores and HDFS get their own strategies in :mod:`lakeops.io` (conditional put, rename
-without overwrite, locks); until a store has one, committing to it is refused with a clear error.
+The strategy is chosen per store (:mod:`lakeops.io.commit`): hard link on local disk, rename
+without overwrite on HDFS, conditional put on object stores (probed), or a lock when the catalog
+options enable one (``lock.enabled``, ``lock.type``).
 """
 
 from __future__ import annotations
@@ -20,7 +19,14 @@ from typing import IO, Any
 import fsspec
 import pyarrow.fs as pafs
 
-from lakeops.errors import UnsupportedFeatureError
+from lakeops.io.commit import (
+    ConditionalPutPublish,
+    LinkPublish,
+    LockedPublish,
+    PublishStrategy,
+    RenamePublish,
+)
+from lakeops.io.lock import create_lock
 
 __all__ = ["FileIO", "join"]
 
@@ -44,8 +50,15 @@ class FileIO:
             and never written into table metadata.
     """
 
-    def __init__(self, uri: str, storage_options: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        uri: str,
+        storage_options: dict[str, Any] | None = None,
+        commit_options: dict[str, str] | None = None,
+    ) -> None:
         self._storage_options = dict(storage_options or {})
+        self._commit_options = dict(commit_options or {})
+        self._publisher: PublishStrategy | None = None
         fs, root = fsspec.core.url_to_fs(str(uri), **self._storage_options)
         self.fs: fsspec.AbstractFileSystem = fs
         self.root: str = root.rstrip("/") or "/"
@@ -60,7 +73,7 @@ class FileIO:
 
     def __reduce__(self) -> tuple[Any, ...]:
         uri = self.root if self.is_local else f"{self.protocol}://{self.root}"
-        return (FileIO, (uri, self._storage_options))
+        return (FileIO, (uri, self._storage_options, self._commit_options))
 
     # ------------------------------------------------------------------- basics
     def exists(self, path: str) -> bool:
@@ -120,6 +133,22 @@ class FileIO:
         return pafs.PyFileSystem(pafs.FSSpecHandler(self.fs))
 
     # ------------------------------------------------------------------ commit
+    @property
+    def publisher(self) -> PublishStrategy:
+        """The exclusive-create strategy for this store (chosen once, see
+        :mod:`lakeops.io.commit`)."""
+        if self._publisher is None:
+            lock = create_lock(self._commit_options)
+            if lock is not None:
+                self._publisher = LockedPublish(lock)
+            elif self.is_local:
+                self._publisher = LinkPublish()
+            elif self.protocol in ("hdfs", "viewfs"):
+                self._publisher = RenamePublish()
+            else:
+                self._publisher = ConditionalPutPublish()
+        return self._publisher
+
     def publish_exclusive(self, path: str, data: bytes) -> bool:
         """Create ``path`` with ``data`` only if it does not exist yet, atomically.
 
@@ -129,21 +158,5 @@ class FileIO:
         if not data:
             raise ValueError("refusing to publish an empty file")
         if not self.is_local:
-            raise UnsupportedFeatureError(
-                f"committing to {self.protocol}:// storage is not supported yet: exclusive "
-                "snapshot publication is implemented for local disk only in this version"
-            )
-        directory = os.path.dirname(path)
-        os.makedirs(directory, exist_ok=True)
-        tmp = os.path.join(directory, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            os.link(tmp, path)
-            return True
-        except FileExistsError:
-            return False
-        finally:
-            os.unlink(tmp)
+            self.mkdirs(path.rsplit("/", 1)[0])
+        return self.publisher.publish(self.fs, path, data)
