@@ -26,22 +26,30 @@ import pyarrow as pa
 
 from lakeops import Catalog
 
-SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int64()), ("f", pa.float64()),
-                    ("s", pa.string())])
+SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int64()), ("f", pa.float64()), ("s", pa.string())])
 
 
 def _rows(ids: np.ndarray, rng: np.random.Generator) -> pa.Table:
-    return pa.table({"id": pa.array(ids), "v": pa.array(rng.integers(0, 10**9, len(ids))),
-                     "f": pa.array(rng.random(len(ids))),
-                     "s": pa.array(np.char.add("s", (ids % 100_000).astype(str)))},
-                    schema=SCHEMA)
+    return pa.table(
+        {
+            "id": pa.array(ids),
+            "v": pa.array(rng.integers(0, 10**9, len(ids))),
+            "f": pa.array(rng.random(len(ids))),
+            "s": pa.array(np.char.add("s", (ids % 100_000).astype(str))),
+        },
+        schema=SCHEMA,
+    )
 
 
 def build(warehouse: str, keys: int, changed: int, options: dict[str, str]) -> None:
     catalog = Catalog(warehouse)
     catalog.create_database("db", ignore_if_exists=True)
-    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"],
-                                 options={"bucket": "4", "write-only": "true", **options})
+    table = catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        primary_keys=["id"],
+        options={"bucket": "4", "write-only": "true", **options},
+    )
     rng = np.random.default_rng(11)
     table.write(_rows(np.arange(keys), rng))
     table.flush_level0()
@@ -63,8 +71,12 @@ def phase_flush(warehouse: str) -> dict:
     seconds = time.perf_counter() - start
     assert snapshot is not None
     changes = snapshot.changelog_record_count or 0
-    return {"seconds": seconds, "changelog_rows": changes, "peak_rss_mib": _vm_hwm_mib(),
-            "arrow_peak_mib": pa.default_memory_pool().max_memory() / 2**20}
+    return {
+        "seconds": seconds,
+        "changelog_rows": changes,
+        "peak_rss_mib": _vm_hwm_mib(),
+        "arrow_peak_mib": pa.default_memory_pool().max_memory() / 2**20,
+    }
 
 
 def main() -> None:
@@ -81,19 +93,29 @@ def main() -> None:
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         lookup = {"changelog-producer": "lookup", "lookup.cache-max-memory-size": args.cache}
-        for name, options in (("lookup changelog", lookup),
-                              ("no changelog", {"compaction.force-up-level-0": "true"})):
+        for name, options in (
+            ("lookup changelog", lookup),
+            ("no changelog", {"compaction.force-up-level-0": "true"}),
+        ):
             wh = os.path.join(tmp, name.replace(" ", "-"))
             build(wh, args.keys, args.changed, options)
-            out = subprocess.run([sys.executable, __file__, "--phase", "flush", "--warehouse",
-                                  wh], capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [sys.executable, __file__, "--phase", "flush", "--warehouse", wh],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             results[name] = json.loads(out.stdout.strip().splitlines()[-1])
-    print(f"flush_level0 of {args.changed:,} changed keys into a {args.keys:,}-key table "
-          f"(4 buckets, lookup cache {args.cache})")
+    print(
+        f"flush_level0 of {args.changed:,} changed keys into a {args.keys:,}-key table "
+        f"(4 buckets, lookup cache {args.cache})"
+    )
     for name, r in results.items():
-        print(f"  {name:<17} {r['seconds']:6.2f} s  peak RSS {r['peak_rss_mib']:5.0f} MiB  "
-              f"Arrow peak {r['arrow_peak_mib']:5.0f} MiB  changelog rows "
-              f"{r['changelog_rows']:,}")
+        print(
+            f"  {name:<17} {r['seconds']:6.2f} s  peak RSS {r['peak_rss_mib']:5.0f} MiB  "
+            f"Arrow peak {r['arrow_peak_mib']:5.0f} MiB  changelog rows "
+            f"{r['changelog_rows']:,}"
+        )
 
 
 if __name__ == "__main__":

@@ -79,7 +79,7 @@ class TableStore:
     def _hint(self, name: str) -> int | None:
         try:
             return int(self.file_io.read_bytes(self.path(name)).decode().strip())
-        except (FileNotFoundError, ValueError):
+        except (OSError, ValueError):  # missing, or replaced while read: hints are only hints
             return None
 
     def snapshot_exists(self, snapshot_id: int) -> bool:

@@ -80,8 +80,8 @@ class FileIO:
         return bool(self.fs.exists(path))
 
     def read_bytes(self, path: str) -> bytes:
-        with self.fs.open(path, "rb") as f:
-            return f.read()
+        """The whole file, in one request (no ETag pinning: hints may be replaced meanwhile)."""
+        return bytes(self.fs.cat_file(path))
 
     def write_bytes(self, path: str, data: bytes) -> None:
         """Write a file under a fresh, unique name (data files, manifests)."""

@@ -38,21 +38,31 @@ def moto_server() -> Iterator[str]:
 
 
 def s3_options(endpoint: str) -> dict[str, Any]:
-    return {"key": "testing", "secret": "testing",
-            "client_kwargs": {"endpoint_url": endpoint, "region_name": "us-east-1"}}
+    return {
+        "key": "testing",
+        "secret": "testing",
+        "client_kwargs": {"endpoint_url": endpoint, "region_name": "us-east-1"},
+    }
 
 
 def make_bucket(endpoint: str, name: str) -> None:
     import boto3
 
-    boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
-                 aws_access_key_id="testing",
-                 aws_secret_access_key="testing").create_bucket(Bucket=name)
+    boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    ).create_bucket(Bucket=name)
 
 
 def postgres_binaries() -> str | None:
-    for candidate in ("/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin",
-                      "/usr/lib/postgresql/17/bin"):
+    for candidate in (
+        "/usr/lib/postgresql/15/bin",
+        "/usr/lib/postgresql/16/bin",
+        "/usr/lib/postgresql/17/bin",
+    ):
         if os.path.exists(os.path.join(candidate, "postgres")):
             return candidate
     found = shutil.which("postgres")
@@ -64,7 +74,7 @@ def postgres_server() -> Iterator[str | None]:
     """A throwaway PostgreSQL cluster on loopback (run as the ``postgres`` user, since the
     server refuses root); yields a DSN, or None if no server can be started here."""
     bindir = postgres_binaries()
-    if bindir is None or os.geteuid() != 0 and shutil.which("initdb") is None:
+    if bindir is None or (os.geteuid() != 0 and shutil.which("initdb") is None):
         yield None
         return
     data = tempfile.mkdtemp(prefix="lakeops-pg-")
@@ -72,11 +82,28 @@ def postgres_server() -> Iterator[str | None]:
     port = free_port()
     run_as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
     try:
-        subprocess.run([*run_as, f"{bindir}/initdb", "-D", f"{data}/db", "-A", "trust",
-                        "-U", "postgres"], check=True, capture_output=True)
-        subprocess.run([*run_as, f"{bindir}/pg_ctl", "-D", f"{data}/db", "-l",
-                        f"{data}/log", "-w", "-o", f"-p {port} -k {data} -h 127.0.0.1",
-                        "start"], check=True, capture_output=True, timeout=60)
+        subprocess.run(
+            [*run_as, f"{bindir}/initdb", "-D", f"{data}/db", "-A", "trust", "-U", "postgres"],
+            check=True,
+            capture_output=True,
+        )
+        subprocess.run(
+            [
+                *run_as,
+                f"{bindir}/pg_ctl",
+                "-D",
+                f"{data}/db",
+                "-l",
+                f"{data}/log",
+                "-w",
+                "-o",
+                f"-p {port} -k {data} -h 127.0.0.1",
+                "start",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
     except (subprocess.SubprocessError, OSError):
         shutil.rmtree(data, ignore_errors=True)
         yield None
@@ -84,7 +111,10 @@ def postgres_server() -> Iterator[str | None]:
     try:
         yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
     finally:
-        subprocess.run([*run_as, f"{bindir}/pg_ctl", "-D", f"{data}/db", "-m", "immediate",
-                        "stop"], capture_output=True, timeout=60)
+        subprocess.run(
+            [*run_as, f"{bindir}/pg_ctl", "-D", f"{data}/db", "-m", "immediate", "stop"],
+            capture_output=True,
+            timeout=60,
+        )
         time.sleep(0.2)
         shutil.rmtree(data, ignore_errors=True)

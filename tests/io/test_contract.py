@@ -64,8 +64,12 @@ class StoreContract:
         for round_ in range(3):
             target = join(base, f"race{round_}/snapshot-1")
             barrier, results = ctx.Barrier(6), ctx.Queue()
-            procs = [ctx.Process(target=_race, args=(fio, target, f"w{i}".encode() * 50,
-                                                     barrier, results)) for i in range(6)]
+            procs = [
+                ctx.Process(
+                    target=_race, args=(fio, target, f"w{i}".encode() * 50, barrier, results)
+                )
+                for i in range(6)
+            ]
             for p in procs:
                 p.start()
             wins = [results.get(timeout=120) for _ in procs]
@@ -115,8 +119,12 @@ def test_store_ignoring_conditions_is_refused_not_corrupted() -> None:
     catalog = Catalog(root)
     catalog.create_database("db")
     with pytest.raises(StoreRefusedError, match="lock"):
-        catalog.create_table("db.t", schema=pa.schema([("id", pa.int64())]),
-                             primary_keys=["id"], options={"bucket": "1"})
+        catalog.create_table(
+            "db.t",
+            schema=pa.schema([("id", pa.int64())]),
+            primary_keys=["id"],
+            options={"bucket": "1"},
+        )
     fs = IgnoringConditionsFS()
     assert not [p for p in fs.find(root) if "/db.db/t/" in p]  # nothing of the table written
 
@@ -124,12 +132,18 @@ def test_store_ignoring_conditions_is_refused_not_corrupted() -> None:
 def test_store_ignoring_conditions_works_with_a_lock(tmp_path) -> None:
     import pyarrow as pa
 
-    catalog = Catalog(f"nocond://wh-{uuid.uuid4().hex}",
-                      options={"lock.enabled": "true", "lock.type": "sqlite",
-                               "lock.sqlite.path": str(tmp_path / "locks.db")})
+    catalog = Catalog(
+        f"nocond://wh-{uuid.uuid4().hex}",
+        options={
+            "lock.enabled": "true",
+            "lock.type": "sqlite",
+            "lock.sqlite.path": str(tmp_path / "locks.db"),
+        },
+    )
     catalog.create_database("db")
-    table = catalog.create_table("db.t", schema=pa.schema([("id", pa.int64())]),
-                                 primary_keys=["id"], options={"bucket": "1"})
+    table = catalog.create_table(
+        "db.t", schema=pa.schema([("id", pa.int64())]), primary_keys=["id"], options={"bucket": "1"}
+    )
     table.write(pa.table({"id": [1, 2]}))
     assert table.read().num_rows == 2
 
@@ -173,8 +187,10 @@ def test_hdfs_adapter_maps_false_to_lost() -> None:
     assert RenamePublish().publish(fs, f"/h-{uuid.uuid4().hex}/s", b"x") is False
 
 
-@pytest.mark.skipif("LAKEOPS_HDFS_URL" not in __import__("os").environ,
-                    reason="real HDFS only when LAKEOPS_HDFS_URL is set (not in CI)")
+@pytest.mark.skipif(
+    "LAKEOPS_HDFS_URL" not in __import__("os").environ,
+    reason="real HDFS only when LAKEOPS_HDFS_URL is set (not in CI)",
+)
 def test_real_hdfs_publish() -> None:
     import os
 

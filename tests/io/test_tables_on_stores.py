@@ -24,14 +24,21 @@ def catalog(request, tmp_path) -> Catalog:  # type: ignore[no-untyped-def]
 
 
 def _write(table, i: int) -> None:  # type: ignore[no-untyped-def]
-    table.write(pa.table({"dt": [f"d{i % 2}"] * 20, "id": list(range(i, i + 20)),
-                          "v": [i] * 20}, schema=SCHEMA))
+    table.write(
+        pa.table(
+            {"dt": [f"d{i % 2}"] * 20, "id": list(range(i, i + 20)), "v": [i] * 20}, schema=SCHEMA
+        )
+    )
 
 
 def test_lifecycle(catalog: Catalog) -> None:
-    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["dt", "id"],
-                                 partition_keys=["dt"],
-                                 options={"bucket": "2", "write-only": "true"})
+    table = catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": "2", "write-only": "true"},
+    )
     for i in range(6):
         _write(table, i)
     state = table.read().sort_by([("dt", "ascending"), ("id", "ascending")]).to_pylist()
@@ -41,14 +48,18 @@ def test_lifecycle(catalog: Catalog) -> None:
     assert table.read().sort_by([("dt", "ascending"), ("id", "ascending")]).to_pylist() == state
     # a crashed writer's leftovers: a data file and a manifest no snapshot references
     fio = table.file_io
-    leftovers = [f"{table.root}/dt=d0/bucket-0/data-crashed-0.parquet",
-                 f"{table.root}/manifest/manifest-crashed-0"]
+    leftovers = [
+        f"{table.root}/dt=d0/bucket-0/data-crashed-0.parquet",
+        f"{table.root}/manifest/manifest-crashed-0",
+    ]
     for path in leftovers:
         fio.write_bytes(path, b"junk")
     assert table.remove_orphan_files(dt.timedelta(hours=1)).deleted == []  # too young
     removed = table.remove_orphan_files(dt.timedelta(0))
     assert sorted(r.rsplit("/", 1)[-1] for r in removed.deleted) == [
-        "data-crashed-0.parquet", "manifest-crashed-0"]
+        "data-crashed-0.parquet",
+        "manifest-crashed-0",
+    ]
     assert table.read().num_rows == len(state)
     before = table.latest_snapshot().id
     _write(table, 100)
