@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -92,10 +92,15 @@ class Table:
         messages: Sequence[CommitMessage],
         *,
         commit_user: str | None = None,
+        overwrite: bool | Sequence[Mapping[str, Any]] = False,
     ) -> Snapshot | None:
         """Publish the messages of one or many writers: new data as one ``APPEND`` snapshot,
         then their in-writer compactions as one ``COMPACT`` snapshot. Returns the last snapshot
         (None if there was nothing to commit).
+
+        ``overwrite=True`` makes it Paimon's ``OVERWRITE``: the table's live files are replaced
+        by the new ones; a list of partition specs (``[{"dt": "2024-01-01"}]``) replaces only
+        those partitions (static partition overwrite).
 
         Appends never fail because of compaction: if another job replaced the files a writer's
         compaction read, that compaction is dropped (its new files deleted) and the appended
@@ -107,7 +112,46 @@ class Table:
             log.warning("%s: in-writer compaction dropped: %s", self.identifier, conflict)
             self._delete_outputs(messages)
 
-        return committer.commit(messages, on_compact_conflict=drop)
+        return committer.commit(
+            messages, on_compact_conflict=drop, overwrite=self._overwrite_predicate(overwrite)
+        )
+
+    def _overwrite_predicate(
+        self,
+        overwrite: bool | Sequence[Mapping[str, Any]],
+    ) -> Callable[[bytes], bool] | None:
+        if overwrite is False:
+            return None
+        if overwrite is True:
+            return lambda _: True
+        from lakeops.compact.planner import partition_matches
+
+        types = self.schema.types_of(self.schema.partition_keys)
+        specs = list(overwrite)
+        return lambda pbytes: partition_matches(
+            self.schema.partition_keys, binary_row.deserialize(pbytes, types), specs
+        )
+
+    def delete_uncommitted(self, messages: Sequence[CommitMessage]) -> None:
+        """Delete every file the (never committed) messages carry: new data, changelog and
+        compaction outputs — what an aborted Spark job wrote."""
+        part_types = self.schema.types_of(self.schema.partition_keys)
+        for m in messages:
+            keep = {f.file_name for f in m.compact_before}
+            values = binary_row.deserialize(m.partition, part_types)
+            pdir = paths.partition_dir(
+                self.schema.partition_keys, values, self.options.partition_default_name
+            )
+            for f in (
+                *m.new_files,
+                *m.changelog_files,
+                *m.compact_after,
+                *m.compact_changelog_files,
+            ):
+                if f.file_name not in keep:
+                    self.file_io.delete(
+                        join(self.root, paths.bucket_dir(pdir, m.bucket), f.file_name)
+                    )
 
     def _delete_outputs(self, messages: Sequence[CommitMessage]) -> None:
         """Delete files that compactions of ``messages`` wrote (not the upgraded ones)."""

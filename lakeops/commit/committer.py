@@ -122,13 +122,16 @@ class Committer:
         messages: Sequence[CommitMessage],
         commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
         on_compact_conflict: Callable[[CommitConflictError], None] | None = None,
+        overwrite: Callable[[bytes], bool] | None = None,
     ) -> Snapshot | None:
         """Publish the messages: an ``APPEND`` snapshot for new files (with their changelog),
         then a ``COMPACT`` snapshot for compaction changes (with the changelog compaction
         produced), as Paimon does. Returns the last snapshot, or None if there was nothing.
 
         If the compaction's inputs were replaced meanwhile, ``on_compact_conflict`` (when given)
-        handles the conflict and the appended data stays committed; otherwise it raises."""
+        handles the conflict and the appended data stays committed; otherwise it raises.
+        With ``overwrite`` (a predicate on serialized partitions), the commit is an
+        ``OVERWRITE`` that first deletes every live file of the matching partitions."""
 
         def entries(kind: int, attr: str) -> list[ManifestEntry]:
             return [
@@ -144,7 +147,17 @@ class Committer:
         )
         compact_changelog = entries(FileKind.ADD, "compact_changelog_files")
         snapshot = None
-        if appends or append_changelog:
+        if overwrite is not None:  # Paimon's OVERWRITE: replace the live files, then add
+            live = self.store.live_entries(self.store.latest_snapshot())
+            replaced = [
+                ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
+                for e in live
+                if overwrite(e.partition)
+            ]
+            snapshot = self.commit_entries(
+                replaced + appends, "OVERWRITE", commit_identifier, append_changelog
+            )
+        elif appends or append_changelog:
             snapshot = self.commit_entries(appends, "APPEND", commit_identifier, append_changelog)
         if compacts or compact_changelog:
             try:

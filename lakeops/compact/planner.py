@@ -23,7 +23,15 @@ from lakeops.spec.schema import TableSchema
 from lakeops.store import TableStore
 from lakeops.write.commit_message import CommitMessage
 
-__all__ = ["CompactionPlan", "PartitionSpec", "plan_compaction"]
+__all__ = [
+    "BucketJob",
+    "CompactionPlan",
+    "PartitionSpec",
+    "partition_matches",
+    "plan_buckets",
+    "plan_compaction",
+    "run_bucket",
+]
 
 PartitionSpec = Mapping[str, Any]
 
@@ -49,9 +57,10 @@ class CompactionPlan:
         )
 
 
-def _matches(
+def partition_matches(
     names: Sequence[str], values: tuple[Any, ...], specs: Sequence[PartitionSpec] | None
 ) -> bool:
+    """Whether partition ``values`` match one of ``specs`` (None matches everything)."""
     if specs is None:
         return True
     rendered = {n: paths.partition_value_string(v) for n, v in zip(names, values, strict=True)}
@@ -59,6 +68,84 @@ def _matches(
         all(rendered.get(k) == paths.partition_value_string(v) for k, v in spec.items())
         for spec in specs
     )
+
+
+@dataclass(frozen=True)
+class BucketJob:
+    """One bucket to compact: picklable, so Spark can run it on an executor."""
+
+    partition: bytes
+    bucket: int
+    total_buckets: int
+    files: tuple[DataFileMeta, ...]
+
+
+def plan_buckets(
+    store: TableStore, schema: TableSchema, partitions: Sequence[PartitionSpec] | None = None
+) -> list[BucketJob]:
+    """The buckets of the latest snapshot (or of the given partitions), with their files."""
+    if partitions is not None:
+        unknown = {k for spec in partitions for k in spec} - set(schema.partition_keys)
+        if unknown:
+            raise ConfigurationError(
+                f"partition spec names {sorted(unknown)}, which are not "
+                f"partition columns ({list(schema.partition_keys)})"
+            )
+    part_types = schema.types_of(schema.partition_keys)
+    buckets: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+    totals: dict[tuple[bytes, int], int] = {}
+    for e in store.live_entries(store.latest_snapshot()):
+        buckets.setdefault((e.partition, e.bucket), []).append(e.file)
+        totals[(e.partition, e.bucket)] = e.total_buckets
+    return [
+        BucketJob(p, b, totals[(p, b)], tuple(files))
+        for (p, b), files in sorted(buckets.items())
+        if partition_matches(
+            schema.partition_keys, binary_row.deserialize(p, part_types), partitions
+        )
+    ]
+
+
+def run_bucket(
+    store: TableStore,
+    schema: TableSchema,
+    options: TableOptions,
+    engine: MergeEngine,
+    job: BucketJob,
+    *,
+    full: bool = False,
+    force_level0: bool = False,
+    cache: RowGroupCache | None = None,
+) -> tuple[CommitMessage | None, list[str]]:
+    """Compact one bucket: its commit message (None if nothing to do) and the files written."""
+    copts = CompactOptions.from_schema(schema, options)
+    changelog = ChangelogOptions.from_schema(schema, options)
+    values = binary_row.deserialize(job.partition, schema.types_of(schema.partition_keys))
+    pdir = paths.partition_dir(schema.partition_keys, values, options.partition_default_name)
+    ctx = BucketContext(
+        store.file_io,
+        join(store.root, paths.bucket_dir(pdir, job.bucket)),
+        schema,
+        options,
+        copts,
+        engine,
+        RecordExpiry(copts) if copts.expire_ms is not None else None,
+        changelog,
+        cache or RowGroupCache(changelog.lookup_cache_bytes),
+    )
+    files = list(job.files)
+    result = BucketCompactor(ctx, files).compact(files, full=full, force_level0=force_level0)
+    if result is None:
+        return None, []
+    return CommitMessage(
+        job.partition,
+        job.bucket,
+        job.total_buckets,
+        (),
+        tuple(result.before),
+        tuple(result.after),
+        compact_changelog_files=tuple(result.changelog),
+    ), result.written
 
 
 def plan_compaction(
@@ -72,60 +159,23 @@ def plan_compaction(
     partitions: Sequence[PartitionSpec] | None = None,
 ) -> CompactionPlan:
     """Compact every bucket of the latest snapshot (or only the given partitions)."""
-    if partitions is not None:
-        unknown = {k for spec in partitions for k in spec} - set(schema.partition_keys)
-        if unknown:
-            raise ConfigurationError(
-                f"partition spec names {sorted(unknown)}, which are not "
-                f"partition columns ({list(schema.partition_keys)})"
-            )
-    copts = CompactOptions.from_schema(schema, options)
-    changelog = ChangelogOptions.from_schema(schema, options)
-    cache = RowGroupCache(changelog.lookup_cache_bytes)
-    expiry = RecordExpiry(copts) if copts.expire_ms is not None else None
-    part_types = schema.types_of(schema.partition_keys)
-    buckets: dict[tuple[bytes, int], list[DataFileMeta]] = {}
-    totals: dict[tuple[bytes, int], int] = {}
-    for e in store.live_entries(store.latest_snapshot()):
-        buckets.setdefault((e.partition, e.bucket), []).append(e.file)
-        totals[(e.partition, e.bucket)] = e.total_buckets
     plan = CompactionPlan()
+    cache = RowGroupCache(ChangelogOptions.from_schema(schema, options).lookup_cache_bytes)
     try:
-        for (pbytes, bucket), files in sorted(buckets.items()):
-            values = binary_row.deserialize(pbytes, part_types)
-            if not _matches(schema.partition_keys, values, partitions):
-                continue
-            pdir = paths.partition_dir(
-                schema.partition_keys, values, options.partition_default_name
-            )
-            ctx = BucketContext(
-                store.file_io,
-                join(store.root, paths.bucket_dir(pdir, bucket)),
+        for job in plan_buckets(store, schema, partitions):
+            message, written = run_bucket(
+                store,
                 schema,
                 options,
-                copts,
                 engine,
-                expiry,
-                changelog,
-                cache,
+                job,
+                full=full,
+                force_level0=force_level0,
+                cache=cache,
             )
-            result = BucketCompactor(ctx, files).compact(
-                files, full=full, force_level0=force_level0
-            )
-            if result is None:
-                continue
-            plan.written.extend(result.written)
-            plan.messages.append(
-                CommitMessage(
-                    pbytes,
-                    bucket,
-                    totals[(pbytes, bucket)],
-                    (),
-                    tuple(result.before),
-                    tuple(result.after),
-                    compact_changelog_files=tuple(result.changelog),
-                )
-            )
+            plan.written.extend(written)
+            if message is not None:
+                plan.messages.append(message)
     except BaseException:
         for path in plan.written:
             store.file_io.delete(path)

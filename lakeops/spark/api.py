@@ -1,0 +1,163 @@
+"""The Python-side helpers around the data source: register, read, write, compact."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import pyarrow as pa
+
+from lakeops.bucket.hashing import assign_buckets
+from lakeops.errors import CommitConflictError
+from lakeops.spec.snapshot import Snapshot
+
+__all__ = ["compact", "read", "register", "write"]
+
+BUCKET_COLUMN = "__lakeops_bucket"
+
+
+def register(spark: Any) -> None:
+    """Register the ``lakeops`` data source with a SparkSession (idempotent), and enable
+    Python data-source filter pushdown (used for partition and file pruning)."""
+    from lakeops.spark.datasource import LakeopsDataSource
+
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    spark.dataSource.register(LakeopsDataSource)
+
+
+def _options(
+    path: str, storage_options: Mapping[str, Any] | None, catalog_options: Mapping[str, str] | None
+) -> dict[str, str]:
+    return {
+        "path": path,
+        "storage_options": json.dumps(dict(storage_options or {})),
+        "catalog_options": json.dumps(dict(catalog_options or {})),
+    }
+
+
+def read(
+    spark: Any,
+    path: str,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    catalog_options: Mapping[str, str] | None = None,
+) -> Any:
+    """A DataFrame of the table's merged rows."""
+    register(spark)
+    return (
+        spark.read.format("lakeops")
+        .options(**_options(path, storage_options, catalog_options))
+        .load()
+    )
+
+
+def write(
+    df: Any,
+    path: str,
+    *,
+    mode: Literal["append", "overwrite"] = "append",
+    storage_options: Mapping[str, Any] | None = None,
+    catalog_options: Mapping[str, str] | None = None,
+    overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
+) -> None:
+    """Write ``df`` into the table as one commit, one writer per (partition, bucket).
+
+    The bucket of every row is computed with Paimon's hash in an Arrow UDF, the DataFrame is
+    repartitioned by (partition columns, bucket), so each bucket has exactly one writer per job
+    and sequence numbers stay consistent, then written through the ``lakeops`` data source.
+    """
+    from pyspark.sql.types import IntegerType, StructField, StructType
+
+    from lakeops.spark.datasource import open_table
+
+    spark = df.sparkSession
+    register(spark)
+    options = _options(path, storage_options, catalog_options)
+    table = open_table(options)
+    keys = table.schema.bucket_keys
+    key_types = table.schema.types_of(keys)
+    num_buckets = table.options.bucket
+
+    def add_bucket(batches: Any) -> Any:
+        for batch in batches:
+            cols = [
+                batch.column(batch.schema.get_field_index(k)).cast(t.to_arrow())
+                for k, t in zip(keys, key_types, strict=True)
+            ]
+            buckets = (
+                assign_buckets(cols, key_types, num_buckets)
+                if batch.num_rows
+                else np.zeros(0, np.int32)
+            )
+            yield batch.append_column(BUCKET_COLUMN, pa.array(buckets, pa.int32()))
+
+    with_bucket = df.mapInArrow(
+        add_bucket,
+        StructType([*df.schema.fields, StructField(BUCKET_COLUMN, IntegerType(), False)]),
+    )
+    parts = [*table.schema.partition_keys, BUCKET_COLUMN]
+    groups = max(num_buckets, 1) * max(
+        spark.sparkContext.defaultParallelism // max(num_buckets, 1), 1
+    )
+    routed = with_bucket.repartition(groups, *parts).drop(BUCKET_COLUMN)
+    if overwrite_partitions:
+        options["overwrite_partitions"] = json.dumps([dict(p) for p in overwrite_partitions])
+    routed.write.format("lakeops").mode(mode).options(**options).save()
+
+
+def _compact_bucket(payload: tuple[dict[str, str], Any, bool, bool]) -> tuple[Any, list[str]]:
+    """Executor side: compact one bucket (see :func:`compact`)."""
+    from lakeops.compact.planner import run_bucket
+    from lakeops.merge import create_merge_engine
+    from lakeops.spark.datasource import open_table
+
+    options, job, full, force_level0 = payload
+    table = open_table(options)
+    return run_bucket(
+        table.store,
+        table.schema,
+        table.options,
+        create_merge_engine(table.options, table.schema),
+        job,
+        full=full,
+        force_level0=force_level0,
+    )
+
+
+def compact(
+    spark: Any,
+    path: str,
+    *,
+    full: bool = False,
+    force_level0: bool = False,
+    partitions: Sequence[Mapping[str, Any]] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    catalog_options: Mapping[str, str] | None = None,
+) -> Snapshot | None:
+    """Distributed compaction (``full``) or level-0 flush (``force_level0``): buckets are
+    planned on the driver, compacted on executors, and committed once by the driver as one
+    ``COMPACT`` snapshot. On a conflict nothing is committed and the new files are deleted."""
+    from lakeops.compact.planner import plan_buckets
+    from lakeops.spark.datasource import open_table
+
+    options = _options(path, storage_options, catalog_options)
+    table = open_table(options)
+    jobs = plan_buckets(table.store, table.schema, partitions)
+    if not jobs:
+        return None
+    payloads = [(options, job, full, force_level0) for job in jobs]
+    results = spark.sparkContext.parallelize(payloads, len(payloads)).map(_compact_bucket).collect()
+    messages = [m for m, _ in results if m is not None]
+    written = [p for _, paths in results for p in paths]
+    if not messages:
+        return None
+    try:
+        from lakeops.commit.committer import Committer
+
+        return Committer(table.store, table.schema, table.options).commit(messages)
+    except (CommitConflictError, Exception):
+        for p in written:
+            table.file_io.delete(p)
+        raise

@@ -1,0 +1,185 @@
+"""The ``lakeops`` Python Data Source (PySpark 4 ``pyspark.sql.datasource``).
+
+Options (all strings): ``path`` — the table directory ``<warehouse>/<db>.db/<table>`` (or
+``warehouse`` + ``table``); ``storage_options`` — JSON for the store (endpoint, credentials; they
+travel to executors inside the pickled source, are never printed); ``catalog_options`` — JSON
+(commit lock); for writes ``overwrite_partitions`` — JSON list of partition specs for a static
+partition overwrite.
+
+Reads: one input partition per (partition, bucket) split; pushed filters prune partitions and
+files (Spark still applies them exactly). Writes (``append`` / ``overwrite``): every task writes
+level-0 files with a :class:`~lakeops.write.table_write.TableWrite` and returns its commit
+messages; the driver side ``commit`` publishes **one** snapshot (``OVERWRITE`` for overwrite);
+``abort`` deletes what the tasks wrote.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    EqualTo,
+    Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    InputPartition,
+    LessThan,
+    LessThanOrEqual,
+    WriterCommitMessage,
+)
+from pyspark.sql.pandas.types import from_arrow_schema
+from pyspark.sql.types import StructType
+
+from lakeops.errors import ConfigurationError
+from lakeops.io.file_io import FileIO
+from lakeops.read.merge_read import SplitReader
+from lakeops.read.scan import Split
+from lakeops.table import Table
+from lakeops.write.commit_message import CommitMessage
+
+__all__ = ["LakeopsDataSource", "open_table"]
+
+
+def open_table(options: dict[str, str]) -> Table:
+    """The table the data-source options name."""
+    storage = json.loads(options.get("storage_options") or "{}")
+    catalog_options = json.loads(options.get("catalog_options") or "{}")
+    path = options.get("path")
+    if not path:
+        warehouse, identifier = options.get("warehouse"), options.get("table")
+        if not warehouse or not identifier or "." not in identifier:
+            raise ConfigurationError(
+                "lakeops data source needs .load('<warehouse>/<db>.db/"
+                "<table>') or options warehouse=… and table=db.table"
+            )
+        db, name = identifier.split(".", 1)
+        path = f"{warehouse.rstrip('/')}/{db}.db/{name}"
+    fio = FileIO(path, storage, catalog_options)
+    db_dir, name = fio.root.rsplit("/", 1)
+    return Table(f"{db_dir.rsplit('/', 1)[-1].removesuffix('.db')}.{name}", fio, fio.root)
+
+
+_OPS = {
+    EqualTo: "=",
+    GreaterThan: ">",
+    GreaterThanOrEqual: ">=",
+    LessThan: "<",
+    LessThanOrEqual: "<=",
+}
+
+
+@dataclass(frozen=True)
+class SplitPartition(InputPartition):
+    """One (partition, bucket) split."""
+
+    split: Split
+
+
+class LakeopsReader(DataSourceReader):
+    """Reads merged rows, one input partition per split."""
+
+    def __init__(self, options: dict[str, str], schema: StructType) -> None:
+        self.options = options
+        self.columns = [f.name for f in schema.fields]
+        self.conditions: list[tuple[str, str, Any]] = []
+
+    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
+        """Use simple comparisons for pruning; hand every filter back so Spark applies it
+        exactly on the merged rows."""
+        for f in filters:
+            column = f.attribute[0] if len(f.attribute) == 1 else None  # type: ignore[attr-defined]
+            if column is not None and type(f) in _OPS:
+                self.conditions.append((column, _OPS[type(f)], f.value))  # type: ignore[attr-defined]
+            elif column is not None and isinstance(f, In):
+                self.conditions.append((column, "in", list(f.value)))
+            yield f
+
+    def partitions(self) -> Sequence[InputPartition]:
+        table = open_table(self.options)
+        return [SplitPartition(s) for s in table.splits(filter=self.conditions or None)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, SplitPartition)
+        table = open_table(self.options)
+        from lakeops.merge import create_merge_engine
+
+        reader = SplitReader(
+            table.file_io,
+            table.root,
+            table.schema,
+            table.options,
+            create_merge_engine(table.options, table.schema),
+        )
+        result = reader.read(partition.split, self.columns)
+        target = pa.schema([table.arrow_schema.field(c) for c in self.columns])
+        yield from result.cast(target).to_batches()
+
+
+@dataclass
+class LakeopsCommitMessage(WriterCommitMessage):
+    """What one task wrote."""
+
+    messages: list[CommitMessage]
+
+
+class LakeopsWriter(DataSourceArrowWriter):
+    """Each task writes level-0 files; the driver commits once."""
+
+    def __init__(self, options: dict[str, str], overwrite: bool) -> None:
+        self.options = options
+        self.overwrite = overwrite
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
+        table = open_table(self.options)
+        writer = table.new_write()
+        try:
+            for batch in iterator:
+                if batch.num_rows:
+                    writer.write(batch)
+            return LakeopsCommitMessage(writer.prepare_commit())
+        except BaseException:
+            writer.abort()
+            raise
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        table = open_table(self.options)
+        batch = [
+            m for msg in messages if isinstance(msg, LakeopsCommitMessage) for m in msg.messages
+        ]
+        overwrite: bool | list[dict[str, Any]] = self.overwrite
+        if self.overwrite and self.options.get("overwrite_partitions"):
+            overwrite = json.loads(self.options["overwrite_partitions"])
+        if batch or overwrite:
+            table.commit(batch, overwrite=overwrite)
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        table = open_table(self.options)
+        batch = [
+            m for msg in messages if isinstance(msg, LakeopsCommitMessage) for m in msg.messages
+        ]
+        table.delete_uncommitted(batch)
+
+
+class LakeopsDataSource(DataSource):
+    """``spark.read.format("lakeops")`` / ``df.write.format("lakeops")``."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "lakeops"
+
+    def schema(self) -> StructType:
+        return from_arrow_schema(open_table(dict(self.options)).arrow_schema)
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return LakeopsReader(dict(self.options), schema)
+
+    def writer(self, schema: StructType, overwrite: bool) -> LakeopsWriter:
+        return LakeopsWriter(dict(self.options), overwrite)
