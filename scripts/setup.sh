@@ -20,7 +20,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e ".[dev]"
+.venv/bin/python -m pip install --quiet -e ".[dev,spark]"
 
 if [ "${1:-}" = "--oracle" ]; then
   # pypaimon pins old pyarrow/fsspec, so it lives in its own environment and is only ever

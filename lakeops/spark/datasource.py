@@ -1,9 +1,10 @@
 """The ``lakeops`` Python Data Source (PySpark 4 ``pyspark.sql.datasource``).
 
 Options (all strings): ``path`` — the table directory ``<warehouse>/<db>.db/<table>`` (or
-``warehouse`` + ``table``); ``storage_options`` — JSON for the store (endpoint, credentials; they
-travel to executors inside the pickled source, are never printed); ``catalog_options`` — JSON
-(commit lock); for writes ``overwrite_partitions`` — JSON list of partition specs for a static
+``warehouse`` + ``table``); ``storage_options_secret`` — JSON for the store (endpoint,
+credentials; they travel to executors inside the pickled source, and the ``secret`` in the key
+makes Spark redact them from plans, logs and the UI); ``catalog_options_secret`` — JSON (commit
+lock); for writes ``overwrite_partitions`` — JSON list of partition specs for a static
 partition overwrite.
 
 Reads: one input partition per (partition, bucket) split; pushed filters prune partitions and
@@ -50,8 +51,12 @@ __all__ = ["LakeopsDataSource", "open_table"]
 
 def open_table(options: dict[str, str]) -> Table:
     """The table the data-source options name."""
-    storage = json.loads(options.get("storage_options") or "{}")
-    catalog_options = json.loads(options.get("catalog_options") or "{}")
+    storage = json.loads(
+        options.get("storage_options_secret") or options.get("storage_options") or "{}"
+    )
+    catalog_options = json.loads(
+        options.get("catalog_options_secret") or options.get("catalog_options") or "{}"
+    )
     path = options.get("path")
     if not path:
         warehouse, identifier = options.get("warehouse"), options.get("table")

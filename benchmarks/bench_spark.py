@@ -1,0 +1,112 @@
+"""Spark: writing through the lakeops data source vs ``df.write.parquet``; the distributed
+compaction job vs the in-process ``table.compact``.
+
+* write: 2,000,000 rows x 4 columns (id, v, f, s), cached first, written (a) with
+  ``df.write.parquet`` and (b) with ``lakeops.spark.write`` into a 4-bucket table (bucket hashing
+  UDF, repartition by bucket, Arrow writer, one commit). Best of ``--repeat``.
+* compaction: a ``write-only`` 4-bucket table built from 4 commits of 500,000 upserts, fully
+  compacted by ``lakeops.spark.compact`` (buckets on executors) and, on an identical copy, by
+  ``table.compact(full=True)`` in the driver process.
+
+Usage: ``.venv/bin/python benchmarks/bench_spark.py [--rows 2000000] [--repeat 2]``
+(local[2] on this 2-core machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+import pyarrow as pa
+
+from lakeops import Catalog
+
+SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int64()), ("f", pa.float64()), ("s", pa.string())])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=2_000_000)
+    parser.add_argument("--repeat", type=int, default=2)
+    args = parser.parse_args()
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    import lakeops.spark as ls
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    ls.register(spark)
+    df = (
+        spark.range(args.rows)
+        .selectExpr(
+            "id",
+            "id * 7 % 1000003 as v",
+            "rand(1) as f",
+            "concat('s', cast(id % 100000 as string)) as s",
+        )
+        .cache()
+    )
+    df.count()
+    tmp = tempfile.mkdtemp()
+    try:
+        parquet_s = lakeops_s = float("inf")
+        for i in range(args.repeat):
+            start = time.perf_counter()
+            df.write.mode("overwrite").parquet(f"{tmp}/plain{i}")
+            parquet_s = min(parquet_s, time.perf_counter() - start)
+            catalog = Catalog(f"{tmp}/wh{i}")
+            catalog.create_database("db")
+            table = catalog.create_table(
+                "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "4"}
+            )
+            start = time.perf_counter()
+            ls.write(df, table.root)
+            lakeops_s = min(lakeops_s, time.perf_counter() - start)
+            assert table.read(columns=["id"]).num_rows == args.rows
+        print(f"write {args.rows:,} rows x 4 columns (local[2], best of {args.repeat}):")
+        print(
+            f"  df.write.parquet        {parquet_s:6.2f} s  {args.rows / parquet_s:>11,.0f} rows/s"
+        )
+        print(
+            f"  lakeops data source     {lakeops_s:6.2f} s  {args.rows / lakeops_s:>11,.0f} "
+            f"rows/s   ratio {lakeops_s / parquet_s:.2f}x (target <= 1.5x)"
+        )
+        catalog = Catalog(f"{tmp}/cwh")
+        catalog.create_database("db")
+        table = catalog.create_table(
+            "db.c",
+            schema=SCHEMA,
+            primary_keys=["id"],
+            options={"bucket": "4", "write-only": "true"},
+        )
+        for k in range(4):
+            ls.write(df.where(f"id % 4 = {k}").limit(500_000), table.root)
+        shutil.copytree(f"{tmp}/cwh", f"{tmp}/cwh2")
+        start = time.perf_counter()
+        ls.compact(spark, table.root, full=True)
+        job_s = time.perf_counter() - start
+        copy = Catalog(f"{tmp}/cwh2").get_table("db.c")
+        start = time.perf_counter()
+        copy.compact(full=True)
+        local_s = time.perf_counter() - start
+        rows = table.read(columns=["id"]).num_rows
+        print(f"full compaction of 4 x 500,000 rows ({rows:,} keys, 4 buckets):")
+        print(f"  Spark job (executors)   {job_s:6.2f} s")
+        print(f"  table.compact in-process {local_s:5.2f} s")
+    finally:
+        spark.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,200 @@
+"""The lakeops data source and jobs on a local[2] SparkSession."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import lakeops.spark as ls
+from lakeops import Catalog, Table
+
+pytestmark = pytest.mark.slow
+
+SCHEMA = pa.schema(
+    [("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64()), ("op", pa.string())]
+)
+DDL = "dt string, id long, v long, op string"
+ENGINES = {
+    "deduplicate": {},
+    "first-row": {"merge-engine": "first-row", "ignore-delete": "true"},
+    "partial-update": {"merge-engine": "partial-update", "ignore-delete": "true"},
+    "aggregation": {"merge-engine": "aggregation", "fields.v.aggregate-function": "sum"},
+}
+
+
+def _rows(n: int, seed: int) -> list[tuple]:
+    import random
+
+    rng = random.Random(seed)
+    return [
+        (f"d{i % 3}", rng.randrange(n // 2), rng.randrange(100), rng.choice(["+I", "+U"]))
+        for i in range(n)
+    ]
+
+
+def _table(catalog: Catalog, name: str, options: dict) -> Table:
+    return catalog.create_table(
+        name,
+        schema=SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": "4", "rowkind.field": "op", **options},
+    )
+
+
+def _state(t: Table) -> list[dict]:
+    return sorted(t.read().to_pylist(), key=lambda r: (r["dt"], r["id"]))
+
+
+@pytest.mark.parametrize("engine", sorted(ENGINES))
+def test_write_equals_table_write(spark, catalog: Catalog, engine: str) -> None:
+    via_spark = _table(catalog, f"db.s_{engine.replace('-', '_')}", ENGINES[engine])
+    direct = _table(catalog, f"db.d_{engine.replace('-', '_')}", ENGINES[engine])
+    for seed in (1, 2):  # two commits: merges across files too
+        rows = _rows(400, seed)
+        ls.write(spark.createDataFrame(rows, DDL), via_spark.root)
+        # same rows, same order per key: one writer per bucket keeps sequence order
+        direct.write(
+            pa.Table.from_pylist(
+                [dict(zip(SCHEMA.names, r, strict=True)) for r in rows], schema=SCHEMA
+            )
+        )
+    assert [s.commit_kind for s in via_spark.snapshots()].count("APPEND") == 2
+    assert _state(via_spark) == _state(direct)
+
+
+def test_read_equals_table_read_and_filters_prune(spark, catalog: Catalog) -> None:
+    t = _table(catalog, "db.r", {})
+    t.write(
+        pa.Table.from_pylist(
+            [dict(zip(SCHEMA.names, r, strict=True)) for r in _rows(600, 3)], schema=SCHEMA
+        )
+    )
+    df = ls.read(spark, t.root)
+    assert sorted(df.toArrow().to_pylist(), key=lambda r: (r["dt"], r["id"])) == _state(t)
+    assert df.rdd.getNumPartitions() == len(t.splits())
+    one_day = df.filter("dt = 'd1'")
+    assert (
+        one_day.rdd.getNumPartitions()
+        == len(t.splits(filter=[("dt", "=", "d1")]))
+        < df.rdd.getNumPartitions()
+    )
+    assert one_day.count() == sum(1 for r in _state(t) if r["dt"] == "d1")
+
+
+def test_failing_task_leaves_no_snapshot_and_no_files(spark, catalog: Catalog) -> None:
+    from pyspark.sql.types import StructType
+
+    t = _table(catalog, "db.f", {})
+
+    def explode(batches):  # type: ignore[no-untyped-def]
+        import pyarrow as pa_
+
+        for i, batch in enumerate(batches):
+            if i == 3:
+                raise RuntimeError("task failure injected by the test")
+            yield pa_.RecordBatch.from_pylist(batch.to_pylist())
+
+    df = spark.createDataFrame(_rows(4000, 4), DDL).repartition(2)
+    failing = df.mapInArrow(explode, StructType.fromDDL(DDL))
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "200")
+    with pytest.raises(Exception, match="task failure injected"):
+        failing.write.format("lakeops").mode("append").option("path", t.root).save()
+    spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
+    assert t.snapshots() == []
+    assert list(Path(t.root).rglob("*.parquet")) == []
+
+
+def test_overwrite(spark, catalog: Catalog) -> None:
+    t = _table(catalog, "db.o", {})
+    ls.write(spark.createDataFrame(_rows(300, 5), DDL), t.root)
+    ls.write(
+        spark.createDataFrame([("d0", 1, 7, "+I")], DDL),
+        t.root,
+        mode="overwrite",
+        overwrite_partitions=[{"dt": "d0"}],
+    )
+    assert t.latest_snapshot().commit_kind == "OVERWRITE"
+    state = _state(t)
+    assert [r for r in state if r["dt"] == "d0"] == [{"dt": "d0", "id": 1, "v": 7, "op": "+I"}]
+    assert any(r["dt"] == "d1" for r in state)  # other partitions untouched
+    ls.write(spark.createDataFrame([("d2", 2, 2, "+I")], DDL), t.root, mode="overwrite")
+    assert _state(t) == [{"dt": "d2", "id": 2, "v": 2, "op": "+I"}]
+
+
+def test_distributed_compaction_equals_in_process(spark, catalog: Catalog) -> None:
+    a = _table(catalog, "db.ca", {"write-only": "true"})
+    b = _table(catalog, "db.cb", {"write-only": "true"})
+    for seed in range(4):
+        data = pa.Table.from_pylist(
+            [dict(zip(SCHEMA.names, r, strict=True)) for r in _rows(300, seed)], schema=SCHEMA
+        )
+        a.write(data)
+        b.write(data)
+    snapshot = ls.compact(spark, a.root, full=True)
+    b.compact(full=True)
+    assert snapshot is not None and snapshot.commit_kind == "COMPACT"
+    assert _state(a) == _state(b)
+    assert {e.file.level for e in a.store.live_entries(a.latest_snapshot())} == {5}
+
+
+def test_jobs_on_a_local_cluster(catalog: Catalog, tmp_path: Path) -> None:
+    """The entry points under spark-submit semantics: a separate driver process with executors
+    in their own processes (local-cluster), writing then compacting."""
+    t = _table(catalog, "db.j", {"write-only": "true"})
+    source = tmp_path / "source.parquet"
+    import pyarrow.parquet as pq
+
+    pq.write_table(
+        pa.Table.from_pylist(
+            [dict(zip(SCHEMA.names, r, strict=True)) for r in _rows(500, 6)], schema=SCHEMA
+        ),
+        source,
+    )
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    master = "local-cluster[2,1,1024]"
+
+    def job(*args: str) -> dict:
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "lakeops.spark.jobs",
+                *args,
+                "--table",
+                t.root,
+                "--master",
+                master,
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+        )
+        assert out.returncode == 0, out.stderr[-3000:]
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    written = job("write", "--source", str(source))
+    assert written["commit_kind"] == "APPEND"
+    compacted = job("compact", "--full")
+    assert compacted["commit_kind"] == "COMPACT"
+    direct = _table(catalog, "db.j2", {})
+    direct.write(pq.read_table(source))
+    assert _state(t) == _state(direct)
+
+
+@pytest.mark.interop
+def test_pypaimon_reads_a_spark_written_table(spark, catalog: Catalog, warehouse) -> None:
+    from tests.interop.oracle import oracle_read
+
+    t = _table(catalog, "db.i", {})
+    ls.write(spark.createDataFrame(_rows(500, 7), DDL), t.root)
+    ls.write(spark.createDataFrame(_rows(200, 8), DDL), t.root)
+    theirs = sorted(oracle_read(warehouse, "db.i").to_pylist(), key=lambda r: (r["dt"], r["id"]))
+    assert theirs == _state(t)
