@@ -48,6 +48,9 @@ from lakeops.write.commit_message import CommitMessage
 
 __all__ = ["LakeopsDataSource", "open_table"]
 
+#: rows a write task gathers before validating and routing them in one go
+_COALESCE_ROWS = 262_144
+
 
 def open_table(options: dict[str, str]) -> Table:
     """The table the data-source options name."""
@@ -145,10 +148,18 @@ class LakeopsWriter(DataSourceArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
         table = open_table(self.options)
         writer = table.new_write()
+        pending: list[pa.RecordBatch] = []
+        rows = 0
         try:
-            for batch in iterator:
+            for batch in iterator:  # Spark hands small batches: validate and route in bulk
                 if batch.num_rows:
-                    writer.write(batch)
+                    pending.append(batch)
+                    rows += batch.num_rows
+                if rows >= _COALESCE_ROWS:
+                    writer.write(pa.Table.from_batches(pending))
+                    pending, rows = [], 0
+            if pending:
+                writer.write(pa.Table.from_batches(pending))
             return LakeopsCommitMessage(writer.prepare_commit())
         except BaseException:
             writer.abort()
