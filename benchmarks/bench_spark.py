@@ -32,6 +32,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--no-cache", action="store_true",
+                        help="do not cache the DataFrame (both writers then compute it)")
     args = parser.parse_args()
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
