@@ -110,7 +110,7 @@ class Table:
 
         def drop(conflict: Exception) -> None:
             log.warning("%s: in-writer compaction dropped: %s", self.identifier, conflict)
-            self._delete_outputs(messages)
+            self.delete_uncommitted(messages, compaction_only=True)
 
         return committer.commit(
             messages, on_compact_conflict=drop, overwrite=self._overwrite_predicate(overwrite)
@@ -132,41 +132,53 @@ class Table:
             self.schema.partition_keys, binary_row.deserialize(pbytes, types), specs
         )
 
-    def delete_uncommitted(self, messages: Sequence[CommitMessage]) -> None:
-        """Delete every file the (never committed) messages carry: new data, changelog and
-        compaction outputs — what an aborted Spark job wrote."""
+    def delete_uncommitted(
+        self, messages: Sequence[CommitMessage], *, compaction_only: bool = False
+    ) -> None:
+        """Delete the files never-committed messages carry (what an aborted job wrote): new
+        data, changelog and compaction outputs — or, with ``compaction_only``, only what their
+        compactions wrote. Upgraded files (same name before and after) are kept."""
         part_types = self.schema.types_of(self.schema.partition_keys)
         for m in messages:
             keep = {f.file_name for f in m.compact_before}
+            produced = [*m.compact_after, *m.compact_changelog_files]
+            if compaction_only:
+                keep |= {f.file_name for f in m.new_files}
+            else:
+                produced += [*m.new_files, *m.changelog_files]
             values = binary_row.deserialize(m.partition, part_types)
             pdir = paths.partition_dir(
                 self.schema.partition_keys, values, self.options.partition_default_name
             )
-            for f in (
-                *m.new_files,
-                *m.changelog_files,
-                *m.compact_after,
-                *m.compact_changelog_files,
-            ):
+            for f in produced:
                 if f.file_name not in keep:
                     self.file_io.delete(
                         join(self.root, paths.bucket_dir(pdir, m.bucket), f.file_name)
                     )
 
-    def _delete_outputs(self, messages: Sequence[CommitMessage]) -> None:
-        """Delete files that compactions of ``messages`` wrote (not the upgraded ones)."""
-        part_types = self.schema.types_of(self.schema.partition_keys)
-        for m in messages:
-            keep = {f.file_name for f in (*m.compact_before, *m.new_files)}
-            values = binary_row.deserialize(m.partition, part_types)
-            pdir = paths.partition_dir(
-                self.schema.partition_keys, values, self.options.partition_default_name
-            )
-            for f in (*m.compact_after, *m.compact_changelog_files):
-                if f.file_name not in keep:
-                    self.file_io.delete(
-                        join(self.root, paths.bucket_dir(pdir, m.bucket), f.file_name)
-                    )
+    def commit_compaction(
+        self, messages: Sequence[CommitMessage], written: Sequence[str]
+    ) -> Snapshot:
+        """Commit a compaction job's messages as one ``COMPACT`` snapshot; on any failure
+        (a conflict included) nothing is committed and ``written`` files are deleted."""
+        try:
+            snapshot = Committer(self.store, self.schema, self.options).commit(messages)
+        except BaseException:
+            for path in written:
+                self.file_io.delete(path)
+            raise
+        assert snapshot is not None
+        return snapshot
+
+    def split_reader(self) -> SplitReader:
+        """Reads merged rows of this table's splits."""
+        return SplitReader(
+            self.file_io,
+            self.root,
+            self.schema,
+            self.options,
+            create_merge_engine(self.options, self.schema),
+        )
 
     def write(self, data: WriteInput) -> Snapshot | None:
         """Write ``data`` as one commit and return its snapshot (None if no rows).
@@ -219,12 +231,7 @@ class Table:
         )
         if not plan.messages:
             return None
-        try:
-            return Committer(self.store, self.schema, self.options).commit(plan.messages)
-        except BaseException:
-            for path in plan.written:
-                self.file_io.delete(path)
-            raise
+        return self.commit_compaction(plan.messages, plan.written)
 
     def expire_snapshots(
         self,
@@ -338,13 +345,7 @@ class Table:
         needed = list(wanted)
         if dnf:
             needed += [c for g in dnf for c, _, _ in g if c not in needed]
-        reader = SplitReader(
-            self.file_io,
-            self.root,
-            self.schema,
-            self.options,
-            create_merge_engine(self.options, self.schema),
-        )
+        reader = self.split_reader()
         if len(splits) > 1:
             with ThreadPoolExecutor(max_workers=min(len(splits), os.cpu_count() or 2)) as pool:
                 parts = list(pool.map(lambda s: reader.read(s, needed), splits))

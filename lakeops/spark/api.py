@@ -10,7 +10,6 @@ import numpy as np
 import pyarrow as pa
 
 from lakeops.bucket.hashing import assign_buckets
-from lakeops.errors import CommitConflictError
 from lakeops.spec.snapshot import Snapshot
 
 __all__ = ["compact", "read", "register", "write"]
@@ -153,11 +152,4 @@ def compact(
     written = [p for _, paths in results for p in paths]
     if not messages:
         return None
-    try:
-        from lakeops.commit.committer import Committer
-
-        return Committer(table.store, table.schema, table.options).commit(messages)
-    except (CommitConflictError, Exception):
-        for p in written:
-            table.file_io.delete(p)
-        raise
+    return table.commit_compaction(messages, written)

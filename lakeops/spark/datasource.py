@@ -41,7 +41,6 @@ from pyspark.sql.types import StructType
 
 from lakeops.errors import ConfigurationError
 from lakeops.io.file_io import FileIO
-from lakeops.read.merge_read import SplitReader
 from lakeops.read.scan import Split
 from lakeops.table import Table
 from lakeops.write.commit_message import CommitMessage
@@ -117,15 +116,7 @@ class LakeopsReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, SplitPartition)
         table = open_table(self.options)
-        from lakeops.merge import create_merge_engine
-
-        reader = SplitReader(
-            table.file_io,
-            table.root,
-            table.schema,
-            table.options,
-            create_merge_engine(table.options, table.schema),
-        )
+        reader = table.split_reader()
         result = reader.read(partition.split, self.columns)
         target = pa.schema([table.arrow_schema.field(c) for c in self.columns])
         yield from result.cast(target).to_batches()
