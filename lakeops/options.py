@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.spec.schema import TableSchema
 
-__all__ = ["MERGE_ENGINES", "TableOptions", "parse_memory_size"]
+__all__ = ["MERGE_ENGINES", "TableOptions", "option_bool", "option_list", "parse_memory_size"]
 
 MERGE_ENGINES = ("deduplicate", "partial-update", "aggregation", "first-row")
 #: engines whose merge functions this version implements
@@ -49,7 +49,8 @@ def parse_memory_size(text: str, option: str) -> int:
     return int(m.group(1)) * _UNITS[m.group(2).lower()]
 
 
-def _bool(options: dict[str, str], key: str, default: bool, *fallbacks: str) -> bool:
+def option_bool(options: dict[str, str], key: str, default: bool, *fallbacks: str) -> bool:
+    """A boolean option (``true``/``false``), trying ``key`` then its fallback keys."""
     for k in (key, *fallbacks):
         if k in options:
             value = options[k].strip().lower()
@@ -61,7 +62,8 @@ def _bool(options: dict[str, str], key: str, default: bool, *fallbacks: str) -> 
     return default
 
 
-def _csv(value: str | None) -> tuple[str, ...]:
+def option_list(value: str | None) -> tuple[str, ...]:
+    """A comma-separated option value as a tuple of trimmed, non-empty names."""
     return tuple(v.strip() for v in (value or "").split(",") if v.strip())
 
 
@@ -105,7 +107,7 @@ class TableOptions:
                 f"option 'merge-engine' = {engine!r} is unknown; choose one "
                 f"of {', '.join(MERGE_ENGINES)}"
             )
-        seq = _csv(o.get("sequence.field"))
+        seq = option_list(o.get("sequence.field"))
         for f in seq:
             if f not in names:
                 raise ConfigurationError(
@@ -162,7 +164,7 @@ class TableOptions:
             sequence_fields=seq,
             sequence_descending=order == "descending",
             rowkind_field=rowkind,
-            ignore_delete=_bool(
+            ignore_delete=option_bool(
                 o,
                 "ignore-delete",
                 False,
@@ -170,10 +172,10 @@ class TableOptions:
                 "deduplicate.ignore-delete",
                 "partial-update.ignore-delete",
             ),
-            ignore_update_before=_bool(o, "ignore-update-before", False),
+            ignore_update_before=option_bool(o, "ignore-update-before", False),
             target_file_size=target,
             write_buffer_size=buffer,
-            deletion_vectors=_bool(o, "deletion-vectors.enabled", False),
+            deletion_vectors=option_bool(o, "deletion-vectors.enabled", False),
             partition_default_name=o.get("partition.default-name", "__DEFAULT_PARTITION__"),
             commit_max_retries=retries,
             manifest_merge_min_count=max(merge_min, 1),

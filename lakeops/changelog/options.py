@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lakeops.errors import ConfigurationError
-from lakeops.options import TableOptions, _bool, _csv, parse_memory_size
+from lakeops.options import TableOptions, option_bool, option_list, parse_memory_size
 from lakeops.spec.schema import TableSchema
 
 __all__ = ["PRODUCERS", "ChangelogOptions"]
@@ -32,7 +32,7 @@ class ChangelogOptions:
                 f"option 'changelog-producer' = {producer!r} is unknown; "
                 f"choose one of {', '.join(PRODUCERS)}"
             )
-        ignore = _csv(o.get("changelog-producer.row-deduplicate-ignore-fields"))
+        ignore = option_list(o.get("changelog-producer.row-deduplicate-ignore-fields"))
         unknown = [f for f in ignore if f not in schema.field_names]
         if unknown:
             raise ConfigurationError(
@@ -47,7 +47,7 @@ class ChangelogOptions:
             ) from None
         return cls(
             producer=producer,
-            row_deduplicate=_bool(o, "changelog-producer.row-deduplicate", False),
+            row_deduplicate=option_bool(o, "changelog-producer.row-deduplicate", False),
             ignore_fields=ignore,
             full_compaction_delta_commits=max(delta, 1),
             lookup_cache_bytes=parse_memory_size(

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from lakeops.errors import ConfigurationError
-from lakeops.options import TableOptions, _bool, parse_memory_size
+from lakeops.options import TableOptions, option_bool, parse_memory_size
 from lakeops.spec.schema import TableSchema
 
 __all__ = ["CompactOptions", "parse_duration"]
@@ -93,7 +93,7 @@ class CompactOptions:
             o.get("changelog-producer", "none").lower() == "lookup"
             or table.merge_engine == "first-row"
             or table.deletion_vectors
-            or _bool(o, "force-lookup", False)
+            or option_bool(o, "force-lookup", False)
         )
         mode = o.get("lookup-compact", "radical").strip().lower()
         if mode not in ("radical", "gentle"):
@@ -150,12 +150,12 @@ class CompactOptions:
             offpeak_start=_int(o, "compaction.offpeak.start.hour", -1),
             offpeak_end=_int(o, "compaction.offpeak.end.hour", -1),
             offpeak_ratio=_int(o, "compaction.offpeak-ratio", 0),
-            force_up_level0=_bool(o, "compaction.force-up-level-0", False),
+            force_up_level0=option_bool(o, "compaction.force-up-level-0", False),
             needs_lookup=needs_lookup,
             lookup_gentle_interval=gentle,
-            write_only=_bool(o, "write-only", False),
-            force_rewrite_all=_bool(o, "compaction.force-rewrite-all-files", False),
-            force_compact_on_commit=_bool(o, "commit.force-compact", False),
+            write_only=option_bool(o, "write-only", False),
+            force_rewrite_all=option_bool(o, "compaction.force-rewrite-all-files", False),
+            force_compact_on_commit=option_bool(o, "commit.force-compact", False),
             expire_ms=parse_duration(expire, "record-level.expire-time") if expire else None,
             expire_field=expire_field,
             expire_field_type=o.get("record-level.time-field-type", "seconds-int").lower(),

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from lakeops.errors import ConfigurationError
 from lakeops.merge.aggregators import Aggregator, FieldAggOptions, create_aggregator
-from lakeops.options import TableOptions, _bool, _csv
+from lakeops.options import TableOptions, option_bool, option_list
 from lakeops.spec.schema import TableSchema
 
 __all__ = ["MergeConfig", "SequenceGroup", "parse_merge_config"]
@@ -78,10 +78,10 @@ def _agg_options(
 ) -> FieldAggOptions:
     o = schema.options
     return FieldAggOptions(
-        ignore_retract=_bool(o, f"fields.{name}.ignore-retract", False),
+        ignore_retract=option_bool(o, f"fields.{name}.ignore-retract", False),
         delimiter=fopts.get((name, "list-agg-delimiter"), ","),
-        distinct=_bool(o, f"fields.{name}.distinct", False),
-        nested_key=_csv(fopts.get((name, "nested-key"))),
+        distinct=option_bool(o, f"fields.{name}.distinct", False),
+        nested_key=option_list(fopts.get((name, "nested-key"))),
     )
 
 
@@ -138,7 +138,7 @@ def parse_merge_config(schema: TableSchema, options: TableOptions) -> MergeConfi
         )
     o = schema.options
     if engine == "aggregation":
-        remove = _bool(o, "aggregation.remove-record-on-delete", False)
+        remove = option_bool(o, "aggregation.remove-record-on-delete", False)
         ignoring = [n for n, a in aggregators.items() if a.options.ignore_retract]
         if remove and ignoring:
             raise ConfigurationError(
@@ -146,8 +146,8 @@ def parse_merge_config(schema: TableSchema, options: TableOptions) -> MergeConfi
                 f" (set for {ignoring}); keep only one of them"
             )
         return MergeConfig(aggregators, (), remove, ())
-    remove = _bool(o, "partial-update.remove-record-on-delete", False)
-    remove_groups = _csv(o.get("partial-update.remove-record-on-sequence-group"))
+    remove = option_bool(o, "partial-update.remove-record-on-delete", False)
+    remove_groups = option_list(o.get("partial-update.remove-record-on-sequence-group"))
     if remove and options.ignore_delete:
         raise ConfigurationError(
             "'partial-update.remove-record-on-delete' conflicts with "
@@ -187,8 +187,8 @@ def _parse_groups(
         if suffix != "sequence-group":
             continue
         option = f"fields.{seq_text}.sequence-group"
-        seq = _csv(seq_text)
-        protected = _csv(value)
+        seq = option_list(seq_text)
+        protected = option_list(value)
         if not seq or not protected:
             raise ConfigurationError(
                 f"option {option!r} needs sequence fields in its key and "
