@@ -10,11 +10,22 @@ import numpy as np
 import pyarrow as pa
 
 from lakeops.bucket.hashing import assign_buckets
+from lakeops.spark.bucket_expr import bucket_steps
 from lakeops.spec.snapshot import Snapshot
 
 __all__ = ["compact", "read", "register", "write"]
 
 BUCKET_COLUMN = "__lakeops_bucket"
+# Spark type names of the key types the JVM bucket expression handles (exact matches only; any
+# other input type goes through the Arrow UDF, which casts like the writer does)
+_SPARK_TYPE_NAMES = {
+    "BOOLEAN": "boolean",
+    "TINYINT": "byte",
+    "SMALLINT": "short",
+    "INT": "integer",
+    "DATE": "date",
+    "BIGINT": "long",
+}
 
 
 def register(spark: Any) -> None:
@@ -63,10 +74,12 @@ def write(
 ) -> None:
     """Write ``df`` into the table as one commit, one writer per (partition, bucket).
 
-    The bucket of every row is computed with Paimon's hash in an Arrow UDF, the DataFrame is
+    The bucket of every row is computed with Paimon's hash (in the JVM for integer-like keys, see
+    :mod:`lakeops.spark.bucket_expr`, otherwise in a vectorised Arrow UDF), the DataFrame is
     repartitioned by (partition columns, bucket), so each bucket has exactly one writer per job
     and sequence numbers stay consistent, then written through the ``lakeops`` data source.
     """
+    from pyspark.sql import functions as F
     from pyspark.sql.types import IntegerType, StructField, StructType
 
     from lakeops.spark.datasource import open_table
@@ -79,23 +92,39 @@ def write(
     key_types = table.schema.types_of(keys)
     num_buckets = table.options.bucket
 
-    def add_bucket(batches: Any) -> Any:
-        for batch in batches:
-            cols = [
-                batch.column(batch.schema.get_field_index(k)).cast(t.to_arrow())
-                for k, t in zip(keys, key_types, strict=True)
-            ]
-            buckets = (
-                assign_buckets(cols, key_types, num_buckets)
-                if batch.num_rows
-                else np.zeros(0, np.int32)
-            )
-            yield batch.append_column(BUCKET_COLUMN, pa.array(buckets, pa.int32()))
-
-    with_bucket = df.mapInArrow(
-        add_bucket,
-        StructType([*df.schema.fields, StructField(BUCKET_COLUMN, IntegerType(), False)]),
+    spark_types = {f.name: f.dataType.typeName() for f in df.schema.fields}
+    steps = (
+        bucket_steps(keys, key_types, num_buckets, BUCKET_COLUMN)
+        if all(
+            spark_types.get(k) == _SPARK_TYPE_NAMES.get(t.root)
+            for k, t in zip(keys, key_types, strict=True)
+        )
+        else None
     )
+    if steps is not None:  # integer-like keys: hash in the JVM, no Python round trip
+        with_bucket = df
+        for name, expr in steps:
+            with_bucket = with_bucket.withColumn(name, F.expr(expr))
+        with_bucket = with_bucket.drop(*[name for name, _ in steps[:-1]])
+    else:
+
+        def add_bucket(batches: Any) -> Any:
+            for batch in batches:
+                cols = [
+                    batch.column(batch.schema.get_field_index(k)).cast(t.to_arrow())
+                    for k, t in zip(keys, key_types, strict=True)
+                ]
+                buckets = (
+                    assign_buckets(cols, key_types, num_buckets)
+                    if batch.num_rows
+                    else np.zeros(0, np.int32)
+                )
+                yield batch.append_column(BUCKET_COLUMN, pa.array(buckets, pa.int32()))
+
+        with_bucket = df.mapInArrow(
+            add_bucket,
+            StructType([*df.schema.fields, StructField(BUCKET_COLUMN, IntegerType(), False)]),
+        )
     parts = [*table.schema.partition_keys, BUCKET_COLUMN]
     groups = max(num_buckets, 1) * max(
         spark.sparkContext.defaultParallelism // max(num_buckets, 1), 1
