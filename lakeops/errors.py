@@ -14,7 +14,8 @@ Every error the library raises on purpose derives from :class:`LakeopsError`, so
     ├── DataValidationError         input rows are rejected before anything is written
     ├── CommitError                 a commit could not be published
     │   └── CommitConflictError     another writer won and retrying did not help
-    └── CorruptTableError           metadata on storage cannot be read as a Paimon table
+    ├── CorruptTableError           metadata on storage cannot be read as a Paimon table
+    └── JobError                    a Spark job submitted by lakeops (spark-submit) failed
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "DataValidationError",
     "DatabaseAlreadyExistsError",
     "DatabaseNotFoundError",
+    "JobError",
     "LakeopsError",
     "TableAlreadyExistsError",
     "TableNotFoundError",
@@ -81,3 +83,7 @@ class CommitConflictError(CommitError):
 
 class CorruptTableError(LakeopsError):
     """Metadata on storage cannot be read as a Paimon table (missing or malformed files)."""
+
+
+class JobError(LakeopsError):
+    """A Spark job submitted by lakeops (``spark-submit``) exited with an error."""

@@ -16,6 +16,7 @@ from lakeops.changelog.reader import ChangeMode, read_changes
 from lakeops.commit.committer import Committer
 from lakeops.commit.expire import ExpireResult, Retention, expire_snapshots
 from lakeops.commit.orphan import OrphanResult, remove_orphan_files, rollback_to
+from lakeops.commit.stats import CommitStats, commit_stats
 from lakeops.compact.health import TableHealth, table_health
 from lakeops.compact.options import CompactOptions, parse_duration
 from lakeops.compact.planner import plan_compaction
@@ -268,6 +269,13 @@ class Table:
         """Make an older snapshot the latest again (removing newer snapshots and the files only
         they referenced). Returns the removed snapshot ids. Stop writers first."""
         return rollback_to(self.store, snapshot_id)
+
+    def commit_stats(self, snapshot_id: int | None = None) -> CommitStats:
+        """Files and bytes a snapshot (default: the latest) added and removed."""
+        snapshot = self.snapshot(snapshot_id) if snapshot_id is not None else self.latest_snapshot()
+        if snapshot is None:
+            raise ConfigurationError(f"table {self.root} has no snapshot yet")
+        return commit_stats(self.store, snapshot)
 
     def health(self, recent_snapshots: int = 100) -> TableHealth:
         """Per bucket: sorted runs, files and bytes by level, amplification; see

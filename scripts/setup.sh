@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Create (or update) the project environment at .venv/ with lakeops and its dev tools.
 #   bash scripts/setup.sh            core + dev extras
-#   bash scripts/setup.sh --oracle   also .venv-oracle/ with pypaimon 2.1.0 (interop tests)
+#   bash scripts/setup.sh --oracle   also .venv-oracle/ with pypaimon 2.1.0 (interop tests) and
+#                                    Debian's chromium (the plugin page's browser test)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,9 +21,21 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e ".[dev,spark]"
+# Airflow and PySpark share .venv: Airflow's Spark provider is deliberately NOT installed, since
+# it pulls pyspark-client, which silently overwrites pyspark 4.3's files (the operators run
+# spark-submit themselves). tests/airflow asserts the pyspark version and that it is absent.
+.venv/bin/python -m pip install --quiet -e ".[dev,spark,airflow]"
 
 if [ "${1:-}" = "--oracle" ]; then
+  if ! command -v chromium >/dev/null 2>&1; then
+    if [ "$(id -u)" = "0" ]; then
+      (apt-get install -y -q chromium >/dev/null 2>&1 ||
+        (apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null)) ||
+        echo "could not install chromium: the plugin browser test will fail" >&2
+    else
+      echo "chromium missing: install Debian's chromium for the plugin browser test" >&2
+    fi
+  fi
   # pypaimon pins old pyarrow/fsspec, so it lives in its own environment and is only ever
   # run in a subprocess by tests/interop/oracle.py; lakeops never imports it.
   if [ ! -x .venv-oracle/bin/python ]; then

@@ -3,6 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --oracle
-.venv/bin/ruff check lakeops tests benchmarks
+.venv/bin/ruff check lakeops tests benchmarks dags plugins
 .venv/bin/mypy lakeops
 .venv/bin/python -m pytest -q "$@"

@@ -10,6 +10,10 @@
                                           [--time-retained "1 h"]
     python -m lakeops.spark.jobs orphans --table PATH [--older-than-hours 24]
 
+With ``spark-submit``, pass this file as the application (``spark-submit [options]
+$(python -c 'import lakeops.spark.jobs as j; print(j.__file__)') compact --table …``); its master
+and configuration then come from ``spark-submit``.
+
 Common: ``--master`` (default: the session's, ``local[*]`` when run by hand), storage options
 as JSON in ``--storage-options`` or the ``LAKEOPS_STORAGE_OPTIONS`` environment variable and
 catalog options (commit lock) in ``LAKEOPS_CATALOG_OPTIONS`` — never printed. The last line of
@@ -39,15 +43,25 @@ def _session(master: str | None) -> Any:
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = SparkSession.builder.appName("lakeops").config("spark.ui.enabled", "false")
+    builder = SparkSession.builder.appName("lakeops")
     if master:
         builder = builder.master(master)
-    elif "spark.master" not in os.environ.get("SPARK_CONF", ""):
+    elif "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit, which sets master
         builder = builder.master(os.environ.get("LAKEOPS_SPARK_MASTER", "local[*]"))
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        builder = builder.config("spark.ui.enabled", "false")
     return builder.getOrCreate()
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
+def main(
+    argv: list[str] | None = None,
+    *,
+    storage_options: dict[str, Any] | None = None,
+    catalog_options: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Run one job from command-line arguments; returns (and prints, as the last line) its
+    JSON summary. ``storage_options`` / ``catalog_options`` given here (in-process callers such
+    as the Airflow operators) take precedence over the flag and the environment."""
     parser = argparse.ArgumentParser(
         prog="python -m lakeops.spark.jobs", description=__doc__.splitlines()[0]
     )
@@ -65,8 +79,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--master")
     parser.add_argument("--storage-options", help="JSON (or LAKEOPS_STORAGE_OPTIONS)")
     args = parser.parse_args(argv)
-    storage = json.loads(args.storage_options or os.environ.get("LAKEOPS_STORAGE_OPTIONS") or "{}")
-    catalog = json.loads(os.environ.get("LAKEOPS_CATALOG_OPTIONS") or "{}")
+    storage = storage_options
+    if storage is None:
+        storage = json.loads(
+            args.storage_options or os.environ.get("LAKEOPS_STORAGE_OPTIONS") or "{}"
+        )
+    catalog = catalog_options
+    if catalog is None:
+        catalog = json.loads(os.environ.get("LAKEOPS_CATALOG_OPTIONS") or "{}")
     from lakeops.spark import api
     from lakeops.spark.datasource import open_table
 
@@ -127,8 +147,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         snapshot_id=snapshot.id if snapshot else None,
         commit_kind=snapshot.commit_kind if snapshot else None,
         total_records=snapshot.total_record_count if snapshot else None,
-        seconds=round(time.perf_counter() - start, 3),
     )
+    if snapshot is not None and args.job in ("write", "compact", "flush"):
+        stats = open_table(opts).commit_stats(snapshot.id)
+        summary.update(
+            files_added=stats.files_added,
+            files_rewritten=stats.files_deleted,
+            bytes_written=stats.bytes_added,
+        )
+    summary["seconds"] = round(time.perf_counter() - start, 3)
     print(json.dumps(summary))
     return summary
 

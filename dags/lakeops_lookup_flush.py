@@ -1,0 +1,57 @@
+"""lakeops_lookup_flush: frequent level-0 flush of lookup tables (first-row,
+``changelog-producer=lookup``, deletion vectors, ``force-lookup``), whose readers and lookups do
+not see level 0 until it is flushed.
+
+Runs on a short cron (``LAKEOPS_LOOKUP_FLUSH_CRON``) and, for the tables listed in
+``LAKEOPS_LOOKUP_TABLES``, whenever one of them commits (their Assets). A run triggered by Assets
+flushes only the tables that committed new data (the flush's own COMPACT commits do not count);
+a timed run flushes every lookup table with level-0 files. One mapped task per table.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from airflow.sdk import DAG, AssetAny, AssetOrTimeSchedule, CronTriggerTimetable, task
+
+from lakeops.airflow.assets import parse_table_uri, table_asset
+from lakeops.airflow.conditions import flush_candidates
+from lakeops.airflow.dag_settings import DagSettings
+from lakeops.airflow.hook import LakeopsHook
+from lakeops.airflow.operators import LakeopsFlushLevel0Operator
+
+settings = DagSettings.from_env()
+timetable = CronTriggerTimetable(settings.lookup_flush_cron, timezone="UTC")
+assets = [table_asset(settings.conn_id, t) for t in settings.lookup_tables]
+
+with DAG(
+    dag_id="lakeops_lookup_flush",
+    schedule=AssetOrTimeSchedule(timetable=timetable, assets=AssetAny(*assets))
+    if assets
+    else timetable,
+    start_date=dt.datetime(2024, 1, 1, tzinfo=dt.UTC),
+    catchup=False,
+    max_active_runs=1,
+    tags=["lakeops"],
+    doc_md=__doc__,
+):
+
+    @task
+    def plan(**context: Any) -> list[str]:
+        """The lookup tables to flush in this run."""
+        hook = LakeopsHook(settings.conn_id)
+        committed = [
+            parse_table_uri(asset.uri)[1]
+            for asset, events in (context.get("triggering_asset_events") or {}).items()
+            if getattr(asset, "uri", "").startswith("lakeops://")
+            and any((e.extra or {}).get("commit_kind") != "COMPACT" for e in events)
+        ]
+        tables = committed if committed else hook.list_tables()
+        return flush_candidates(hook.get_catalog(), tables)
+
+    LakeopsFlushLevel0Operator.partial(
+        task_id="flush_level0",
+        lakeops_conn_id=settings.conn_id,
+        map_index_template="{{ task.table }}",
+    ).expand(table=plan())

@@ -1,0 +1,51 @@
+"""lakeops_maintenance: snapshot expiry, then orphan-file cleanup, for every table.
+
+Expiry follows each table's own retention options (``snapshot.num-retained.min/max``,
+``snapshot.time-retained``, ``changelog.*``); orphan cleanup deletes unreferenced files older than
+``LAKEOPS_ORPHAN_OLDER_THAN_HOURS`` (default 24, as Paimon). Param ``tables`` narrows the run.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from airflow.sdk import DAG, Param, task
+
+from lakeops.airflow.dag_settings import DagSettings
+from lakeops.airflow.hook import LakeopsHook
+from lakeops.airflow.operators import (
+    LakeopsExpireSnapshotsOperator,
+    LakeopsRemoveOrphanFilesOperator,
+)
+
+settings = DagSettings.from_env()
+
+with DAG(
+    dag_id="lakeops_maintenance",
+    schedule=settings.maintenance_schedule,
+    start_date=dt.datetime(2024, 1, 1, tzinfo=dt.UTC),
+    catchup=False,
+    max_active_runs=1,
+    tags=["lakeops"],
+    doc_md=__doc__,
+    params={"tables": Param([], type="array", description="database.table names; empty: all")},
+):
+
+    @task
+    def tables(**context: Any) -> list[str]:
+        return list(context["params"]["tables"]) or LakeopsHook(settings.conn_id).list_tables()
+
+    names = tables()
+    expire = LakeopsExpireSnapshotsOperator.partial(
+        task_id="expire_snapshots",
+        lakeops_conn_id=settings.conn_id,
+        map_index_template="{{ task.table }}",
+    ).expand(table=names)
+    orphans = LakeopsRemoveOrphanFilesOperator.partial(
+        task_id="remove_orphan_files",
+        lakeops_conn_id=settings.conn_id,
+        older_than=dt.timedelta(hours=settings.orphan_older_than_hours),
+        map_index_template="{{ task.table }}",
+    ).expand(table=names)
+    expire >> orphans

@@ -1,0 +1,52 @@
+"""lakeops_optimize: periodic optimisation compaction over the warehouse's tables.
+
+``plan`` finds every (table, partition) whose buckets hold more than ``max_sorted_runs`` sorted
+runs; each becomes one mapped ``compact`` task (full compaction: one sorted run per bucket).
+Healthy tables and partitions get no task at all. Params: ``tables`` (default: every table in
+the warehouse), ``max_sorted_runs`` (default 1).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from airflow.sdk import DAG, Param, task
+
+from lakeops.airflow.conditions import optimize_units
+from lakeops.airflow.dag_settings import DagSettings
+from lakeops.airflow.hook import LakeopsHook
+from lakeops.airflow.operators import LakeopsCompactOperator
+
+settings = DagSettings.from_env()
+
+with DAG(
+    dag_id="lakeops_optimize",
+    schedule=settings.optimize_schedule,
+    start_date=dt.datetime(2024, 1, 1, tzinfo=dt.UTC),
+    catchup=False,
+    max_active_runs=1,
+    tags=["lakeops"],
+    doc_md=__doc__,
+    params={
+        "tables": Param([], type="array", description="database.table names; empty: all"),
+        "max_sorted_runs": Param(1, type="integer", minimum=1),
+    },
+):
+
+    @task
+    def plan(**context: Any) -> list[dict[str, Any]]:
+        """(table, partition) units that need compacting."""
+        hook = LakeopsHook(settings.conn_id)
+        tables = context["params"]["tables"] or hook.list_tables()
+        return optimize_units(
+            hook.get_catalog(), tables, max_sorted_runs=context["params"]["max_sorted_runs"]
+        )
+
+    LakeopsCompactOperator.partial(
+        task_id="compact",
+        lakeops_conn_id=settings.conn_id,
+        full=True,
+        engine=settings.compact_engine,  # type: ignore[arg-type]
+        map_index_template="{{ task.table }} {{ task.partitions or '' }}",
+    ).expand_kwargs(plan())

@@ -1,0 +1,131 @@
+"""The conditions sensors and triggers wait for, and the DAGs' planning, as plain functions
+over the library (no Airflow imports: triggers run them in a worker thread)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from lakeops import Catalog, Table
+from lakeops.compact.health import BucketHealth, TableHealth
+from lakeops.options import option_bool
+
+__all__ = [
+    "flush_candidates",
+    "health_violations",
+    "is_lookup_table",
+    "json_partition",
+    "new_snapshot",
+    "optimize_units",
+]
+
+
+def json_partition(partition: dict[str, Any]) -> dict[str, str | None]:
+    """A partition spec with JSON-safe values (dates etc. as their partition-path strings),
+    which :meth:`Table.compact` matches the same way."""
+    from lakeops.spec.paths import partition_value_string
+
+    return {k: None if v is None else partition_value_string(v) for k, v in partition.items()}
+
+
+def health_violations(
+    health: TableHealth,
+    *,
+    max_sorted_runs: int | None = None,
+    max_level0_age: dt.timedelta | None = None,
+) -> list[dict[str, Any]]:
+    """Buckets with more sorted runs than ``max_sorted_runs`` or a level-0 file older than
+    ``max_level0_age`` (JSON-safe dicts: partition, bucket, sorted_runs, level0_age_s)."""
+    out = []
+    for b in health.buckets:
+        too_many = max_sorted_runs is not None and b.sorted_runs > max_sorted_runs
+        too_old = (
+            max_level0_age is not None
+            and b.oldest_level0_age_s is not None
+            and b.oldest_level0_age_s > max_level0_age.total_seconds()
+        )
+        if too_many or too_old:
+            out.append(_bucket_dict(b))
+    return out
+
+
+def _bucket_dict(b: BucketHealth) -> dict[str, Any]:
+    return {
+        "partition": json_partition(b.partition),
+        "bucket": b.bucket,
+        "sorted_runs": b.sorted_runs,
+        "level0_files": b.level0_files,
+        "level0_age_s": None if b.oldest_level0_age_s is None else round(b.oldest_level0_age_s),
+    }
+
+
+def new_snapshot(
+    table: Table, *, since_snapshot_id: int | None = None, since: dt.datetime | None = None
+) -> dict[str, Any] | None:
+    """The latest snapshot as a dict if it is newer than ``since_snapshot_id`` and committed
+    after ``since`` (either may be None; with both None any snapshot counts), else None."""
+    latest = table.latest_snapshot()
+    if latest is None:
+        return None
+    if since_snapshot_id is not None and latest.id <= since_snapshot_id:
+        return None
+    if since is not None:
+        since_ms = (
+            since.timestamp() * 1000
+            if since.tzinfo
+            else since.replace(tzinfo=dt.UTC).timestamp() * 1000
+        )
+        if latest.time_millis <= since_ms:
+            return None
+    return {
+        "snapshot_id": latest.id,
+        "commit_kind": latest.commit_kind,
+        "time_millis": latest.time_millis,
+    }
+
+
+def is_lookup_table(table: Table) -> bool:
+    """Tables whose readers skip level 0 until it is flushed: first-row, deletion vectors,
+    ``changelog-producer=lookup`` and ``force-lookup``."""
+    raw = table.schema.options
+    return (
+        raw.get("merge-engine") == "first-row"
+        or raw.get("changelog-producer") == "lookup"
+        or option_bool(raw, "deletion-vectors.enabled", False)
+        or option_bool(raw, "force-lookup", False)
+    )
+
+
+def optimize_units(
+    catalog: Catalog, tables: Iterable[str], *, max_sorted_runs: int = 1
+) -> list[dict[str, Any]]:
+    """One unit per (table, partition) whose buckets hold more than ``max_sorted_runs`` sorted
+    runs — what the optimisation DAG fully compacts; healthy ones are skipped. Units are
+    ``{"table": "db.t", "partitions": [{...}] | None}`` (None for unpartitioned tables)."""
+    units: list[dict[str, Any]] = []
+    for identifier in tables:
+        table = catalog.get_table(identifier)
+        health = table.health(recent_snapshots=1)
+        seen: list[dict[str, Any]] = []
+        for b in health.buckets:
+            if b.sorted_runs <= max_sorted_runs:
+                continue
+            spec = json_partition(b.partition)
+            if spec not in seen:
+                seen.append(spec)
+        for spec in seen:
+            units.append({"table": identifier, "partitions": [spec] if spec else None})
+    return units
+
+
+def flush_candidates(catalog: Catalog, tables: Sequence[str]) -> list[str]:
+    """The lookup tables among ``tables`` that have level-0 files to flush."""
+    out = []
+    for identifier in tables:
+        table = catalog.get_table(identifier)
+        if not is_lookup_table(table):
+            continue
+        if any(b.level0_files for b in table.health(recent_snapshots=1).buckets):
+            out.append(identifier)
+    return out

@@ -1,0 +1,67 @@
+"""Settings of the DAGs in ``dags/``, read from the environment when a DAG file is parsed, so a
+deployment configures them without editing DAG code (``infra/`` env templates list them).
+
+* ``LAKEOPS_CONN_ID`` (``lakeops_default``): the ``lakeops`` connection of the warehouse;
+* ``LAKEOPS_INGEST_SCHEDULE`` (``@hourly``; ``none`` turns it off), ``LAKEOPS_INGEST_SOURCE``,
+  ``LAKEOPS_INGEST_TABLE``, ``LAKEOPS_INGEST_FORMAT`` (``parquet``): ``lakeops_ingest``'s schedule
+  and the default Params of its scheduled runs;
+* ``LAKEOPS_SPARK_SUBMIT`` (``true``): Spark jobs through ``spark-submit``; ``false`` runs them in
+  the worker process;
+* ``LAKEOPS_OPTIMIZE_SCHEDULE`` (``@daily``), ``LAKEOPS_COMPACT_ENGINE`` (``local`` in the worker,
+  or ``spark``): ``lakeops_optimize``;
+* ``LAKEOPS_LOOKUP_FLUSH_CRON`` (every 10 minutes), ``LAKEOPS_LOOKUP_TABLES`` (``db.t,db.u``: also
+  run when one of them commits): ``lakeops_lookup_flush``;
+* ``LAKEOPS_MAINTENANCE_SCHEDULE`` (``@daily``), ``LAKEOPS_ORPHAN_OLDER_THAN_HOURS`` (24: younger
+  unreferenced files are kept): ``lakeops_maintenance``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+__all__ = ["DagSettings"]
+
+
+def _schedule(value: str | None, default: str) -> str | None:
+    value = (value if value is not None else default).strip()
+    return None if value.lower() in ("", "none", "off") else value
+
+
+@dataclass(frozen=True)
+class DagSettings:
+    """The DAGs' configuration (see the module docstring for the variables)."""
+
+    conn_id: str = "lakeops_default"
+    ingest_schedule: str | None = "@hourly"
+    ingest_source: str = ""
+    ingest_table: str = ""
+    ingest_format: str = "parquet"
+    spark_submit: bool = True
+    optimize_schedule: str | None = "@daily"
+    compact_engine: str = "local"
+    lookup_flush_cron: str = "*/10 * * * *"
+    lookup_tables: tuple[str, ...] = ()
+    maintenance_schedule: str | None = "@daily"
+    orphan_older_than_hours: float = 24.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> DagSettings:
+        e = os.environ if env is None else env
+        return cls(
+            conn_id=e.get("LAKEOPS_CONN_ID", "lakeops_default"),
+            ingest_schedule=_schedule(e.get("LAKEOPS_INGEST_SCHEDULE"), "@hourly"),
+            ingest_source=e.get("LAKEOPS_INGEST_SOURCE", ""),
+            ingest_table=e.get("LAKEOPS_INGEST_TABLE", ""),
+            ingest_format=e.get("LAKEOPS_INGEST_FORMAT", "parquet"),
+            spark_submit=e.get("LAKEOPS_SPARK_SUBMIT", "true").lower() != "false",
+            optimize_schedule=_schedule(e.get("LAKEOPS_OPTIMIZE_SCHEDULE"), "@daily"),
+            compact_engine=e.get("LAKEOPS_COMPACT_ENGINE", "local"),
+            lookup_flush_cron=e.get("LAKEOPS_LOOKUP_FLUSH_CRON", "*/10 * * * *"),
+            lookup_tables=tuple(
+                t.strip() for t in e.get("LAKEOPS_LOOKUP_TABLES", "").split(",") if t.strip()
+            ),
+            maintenance_schedule=_schedule(e.get("LAKEOPS_MAINTENANCE_SCHEDULE"), "@daily"),
+            orphan_older_than_hours=float(e.get("LAKEOPS_ORPHAN_OLDER_THAN_HOURS", "24")),
+        )

@@ -1,0 +1,154 @@
+"""``LakeopsHook``: the ``lakeops`` connection type, and the catalog it opens.
+
+A connection holds everything needed to reach a warehouse, so DAG code holds none of it::
+
+    AIRFLOW_CONN_LAKEOPS_DEFAULT='{
+      "conn_type": "lakeops",
+      "host": "s3://bucket/warehouse",              # or extra.warehouse; a local path works too
+      "login": "AKIA…", "password": "…",            # S3 key/secret (optional)
+      "extra": {
+        "storage_options": {"client_kwargs": {"endpoint_url": "http://minio:9000"}},
+        "catalog_options": {"lock.enabled": "true", "lock.type": "postgres",
+                            "lock.postgres.dsn": "postgresql://…"},
+        "spark_master": "spark://spark-master:7077",   # default master of Spark-backed operators
+        "spark_conf": {"spark.executor.memory": "2g"}
+      }
+    }'
+
+``login``/``password`` become the ``key``/``secret`` storage options (the names s3fs uses). Every
+credential (password, secret-like storage options, the lock DSN) is registered with Airflow's
+secrets masker as soon as the connection is read, so it never shows in task logs.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from typing import Any
+
+from airflow.sdk import BaseHook
+
+from lakeops import Catalog, Table
+
+__all__ = ["LakeopsHook"]
+
+_SECRET_WORDS = ("secret", "password", "token", "key", "dsn", "credential")
+
+
+def _is_secret(name: str) -> bool:
+    lowered = name.lower()
+    return any(word in lowered for word in _SECRET_WORDS)
+
+
+def _mask(values: dict[str, Any]) -> None:
+    from airflow.sdk.log import mask_secret
+
+    for name, value in values.items():
+        if isinstance(value, dict):
+            _mask(value)
+        elif _is_secret(name) and value not in (None, ""):
+            mask_secret(str(value))
+
+
+class LakeopsHook(BaseHook):
+    """Opens the lakeops :class:`~lakeops.Catalog` (and tables) a connection points at.
+
+    Args:
+        lakeops_conn_id: the Airflow connection id (type ``lakeops``).
+    """
+
+    conn_name_attr = "lakeops_conn_id"
+    default_conn_name = "lakeops_default"
+    conn_type = "lakeops"
+    hook_name = "lakeops"
+
+    def __init__(self, lakeops_conn_id: str = default_conn_name, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.lakeops_conn_id = lakeops_conn_id
+
+    @classmethod
+    def get_ui_field_behaviour(cls) -> dict[str, Any]:
+        """How the connection form looks in the Airflow UI."""
+        return {
+            "hidden_fields": ["schema", "port"],
+            "relabeling": {
+                "host": "Warehouse (path or URI)",
+                "login": "S3 access key (optional)",
+                "password": "S3 secret key (optional)",
+            },
+            "placeholders": {
+                "host": "s3://bucket/warehouse",
+                "extra": json.dumps(
+                    {
+                        "storage_options": {"client_kwargs": {"endpoint_url": "http://host:9000"}},
+                        "catalog_options": {"lock.enabled": "true", "lock.type": "postgres"},
+                        "spark_master": "local[*]",
+                    }
+                ),
+            },
+        }
+
+    @cached_property
+    def config(self) -> dict[str, Any]:
+        """``warehouse``, ``storage_options``, ``catalog_options``, ``spark_master`` and
+        ``spark_conf`` read from the connection; credentials are masked in logs."""
+        conn = self.get_connection(self.lakeops_conn_id)
+        extra = conn.extra_dejson or {}
+        warehouse = extra.get("warehouse") or conn.host
+        if not warehouse:
+            raise ValueError(
+                f"connection {self.lakeops_conn_id!r} names no warehouse: set its host (or "
+                "extra.warehouse) to the warehouse path or URI, e.g. s3://bucket/warehouse"
+            )
+        storage = dict(extra.get("storage_options") or {})
+        if conn.login:
+            storage.setdefault("key", conn.login)
+        if conn.password:
+            storage.setdefault("secret", conn.password)
+        catalog = {str(k): str(v) for k, v in (extra.get("catalog_options") or {}).items()}
+        _mask(storage)
+        _mask(catalog)
+        return {
+            "warehouse": str(warehouse),
+            "storage_options": storage,
+            "catalog_options": catalog,
+            "spark_master": extra.get("spark_master"),
+            "spark_conf": {str(k): str(v) for k, v in (extra.get("spark_conf") or {}).items()},
+        }
+
+    @property
+    def warehouse(self) -> str:
+        return str(self.config["warehouse"])
+
+    @property
+    def storage_options(self) -> dict[str, Any]:
+        return dict(self.config["storage_options"])
+
+    @property
+    def catalog_options(self) -> dict[str, str]:
+        return dict(self.config["catalog_options"])
+
+    def get_conn(self) -> Catalog:
+        """The catalog (Airflow's name for "the client")."""
+        return self.get_catalog()
+
+    def get_catalog(self) -> Catalog:
+        """A :class:`~lakeops.Catalog` on the connection's warehouse."""
+        return Catalog(self.warehouse, self.storage_options, self.catalog_options)
+
+    def get_table(self, identifier: str) -> Table:
+        """Table ``identifier`` (``database.table``)."""
+        return self.get_catalog().get_table(identifier)
+
+    def list_tables(self) -> list[str]:
+        """Every ``database.table`` in the warehouse."""
+        catalog = self.get_catalog()
+        return [f"{db}.{t}" for db in catalog.list_databases() for t in catalog.list_tables(db)]
+
+    def test_connection(self) -> tuple[bool, str]:
+        """The UI's "Test" button: lists the warehouse's databases."""
+        try:
+            databases = self.get_catalog().list_databases()
+        except Exception as exc:
+            return False, str(exc)
+        return True, f"warehouse reachable, {len(databases)} database(s)"

@@ -1,0 +1,356 @@
+"""Thin operators over the library and the Spark jobs: each ``execute()`` opens the table from
+the ``lakeops`` connection, runs one operation, and returns a small XCom.
+
+Where the work runs:
+
+* :class:`LakeopsSparkWriteOperator` always runs the Spark write job — through ``spark-submit``
+  (default; ``master`` defaults to the connection's ``spark_master``, else ``local[*]``), or in the
+  worker process with ``submit=False`` (a local Spark session, for small jobs and tests).
+* Compaction and level-0 flush run in the worker process with the library (``engine="local"``,
+  the default: vectorised, no JVM), or as the distributed Spark job (``engine="spark"``) for
+  tables too big for one worker.
+* Expiry and orphan cleanup are metadata and file operations: always in the worker.
+
+Every operator that commits emits an Asset event for its table
+(``lakeops://<conn_id>/<db>/<table>``, see :mod:`lakeops.airflow.assets`) through the
+``lakeops-commits`` alias, with the snapshot id and commit kind as the event's extra; none is
+emitted when nothing was committed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from airflow.sdk import AssetAlias, BaseOperator, Context
+
+from lakeops.airflow.assets import ASSET_ALIAS, table_asset
+from lakeops.airflow.hook import LakeopsHook
+from lakeops.airflow.links import XCOM_KEY, LakeopsTableLink, table_xcom_value
+from lakeops.errors import ConfigurationError
+
+__all__ = [
+    "LakeopsCompactOperator",
+    "LakeopsExpireSnapshotsOperator",
+    "LakeopsFlushLevel0Operator",
+    "LakeopsRemoveOrphanFilesOperator",
+    "LakeopsSparkWriteOperator",
+]
+
+
+class _LakeopsOperator(BaseOperator):
+    """Common parts: the connection, the table, the XComs and the Asset event."""
+
+    template_fields: Sequence[str] = ("table", "lakeops_conn_id")
+    operator_extra_links = (LakeopsTableLink(),)
+    ui_color = "#e3f2e1"
+    commits = True
+
+    def __init__(
+        self, *, table: str, lakeops_conn_id: str = LakeopsHook.default_conn_name, **kwargs: Any
+    ) -> None:
+        if self.commits:
+            kwargs["outlets"] = [*(kwargs.get("outlets") or []), AssetAlias(ASSET_ALIAS)]
+        super().__init__(**kwargs)
+        self.table = table
+        self.lakeops_conn_id = lakeops_conn_id
+
+    def hook(self) -> LakeopsHook:
+        return LakeopsHook(self.lakeops_conn_id)
+
+    def _done(self, context: Context, result: dict[str, Any], start: float) -> dict[str, Any]:
+        result = {"table": self.table, **result, "seconds": round(time.monotonic() - start, 3)}
+        context["ti"].xcom_push(
+            key=XCOM_KEY, value=table_xcom_value(self.lakeops_conn_id, self.table)
+        )
+        if self.commits and result.get("snapshot_id") is not None:
+            context["outlet_events"][AssetAlias(ASSET_ALIAS)].add(
+                table_asset(self.lakeops_conn_id, self.table),
+                extra={
+                    "snapshot_id": result["snapshot_id"],
+                    "commit_kind": result.get("commit_kind"),
+                    "task": self.task_id,
+                },
+            )
+        self.log.info("lakeops %s: %s", type(self).__name__, result)
+        return result
+
+
+class _SparkJobMixin:
+    """Options shared by the operators that can run a Spark job."""
+
+    master: str | None
+    spark_conf: dict[str, str]
+    py_files: list[str]
+
+    def _submit(self, hook: LakeopsHook, job: str, args: list[str], submit: bool) -> dict:
+        from lakeops.spark import jobs
+        from lakeops.spark.submit import spark_submit
+
+        if not submit:
+            return jobs.main(
+                [job, *args, "--master", self.master or "local[*]"],
+                storage_options=hook.storage_options,
+                catalog_options=hook.catalog_options,
+            )
+        config = hook.config
+        log = self.log  # type: ignore[attr-defined]
+        return spark_submit(
+            job,
+            args,
+            master=self.master or config["spark_master"] or "local[*]",
+            conf={**config["spark_conf"], **self.spark_conf},
+            py_files=self.py_files,
+            storage_options=hook.storage_options,
+            catalog_options=hook.catalog_options,
+            log=log.info,
+        )
+
+
+def _partition_args(partitions: Sequence[Mapping[str, Any]] | None) -> list[str]:
+    out: list[str] = []
+    for spec in partitions or []:
+        out += ["--partition", ",".join(f"{k}={v}" for k, v in spec.items())]
+    return out
+
+
+class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
+    """Write ``source`` (Parquet/CSV/JSON files Spark can read) into ``table`` as one commit.
+
+    Args:
+        source: input path or URI (templated).
+        table: ``database.table`` (templated; it must exist).
+        mode: ``append`` or ``overwrite`` (Paimon ``OVERWRITE``; with ``overwrite_partitions``
+            only those static partitions).
+        source_format: ``parquet`` | ``csv`` (header, inferred types) | ``json``.
+        master: Spark master; default the connection's ``spark_master``, else ``local[*]``.
+        spark_conf: extra ``--conf`` entries (merged over the connection's ``spark_conf``).
+        py_files: wheels/zips shipped to executors (``--py-files``) on a real cluster.
+        submit: ``spark-submit`` (True) or a Spark session in the worker process (False).
+
+    Returns (XCom): ``table, snapshot_id, commit_kind, total_records, files_added,
+    bytes_written, seconds``.
+    """
+
+    template_fields: Sequence[str] = (
+        "source",
+        "table",
+        "mode",
+        "source_format",
+        "lakeops_conn_id",
+        "master",
+    )
+
+    def __init__(
+        self,
+        *,
+        source: str,
+        table: str,
+        mode: str = "append",
+        source_format: str = "parquet",
+        overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
+        master: str | None = None,
+        spark_conf: Mapping[str, str] | None = None,
+        py_files: Sequence[str] = (),
+        submit: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(table=table, **kwargs)
+        self.source = source
+        self.mode = mode
+        self.source_format = source_format
+        self.overwrite_partitions = list(overwrite_partitions or [])
+        self.master = master
+        self.spark_conf = dict(spark_conf or {})
+        self.py_files = list(py_files)
+        self.submit = submit
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        start = time.monotonic()
+        if not self.source:
+            raise ConfigurationError(
+                "no source to ingest: pass source= (or the DAG's 'source' param), e.g. "
+                "s3://landing/orders/2024-01-01/"
+            )
+        if self.source_format not in ("parquet", "csv", "json"):
+            raise ConfigurationError(
+                f"source format must be parquet, csv or json, got {self.source_format!r}"
+            )
+        if self.mode not in ("append", "overwrite"):
+            raise ConfigurationError(f"mode must be 'append' or 'overwrite', got {self.mode!r}")
+        hook = self.hook()
+        path = hook.get_table(self.table).root  # fails clearly if the table does not exist
+        args = ["--table", path, "--source", self.source, "--format", self.source_format]
+        args += ["--mode", self.mode, *_partition_args(self.overwrite_partitions)]
+        summary = self._submit(hook, "write", args, self.submit)
+        return self._done(context, _summary(summary), start)
+
+
+def _summary(summary: Mapping[str, Any]) -> dict[str, Any]:
+    keep = (
+        "snapshot_id",
+        "commit_kind",
+        "total_records",
+        "files_added",
+        "files_rewritten",
+        "bytes_written",
+    )
+    return {k: summary.get(k) for k in keep if k in summary}
+
+
+class _CompactionOperator(_SparkJobMixin, _LakeopsOperator):
+    template_fields: Sequence[str] = ("table", "partitions", "lakeops_conn_id", "master")
+    force_level0 = False
+    full = False
+
+    def __init__(
+        self,
+        *,
+        table: str,
+        partitions: Sequence[Mapping[str, Any]] | None = None,
+        engine: Literal["local", "spark"] = "local",
+        master: str | None = None,
+        spark_conf: Mapping[str, str] | None = None,
+        py_files: Sequence[str] = (),
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(table=table, **kwargs)
+        if engine not in ("local", "spark"):
+            raise ConfigurationError(f"engine must be 'local' or 'spark', got {engine!r}")
+        self.partitions = partitions
+        self.engine = engine
+        self.master = master
+        self.spark_conf = dict(spark_conf or {})
+        self.py_files = list(py_files)
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        start = time.monotonic()
+        hook = self.hook()
+        table = hook.get_table(self.table)
+        partitions = list(self.partitions) if self.partitions else None
+        if self.engine == "spark":
+            job = "flush" if self.force_level0 else "compact"
+            args = ["--table", table.root, *_partition_args(partitions)]
+            if self.full:
+                args.append("--full")
+            return self._done(context, _summary(self._submit(hook, job, args, True)), start)
+        if self.force_level0:
+            snapshot = table.flush_level0(partitions=partitions)
+        else:
+            snapshot = table.compact(full=self.full, partitions=partitions)
+        result: dict[str, Any] = {"snapshot_id": None, "files_rewritten": 0, "bytes_written": 0}
+        if snapshot is not None:
+            stats = table.commit_stats(snapshot.id)
+            result = {
+                "snapshot_id": snapshot.id,
+                "commit_kind": snapshot.commit_kind,
+                "files_rewritten": stats.files_deleted,
+                "files_added": stats.files_added,
+                "bytes_written": stats.bytes_added,
+            }
+        return self._done(context, result, start)
+
+
+class LakeopsCompactOperator(_CompactionOperator):
+    """Compact a table (or only ``partitions``, e.g. ``[{"dt": "2024-01-01"}]``) with its
+    universal strategy, or fully with ``full=True`` (every bucket to one sorted run).
+
+    Returns (XCom): ``table, snapshot_id (None if nothing needed compacting), commit_kind,
+    files_rewritten, files_added, bytes_written, seconds``.
+    """
+
+    def __init__(self, *, full: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.full = full
+
+
+class LakeopsFlushLevel0Operator(_CompactionOperator):
+    """Lift every level-0 file of a lookup table (first-row, ``changelog-producer=lookup``,
+    deletion vectors) to a higher level, so lookups and batch reads see the newest rows. Same
+    XCom as :class:`LakeopsCompactOperator`."""
+
+    force_level0 = True
+
+
+class LakeopsExpireSnapshotsOperator(_LakeopsOperator):
+    """Expire snapshots by the table's retention options, or the arguments given here
+    (``retain_min``, ``retain_max``, ``time_retained`` such as ``"1 h"``). Makes no commit.
+
+    Returns (XCom): ``table, expired_snapshots, expired_changelogs, data_files_deleted,
+    changelog_files_deleted, seconds``.
+    """
+
+    commits = False
+
+    def __init__(
+        self,
+        *,
+        retain_min: int | None = None,
+        retain_max: int | None = None,
+        time_retained: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.retain_min = retain_min
+        self.retain_max = retain_max
+        self.time_retained = time_retained
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        start = time.monotonic()
+        result = (
+            self.hook()
+            .get_table(self.table)
+            .expire_snapshots(
+                retain_min=self.retain_min,
+                retain_max=self.retain_max,
+                time_retained=self.time_retained,
+            )
+        )
+        return self._done(
+            context,
+            {
+                "expired_snapshots": len(result.expired_snapshots),
+                "expired_changelogs": len(result.expired_changelogs),
+                "data_files_deleted": result.data_files_deleted,
+                "changelog_files_deleted": result.changelog_files_deleted,
+            },
+            start,
+        )
+
+
+class LakeopsRemoveOrphanFilesOperator(_LakeopsOperator):
+    """Delete files no snapshot references that are older than ``older_than`` (default one day,
+    as Paimon; younger files may belong to a running writer). ``report_only`` counts them and
+    deletes nothing (a dry run; the name ``dry_run`` is taken by ``BaseOperator.dry_run()``).
+
+    Returns (XCom): ``table, files_deleted, bytes, report_only, seconds``.
+    """
+
+    commits = False
+
+    def __init__(
+        self,
+        *,
+        older_than: dt.timedelta = dt.timedelta(days=1),
+        report_only: bool = False,
+        **kw: Any,
+    ) -> None:
+        super().__init__(**kw)
+        self.older_than = older_than
+        self.report_only = report_only
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        start = time.monotonic()
+        table = self.hook().get_table(self.table)
+        result = table.remove_orphan_files(self.older_than, dry_run=self.report_only)
+        return self._done(
+            context,
+            {
+                "files_deleted": len(result.deleted),
+                "bytes": result.bytes,
+                "report_only": self.report_only,
+            },
+            start,
+        )

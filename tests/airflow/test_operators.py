@@ -1,0 +1,210 @@
+"""Operators' ``execute(context)`` for real against real tables: what they change on the table,
+their XComs and their Asset events. The context holds a recording task instance and Airflow's own
+outlet-event accessors."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from airflow.sdk import AssetAlias
+from airflow.sdk.execution_time.context import OutletEventAccessors
+
+from lakeops import Catalog
+from lakeops.airflow.assets import ASSET_ALIAS
+from lakeops.airflow.operators import (
+    LakeopsCompactOperator,
+    LakeopsExpireSnapshotsOperator,
+    LakeopsFlushLevel0Operator,
+    LakeopsRemoveOrphanFilesOperator,
+    LakeopsSparkWriteOperator,
+)
+from lakeops.errors import ConfigurationError, TableNotFoundError
+
+pytestmark = pytest.mark.airflow
+
+SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64())])
+
+
+class RecordingTI:
+    """Stands in for the task instance: records XCom pushes."""
+
+    def __init__(self) -> None:
+        self.xcoms: dict[str, Any] = {}
+
+    def xcom_push(self, key: str, value: Any) -> None:
+        self.xcoms[key] = value
+
+
+def _context() -> dict[str, Any]:
+    return {"ti": RecordingTI(), "outlet_events": OutletEventAccessors()}
+
+
+def _events(context: dict[str, Any]) -> list[tuple[str, dict]]:
+    accessor = context["outlet_events"][AssetAlias(ASSET_ALIAS)]
+    return [(e.dest_asset_key.uri, e.extra) for e in accessor.asset_alias_events]
+
+
+def _rows(ids: range, v: int, dt_value: str = "d1") -> pa.Table:
+    return pa.table(
+        {"dt": [dt_value] * len(ids), "id": list(ids), "v": [v] * len(ids)}, schema=SCHEMA
+    )
+
+
+def _table(catalog: Catalog, name: str = "db.t", **options: str):
+    return catalog.create_table(
+        name,
+        schema=SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": "2", "write-only": "true", **options},
+    )
+
+
+def test_compact_full_leaves_one_run_per_bucket_and_emits_an_asset_event(
+    catalog: Catalog, lakeops_conn: str
+) -> None:
+    table = _table(catalog)
+    for v in range(3):
+        table.write(_rows(range(100), v))
+    files_before = sum(len(s.files) for s in table.splits())
+    assert max(b.sorted_runs for b in table.health().buckets) == 3
+
+    context = _context()
+    op = LakeopsCompactOperator(task_id="compact", table="db.t", full=True)
+    result = op.execute(context)
+
+    latest = table.latest_snapshot()
+    assert latest is not None and latest.commit_kind == "COMPACT"
+    assert result["snapshot_id"] == latest.id
+    assert result["files_rewritten"] == files_before
+    assert result["bytes_written"] > 0
+    assert all(b.sorted_runs == 1 for b in table.health().buckets)
+    assert table.read().sort_by("id")["v"].to_pylist() == [2] * 100
+    assert _events(context) == [
+        (
+            "lakeops://lakeops_default/db/t",
+            {"snapshot_id": latest.id, "commit_kind": "COMPACT", "task": "compact"},
+        )
+    ]
+    assert context["ti"].xcoms["lakeops_table"] == {"conn_id": "lakeops_default", "table": "db.t"}
+
+    again = _context()
+    assert op.execute(again)["snapshot_id"] is None  # nothing left to compact: no commit
+    assert _events(again) == []
+    assert table.latest_snapshot().id == latest.id
+
+
+def test_compact_only_the_given_partition(catalog: Catalog, lakeops_conn: str) -> None:
+    table = _table(catalog)
+    for v in range(2):
+        table.write(pa.concat_tables([_rows(range(50), v, "d1"), _rows(range(50), v, "d2")]))
+    LakeopsCompactOperator(task_id="c", table="db.t", full=True, partitions=[{"dt": "d2"}]).execute(
+        _context()
+    )
+    runs = {(b.partition["dt"], b.bucket): b.sorted_runs for b in table.health().buckets}
+    assert {k: r for k, r in runs.items() if k[0] == "d2"} == {("d2", 0): 1, ("d2", 1): 1}
+    assert all(r == 2 for k, r in runs.items() if k[0] == "d1")
+
+
+def test_flush_level0_makes_first_row_keys_visible(catalog: Catalog, lakeops_conn: str) -> None:
+    table = _table(catalog, "db.fr", **{"merge-engine": "first-row"})
+    table.write(_rows(range(10), 1))
+    keys = pa.table({"dt": ["d1"] * 3, "id": [1, 2, 3]})
+    assert table.lookup(keys).num_rows == 0  # level 0 is invisible to first-row lookups
+
+    context = _context()
+    result = LakeopsFlushLevel0Operator(task_id="flush", table="db.fr").execute(context)
+    assert result["snapshot_id"] == table.latest_snapshot().id
+    assert sorted(table.lookup(keys)["id"].to_pylist()) == [1, 2, 3]
+    assert all(b.level0_files == 0 for b in table.health().buckets)
+    assert [uri for uri, _ in _events(context)] == ["lakeops://lakeops_default/db/fr"]
+
+
+def test_expire_follows_the_table_options(catalog: Catalog, lakeops_conn: str) -> None:
+    table = _table(
+        catalog,
+        **{
+            "snapshot.num-retained.min": "1",
+            "snapshot.num-retained.max": "3",
+            "snapshot.time-retained": "1 h",
+        },
+    )
+    for v in range(5):
+        table.write(_rows(range(20), v))
+    context = _context()
+    result = LakeopsExpireSnapshotsOperator(task_id="expire", table="db.t").execute(context)
+    assert [s.id for s in table.snapshots()] == [3, 4, 5]  # at most 3 retained
+    assert result["expired_snapshots"] == 2
+    assert table.read().sort_by("id")["v"].to_pylist() == [4] * 20
+    assert _events(context) == []  # expiry commits nothing
+
+
+def test_remove_orphans_dry_run_then_for_real(catalog: Catalog, lakeops_conn: str) -> None:
+    table = _table(catalog)
+    table.write(_rows(range(20), 1))
+    orphan = Path(table.root) / "dt=d1" / "bucket-0" / "data-orphan.parquet"
+    orphan.write_bytes(b"left by a crashed writer")
+    young = LakeopsRemoveOrphanFilesOperator(task_id="o", table="db.t").execute(_context())
+    assert young["files_deleted"] == 0 and orphan.exists()  # younger than a day: kept
+
+    op = LakeopsRemoveOrphanFilesOperator(
+        task_id="o", table="db.t", older_than=dt.timedelta(0), report_only=True
+    )
+    assert op.execute(_context())["files_deleted"] == 1 and orphan.exists()
+    op.report_only = False
+    result = op.execute(_context())
+    assert result["files_deleted"] == 1 and result["bytes"] == len(b"left by a crashed writer")
+    assert not orphan.exists()
+    assert table.read().num_rows == 20
+
+
+def test_bad_input_fails_before_anything_runs(catalog: Catalog, lakeops_conn: str) -> None:
+    with pytest.raises(TableNotFoundError):
+        LakeopsCompactOperator(task_id="c", table="db.missing").execute(_context())
+    _table(catalog)
+    with pytest.raises(ConfigurationError, match="no source"):
+        LakeopsSparkWriteOperator(task_id="w", source="", table="db.t").execute(_context())
+    with pytest.raises(ConfigurationError, match="mode"):
+        LakeopsSparkWriteOperator(task_id="w", source="/x", table="db.t", mode="upsert").execute(
+            _context()
+        )
+    with pytest.raises(ConfigurationError, match="engine"):
+        LakeopsCompactOperator(task_id="c", table="db.t", engine="flink")  # type: ignore[arg-type]
+    assert catalog.get_table("db.t").latest_snapshot() is None
+
+
+@pytest.mark.slow
+def test_spark_write_in_process_then_compact_through_spark_submit(
+    catalog: Catalog, lakeops_conn: str, tmp_path: Path
+) -> None:
+    table = _table(catalog)
+    source = tmp_path / "in"
+    source.mkdir()
+    rows = pa.concat_tables([_rows(range(300), 1, "d1"), _rows(range(200), 2, "d2")])
+    pq.write_table(rows, source / "part-0.parquet")
+
+    context = _context()
+    result = LakeopsSparkWriteOperator(
+        task_id="w", source=str(source), table="db.t", submit=False, master="local[2]"
+    ).execute(context)
+    assert result["snapshot_id"] == 1 and result["commit_kind"] == "APPEND"
+    assert result["total_records"] == 500
+    order = [("dt", "ascending"), ("id", "ascending")]
+    assert table.read().sort_by(order).to_pylist() == rows.sort_by(order).to_pylist()
+    assert [uri for uri, _ in _events(context)] == ["lakeops://lakeops_default/db/t"]
+
+    LakeopsSparkWriteOperator(
+        task_id="w", source=str(source), table="db.t", submit=False, master="local[2]"
+    ).execute(_context())
+    result = LakeopsCompactOperator(
+        task_id="c", table="db.t", full=True, engine="spark", master="local[2]"
+    ).execute(_context())
+    assert result["snapshot_id"] == 3 and result["commit_kind"] == "COMPACT"
+    assert result["files_rewritten"] == 8  # 2 commits x 2 partitions x 2 buckets
+    assert all(b.sorted_runs == 1 for b in table.health().buckets)
+    assert table.read().num_rows == 500
