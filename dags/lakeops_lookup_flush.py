@@ -15,8 +15,8 @@ from typing import Any
 
 from airflow.sdk import DAG, AssetAny, AssetOrTimeSchedule, CronTriggerTimetable, task
 
-from lakeops.airflow.assets import parse_table_uri, table_asset
-from lakeops.airflow.conditions import flush_candidates
+from lakeops.airflow.assets import table_asset
+from lakeops.airflow.conditions import committed_tables, flush_candidates
 from lakeops.airflow.dag_settings import DagSettings
 from lakeops.airflow.hook import LakeopsHook
 from lakeops.airflow.operators import LakeopsFlushLevel0Operator
@@ -41,13 +41,11 @@ with DAG(
     def plan(**context: Any) -> list[str]:
         """The lookup tables to flush in this run."""
         hook = LakeopsHook(settings.conn_id)
-        committed = [
-            parse_table_uri(asset.uri)[1]
-            for asset, events in (context.get("triggering_asset_events") or {}).items()
-            if getattr(asset, "uri", "").startswith("lakeops://")
-            and any((e.extra or {}).get("commit_kind") != "COMPACT" for e in events)
-        ]
-        tables = committed if committed else hook.list_tables()
+        events = context.get("triggering_asset_events") or {}
+        committed = committed_tables(
+            (getattr(asset, "uri", ""), [e.extra for e in evts]) for asset, evts in events.items()
+        )
+        tables = committed if events else hook.list_tables()  # Asset run: only what committed
         return flush_candidates(hook.get_catalog(), tables)
 
     LakeopsFlushLevel0Operator.partial(

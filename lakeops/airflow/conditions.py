@@ -4,7 +4,7 @@ over the library (no Airflow imports: triggers run them in a worker thread)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from lakeops import Catalog, Table
@@ -12,6 +12,7 @@ from lakeops.compact.health import BucketHealth, TableHealth
 from lakeops.options import option_bool
 
 __all__ = [
+    "committed_tables",
     "flush_candidates",
     "health_violations",
     "is_lookup_table",
@@ -128,4 +129,21 @@ def flush_candidates(catalog: Catalog, tables: Sequence[str]) -> list[str]:
             continue
         if any(b.level0_files for b in table.health(recent_snapshots=1).buckets):
             out.append(identifier)
+    return out
+
+
+def committed_tables(events: Iterable[tuple[str, Sequence[Mapping[str, Any]]]]) -> list[str]:
+    """The tables (``db.table``) whose Asset events include a commit other than a compaction,
+    given ``(asset uri, [event extras])`` pairs; compactions (such as a flush's own commits)
+    bring no new data, so they do not count. Non-lakeops URIs are ignored."""
+    from lakeops.airflow.assets import parse_table_uri
+
+    out: list[str] = []
+    for uri, extras in events:
+        if not uri.startswith("lakeops://"):
+            continue
+        if any((extra or {}).get("commit_kind") != "COMPACT" for extra in extras):
+            table = parse_table_uri(uri)[1]
+            if table not in out:
+                out.append(table)
     return out

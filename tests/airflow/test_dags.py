@@ -170,3 +170,45 @@ def test_airflow_dags_test_cli_ingest_through_spark_submit(
         {"dt": "d1", "id": 2, "v": 20},
         {"dt": "d2", "id": 1, "v": 30},
     ]
+
+
+def test_lookup_flush_schedule_follows_the_lookup_tables_assets(
+    airflow_db: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("LAKEOPS_LOOKUP_TABLES", "db.users, db.items")
+    timetable = _load("lakeops_lookup_flush").timetable
+    uris = {asset.uri for asset in timetable.asset_condition.objects}
+    assert uris == {"lakeops://lakeops_default/db/users", "lakeops://lakeops_default/db/items"}
+    assert "*/10 * * * *" in repr(timetable.timetable)
+
+
+def test_committed_tables_ignore_compactions_and_other_assets() -> None:
+    from lakeops.airflow.conditions import committed_tables
+
+    events = [
+        ("lakeops://c/db/users", [{"commit_kind": "APPEND", "snapshot_id": 4}]),
+        ("lakeops://c/db/items", [{"commit_kind": "COMPACT", "snapshot_id": 9}]),
+        ("s3://bucket/other", [{}]),
+        ("lakeops://c/db/orders", [{"commit_kind": "COMPACT"}, {"commit_kind": "OVERWRITE"}]),
+    ]
+    assert committed_tables(events) == ["db.users", "db.orders"]
+
+
+def test_readme_airflow_setup_lists_the_dags(tmp_path: Path) -> None:
+    """``source scripts/airflow-env.sh`` (the README's Airflow setup) in a clean environment."""
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "LAKEOPS"))}
+    env["AIRFLOW_HOME"] = str(tmp_path / "home")
+    script = (
+        "source scripts/airflow-env.sh && airflow db migrate >/dev/null && "
+        "airflow dags reserialize >/dev/null && airflow dags list -o json"
+    )
+    out = subprocess.run(
+        ["bash", "-c", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    dag_ids = {d["dag_id"] for d in json.loads(out.stdout.strip().splitlines()[-1])}
+    assert {"lakeops_ingest", "lakeops_optimize", "lakeops_lookup_flush"} <= dag_ids
+    assert "lakeops_maintenance" in dag_ids
