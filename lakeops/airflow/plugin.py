@@ -1,0 +1,236 @@
+"""The FastAPI app of the lakeops Airflow plugin: table-health pages inside the Airflow UI.
+
+Mounted by ``plugins/lakeops_plugin.py`` under ``/lakeops`` on the Airflow API server:
+
+* ``GET /lakeops/`` — the tables of every connection named in ``LAKEOPS_UI_CONN_IDS``
+  (comma-separated; default ``lakeops_default``);
+* ``GET /lakeops/tables/{conn_id}/{database}/{table}`` — the page of
+  :func:`lakeops.health_view.render_table_html`.
+
+Every route requires an Airflow login: the caller is resolved by Airflow's own
+``airflow.api_fastapi.core_api.security.get_user`` — a JWT as ``Authorization: Bearer …`` or
+the UI's ``_token`` cookie — so anonymous requests get 401 and bad tokens 403. Only the
+connections of ``LAKEOPS_UI_CONN_IDS`` can be opened (any other id is "not found"), and pages
+never show the warehouse URI, storage options or credentials: errors are one line of our own,
+never an exception message or traceback.
+
+Handlers are plain ``def``: FastAPI runs them in its thread pool, so reading a table never
+blocks the event loop. Airflow core modules are imported lazily, so loading the plugin in a
+worker or the scheduler stays cheap.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.responses import HTMLResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from lakeops import Catalog
+from lakeops.errors import CatalogError, ConfigurationError, LakeopsError
+from lakeops.health_view import render_index_html, render_message_html, render_table_html
+
+__all__ = [
+    "CONN_IDS_ENV",
+    "DEFAULT_CONN_ID",
+    "ConnectionUnavailable",
+    "app",
+    "authenticated_user",
+    "configured_conn_ids",
+    "create_app",
+    "open_catalog",
+]
+
+log = logging.getLogger(__name__)
+
+#: environment variable listing the connection ids the UI may open (comma-separated)
+CONN_IDS_ENV = "LAKEOPS_UI_CONN_IDS"
+DEFAULT_CONN_ID = "lakeops_default"
+#: snapshots charted on a table page
+RECENT_SNAPSHOTS = 20
+
+_SECURITY_HEADERS = {
+    # the pages are static HTML + inline CSS/SVG: nothing else may load or run
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+        "frame-ancestors 'self'; base-uri 'none'; form-action 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+_bearer = HTTPBearer(auto_error=False)
+
+
+class ConnectionUnavailable(LakeopsError):
+    """A connection that is not allowed, not defined or names no warehouse."""
+
+
+async def authenticated_user(
+    request: Request,
+    bearer_credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Any:
+    """The logged-in Airflow user, resolved by Airflow's ``get_user`` (bearer JWT, else the
+    ``_token`` cookie); raises 401 when there is no credential and 403 for an invalid one."""
+    from airflow.api_fastapi.core_api.security import get_user
+
+    return await get_user(request, _oauth_token=None, bearer_credentials=bearer_credentials)
+
+
+def configured_conn_ids() -> list[str]:
+    """The connection ids of ``LAKEOPS_UI_CONN_IDS`` in order, without duplicates."""
+    raw = os.environ.get(CONN_IDS_ENV, DEFAULT_CONN_ID)
+    ids: list[str] = []
+    for part in raw.split(","):
+        conn_id = part.strip()
+        if conn_id and conn_id not in ids:
+            ids.append(conn_id)
+    return ids
+
+
+def _catalog_from_connection(conn: Any) -> Catalog:
+    """A catalog from a connection object, read as :class:`LakeopsHook` reads it."""
+    extra = conn.extra_dejson or {}
+    warehouse = extra.get("warehouse") or conn.host
+    if not warehouse:
+        raise ConnectionUnavailable("no warehouse")
+    storage = dict(extra.get("storage_options") or {})
+    if conn.login:
+        storage.setdefault("key", conn.login)
+    if conn.password:
+        storage.setdefault("secret", conn.password)
+    catalog = {str(k): str(v) for k, v in (extra.get("catalog_options") or {}).items()}
+    return Catalog(str(warehouse), storage, catalog)
+
+
+def open_catalog(conn_id: str) -> Catalog:
+    """The catalog of an allowed connection: through :class:`LakeopsHook` (the Task SDK), or,
+    where the SDK cannot reach connections, through Airflow core's secrets backends.
+
+    Raises :class:`ConnectionUnavailable` for an id outside ``LAKEOPS_UI_CONN_IDS``, an
+    undefined connection or one without a warehouse.
+    """
+    if conn_id not in configured_conn_ids():
+        raise ConnectionUnavailable("not allowed")
+    try:
+        from lakeops.airflow.hook import LakeopsHook
+
+        return LakeopsHook(lakeops_conn_id=conn_id).get_catalog()
+    except Exception as exc:
+        log.debug("lakeops: hook could not open %r (%s); trying Airflow core", conn_id, type(exc))
+    try:
+        from airflow.models.connection import Connection
+
+        conn = Connection.get_connection_from_secrets(conn_id)
+    except Exception as exc:
+        raise ConnectionUnavailable("not defined") from exc
+    try:
+        return _catalog_from_connection(conn)
+    except ConnectionUnavailable:
+        raise
+    except Exception as exc:  # e.g. a warehouse URI no filesystem handles
+        raise ConnectionUnavailable("unusable") from exc
+
+
+def _html(body: str, status_code: int = 200) -> HTMLResponse:
+    return HTMLResponse(body, status_code=status_code, headers=_SECURITY_HEADERS)
+
+
+def _index() -> HTMLResponse:
+    entries: list[tuple[str, str, str]] = []
+    notes: dict[str, str] = {}
+    for conn_id in configured_conn_ids():
+        try:
+            catalog = open_catalog(conn_id)
+            tables = [(db, t) for db in catalog.list_databases() for t in catalog.list_tables(db)]
+        except Exception as exc:
+            log.warning("lakeops: cannot list tables of connection %r: %s", conn_id, type(exc))
+            notes[conn_id] = "connection unavailable (not defined, or its warehouse unreadable)"
+            continue
+        for db, t in tables:
+            href = "tables/" + "/".join(quote(s, safe="") for s in (conn_id, db, t))
+            entries.append((conn_id, f"{db}.{t}", href))
+        if not tables:
+            notes[conn_id] = "no tables"
+    return _html(render_index_html(entries, notes=notes))
+
+
+def _table(conn_id: str, database: str, table: str) -> HTMLResponse:
+    identifier = f"{database}.{table}"
+    not_found = f"No table {identifier!r} in lakeops connection {conn_id!r}."
+    try:
+        catalog = open_catalog(conn_id)
+    except ConnectionUnavailable:
+        return _html(
+            render_message_html(
+                "Not found", f"No lakeops connection {conn_id!r} is available to this page."
+            ),
+            404,
+        )
+    try:
+        exists = catalog.table_exists(identifier)
+    except ConfigurationError:  # not a valid database or table name
+        exists = False
+    except Exception as exc:
+        log.warning("lakeops: cannot look up %s of %r: %s", identifier, conn_id, type(exc))
+        exists = False
+    if not exists:
+        return _html(render_message_html("Not found", not_found), 404)
+    try:
+        tbl = catalog.get_table(identifier)
+        page = render_table_html(
+            identifier, tbl, recent_snapshots=RECENT_SNAPSHOTS, back_href="../../../"
+        )
+    except CatalogError:  # dropped meanwhile
+        return _html(render_message_html("Not found", not_found), 404)
+    except Exception:
+        log.exception("lakeops: rendering %s of %r failed", identifier, conn_id)
+        return _html(render_message_html("Error", f"Table {identifier!r} could not be read."), 500)
+    return _html(page)
+
+
+def create_app() -> FastAPI:
+    """The plugin's FastAPI app (routes, auth dependency, HTML error pages)."""
+    api = FastAPI(
+        title="lakeops tables",
+        description="Health pages of lakeops (Apache Paimon) tables.",
+        dependencies=[Depends(authenticated_user)],
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
+
+    @api.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
+        titles = {401: "Not logged in", 403: "Forbidden", 404: "Not found"}
+        message = {
+            401: "Log in to Airflow to see lakeops tables.",
+            403: "Your Airflow login is not valid here; log in again.",
+        }.get(exc.status_code, str(exc.detail) if exc.status_code < 500 else "Server error.")
+        response = _html(
+            render_message_html(titles.get(exc.status_code, "Error"), message), exc.status_code
+        )
+        for name, value in (exc.headers or {}).items():
+            response.headers[name] = value
+        return response
+
+    @api.get("/", response_class=HTMLResponse, name="index")
+    def index() -> HTMLResponse:
+        """Every table of every configured connection, with links."""
+        return _index()
+
+    @api.get("/tables/{conn_id}/{database}/{table}", response_class=HTMLResponse, name="table_page")
+    def table_page(conn_id: str, database: str, table: str) -> HTMLResponse:
+        """The health page of ``database.table`` of connection ``conn_id``."""
+        return _table(conn_id, database, table)
+
+    return api
+
+
+app = create_app()

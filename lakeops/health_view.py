@@ -1,0 +1,610 @@
+"""The table-health picture: one self-contained HTML page per table.
+
+:func:`render_table_html` draws the LSM shape of every (partition, bucket) of the latest snapshot
+and the amplification of the recent snapshots:
+
+* one band per (partition, bucket): each sorted run is a row — every level-0 file is a run of its
+  own (newest first), every level ≥ 1 is one run — and every file is a rectangle whose width grows
+  with the square root of its size, labelled with its level; the band's header gives sorted runs,
+  files, bytes, rows, space amplification and the age of the oldest level-0 file;
+* a header with the table identifier, latest snapshot, merge engine, bucket count,
+  changelog producer, compaction triggers and the write amplification of the recent snapshots;
+* a chart of the last ``recent_snapshots`` snapshots: live files, the largest sorted-run count of
+  any bucket, and bytes written by ingestion vs. compaction per snapshot. It costs one full read
+  of the oldest charted snapshot's manifests plus one delta manifest per later snapshot.
+
+The page is plain HTML with inline CSS and inline SVG: no JavaScript, no external resource.
+Every value shown is HTML-escaped (partition values are user data). The page names the table by
+its identifier only; it never shows the warehouse URI, table path or storage options.
+
+Stable hooks for tests and tools: ``<g class="bucket" data-partition data-bucket
+data-sorted-runs data-files>`` per band, ``<rect class="file" data-level>`` per file, and
+``<g class="snapshot" data-snapshot-id data-commit-kind data-files data-max-sorted-runs
+data-ingested-bytes data-compacted-bytes>`` per charted snapshot.
+
+The core library does not import Airflow; this module is reused by the Airflow plugin and the CLI.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lakeops.compact.health import BucketHealth, TableHealth
+from lakeops.compact.levels import level_runs
+from lakeops.compact.options import CompactOptions
+from lakeops.spec import binary_row
+from lakeops.spec.data_file import DataFileMeta
+from lakeops.spec.manifest import FileKind, ManifestEntry
+from lakeops.spec.paths import partition_value_string
+from lakeops.spec.snapshot import Snapshot
+from lakeops.store import fold_entries
+
+if TYPE_CHECKING:
+    from lakeops.table import Table
+
+__all__ = [
+    "SnapshotPoint",
+    "partition_label",
+    "render_index_html",
+    "render_message_html",
+    "render_table_html",
+    "snapshot_history",
+]
+
+#: files drawn per sorted run; the rest are summarised as "+N more"
+MAX_FILES_PER_RUN = 300
+
+_LABEL_W = 64
+_ROW_H = 18
+_ROW_GAP = 4
+_FILE_GAP = 2
+_MIN_FILE_W = 6.0
+_MAX_FILE_W = 160.0
+_TAIL_W = 190
+_LEVEL_COLORS = (
+    "#e8833a",  # level 0
+    "#4e79a7",
+    "#59a14f",
+    "#76b7b2",
+    "#b07aa1",
+    "#9c755f",
+    "#edc948",
+    "#ff9da7",
+)
+
+
+def _e(value: object) -> str:
+    """``value`` as text, escaped for HTML text and quoted attributes."""
+    return html.escape(str(value), quote=True)
+
+
+def _human_bytes(n: float) -> str:
+    """``1536`` → ``1.5 KiB``."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def _human_age(seconds: float | None) -> str:
+    """``192.5`` → ``3m 12s``; ``None`` → ``-``."""
+    if seconds is None:
+        return "-"
+    s = max(int(seconds), 0)
+    days, s = divmod(s, 86400)
+    hours, s = divmod(s, 3600)
+    minutes, s = divmod(s, 60)
+    if days:
+        return f"{days}d {hours}h"
+    if hours:
+        return f"{hours}h {minutes}m"
+    if minutes:
+        return f"{minutes}m {s}s"
+    return f"{s}s"
+
+
+def _utc(millis: int) -> str:
+    return dt.datetime.fromtimestamp(millis / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def _level_color(level: int) -> str:
+    return _LEVEL_COLORS[min(level, len(_LEVEL_COLORS) - 1)]
+
+
+def partition_label(partition: Mapping[str, Any], default_name: str) -> str:
+    """``k1=v1/k2=v2`` with Paimon's string form of each value ('' when unpartitioned)."""
+    parts = []
+    for name, value in partition.items():
+        text = partition_value_string(value)
+        parts.append(f"{name}={default_name if text is None else text}")
+    return "/".join(parts)
+
+
+# --------------------------------------------------------------------------- history
+@dataclass(frozen=True)
+class SnapshotPoint:
+    """One charted snapshot: its live files, the largest sorted-run count of any bucket, and
+    the bytes its commit wrote — new data (``ingested_bytes``, APPEND/OVERWRITE) or compaction
+    output (``compacted_bytes``; upgraded files move no bytes and do not count)."""
+
+    snapshot_id: int
+    commit_kind: str
+    time_millis: int
+    total_record_count: int
+    delta_record_count: int
+    files: int
+    max_sorted_runs: int
+    ingested_bytes: int
+    compacted_bytes: int
+
+
+def _sorted_runs(live: Iterable[ManifestEntry]) -> int:
+    """The largest number of sorted runs of any (partition, bucket) of ``live``."""
+    level0: dict[tuple[bytes, int], int] = {}
+    levels: dict[tuple[bytes, int], set[int]] = {}
+    for e in live:
+        key = (e.partition, e.bucket)
+        if e.file.level == 0:
+            level0[key] = level0.get(key, 0) + 1
+        else:
+            levels.setdefault(key, set()).add(e.file.level)
+    keys = set(level0) | set(levels)
+    return max((level0.get(k, 0) + len(levels.get(k, ())) for k in keys), default=0)
+
+
+def _written_bytes(snapshot: Snapshot, delta: Sequence[ManifestEntry]) -> tuple[int, int]:
+    """(ingested, compacted) bytes the commit of ``snapshot`` wrote, as ``table.health()``
+    counts them."""
+    removed = {e.file.file_name for e in delta if e.kind == FileKind.DELETE}
+    ingested = compacted = 0
+    for e in delta:
+        if e.kind != FileKind.ADD:
+            continue
+        if snapshot.commit_kind == "COMPACT":
+            if e.file.file_name not in removed:
+                compacted += e.file.file_size
+        else:
+            ingested += e.file.file_size
+    return ingested, compacted
+
+
+def snapshot_history(table: Table, recent_snapshots: int = 20) -> list[SnapshotPoint]:
+    """The last ``recent_snapshots`` snapshots (oldest first), up to the latest.
+
+    The oldest one's live files are read in full; each later one applies its commit's delta,
+    so the cost is one snapshot's manifests plus one delta manifest list per snapshot. A
+    snapshot that vanishes while reading (expired concurrently) is skipped.
+    """
+    store = table.store
+    latest = store.latest_snapshot_id()
+    if latest is None or recent_snapshots <= 0:
+        return []
+    first = max(store.earliest_snapshot_id() or 1, latest - recent_snapshots + 1)
+    points: list[SnapshotPoint] = []
+    live: dict[tuple[bytes, int, int, str], ManifestEntry] | None = None
+    for sid in range(first, latest + 1):
+        try:
+            snap = store.snapshot(sid)
+            delta = store.delta_entries(snap)
+            if live is None:
+                live = fold_entries(store.live_entries(snap))
+            else:
+                for e in delta:
+                    if e.kind == FileKind.ADD:
+                        live[e.identifier] = e
+                    else:
+                        live.pop(e.identifier, None)
+        except Exception:
+            live = None  # restart from a full read at the next snapshot
+            continue
+        ingested, compacted = _written_bytes(snap, delta)
+        points.append(
+            SnapshotPoint(
+                snapshot_id=snap.id,
+                commit_kind=snap.commit_kind,
+                time_millis=snap.time_millis,
+                total_record_count=snap.total_record_count,
+                delta_record_count=snap.delta_record_count,
+                files=len(live),
+                max_sorted_runs=_sorted_runs(live.values()),
+                ingested_bytes=ingested,
+                compacted_bytes=compacted,
+            )
+        )
+    return points
+
+
+# --------------------------------------------------------------------------- page parts
+_CSS = """
+:root { color-scheme: light dark; --fg: #1f2328; --muted: #656d76; --bg: #ffffff;
+  --panel: #f6f8fa; --line: #d0d7de; --warn: #bf8700; --bad: #cf222e; --accent: #0969da; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6edf3; --muted: #8d96a0; --bg: #0d1117;
+  --panel: #161b22; --line: #30363d; --warn: #d29922; --bad: #f85149; --accent: #4493f8; } }
+* { box-sizing: border-box; }
+body { margin: 0; padding: 16px 24px 40px; font: 14px/1.45 system-ui, -apple-system,
+  "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
+h1 { font-size: 20px; margin: 0 0 4px; word-break: break-all; }
+h2 { font-size: 16px; margin: 24px 0 8px; }
+a { color: var(--accent); }
+.muted { color: var(--muted); }
+dl.facts { display: grid; grid-template-columns: repeat(auto-fill, minmax(190px, 1fr));
+  gap: 6px 16px; margin: 12px 0; padding: 12px; background: var(--panel);
+  border: 1px solid var(--line); border-radius: 6px; }
+dl.facts div { min-width: 0; }
+dl.facts dt { font-size: 12px; color: var(--muted); }
+dl.facts dd { margin: 0; font-weight: 600; overflow-wrap: anywhere; }
+.band { margin: 10px 0; padding: 8px 10px; border: 1px solid var(--line); border-radius: 6px; }
+.band.due { border-left: 4px solid var(--warn); }
+.band.stalled { border-left: 4px solid var(--bad); }
+.band h3 { font-size: 14px; margin: 0 0 4px; overflow-wrap: anywhere; }
+.band .stats { font-size: 12px; color: var(--muted); margin-bottom: 6px; }
+.band .stats b { color: var(--fg); font-weight: 600; }
+.scroll { overflow-x: auto; }
+svg text { font: 11px system-ui, sans-serif; fill: var(--fg); }
+svg text.dim { fill: var(--muted); }
+svg rect.file { stroke: var(--bg); stroke-width: 1; }
+svg .axis { stroke: var(--line); }
+.legend span { display: inline-block; margin-right: 12px; font-size: 12px; }
+.legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px;
+  vertical-align: -1px; border-radius: 2px; }
+ul.tables { padding-left: 20px; }
+"""
+
+
+def _page(title: str, body: str) -> str:
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="referrer" content="no-referrer">'
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head>"
+        f"<body>{body}</body></html>\n"
+    )
+
+
+def _facts(items: Sequence[tuple[str, object]]) -> str:
+    cells = "".join(f"<div><dt>{_e(k)}</dt><dd>{_e(v)}</dd></div>" for k, v in items)
+    return f'<dl class="facts">{cells}</dl>'
+
+
+def _file_width(size: int, max_size: int) -> float:
+    """Square-root scale: area-like growth, so tiny files stay visible next to huge ones."""
+    if max_size <= 0:
+        return _MIN_FILE_W
+    return _MIN_FILE_W + (_MAX_FILE_W - _MIN_FILE_W) * math.sqrt(max(size, 0) / max_size)
+
+
+def _file_rect(f: DataFileMeta, x: float, y: float, w: float) -> str:
+    tip = (
+        f"level {f.level} · {_human_bytes(f.file_size)} ({f.file_size} bytes) · "
+        f"{f.row_count} rows · sequence {f.min_sequence_number}..{f.max_sequence_number}"
+    )
+    label = (
+        f'<text x="{x + w / 2:.1f}" y="{y + _ROW_H / 2 + 4:.1f}" text-anchor="middle" '
+        f'style="fill:#fff">L{f.level}</text>'
+        if w >= 22
+        else ""
+    )
+    return (
+        f'<rect class="file" data-level="{f.level}" data-bytes="{f.file_size}" '
+        f'data-rows="{f.row_count}" x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" '
+        f'height="{_ROW_H}" rx="2" fill="{_level_color(f.level)}"><title>{_e(tip)}</title></rect>'
+        f"{label}"
+    )
+
+
+def _bucket_svg(
+    b: BucketHealth, files: Sequence[DataFileMeta], label: str, max_size: int
+) -> tuple[str, int]:
+    """The SVG of one band and its sorted-run count as drawn."""
+    runs = level_runs(files)
+    rows: list[str] = []
+    width = 0.0
+    level0_index = 0
+    for i, run in enumerate(runs):
+        y = 4 + i * (_ROW_H + _ROW_GAP)
+        if run.level == 0:
+            level0_index += 1
+            run_label = f"L0 #{level0_index}"
+        else:
+            run_label = f"L{run.level}"
+        parts = [
+            f'<text x="0" y="{y + _ROW_H / 2 + 4:.1f}" class="dim">{_e(run_label)}</text>',
+        ]
+        x = float(_LABEL_W)
+        members: Sequence[DataFileMeta] = run.files
+        for f in members[:MAX_FILES_PER_RUN]:
+            w = _file_width(f.file_size, max_size)
+            parts.append(_file_rect(f, x, y, w))
+            x += w + _FILE_GAP
+        more = len(members) - MAX_FILES_PER_RUN
+        tail = f"{len(members)} file{'s' if len(members) != 1 else ''} · {_human_bytes(run.size)}"
+        if more > 0:
+            tail = f"+{more} more · {tail}"
+        parts.append(
+            f'<text x="{x + 6:.1f}" y="{y + _ROW_H / 2 + 4:.1f}" class="dim">{_e(tail)}</text>'
+        )
+        width = max(width, x + _TAIL_W)
+        rows.append(
+            f'<g class="run" data-level="{run.level}" data-files="{len(members)}">'
+            f"{''.join(parts)}</g>"
+        )
+    height = 8 + len(runs) * (_ROW_H + _ROW_GAP)
+    svg_title = f"{label or 'table'} bucket {b.bucket}: {len(runs)} sorted runs"
+    group = (
+        f'<g class="bucket" data-partition="{_e(label)}" data-bucket="{b.bucket}" '
+        f'data-sorted-runs="{len(runs)}" data-files="{len(files)}">{"".join(rows)}</g>'
+    )
+    svg = (
+        f'<svg class="lsm" role="img" width="{width:.0f}" height="{height}" '
+        f'viewBox="0 0 {width:.0f} {height}" xmlns="http://www.w3.org/2000/svg">'
+        f"<title>{_e(svg_title)}</title>"
+        f"{group}</svg>"
+    )
+    return svg, len(runs)
+
+
+def _band(
+    b: BucketHealth,
+    files: Sequence[DataFileMeta],
+    label: str,
+    max_size: int,
+    trigger: int | None,
+    stop_trigger: int | None,
+) -> str:
+    svg, runs = _bucket_svg(b, files, label, max_size)
+    state = ""
+    if stop_trigger is not None and runs >= stop_trigger:
+        state = " stalled"
+    elif trigger is not None and runs >= trigger:
+        state = " due"
+    by_level = ", ".join(f"L{lv}: {n}" for lv, n in sorted(b.files_by_level.items()))
+    stats = (
+        f"<b>{b.sorted_runs}</b> sorted runs · <b>{sum(b.files_by_level.values())}</b> files "
+        f"({_e(by_level)}) · <b>{_e(_human_bytes(b.total_bytes))}</b> · <b>{b.rows}</b> rows · "
+        f"space amplification <b>{b.space_amplification:.2f}</b> · oldest level-0 file "
+        f"<b>{_e(_human_age(b.oldest_level0_age_s))}</b>"
+    )
+    title = f"{label} · bucket {b.bucket}" if label else f"bucket {b.bucket}"
+    return (
+        f'<section class="band{state}"><h3>{_e(title)}</h3>'
+        f'<div class="stats">{stats}</div><div class="scroll">{svg}</div></section>'
+    )
+
+
+def _history_chart(points: Sequence[SnapshotPoint]) -> str:
+    """Three aligned bar rows per snapshot: live files, max sorted runs, bytes written."""
+    if not points:
+        return '<p class="muted">No snapshots yet.</p>'
+    col = max(10, min(36, 720 // len(points)))
+    bar = max(col - 4, 4)
+    left, row_h, gap = 120, 44, 14
+    rows = (
+        ("live files", lambda p: p.files),
+        ("max sorted runs", lambda p: p.max_sorted_runs),
+        ("bytes written", lambda p: p.ingested_bytes + p.compacted_bytes),
+    )
+    maxima = [max((fn(p) for p in points), default=0) or 1 for _, fn in rows]
+    width = left + col * len(points) + 16
+    height = 3 * (row_h + gap) + 24
+    parts: list[str] = []
+    for r, (name, _fn) in enumerate(rows):
+        base = r * (row_h + gap) + row_h
+        top = maxima[r]
+        shown = _human_bytes(top) if r == 2 else str(top)
+        parts.append(
+            f'<text x="0" y="{base - row_h / 2 + 4:.0f}">{_e(name)}</text>'
+            f'<text x="0" y="{base - row_h / 2 + 17:.0f}" class="dim">max {_e(shown)}</text>'
+            f'<line class="axis" x1="{left}" y1="{base}" x2="{width - 8}" y2="{base}"/>'
+        )
+    step = max(1, math.ceil(len(points) / 12))
+    for i, p in enumerate(points):
+        x = left + i * col + (col - bar) / 2
+        cells: list[str] = []
+        for r, value, color in (
+            (0, p.files, "#4e79a7"),
+            (1, p.max_sorted_runs, "#e8833a"),
+        ):
+            base = r * (row_h + gap) + row_h
+            h = row_h * value / maxima[r]
+            cells.append(
+                f'<rect x="{x:.1f}" y="{base - h:.1f}" width="{bar}" height="{h:.1f}" '
+                f'fill="{color}"/>'
+            )
+        base = 2 * (row_h + gap) + row_h
+        h_in = row_h * p.ingested_bytes / maxima[2]
+        h_co = row_h * p.compacted_bytes / maxima[2]
+        cells.append(
+            f'<rect x="{x:.1f}" y="{base - h_in:.1f}" width="{bar}" height="{h_in:.1f}" '
+            'fill="#59a14f"/>'
+            f'<rect x="{x:.1f}" y="{base - h_in - h_co:.1f}" width="{bar}" height="{h_co:.1f}" '
+            'fill="#b07aa1"/>'
+        )
+        if i % step == 0 or i == len(points) - 1:
+            cells.append(
+                f'<text x="{x + bar / 2:.1f}" y="{height - 6}" text-anchor="middle" '
+                f'class="dim">{p.snapshot_id}</text>'
+            )
+        tip = (
+            f"snapshot {p.snapshot_id} · {p.commit_kind} · {_utc(p.time_millis)} · "
+            f"{p.files} live files · max {p.max_sorted_runs} sorted runs · ingested "
+            f"{_human_bytes(p.ingested_bytes)} · compacted {_human_bytes(p.compacted_bytes)} · "
+            f"{p.delta_record_count} delta records · {p.total_record_count} records"
+        )
+        parts.append(
+            f'<g class="snapshot" data-snapshot-id="{p.snapshot_id}" '
+            f'data-commit-kind="{_e(p.commit_kind)}" data-files="{p.files}" '
+            f'data-max-sorted-runs="{p.max_sorted_runs}" '
+            f'data-ingested-bytes="{p.ingested_bytes}" data-compacted-bytes="{p.compacted_bytes}">'
+            f"<title>{_e(tip)}</title>{''.join(cells)}</g>"
+        )
+    legend = (
+        '<div class="legend"><span><i style="background:#4e79a7"></i>live files</span>'
+        '<span><i style="background:#e8833a"></i>max sorted runs of a bucket</span>'
+        '<span><i style="background:#59a14f"></i>bytes ingested</span>'
+        '<span><i style="background:#b07aa1"></i>bytes compacted</span></div>'
+    )
+    return (
+        f'<div class="scroll"><svg class="history" role="img" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">'
+        f"<title>recent snapshots</title>{''.join(parts)}</svg></div>{legend}"
+    )
+
+
+def _options_facts(table: Table) -> list[tuple[str, object]]:
+    """The table options shown in the header; never storage or catalog options."""
+    raw = table.schema.options
+    facts: list[tuple[str, object]] = [
+        ("merge engine", table.options.merge_engine),
+        ("buckets", table.options.bucket),
+        ("changelog producer", raw.get("changelog-producer", "none")),
+    ]
+    try:
+        copts = CompactOptions.from_schema(table.schema, table.options)
+        facts.append(("compaction trigger / stop", f"{copts.trigger} / {copts.stop_trigger}"))
+        facts.append(("write-only", "yes" if copts.write_only else "no"))
+    except Exception:  # an option lakeops cannot parse: show the rest of the page anyway
+        pass
+    return facts
+
+
+def _triggers(table: Table) -> tuple[int | None, int | None]:
+    try:
+        copts = CompactOptions.from_schema(table.schema, table.options)
+    except Exception:
+        return None, None
+    return copts.trigger, copts.stop_trigger
+
+
+def _live_files(
+    table: Table, health: TableHealth
+) -> dict[tuple[tuple[Any, ...], int], list[DataFileMeta]]:
+    """Live files of the snapshot ``health`` describes, by (partition values, bucket)."""
+    if health.snapshot_id is None:
+        return {}
+    store = table.store
+    schema = table.schema
+    types = schema.types_of(schema.partition_keys)
+    snapshot = store.snapshot(health.snapshot_id)
+    groups: dict[tuple[tuple[Any, ...], int], list[DataFileMeta]] = {}
+    decoded: dict[bytes, tuple[Any, ...]] = {}
+    for e in store.live_entries(snapshot):
+        values = decoded.get(e.partition)
+        if values is None:
+            values = decoded[e.partition] = binary_row.deserialize(e.partition, types)
+        groups.setdefault((values, e.bucket), []).append(e.file)
+    return groups
+
+
+# --------------------------------------------------------------------------- public
+def render_table_html(
+    identifier: str,
+    table: Table,
+    *,
+    recent_snapshots: int = 20,
+    back_href: str | None = None,
+) -> str:
+    """The health page of ``table`` (named ``identifier`` on the page) as a complete HTML
+    document: header facts, the chart of the last ``recent_snapshots`` snapshots and one LSM
+    band per (partition, bucket) of the latest snapshot (see the module docstring). With
+    ``back_href``, the page starts with an "all tables" link to it."""
+    health = table.health(recent_snapshots=max(recent_snapshots, 1))
+    groups = _live_files(table, health)
+    points = snapshot_history(table, recent_snapshots)
+    default_name = table.options.partition_default_name
+    trigger, stop_trigger = _triggers(table)
+
+    total_files = sum(len(f) for f in groups.values())
+    total_bytes = sum(b.total_bytes for b in health.buckets)
+    latest = table.store.snapshot(health.snapshot_id) if health.snapshot_id is not None else None
+    facts: list[tuple[str, object]] = [
+        ("latest snapshot", "none" if latest is None else f"{latest.id} ({latest.commit_kind})"),
+        ("committed", "-" if latest is None else _utc(latest.time_millis)),
+        ("records", "-" if latest is None else latest.total_record_count),
+        *_options_facts(table),
+        ("primary keys", ", ".join(table.schema.primary_keys) or "-"),
+        ("partition keys", ", ".join(table.schema.partition_keys) or "-"),
+        ("partitions · buckets", f"{len({k[0] for k in groups})} · {len(health.buckets)}"),
+        ("live files", total_files),
+        ("bytes", _human_bytes(total_bytes)),
+        ("max sorted runs", health.max_sorted_runs),
+        (
+            f"write amplification (last {len(points)} snapshots)",
+            f"{health.write_amplification:.2f}",
+        ),
+        (
+            "ingested · compacted",
+            f"{_human_bytes(health.ingested_bytes)} · {_human_bytes(health.compaction_bytes)}",
+        ),
+    ]
+
+    files_of = [groups.get((tuple(b.partition.values()), b.bucket), []) for b in health.buckets]
+    max_size = max((f.file_size for fs in files_of for f in fs), default=0)
+    bands = [
+        _band(b, fs, partition_label(b.partition, default_name), max_size, trigger, stop_trigger)
+        for b, fs in zip(health.buckets, files_of, strict=True)
+    ]
+    levels = sorted({f.level for fs in files_of for f in fs})
+    legend = "".join(
+        f'<span><i style="background:{_level_color(lv)}"></i>level {lv}</span>' for lv in levels
+    )
+    back = f'<nav><a class="back" href="{_e(back_href)}">all tables</a></nav>' if back_href else ""
+    body = (
+        f"{back}<header><h1>{_e(identifier)}</h1>"
+        '<div class="muted">lakeops table health · Paimon primary-key table</div>'
+        f"{_facts(facts)}</header>"
+        f"<h2>Recent snapshots</h2>{_history_chart(points)}"
+        "<h2>LSM shape per bucket</h2>"
+        '<p class="muted">One row per sorted run (each level-0 file is its own run, newest '
+        "first; each level ≥ 1 is one run). Width grows with the square root of file size. "
+        "Amber: sorted runs at the compaction trigger; red: at the stop trigger.</p>"
+        f'<div class="legend">{legend}</div>'
+        + ("".join(bands) if bands else '<p class="muted">The table holds no data files.</p>')
+    )
+    return _page(f"{identifier} · lakeops", body)
+
+
+def render_index_html(
+    entries: Sequence[tuple[str, str, str]],
+    *,
+    notes: Mapping[str, str] | None = None,
+) -> str:
+    """A page listing tables: ``entries`` are ``(conn_id, identifier, href)`` and are grouped
+    by connection in the given order; ``notes`` maps a connection id to one line shown under
+    it (e.g. why its tables could not be listed)."""
+    by_conn: dict[str, list[tuple[str, str]]] = {}
+    for conn_id, identifier, href in entries:
+        by_conn.setdefault(conn_id, []).append((identifier, href))
+    for conn_id in notes or {}:
+        by_conn.setdefault(conn_id, [])
+    sections = []
+    for conn_id, tables in by_conn.items():
+        items = "".join(
+            f'<li><a class="table" href="{_e(href)}">{_e(identifier)}</a></li>'
+            for identifier, href in tables
+        )
+        note = (notes or {}).get(conn_id)
+        if note:
+            items += f'<li class="muted">{_e(note)}</li>'
+        elif not tables:
+            items += '<li class="muted">no tables</li>'
+        sections.append(
+            f'<section class="connection" data-conn-id="{_e(conn_id)}">'
+            f'<h2>connection {_e(conn_id)}</h2><ul class="tables">{items}</ul></section>'
+        )
+    body = "<h1>lakeops tables</h1>" + (
+        "".join(sections) or '<p class="muted">No lakeops connections configured.</p>'
+    )
+    return _page("lakeops tables", body)
+
+
+def render_message_html(title: str, message: str) -> str:
+    """A minimal page with a heading and one line (e.g. a "not found" page)."""
+    return _page(title, f'<h1>{_e(title)}</h1><p class="message">{_e(message)}</p>')

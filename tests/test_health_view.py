@@ -1,0 +1,248 @@
+"""The table-health page, checked against facts read independently from the table's splits."""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from lakeops import Catalog, Table
+from lakeops.health_view import render_index_html, render_message_html, render_table_html
+from lakeops.read.scan import Split
+
+SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
+EVIL = '<b>&"x'
+
+
+class PageParser(HTMLParser):
+    """Collects the SVG hooks of the page: bucket groups with their file rects, and the
+    snapshot columns of the history chart."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.buckets: list[dict[str, Any]] = []
+        self.snapshots: list[dict[str, str]] = []
+        self.tags: Counter[str] = Counter()
+        self._g_stack: list[dict[str, Any] | None] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags[tag] += 1
+        a = {k: v or "" for k, v in attrs}
+        if tag == "g":
+            entry: dict[str, Any] | None = None
+            if a.get("class") == "bucket":
+                entry = {**a, "levels": []}
+                self.buckets.append(entry)
+            elif a.get("class") == "snapshot":
+                self.snapshots.append(a)
+            self._g_stack.append(entry)
+        elif tag == "rect" and a.get("class") == "file":
+            bucket = next((g for g in reversed(self._g_stack) if g is not None), None)
+            assert bucket is not None, "a file rect outside of a bucket group"
+            bucket["levels"].append(int(a["data-level"]))
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+        if tag == "g":
+            self._g_stack.pop()
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "g":
+            self._g_stack.pop()
+
+
+def parse(page: str) -> PageParser:
+    parser = PageParser()
+    parser.feed(page)
+    parser.close()
+    return parser
+
+
+def rows(n: int, dt: str, tag: str) -> pa.Table:
+    return pa.table({"dt": [dt] * n, "id": list(range(n)), "v": [tag * 20] * n}, schema=SCHEMA)
+
+
+def make_table(catalog: Catalog, writes: int = 3) -> Table:
+    """Two partitions (one with a hostile value) by two buckets, ``writes`` level-0 runs each."""
+    table = catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": "2", "write-only": "true"},
+    )
+    for i in range(writes):
+        table.write(
+            pa.concat_tables([rows(40 + 20 * i, "2024-01-01", str(i)), rows(30, EVIL, "e")])
+        )
+    return table
+
+
+def sorted_runs(split: Split) -> int:
+    """Level-0 files are one run each; every other non-empty level is one run."""
+    levels = [f.level for f in split.files]
+    return levels.count(0) + len({lv for lv in levels if lv > 0})
+
+
+def expected_bands(table: Table, snapshot_id: int | None = None) -> dict[tuple[str, str], Split]:
+    return {
+        (f"dt={s.partition[0]}", str(s.bucket)): s for s in table.splits(snapshot_id=snapshot_id)
+    }
+
+
+def check_bands(page: str, table: Table) -> PageParser:
+    parsed = parse(page)
+    expected = expected_bands(table)
+    got = {(g["data-partition"], g["data-bucket"]): g for g in parsed.buckets}
+    assert len(parsed.buckets) == len(expected) == len(got)
+    assert set(got) == set(expected)
+    for key, split in expected.items():
+        g = got[key]
+        assert sorted(g["levels"]) == sorted(f.level for f in split.files), key
+        assert int(g["data-files"]) == len(split.files), key
+        assert int(g["data-sorted-runs"]) == sorted_runs(split), key
+    return parsed
+
+
+def test_bands_match_the_splits_before_and_after_compaction(catalog: Catalog) -> None:
+    table = make_table(catalog, writes=3)
+    before = check_bands(render_table_html("db.t", table), table)
+    assert len(before.buckets) == 4
+    # every bucket got one level-0 file per write
+    assert all(g["levels"] == [0, 0, 0] for g in before.buckets)
+
+    table.compact(full=True)
+    after = check_bands(render_table_html("db.t", table), table)
+    assert all(len(g["levels"]) == 1 and g["levels"][0] > 0 for g in after.buckets)
+    assert all(g["data-sorted-runs"] == "1" for g in after.buckets)
+
+
+def test_history_matches_each_snapshot(catalog: Catalog) -> None:
+    table = make_table(catalog, writes=3)
+    table.compact(full=True)
+    table.write(rows(5, "2024-01-01", "z"))
+    parsed = parse(render_table_html("db.t", table, recent_snapshots=20))
+    snapshots = table.snapshots()
+    assert [int(s["data-snapshot-id"]) for s in parsed.snapshots] == [s.id for s in snapshots]
+    for point, snap in zip(parsed.snapshots, snapshots, strict=True):
+        splits = table.splits(snapshot_id=snap.id)
+        assert point["data-commit-kind"] == snap.commit_kind
+        assert int(point["data-files"]) == sum(len(s.files) for s in splits)
+        assert int(point["data-max-sorted-runs"]) == max(sorted_runs(s) for s in splits)
+    # the first commit ingested exactly the files live after it
+    first = sum(f.file_size for s in table.splits(snapshot_id=1) for f in s.files)
+    assert int(parsed.snapshots[0]["data-ingested-bytes"]) == first
+    assert parsed.snapshots[0]["data-compacted-bytes"] == "0"
+    # the full compaction rewrote every file (each bucket had three) into what is live after it
+    compact = next(i for i, s in enumerate(snapshots) if s.commit_kind == "COMPACT")
+    rewritten = sum(
+        f.file_size for s in table.splits(snapshot_id=snapshots[compact].id) for f in s.files
+    )
+    assert int(parsed.snapshots[compact]["data-compacted-bytes"]) == rewritten
+    assert parsed.snapshots[compact]["data-ingested-bytes"] == "0"
+
+
+def test_history_keeps_only_the_recent_snapshots(catalog: Catalog) -> None:
+    table = make_table(catalog, writes=5)
+    parsed = parse(render_table_html("db.t", table, recent_snapshots=3))
+    assert [s["data-snapshot-id"] for s in parsed.snapshots] == ["3", "4", "5"]
+
+
+def test_header_names_the_table_and_its_options(catalog: Catalog) -> None:
+    table = make_table(catalog, writes=2)
+    page = render_table_html("db.t", table)
+    latest = table.latest_snapshot()
+    assert latest is not None
+    assert "<h1>db.t</h1>" in page
+    assert f"<dd>{latest.id} (APPEND)</dd>" in page
+    assert "<dd>deduplicate</dd>" in page
+    assert "<dt>changelog producer</dt><dd>none</dd>" in page
+    assert "<dt>buckets</dt><dd>2</dd>" in page
+
+
+def test_partition_values_are_escaped(catalog: Catalog) -> None:
+    table = make_table(catalog, writes=1)
+    page = render_table_html("db.t", table)
+    assert EVIL not in page
+    assert "<b>&" not in page and '&"x' not in page
+    assert html.escape(EVIL, quote=True) in page
+    parsed = parse(page)
+    # the escaped attribute reads back as the original value
+    assert {g["data-partition"] for g in parsed.buckets} == {"dt=2024-01-01", f"dt={EVIL}"}
+    assert parsed.tags["script"] == 0
+
+
+def test_identifier_is_escaped(catalog: Catalog) -> None:
+    table = make_table(catalog, writes=1)
+    page = render_table_html('<i>"db".t', table)
+    assert '<i>"db".t' not in page
+    assert "&lt;i&gt;&quot;db&quot;.t" in page
+
+
+def test_no_warehouse_path_and_self_contained(catalog: Catalog, warehouse: Path) -> None:
+    table = make_table(catalog, writes=2)
+    page = render_table_html("db.t", table)
+    assert str(warehouse) not in page
+    assert table.root not in page
+    assert "file://" not in page
+    parsed = parse(page)
+    # nothing is loaded from elsewhere and nothing runs
+    assert parsed.tags["script"] == parsed.tags["link"] == parsed.tags["img"] == 0
+    assert "src=" not in page
+    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+    assert "https://" not in page
+
+
+def test_back_link_is_optional_and_escaped(catalog: Catalog) -> None:
+    table = make_table(catalog, writes=1)
+    assert 'class="back"' not in render_table_html("db.t", table)
+    page = render_table_html("db.t", table, back_href='../"x"')
+    assert '<a class="back" href="../&quot;x&quot;">all tables</a>' in page
+
+
+def test_empty_table(catalog: Catalog) -> None:
+    table = catalog.create_table(
+        "db.e", schema=SCHEMA, primary_keys=["dt", "id"], options={"bucket": "1"}
+    )
+    page = render_table_html("db.e", table)
+    parsed = parse(page)
+    assert parsed.buckets == [] and parsed.snapshots == []
+    assert "No snapshots yet." in page
+
+
+@pytest.mark.parametrize("recent", [1, 2])
+def test_unpartitioned_table(catalog: Catalog, recent: int) -> None:
+    table = catalog.create_table(
+        "db.u", schema=SCHEMA, primary_keys=["id"], options={"bucket": "3", "write-only": "true"}
+    )
+    table.write(rows(60, "a", "x"))
+    table.write(rows(60, "a", "y"))
+    parsed = parse(render_table_html("db.u", table, recent_snapshots=recent))
+    splits = table.splits()
+    assert {(g["data-partition"], g["data-bucket"]) for g in parsed.buckets} == {
+        ("", str(s.bucket)) for s in splits
+    }
+    assert sum(len(g["levels"]) for g in parsed.buckets) == sum(len(s.files) for s in splits)
+    assert len(parsed.snapshots) == recent
+
+
+def test_index_page_escapes_and_links() -> None:
+    page = render_index_html(
+        [("c1", "db.a", "tables/c1/db/a"), ("c1", 'db.<b>"', "tables/c1/db/%3Cb%3E")],
+        notes={"c2": "connection <unavailable>"},
+    )
+    assert '<a class="table" href="tables/c1/db/a">db.a</a>' in page
+    assert "db.&lt;b&gt;&quot;" in page and '<b>"' not in page
+    assert "connection &lt;unavailable&gt;" in page
+    assert 'data-conn-id="c2"' in page
+
+
+def test_message_page_escapes() -> None:
+    page = render_message_html("Not found", "no table '<x>'")
+    assert "<h1>Not found</h1>" in page
+    assert "no table &#x27;&lt;x&gt;&#x27;" in page
