@@ -21,6 +21,7 @@ worker or the scheduler stays cheap.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 from typing import Annotated, Any
@@ -80,7 +81,17 @@ async def authenticated_user(
     ``_token`` cookie); raises 401 when there is no credential and 403 for an invalid one."""
     from airflow.api_fastapi.core_api.security import get_user
 
-    return await get_user(request, _oauth_token=None, bearer_credentials=bearer_credentials)
+    # bind by role, not by name: the OAuth parameter is `oauth_token` in Airflow 3.3.1 and
+    # `_oauth_token` in 3.3.2 (it only documents the login form; the bearer carries the token)
+    kwargs: dict[str, Any] = {}
+    for name, param in inspect.signature(get_user).parameters.items():
+        if name == "request":
+            kwargs[name] = request
+        elif name == "bearer_credentials":
+            kwargs[name] = bearer_credentials
+        elif param.default is not inspect.Parameter.empty:
+            kwargs[name] = None
+    return await get_user(**kwargs)
 
 
 def configured_conn_ids() -> list[str]:
