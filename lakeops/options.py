@@ -135,6 +135,16 @@ class TableOptions:
                     f"option 'rowkind.field' column {rowkind!r} must be a "
                     "STRING column holding '+I', '-U', '+U' or '-D'"
                 )
+        if bucket == -1 and o.get("bucket-key"):
+            raise ConfigurationError(
+                "option 'bucket-key' cannot be used in dynamic bucket mode (bucket = -1), where "
+                "keys are placed by the trimmed primary key; remove it or set a bucket count"
+            )
+        if bucket == -1 and schema.cross_partition_update and seq:
+            raise ConfigurationError(
+                "option 'sequence.field' cannot be used when the primary key does not contain "
+                "every partition field (cross-partition upsert, as in Paimon)"
+            )
         for k in schema.bucket_keys:
             if k not in schema.trimmed_primary_keys:
                 raise ConfigurationError(
@@ -183,15 +193,10 @@ class TableOptions:
 
     def require_supported(self) -> None:
         """Raise :class:`UnsupportedFeatureError` for modes this version cannot write/read."""
-        if self.bucket < 0:
-            mode = (
-                "dynamic bucket mode (bucket = -1, Paimon's default)"
-                if self.bucket == -1
-                else "postpone bucket mode (bucket = -2)"
-            )
+        if self.bucket == -2:
             raise UnsupportedFeatureError(
-                f"{mode} is not supported yet; create the table with a fixed bucket count, "
-                "e.g. options={'bucket': '4'}"
+                "postpone bucket mode (bucket = -2) is not supported yet; create the table with "
+                "a fixed bucket count (e.g. options={'bucket': '4'}) or dynamic buckets (-1)"
             )
         if self.merge_engine not in IMPLEMENTED_ENGINES:
             raise UnsupportedFeatureError(

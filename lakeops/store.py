@@ -10,9 +10,18 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable
 
+import numpy as np
+
 from lakeops.errors import CorruptTableError, TableNotFoundError
 from lakeops.io.file_io import FileIO, join
 from lakeops.spec import paths
+from lakeops.spec.index_manifest import (
+    HASH_INDEX,
+    IndexFileMeta,
+    IndexManifestEntry,
+    decode_hashes,
+    read_index_manifest,
+)
 from lakeops.spec.manifest import (
     FileKind,
     ManifestEntry,
@@ -48,6 +57,7 @@ class TableStore:
         self.file_io = file_io
         self.root = root
         self._manifest_cache: OrderedDict[str, list[ManifestEntry]] = OrderedDict()
+        self._index_cache: dict[str, list[IndexManifestEntry]] = {}
 
     def path(self, relative: str) -> str:
         return join(self.root, relative)
@@ -181,6 +191,23 @@ class TableStore:
             for e in self.manifest(m.file_name)
             if e.kind == FileKind.ADD
         ]
+
+    def index_entries(self, snapshot: Snapshot | None) -> list[IndexManifestEntry]:
+        """The live index files of ``snapshot`` (its index manifest; [] if it has none)."""
+        if snapshot is None or not snapshot.index_manifest:
+            return []
+        name = snapshot.index_manifest
+        if name not in self._index_cache:
+            data = self.file_io.read_bytes(self.path(paths.manifest_path(name)))
+            self._index_cache[name] = read_index_manifest(data)
+        return self._index_cache[name]
+
+    def hash_index(self, meta: IndexFileMeta) -> np.ndarray:
+        """The int32 key hashes of a HASH index file."""
+        if meta.index_type != HASH_INDEX:
+            raise CorruptTableError(f"{meta.file_name} is a {meta.index_type} index, not HASH")
+        name = meta.file_name
+        return decode_hashes(self.file_io.read_bytes(self.path(paths.index_path(name))), name)
 
     def live_entries(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
         """Every data file live in ``snapshot`` (ADD entries that were not deleted)."""

@@ -84,9 +84,13 @@ class Table:
         return self.schema.arrow_schema()
 
     # -------------------------------------------------------------------- write
-    def new_write(self) -> TableWrite:
-        """A two-phase writer: ``write`` batches, then ``prepare_commit`` → :meth:`commit`."""
-        return TableWrite(self.store, self.schema, self.options)
+    def new_write(self, *, overwrite: bool = False) -> TableWrite:
+        """A two-phase writer: ``write`` batches, then ``prepare_commit`` → :meth:`commit`.
+
+        ``overwrite=True`` prepares messages for ``commit(..., overwrite=…)``: the writer
+        ignores the table's current files and (dynamic buckets) its key index, as Paimon's
+        overwrite does, so its rows must only go to the partitions being overwritten."""
+        return TableWrite(self.store, self.schema, self.options, ignore_previous=overwrite)
 
     def commit(
         self,

@@ -85,9 +85,14 @@ def test_bad_configuration_writes_nothing(
     assert not (warehouse / "db.db" / "bad").exists()
 
 
-def test_dynamic_bucket_is_refused_clearly(catalog: Catalog) -> None:
-    with pytest.raises(UnsupportedFeatureError, match="options=\\{'bucket': '4'\\}"):
-        catalog.create_table("db.dyn", schema=SCHEMA, primary_keys=["id"])
+def test_postpone_bucket_is_refused_clearly(catalog: Catalog) -> None:
+    with pytest.raises(UnsupportedFeatureError, match="postpone bucket mode"):
+        catalog.create_table("db.pp", schema=SCHEMA, primary_keys=["id"], options={"bucket": "-2"})
+
+
+def test_dynamic_bucket_is_the_default(catalog: Catalog) -> None:
+    table = catalog.create_table("db.dyn", schema=SCHEMA, primary_keys=["id"])
+    assert table.options.bucket == -1
 
 
 def test_errors_share_one_root() -> None:

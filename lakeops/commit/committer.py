@@ -25,6 +25,7 @@ from lakeops.errors import CommitConflictError
 from lakeops.options import TableOptions
 from lakeops.spec import paths
 from lakeops.spec.data_file import SimpleStats
+from lakeops.spec.index_manifest import IndexManifestEntry, combine, write_index_manifest
 from lakeops.spec.manifest import (
     FileKind,
     ManifestEntry,
@@ -146,19 +147,36 @@ class Committer:
             FileKind.ADD, "compact_after"
         )
         compact_changelog = entries(FileKind.ADD, "compact_changelog_files")
+        index_changes = [
+            IndexManifestEntry(FileKind.ADD, m.partition, m.bucket, f)
+            for m in messages
+            for f in m.new_index_files
+        ]
         snapshot = None
         if overwrite is not None:  # Paimon's OVERWRITE: replace the live files, then add
-            live = self.store.live_entries(self.store.latest_snapshot())
+            latest = self.store.latest_snapshot()
+            live = self.store.live_entries(latest)
             replaced = [
                 ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
                 for e in live
                 if overwrite(e.partition)
             ]
+            dropped_indexes = [  # the overwritten partitions' index files go too
+                IndexManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.file)
+                for e in self.store.index_entries(latest)
+                if overwrite(e.partition)
+            ]
             snapshot = self.commit_entries(
-                replaced + appends, "OVERWRITE", commit_identifier, append_changelog
+                replaced + appends,
+                "OVERWRITE",
+                commit_identifier,
+                append_changelog,
+                dropped_indexes + index_changes,
             )
-        elif appends or append_changelog:
-            snapshot = self.commit_entries(appends, "APPEND", commit_identifier, append_changelog)
+        elif appends or append_changelog or index_changes:
+            snapshot = self.commit_entries(
+                appends, "APPEND", commit_identifier, append_changelog, index_changes
+            )
         if compacts or compact_changelog:
             try:
                 snapshot = self.commit_entries(
@@ -176,8 +194,11 @@ class Committer:
         commit_kind: str,
         commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
         changelog: Sequence[ManifestEntry] = (),
+        index_changes: Sequence[IndexManifestEntry] = (),
     ) -> Snapshot:
-        """Publish one snapshot of ``entries`` and ``changelog`` (see the module docstring)."""
+        """Publish one snapshot of ``entries`` and ``changelog`` (see the module docstring).
+        The snapshot inherits its predecessor's index manifest, or one with ``index_changes``
+        folded in."""
         fio = self.store.file_io
         written = [self._write_manifest(entries)] if entries else []
         changelog_meta = self._write_manifest(changelog) if changelog else None
@@ -203,6 +224,11 @@ class Committer:
             base_name, base_size = self._write_list(base_metas)
             delta_name, delta_size = self._write_list(written)
             lists = [base_name, delta_name]
+            index_name = latest.index_manifest if latest else None
+            if index_changes:
+                index_name = self._write_index_manifest(latest, index_changes)
+                if index_name is not None:
+                    lists.append(index_name)
             changelog_name = changelog_size = None
             if changelog_meta is not None:
                 changelog_name, changelog_size = self._write_list([changelog_meta])
@@ -225,6 +251,7 @@ class Committer:
                 changelog_record_count=sum(e.file.row_count for e in changelog)
                 if changelog_meta is not None
                 else None,
+                index_manifest=index_name,
             )
             path = self.store.path(paths.snapshot_path(snapshot.id))
             if fio.publish_exclusive(path, snapshot.to_json().encode()):
@@ -245,6 +272,18 @@ class Committer:
             f"could not publish a snapshot of {self.store.root} after {attempts + 1} attempts: "
             "other writers kept committing first; retry later or raise 'commit.max-retries'"
         )
+
+    def _write_index_manifest(
+        self, latest: Snapshot | None, changes: Sequence[IndexManifestEntry]
+    ) -> str | None:
+        """The new index manifest (None when no index file stays live)."""
+        live = combine(self.store.index_entries(latest), changes)
+        if not live:
+            return None
+        name = paths.index_manifest_name()
+        data = write_index_manifest(live)
+        self.store.file_io.write_bytes(self.store.path(paths.manifest_path(name)), data)
+        return name
 
     def _check_deletes(self, latest: Snapshot | None, entries: Sequence[ManifestEntry]) -> None:
         deletes = [e for e in entries if e.kind == FileKind.DELETE]

@@ -240,6 +240,24 @@ def _expire_range(
                     fio.delete(store.path(paths.manifest_path(name)))
                     retained.add(name)  # deleted once
                     result.manifests_deleted += 1
+    # 3b. index manifests and hash index files (dynamic buckets) no retained snapshot uses
+    kept_index: set[str] = set()
+    for s in keep:
+        if s.index_manifest:
+            kept_index.add(s.index_manifest)
+            kept_index.update(e.file.file_name for e in store.index_entries(s))
+    for sid in range(first, end):
+        snap = snapshots[sid]
+        if not snap.index_manifest or snap.index_manifest in kept_index:
+            continue
+        for index_entry in store.index_entries(snap):
+            name = index_entry.file.file_name
+            if name not in kept_index:
+                fio.delete(store.path(paths.index_path(name)))
+                kept_index.add(name)  # deleted once
+        fio.delete(store.path(paths.manifest_path(snap.index_manifest)))
+        kept_index.add(snap.index_manifest)
+        result.manifests_deleted += 1
     # 4. move EARLIEST, then delete the snapshot files oldest first
     fio.overwrite_atomic(store.path(paths.EARLIEST_HINT), str(end).encode())
     for sid in range(first, end):

@@ -45,6 +45,9 @@ def _snapshot_files(store: TableStore, snapshot: Snapshot) -> set[str]:
         for meta in store.manifest_list(lst):
             names.add(meta.file_name)
             names.update(e.file.file_name for e in store.manifest(meta.file_name))
+    if snapshot.index_manifest:  # dynamic-bucket hash indexes
+        names.add(snapshot.index_manifest)
+        names.update(e.file.file_name for e in store.index_entries(snapshot))
     return names
 
 

@@ -62,11 +62,22 @@ def lookup(
         raise DataValidationError("lookup keys contain nulls; primary keys are never null")
     reader = KeyValueReader(store.file_io, schema)
     trimmed = schema.trimmed_primary_keys
-    buckets = assign_buckets(
-        [keys.column(k) for k in schema.bucket_keys],
-        schema.types_of(schema.bucket_keys),
-        options.bucket,
+    live = store.live_entries(store.latest_snapshot())
+    fixed = options.bucket > 0
+    buckets = (
+        assign_buckets(
+            [keys.column(k) for k in schema.bucket_keys],
+            schema.types_of(schema.bucket_keys),
+            options.bucket,
+        )
+        if fixed
+        else None
     )
+    # dynamic buckets: a key may be in any bucket of its partition (key ranges prune files)
+    partition_buckets: dict[bytes, set[int]] = {}
+    if not fixed:
+        for e in live:
+            partition_buckets.setdefault(e.partition, set()).add(e.bucket)
     part_types = schema.types_of(schema.partition_keys)
     wanted: dict[tuple[bytes, int], list[int]] = {}
     part_values: dict[bytes, tuple[Any, ...]] = {}
@@ -77,9 +88,12 @@ def lookup(
     ):
         pbytes = binary_row.serialize(list(row), part_types)
         part_values[pbytes] = tuple(row)
-        wanted.setdefault((pbytes, int(buckets[i])), []).append(i)
+        for bucket in (
+            [int(buckets[i])] if buckets is not None else partition_buckets.get(pbytes, ())
+        ):
+            wanted.setdefault((pbytes, bucket), []).append(i)
     files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
-    for e in store.live_entries(store.latest_snapshot()):
+    for e in live:
         if e.file.level >= levels_from and (e.partition, e.bucket) in wanted:
             files.setdefault((e.partition, e.bucket), []).append(e.file)
     value_cols = [

@@ -138,7 +138,7 @@ class LakeopsWriter(DataSourceArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
         table = open_table(self.options)
-        writer = table.new_write()
+        writer = table.new_write(overwrite=self.overwrite)
         pending: list[pa.RecordBatch] = []
         rows = 0
         try:

@@ -25,6 +25,9 @@ __all__ = [
     "data_file_name",
     "escape_path_name",
     "manifest_name",
+    "index_file_name",
+    "index_manifest_name",
+    "index_path",
     "manifest_list_name",
     "partition_dir",
     "partition_value_string",
@@ -37,6 +40,7 @@ SNAPSHOT_DIR = "snapshot"
 SCHEMA_DIR = "schema"
 MANIFEST_DIR = "manifest"
 CHANGELOG_DIR = "changelog"
+INDEX_DIR = "index"
 LATEST_HINT = f"{SNAPSHOT_DIR}/LATEST"
 EARLIEST_HINT = f"{SNAPSHOT_DIR}/EARLIEST"
 
@@ -100,6 +104,20 @@ def manifest_name(n: int = 0) -> str:
 
 def manifest_list_name(n: int = 0) -> str:
     return _unique("manifest-list", n)
+
+
+def index_manifest_name(n: int = 0) -> str:
+    """``index-manifest-<uuid>-<n>`` (in ``manifest/``)."""
+    return _unique("index-manifest", n)
+
+
+def index_file_name(n: int = 0) -> str:
+    """``index-<uuid>-<n>`` (a dynamic-bucket hash index, in ``index/``)."""
+    return _unique("index", n)
+
+
+def index_path(name: str) -> str:
+    return f"{INDEX_DIR}/{name}"
 
 
 def schema_path(schema_id: int) -> str:

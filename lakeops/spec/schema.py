@@ -126,6 +126,14 @@ class TableSchema:
         return [k for k in self.primary_keys if k not in self.partition_keys]
 
     @property
+    def cross_partition_update(self) -> bool:
+        """Whether a key can move between partitions: the table is partitioned and its primary
+        key does not contain every partition field."""
+        return bool(self.primary_keys and self.partition_keys) and not set(
+            self.partition_keys
+        ) <= set(self.primary_keys)
+
+    @property
     def bucket_keys(self) -> list[str]:
         """``bucket-key`` if set, else the trimmed primary key."""
         opt = self.options.get("bucket-key")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lakeops.spec.data_file import DataFileMeta
+from lakeops.spec.index_manifest import IndexFileMeta
 
 __all__ = ["CommitMessage"]
 
@@ -23,6 +24,8 @@ class CommitMessage:
         changelog_files: changelog of the new data (``changelog-producer=input``).
         compact_changelog_files: changelog a compaction produced (``lookup`` /
             ``full-compaction`` producers).
+        new_index_files: the bucket's new complete HASH index file (dynamic-bucket tables),
+            replacing its previous one when committed.
     """
 
     partition: bytes
@@ -33,6 +36,7 @@ class CommitMessage:
     compact_after: tuple[DataFileMeta, ...] = ()
     changelog_files: tuple[DataFileMeta, ...] = ()
     compact_changelog_files: tuple[DataFileMeta, ...] = ()
+    new_index_files: tuple[IndexFileMeta, ...] = ()
 
     @property
     def is_empty(self) -> bool:
@@ -42,4 +46,5 @@ class CommitMessage:
             or self.compact_after
             or self.changelog_files
             or self.compact_changelog_files
+            or self.new_index_files
         )

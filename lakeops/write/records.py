@@ -18,7 +18,12 @@ from lakeops.options import TableOptions
 from lakeops.spec.kv import KIND, ROW_KINDS, RowKind
 from lakeops.spec.schema import TableSchema
 
-__all__ = ["to_records"]
+__all__ = ["BUCKET_COLUMN", "KIND_COLUMN", "to_records"]
+
+#: optional input columns set by an upstream assigner (Spark) for dynamic-bucket tables: the
+#: bucket of each row, and its row kind (int8; retractions of moved keys are ``-D``)
+BUCKET_COLUMN = "__lakeops_bucket"
+KIND_COLUMN = "__lakeops_kind"
 
 
 def _as_table(data: pa.Table | pa.RecordBatch) -> pa.Table:

@@ -22,7 +22,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeops.bucket.hashing import assign_buckets
+from lakeops.bucket.cross_partition import GlobalIndex
+from lakeops.bucket.dynamic import DynamicBucketOptions, PartitionIndex
+from lakeops.bucket.hashing import assign_buckets, hash_rows
 from lakeops.changelog.lookup_cache import RowGroupCache
 from lakeops.changelog.options import ChangelogOptions
 from lakeops.compact.expire import RecordExpiry
@@ -35,14 +37,16 @@ from lakeops.io.file_io import FileIO, join
 from lakeops.merge import create_merge_engine, merge_sorted, sort_records
 from lakeops.merge.ordering import as_table
 from lakeops.options import TableOptions
+from lakeops.read.merge_read import SplitReader
 from lakeops.spec import binary_row, paths
 from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.kv import SEQ
+from lakeops.spec.index_manifest import HASH_INDEX, IndexFileMeta, encode_hashes
+from lakeops.spec.kv import KIND, SEQ
 from lakeops.spec.schema import TableSchema
 from lakeops.store import TableStore
 from lakeops.write.commit_message import CommitMessage
 from lakeops.write.file_writer import KeyValueFileWriter
-from lakeops.write.records import to_records
+from lakeops.write.records import BUCKET_COLUMN, KIND_COLUMN, to_records
 
 __all__ = ["TableWrite", "WriteInput"]
 
@@ -76,6 +80,8 @@ class _BucketBuffer:
     compact_written: list[str] = field(default_factory=list)
     changelog: list[DataFileMeta] = field(default_factory=list)
     compact_changelog: list[DataFileMeta] = field(default_factory=list)
+    key_hashes: list[np.ndarray] = field(default_factory=list)  # dynamic buckets: hash index
+    index_written: list[str] = field(default_factory=list)
 
     def apply(self, result: CompactResult, file_io: FileIO) -> None:
         """Fold a compaction result into the bucket's state and its pending commit."""
@@ -105,7 +111,14 @@ class TableWrite:
         >>> table.commit(writer.prepare_commit()) # doctest: +SKIP
     """
 
-    def __init__(self, store: TableStore, schema: TableSchema, options: TableOptions) -> None:
+    def __init__(
+        self,
+        store: TableStore,
+        schema: TableSchema,
+        options: TableOptions,
+        *,
+        ignore_previous: bool = False,
+    ) -> None:
         self.store = store
         self.schema = schema
         self.options = options
@@ -119,6 +132,12 @@ class TableWrite:
         self._buffers: dict[tuple[bytes, int], _BucketBuffer] = {}
         self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
         self._closed = False
+        # the snapshot this write builds on (none for an overwrite, which replaces it)
+        self._base = None if ignore_previous else store.latest_snapshot()
+        self.dynamic = DynamicBucketOptions.from_schema(schema) if options.bucket == -1 else None
+        self.cross_partition = options.bucket == -1 and schema.cross_partition_update
+        self._partition_indexes: dict[bytes, PartitionIndex] = {}
+        self._global_index: GlobalIndex | None = None
 
     # -------------------------------------------------------------------- input
     def write(self, data: WriteInput) -> None:
@@ -135,7 +154,11 @@ class TableWrite:
             self._write_table(part)
 
     def _write_table(self, data: pa.Table | pa.RecordBatch) -> None:
-        records = self.engine.prepare(to_records(data, self.schema, self.options))
+        data = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
+        if isinstance(data, pa.Table) and BUCKET_COLUMN in data.column_names:
+            records = self._assigned_records(data)
+        else:
+            records = self.engine.prepare(to_records(data, self.schema, self.options))
         if records.num_rows == 0:
             return
         # route in slices no larger than half the buffer, so a huge input still flushes in time
@@ -146,6 +169,25 @@ class TableWrite:
             self._route(records.slice(start, rows_per_slice))
             if sum(b.nbytes for b in self._buffers.values()) > self.options.write_buffer_size:
                 self.flush()
+
+    def _assigned_records(self, data: pa.Table) -> pa.Table:
+        """Input whose buckets (and retraction kinds) were assigned upstream, by a Spark
+        assigner stage that already validated it and applied the engine's ``prepare``."""
+        if self.options.bucket != -1:
+            raise LakeopsError(
+                f"column {BUCKET_COLUMN!r} (pre-assigned buckets) is only accepted by "
+                "dynamic-bucket tables"
+            )
+        buckets = data.column(BUCKET_COLUMN)
+        kinds = data.column(KIND_COLUMN) if KIND_COLUMN in data.column_names else None
+        data = data.drop_columns(
+            [c for c in (BUCKET_COLUMN, KIND_COLUMN) if c in data.column_names]
+        )
+        records = to_records(data, self.schema, self.options)
+        if kinds is not None:
+            idx = records.schema.get_field_index(KIND)
+            records = records.set_column(idx, records.schema.field(KIND), kinds.cast(pa.int8()))
+        return records.append_column(BUCKET_COLUMN, buckets.cast(pa.int32()))
 
     def _partition_ids(self, records: pa.Table) -> np.ndarray:
         """A dense id per distinct partition value combination."""
@@ -162,13 +204,12 @@ class TableWrite:
         return inverse.reshape(-1).astype(np.int64)
 
     def _route(self, records: pa.Table) -> None:
-        buckets = assign_buckets(
-            [records.column(k) for k in self.schema.bucket_keys],
-            self.bucket_key_types,
-            self.options.bucket,
-        )
+        records, buckets, hashes = self._assign(records)
+        if records.num_rows == 0:
+            return
         part_ids = self._partition_ids(records)
-        group = part_ids * self.options.bucket + buckets
+        width = int(buckets.max()) + 1 if len(buckets) else 1
+        group = part_ids * width + buckets
         if len(group) and group.max() < 2**31:
             group = group.astype(np.int32)  # argsort on narrow ints is several times faster
         order = np.argsort(group, kind="stable")
@@ -181,7 +222,81 @@ class TableWrite:
             part = routed.slice(int(lo), int(hi - lo))
             bucket = int(buckets[order[lo]])
             values = tuple(part.column(k)[0].as_py() for k in self.schema.partition_keys)
-            self._append(values, bucket, part)
+            buf = self._append(values, bucket, part)
+            if hashes is not None:
+                buf.key_hashes.append(hashes[order[lo:hi]])
+
+    def _key_hashes(self, records: pa.Table) -> np.ndarray:
+        return hash_rows(
+            [records.column(k) for k in self.schema.bucket_keys], self.bucket_key_types
+        )
+
+    def _assign(self, records: pa.Table) -> tuple[pa.Table, np.ndarray, np.ndarray | None]:
+        """The bucket of every record (fixed hash, dynamic assigner, the global index of
+        cross-partition tables, or assigned upstream) and, for dynamic buckets, the key hashes
+        the hash index must record. Cross-partition tables may drop, move or add (retraction)
+        records."""
+        if BUCKET_COLUMN in records.column_names:
+            buckets = records.column(BUCKET_COLUMN).to_numpy().astype(np.int32)
+            records = records.drop_columns([BUCKET_COLUMN])
+            hashes = None if self.cross_partition else self._key_hashes(records)
+            return records, buckets, hashes
+        if self.options.bucket > 0:
+            buckets = assign_buckets(
+                [records.column(k) for k in self.schema.bucket_keys],
+                self.bucket_key_types,
+                self.options.bucket,
+            )
+            return records, buckets, None
+        if self.cross_partition:
+            records, buckets = self._cross_partition_index().resolve(records)
+            return records, buckets, None
+        hashes = self._key_hashes(records)
+        buckets = np.empty(records.num_rows, dtype=np.int32)
+        part_ids = self._partition_ids(records)
+        for pid in np.unique(part_ids):
+            rows = np.flatnonzero(part_ids == pid)
+            values = [records.column(k)[int(rows[0])].as_py() for k in self.schema.partition_keys]
+            buckets[rows] = self._partition_index(values).assign(hashes[rows])
+        return records, buckets, hashes
+
+    def _partition_index(self, values: list[object]) -> PartitionIndex:
+        """The dynamic-bucket assigner state of a partition (one assigner: owns every id)."""
+        pbytes = binary_row.serialize(values, self.partition_types)
+        index = self._partition_indexes.get(pbytes)
+        if index is None:
+            assert self.dynamic is not None
+            entries = [e for e in self.store.index_entries(self._base) if e.partition == pbytes]
+            index = PartitionIndex.load(
+                entries,
+                lambda e: self.store.hash_index(e.file),
+                partition_hash=0,
+                num_channels=1,
+                num_assigners=1,
+                assign_id=0,
+                target_row_num=self.dynamic.target_row_num,
+                max_buckets=self.dynamic.max_buckets,
+            )
+            self._partition_indexes[pbytes] = index
+        return index
+
+    def _cross_partition_index(self) -> GlobalIndex:
+        """The global key index, bootstrapped from the base snapshot on first use (as Paimon,
+        once per write job)."""
+        if self._global_index is None:
+            assert self.dynamic is not None
+            index = GlobalIndex(self.schema, self.engine.name, self.dynamic.target_row_num)
+            index.bootstrap(
+                self.store,
+                SplitReader(
+                    self.store.file_io, self.store.root, self.schema, self.options, self.engine
+                ),
+                self._base,
+                parallelism=self.dynamic.bootstrap_parallelism,
+                ttl_ms=self.dynamic.index_ttl_ms,
+            )
+            self._global_index = index
+        return self._global_index
 
     def _buffer(self, partition: tuple[object, ...], bucket: int) -> _BucketBuffer:
         pbytes = binary_row.serialize(list(partition), self.partition_types)
@@ -229,17 +344,20 @@ class TableWrite:
         """The bucket's live files in the latest snapshot (read once per writer)."""
         if self._restored is None:
             self._restored = {}
-            for e in self.store.live_entries(self.store.latest_snapshot()):
+            for e in self.store.live_entries(self._base):
                 self._restored.setdefault((e.partition, e.bucket), []).append(e.file)
         return self._restored.get((partition, bucket), [])
 
-    def _append(self, partition: tuple[object, ...], bucket: int, records: pa.Table) -> None:
+    def _append(
+        self, partition: tuple[object, ...], bucket: int, records: pa.Table
+    ) -> _BucketBuffer:
         buf = self._buffer(partition, bucket)
         n = records.num_rows
         seq = pa.array(np.arange(buf.next_sequence, buf.next_sequence + n, dtype=np.int64))
         buf.next_sequence += n
         buf.batches.append(records.append_column(pa.field(SEQ, pa.int64(), False), seq))
         buf.nbytes += records.nbytes
+        return buf
 
     # -------------------------------------------------------------------- flush
     def flush(self) -> None:
@@ -296,10 +414,33 @@ class TableWrite:
                 tuple(buf.compact_after.values()),
                 tuple(buf.changelog),
                 tuple(buf.compact_changelog),
+                self._hash_index(buf),
             )
             for buf in self._buffers.values()
         ]
         return [m for m in messages if not m.is_empty]
+
+    def _hash_index(self, buf: _BucketBuffer) -> tuple[IndexFileMeta, ...]:
+        """Dynamic buckets: the bucket's new complete HASH index file, if it gained hashes."""
+        if not buf.key_hashes or self.cross_partition:
+            return ()
+        old = [
+            self.store.hash_index(e.file)
+            for e in self.store.index_entries(self._base)
+            if e.partition == buf.partition_bytes
+            and e.bucket == buf.bucket
+            and e.file.index_type == HASH_INDEX
+        ]
+        before = np.unique(np.concatenate(old)) if old else np.zeros(0, np.int32)
+        after = np.union1d(before, np.concatenate(buf.key_hashes))
+        buf.key_hashes = []
+        if len(after) == len(before):
+            return ()
+        data = encode_hashes(after)
+        name = paths.index_file_name()
+        self.store.file_io.write_bytes(self.store.path(paths.index_path(name)), data)
+        buf.index_written.append(self.store.path(paths.index_path(name)))
+        return (IndexFileMeta(HASH_INDEX, name, len(data), len(after)),)
 
     def _full_compaction_due(self) -> bool:
         """``changelog-producer=full-compaction``: full-compact every
@@ -323,7 +464,7 @@ class TableWrite:
         """Delete every file written by this writer; nothing of it will be committed."""
         for buf in self._buffers.values():
             buf.writer.abort()
-            for path in buf.compact_written:
+            for path in [*buf.compact_written, *buf.index_written]:
                 self.store.file_io.delete(path)
             buf.batches, buf.files, buf.compact_written = [], [], []
             buf.changelog, buf.compact_changelog = [], []

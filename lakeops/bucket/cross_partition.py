@@ -1,0 +1,298 @@
+"""Cross-partition upserts: a global key index ``primary key -> (partition, bucket)``.
+
+When the primary key does not contain every partition field (and ``bucket = -1``), a key may
+move between partitions. Paimon keeps the table free of duplicates with a global index, rebuilt
+from the table at every write job (nothing about it is stored in the table), and resolves each
+key that arrives in a partition other than the one holding it by the merge engine:
+
+* ``deduplicate`` — delete the old row (a ``-D`` record into its old partition and bucket), then
+  insert into the new partition; the key ends where its last record says;
+* ``first-row`` — keep the old row, drop the new records;
+* ``partial-update`` / ``aggregation`` — merge the new records into the old row: they are
+  written into the old partition and bucket (their partition fields rewritten).
+
+A key seen for the first time goes to the partition of its last (deduplicate) or first (the
+others) record in the batch, into a bucket of that partition chosen as in dynamic bucket mode
+(fill the lowest non-full bucket up to ``dynamic-bucket.target-row-num``, else open the lowest
+free id).
+
+The index is columnar — an Arrow table of the key columns plus int32 partition id and bucket —
+so tens of millions of keys cost bytes per key, not Python objects. Lookups are Arrow hash joins.
+It is bootstrapped from the latest snapshot by reading only the key columns of every split (all
+levels, merged, so deleted keys are absent), ``cross-partition-upsert.bootstrap-parallelism``
+splits at a time; splits whose files are all older than ``cross-partition-upsert.index-ttl``
+are skipped (as in Paimon, at the risk of duplicates for such old keys).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from lakeops.bucket.dynamic import fill_buckets
+from lakeops.read.merge_read import SplitReader
+from lakeops.read.scan import Split
+from lakeops.spec import binary_row
+from lakeops.spec.kv import KIND, RowKind
+from lakeops.spec.schema import TableSchema
+from lakeops.spec.snapshot import Snapshot
+from lakeops.store import TableStore
+
+__all__ = ["GlobalIndex"]
+
+_PART = "__lakeops_part"
+_BUCKET = "__lakeops_bucket"
+_ROW = "__lakeops_row"
+_GROUP = "__lakeops_group"
+
+
+class GlobalIndex:
+    """Key -> (partition, bucket) of one table, updated as batches are resolved.
+
+    Args:
+        schema: the table schema (primary key, partition keys).
+        merge_engine: ``deduplicate`` | ``first-row`` | ``partial-update`` | ``aggregation``.
+        target_row_num: ``dynamic-bucket.target-row-num``.
+        owns: which bucket ids this assigner may open (all, in-process).
+    """
+
+    def __init__(
+        self,
+        schema: TableSchema,
+        merge_engine: str,
+        target_row_num: int,
+        owns: Callable[[int], bool] = lambda _: True,
+    ) -> None:
+        self.schema = schema
+        self.engine = merge_engine
+        self.keys = list(schema.primary_keys)
+        self.partition_keys = list(schema.partition_keys)
+        self.partition_types = schema.types_of(self.partition_keys)
+        self.target = target_row_num
+        self.owns = owns
+        self._part_ids: dict[tuple[Any, ...], int] = {}
+        self._part_values: list[tuple[Any, ...]] = []
+        self.counts: dict[int, dict[int, int]] = {}  # partition id -> bucket -> keys
+        arrow = schema.arrow_schema()
+        self._key_schema = pa.schema([arrow.field(k) for k in self.keys])
+        self.table = self._empty()
+        self._index_schema = self.table.schema
+
+    def _empty(self) -> pa.Table:
+        return (
+            self._key_schema.empty_table()
+            .append_column(pa.field(_PART, pa.int32(), False), pa.array([], pa.int32()))
+            .append_column(pa.field(_BUCKET, pa.int32(), False), pa.array([], pa.int32()))
+        )
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    def partition_id(self, values: tuple[Any, ...]) -> int:
+        pid = self._part_ids.get(values)
+        if pid is None:
+            pid = len(self._part_values)
+            self._part_ids[values] = pid
+            self._part_values.append(values)
+            self.counts[pid] = {}
+        return pid
+
+    # ---------------------------------------------------------------- bootstrap
+    def bootstrap(
+        self,
+        store: TableStore,
+        reader: SplitReader,
+        snapshot: Snapshot | None,
+        *,
+        parallelism: int = 10,
+        ttl_ms: int | None = None,
+        keep: Callable[[int, Sequence[Any]], np.ndarray] | None = None,
+    ) -> None:
+        """Load every live key of ``snapshot``. ``keep(bucket, key columns)`` may select the
+        keys this assigner is responsible for (a parallel assigner keeps only its own)."""
+        groups: dict[tuple[bytes, int], list[Any]] = {}
+        for e in store.live_entries(snapshot):
+            groups.setdefault((e.partition, e.bucket), []).append(e.file)
+        now = time.time() * 1000
+        splits = []
+        for (pbytes, bucket), files in sorted(groups.items()):
+            if ttl_ms is not None and all(
+                (f.creation_time_millis or now) + ttl_ms < now for f in files
+            ):
+                continue
+            partition = binary_row.deserialize(pbytes, self.partition_types)
+            splits.append(Split(partition, pbytes, bucket, tuple(files)))
+        trimmed = self.schema.trimmed_primary_keys
+
+        def load(split: Split) -> pa.Table:
+            keys = reader.read(split, trimmed)
+            columns = []
+            values = dict(zip(self.partition_keys, split.partition, strict=True))
+            for k in self.keys:
+                if k in values:
+                    field = self._key_schema.field(k)
+                    columns.append(pa.array([values[k]] * keys.num_rows, field.type))
+                else:
+                    columns.append(keys.column(k))
+            table = pa.table(columns, schema=self._key_schema)
+            if keep is not None:
+                table = table.filter(pa.array(keep(split.bucket, columns)))
+            return table
+
+        with ThreadPoolExecutor(max(1, min(parallelism, len(splits) or 1))) as pool:
+            loaded = list(pool.map(load, splits))
+        parts = []
+        for split, keys in zip(splits, loaded, strict=True):
+            if keys.num_rows == 0:
+                continue
+            pid = self.partition_id(tuple(split.partition))
+            counts = self.counts[pid]
+            counts[split.bucket] = counts.get(split.bucket, 0) + keys.num_rows
+            n = keys.num_rows
+            parts.append(
+                keys.append_column(
+                    pa.field(_PART, pa.int32(), False), pa.array(np.full(n, pid, np.int32))
+                ).append_column(
+                    pa.field(_BUCKET, pa.int32(), False),
+                    pa.array(np.full(n, split.bucket, np.int32)),
+                )
+            )
+        self.table = pa.concat_tables([self.table, *parts]) if parts else self.table
+
+    # ------------------------------------------------------------------ resolve
+    def resolve(self, records: pa.Table) -> tuple[pa.Table, np.ndarray]:
+        """Route a batch of records (table fields + ``_VALUE_KIND``, already validated) by the
+        rules of the module docstring. Returns the rows to write (partition fields possibly
+        rewritten, retraction rows appended) and the bucket of each; updates the index."""
+        n = records.num_rows
+        if n == 0:
+            return records, np.zeros(0, np.int32)
+        part = self._row_partitions(records)
+        keyed = records.select(self.keys).append_column(
+            _ROW, pa.array(np.arange(n, dtype=np.int64))
+        )
+        groups = keyed.group_by(self.keys, use_threads=False).aggregate(
+            [(_ROW, "min"), (_ROW, "max")]
+        )
+        u = groups.num_rows
+        groups = groups.append_column(_GROUP, pa.array(np.arange(u, dtype=np.int64)))
+        # the group of every row, and where each key lives now
+        row_group = np.empty(n, dtype=np.int64)
+        joined = keyed.join(groups.select([*self.keys, _GROUP]), self.keys, use_threads=False)
+        row_group[joined.column(_ROW).to_numpy()] = joined.column(_GROUP).to_numpy()
+        first = groups.column(f"{_ROW}_min").to_numpy()
+        last = groups.column(f"{_ROW}_max").to_numpy()
+        old_part = np.full(u, -1, dtype=np.int32)
+        old_bucket = np.full(u, -1, dtype=np.int32)
+        if self.table.num_rows:
+            found = groups.select([*self.keys, _GROUP]).join(
+                self.table, self.keys, join_type="inner", use_threads=False
+            )
+            gi = found.column(_GROUP).to_numpy()
+            old_part[gi] = found.column(_PART).to_numpy()
+            old_bucket[gi] = found.column(_BUCKET).to_numpy()
+        has_old = old_part >= 0
+
+        if self.engine == "deduplicate":
+            target = part[last].astype(np.int32)
+            keep_key = np.ones(u, dtype=bool)
+            retract = has_old & (old_part != target)
+        elif self.engine == "first-row":
+            target = part[first].astype(np.int32)
+            keep_key = ~has_old
+            retract = np.zeros(u, dtype=bool)
+        else:  # partial-update / aggregation: merge into where the key already lives
+            target = np.where(has_old, old_part, part[first]).astype(np.int32)
+            keep_key = np.ones(u, dtype=bool)
+            retract = np.zeros(u, dtype=bool)
+
+        stays = has_old & (old_part == target)
+        bucket = np.where(stays, old_bucket, -1).astype(np.int32)
+        for g in np.flatnonzero(retract):  # the key leaves its old bucket
+            self.counts[int(old_part[g])][int(old_bucket[g])] -= 1
+        needs = keep_key & ~stays
+        order = np.flatnonzero(needs)
+        order = order[np.argsort(first[order], kind="stable")]  # arrival order
+        for pid in np.unique(target[order]):
+            sel = order[target[order] == pid]
+            bucket[sel] = fill_buckets(
+                self.counts[int(pid)], len(sel), self.target, self.owns, -1, np.zeros(0, np.int32)
+            )
+
+        # rows to write: records of kept keys in the target partition (rewritten for merges)
+        row_target = target[row_group]
+        if self.engine in ("deduplicate", "first-row"):
+            row_keep = keep_key[row_group] & (part == row_target)
+        else:
+            row_keep = keep_key[row_group]
+        kept_idx = np.flatnonzero(row_keep)
+        out = records.take(pa.array(kept_idx))
+        if (
+            self.engine in ("partial-update", "aggregation")
+            and (part[kept_idx] != row_target[kept_idx]).any()
+        ):
+            out = self._with_partitions(out, row_target[kept_idx])
+        out_bucket = bucket[row_group[kept_idx]]
+        if retract.any():
+            gr = np.flatnonzero(retract)
+            rows = records.take(pa.array(last[gr]))
+            rows = self._with_partitions(rows, old_part[gr])
+            rows = rows.set_column(
+                rows.schema.get_field_index(KIND),
+                rows.schema.field(KIND),
+                pa.array(np.full(len(gr), RowKind.DELETE, np.int8)),
+            )
+            out = pa.concat_tables([out, rows])
+            out_bucket = np.concatenate([out_bucket, old_bucket[gr]])
+
+        # the index: every kept key now lives at (target, bucket)
+        changed = np.flatnonzero(keep_key & ~stays)
+        if len(changed):
+            update = groups.take(pa.array(changed)).select(self.keys)
+            update = update.append_column(
+                pa.field(_PART, pa.int32(), False), pa.array(target[changed])
+            ).append_column(pa.field(_BUCKET, pa.int32(), False), pa.array(bucket[changed]))
+            rest = self.table
+            if rest.num_rows and has_old[changed].any():
+                rest = rest.join(
+                    update.select(self.keys), self.keys, join_type="left anti", use_threads=False
+                )
+            self.table = pa.concat_tables(
+                [
+                    rest.select(update.column_names).cast(self._index_schema),
+                    update.cast(self._index_schema),
+                ]
+            )
+        return out, out_bucket.astype(np.int32)
+
+    # ------------------------------------------------------------------ helpers
+    def _row_partitions(self, records: pa.Table) -> np.ndarray:
+        """The global partition id of every row."""
+        if not self.partition_keys:
+            return np.full(records.num_rows, self.partition_id(()), dtype=np.int32)
+        parts = records.select(self.partition_keys)
+        uniq = parts.group_by(self.partition_keys, use_threads=False).aggregate([])
+        ids = np.array(
+            [self.partition_id(tuple(r.values())) for r in uniq.to_pylist()], dtype=np.int32
+        )
+        lookup = uniq.append_column(_PART, pa.array(ids))
+        joined = parts.append_column(
+            _ROW, pa.array(np.arange(records.num_rows, dtype=np.int64))
+        ).join(lookup, self.partition_keys, use_threads=False)
+        out = np.empty(records.num_rows, dtype=np.int32)
+        out[joined.column(_ROW).to_numpy()] = joined.column(_PART).to_numpy()
+        return out
+
+    def _with_partitions(self, rows: pa.Table, part_ids: np.ndarray) -> pa.Table:
+        """``rows`` with their partition fields set to those of ``part_ids``."""
+        for i, name in enumerate(self.partition_keys):
+            idx = rows.schema.get_field_index(name)
+            field = rows.schema.field(idx)
+            values = pa.array([v[i] for v in self._part_values], field.type)
+            rows = rows.set_column(idx, field, values.take(pa.array(part_ids)))
+        return rows
