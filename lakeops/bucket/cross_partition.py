@@ -27,7 +27,7 @@ are skipped (as in Paimon, at the risk of duplicates for such old keys).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -43,7 +43,7 @@ from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
 
-__all__ = ["GlobalIndex"]
+__all__ = ["GlobalIndex", "bootstrap_splits", "split_keys"]
 
 _PART = "__lakeops_part"
 _BUCKET = "__lakeops_bucket"
@@ -111,58 +111,32 @@ class GlobalIndex:
         *,
         parallelism: int = 10,
         ttl_ms: int | None = None,
-        keep: Callable[[int, Sequence[Any]], np.ndarray] | None = None,
     ) -> None:
-        """Load every live key of ``snapshot``. ``keep(bucket, key columns)`` may select the
-        keys this assigner is responsible for (a parallel assigner keeps only its own)."""
-        groups: dict[tuple[bytes, int], list[Any]] = {}
-        for e in store.live_entries(snapshot):
-            groups.setdefault((e.partition, e.bucket), []).append(e.file)
-        now = time.time() * 1000
-        splits = []
-        for (pbytes, bucket), files in sorted(groups.items()):
-            if ttl_ms is not None and all(
-                (f.creation_time_millis or now) + ttl_ms < now for f in files
-            ):
-                continue
-            partition = binary_row.deserialize(pbytes, self.partition_types)
-            splits.append(Split(partition, pbytes, bucket, tuple(files)))
-        trimmed = self.schema.trimmed_primary_keys
-
-        def load(split: Split) -> pa.Table:
-            keys = reader.read(split, trimmed)
-            columns = []
-            values = dict(zip(self.partition_keys, split.partition, strict=True))
-            for k in self.keys:
-                if k in values:
-                    field = self._key_schema.field(k)
-                    columns.append(pa.array([values[k]] * keys.num_rows, field.type))
-                else:
-                    columns.append(keys.column(k))
-            table = pa.table(columns, schema=self._key_schema)
-            if keep is not None:
-                table = table.filter(pa.array(keep(split.bucket, columns)))
-            return table
-
+        """Load every live key of ``snapshot`` (see :func:`bootstrap_splits`)."""
+        splits = bootstrap_splits(store, self.schema, snapshot, ttl_ms)
         with ThreadPoolExecutor(max(1, min(parallelism, len(splits) or 1))) as pool:
-            loaded = list(pool.map(load, splits))
-        parts = []
+            loaded = list(pool.map(lambda s: split_keys(reader, self.schema, s), splits))
         for split, keys in zip(splits, loaded, strict=True):
-            if keys.num_rows == 0:
-                continue
-            pid = self.partition_id(tuple(split.partition))
-            counts = self.counts[pid]
-            counts[split.bucket] = counts.get(split.bucket, 0) + keys.num_rows
-            n = keys.num_rows
-            parts.append(
-                keys.append_column(
-                    pa.field(_PART, pa.int32(), False), pa.array(np.full(n, pid, np.int32))
-                ).append_column(
-                    pa.field(_BUCKET, pa.int32(), False),
-                    pa.array(np.full(n, split.bucket, np.int32)),
-                )
-            )
-        self.table = pa.concat_tables([self.table, *parts]) if parts else self.table
+            self.load(keys, split.bucket)
+
+    def load(self, keys: pa.Table, bucket: int | np.ndarray, *, count: bool = True) -> None:
+        """Add existing keys: ``keys`` holds the primary-key and partition columns (as read by
+        :func:`split_keys`), ``bucket`` their bucket (one for all, or one per row). With
+        ``count=False`` the per-bucket key counts are left alone (set exactly elsewhere)."""
+        n = keys.num_rows
+        if n == 0:
+            return
+        buckets = np.broadcast_to(np.asarray(bucket, dtype=np.int32), (n,)).copy()
+        part = self._row_partitions(keys)
+        if count:
+            pairs, counts = np.unique(np.stack([part, buckets], axis=1), axis=0, return_counts=True)
+            for (pid, b), c in zip(pairs, counts, strict=True):
+                bucket_counts = self.counts[int(pid)]
+                bucket_counts[int(b)] = bucket_counts.get(int(b), 0) + int(c)
+        rows = keys.select(self.keys).cast(self._key_schema)
+        rows = rows.append_column(pa.field(_PART, pa.int32(), False), pa.array(part))
+        rows = rows.append_column(pa.field(_BUCKET, pa.int32(), False), pa.array(buckets))
+        self.table = pa.concat_tables([self.table, rows])
 
     # ------------------------------------------------------------------ resolve
     def resolve(self, records: pa.Table) -> tuple[pa.Table, np.ndarray]:
@@ -296,3 +270,40 @@ class GlobalIndex:
             values = pa.array([v[i] for v in self._part_values], field.type)
             rows = rows.set_column(idx, field, values.take(pa.array(part_ids)))
         return rows
+
+
+def bootstrap_splits(
+    store: TableStore, schema: TableSchema, snapshot: Snapshot | None, ttl_ms: int | None
+) -> list[Split]:
+    """Every (partition, bucket) of ``snapshot`` with all its live files (level 0 included,
+    whatever the merge engine), except those whose files are all older than ``ttl_ms``."""
+    part_types = schema.types_of(schema.partition_keys)
+    groups: dict[tuple[bytes, int], list[Any]] = {}
+    for e in store.live_entries(snapshot):
+        groups.setdefault((e.partition, e.bucket), []).append(e.file)
+    now = time.time() * 1000
+    splits = []
+    for (pbytes, bucket), files in sorted(groups.items()):
+        if ttl_ms is not None and all(
+            (f.creation_time_millis or now) + ttl_ms < now for f in files
+        ):
+            continue
+        partition = binary_row.deserialize(pbytes, part_types)
+        splits.append(Split(partition, pbytes, bucket, tuple(files)))
+    return splits
+
+
+def split_keys(reader: SplitReader, schema: TableSchema, split: Split) -> pa.Table:
+    """The live keys of a split: its primary-key and partition columns (merged, so deleted keys
+    are absent)."""
+    keys = reader.read(split, schema.trimmed_primary_keys)
+    arrow = schema.arrow_schema()
+    values = dict(zip(schema.partition_keys, split.partition, strict=True))
+    names = list(dict.fromkeys([*schema.primary_keys, *schema.partition_keys]))
+    columns = [
+        pa.array([values[k]] * keys.num_rows, arrow.field(k).type)
+        if k in values
+        else keys.column(k)
+        for k in names
+    ]
+    return pa.table(columns, schema=pa.schema([arrow.field(k) for k in names]))
