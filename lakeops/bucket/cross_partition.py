@@ -128,11 +128,14 @@ class GlobalIndex:
             return
         buckets = np.broadcast_to(np.asarray(bucket, dtype=np.int32), (n,)).copy()
         part = self._row_partitions(keys)
-        if count:
-            pairs, counts = np.unique(np.stack([part, buckets], axis=1), axis=0, return_counts=True)
-            for (pid, b), c in zip(pairs, counts, strict=True):
-                bucket_counts = self.counts[int(pid)]
-                bucket_counts[int(b)] = bucket_counts.get(int(b), 0) + int(c)
+        if count:  # keys per (partition, bucket), over one int64 code per row
+            codes, counts = np.unique(
+                part.astype(np.int64) << 32 | buckets.astype(np.int64), return_counts=True
+            )
+            for code, c in zip(codes.tolist(), counts.tolist(), strict=True):
+                bucket_counts = self.counts[code >> 32]
+                b = code & 0xFFFFFFFF
+                bucket_counts[b] = bucket_counts.get(b, 0) + c
         rows = keys.select(self.keys).cast(self._key_schema)
         rows = rows.append_column(pa.field(_PART, pa.int32(), False), pa.array(part))
         rows = rows.append_column(pa.field(_BUCKET, pa.int32(), False), pa.array(buckets))

@@ -95,16 +95,20 @@ def write(
     if num_buckets == -1:  # dynamic buckets: assigners, then one writer per (partition, bucket)
         from lakeops.spark.dynamic import assign_cross_partition, assign_dynamic
 
-        assigned = (
-            assign_cross_partition(df, options)
-            if table.schema.cross_partition_update
-            else assign_dynamic(df, options)
-        )
+        cached = None
+        if table.schema.cross_partition_update:
+            assigned, cached = assign_cross_partition(df, options)
+        else:
+            assigned = assign_dynamic(df, options)
         parts = [*table.schema.partition_keys, BUCKET_COLUMN]
         routed = assigned.repartition(spark.sparkContext.defaultParallelism, *parts)
         if overwrite_partitions:
             options["overwrite_partitions"] = json.dumps([dict(p) for p in overwrite_partitions])
-        routed.write.format("lakeops").mode(mode).options(**options).save()
+        try:
+            routed.write.format("lakeops").mode(mode).options(**options).save()
+        finally:
+            if cached is not None:
+                cached.unpersist()
         return
     spark_types = {f.name: f.dataType.typeName() for f in df.schema.fields}
     steps = (

@@ -166,9 +166,10 @@ def _dynamic_options(table: Any) -> Any:
     return DynamicBucketOptions.from_schema(table.schema)
 
 
-def assign_cross_partition(df: Any, options: dict[str, str]) -> Any:
+def assign_cross_partition(df: Any, options: dict[str, str]) -> tuple[Any, Any]:
     """Rows to write (partitions rewritten, retractions added) with ``__lakeops_bucket`` and
-    ``__lakeops_kind``, assigned by per-key-hash global-index assigners."""
+    ``__lakeops_kind``, assigned by per-key-hash global-index assigners; and the cached
+    bootstrap DataFrame of existing keys, to ``unpersist()`` once the write is done."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import ByteType, IntegerType, StructField, StructType
 
@@ -201,8 +202,9 @@ def assign_cross_partition(df: Any, options: dict[str, str]) -> Any:
                     BUCKET_COLUMN, pa.array(np.full(keys.num_rows, split.bucket, np.int32))
                 ).to_batches()
 
-    boot = spark.range(len(splits), numPartitions=max(1, min(len(splits), 64))).mapInArrow(
-        read_keys, boot_schema
+    tasks = max(1, min(len(splits), 2 * spark.sparkContext.defaultParallelism))
+    boot = (
+        spark.range(len(splits), numPartitions=tasks).mapInArrow(read_keys, boot_schema).persist()
     )
     # exact keys per (partition, bucket), for the assigners' bucket filling
     counts_rows = boot.groupBy(*schema.partition_keys, BUCKET_COLUMN).count().collect()
@@ -262,7 +264,7 @@ def assign_cross_partition(df: Any, options: dict[str, str]) -> Any:
             StructField(KIND_COLUMN, ByteType(), False),
         ]
     )
-    return merged.groupBy(_CHANNEL).applyInArrow(assign, out_schema)
+    return merged.groupBy(_CHANNEL).applyInArrow(assign, out_schema), boot
 
 
 def _typed(table: Any, values: list[Any]) -> list[Any]:

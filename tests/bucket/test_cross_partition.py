@@ -151,7 +151,7 @@ _record = st.tuples(
 
 @pytest.mark.parametrize("engine", sorted(ENGINES))
 @settings(
-    max_examples=25,
+    max_examples=15,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
