@@ -1,126 +1,277 @@
-"""The main job on an embedded default: a local warehouse, several commits, a merged read.
+"""The main job on an embedded default: the real pipeline — a local warehouse, Spark in local mode
+and Airflow on its SQLite database.
 
-Run it with ``bash scripts/demo.sh`` (or ``python -m lakeops.demo --warehouse DIR``). It creates
-``demo.orders`` (partitioned by ``dt``, 4 fixed buckets, row kinds from ``op``), commits an
-insert, an upsert with deletes, reads the merged table back, compacts it fully, and prints
-snapshots, files per (partition, bucket, level) before and after, row counts and timings.
+Run it with ``bash scripts/demo.sh`` (or ``python -m lakeops.demo``). It
+
+1. creates four tables in ``./warehouse`` (database ``demo``), one per merge engine: ``orders``
+   (deduplicate, partitioned by day), ``customer_totals`` (aggregation: sums),
+   ``customer_profile`` (partial-update) and ``first_order`` (first-row, a lookup table);
+2. lands two batches of sample orders as Parquet under ``./warehouse/_landing/`` and ingests
+   each into every table by running the **``lakeops_ingest`` DAG** (``dag.test()``, Airflow's
+   SQLite DB in ``./.airflow``), whose task runs the Spark write job (local mode, in the worker
+   process: ``LAKEOPS_SPARK_SUBMIT=false``);
+3. runs **``lakeops_lookup_flush``** (first-order lookups see the new customers only after it)
+   and **``lakeops_optimize``** (every unhealthy bucket compacted to one sorted run);
+4. prints what happened: per table the snapshots, sorted runs, files per level and rows before
+   and after, and the time of each step.
+
 The warehouse is a real Paimon warehouse: pypaimon or Paimon on Spark/Flink can open it.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
+import subprocess
+import sys
 import time
-from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
-from lakeops import Catalog, Table
+REPO = Path(__file__).resolve().parents[1]
+DAYS = ["2026-11-20", "2026-11-21"]
 
-SCHEMA = pa.schema(
-    [
-        ("dt", pa.string()),
-        ("order_id", pa.int64()),
-        ("customer", pa.string()),
-        ("amount", pa.float64()),
-        ("status", pa.string()),
-        ("op", pa.string()),
-    ]
-)
-DAYS = ["2026-11-19", "2026-11-20", "2026-11-21"]
+TABLES: dict[str, dict[str, Any]] = {
+    "demo.orders": {
+        "schema": pa.schema(
+            [
+                ("dt", pa.string()),
+                ("order_id", pa.int64()),
+                ("customer_id", pa.int64()),
+                ("amount", pa.float64()),
+                ("status", pa.string()),
+            ]
+        ),
+        "primary_keys": ["dt", "order_id"],
+        "partition_keys": ["dt"],
+        "options": {"bucket": "2"},
+    },
+    "demo.customer_totals": {
+        "schema": pa.schema(
+            [("customer_id", pa.int64()), ("total_amount", pa.float64()), ("orders", pa.int64())]
+        ),
+        "primary_keys": ["customer_id"],
+        "options": {
+            "bucket": "2",
+            "merge-engine": "aggregation",
+            "fields.total_amount.aggregate-function": "sum",
+            "fields.orders.aggregate-function": "sum",
+        },
+    },
+    "demo.customer_profile": {
+        "schema": pa.schema(
+            [
+                ("customer_id", pa.int64()),
+                ("name", pa.string()),
+                ("city", pa.string()),
+                ("last_amount", pa.float64()),
+            ]
+        ),
+        "primary_keys": ["customer_id"],
+        "options": {"bucket": "2", "merge-engine": "partial-update"},
+    },
+    "demo.first_order": {
+        "schema": pa.schema(
+            [("customer_id", pa.int64()), ("order_id", pa.int64()), ("dt", pa.string())]
+        ),
+        "primary_keys": ["customer_id"],
+        # write-only: level 0 piles up until the lookup-flush DAG lifts it (readers and
+        # lookups of first-row tables skip level 0)
+        "options": {"bucket": "2", "merge-engine": "first-row", "write-only": "true"},
+    },
+}
 
 
-def _orders(ids: np.ndarray, rng: np.random.Generator, status: str, op: str) -> pa.Table:
+def _orders(batch: int, rng: np.random.Generator) -> pa.Table:
+    """Batch 0: 2,000 new orders; batch 1: 600 of them updated (status) plus 1,000 new ones."""
+    if batch == 0:
+        ids = np.arange(2_000)
+        status = "created"
+    else:
+        ids = np.concatenate([rng.choice(2_000, 600, replace=False), np.arange(2_000, 3_000)])
+        status = "shipped"
     n = len(ids)
     return pa.table(
         {
-            "dt": pa.array(np.array(DAYS)[ids % len(DAYS)]),
-            "order_id": pa.array(ids, pa.int64()),
-            "customer": pa.array([f"c{c:05d}" for c in rng.integers(0, 50_000, n)]),
-            "amount": pa.array(np.round(rng.uniform(1, 500, n), 2)),
-            "status": pa.array([status] * n),
-            "op": pa.array([op] * n),
+            "dt": pa.array(np.array(DAYS)[ids % 2]),
+            "order_id": ids.astype(np.int64),
+            "customer_id": (ids * 7919 % (300 + 200 * batch)).astype(np.int64),
+            "amount": np.round(rng.uniform(5, 500, n), 2),
+            "status": [status] * n,
         },
-        schema=SCHEMA,
+        schema=TABLES["demo.orders"]["schema"],
     )
 
 
-def _timed(label: str, rows: int | None, fn):  # type: ignore[no-untyped-def]
-    """Run ``fn`` and print its rate (rows: input rows, or None for the rows returned)."""
+def _sources(orders: pa.Table, batch: int) -> dict[str, pa.Table]:
+    """What lands for each table: the orders, and views of them per customer."""
+    customers = orders.column("customer_id")
+    n = orders.num_rows
+    cities = ["Lisbon", "Oslo", "Rome", "Lyon"]
+    profile = {
+        "customer_id": customers,
+        "name": [f"customer {c}" for c in customers.to_pylist()] if batch == 0 else [None] * n,
+        "city": [cities[c % 4] for c in customers.to_pylist()] if batch == 0 else [None] * n,
+        "last_amount": orders.column("amount") if batch == 1 else pa.nulls(n, pa.float64()),
+    }
+    return {
+        "demo.orders": orders,
+        "demo.customer_totals": pa.table(
+            {
+                "customer_id": customers,
+                "total_amount": orders.column("amount"),
+                "orders": np.ones(n, np.int64),
+            }
+        ),
+        "demo.customer_profile": pa.table(
+            profile, schema=TABLES["demo.customer_profile"]["schema"]
+        ),
+        "demo.first_order": orders.select(["customer_id", "order_id", "dt"]),
+    }
+
+
+def _environment(warehouse: Path, airflow_home: Path) -> None:
+    """Airflow and Spark settings, before Airflow is imported."""
+    os.environ.update(
+        {
+            "AIRFLOW_HOME": str(airflow_home),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+            "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
+            "AIRFLOW__LOGGING__LOGGING_LEVEL": "ERROR",
+            "AIRFLOW_CONN_LAKEOPS_DEFAULT": (
+                f'{{"conn_type": "lakeops", "host": "{warehouse.resolve()}"}}'
+            ),
+            "LAKEOPS_SPARK_SUBMIT": "false",
+            "LAKEOPS_SPARK_MASTER": "local[2]",
+            "PYSPARK_PYTHON": sys.executable,
+        }
+    )
+
+
+def _shape(table: Any) -> dict[str, Any]:
+    health = table.health(recent_snapshots=1)
+    levels: dict[int, int] = {}
+    for b in health.buckets:
+        for level, count in b.files_by_level.items():
+            levels[level] = levels.get(level, 0) + count
+    return {
+        "snapshots": len(table.snapshots()),
+        "runs": health.max_sorted_runs,
+        "levels": " ".join(f"L{lv}:{n}" for lv, n in sorted(levels.items())) or "-",
+        "rows": table.read(columns=table.schema.primary_keys).num_rows,
+    }
+
+
+def _print_shapes(title: str, shapes: dict[str, dict[str, Any]]) -> None:
+    print(f"\n{title}")
+    print(
+        f"  {'table':24s} {'snapshots':>9s} {'max runs':>9s}  {'files by level':18s} {'rows':>6s}"
+    )
+    for name, s in shapes.items():
+        print(
+            f"  {name:24s} {s['snapshots']:>9d} {s['runs']:>9d}  {s['levels']:18s} {s['rows']:>6d}"
+        )
+
+
+def _timed(label: str, step: Callable[[], Any]) -> Any:
     start = time.perf_counter()
-    result = fn()
-    seconds = time.perf_counter() - start
-    rows = result.num_rows if rows is None else rows
-    print(f"  {label:<34} {rows:>9,} rows  {seconds:6.2f} s  {rows / seconds:>12,.0f} rows/s")
+    result = step()
+    print(f"  {label:58s} {time.perf_counter() - start:6.1f} s", flush=True)
     return result
 
 
-def _describe(table: Table) -> None:
-    print("\nsnapshots:")
-    for s in table.snapshots():
-        print(
-            f"  #{s.id:<3} {s.commit_kind:<8} total={s.total_record_count:>9,} "
-            f"delta={s.delta_record_count:>+9,}"
-        )
-    counts: Counter[tuple[str, int, int]] = Counter()
-    for split in table.splits():
-        for f in split.files:
-            counts[(split.partition[0], split.bucket, f.level)] += 1
-    print("\nfiles by partition / bucket / level:")
-    for (dt_, bucket, level), n in sorted(counts.items()):
-        print(f"  dt={dt_} bucket-{bucket} level-{level}: {n} file(s)")
-
-
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--warehouse",
-        default="warehouse",
-        help="local warehouse directory (recreated; default ./warehouse)",
+    parser = argparse.ArgumentParser(
+        prog="python -m lakeops.demo", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--rows", type=int, default=300_000, help="orders in the first commit")
+    parser.add_argument("--warehouse", default="warehouse", help="warehouse directory")
+    parser.add_argument("--airflow-home", default=".airflow", help="Airflow's home (SQLite DB)")
     args = parser.parse_args(argv)
-    path = Path(args.warehouse).resolve()
-    if path.exists():
-        shutil.rmtree(path)
-    rng = np.random.default_rng(7)
-    print(f"lakeops main job — warehouse {path}\n")
-    catalog = Catalog(str(path))
-    catalog.create_database("demo", ignore_if_exists=True)
-    table = catalog.create_table(
-        "demo.orders",
-        schema=SCHEMA,
-        primary_keys=["dt", "order_id"],
-        partition_keys=["dt"],
-        options={"bucket": "4", "rowkind.field": "op"},
-    )
-    ids = rng.permutation(args.rows)
-    _timed("commit 1: insert", len(ids), lambda: table.write(_orders(ids, rng, "NEW", "+I")))
-    upd = rng.choice(args.rows, size=args.rows // 5, replace=False)
-    dele = rng.choice(np.setdiff1d(np.arange(args.rows), upd), size=args.rows // 50, replace=False)
-    batch = pa.concat_tables(
-        [_orders(upd, rng, "SHIPPED", "+U"), _orders(dele, rng, "CANCELLED", "-D")]
-    )
-    _timed("commit 2: upsert + delete", batch.num_rows, lambda: table.write(batch))
-    merged = _timed("read merged table", None, table.read)
-    day = _timed(
-        "read one day, two columns",
-        None,
-        lambda: table.read(columns=["order_id", "amount"], filter=[("dt", "=", DAYS[0])]),
-    )
-    _describe(table)
-    _timed("full compaction", merged.num_rows, lambda: table.compact(full=True))
-    _describe(table)
-    assert table.read().num_rows == merged.num_rows
-    status = Counter(merged.column("status").to_pylist())
+    warehouse, airflow_home = Path(args.warehouse).resolve(), Path(args.airflow_home).resolve()
+    _environment(warehouse, airflow_home)
+    total = time.perf_counter()
     print(
-        f"\nrows: {merged.num_rows:,} live ({args.rows:,} inserted, {len(dele):,} deleted); "
-        f"by status: {dict(sorted(status.items()))}; {day.num_rows:,} on {DAYS[0]}"
+        f"lakeops main job: warehouse {warehouse.resolve()}, Airflow home {airflow_home.resolve()}"
     )
-    assert merged.num_rows == args.rows - len(dele)
+
+    from lakeops import Catalog
+
+    shutil.rmtree(warehouse / "demo.db", ignore_errors=True)
+    shutil.rmtree(warehouse / "_landing", ignore_errors=True)
+    warehouse.mkdir(parents=True, exist_ok=True)
+    catalog = Catalog(str(warehouse))
+    catalog.create_database("demo", ignore_if_exists=True)
+    tables = {name: catalog.create_table(name, **spec) for name, spec in TABLES.items()}
+
+    print("\nsteps")
+    _timed(
+        "airflow db migrate (SQLite)",
+        lambda: subprocess.run(
+            [str(Path(sys.executable).parent / "airflow"), "db", "migrate"],
+            check=True,
+            capture_output=True,
+        ),
+    )
+    from airflow.dag_processing.dagbag import DagBag
+
+    dags = DagBag(dag_folder=str(REPO / "dags"))
+    if dags.import_errors:
+        raise SystemExit(f"DAG import errors: {dags.import_errors}")
+
+    def run(dag_id: str, conf: dict[str, Any] | None = None) -> None:
+        dag_run = dags.get_dag(dag_id).test(logical_date=None, run_conf=conf)
+        if dag_run.state != "success":
+            raise SystemExit(f"{dag_id} ended {dag_run.state}; see the log above")
+
+    rng = np.random.default_rng(42)
+    for batch in (0, 1):
+        orders = _orders(batch, rng)
+        for name, data in _sources(orders, batch).items():
+            landing = warehouse / "_landing" / name / f"batch-{batch}"
+            landing.mkdir(parents=True)
+            pq.write_table(data, landing / "part-0.parquet")
+            _timed(
+                f"lakeops_ingest  {name:22s} batch {batch} ({data.num_rows:,} rows)",
+                lambda landing=landing, name=name: run(
+                    "lakeops_ingest",
+                    {"source": str(landing.resolve()), "table": name, "mode": "append"},
+                ),
+            )
+    before = {name: _shape(t) for name, t in tables.items()}
+    probe = pa.table({"customer_id": pa.array([301, 450], pa.int64())})
+    first = tables["demo.first_order"]
+    seen_before = first.lookup(probe).num_rows
+    _timed(
+        "lakeops_lookup_flush  (level-0 flush of lookup tables)",
+        lambda: run("lakeops_lookup_flush"),
+    )
+    seen_after = first.lookup(probe).num_rows
+    mid = {name: _shape(t) for name, t in tables.items()}
+    _timed("lakeops_optimize  (one sorted run per bucket)", lambda: run("lakeops_optimize"))
+    after = {name: _shape(t) for name, t in tables.items()}
+
+    _print_shapes("after ingest (2 batches per table)", before)
+    _print_shapes("after lakeops_lookup_flush", mid)
+    _print_shapes("after lakeops_optimize", after)
+    print(
+        f"\nfirst-row lookup of 2 customers first seen in batch 1: {seen_before} found before "
+        f"the flush, {seen_after} after"
+    )
+    totals = tables["demo.customer_totals"].read().sort_by([("total_amount", "descending")])
+    top = totals.slice(0, 1).to_pylist()[0]
+    print(
+        f"top customer (aggregation): {top['customer_id']} with {top['orders']} orders, "
+        f"{top['total_amount']:.2f} in total"
+    )
+    elapsed = time.perf_counter() - total
+    print(f"\ndone in {elapsed:.1f} s; {warehouse} opens in any Paimon reader")
 
 
 if __name__ == "__main__":
