@@ -21,6 +21,7 @@ The warehouse is a real Paimon warehouse: pypaimon or Paimon on Spark/Flink can 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
 import subprocess
@@ -239,7 +240,8 @@ def main(argv: list[str] | None = None) -> None:
             pq.write_table(data, landing / "part-0.parquet")
             _timed(
                 f"lakeops_ingest  {name:22s} batch {batch} ({data.num_rows:,} rows)",
-                lambda landing=landing, name=name: run(
+                functools.partial(
+                    run,
                     "lakeops_ingest",
                     {"source": str(landing.resolve()), "table": name, "mode": "append"},
                 ),

@@ -1,0 +1,130 @@
+"""Catalog commands: ``databases``, ``tables``, ``create``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from lakeops.cli.arguments import TableArg
+from lakeops.cli.context import state
+from lakeops.cli.schema_file import load_schema_file
+from lakeops.errors import DatabaseNotFoundError
+
+__all__ = ["register"]
+
+PANEL = "Catalog"
+
+
+def databases(ctx: typer.Context) -> None:
+    """List the databases of the warehouse."""
+    st = state(ctx)
+    names = st.catalog().list_databases()
+
+    def human(console: Console) -> None:
+        for name in names:
+            console.print(name, markup=False)
+
+    st.out.result({"warehouse": st.catalog().warehouse, "databases": names}, human)
+
+
+def tables(
+    ctx: typer.Context,
+    database: Annotated[
+        str | None,
+        typer.Argument(help="Only this database (default: every database).", show_default=False),
+    ] = None,
+) -> None:
+    """List tables as database.table."""
+    st = state(ctx)
+    catalog = st.catalog()
+    if database is not None:
+        try:
+            names = [f"{database}.{t}" for t in catalog.list_tables(database)]
+        except DatabaseNotFoundError as exc:
+            raise DatabaseNotFoundError(f"{exc} — list databases with 'lakeops databases'") from exc
+    else:
+        names = [f"{db}.{t}" for db in catalog.list_databases() for t in catalog.list_tables(db)]
+
+    def human(console: Console) -> None:
+        for name in names:
+            console.print(name, markup=False)
+
+    st.out.result({"warehouse": catalog.warehouse, "tables": names}, human)
+
+
+def create(
+    ctx: typer.Context,
+    table: TableArg,
+    schema: Annotated[
+        Path,
+        typer.Option(
+            "--schema",
+            "-s",
+            metavar="FILE",
+            help='JSON file: {"fields": [{"name": "id", "type": "BIGINT"}, …], '
+            '"primary_keys": […], "partition_keys": […], "options": {…}}.',
+            show_default=False,
+        ),
+    ],
+    if_not_exists: Annotated[
+        bool,
+        typer.Option("--if-not-exists", metavar="", help="Succeed if the table already exists."),
+    ] = False,
+) -> None:
+    """Create a primary-key table from a schema file (and its database if missing).
+
+    Field types are Paimon type strings (BIGINT, STRING, DECIMAL(10, 2), TIMESTAMP(3),
+    "INT NOT NULL"…); primary-key columns become NOT NULL. Options are Paimon table options,
+    e.g. {"bucket": "4", "merge-engine": "partial-update"}; every option is validated first.
+    """
+    st = state(ctx)
+    spec = load_schema_file(schema)
+    catalog = st.catalog()
+    existed = catalog.table_exists(table)  # also validates the identifier
+    database = table.split(".", 1)[0]
+    catalog.create_database(database, ignore_if_exists=True)
+    created = catalog.create_table(
+        table,
+        schema=spec.schema,
+        primary_keys=spec.primary_keys,
+        partition_keys=spec.partition_keys,
+        options=spec.options,
+        comment=spec.comment,
+        ignore_if_exists=if_not_exists,
+    )
+    fields = [(f.name, f.type.to_paimon()) for f in created.schema.fields]
+
+    def human(console: Console) -> None:
+        verb = "exists" if existed else "created"
+        console.print(
+            f"{verb} {table}: {len(fields)} fields, primary key "
+            f"({', '.join(created.schema.primary_keys)})"
+            + (
+                f", partitioned by ({', '.join(created.schema.partition_keys)})"
+                if created.schema.partition_keys
+                else ""
+            ),
+            markup=False,
+        )
+
+    st.out.result(
+        {
+            "table": table,
+            "created": not existed,
+            "fields": [{"name": n, "type": t} for n, t in fields],
+            "primary_keys": list(created.schema.primary_keys),
+            "partition_keys": list(created.schema.partition_keys),
+            "options": dict(created.schema.options),
+        },
+        human,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add the catalog commands to ``app``."""
+    app.command(rich_help_panel=PANEL)(databases)
+    app.command(rich_help_panel=PANEL)(tables)
+    app.command(rich_help_panel=PANEL)(create)

@@ -1,0 +1,183 @@
+"""Data commands: ``write`` (files → one commit) and ``lookup`` (rows of primary keys)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table as RichTable
+
+from lakeops.cli.arguments import TableArg
+from lakeops.cli.context import state
+from lakeops.cli.errors import CliError
+from lakeops.cli.input_files import Format, open_inputs, read_batches
+from lakeops.cli.lookup_keys import key_columns, parse_lookup_keys
+from lakeops.cli.output import human_bytes, jsonable
+from lakeops.errors import LakeopsError
+from lakeops.spec.snapshot import Snapshot
+from lakeops.table import Table as LakeTable
+
+__all__ = ["register"]
+
+PANEL = "Data"
+
+
+def write(
+    ctx: typer.Context,
+    table: TableArg,
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="FILE",
+            help="Parquet or CSV files to write, all in one commit.",
+            show_default=False,
+        ),
+    ],
+    fmt: Annotated[
+        Format | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="Input format (default: from each file's extension).",
+            show_default=False,
+        ),
+    ] = None,
+    batch_rows: Annotated[
+        int, typer.Option(min=1, metavar="N", help="Rows read and written per batch.")
+    ] = 100_000,
+) -> None:
+    """Write Parquet or CSV files into a table as ONE commit (upserts by primary key).
+
+    Rows are validated by the table (missing or extra columns, null keys, lossy types) and read
+    in batches; on any error every file written so far is deleted and nothing is committed.
+    Prints the new snapshot id and the rows written.
+    """
+    st = state(ctx)
+    target = st.table(table)
+    inputs = open_inputs(files, fmt)
+    counts = [i.rows for i in inputs]
+    total = None if any(c is None for c in counts) else sum(c or 0 for c in counts)
+    schema = target.arrow_schema
+    rows = 0
+    writer = target.new_write()
+    try:
+        with st.out.progress(f"writing {table}", total) as advance:
+            for item in inputs:
+                for batch in read_batches(item, schema, batch_rows):
+                    writer.write(batch)
+                    rows += batch.num_rows
+                    advance(batch.num_rows)
+        snapshot = target.commit(writer.prepare_commit())
+    except BaseException:
+        writer.abort()
+        raise
+    ours = _own_snapshots(target, snapshot)
+    appended = next((s for s in ours if s.commit_kind != "COMPACT"), None)
+    stats = target.commit_stats(appended.id) if appended is not None else None
+
+    def human(console: Console) -> None:
+        if snapshot is None:
+            console.print(f"nothing written: the input has no rows ({len(inputs)} file(s))")
+            return
+        head = f"wrote {rows:,} rows from {len(inputs)} file(s) to {escape(table)}: "
+        parts = [f"snapshot {s.id} ({s.commit_kind})" for s in ours]
+        if stats is not None:
+            parts.append(f"{stats.files_added} new data file(s), {human_bytes(stats.bytes_added)}")
+        console.print(head + ", ".join(parts))
+
+    st.out.result(
+        {
+            "table": table,
+            "snapshot_id": None if snapshot is None else snapshot.id,
+            "snapshots": [{"id": s.id, "commit_kind": s.commit_kind} for s in ours],
+            "rows": rows,
+            "files": [str(i.path) for i in inputs],
+            "stats": stats,
+        },
+        human,
+    )
+
+
+def _own_snapshots(table: LakeTable, last: Snapshot | None) -> list[Snapshot]:
+    """The snapshots one commit published, oldest first: ``last`` and the snapshots just before
+    it with the same commit user (an APPEND followed by its in-writer COMPACT)."""
+    if last is None:
+        return []
+    ours = [last]
+    while ours[0].id > 1:
+        try:
+            previous = table.snapshot(ours[0].id - 1)
+        except LakeopsError:  # expired meanwhile
+            break
+        if previous.commit_user != last.commit_user:
+            break
+        ours.insert(0, previous)
+    return ours
+
+
+def lookup(
+    ctx: typer.Context,
+    table: TableArg,
+    keys: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="KEY=VALUE[,KEY=VALUE]",
+            help="One key per argument: KEY=VALUE[,KEY=VALUE] naming every primary-key and "
+            "partition column (values cannot contain ',').",
+            show_default=False,
+        ),
+    ],
+    columns: Annotated[
+        str | None,
+        typer.Option(
+            metavar="COL[,COL]",
+            help="Columns to show, comma-separated (default: all).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Look up the current rows of primary keys (point lookups; deleted keys return nothing).
+
+    Example: lakeops lookup db.orders dt=2024-01-01,id=42 dt=2024-01-01,id=43
+    """
+    st = state(ctx)
+    target = st.table(table)
+    wanted = [c.strip() for c in columns.split(",")] if columns else None
+    if wanted is not None and not all(wanted):
+        raise CliError(f"--columns {columns!r} has an empty column name")
+    key_table = parse_lookup_keys(keys, target)
+    found = target.lookup(key_table, columns=wanted)
+    rows = found.to_pylist()
+
+    def human(console: Console) -> None:
+        if not rows:
+            console.print(f"no rows for {len(keys)} key(s) of {escape(table)}")
+            return
+        grid = RichTable(
+            *(escape(c) for c in found.column_names), title=f"{escape(table)}: {len(rows)} row(s)"
+        )
+        for row in rows:
+            grid.add_row(*(escape(_cell(v)) for v in row.values()))
+        console.print(grid)
+
+    st.out.result(
+        {"table": table, "key_columns": key_columns(target), "keys": len(keys), "rows": rows},
+        human,
+    )
+
+
+def _cell(value: object) -> str:
+    """A value as text in a rich table (null shows as ``null``)."""
+    if value is None:
+        return "null"
+    plain = jsonable(value)
+    return str(plain) if not isinstance(plain, dict | list) else str(value)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the data commands to ``app``."""
+    app.command(rich_help_panel=PANEL)(write)
+    app.command(rich_help_panel=PANEL)(lookup)

@@ -1,0 +1,263 @@
+"""Maintenance commands: ``compact``, ``flush``, ``expire``, ``orphans``, ``rollback``."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from lakeops.cli.arguments import PartitionOpt, TableArg
+from lakeops.cli.context import CliState, state
+from lakeops.cli.errors import CliError
+from lakeops.cli.output import human_bytes
+from lakeops.cli.parsing import parse_partitions
+from lakeops.spec.snapshot import Snapshot
+from lakeops.table import Table
+
+__all__ = ["register"]
+
+PANEL = "Maintenance"
+
+
+def _partitions(table: Table, values: list[str] | None) -> list[dict[str, str]] | None:
+    """Parse ``--partition`` values and check they name partition columns of ``table``."""
+    specs = parse_partitions(values)
+    keys = list(table.schema.partition_keys)
+    for spec in specs or []:
+        unknown = [k for k in spec if k not in keys]
+        if unknown:
+            raise CliError(
+                f"--partition names {unknown}, which are not partition columns of "
+                f"{table.identifier} (partition columns: {keys or 'none'})"
+            )
+    return specs
+
+
+def _id_range(ids: list[int]) -> str:
+    """``[3]`` → ``'3'``, ``[3, 4, 5]`` → ``'3..5'`` (ids are contiguous)."""
+    return str(ids[0]) if len(ids) == 1 else f"{ids[0]}..{ids[-1]}"
+
+
+def _run_rewrite(
+    st: CliState,
+    table: str,
+    action: str,
+    run: Callable[[], Snapshot | None],
+    nothing: str,
+    target: Table,
+) -> None:
+    """Run a compaction-like call under a spinner and report its COMPACT snapshot."""
+    with st.out.spinner(f"{action} {table}"):
+        snapshot = run()
+    stats = target.commit_stats(snapshot.id) if snapshot is not None else None
+
+    def human(console: Console) -> None:
+        if stats is None:
+            console.print(nothing, markup=False)
+            return
+        console.print(
+            f"snapshot {stats.snapshot_id} ({stats.commit_kind}): rewrote "
+            f"{stats.files_deleted} file(s) ({human_bytes(stats.bytes_deleted)}) into "
+            f"{stats.files_added} file(s), {human_bytes(stats.bytes_added)} written"
+        )
+
+    st.out.result(
+        {
+            "table": table,
+            "snapshot_id": None if snapshot is None else snapshot.id,
+            "stats": stats,
+        },
+        human,
+    )
+
+
+def compact(
+    ctx: typer.Context,
+    table: TableArg,
+    full: Annotated[
+        bool, typer.Option("--full", metavar="", help="Rewrite every bucket into one sorted run.")
+    ] = False,
+    partition: PartitionOpt = None,
+) -> None:
+    """Compact the table's buckets as one COMPACT snapshot.
+
+    Without --full each bucket follows the table's strategy (universal compaction; nothing
+    happens to buckets that need none). Prints the snapshot id, the files rewritten and the
+    bytes written, or "nothing to compact". Level-only upgrades count as a file rewritten and
+    written with the same bytes.
+    """
+    st = state(ctx)
+    target = st.table(table)
+    specs = _partitions(target, partition)
+    _run_rewrite(
+        st,
+        table,
+        "fully compacting" if full else "compacting",
+        lambda: target.compact(full=full, partitions=specs),
+        "nothing to compact",
+        target,
+    )
+
+
+def flush(ctx: typer.Context, table: TableArg, partition: PartitionOpt = None) -> None:
+    """Lift every level-0 file to a higher level (one COMPACT snapshot).
+
+    Lookup tables (first-row, changelog-producer=lookup, deletion vectors) written with
+    write-only=true show new keys to reads and lookups only after this.
+    """
+    st = state(ctx)
+    target = st.table(table)
+    specs = _partitions(target, partition)
+    _run_rewrite(
+        st,
+        table,
+        "flushing level 0 of",
+        lambda: target.flush_level0(partitions=specs),
+        "nothing to flush: level 0 is empty",
+        target,
+    )
+
+
+def expire(
+    ctx: typer.Context,
+    table: TableArg,
+    retain_min: Annotated[
+        int | None,
+        typer.Option(
+            min=1, metavar="N", help="Keep at least N snapshots (snapshot.num-retained.min)."
+        ),
+    ] = None,
+    retain_max: Annotated[
+        int | None,
+        typer.Option(
+            min=1, metavar="N", help="Keep at most N snapshots (snapshot.num-retained.max)."
+        ),
+    ] = None,
+    time_retained: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DURATION",
+            help="Keep snapshots younger than this, e.g. '1 h', '30 min' (snapshot.time-retained).",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(min=1, metavar="N", help="Expire at most N snapshots in this pass."),
+    ] = None,
+) -> None:
+    """Expire old snapshots by the table's retention (options override it for this run).
+
+    Deletes only files no retained snapshot references, so it is safe while writers run.
+    """
+    st = state(ctx)
+    target = st.table(table)
+    result = target.expire_snapshots(
+        retain_min=retain_min, retain_max=retain_max, time_retained=time_retained, limit=limit
+    )
+
+    def human(console: Console) -> None:
+        ids = result.expired_snapshots
+        if not ids:
+            console.print("nothing to expire")
+        else:
+            console.print(
+                f"expired {len(ids)} snapshot(s) ({_id_range(ids)}); deleted "
+                f"{result.data_files_deleted} data file(s), "
+                f"{result.changelog_files_deleted} changelog file(s), "
+                f"{result.manifests_deleted} manifest(s)"
+            )
+        if result.expired_changelogs:
+            console.print(f"expired {len(result.expired_changelogs)} long-lived changelog(s)")
+
+    st.out.result({"table": table, **vars(result)}, human)
+
+
+def orphans(
+    ctx: typer.Context,
+    table: TableArg,
+    older_than_hours: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            metavar="HOURS",
+            help="Only files older than this many hours are orphan candidates.",
+        ),
+    ] = 24.0,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", metavar="", help="List what would be deleted; delete nothing."),
+    ] = False,
+) -> None:
+    """Delete files no snapshot references (what crashed writers left behind).
+
+    Files younger than --older-than-hours are never touched, so running writers are safe
+    with the default of 24 hours.
+    """
+    st = state(ctx)
+    target = st.table(table)
+    result = target.remove_orphan_files(
+        older_than=dt.timedelta(hours=older_than_hours), dry_run=dry_run
+    )
+
+    def human(console: Console) -> None:
+        for path in result.deleted:
+            console.print(path, markup=False)
+        verb = "would delete" if dry_run else "deleted"
+        console.print(f"{verb} {len(result.deleted)} orphan file(s), {human_bytes(result.bytes)}")
+
+    st.out.result(
+        {"table": table, "dry_run": dry_run, "deleted": result.deleted, "bytes": result.bytes},
+        human,
+    )
+
+
+def rollback(
+    ctx: typer.Context,
+    table: TableArg,
+    snapshot_id: Annotated[
+        int, typer.Argument(help="The snapshot to make the latest again.", show_default=False)
+    ],
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", metavar="", help="Do not ask for confirmation.")
+    ] = False,
+) -> None:
+    """Make an older snapshot the latest again (asks for confirmation unless --yes).
+
+    The newer snapshots are deleted, with the files only they referenced. Stop writers first.
+    """
+    st = state(ctx)
+    target = st.table(table)
+    ids = target.store.snapshot_ids()
+    newer = [i for i in ids if i > snapshot_id]
+    if snapshot_id in ids and not newer:
+        removed: list[int] = []
+    else:
+        if snapshot_id in ids and not yes:
+            question = (
+                f"Roll back {table} to snapshot {snapshot_id}, deleting {len(newer)} newer "
+                f"snapshot(s) ({_id_range(newer)})?"
+            )
+            if not typer.confirm(question, err=True):
+                raise CliError("rollback cancelled; nothing changed")
+        removed = target.rollback_to(snapshot_id)  # a missing snapshot: the library's error
+
+    def human(console: Console) -> None:
+        if not removed:
+            console.print(f"snapshot {snapshot_id} is already the latest of {escape(table)}")
+        else:
+            console.print(
+                f"rolled back {escape(table)} to snapshot {snapshot_id}; removed snapshot(s) "
+                f"{', '.join(map(str, removed))}"
+            )
+
+    st.out.result({"table": table, "snapshot_id": snapshot_id, "removed": removed}, human)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the maintenance commands to ``app``."""
+    for command in (compact, flush, expire, orphans, rollback):
+        app.command(rich_help_panel=PANEL)(command)

@@ -1,0 +1,175 @@
+"""What ``describe`` and ``health`` report: the data (JSON-ready dictionaries) and its rich
+rendering. Only the latest snapshot's live files are counted."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table as RichTable
+
+from lakeops.cli.output import human_bytes
+from lakeops.compact.health import TableHealth
+from lakeops.health_view import partition_label
+from lakeops.spec.snapshot import Snapshot
+from lakeops.table import Table
+
+__all__ = ["describe_data", "health_data", "render_describe", "render_health"]
+
+
+def _utc(millis: int) -> str:
+    return dt.datetime.fromtimestamp(millis / 1000, dt.UTC).isoformat(timespec="seconds")
+
+
+def _snapshot_row(s: Snapshot) -> dict[str, Any]:
+    return {
+        "id": s.id,
+        "commit_kind": s.commit_kind,
+        "time": _utc(s.time_millis),
+        "total_record_count": s.total_record_count,
+        "delta_record_count": s.delta_record_count,
+    }
+
+
+def _levels(health: TableHealth) -> list[dict[str, int]]:
+    files: dict[int, int] = {}
+    size: dict[int, int] = {}
+    for b in health.buckets:
+        for level, n in b.files_by_level.items():
+            files[level] = files.get(level, 0) + n
+        for level, n in b.bytes_by_level.items():
+            size[level] = size.get(level, 0) + n
+    return [{"level": lv, "files": files[lv], "bytes": size.get(lv, 0)} for lv in sorted(files)]
+
+
+def describe_data(identifier: str, table: Table, last_snapshots: int) -> dict[str, Any]:
+    """Schema, keys, options, the last ``last_snapshots`` snapshots (newest first) and the live
+    files by level of ``table``."""
+    schema = table.schema
+    ids = table.store.snapshot_ids()
+    recent = [table.snapshot(i) for i in reversed(ids[-last_snapshots:])] if last_snapshots else []
+    health = table.health(recent_snapshots=1)
+    return {
+        "table": identifier,
+        "fields": [
+            {
+                "id": f.id,
+                "name": f.name,
+                "type": f.type.to_paimon(),
+                "nullable": f.type.nullable,
+                "primary_key": f.name in schema.primary_keys,
+                "partition_key": f.name in schema.partition_keys,
+            }
+            for f in schema.fields
+        ],
+        "primary_keys": list(schema.primary_keys),
+        "partition_keys": list(schema.partition_keys),
+        "bucket_keys": list(schema.bucket_keys),
+        "comment": schema.comment,
+        "options": dict(sorted(schema.options.items())),
+        "latest_snapshot_id": ids[-1] if ids else None,
+        "snapshot_count": len(ids),
+        "snapshots": [_snapshot_row(s) for s in recent],
+        "partitions": len({partition_label(b.partition, "") for b in health.buckets}),
+        "buckets": len(health.buckets),
+        "files": sum(sum(b.files_by_level.values()) for b in health.buckets),
+        "bytes": sum(b.total_bytes for b in health.buckets),
+        "files_by_level": _levels(health),
+    }
+
+
+def render_describe(console: Console, data: dict[str, Any]) -> None:
+    """Print :func:`describe_data` as rich tables."""
+    keys = f"primary key ({', '.join(data['primary_keys'])})"
+    if data["partition_keys"]:
+        keys += f", partitioned by ({', '.join(data['partition_keys'])})"
+    keys += f", bucket key ({', '.join(data['bucket_keys'])})"
+    console.print(f"[bold]{escape(data['table'])}[/bold]: {escape(keys)}")
+    if data["comment"]:
+        console.print(escape(data["comment"]))
+    fields = RichTable("name", "type", "key", title="fields", title_justify="left")
+    for f in data["fields"]:
+        role = ", ".join(
+            r for r, on in (("primary", f["primary_key"]), ("partition", f["partition_key"])) if on
+        )
+        fields.add_row(escape(f["name"]), escape(f["type"]), role)
+    console.print(fields)
+    if data["options"]:
+        options = RichTable("option", "value", title="options", title_justify="left")
+        for k, v in data["options"].items():
+            options.add_row(escape(k), escape(v))
+        console.print(options)
+    shown = len(data["snapshots"])
+    snaps = RichTable(
+        "id",
+        "kind",
+        "committed (UTC)",
+        "records",
+        "delta",
+        title=f"snapshots (last {shown} of {data['snapshot_count']})",
+        title_justify="left",
+    )
+    for s in data["snapshots"]:
+        snaps.add_row(
+            str(s["id"]),
+            s["commit_kind"],
+            s["time"],
+            f"{s['total_record_count']:,}",
+            f"{s['delta_record_count']:,}",
+        )
+    console.print(snaps)
+    levels = RichTable(
+        "level",
+        "files",
+        "bytes",
+        title=f"live files: {data['files']} in {data['buckets']} bucket(s) of "
+        f"{data['partitions']} partition(s), {human_bytes(data['bytes'])}",
+        title_justify="left",
+    )
+    for lv in data["files_by_level"]:
+        levels.add_row(str(lv["level"]), str(lv["files"]), human_bytes(lv["bytes"]))
+    console.print(levels)
+
+
+def health_data(identifier: str, health: TableHealth) -> dict[str, Any]:
+    """``health.to_dict()`` with the table identifier."""
+    return {"table": identifier, **health.to_dict()}
+
+
+def render_health(console: Console, identifier: str, health: TableHealth, default: str) -> None:
+    """Per bucket: partition, bucket, sorted runs, level-0 files, files by level, bytes, rows,
+    space amplification; then the write amplification of the recent snapshots."""
+    if health.snapshot_id is None:
+        console.print(f"{escape(identifier)} has no snapshot yet")
+        return
+    grid = RichTable(
+        "partition",
+        "bucket",
+        "sorted runs",
+        "L0 files",
+        "files by level",
+        "bytes",
+        "rows",
+        "space amp",
+        title=f"{escape(identifier)} at snapshot {health.snapshot_id}",
+        title_justify="left",
+    )
+    for b in health.buckets:
+        grid.add_row(
+            escape(partition_label(b.partition, default) or "-"),
+            str(b.bucket),
+            str(b.sorted_runs),
+            str(b.level0_files),
+            " ".join(f"L{lv}:{n}" for lv, n in b.files_by_level.items()),
+            human_bytes(b.total_bytes),
+            f"{b.rows:,}",
+            f"{b.space_amplification:.2f}",
+        )
+    console.print(grid)
+    console.print(
+        f"write amplification {health.write_amplification:.2f} (compaction wrote "
+        f"{human_bytes(health.compaction_bytes)} for {human_bytes(health.ingested_bytes)} "
+        f"ingested); max sorted runs {health.max_sorted_runs}"
+    )

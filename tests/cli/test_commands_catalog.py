@@ -1,0 +1,119 @@
+"""``databases``, ``tables`` and ``create``, checked against the catalog on disk."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+
+from lakeops import Catalog
+from tests.cli.conftest import SCHEMA_DOC, TABLE, Cli
+
+
+def test_create_builds_the_table_and_its_database(cli: Cli, schema_file: Path) -> None:
+    assert Catalog(str(cli.warehouse)).list_databases() == []
+    out = cli.json("create", TABLE, "--schema", str(schema_file))
+    assert out["created"] is True
+    table = cli.table()
+    assert table.arrow_schema == pa.schema(
+        [
+            pa.field("dt", pa.string(), nullable=False),
+            pa.field("id", pa.int64(), nullable=False),
+            ("v", pa.float64()),
+            ("name", pa.string()),
+        ]
+    )
+    assert list(table.schema.primary_keys) == ["dt", "id"]
+    assert list(table.schema.partition_keys) == ["dt"]
+    assert table.schema.options == {"bucket": "2", "write-only": "true"}
+    assert table.latest_snapshot() is None
+    assert out["fields"][1] == {"name": "id", "type": "BIGINT NOT NULL"}
+
+
+def test_create_types_and_comment(cli: Cli, tmp_path: Path) -> None:
+    doc = {
+        "fields": [
+            {"name": "k", "type": "INT"},
+            {"name": "d", "type": "DECIMAL(10, 2)"},
+            {"name": "ts", "type": "TIMESTAMP(3)"},
+            {"name": "day", "type": "DATE NOT NULL"},
+            {"name": "tags", "type": {"type": "ARRAY", "element": "STRING"}},
+        ],
+        "primary_keys": ["k"],
+        "comment": "typed",
+    }
+    path = tmp_path / "typed.json"
+    path.write_text(json.dumps(doc))
+    cli.ok("create", "other.typed", "--schema", str(path))
+    table = cli.table("other.typed")
+    assert [f.type.to_paimon() for f in table.schema.fields] == [
+        "INT NOT NULL",
+        "DECIMAL(10, 2)",
+        "TIMESTAMP(3)",
+        "DATE NOT NULL",
+        "ARRAY<STRING>",
+    ]
+    assert table.schema.comment == "typed"
+
+
+def test_create_twice(cli: Cli, orders: str, schema_file: Path) -> None:
+    result = cli("create", orders, "--schema", str(schema_file))
+    assert result.exit_code == 1
+    assert result.stderr.strip() == f"error: table '{orders}' already exists"
+    out = cli.json("create", orders, "--schema", str(schema_file), "--if-not-exists")
+    assert out["created"] is False
+
+
+def test_create_rejects_bad_schemas(cli: Cli, tmp_path: Path) -> None:
+    cases = {
+        "missing.json": None,
+        "not-json.json": "{",
+        "bad-type.json": json.dumps(
+            {"fields": [{"name": "a", "type": "NOPE"}], "primary_keys": ["a"]}
+        ),
+        "bad-key.json": json.dumps({**SCHEMA_DOC, "primary_keys": ["zzz"]}),
+        "bad-option.json": json.dumps({**SCHEMA_DOC, "options": {"merge-engine": "nope"}}),
+        "unknown.json": json.dumps({**SCHEMA_DOC, "primary_key": ["id"]}),
+    }
+    expected = {
+        "missing.json": "no such file or directory",
+        "not-json.json": "is not valid JSON",
+        "bad-type.json": "'NOPE'",
+        "bad-key.json": "zzz",
+        "bad-option.json": "merge-engine",
+        "unknown.json": "unknown key(s) ['primary_key']",
+    }
+    for name, text in cases.items():
+        path = tmp_path / name
+        if text is not None:
+            path.write_text(text)
+        result = cli("create", "db.bad", "--schema", str(path))
+        assert result.exit_code == 1, name
+        assert len(result.stderr.splitlines()) == 1, result.stderr
+        assert expected[name] in result.stderr, (name, result.stderr)
+    assert not Catalog(str(cli.warehouse)).table_exists("db.bad")
+
+
+def test_databases_and_tables(cli: Cli, orders: str, schema_file: Path) -> None:
+    cli.ok("create", "db.second", "--schema", str(schema_file))
+    cli.ok("create", "ops.audit", "--schema", str(schema_file))
+    catalog = Catalog(str(cli.warehouse))
+    assert cli.json("databases")["databases"] == catalog.list_databases() == ["db", "ops"]
+    assert cli.json("tables")["tables"] == ["db.orders", "db.second", "ops.audit"]
+    assert cli.json("tables", "ops")["tables"] == ["ops.audit"]
+    assert cli.ok("tables", "db").stdout.splitlines() == ["db.orders", "db.second"]
+    assert cli.ok("databases").stdout.splitlines() == ["db", "ops"]
+
+
+def test_tables_of_a_missing_database(cli: Cli) -> None:
+    result = cli("tables", "nodb")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        "error: database 'nodb' does not exist — list databases with 'lakeops databases'"
+    ]
+
+
+def test_empty_warehouse_lists_nothing(cli: Cli) -> None:
+    assert cli.json("databases")["databases"] == []
+    assert cli.json("tables")["tables"] == []

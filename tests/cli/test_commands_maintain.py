@@ -1,0 +1,144 @@
+"""``compact``, ``flush``, ``expire``, ``orphans`` and ``rollback``, checked against the table's
+health, snapshots, files and rows."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from tests.cli.conftest import Cli, sorted_rows
+
+
+def test_compact_full_leaves_one_sorted_run_per_bucket(cli: Cli, loaded: str) -> None:
+    table = cli.table()
+    before = sorted_rows(table.read())
+    assert table.health().max_sorted_runs == 3
+    out = cli.json("compact", loaded, "--full")
+    table = cli.table()
+    latest = table.latest_snapshot()
+    assert latest is not None and latest.commit_kind == "COMPACT"
+    assert out["snapshot_id"] == latest.id == 4
+    health = table.health()
+    assert [b.sorted_runs for b in health.buckets] == [1, 1, 1, 1]
+    assert all(b.level0_files == 0 for b in health.buckets)
+    stats = table.commit_stats(latest.id)
+    assert out["stats"]["files_deleted"] == stats.files_deleted == 12  # 3 writes x 4 buckets
+    assert out["stats"]["bytes_added"] == stats.bytes_added
+    assert sorted_rows(table.read()) == before
+
+    again = cli.ok("compact", loaded, "--full")
+    assert "nothing to compact" in again.stdout
+    assert cli.table().latest_snapshot().id == 4  # type: ignore[union-attr]
+
+
+def test_compact_text_and_partition(cli: Cli, loaded: str) -> None:
+    result = cli.ok("compact", loaded, "--full", "--partition", "dt=2024-01-02")
+    assert result.stdout.startswith("snapshot 4 (COMPACT): rewrote 6 file(s)")
+    runs = {(b.partition["dt"], b.bucket): b.sorted_runs for b in cli.table().health().buckets}
+    assert runs == {
+        ("2024-01-01", 0): 3,
+        ("2024-01-01", 1): 3,
+        ("2024-01-02", 0): 1,
+        ("2024-01-02", 1): 1,
+    }
+    bad = cli("compact", loaded, "-p", "day=1")
+    assert bad.exit_code == 1 and "not partition columns of db.orders" in bad.stderr
+    assert cli.table().latest_snapshot().id == 4  # type: ignore[union-attr]
+
+
+def test_compact_by_strategy(cli: Cli, loaded: str) -> None:
+    # three runs stay below the default trigger (5), so universal compaction has nothing to do
+    assert cli.json("compact", loaded) == {"table": loaded, "snapshot_id": None, "stats": None}
+    assert cli.table().health().max_sorted_runs == 3
+
+
+def test_flush_lifts_level0(cli: Cli, loaded: str) -> None:
+    assert sum(b.level0_files for b in cli.table().health().buckets) == 12
+    out = cli.json("flush", loaded, "-p", "dt=2024-01-01")
+    health = cli.table().health()
+    assert out["snapshot_id"] == health.snapshot_id
+    level0 = {b.partition["dt"]: 0 for b in health.buckets}
+    for b in health.buckets:
+        level0[b.partition["dt"]] += b.level0_files
+    assert level0 == {"2024-01-01": 0, "2024-01-02": 6}
+    cli.ok("flush", loaded)
+    assert all(b.level0_files == 0 for b in cli.table().health().buckets)
+    assert "nothing to flush" in cli.ok("flush", loaded).stdout
+
+
+def test_expire(cli: Cli, loaded: str) -> None:
+    before = sorted_rows(cli.table().read())
+    out = cli.json("expire", loaded, "--retain-max", "1", "--retain-min", "1")
+    assert out["expired_snapshots"] == [1, 2]
+    table = cli.table()
+    assert [s.id for s in table.snapshots()] == [3]
+    assert sorted_rows(table.read()) == before
+    assert "nothing to expire" in cli.ok("expire", loaded, "--time-retained", "1 h").stdout
+    bad = cli("expire", loaded, "--time-retained", "soon")
+    assert bad.exit_code == 1 and "soon" in bad.stderr
+
+
+def test_orphans(cli: Cli, loaded: str) -> None:
+    bucket = cli.warehouse / "db.db" / "orders" / "dt=2024-01-01" / "bucket-0"
+    stray = bucket / "data-stray.parquet"
+    stray.write_bytes(b"x" * 100)
+    fresh = bucket / "data-fresh.parquet"
+    fresh.write_bytes(b"y" * 10)
+    two_days_ago = time.time() - 2 * 86400
+    os.utime(stray, (two_days_ago, two_days_ago))
+    before = sorted_rows(cli.table().read())
+
+    dry = cli.json("orphans", loaded, "--dry-run")
+    assert dry["deleted"] == ["dt=2024-01-01/bucket-0/data-stray.parquet"]
+    assert dry["bytes"] == 100 and stray.exists()
+
+    text = cli.ok("orphans", loaded).stdout
+    assert "deleted 1 orphan file(s), 100 B" in text
+    assert not stray.exists() and fresh.exists()
+    assert sorted_rows(cli.table().read()) == before
+
+    cli.ok("orphans", loaded, "--older-than-hours", "0")
+    assert not fresh.exists()
+    assert sorted_rows(cli.table().read()) == before
+
+
+def test_rollback(cli: Cli, loaded: str) -> None:
+    first = sorted_rows(cli.table().read(snapshot_id=1))
+    declined = cli("rollback", loaded, "1", input="n\n")
+    assert declined.exit_code == 1
+    assert "Roll back db.orders to snapshot 1, deleting 2 newer snapshot(s) (2..3)?" in (
+        declined.stderr
+    )
+    assert "rollback cancelled" in declined.stderr
+    assert [s.id for s in cli.table().snapshots()] == [1, 2, 3]
+
+    accepted = cli("rollback", loaded, "2", input="y\n")
+    assert accepted.exit_code == 0, accepted.stderr
+    assert [s.id for s in cli.table().snapshots()] == [1, 2]
+
+    out = cli.json("rollback", loaded, "1", "--yes")
+    assert out["removed"] == [2]
+    table = cli.table()
+    assert [s.id for s in table.snapshots()] == [1]
+    assert sorted_rows(table.read()) == first
+    assert "already the latest" in cli.ok("rollback", loaded, "1").stdout
+
+    missing = cli("rollback", loaded, "7", "--yes")
+    assert missing.exit_code == 1
+    assert missing.stderr.splitlines() == [
+        "error: cannot roll back to snapshot 7: it does not exist (snapshots 1..1)"
+    ]
+
+
+def test_maintenance_json_is_one_document(cli: Cli, loaded: str) -> None:
+    for args in (
+        ["compact", loaded],
+        ["flush", loaded],
+        ["expire", loaded],
+        ["orphans", loaded, "--dry-run"],
+        ["rollback", loaded, "3", "--yes"],
+    ):
+        result = cli.ok("--json", *args)
+        assert isinstance(json.loads(result.stdout), dict), args
+        assert result.stderr == "", args
