@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SnapshotPoint",
+    "human_bytes",
     "partition_label",
     "render_index_html",
     "render_message_html",
@@ -83,7 +84,7 @@ def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _human_bytes(n: float) -> str:
+def human_bytes(n: float) -> str:
     """``1536`` → ``1.5 KiB``."""
     value = float(n)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
@@ -283,7 +284,7 @@ def _file_width(size: int, max_size: int) -> float:
 
 def _file_rect(f: DataFileMeta, x: float, y: float, w: float) -> str:
     tip = (
-        f"level {f.level} · {_human_bytes(f.file_size)} ({f.file_size} bytes) · "
+        f"level {f.level} · {human_bytes(f.file_size)} ({f.file_size} bytes) · "
         f"{f.row_count} rows · sequence {f.min_sequence_number}..{f.max_sequence_number}"
     )
     label = (
@@ -325,7 +326,7 @@ def _bucket_svg(
             parts.append(_file_rect(f, x, y, w))
             x += w + _FILE_GAP
         more = len(members) - MAX_FILES_PER_RUN
-        tail = f"{len(members)} file{'s' if len(members) != 1 else ''} · {_human_bytes(run.size)}"
+        tail = f"{len(members)} file{'s' if len(members) != 1 else ''} · {human_bytes(run.size)}"
         if more > 0:
             tail = f"+{more} more · {tail}"
         parts.append(
@@ -368,7 +369,7 @@ def _band(
     by_level = ", ".join(f"L{lv}: {n}" for lv, n in sorted(b.files_by_level.items()))
     stats = (
         f"<b>{b.sorted_runs}</b> sorted runs · <b>{sum(b.files_by_level.values())}</b> files "
-        f"({_e(by_level)}) · <b>{_e(_human_bytes(b.total_bytes))}</b> · <b>{b.rows}</b> rows · "
+        f"({_e(by_level)}) · <b>{_e(human_bytes(b.total_bytes))}</b> · <b>{b.rows}</b> rows · "
         f"space amplification <b>{b.space_amplification:.2f}</b> · oldest level-0 file "
         f"<b>{_e(_human_age(b.oldest_level0_age_s))}</b>"
     )
@@ -398,7 +399,7 @@ def _history_chart(points: Sequence[SnapshotPoint]) -> str:
     for r, (name, _fn) in enumerate(rows):
         base = r * (row_h + gap) + row_h
         top = maxima[r]
-        shown = _human_bytes(top) if r == 2 else str(top)
+        shown = human_bytes(top) if r == 2 else str(top)
         parts.append(
             f'<text x="0" y="{base - row_h / 2 + 4:.0f}">{_e(name)}</text>'
             f'<text x="0" y="{base - row_h / 2 + 17:.0f}" class="dim">max {_e(shown)}</text>'
@@ -435,7 +436,7 @@ def _history_chart(points: Sequence[SnapshotPoint]) -> str:
         tip = (
             f"snapshot {p.snapshot_id} · {p.commit_kind} · {_utc(p.time_millis)} · "
             f"{p.files} live files · max {p.max_sorted_runs} sorted runs · ingested "
-            f"{_human_bytes(p.ingested_bytes)} · compacted {_human_bytes(p.compacted_bytes)} · "
+            f"{human_bytes(p.ingested_bytes)} · compacted {human_bytes(p.compacted_bytes)} · "
             f"{p.delta_record_count} delta records · {p.total_record_count} records"
         )
         parts.append(
@@ -533,7 +534,7 @@ def render_table_html(
         ("partition keys", ", ".join(table.schema.partition_keys) or "-"),
         ("partitions · buckets", f"{len({k[0] for k in groups})} · {len(health.buckets)}"),
         ("live files", total_files),
-        ("bytes", _human_bytes(total_bytes)),
+        ("bytes", human_bytes(total_bytes)),
         ("max sorted runs", health.max_sorted_runs),
         (
             f"write amplification (last {len(points)} snapshots)",
@@ -541,7 +542,7 @@ def render_table_html(
         ),
         (
             "ingested · compacted",
-            f"{_human_bytes(health.ingested_bytes)} · {_human_bytes(health.compaction_bytes)}",
+            f"{human_bytes(health.ingested_bytes)} · {human_bytes(health.compaction_bytes)}",
         ),
     ]
 

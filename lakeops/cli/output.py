@@ -30,17 +30,9 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from lakeops.health_view import human_bytes
+
 __all__ = ["Output", "human_bytes", "jsonable"]
-
-
-def human_bytes(n: int | float) -> str:
-    """``1536`` → ``'1.5 KiB'`` (binary units, one decimal above bytes)."""
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
-            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable")
 
 
 def jsonable(value: Any) -> Any:
