@@ -16,7 +16,8 @@ Arrow bytes it holds, the process's peak RSS, and the time to resolve the same 1
 upsert against it.
 
 Usage: ``.venv/bin/python benchmarks/bench_cross_partition.py [--keys 5000000] [--upserts
-1000000] [--index-keys 20000000] [--skip-spark]``
+1000000] [--index-keys 20000000] [--skip-spark] [--json]``; ``--json`` prints one JSON document
+with the measured numbers instead of the report (progress still goes to stderr). No target.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -196,6 +198,7 @@ def main() -> None:
     parser.add_argument("--upserts", type=int, default=1_000_000)
     parser.add_argument("--index-keys", type=int, default=20_000_000)
     parser.add_argument("--skip-spark", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print results as JSON only")
     parser.add_argument("--phase", choices=["local", "spark", "index"], help=argparse.SUPPRESS)
     parser.add_argument("--path", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -206,6 +209,18 @@ def main() -> None:
         run = _phase_local if args.phase == "local" else _phase_spark
         print(json.dumps(run(args.path, args.keys, args.upserts)))
         return
+
+    def say(text: str) -> None:
+        """Print a line of the human report (nothing under ``--json``)."""
+        if not args.json:
+            print(text)
+
+    report: dict[str, Any] = {
+        "keys": args.keys,
+        "upserts": args.upserts,
+        "index_keys": args.index_keys,
+        "phases": {},
+    }
     tmp = tempfile.mkdtemp(prefix="lakeops-bench-xp-")
     try:
         base = f"{tmp}/base"
@@ -213,7 +228,7 @@ def main() -> None:
         _build(base, args.keys)
         print(f"built {args.keys:,} keys in {time.perf_counter() - start:.1f} s", file=sys.stderr)
         phases = ["local"] if args.skip_spark else ["local", "spark"]
-        print(
+        say(
             f"cross-partition upsert of {args.upserts:,} rows (30% moving) into {args.keys:,} keys:"
         )
         for phase in phases:
@@ -242,7 +257,8 @@ def main() -> None:
                 "table.write (in-process)" if phase == "local" else "lakeops.spark.write local[2]"
             )
             rate = args.upserts / result["seconds"]
-            print(
+            report["phases"][phase] = {**result, "rows_per_s": rate}
+            say(
                 f"  {label:30s} {result['seconds']:6.2f} s  {rate:>10,.0f} rows/s  "
                 f"peak RSS {result['peak_rss_mib']:,.0f} MiB"
             )
@@ -263,6 +279,10 @@ def main() -> None:
             text=True,
         )
         result = json.loads(out.stdout.strip().splitlines()[-1])
+        report["phases"]["index"] = {**result, "rows_per_s": args.upserts / result["seconds"]}
+        if args.json:
+            print(json.dumps(report, indent=2))
+            return
         print(
             f"global key index of {args.index_keys:,} keys: {result['index_mib']:,.0f} MiB of "
             f"Arrow; resolving the upsert {result['seconds']:.2f} s; peak RSS "

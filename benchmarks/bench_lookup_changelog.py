@@ -8,7 +8,8 @@ peak RSS (VmHWM). For reference, the same flush on an identical table without a 
 producer (``compaction.force-up-level-0``, so the level-0 files are merely upgraded or rewritten).
 
 Usage: ``.venv/bin/python benchmarks/bench_lookup_changelog.py [--keys 5000000]
-[--changed 100000] [--cache '256 mb']``
+[--changed 100000] [--cache '256 mb'] [--json]``; ``--json`` prints one JSON document with the
+measured numbers instead of the report. No target.
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=5_000_000)
     parser.add_argument("--changed", type=int, default=100_000)
     parser.add_argument("--cache", default="256 mb", help="lookup.cache-max-memory-size")
+    parser.add_argument("--json", action="store_true", help="print results as JSON only")
     parser.add_argument("--phase", help=argparse.SUPPRESS)
     parser.add_argument("--warehouse", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -106,6 +108,15 @@ def main() -> None:
                 check=True,
             )
             results[name] = json.loads(out.stdout.strip().splitlines()[-1])
+    if args.json:
+        report = {
+            "keys": args.keys,
+            "changed": args.changed,
+            "cache": args.cache,
+            "phases": results,
+        }
+        print(json.dumps(report, indent=2))
+        return
     print(
         f"flush_level0 of {args.changed:,} changed keys into a {args.keys:,}-key table "
         f"(4 buckets, lookup cache {args.cache})"
