@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lakeops.bucket.dynamic import fill_buckets
+from lakeops.bucket.dynamic import fill_buckets, partition_groups
 from lakeops.read.merge_read import SplitReader
 from lakeops.read.scan import Split
 from lakeops.spec import binary_row
@@ -249,20 +249,10 @@ class GlobalIndex:
 
     # ------------------------------------------------------------------ helpers
     def _row_partitions(self, records: pa.Table) -> np.ndarray:
-        """The global partition id of every row."""
-        if not self.partition_keys:
-            return np.full(records.num_rows, self.partition_id(()), dtype=np.int32)
-        parts = records.select(self.partition_keys)
-        uniq = parts.group_by(self.partition_keys, use_threads=False).aggregate([])
-        ids = np.array(
-            [self.partition_id(tuple(r.values())) for r in uniq.to_pylist()], dtype=np.int32
-        )
-        lookup = uniq.append_column(_PART, pa.array(ids))
-        joined = parts.append_column(
-            _ROW, pa.array(np.arange(records.num_rows, dtype=np.int64))
-        ).join(lookup, self.partition_keys, use_threads=False)
+        """The global partition id of every row (null partition values included)."""
         out = np.empty(records.num_rows, dtype=np.int32)
-        out[joined.column(_ROW).to_numpy()] = joined.column(_PART).to_numpy()
+        for values, rows in partition_groups(records, self.partition_keys):
+            out[rows] = self.partition_id(values)
         return out
 
     def _with_partitions(self, rows: pa.Table, part_ids: np.ndarray) -> pa.Table:

@@ -19,10 +19,13 @@ open the same bucket. A single assigner (in-process writes) owns every bucket.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from lakeops.compact.options import parse_duration
 from lakeops.errors import ConfigurationError
@@ -35,10 +38,38 @@ __all__ = [
     "assigner_of",
     "fill_buckets",
     "java_mod",
+    "partition_groups",
 ]
 
 #: Paimon stores bucket ids as Java shorts: ids 0 … 32766 when max-buckets is unlimited
 _UNLIMITED_IDS = 32767
+
+
+def partition_groups(
+    table: pa.Table, partition_keys: Sequence[str]
+) -> list[tuple[tuple[Any, ...], np.ndarray]]:
+    """``(partition values, row indices)`` for every distinct partition of ``table``, computed
+    over dictionary codes (null values included), not row by row."""
+    n = table.num_rows
+    if not partition_keys:
+        return [((), np.arange(n))] if n else []
+    codes, dictionaries = [], []
+    for name in partition_keys:
+        enc = pc.dictionary_encode(table.column(name), null_encoding="encode")
+        enc = enc.combine_chunks() if isinstance(enc, pa.ChunkedArray) else enc
+        codes.append(enc.indices.to_numpy(zero_copy_only=False).astype(np.int64))
+        dictionaries.append(enc.dictionary.to_pylist())
+    uniq, inverse = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
+    return [
+        (
+            tuple(d[int(c)] for d, c in zip(dictionaries, row, strict=True)),
+            order[bounds[i] : bounds[i + 1]],
+        )
+        for i, row in enumerate(uniq)
+    ]
 
 
 def java_mod(a: np.ndarray | int, n: int) -> np.ndarray:

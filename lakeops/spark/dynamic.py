@@ -92,7 +92,7 @@ def assign_dynamic(df: Any, options: dict[str, str]) -> Any:
     )
 
     def assign(group: pa.Table) -> pa.Table:
-        from lakeops.bucket.dynamic import PartitionIndex
+        from lakeops.bucket.dynamic import PartitionIndex, partition_groups
         from lakeops.bucket.hashing import hash_rows
         from lakeops.spec import binary_row
         from lakeops.write.records import to_records
@@ -110,12 +110,7 @@ def assign_dynamic(df: Any, options: dict[str, str]) -> Any:
         hashes = hash_rows([records.column(k) for k in keys], key_types)
         entries = t.store.index_entries(t.latest_snapshot())
         buckets = np.empty(records.num_rows, dtype=np.int32)
-        part_rows = records.select(parts).to_pylist() if parts else [{}] * records.num_rows
-        by_part: dict[tuple[Any, ...], list[int]] = {}
-        for i, row in enumerate(part_rows):
-            by_part.setdefault(tuple(row.values()), []).append(i)
-        for values, rows_list in by_part.items():
-            rows = np.asarray(rows_list)
+        for values, rows in partition_groups(records, parts):
             pbytes = binary_row.serialize(list(values), part_types)
             phash = (
                 int(

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.bucket.cross_partition import GlobalIndex
-from lakeops.bucket.dynamic import DynamicBucketOptions, PartitionIndex
+from lakeops.bucket.dynamic import DynamicBucketOptions, PartitionIndex, partition_groups
 from lakeops.bucket.hashing import assign_buckets, hash_rows
 from lakeops.changelog.lookup_cache import RowGroupCache
 from lakeops.changelog.options import ChangelogOptions
@@ -253,11 +253,8 @@ class TableWrite:
             return records, buckets, None
         hashes = self._key_hashes(records)
         buckets = np.empty(records.num_rows, dtype=np.int32)
-        part_ids = self._partition_ids(records)
-        for pid in np.unique(part_ids):
-            rows = np.flatnonzero(part_ids == pid)
-            values = [records.column(k)[int(rows[0])].as_py() for k in self.schema.partition_keys]
-            buckets[rows] = self._partition_index(values).assign(hashes[rows])
+        for values, rows in partition_groups(records, self.schema.partition_keys):
+            buckets[rows] = self._partition_index(list(values)).assign(hashes[rows])
         return records, buckets, hashes
 
     def _partition_index(self, values: list[object]) -> PartitionIndex:

@@ -180,3 +180,10 @@ def test_index_ttl_skips_old_keys_as_paimon_warns(catalog: Catalog) -> None:
     table.write(_batch([("+I", 1, "oslo", "ann", 11)]))
     cities = sorted(r["city"] for r in table.read(columns=["user_id", "city"]).to_pylist())
     assert cities == ["oslo", "paris"]
+
+
+def test_a_null_partition_value_is_a_partition_like_any_other(catalog: Catalog) -> None:
+    table = _table(catalog, "deduplicate")
+    table.write(_batch([("+I", 1, None, "ann", 10), ("+I", 2, "rome", "bob", 20)]))
+    table.write(_batch([("+I", 1, "oslo", "ann", 11), ("+I", 2, None, "bob", 21)]))
+    assert _state(table) == {1: ("oslo", "ann", 11), 2: (None, "bob", 21)}
