@@ -142,6 +142,7 @@ def _environment(warehouse: Path, airflow_home: Path) -> None:
     os.environ.update(
         {
             "AIRFLOW_HOME": str(airflow_home),
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{airflow_home}/airflow.db",
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
             "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
