@@ -7,11 +7,9 @@ depends on a logical date, so runs triggered by hand work too.
 
 from __future__ import annotations
 
-import datetime as dt
-
 from airflow.sdk import DAG, Param
 
-from lakeops.airflow.dag_settings import DagSettings
+from lakeops.airflow.dag_settings import DAG_DEFAULTS, DagSettings
 from lakeops.airflow.operators import LakeopsSparkWriteOperator
 
 settings = DagSettings.from_env()
@@ -19,10 +17,7 @@ settings = DagSettings.from_env()
 with DAG(
     dag_id="lakeops_ingest",
     schedule=settings.ingest_schedule,
-    start_date=dt.datetime(2024, 1, 1, tzinfo=dt.UTC),
-    catchup=False,
-    max_active_runs=1,
-    tags=["lakeops"],
+    **DAG_DEFAULTS,
     doc_md=__doc__,
     params={
         "source": Param(settings.ingest_source, type="string", description="input path/URI"),

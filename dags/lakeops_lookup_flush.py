@@ -10,14 +10,13 @@ a timed run flushes every lookup table with level-0 files. One mapped task per t
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from airflow.sdk import DAG, AssetAny, AssetOrTimeSchedule, CronTriggerTimetable, task
 
 from lakeops.airflow.assets import table_asset
 from lakeops.airflow.conditions import committed_tables, flush_candidates
-from lakeops.airflow.dag_settings import DagSettings
+from lakeops.airflow.dag_settings import DAG_DEFAULTS, DagSettings
 from lakeops.airflow.hook import LakeopsHook
 from lakeops.airflow.operators import LakeopsFlushLevel0Operator
 
@@ -30,10 +29,7 @@ with DAG(
     schedule=AssetOrTimeSchedule(timetable=timetable, assets=AssetAny(*assets))
     if assets
     else timetable,
-    start_date=dt.datetime(2024, 1, 1, tzinfo=dt.UTC),
-    catchup=False,
-    max_active_runs=1,
-    tags=["lakeops"],
+    **DAG_DEFAULTS,
     doc_md=__doc__,
 ):
 

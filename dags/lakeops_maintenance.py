@@ -12,7 +12,7 @@ from typing import Any
 
 from airflow.sdk import DAG, Param, task
 
-from lakeops.airflow.dag_settings import DagSettings
+from lakeops.airflow.dag_settings import DAG_DEFAULTS, DagSettings
 from lakeops.airflow.hook import LakeopsHook
 from lakeops.airflow.operators import (
     LakeopsExpireSnapshotsOperator,
@@ -24,10 +24,7 @@ settings = DagSettings.from_env()
 with DAG(
     dag_id="lakeops_maintenance",
     schedule=settings.maintenance_schedule,
-    start_date=dt.datetime(2024, 1, 1, tzinfo=dt.UTC),
-    catchup=False,
-    max_active_runs=1,
-    tags=["lakeops"],
+    **DAG_DEFAULTS,
     doc_md=__doc__,
     params={"tables": Param([], type="array", description="database.table names; empty: all")},
 ):

@@ -17,11 +17,20 @@ deployment configures them without editing DAG code (``infra/`` env templates li
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["DagSettings"]
+__all__ = ["DAG_DEFAULTS", "DagSettings"]
+
+#: what every lakeops DAG shares: no backfill, one run at a time, the ``lakeops`` tag
+DAG_DEFAULTS: dict[str, object] = {
+    "start_date": dt.datetime(2024, 1, 1, tzinfo=dt.UTC),
+    "catchup": False,
+    "max_active_runs": 1,
+    "tags": ["lakeops"],
+}
 
 
 def _schedule(value: str | None, default: str) -> str | None:

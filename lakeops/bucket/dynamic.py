@@ -38,6 +38,7 @@ __all__ = [
     "assigner_of",
     "fill_buckets",
     "java_mod",
+    "partition_codes",
     "partition_groups",
 ]
 
@@ -45,30 +46,40 @@ __all__ = [
 _UNLIMITED_IDS = 32767
 
 
-def partition_groups(
+def partition_codes(
     table: pa.Table, partition_keys: Sequence[str]
-) -> list[tuple[tuple[Any, ...], np.ndarray]]:
-    """``(partition values, row indices)`` for every distinct partition of ``table``, computed
-    over dictionary codes (null values included), not row by row."""
+) -> tuple[np.ndarray, list[tuple[Any, ...]]]:
+    """A dense int64 id per row for its partition (null values included) and the partition
+    values of each id, computed over dictionary codes, not row by row."""
     n = table.num_rows
     if not partition_keys:
-        return [((), np.arange(n))] if n else []
+        return np.zeros(n, dtype=np.int64), [()]
     codes, dictionaries = [], []
     for name in partition_keys:
         enc = pc.dictionary_encode(table.column(name), null_encoding="encode")
         enc = enc.combine_chunks() if isinstance(enc, pa.ChunkedArray) else enc
         codes.append(enc.indices.to_numpy(zero_copy_only=False).astype(np.int64))
         dictionaries.append(enc.dictionary.to_pylist())
+    if len(codes) == 1:
+        return codes[0], [(v,) for v in dictionaries[0]]
     uniq, inverse = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    order = np.argsort(inverse, kind="stable")
-    bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
+    values = [tuple(d[int(c)] for d, c in zip(dictionaries, row, strict=True)) for row in uniq]
+    return inverse.reshape(-1).astype(np.int64), values
+
+
+def partition_groups(
+    table: pa.Table, partition_keys: Sequence[str]
+) -> list[tuple[tuple[Any, ...], np.ndarray]]:
+    """``(partition values, row indices)`` for every distinct partition of ``table``."""
+    if not table.num_rows:
+        return []
+    ids, values = partition_codes(table, partition_keys)
+    order = np.argsort(ids, kind="stable")
+    bounds = np.searchsorted(ids[order], np.arange(len(values) + 1))
     return [
-        (
-            tuple(d[int(c)] for d, c in zip(dictionaries, row, strict=True)),
-            order[bounds[i] : bounds[i + 1]],
-        )
-        for i, row in enumerate(uniq)
+        (v, order[bounds[i] : bounds[i + 1]])
+        for i, v in enumerate(values)
+        if bounds[i + 1] > bounds[i]
     ]
 
 

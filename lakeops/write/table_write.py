@@ -20,10 +20,14 @@ from typing import TypeAlias
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from lakeops.bucket.cross_partition import GlobalIndex
-from lakeops.bucket.dynamic import DynamicBucketOptions, PartitionIndex, partition_groups
+from lakeops.bucket.dynamic import (
+    DynamicBucketOptions,
+    PartitionIndex,
+    partition_codes,
+    partition_groups,
+)
 from lakeops.bucket.hashing import assign_buckets, hash_rows
 from lakeops.changelog.lookup_cache import RowGroupCache
 from lakeops.changelog.options import ChangelogOptions
@@ -191,17 +195,7 @@ class TableWrite:
 
     def _partition_ids(self, records: pa.Table) -> np.ndarray:
         """A dense id per distinct partition value combination."""
-        if not self.schema.partition_keys:
-            return np.zeros(records.num_rows, dtype=np.int64)
-        codes = []
-        for name in self.schema.partition_keys:
-            enc = pc.dictionary_encode(records.column(name), null_encoding="encode")
-            enc = enc.combine_chunks() if isinstance(enc, pa.ChunkedArray) else enc
-            codes.append(enc.indices.to_numpy(zero_copy_only=False).astype(np.int64))
-        if len(codes) == 1:
-            return codes[0]
-        _, inverse = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)
-        return inverse.reshape(-1).astype(np.int64)
+        return partition_codes(records, self.schema.partition_keys)[0]
 
     def _route(self, records: pa.Table) -> None:
         records, buckets, hashes = self._assign(records)
