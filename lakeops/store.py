@@ -58,6 +58,7 @@ class TableStore:
         self.root = root
         self._manifest_cache: OrderedDict[str, list[ManifestEntry]] = OrderedDict()
         self._index_cache: dict[str, list[IndexManifestEntry]] = {}
+        self._schema_cache: dict[int, TableSchema] = {}
 
     def path(self, relative: str) -> str:
         return join(self.root, relative)
@@ -72,12 +73,18 @@ class TableStore:
         )
 
     def schema(self, schema_id: int) -> TableSchema:
+        """Schema ``schema_id`` (cached: a published schema file never changes)."""
+        cached = self._schema_cache.get(schema_id)
+        if cached is not None:
+            return cached
         try:
-            return TableSchema.from_json(
+            schema = TableSchema.from_json(
                 self.file_io.read_bytes(self.path(paths.schema_path(schema_id)))
             )
         except FileNotFoundError:
             raise CorruptTableError(f"schema-{schema_id} of table {self.root} is missing") from None
+        self._schema_cache[schema_id] = schema
+        return schema
 
     def latest_schema(self) -> TableSchema:
         ids = self.schema_ids()

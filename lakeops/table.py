@@ -45,9 +45,7 @@ def read_state(
 ) -> pa.Table:
     """The merged rows of a snapshot (what ``Table.read(snapshot_id=…)`` returns)."""
     snapshot = store.snapshot(snapshot_id)
-    reader = SplitReader(
-        store.file_io, store.root, schema, options, create_merge_engine(options, schema)
-    )
+    reader = SplitReader(store, schema, options, create_merge_engine(options, schema))
     parts = [
         reader.read(s, schema.field_names) for s in plan_splits(store, schema, options, snapshot)
     ]
@@ -178,8 +176,7 @@ class Table:
     def split_reader(self) -> SplitReader:
         """Reads merged rows of this table's splits."""
         return SplitReader(
-            self.file_io,
-            self.root,
+            self.store,
             self.schema,
             self.options,
             create_merge_engine(self.options, self.schema),

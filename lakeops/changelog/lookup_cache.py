@@ -17,7 +17,6 @@ from typing import Any
 import pyarrow as pa
 
 from lakeops.read.kv_reader import KeyValueReader
-from lakeops.spec import binary_row
 from lakeops.spec.data_file import DataFileMeta
 
 __all__ = ["LEVEL", "LevelLookup", "RowGroupCache"]
@@ -73,11 +72,7 @@ class LevelLookup:
         self.directory = directory
         self.value_cols = list(value_cols)
         self.cache = cache
-        types = reader.key_types
-        self.files = [
-            (f, binary_row.deserialize(f.min_key, types), binary_row.deserialize(f.max_key, types))
-            for f in files
-        ]
+        self.files = [(f, *reader.key_range(f)) for f in files]
 
     def records(self, keys: pa.Table, low: tuple[Any, ...], high: tuple[Any, ...]) -> pa.Table:
         """Records (with a ``__level`` column) whose key is one of ``keys`` (merge-key columns,

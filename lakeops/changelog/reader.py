@@ -88,7 +88,7 @@ def read_changes(
             f"snapshots before {earliest} have expired; read changes from "
             f"snapshot {earliest - 1} or later"
         )
-    reader = KeyValueReader(store.file_io, schema)
+    reader = KeyValueReader(store.file_io, schema, store.schema)
     fields = schema.field_names
     part_types = schema.types_of(schema.partition_keys)
     parts = []

@@ -47,14 +47,15 @@ class RecordExpiry:
         expired = pc.less(column, self._threshold_for(column.type)).fill_null(False)
         return records.filter(pc.invert(expired))
 
-    def file_has_expired(self, file_io: FileIO, path: str) -> bool:
-        """Whether a data file holds an expired record, from its column statistics."""
+    def file_has_expired(self, file_io: FileIO, path: str, column: str) -> bool:
+        """Whether a data file holds an expired record, from the statistics of ``column`` (the
+        name the time field has in that file)."""
         meta = pq.ParquetFile(path, filesystem=file_io.arrow_fs).metadata
         names = meta.schema.names
-        if self.field not in names:
+        if column not in names:
             return False
-        idx = names.index(self.field)
-        arrow_type = meta.schema.to_arrow_schema().field(self.field).type
+        idx = names.index(column)
+        arrow_type = meta.schema.to_arrow_schema().field(column).type
         threshold = self._threshold_for(arrow_type).as_py()
         for rg in range(meta.num_row_groups):
             stats = meta.row_group(rg).column(idx).statistics

@@ -126,6 +126,7 @@ def run_bucket(
         store.file_io,
         join(store.root, paths.bucket_dir(pdir, job.bucket)),
         schema,
+        store.schema,
         options,
         copts,
         engine,

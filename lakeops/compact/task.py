@@ -32,8 +32,8 @@ from lakeops.io.file_io import FileIO
 from lakeops.merge import MergeEngine, merge_sorted, sort_records
 from lakeops.merge.engine import is_retraction
 from lakeops.options import TableOptions
+from lakeops.read.evolution import SchemaLookup
 from lakeops.read.kv_reader import KeyValueReader
-from lakeops.spec import binary_row
 from lakeops.spec.data_file import FILE_SOURCE_COMPACT, DataFileMeta
 from lakeops.spec.kv import KIND
 from lakeops.spec.schema import TableSchema
@@ -53,6 +53,8 @@ class BucketContext:
     file_io: FileIO
     directory: str
     schema: TableSchema
+    #: every schema of the table by id: files are read through the one they were written with
+    schemas: SchemaLookup
     options: TableOptions
     compact_options: CompactOptions
     engine: MergeEngine
@@ -61,18 +63,17 @@ class BucketContext:
     cache: RowGroupCache | None = None
 
     def __post_init__(self) -> None:
-        self.reader = KeyValueReader(self.file_io, self.schema)
-        self.key_types = self.schema.types_of(self.schema.trimmed_primary_keys)
+        self.reader = KeyValueReader(self.file_io, self.schema, self.schemas)
 
     def key_range(self, f: DataFileMeta) -> tuple[tuple[object, ...], tuple[object, ...]]:
-        return (
-            binary_row.deserialize(f.min_key, self.key_types),
-            binary_row.deserialize(f.max_key, self.key_types),
-        )
+        return self.reader.key_range(f)
 
     def has_expired(self, f: DataFileMeta) -> bool:
-        return self.expiry is not None and self.expiry.file_has_expired(
-            self.file_io, self.reader.path(self.directory, f)
+        if self.expiry is None:
+            return False
+        column = self.reader.evolution.mapping(f.schema_id).source_name(self.expiry.field)
+        return column is not None and self.expiry.file_has_expired(
+            self.file_io, self.reader.path(self.directory, f), column
         )
 
 

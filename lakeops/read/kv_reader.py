@@ -1,33 +1,51 @@
 """Reading key-value data files into a uniform record layout.
 
 Every file is read as ``_KEY_<k>…, _SEQUENCE_NUMBER, _VALUE_KIND`` plus the requested value
-columns, with one Arrow schema for all files of a table, so records of different files (and
-writers: lakeops, pypaimon, Java Paimon) concatenate and merge directly. Thin-mode files (no
-``_KEY_`` columns) get them from the key fields; columns a file lacks read as nulls.
+columns of the table's *current* schema, with one Arrow schema for all files of a table, so
+records of different files (and writers: lakeops, pypaimon, Java Paimon) concatenate and merge
+directly. Each file is read through the schema it was written with, mapped to the current one
+by field id (:mod:`lakeops.read.evolution`): renamed columns take their new name, columns the
+file's schema lacks read as nulls, changed types are widened. Thin-mode files (no ``_KEY_``
+columns) get them from the key fields.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lakeops.io.file_io import FileIO, join
+from lakeops.read.evolution import SchemaEvolution, SchemaLookup, read_cast
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.kv import KIND, SEQ, key_column
 from lakeops.spec.schema import TableSchema
+from lakeops.spec.types import DataType
 
 __all__ = ["KeyValueReader"]
 
 
-class KeyValueReader:
-    """Reads the data files of one table."""
+@dataclass(frozen=True)
+class _Plan:
+    """What to read from one file and how to turn it into records."""
 
-    def __init__(self, file_io: FileIO, schema: TableSchema) -> None:
+    read_cols: list[str]
+    #: record column -> the file column that holds it (absent: the file lacks it, nulls)
+    sources: dict[str, str]
+    #: record column -> (file type, current type) where the type changed
+    casts: dict[str, tuple[DataType, DataType]]
+
+
+class KeyValueReader:
+    """Reads the data files of one table, each through the schema it was written with."""
+
+    def __init__(self, file_io: FileIO, schema: TableSchema, schemas: SchemaLookup) -> None:
         self.file_io = file_io
         self.schema = schema
+        self.evolution = SchemaEvolution(schema, schemas)
         self.key_names = schema.trimmed_primary_keys
         self.key_types = schema.types_of(self.key_names)
         self.merge_keys = [key_column(k) for k in self.key_names]
@@ -45,33 +63,78 @@ class KeyValueReader:
         fields += [pa.field(c, self.schema.field(c).type.to_arrow(), True) for c in value_cols]
         return pa.schema(fields)
 
-    def _plan(self, path: str, value_cols: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
-        available = set(pq.read_schema(path, filesystem=self.file_io.arrow_fs).names)
-        wanted = [*self.merge_keys, SEQ, KIND, *value_cols]
-        thin = [
-            k for k, mk in zip(self.key_names, self.merge_keys, strict=True) if mk not in available
-        ]
-        read_cols = [c for c in wanted if c in available] + [k for k in thin if k not in wanted]
-        return read_cols, thin, [c for c in value_cols if c not in available]
+    def key_range(self, f: DataFileMeta) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        """(min key, max key) of ``f``, decoded through the schema it was written with."""
+        return self.evolution.key_range(f)
 
-    def _normalize(
-        self, table: pa.Table, thin: list[str], missing: list[str], value_cols: Sequence[str]
-    ) -> pa.Table:
-        for k in thin:
-            table = table.append_column(key_column(k), table.column(k))
-        for c in missing:
-            table = table.append_column(
-                c, pa.nulls(table.num_rows, self.schema.field(c).type.to_arrow())
-            )
+    def _plan(self, path: str, f: DataFileMeta, value_cols: Sequence[str]) -> _Plan:
+        available = set(pq.read_schema(path, filesystem=self.file_io.arrow_fs).names)
+        mapping = self.evolution.mapping(f.schema_id)
+        sources: dict[str, str] = {SEQ: SEQ, KIND: KIND}
+        casts: dict[str, tuple[DataType, DataType]] = {}
+        wanted = list(zip(self.merge_keys, self.key_names, strict=True))
+        wanted += [(c, c) for c in value_cols]
+        for record_col, field_name in wanted:
+            src = mapping.sources.get(field_name)
+            if src is None:
+                continue  # the file's schema lacks this field id: nulls
+            file_name, file_type = src
+            file_col = file_name
+            if record_col != field_name and key_column(file_name) in available:
+                file_col = key_column(file_name)  # a key; thin-mode files only have the field
+            if file_col not in available:
+                continue
+            sources[record_col] = file_col
+            if not mapping.identity:
+                current = self.schema.field(field_name).type
+                if file_type.to_arrow() != current.to_arrow():
+                    casts[record_col] = (file_type, current)
+        return _Plan(list(dict.fromkeys(sources.values())), sources, casts)
+
+    def _normalize(self, table: pa.Table, plan: _Plan, value_cols: Sequence[str]) -> pa.Table:
         schema = self.record_schema(value_cols)
-        return table.select(schema.names).cast(schema)
+        out = []
+        for target in schema:
+            file_col = plan.sources.get(target.name)
+            if file_col is None:
+                out.append(pa.nulls(table.num_rows, target.type))
+                continue
+            col = table.column(file_col)
+            cast = plan.casts.get(target.name)
+            if cast is not None:
+                col = read_cast(col, *cast)
+            if col.type != target.type:
+                col = col.cast(target.type)
+            out.append(col)
+        return pa.Table.from_arrays(out, schema=schema)
 
     def read(self, directory: str, f: DataFileMeta, value_cols: Sequence[str]) -> pa.Table:
         """All records of one file."""
         path = self.path(directory, f)
-        read_cols, thin, missing = self._plan(path, value_cols)
-        table = pq.read_table(path, columns=read_cols, filesystem=self.file_io.arrow_fs)
-        return self._normalize(table, thin, missing, value_cols)
+        plan = self._plan(path, f, value_cols)
+        table = pq.read_table(path, columns=plan.read_cols, filesystem=self.file_io.arrow_fs)
+        return self._normalize(table, plan, value_cols)
+
+    def read_filtered(
+        self,
+        directory: str,
+        f: DataFileMeta,
+        value_cols: Sequence[str],
+        merge_key: str,
+        values: list[Any],
+    ) -> pa.Table:
+        """The records of one file whose key column ``merge_key`` (``_KEY_<k>``) is one of
+        ``values`` (row groups pruned by statistics)."""
+        path = self.path(directory, f)
+        plan = self._plan(path, f, value_cols)
+        file_col = plan.sources[merge_key]
+        table = pq.read_table(
+            path,
+            filesystem=self.file_io.arrow_fs,
+            columns=plan.read_cols,
+            filters=[(file_col, "in", values)],
+        )
+        return self._normalize(table, plan, value_cols)
 
     def row_group_key_ranges(
         self,
@@ -83,8 +146,9 @@ class KeyValueReader:
         path = self.path(directory, f)
         meta = pq.ParquetFile(path, filesystem=self.file_io.arrow_fs).metadata
         names = meta.schema.names
-        first = self.merge_keys[0] if self.merge_keys[0] in names else self.key_names[0]
-        idx = names.index(first)
+        first = self.evolution.mapping(f.schema_id).source_name(self.key_names[0])
+        assert first is not None
+        idx = names.index(key_column(first) if key_column(first) in names else first)
         out: list[tuple[Any, Any] | None] = []
         for rg in range(meta.num_row_groups):
             stats = meta.row_group(rg).column(idx).statistics
@@ -96,12 +160,12 @@ class KeyValueReader:
     ) -> pa.Table:
         """The records of one row group of a file."""
         path = self.path(directory, f)
-        read_cols, thin, missing = self._plan(path, value_cols)
+        plan = self._plan(path, f, value_cols)
         with self.file_io.arrow_fs.open_input_file(path) as source:
             table = pq.ParquetFile(source, pre_buffer=False).read_row_group(
-                row_group, columns=read_cols
+                row_group, columns=plan.read_cols
             )
-        return self._normalize(table, thin, missing, value_cols)
+        return self._normalize(table, plan, value_cols)
 
     def iter_batches(
         self,
@@ -113,9 +177,9 @@ class KeyValueReader:
         """Records of files read one after another, in batches of at most ``batch_rows``."""
         for f in files:
             path = self.path(directory, f)
-            read_cols, thin, missing = self._plan(path, value_cols)
+            plan = self._plan(path, f, value_cols)
             with self.file_io.arrow_fs.open_input_file(path) as source:
                 # no pre-buffering: it reads far ahead of the batch and defeats bounded memory
                 pf = pq.ParquetFile(source, pre_buffer=False)
-                for batch in pf.iter_batches(batch_size=batch_rows, columns=read_cols):
-                    yield self._normalize(pa.Table.from_batches([batch]), thin, missing, value_cols)
+                for batch in pf.iter_batches(batch_size=batch_rows, columns=plan.read_cols):
+                    yield self._normalize(pa.Table.from_batches([batch]), plan, value_cols)

@@ -16,7 +16,6 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from lakeops.bucket.hashing import assign_buckets
 from lakeops.errors import DataValidationError
@@ -60,7 +59,7 @@ def lookup(
     )
     if any(keys.column(k).null_count for k in needed):
         raise DataValidationError("lookup keys contain nulls; primary keys are never null")
-    reader = KeyValueReader(store.file_io, schema)
+    reader = KeyValueReader(store.file_io, schema, store.schema)
     trimmed = schema.trimmed_primary_keys
     live = store.live_entries(store.latest_snapshot())
     fixed = options.bucket > 0
@@ -101,15 +100,13 @@ def lookup(
         for c in dict.fromkeys([*columns, *options.sequence_fields, *engine.merge_columns()])
         if c not in trimmed
     ]
-    key_types = schema.types_of(trimmed)
     parts = []
     for (pbytes, bucket), rows in wanted.items():
         subset = keys.take(pa.array(rows))
         sought = sorted(set(_key_tuples(subset, trimmed)))
         candidates = []
         for f in files.get((pbytes, bucket), []):
-            lo = binary_row.deserialize(f.min_key, key_types)
-            hi = binary_row.deserialize(f.max_key, key_types)
+            lo, hi = reader.key_range(f)
             at = bisect.bisect_left(sought, lo)
             if at < len(sought) and sought[at] <= hi:
                 candidates.append(f)
@@ -157,23 +154,9 @@ def _read_matching(
     """Records of one file whose key is in ``probe`` (row groups pruned by statistics)."""
     key_cols = probe.column_names
     if len(key_cols) == 1:
-        path = reader.path(directory, f)
-        available = set(pq.read_schema(path, filesystem=reader.file_io.arrow_fs).names)
-        if key_cols[0] in available:
-            values = probe.column(0).to_pylist()
-            table = pq.read_table(
-                path,
-                filesystem=reader.file_io.arrow_fs,
-                columns=[
-                    c
-                    for c in (*key_cols, "_SEQUENCE_NUMBER", "_VALUE_KIND", *value_cols)
-                    if c in available
-                ],
-                filters=[(key_cols[0], "in", values)],
-            )
-            return reader._normalize(
-                table, [], [c for c in value_cols if c not in available], value_cols
-            )
+        return reader.read_filtered(
+            directory, f, value_cols, key_cols[0], probe.column(0).to_pylist()
+        )
     records = reader.read(directory, f, value_cols)
     return records.join(probe, keys=key_cols, join_type="left semi").sort_by(
         [(k, "ascending") for k in key_cols]

@@ -15,16 +15,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.compact.interval_partition import partition_sections
-from lakeops.io.file_io import FileIO, join
+from lakeops.io.file_io import join
 from lakeops.merge import MergeEngine, group_starts, merge_sorted, sort_records
 from lakeops.merge.ordering import as_table
 from lakeops.options import TableOptions
 from lakeops.read.kv_reader import KeyValueReader
 from lakeops.read.scan import Split
-from lakeops.spec import binary_row, paths
+from lakeops.spec import paths
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.kv import KIND, RowKind, key_column
 from lakeops.spec.schema import TableSchema
+from lakeops.store import TableStore
 
 __all__ = ["SplitReader"]
 
@@ -34,21 +35,20 @@ class SplitReader:
 
     def __init__(
         self,
-        file_io: FileIO,
-        table_root: str,
+        store: TableStore,
         schema: TableSchema,
         options: TableOptions,
         engine: MergeEngine,
     ) -> None:
-        self.file_io = file_io
-        self.table_root = table_root
+        self.file_io = store.file_io
+        self.table_root = store.root
         self.schema = schema
         self.options = options
         self.engine = engine
         self.key_names = schema.trimmed_primary_keys
         self.key_types = schema.types_of(self.key_names)
         self.merge_keys = [key_column(k) for k in self.key_names]
-        self.files = KeyValueReader(file_io, schema)
+        self.files = KeyValueReader(store.file_io, schema, store.schema)
 
     def read(self, split: Split, columns: Sequence[str]) -> pa.Table:
         """Merged, live rows of ``split`` with the given table columns (partition columns are
@@ -81,10 +81,7 @@ class SplitReader:
         return pa.table(out, names=list(columns))
 
     def _key_range(self, f: DataFileMeta) -> tuple[tuple[object, ...], tuple[object, ...]]:
-        return (
-            binary_row.deserialize(f.min_key, self.key_types),
-            binary_row.deserialize(f.max_key, self.key_types),
-        )
+        return self.files.key_range(f)
 
     def _read_section(
         self, directory: str, files: list[DataFileMeta], value_cols: list[str]

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lakeops.errors import CorruptTableError
 from lakeops.options import TableOptions
+from lakeops.read.evolution import SchemaEvolution
 from lakeops.read.predicate import Condition, may_match
 from lakeops.spec import binary_row
 from lakeops.spec.data_file import DataFileMeta
@@ -41,8 +41,7 @@ def plan_splits(
     deletion vectors), as Paimon's readers do.
     """
     part_types = schema.types_of(schema.partition_keys)
-    key_names = schema.trimmed_primary_keys
-    key_types = schema.types_of(key_names)
+    evolution = SchemaEvolution(schema, store.schema)
     partitions: dict[bytes, tuple[Any, ...] | None] = {}
     groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     for entry in store.live_entries(snapshot):
@@ -54,7 +53,7 @@ def plan_splits(
             partitions[entry.partition] = values if may_match(dnf, ranges) else None
         if partitions[entry.partition] is None:
             continue
-        if dnf is not None and not may_match(dnf, _key_ranges(entry.file, key_names, key_types)):
+        if dnf is not None and not may_match(dnf, evolution.key_stats_range(entry.file)):
             continue
         groups.setdefault((entry.partition, entry.bucket), []).append(entry.file)
     splits = []
@@ -63,17 +62,3 @@ def plan_splits(
         assert part is not None
         splits.append(Split(part, pbytes, bucket, tuple(files)))
     return splits
-
-
-def _key_ranges(
-    file: DataFileMeta,
-    names: list[str],
-    types: list[Any],
-) -> dict[str, tuple[Any, Any]]:
-    """Per key field (min, max) from the file's key stats ({} if they are unusable)."""
-    try:
-        lo = binary_row.deserialize(file.key_stats.min_values, types)
-        hi = binary_row.deserialize(file.key_stats.max_values, types)
-    except CorruptTableError:
-        return {}
-    return {n: (a, b) for n, a, b in zip(names, lo, hi, strict=True)}

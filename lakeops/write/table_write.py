@@ -279,9 +279,7 @@ class TableWrite:
             index = GlobalIndex(self.schema, self.engine.name, self.dynamic.target_row_num)
             index.bootstrap(
                 self.store,
-                SplitReader(
-                    self.store.file_io, self.store.root, self.schema, self.options, self.engine
-                ),
+                SplitReader(self.store, self.schema, self.options, self.engine),
                 self._base,
                 parallelism=self.dynamic.bootstrap_parallelism,
                 ttl_ms=self.dynamic.index_ttl_ms,
@@ -323,6 +321,7 @@ class TableWrite:
             self.store.file_io,
             directory,
             self.schema,
+            self.store.schema,
             self.options,
             copts,
             self.engine,

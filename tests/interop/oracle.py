@@ -152,6 +152,16 @@ def oracle_write(warehouse: str | os.PathLike[str], table: str, data: pa.Table) 
         )
 
 
+def oracle_alter(
+    warehouse: str | os.PathLike[str], table: str, changes: list[dict[str, object]]
+) -> None:
+    """Alter ``table`` with pypaimon. Each change is ``{"op": ...}``: ``add`` (field, type,
+    first/after), ``rename`` (field, new_name), ``drop`` (field), ``type`` (field, type),
+    ``set`` (key, value), ``remove`` (key)."""
+    args = ["alter", "--warehouse", os.fspath(warehouse), "--table", table]
+    _run([*args, "--changes", json.dumps(changes)], "alter")
+
+
 def oracle_read(
     warehouse: str | os.PathLike[str], table: str, snapshot_id: int | None = None
 ) -> pa.Table:

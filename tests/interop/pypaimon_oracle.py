@@ -124,6 +124,39 @@ def cmd_write(args: argparse.Namespace) -> None:
         committer.close()
 
 
+def _schema_change(change: dict[str, Any]) -> Any:
+    """One pypaimon SchemaChange from its JSON form (``{"op": "rename", ...}``)."""
+    from pypaimon.schema.schema_change import Move, SchemaChange
+
+    op = change["op"]
+    if op == "add":
+        move = None
+        if change.get("first"):
+            move = Move.first(change["field"])
+        elif change.get("after"):
+            move = Move.after(change["field"], change["after"])
+        dtype = DataTypeParser.parse_data_type(change["type"])
+        return SchemaChange.add_column(change["field"], dtype, change.get("comment"), move)
+    if op == "rename":
+        return SchemaChange.rename_column(change["field"], change["new_name"])
+    if op == "drop":
+        return SchemaChange.drop_column(change["field"])
+    if op == "type":
+        dtype = DataTypeParser.parse_data_type(change["type"])
+        return SchemaChange.update_column_type(change["field"], dtype)
+    if op == "set":
+        return SchemaChange.set_option(change["key"], change["value"])
+    if op == "remove":
+        return SchemaChange.remove_option(change["key"])
+    raise ValueError(f"unknown schema change op {op!r}")
+
+
+def cmd_alter(args: argparse.Namespace) -> None:
+    """Apply schema changes (a JSON list) to the table."""
+    changes = [_schema_change(c) for c in json.loads(args.changes)]
+    _catalog(args.warehouse).alter_table(args.table, changes)
+
+
 def cmd_read(args: argparse.Namespace) -> None:
     """Read the merged table (optionally at a snapshot) into a parquet file."""
     table = _catalog(args.warehouse).get_table(args.table)
@@ -272,6 +305,12 @@ def build_parser() -> argparse.ArgumentParser:
     write.add_argument("--table", required=True, help="db.name")
     write.add_argument("--data", required=True, help="parquet file")
     write.set_defaults(func=cmd_write)
+
+    alter = sub.add_parser("alter", help="apply schema changes")
+    alter.add_argument("--warehouse", required=True)
+    alter.add_argument("--table", required=True, help="db.name")
+    alter.add_argument("--changes", required=True, help="JSON list of changes")
+    alter.set_defaults(func=cmd_alter)
 
     read = sub.add_parser("read", help="read the merged table into a parquet file")
     read.add_argument("--warehouse", required=True)
