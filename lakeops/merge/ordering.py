@@ -1,8 +1,9 @@
 """Ordering of records for one key, and key-group boundaries — vectorised.
 
-Records are ordered by key, then by ``sequence.field`` (left to right, nulls first; the whole
-comparison inverted for ``sequence.field.sort-order=descending``), then by the system sequence
-number. After sorting, each key is a contiguous *group*; :func:`group_starts` finds them by
+Records are ordered by key, then by ``sequence.field`` (left to right; values inverted for
+``sequence.field.sort-order=descending``, but a NULL sequence value sorts first — it loses —
+in both orders, as Paimon's generated comparator has it: ``nullIsLast=false`` and the order's
+sign applied only to two non-null values), then by the system sequence number. After sorting, each key is a contiguous *group*; :func:`group_starts` finds them by
 comparing neighbours, without any per-row Python.
 """
 
@@ -30,8 +31,8 @@ def sort_records(
     descending: bool = False,
 ) -> pa.Table:
     """Sort by (key, sequence fields, sequence number), stably."""
-    # nulls sort as the smallest sequence values: first when ascending, last when inverted
-    order, nulls = ("descending", "at_end") if descending else ("ascending", "at_start")
+    # a null sequence value sorts first (loses) in both orders, as in Paimon
+    order, nulls = ("descending" if descending else "ascending"), "at_start"
     keys = [(k, "ascending") for k in key_columns]
     keys += [(f, order) for f in sequence_fields]
     keys.append((SEQ, "ascending"))
