@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from lakeops.errors import CommitConflictError
 from lakeops.options import TableOptions
 from lakeops.spec import paths
+from lakeops.spec.avro_codec import DEFAULT_COMPRESSION, avro_codec
 from lakeops.spec.data_file import SimpleStats
 from lakeops.spec.index_manifest import IndexManifestEntry, combine, write_index_manifest
 from lakeops.spec.manifest import (
@@ -59,11 +60,13 @@ class Committer:
         self.options = options
         self.commit_user = commit_user or str(uuid.uuid4())
         self.partition_types = schema.types_of(schema.partition_keys)
+        #: manifests are written with the table's ``manifest.compression``, as Paimon does
+        self.codec = avro_codec(schema.options.get("manifest.compression", DEFAULT_COMPRESSION))
 
     # --------------------------------------------------------------- manifests
     def _write_manifest(self, entries: Sequence[ManifestEntry]) -> ManifestFileMeta:
         name = paths.manifest_name()
-        data = write_manifest(entries)
+        data = write_manifest(entries, self.codec)
         self.store.file_io.write_bytes(self.store.path(paths.manifest_path(name)), data)
         return ManifestFileMeta(
             file_name=name,
@@ -101,7 +104,7 @@ class Committer:
 
     def _write_list(self, metas: Sequence[ManifestFileMeta]) -> tuple[str, int]:
         name = paths.manifest_list_name()
-        data = write_manifest_list(metas)
+        data = write_manifest_list(metas, self.codec)
         self.store.file_io.write_bytes(self.store.path(paths.manifest_path(name)), data)
         return name, len(data)
 
@@ -216,6 +219,7 @@ class Committer:
         for attempt in range(attempts + 1):
             latest = self.store.latest_snapshot()
             try:
+                self._check_schema()
                 self._check_deletes(latest, entries)
             except CommitConflictError:
                 discard(own)
@@ -281,9 +285,35 @@ class Committer:
         if not live:
             return None
         name = paths.index_manifest_name()
-        data = write_index_manifest(live)
+        data = write_index_manifest(live, self.codec)
         self.store.file_io.write_bytes(self.store.path(paths.manifest_path(name)), data)
         return name
+
+    def _check_schema(self) -> None:
+        """Refuse to commit files written under a schema that a newer one contradicts.
+
+        A schema published while this write ran that changes only comments leaves the write
+        valid; any other change (fields, types, keys, options) means the files and merges of
+        this write followed rules the table no longer has, so it must be re-run.
+        """
+        ids = self.store.schema_ids()
+        if not ids or ids[-1] <= self.schema.id:
+            return
+        latest = self.store.schema(ids[-1])
+        if (
+            [(f.id, f.name, f.type) for f in latest.fields]
+            == [(f.id, f.name, f.type) for f in self.schema.fields]
+            and latest.primary_keys == self.schema.primary_keys
+            and latest.partition_keys == self.schema.partition_keys
+            and latest.options == self.schema.options
+        ):
+            return
+        raise CommitConflictError(
+            f"the schema of {self.store.root} changed from {self.schema.id} to {latest.id} "
+            "while this write ran, so nothing was committed (its unreferenced data files are "
+            "left for remove_orphan_files); re-open the table and run the write again under "
+            "the new schema"
+        )
 
     def _check_deletes(self, latest: Snapshot | None, entries: Sequence[ManifestEntry]) -> None:
         deletes = [e for e in entries if e.kind == FileKind.DELETE]

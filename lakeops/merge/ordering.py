@@ -3,8 +3,9 @@
 Records are ordered by key, then by ``sequence.field`` (left to right; values inverted for
 ``sequence.field.sort-order=descending``, but a NULL sequence value sorts first — it loses —
 in both orders, as Paimon's generated comparator has it: ``nullIsLast=false`` and the order's
-sign applied only to two non-null values), then by the system sequence number. After sorting, each key is a contiguous *group*; :func:`group_starts` finds them by
-comparing neighbours, without any per-row Python.
+sign applied only to two non-null values), then by the system sequence number. After sorting,
+each key is a contiguous *group*; :func:`group_starts` finds them by comparing neighbours,
+without any per-row Python.
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +24,7 @@ import fastavro
 import numpy as np
 
 from lakeops.errors import CorruptTableError
+from lakeops.spec.avro_codec import read_avro, write_avro
 
 __all__ = [
     "HASH_INDEX",
@@ -166,23 +166,14 @@ class IndexManifestEntry:
         )
 
 
-def write_index_manifest(entries: Iterable[IndexManifestEntry]) -> bytes:
-    """Serialize the (all-ADD) live index entries of a snapshot."""
-    out = io.BytesIO()
-    fastavro.writer(out, _PARSED, (e.to_avro() for e in entries), codec="zstandard")
-    return out.getvalue()
+def write_index_manifest(entries: Iterable[IndexManifestEntry], codec: str = "zstandard") -> bytes:
+    """Serialize the (all-ADD) live index entries of a snapshot (fastavro codec ``codec``)."""
+    return write_avro(_PARSED, (e.to_avro() for e in entries), codec)
 
 
 def read_index_manifest(data: bytes) -> list[IndexManifestEntry]:
     """Parse an index manifest (Java's or pypaimon's record names alike)."""
-    try:
-        return [
-            IndexManifestEntry.from_avro(r)
-            for r in fastavro.reader(io.BytesIO(data))
-            if isinstance(r, dict)
-        ]
-    except Exception as exc:  # fastavro raises many types for corrupt input
-        raise CorruptTableError(f"cannot read an index manifest: {exc}") from exc
+    return [IndexManifestEntry.from_avro(r) for r in read_avro(data, "an index manifest")]
 
 
 def combine(

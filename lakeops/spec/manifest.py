@@ -8,14 +8,13 @@ are tolerant of older writers (Paimon 0.9 omits some trailing optional fields).
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import fastavro
 
-from lakeops.errors import CorruptTableError
+from lakeops.spec.avro_codec import read_avro, write_avro
 from lakeops.spec.data_file import DataFileMeta, SimpleStats
 
 __all__ = [
@@ -215,34 +214,21 @@ class ManifestFileMeta:
         )
 
 
-def _write(schema: Any, records: Iterable[dict[str, Any]]) -> bytes:
-    out = io.BytesIO()
-    fastavro.writer(out, schema, records, codec="zstandard")
-    return out.getvalue()
-
-
-def _read(data: bytes, what: str) -> list[dict[str, Any]]:
-    try:
-        return [r for r in fastavro.reader(io.BytesIO(data)) if isinstance(r, dict)]
-    except Exception as exc:  # fastavro raises many types for corrupt input
-        raise CorruptTableError(f"cannot read {what}: {exc}") from exc
-
-
-def write_manifest(entries: Iterable[ManifestEntry]) -> bytes:
-    """Serialize manifest entries into an Avro manifest file."""
-    return _write(_PARSED_ENTRY, (e.to_avro() for e in entries))
+def write_manifest(entries: Iterable[ManifestEntry], codec: str = "zstandard") -> bytes:
+    """Serialize manifest entries into an Avro manifest file (fastavro codec ``codec``)."""
+    return write_avro(_PARSED_ENTRY, (e.to_avro() for e in entries), codec)
 
 
 def read_manifest(data: bytes) -> list[ManifestEntry]:
     """Parse an Avro manifest file."""
-    return [ManifestEntry.from_avro(r) for r in _read(data, "manifest")]
+    return [ManifestEntry.from_avro(r) for r in read_avro(data, "manifest")]
 
 
-def write_manifest_list(metas: Iterable[ManifestFileMeta]) -> bytes:
-    """Serialize manifest metadata into an Avro manifest list."""
-    return _write(_PARSED_META, (m.to_avro() for m in metas))
+def write_manifest_list(metas: Iterable[ManifestFileMeta], codec: str = "zstandard") -> bytes:
+    """Serialize manifest metadata into an Avro manifest list (fastavro codec ``codec``)."""
+    return write_avro(_PARSED_META, (m.to_avro() for m in metas), codec)
 
 
 def read_manifest_list(data: bytes) -> list[ManifestFileMeta]:
     """Parse an Avro manifest list."""
-    return [ManifestFileMeta.from_avro(r) for r in _read(data, "manifest list")]
+    return [ManifestFileMeta.from_avro(r) for r in read_avro(data, "manifest list")]
