@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
 
-from lakeops.changelog.options import ChangelogOptions
-from lakeops.commit.expire import Retention
-from lakeops.compact.options import CompactOptions
 from lakeops.errors import (
     ConfigurationError,
     DatabaseAlreadyExistsError,
@@ -17,10 +15,10 @@ from lakeops.errors import (
     TableNotFoundError,
 )
 from lakeops.io.file_io import FileIO, join
-from lakeops.merge import create_merge_engine
-from lakeops.options import TableOptions
+from lakeops.schema_commit import validate_schema
 from lakeops.spec import paths
 from lakeops.spec.schema import TableSchema
+from lakeops.spec.schema_change import SchemaChange
 from lakeops.table import Table
 
 __all__ = ["Catalog"]
@@ -156,12 +154,7 @@ class Catalog:
         table_schema = TableSchema.from_arrow(
             schema, list(primary_keys), list(partition_keys or []), opts, comment
         )
-        parsed = TableOptions.from_schema(table_schema)
-        # every option is validated before anything is written
-        create_merge_engine(parsed, table_schema)
-        CompactOptions.from_schema(table_schema, parsed)
-        ChangelogOptions.from_schema(table_schema, parsed)
-        Retention.from_options(table_schema)
+        validate_schema(table_schema)  # every option is validated before anything is written
         root = self._table_path(identifier)
         published = self.file_io.publish_exclusive(
             join(root, paths.schema_path(0)), table_schema.to_json().encode()
@@ -169,6 +162,13 @@ class Catalog:
         if not published and not ignore_if_exists:
             raise TableAlreadyExistsError(f"table {identifier!r} already exists")
         return self.get_table(identifier)
+
+    def alter_table(self, identifier: str, changes: SchemaChange | Sequence[SchemaChange]) -> Table:
+        """Apply Paimon schema changes to a table as one new ``schema-N`` (see
+        :meth:`Table.alter`) and return the table under its new schema."""
+        table = self.get_table(identifier)
+        table.alter(changes)
+        return table
 
     def get_table(self, identifier: str) -> Table:
         """Open an existing table."""

@@ -20,7 +20,7 @@ from lakeops.commit.stats import CommitStats, commit_stats
 from lakeops.compact.health import TableHealth, table_health
 from lakeops.compact.options import CompactOptions, parse_duration
 from lakeops.compact.planner import plan_compaction
-from lakeops.errors import ConfigurationError
+from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.io.file_io import FileIO, join
 from lakeops.merge import create_merge_engine
 from lakeops.options import TableOptions
@@ -28,8 +28,10 @@ from lakeops.read.lookup import lookup
 from lakeops.read.merge_read import SplitReader
 from lakeops.read.predicate import Filter, normalize, to_expression
 from lakeops.read.scan import Split, plan_splits
+from lakeops.schema_commit import alter_schema
 from lakeops.spec import binary_row, paths
 from lakeops.spec.schema import TableSchema
+from lakeops.spec.schema_change import SchemaChange
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
 from lakeops.write.commit_message import CommitMessage
@@ -56,6 +58,30 @@ def read_state(
     )
 
 
+def _append_table_refusal(identifier: str, schema: TableSchema) -> str:
+    """Why a table without a primary key is refused, naming its kind."""
+    opts = schema.options
+    kind = "an append table"
+    if opts.get("bucket", "-1") not in ("-1", ""):
+        kind = "a bucketed append table"
+    extras = [
+        label
+        for key, label in (
+            ("deletion-vectors.enabled", "deletion vectors"),
+            ("row-tracking.enabled", "row tracking"),
+            ("data-evolution.enabled", "data evolution"),
+        )
+        if opts.get(key, "false").lower() == "true"
+    ]
+    if extras:
+        kind += " with " + " and ".join(extras)
+    return (
+        f"table {identifier!r} has no primary key: it is {kind}, and lakeops serves only "
+        "primary-key tables; nothing was read or written — use Paimon (Spark, Flink) or "
+        "pypaimon for this table"
+    )
+
+
 class Table:
     """One primary-key table of a warehouse (get it from :class:`~lakeops.Catalog`).
 
@@ -71,6 +97,8 @@ class Table:
         self.root = root
         self.store = TableStore(file_io, root)
         self.schema: TableSchema = self.store.latest_schema()
+        if not self.schema.primary_keys:
+            raise UnsupportedFeatureError(_append_table_refusal(identifier, self.schema))
         self.options = TableOptions.from_schema(self.schema)
 
     def __repr__(self) -> str:
@@ -80,6 +108,25 @@ class Table:
     def arrow_schema(self) -> pa.Schema:
         """The table's columns as an Arrow schema."""
         return self.schema.arrow_schema()
+
+    def alter(self, changes: SchemaChange | Sequence[SchemaChange]) -> TableSchema:
+        """Apply Paimon schema changes (add / rename / drop column, widen a type, nullability,
+        comments, set / remove option) as one new schema, and use it from now on.
+
+        Changes Paimon refuses (primary- or partition-key columns, narrowing casts, options
+        that cannot change once the table has data) and options lakeops cannot honour raise
+        before anything is written. Files written before stay as they are: reads map them to
+        the new schema by field id. Writers opened before the change refuse to commit.
+
+        Example:
+            >>> from lakeops import schema_change as sc                 # doctest: +SKIP
+            >>> table.alter([sc.RenameColumn("v", "value"),             # doctest: +SKIP
+            ...              sc.AddColumn("note", DataType.parse("STRING"))])
+        """
+        batch = [changes] if isinstance(changes, SchemaChange) else list(changes)
+        self.schema = alter_schema(self.store, batch)
+        self.options = TableOptions.from_schema(self.schema)
+        return self.schema
 
     # -------------------------------------------------------------------- write
     def new_write(self, *, overwrite: bool = False) -> TableWrite:

@@ -6,7 +6,8 @@ records of different files (and writers: lakeops, pypaimon, Java Paimon) concate
 directly. Each file is read through the schema it was written with, mapped to the current one
 by field id (:mod:`lakeops.read.evolution`): renamed columns take their new name, columns the
 file's schema lacks read as nulls, changed types are widened. Thin-mode files (no ``_KEY_``
-columns) get them from the key fields.
+columns) get them from the key fields. Parquet and ORC files are read alike, each by its own
+format (:mod:`lakeops.io.data_formats`).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from lakeops.io.data_formats import DataFormat, reader_for
 from lakeops.io.file_io import FileIO, join
 from lakeops.read.evolution import SchemaEvolution, SchemaLookup, read_cast
 from lakeops.spec.data_file import DataFileMeta
@@ -67,8 +68,11 @@ class KeyValueReader:
         """(min key, max key) of ``f``, decoded through the schema it was written with."""
         return self.evolution.key_range(f)
 
+    def _format(self, f: DataFileMeta) -> DataFormat:
+        return reader_for(f.file_name, self.file_io.arrow_fs)
+
     def _plan(self, path: str, f: DataFileMeta, value_cols: Sequence[str]) -> _Plan:
-        available = set(pq.read_schema(path, filesystem=self.file_io.arrow_fs).names)
+        available = set(self._format(f).names(path))
         mapping = self.evolution.mapping(f.schema_id)
         sources: dict[str, str] = {SEQ: SEQ, KIND: KIND}
         casts: dict[str, tuple[DataType, DataType]] = {}
@@ -112,8 +116,7 @@ class KeyValueReader:
         """All records of one file."""
         path = self.path(directory, f)
         plan = self._plan(path, f, value_cols)
-        table = pq.read_table(path, columns=plan.read_cols, filesystem=self.file_io.arrow_fs)
-        return self._normalize(table, plan, value_cols)
+        return self._normalize(self._format(f).read(path, plan.read_cols), plan, value_cols)
 
     def read_filtered(
         self,
@@ -127,13 +130,7 @@ class KeyValueReader:
         ``values`` (row groups pruned by statistics)."""
         path = self.path(directory, f)
         plan = self._plan(path, f, value_cols)
-        file_col = plan.sources[merge_key]
-        table = pq.read_table(
-            path,
-            filesystem=self.file_io.arrow_fs,
-            columns=plan.read_cols,
-            filters=[(file_col, "in", values)],
-        )
+        table = self._format(f).read(path, plan.read_cols, (plan.sources[merge_key], values))
         return self._normalize(table, plan, value_cols)
 
     def row_group_key_ranges(
@@ -144,16 +141,11 @@ class KeyValueReader:
         """Per row group, (min, max) of the first key column from the Parquet footer (None
         where the statistics are missing)."""
         path = self.path(directory, f)
-        meta = pq.ParquetFile(path, filesystem=self.file_io.arrow_fs).metadata
-        names = meta.schema.names
+        fmt = self._format(f)
         first = self.evolution.mapping(f.schema_id).source_name(self.key_names[0])
         assert first is not None
-        idx = names.index(key_column(first) if key_column(first) in names else first)
-        out: list[tuple[Any, Any] | None] = []
-        for rg in range(meta.num_row_groups):
-            stats = meta.row_group(rg).column(idx).statistics
-            out.append((stats.min, stats.max) if stats is not None and stats.has_min_max else None)
-        return out
+        column = key_column(first) if key_column(first) in fmt.names(path) else first
+        return fmt.unit_ranges(path, column)
 
     def read_row_group(
         self, directory: str, f: DataFileMeta, row_group: int, value_cols: Sequence[str]
@@ -161,10 +153,7 @@ class KeyValueReader:
         """The records of one row group of a file."""
         path = self.path(directory, f)
         plan = self._plan(path, f, value_cols)
-        with self.file_io.arrow_fs.open_input_file(path) as source:
-            table = pq.ParquetFile(source, pre_buffer=False).read_row_group(
-                row_group, columns=plan.read_cols
-            )
+        table = self._format(f).read_unit(path, row_group, plan.read_cols)
         return self._normalize(table, plan, value_cols)
 
     def iter_batches(
@@ -178,8 +167,5 @@ class KeyValueReader:
         for f in files:
             path = self.path(directory, f)
             plan = self._plan(path, f, value_cols)
-            with self.file_io.arrow_fs.open_input_file(path) as source:
-                # no pre-buffering: it reads far ahead of the batch and defeats bounded memory
-                pf = pq.ParquetFile(source, pre_buffer=False)
-                for batch in pf.iter_batches(batch_size=batch_rows, columns=plan.read_cols):
-                    yield self._normalize(pa.Table.from_batches([batch]), plan, value_cols)
+            for batch in self._format(f).iter_batches(path, plan.read_cols, batch_rows):
+                yield self._normalize(batch, plan, value_cols)

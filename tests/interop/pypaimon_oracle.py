@@ -93,9 +93,7 @@ def cmd_create(args: argparse.Namespace) -> None:
     if not isinstance(options, dict):
         raise ValueError("--options must be a JSON object")
     options = {str(k): str(v) for k, v in options.items()}
-    primary_keys = _split_names(args.primary_keys)
-    if not primary_keys:
-        raise ValueError("--primary-keys must name at least one column")
+    primary_keys = _split_names(args.primary_keys)  # none: an append table
     schema = Schema(
         fields=fields,
         partition_keys=_split_names(args.partition_keys),

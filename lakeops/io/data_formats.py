@@ -1,0 +1,148 @@
+"""Reading data files by their own format: Parquet and ORC, chosen per file by its extension
+(as Paimon's readers do — ``file.format`` only says what a writer writes).
+
+Both expose the same small surface over Arrow: column names, a projected read (optionally
+filtered), reading one row group (Parquet) / stripe (ORC), batches, and per-row-group min/max
+of one column where the format's footer has them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Protocol
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+import pyarrow.orc as orc
+import pyarrow.parquet as pq
+
+from lakeops.errors import UnsupportedFeatureError
+
+__all__ = ["DataFormat", "format_of", "reader_for"]
+
+
+def format_of(file_name: str) -> str:
+    """A data file's format from its name (``data-….parquet`` → ``parquet``)."""
+    return file_name.rsplit(".", 1)[-1].lower() if "." in file_name else ""
+
+
+class DataFormat(Protocol):
+    """What lakeops reads from a data file of one format."""
+
+    def names(self, path: str) -> list[str]: ...
+
+    def read(
+        self, path: str, columns: list[str], filter_in: tuple[str, list[Any]] | None = None
+    ) -> pa.Table: ...
+
+    def unit_count(self, path: str) -> int: ...
+
+    def read_unit(self, path: str, unit: int, columns: list[str]) -> pa.Table: ...
+
+    def iter_batches(
+        self, path: str, columns: list[str], batch_rows: int
+    ) -> Iterator[pa.Table]: ...
+
+    def unit_ranges(self, path: str, column: str) -> list[tuple[Any, Any] | None]: ...
+
+
+class ParquetFormat:
+    """Parquet, through pyarrow.parquet (row groups are the units)."""
+
+    def __init__(self, fs: pafs.FileSystem) -> None:
+        self.fs = fs
+
+    def names(self, path: str) -> list[str]:
+        return list(pq.read_schema(path, filesystem=self.fs).names)
+
+    def read(
+        self, path: str, columns: list[str], filter_in: tuple[str, list[Any]] | None = None
+    ) -> pa.Table:
+        filters = [(filter_in[0], "in", filter_in[1])] if filter_in is not None else None
+        return pq.read_table(path, columns=columns, filesystem=self.fs, filters=filters)
+
+    def unit_count(self, path: str) -> int:
+        return int(pq.ParquetFile(path, filesystem=self.fs).metadata.num_row_groups)
+
+    def read_unit(self, path: str, unit: int, columns: list[str]) -> pa.Table:
+        with self.fs.open_input_file(path) as source:
+            return pq.ParquetFile(source, pre_buffer=False).read_row_group(unit, columns=columns)
+
+    def iter_batches(self, path: str, columns: list[str], batch_rows: int) -> Iterator[pa.Table]:
+        with self.fs.open_input_file(path) as source:
+            # no pre-buffering: it reads far ahead of the batch and defeats bounded memory
+            pf = pq.ParquetFile(source, pre_buffer=False)
+            for batch in pf.iter_batches(batch_size=batch_rows, columns=columns):
+                yield pa.Table.from_batches([batch])
+
+    def unit_ranges(self, path: str, column: str) -> list[tuple[Any, Any] | None]:
+        meta = pq.ParquetFile(path, filesystem=self.fs).metadata
+        idx = meta.schema.names.index(column)
+        out: list[tuple[Any, Any] | None] = []
+        for rg in range(meta.num_row_groups):
+            stats = meta.row_group(rg).column(idx).statistics
+            out.append((stats.min, stats.max) if stats is not None and stats.has_min_max else None)
+        return out
+
+
+class OrcFormat:
+    """ORC, through pyarrow.orc (stripes are the units; their statistics are not exposed, so
+    no stripe is ever pruned)."""
+
+    def __init__(self, fs: pafs.FileSystem) -> None:
+        self.fs = fs
+
+    def _open(self, path: str) -> tuple[Any, orc.ORCFile]:
+        source = self.fs.open_input_file(path)
+        return source, orc.ORCFile(source)
+
+    def names(self, path: str) -> list[str]:
+        source, f = self._open(path)
+        with source:
+            return list(f.schema.names)
+
+    def read(
+        self, path: str, columns: list[str], filter_in: tuple[str, list[Any]] | None = None
+    ) -> pa.Table:
+        source, f = self._open(path)
+        with source:
+            table = f.read(columns=columns)
+        if filter_in is not None:
+            col = table.column(filter_in[0])
+            table = table.filter(pc.is_in(col, pa.array(filter_in[1], col.type)))
+        return table
+
+    def unit_count(self, path: str) -> int:
+        source, f = self._open(path)
+        with source:
+            return int(f.nstripes)
+
+    def read_unit(self, path: str, unit: int, columns: list[str]) -> pa.Table:
+        source, f = self._open(path)
+        with source:
+            return pa.Table.from_batches([f.read_stripe(unit, columns=columns)])
+
+    def iter_batches(self, path: str, columns: list[str], batch_rows: int) -> Iterator[pa.Table]:
+        source, f = self._open(path)
+        with source:
+            for stripe in range(f.nstripes):
+                table = pa.Table.from_batches([f.read_stripe(stripe, columns=columns)])
+                for start in range(0, table.num_rows, batch_rows):
+                    yield table.slice(start, batch_rows)
+
+    def unit_ranges(self, path: str, column: str) -> list[tuple[Any, Any] | None]:
+        return [None] * self.unit_count(path)
+
+
+def reader_for(file_name: str, fs: pafs.FileSystem) -> DataFormat:
+    """The reader of a data file's own format (UnsupportedFeatureError for others)."""
+    fmt = format_of(file_name)
+    if fmt == "parquet":
+        return ParquetFormat(fs)
+    if fmt == "orc":
+        return OrcFormat(fs)
+    raise UnsupportedFeatureError(
+        f"data file {file_name} is in {fmt or 'an unknown'} format; lakeops reads Parquet and "
+        "ORC data files — read this table with Paimon"
+    )

@@ -1,0 +1,60 @@
+"""Publishing table schemas: ``schema-0`` at creation and ``schema-N+1`` for a change.
+
+A schema file is published like a snapshot: written with an exclusive create, so of two
+concurrent changes exactly one wins and the other is re-validated against the winner and
+tried again. Every option of the new schema is checked before anything is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from lakeops.changelog.options import ChangelogOptions
+from lakeops.commit.expire import Retention
+from lakeops.compact.options import CompactOptions
+from lakeops.errors import CommitConflictError
+from lakeops.merge import create_merge_engine
+from lakeops.options import TableOptions
+from lakeops.spec import paths
+from lakeops.spec.avro_codec import DEFAULT_COMPRESSION, avro_codec
+from lakeops.spec.schema import TableSchema
+from lakeops.spec.schema_change import SchemaChange, apply_changes
+from lakeops.store import TableStore
+
+__all__ = ["alter_schema", "validate_schema"]
+
+#: how often a schema change is re-tried on top of a concurrent one before giving up
+MAX_ATTEMPTS = 10
+
+
+def validate_schema(schema: TableSchema) -> None:
+    """Raise (ConfigurationError / UnsupportedFeatureError) unless every option and key of
+    ``schema`` is one lakeops honours exactly."""
+    parsed = TableOptions.from_schema(schema)
+    create_merge_engine(parsed, schema)
+    CompactOptions.from_schema(schema, parsed)
+    ChangelogOptions.from_schema(schema, parsed)
+    Retention.from_options(schema)
+    avro_codec(schema.options.get("manifest.compression", DEFAULT_COMPRESSION))
+
+
+def alter_schema(store: TableStore, changes: Sequence[SchemaChange]) -> TableSchema:
+    """Apply ``changes`` to the latest schema of the table in ``store`` and publish the result
+    as the next ``schema-N`` (Paimon's field ids and ``highestFieldId``). Returns it.
+
+    Raises before writing anything if Paimon would refuse a change, or if the new schema has an
+    option lakeops cannot honour; :class:`CommitConflictError` if other changes kept winning.
+    """
+    for _ in range(MAX_ATTEMPTS):
+        latest = store.latest_schema()
+        has_snapshots = store.latest_snapshot_id() is not None
+        new = apply_changes(latest, list(changes), has_snapshots)
+        validate_schema(new)
+        if store.file_io.publish_exclusive(
+            store.path(paths.schema_path(new.id)), new.to_json().encode()
+        ):
+            return new
+    raise CommitConflictError(
+        f"could not publish a new schema of {store.root}: other schema changes kept "
+        "winning; retry the change"
+    )
