@@ -162,6 +162,7 @@ class Catalog:
         CompactOptions.from_schema(table_schema, parsed)
         ChangelogOptions.from_schema(table_schema, parsed)
         Retention.from_options(table_schema)
+        paths.partition_paths(table_schema, parsed)  # partition types Paimon can name
         root = self._table_path(identifier)
         published = self.file_io.publish_exclusive(
             join(root, paths.schema_path(0)), table_schema.to_json().encode()

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from lakeops.errors import ConfigurationError
 from lakeops.spec import binary_row, partition_names
 from lakeops.spec.types import DataType
 
@@ -124,6 +125,11 @@ class PartitionPaths:
     ) -> None:
         if len(names) != len(types):
             raise ValueError(f"{len(names)} partition names but {len(types)} types")
+        if names and not default_name:
+            raise ConfigurationError(
+                "option 'partition.default-name' is empty; Paimon cannot name the directory of "
+                "NULL or blank partition values with it (keep the default '__DEFAULT_PARTITION__')"
+            )
         for name, t in zip(names, types, strict=True):
             partition_names.check_partition_type(name, t, legacy_name)
         self.names = tuple(names)

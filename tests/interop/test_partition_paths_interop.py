@@ -85,7 +85,9 @@ NEW_PARTITION = (
 
 
 def _rows(partition: tuple[Any, ...], ids: range, tag: str) -> pa.Table:
-    columns: dict[str, list[Any]] = {k: [v] * len(ids) for k, v in zip(PARTITION_KEYS, partition)}
+    columns: dict[str, list[Any]] = {
+        k: [v] * len(ids) for k, v in zip(PARTITION_KEYS, partition, strict=True)
+    }
     columns["id"] = list(ids)
     columns["v"] = [f"{tag}-{i}" for i in ids]
     return pa.table(columns, schema=SCHEMA)

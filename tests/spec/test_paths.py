@@ -206,7 +206,7 @@ def test_multi_level_custom_default_and_escaped_names() -> None:
 
 def test_binary_partitions() -> None:
     """Legacy names a BINARY value by a JVM identity hash: refused; cast names it by its text."""
-    with pytest.raises(UnsupportedFeatureError, match="partition.legacy-name"):
+    with pytest.raises(UnsupportedFeatureError, match=r"partition\.legacy-name"):
         _paths("BYTES", True)
     assert _paths("BYTES", False).dir_of_internal([b"a/b"]) == "p=a%2Fb"
     assert _paths("BINARY(2)", False).dir_of_internal([None]) == f"p={D}"
