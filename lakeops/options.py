@@ -82,6 +82,8 @@ class TableOptions:
     write_buffer_size: int
     deletion_vectors: bool
     partition_default_name: str
+    #: ``partition.legacy-name`` (Paimon 1.0+, default true; 0.9 always names as if true)
+    partition_legacy_name: bool
     commit_max_retries: int
     manifest_merge_min_count: int
 
@@ -187,6 +189,7 @@ class TableOptions:
             write_buffer_size=buffer,
             deletion_vectors=option_bool(o, "deletion-vectors.enabled", False),
             partition_default_name=o.get("partition.default-name", "__DEFAULT_PARTITION__"),
+            partition_legacy_name=option_bool(o, "partition.legacy-name", True),
             commit_max_retries=retries,
             manifest_merge_min_count=max(merge_min, 1),
         )

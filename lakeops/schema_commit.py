@@ -35,6 +35,7 @@ def validate_schema(schema: TableSchema) -> None:
     CompactOptions.from_schema(schema, parsed)
     ChangelogOptions.from_schema(schema, parsed)
     Retention.from_options(schema)
+    paths.partition_paths(schema, parsed)  # partition types Paimon can name
     avro_codec(schema.options.get("manifest.compression", DEFAULT_COMPRESSION))
 
 

@@ -29,7 +29,7 @@ from lakeops.read.merge_read import SplitReader
 from lakeops.read.predicate import Filter, normalize, to_expression
 from lakeops.read.scan import Split, plan_splits
 from lakeops.schema_commit import alter_schema
-from lakeops.spec import binary_row, paths
+from lakeops.spec import paths
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.schema_change import SchemaChange
 from lakeops.spec.snapshot import Snapshot
@@ -176,11 +176,7 @@ class Table:
             return lambda _: True
         from lakeops.compact.planner import partition_matches
 
-        types = self.schema.types_of(self.schema.partition_keys)
-        specs = list(overwrite)
-        return lambda pbytes: partition_matches(
-            self.schema.partition_keys, binary_row.deserialize(pbytes, types), specs
-        )
+        return partition_matches(self.schema, list(overwrite), self.options)
 
     def delete_uncommitted(
         self, messages: Sequence[CommitMessage], *, compaction_only: bool = False
@@ -188,7 +184,7 @@ class Table:
         """Delete the files never-committed messages carry (what an aborted job wrote): new
         data, changelog and compaction outputs — or, with ``compaction_only``, only what their
         compactions wrote. Upgraded files (same name before and after) are kept."""
-        part_types = self.schema.types_of(self.schema.partition_keys)
+        part_paths = paths.partition_paths(self.schema, self.options)
         for m in messages:
             keep = {f.file_name for f in m.compact_before}
             produced = [*m.compact_after, *m.compact_changelog_files]
@@ -196,15 +192,10 @@ class Table:
                 keep |= {f.file_name for f in m.new_files}
             else:
                 produced += [*m.new_files, *m.changelog_files]
-            values = binary_row.deserialize(m.partition, part_types)
-            pdir = paths.partition_dir(
-                self.schema.partition_keys, values, self.options.partition_default_name
-            )
+            bucket_path = part_paths.bucket_dir(m.partition, m.bucket)
             for f in produced:
                 if f.file_name not in keep:
-                    self.file_io.delete(
-                        join(self.root, paths.bucket_dir(pdir, m.bucket), f.file_name)
-                    )
+                    self.file_io.delete(join(self.root, bucket_path, f.file_name))
 
     def commit_compaction(
         self, messages: Sequence[CommitMessage], written: Sequence[str]

@@ -23,11 +23,15 @@ __all__ = [
 
 
 def json_partition(partition: dict[str, Any]) -> dict[str, str | None]:
-    """A partition spec with JSON-safe values (dates etc. as their partition-path strings),
-    which :meth:`Table.compact` matches the same way."""
+    """A partition spec with JSON-safe values (dates, timestamps, decimals as the text users
+    write, strings unchanged — blank ones included), which :meth:`Table.compact` matches by
+    value (:mod:`lakeops.spec.partition_spec`)."""
     from lakeops.spec.paths import partition_value_string
 
-    return {k: None if v is None else partition_value_string(v) for k, v in partition.items()}
+    return {
+        k: v if v is None or isinstance(v, str) else partition_value_string(v)
+        for k, v in partition.items()
+    }
 
 
 def health_violations(

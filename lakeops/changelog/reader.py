@@ -30,7 +30,7 @@ from lakeops.errors import ConfigurationError
 from lakeops.io.file_io import join
 from lakeops.options import TableOptions
 from lakeops.read.kv_reader import KeyValueReader
-from lakeops.spec import binary_row, paths
+from lakeops.spec import paths
 from lakeops.spec.kv import KIND, ROW_KINDS
 from lakeops.spec.manifest import FileKind, ManifestEntry
 from lakeops.spec.schema import TableSchema
@@ -90,7 +90,7 @@ def read_changes(
         )
     reader = KeyValueReader(store.file_io, schema, store.schema)
     fields = schema.field_names
-    part_types = schema.types_of(schema.partition_keys)
+    part_paths = paths.partition_paths(schema, options)
     parts = []
     for sid in range(from_snapshot + 1, to + 1):
         # changelog of expired snapshots may have been kept (changelog/changelog-<id>)
@@ -105,12 +105,8 @@ def read_changes(
                 continue
             entries = [e for e in store.delta_entries(snapshot) if e.kind == FileKind.ADD]
         for e in sorted(entries, key=lambda e: (e.partition, e.bucket)):
-            values = binary_row.deserialize(e.partition, part_types)
-            pdir = paths.partition_dir(
-                schema.partition_keys, values, options.partition_default_name
-            )
             records = reader.read(
-                join(store.root, paths.bucket_dir(pdir, e.bucket)), e.file, fields
+                join(store.root, part_paths.bucket_dir(e.partition, e.bucket)), e.file, fields
             )
             parts.append(_with_kind(records, columns))
     return pa.concat_tables(parts) if parts else _empty(schema, columns)

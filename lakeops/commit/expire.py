@@ -28,7 +28,7 @@ from lakeops.compact.options import parse_duration
 from lakeops.errors import ConfigurationError
 from lakeops.io.file_io import join
 from lakeops.options import TableOptions
-from lakeops.spec import binary_row, paths
+from lakeops.spec import paths
 from lakeops.spec.manifest import FileKind, ManifestEntry
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import Snapshot
@@ -123,16 +123,8 @@ def _end_exclusive(
     return end
 
 
-def _bucket_path(
-    store: TableStore,
-    schema: TableSchema,
-    options: TableOptions,
-    e: ManifestEntry,
-    part_types: list[Any],
-) -> str:
-    values = binary_row.deserialize(e.partition, part_types)
-    pdir = paths.partition_dir(schema.partition_keys, values, options.partition_default_name)
-    return join(store.root, paths.bucket_dir(pdir, e.bucket), e.file.file_name)
+def _bucket_path(store: TableStore, part_paths: paths.PartitionPaths, e: ManifestEntry) -> str:
+    return join(store.root, part_paths.bucket_dir(e.partition, e.bucket), e.file.file_name)
 
 
 def _lists(s: Snapshot) -> list[str]:
@@ -209,7 +201,7 @@ def _expire_range(
     result: ExpireResult,
 ) -> None:
     fio = store.file_io
-    part_types = schema.types_of(schema.partition_keys)
+    part_paths = paths.partition_paths(schema, options)
     keep = [s for i, s in snapshots.items() if i >= end]
     live = {e.file.file_name for e in store.live_entries(snapshots[end])}
     # 1. data files the expired commits deleted (snapshot `end` is the first that stays, and its
@@ -217,7 +209,7 @@ def _expire_range(
     for sid in range(first + 1, end + 1):
         for e in store.delta_entries(snapshots[sid]):
             if e.kind == FileKind.DELETE and e.file.file_name not in live:
-                fio.delete(_bucket_path(store, schema, options, e, part_types))
+                fio.delete(_bucket_path(store, part_paths, e))
                 result.data_files_deleted += 1
     # 2. changelog: kept as changelog/changelog-<id>, or deleted with its snapshot
     for sid in range(first, end):
@@ -229,7 +221,7 @@ def _expire_range(
             result.kept_changelogs.append(sid)
         elif snap.changelog_manifest_list:
             for e in store.changelog_entries(snap):
-                fio.delete(_bucket_path(store, schema, options, e, part_types))
+                fio.delete(_bucket_path(store, part_paths, e))
                 result.changelog_files_deleted += 1
     # 3. manifests and lists no retained snapshot (or kept changelog) references
     retained = _retained_manifests(store, keep)
@@ -284,7 +276,7 @@ def _expire_changelogs(
         return
     snapshot_count = len(store.snapshot_ids())
     fio = store.file_io
-    part_types = schema.types_of(schema.partition_keys)
+    part_paths = paths.partition_paths(schema, options)
     total = len(ids) + snapshot_count
     for sid in ids:
         kept = store.changelog(sid)
@@ -295,7 +287,7 @@ def _expire_changelogs(
         if not (too_many or too_old):
             break
         for e in store.changelog_entries(kept):
-            fio.delete(_bucket_path(store, schema, options, e, part_types))
+            fio.delete(_bucket_path(store, part_paths, e))
             result.changelog_files_deleted += 1
         if kept.changelog_manifest_list:
             for m in store.manifest_list(kept.changelog_manifest_list):

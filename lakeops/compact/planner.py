@@ -3,7 +3,7 @@ snapshot (``Table.compact`` and ``Table.flush_level0``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,12 +13,12 @@ from lakeops.compact.expire import RecordExpiry
 from lakeops.compact.manager import BucketCompactor
 from lakeops.compact.options import CompactOptions
 from lakeops.compact.task import BucketContext
-from lakeops.errors import ConfigurationError
 from lakeops.io.file_io import join
 from lakeops.merge import MergeEngine
 from lakeops.options import TableOptions
-from lakeops.spec import binary_row, paths
+from lakeops.spec import paths
 from lakeops.spec.data_file import DataFileMeta
+from lakeops.spec.partition_spec import spec_predicate
 from lakeops.spec.schema import TableSchema
 from lakeops.store import TableStore
 from lakeops.write.commit_message import CommitMessage
@@ -58,15 +58,19 @@ class CompactionPlan:
 
 
 def partition_matches(
-    names: Sequence[str], values: tuple[Any, ...], specs: Sequence[PartitionSpec] | None
-) -> bool:
-    """Whether partition ``values`` match one of ``specs`` (None matches everything)."""
-    if specs is None:
-        return True
-    rendered = {n: paths.partition_value_string(v) for n, v in zip(names, values, strict=True)}
-    return any(
-        all(rendered.get(k) == paths.partition_value_string(v) for k, v in spec.items())
-        for spec in specs
+    schema: TableSchema,
+    specs: Sequence[PartitionSpec] | None,
+    options: TableOptions | None = None,
+) -> Callable[[bytes], bool]:
+    """A test of serialized partitions: does one of ``specs`` match it (None matches every
+    partition)? Values are written as users write them (``{"pd": "2024-01-01"}``), see
+    :mod:`lakeops.spec.partition_spec`; invalid values raise ConfigurationError here."""
+    opts = options if options is not None else TableOptions.from_schema(schema)
+    return spec_predicate(
+        schema.partition_keys,
+        schema.types_of(schema.partition_keys),
+        specs,
+        opts.partition_default_name,
     )
 
 
@@ -84,14 +88,7 @@ def plan_buckets(
     store: TableStore, schema: TableSchema, partitions: Sequence[PartitionSpec] | None = None
 ) -> list[BucketJob]:
     """The buckets of the latest snapshot (or of the given partitions), with their files."""
-    if partitions is not None:
-        unknown = {k for spec in partitions for k in spec} - set(schema.partition_keys)
-        if unknown:
-            raise ConfigurationError(
-                f"partition spec names {sorted(unknown)}, which are not "
-                f"partition columns ({list(schema.partition_keys)})"
-            )
-    part_types = schema.types_of(schema.partition_keys)
+    matches = partition_matches(schema, partitions)
     buckets: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     totals: dict[tuple[bytes, int], int] = {}
     for e in store.live_entries(store.latest_snapshot()):
@@ -100,9 +97,7 @@ def plan_buckets(
     return [
         BucketJob(p, b, totals[(p, b)], tuple(files))
         for (p, b), files in sorted(buckets.items())
-        if partition_matches(
-            schema.partition_keys, binary_row.deserialize(p, part_types), partitions
-        )
+        if matches(p)
     ]
 
 
@@ -120,11 +115,11 @@ def run_bucket(
     """Compact one bucket: its commit message (None if nothing to do) and the files written."""
     copts = CompactOptions.from_schema(schema, options)
     changelog = ChangelogOptions.from_schema(schema, options)
-    values = binary_row.deserialize(job.partition, schema.types_of(schema.partition_keys))
-    pdir = paths.partition_dir(schema.partition_keys, values, options.partition_default_name)
     ctx = BucketContext(
         store.file_io,
-        join(store.root, paths.bucket_dir(pdir, job.bucket)),
+        join(
+            store.root, paths.partition_paths(schema, options).bucket_dir(job.partition, job.bucket)
+        ),
         schema,
         store.schema,
         options,

@@ -79,19 +79,18 @@ def lookup(
             partition_buckets.setdefault(e.partition, set()).add(e.bucket)
     part_types = schema.types_of(schema.partition_keys)
     wanted: dict[tuple[bytes, int], list[int]] = {}
-    part_values: dict[bytes, tuple[Any, ...]] = {}
     for i, row in enumerate(
         _key_tuples(keys, list(schema.partition_keys))
         if schema.partition_keys
         else [()] * keys.num_rows
     ):
         pbytes = binary_row.serialize(list(row), part_types)
-        part_values[pbytes] = tuple(row)
         for bucket in (
             [int(buckets[i])] if buckets is not None else partition_buckets.get(pbytes, ())
         ):
             wanted.setdefault((pbytes, bucket), []).append(i)
     files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+    part_paths = paths.partition_paths(schema, options)
     for e in live:
         if e.file.level >= levels_from and (e.partition, e.bucket) in wanted:
             files.setdefault((e.partition, e.bucket), []).append(e.file)
@@ -112,10 +111,7 @@ def lookup(
                 candidates.append(f)
         if not candidates:
             continue
-        pdir = paths.partition_dir(
-            schema.partition_keys, part_values[pbytes], options.partition_default_name
-        )
-        directory = join(store.root, paths.bucket_dir(pdir, bucket))
+        directory = join(store.root, part_paths.bucket_dir(pbytes, bucket))
         probe = (
             pa.table({key_column(k): subset.column(k) for k in trimmed})
             .group_by([key_column(k) for k in trimmed])

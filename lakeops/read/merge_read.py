@@ -49,14 +49,14 @@ class SplitReader:
         self.key_types = schema.types_of(self.key_names)
         self.merge_keys = [key_column(k) for k in self.key_names]
         self.files = KeyValueReader(store.file_io, schema, store.schema)
+        self.partition_paths = paths.partition_paths(schema, options)
 
     def read(self, split: Split, columns: Sequence[str]) -> pa.Table:
         """Merged, live rows of ``split`` with the given table columns (partition columns are
         filled from the split, key columns from ``_KEY_*``)."""
-        pdir = paths.partition_dir(
-            self.schema.partition_keys, split.partition, self.options.partition_default_name
+        directory = join(
+            self.table_root, self.partition_paths.bucket_dir(split.partition_bytes, split.bucket)
         )
-        directory = join(self.table_root, paths.bucket_dir(pdir, split.bucket))
         value_cols = [c for c in columns if c not in self.key_names]
         extra = [
             f

@@ -32,7 +32,16 @@ import pyarrow as pa
 from lakeops.errors import CorruptTableError
 from lakeops.spec.types import DataType
 
-__all__ = ["EncodedRows", "decode", "deserialize", "encode_rows", "null_bits_size", "serialize"]
+__all__ = [
+    "EncodedRows",
+    "decode",
+    "decode_internal",
+    "deserialize",
+    "deserialize_internal",
+    "encode_rows",
+    "null_bits_size",
+    "serialize",
+]
 
 _EPOCH = dt.date(1970, 1, 1)
 _EPOCH_DT = dt.datetime(1970, 1, 1)
@@ -246,8 +255,23 @@ def deserialize(data: bytes, types: Sequence[DataType]) -> tuple[Any, ...]:
     return decode(data[4:], types)
 
 
-def decode(row: bytes, types: Sequence[DataType]) -> tuple[Any, ...]:
-    """Decode one BinaryRow (without arity prefix) into Python values."""
+def deserialize_internal(data: bytes, types: Sequence[DataType]) -> tuple[Any, ...]:
+    """:func:`deserialize` into Paimon's internal values (see :func:`decode_internal`)."""
+    if len(data) < 4:
+        raise CorruptTableError(f"serialized BinaryRow too short ({len(data)} bytes)")
+    (arity,) = struct.unpack_from(">i", data, 0)
+    if arity != len(types):
+        raise CorruptTableError(f"BinaryRow has arity {arity}, expected {len(types)}")
+    return decode(data[4:], types, internal=True)
+
+
+def decode(row: bytes, types: Sequence[DataType], *, internal: bool = False) -> tuple[Any, ...]:
+    """Decode one BinaryRow (without arity prefix) into Python values.
+
+    With ``internal``, DATE is Paimon's internal epoch day (``int``) and TIMESTAMP /
+    TIMESTAMP_LTZ the exact ``(epoch millis, nano-of-millisecond)`` pair (no precision lost);
+    see :func:`decode_internal`.
+    """
     nb = null_bits_size(len(types))
     out: list[Any] = []
     for i, t in enumerate(types):
@@ -258,11 +282,17 @@ def decode(row: bytes, types: Sequence[DataType]) -> tuple[Any, ...]:
         pos = nb + 8 * i
         slot = row[pos : pos + 8]
         (word,) = struct.unpack("<Q", slot)
-        out.append(_decode_value(row, slot, word, t))
+        out.append(_decode_value(row, slot, word, t, internal))
     return tuple(out)
 
 
-def _decode_value(row: bytes, slot: bytes, word: int, t: DataType) -> Any:
+def decode_internal(row: bytes, types: Sequence[DataType]) -> tuple[Any, ...]:
+    """Decode one BinaryRow keeping Paimon's internal representation where Python's differs:
+    DATE as the epoch day, TIMESTAMP/TIMESTAMP_LTZ as ``(epoch millis, nano-of-millisecond)``."""
+    return decode(row, types, internal=True)
+
+
+def _decode_value(row: bytes, slot: bytes, word: int, t: DataType, internal: bool = False) -> Any:
     r = t.root
     if r == "BOOLEAN":
         return slot[0] != 0
@@ -273,7 +303,8 @@ def _decode_value(row: bytes, slot: bytes, word: int, t: DataType) -> Any:
     if r == "INT":
         return struct.unpack_from("<i", slot)[0]
     if r == "DATE":
-        return _EPOCH + dt.timedelta(days=struct.unpack_from("<i", slot)[0])
+        days = struct.unpack_from("<i", slot)[0]
+        return days if internal else _EPOCH + dt.timedelta(days=days)
     if r == "BIGINT":
         return struct.unpack_from("<q", slot)[0]
     if r == "FLOAT":
@@ -302,5 +333,7 @@ def _decode_value(row: bytes, slot: bytes, word: int, t: DataType) -> Any:
     else:
         offset, nanos = word >> 32, word & 0xFFFFFFFF
         millis = struct.unpack_from("<q", row, offset)[0]
+    if internal:
+        return millis, nanos
     value = _EPOCH_DT + dt.timedelta(milliseconds=millis, microseconds=nanos // 1000)
     return value.replace(tzinfo=dt.UTC) if r == "TIMESTAMP_LTZ" else value

@@ -6,9 +6,10 @@
     manifest/manifest-<uuid>-<n>, manifest/manifest-list-<uuid>-<n>
     [<pt1>=<v1>/…/]bucket-<b>/data-<uuid>-<n>.parquet
 
-Partition directory names escape characters exactly as Paimon (Hive's ``escapePathName``) does,
-so a value such as ``../x`` or ``a/b`` becomes one directory name below the table
-(``dt=..%2Fx``) and can never address anything outside it.
+Partition directory names are Paimon's (:class:`PartitionPaths`): type-aware value strings
+(:mod:`lakeops.spec.partition_names`, honouring ``partition.legacy-name``) escaped exactly as
+Paimon (Hive's ``escapePathName``) does, so a value such as ``../x`` or ``a/b`` becomes one
+directory name below the table (``dt=..%2Fx``) and can never address anything outside it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ import datetime as dt
 import uuid
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from lakeops.errors import ConfigurationError
+from lakeops.spec import binary_row, partition_names
+from lakeops.spec.types import DataType
+
+if TYPE_CHECKING:
+    from lakeops.options import TableOptions
+    from lakeops.spec.schema import TableSchema
 
 __all__ = [
     "DEFAULT_PARTITION_NAME",
@@ -29,8 +38,10 @@ __all__ = [
     "index_manifest_name",
     "index_path",
     "manifest_list_name",
-    "partition_dir",
+    "PartitionPaths",
+    "partition_paths",
     "partition_value_string",
+    "unescape_path_name",
     "schema_path",
     "snapshot_path",
 ]
@@ -45,18 +56,41 @@ LATEST_HINT = f"{SNAPSHOT_DIR}/LATEST"
 EARLIEST_HINT = f"{SNAPSHOT_DIR}/EARLIEST"
 
 _ESCAPED = frozenset(
-    [chr(c) for c in range(1, 0x20)]
-    + ['"', "#", "%", "'", "*", "/", ":", "=", "?", "\\", "\x7f", "{", "[", "]", "^"]
+    [chr(c) for c in range(0x20)]
+    + ['"', "#", "%", "'", "*", "/", ":", "=", "?", "\\", "\x7f", "{", "}", "[", "]", "^"]
 )
 
 
 def escape_path_name(text: str) -> str:
-    """Escape a partition name or value the way Paimon/Hive do (``%XX`` upper-case hex)."""
+    """Escape a partition name or value as Paimon's ``PartitionPathUtils.escapePathName`` (Hive's)
+    does: ASCII control characters and ``"#%'*/:=?\\{}[]^`` and DEL become ``%XX`` (upper-case
+    hex); everything else, non-ASCII included, is kept."""
     return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in text)
 
 
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def unescape_path_name(text: str) -> str:
+    """Inverse of :func:`escape_path_name` (Paimon's ``unescapePathName``)."""
+    out = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        hexdigits = text[i + 1 : i + 3]
+        if c == "%" and len(hexdigits) == 2 and all(h in _HEX for h in hexdigits):
+            out.append(chr(int(hexdigits, 16)))
+            i += 3
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
 def partition_value_string(value: Any) -> str | None:
-    """Paimon's string form of a partition value (None and blank strings map to None)."""
+    """A partition value as *users* write it (None and blank strings map to None): ISO dates
+    and timestamps, plain decimals, ``true``/``false``. For display and user-facing partition
+    specs only — directory names come from :class:`PartitionPaths`."""
     if value is None:
         return None
     if isinstance(value, bool):
@@ -71,17 +105,76 @@ def partition_value_string(value: Any) -> str | None:
     return None if not text.strip() else text
 
 
-def partition_dir(
-    names: Sequence[str], values: Sequence[Any], default_name: str = DEFAULT_PARTITION_NAME
-) -> str:
-    """``k1=v1/k2=v2`` for a partition ('' for an unpartitioned table)."""
-    parts = []
-    for name, value in zip(names, values, strict=True):
-        text = partition_value_string(value)
-        parts.append(
-            f"{escape_path_name(name)}={escape_path_name(default_name if text is None else text)}"
+class PartitionPaths:
+    """Partition directory names of one table, exactly as Paimon names them.
+
+    ``k1=v1/k2=v2`` (no trailing '/'; '' for an unpartitioned table) where each value is
+    :func:`lakeops.spec.partition_names.value_name` of the partition's BinaryRow field —
+    type-aware, honouring ``partition.legacy-name`` and ``partition.default-name`` — and names
+    and values are escaped with :func:`escape_path_name`. Names are cached per partition, so
+    callers may ask once per file.
+    """
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        types: Sequence[DataType],
+        default_name: str = DEFAULT_PARTITION_NAME,
+        legacy_name: bool = True,
+        zone: dt.tzinfo | None = None,
+    ) -> None:
+        if len(names) != len(types):
+            raise ValueError(f"{len(names)} partition names but {len(types)} types")
+        if names and not default_name:
+            raise ConfigurationError(
+                "option 'partition.default-name' is empty; Paimon cannot name the directory of "
+                "NULL or blank partition values with it (keep the default '__DEFAULT_PARTITION__')"
+            )
+        for name, t in zip(names, types, strict=True):
+            partition_names.check_partition_type(name, t, legacy_name)
+        self.names = tuple(names)
+        self.types = tuple(types)
+        self.default_name = default_name
+        self.legacy_name = legacy_name
+        self.zone = zone
+        self._cache: dict[bytes, str] = {}
+
+    def value_names(self, internal_values: Sequence[Any]) -> list[str]:
+        """The unescaped directory value of each field (internal values, see
+        :func:`lakeops.spec.binary_row.decode_internal`)."""
+        return [
+            partition_names.value_name(v, t, self.legacy_name, self.default_name, self.zone)
+            for v, t in zip(internal_values, self.types, strict=True)
+        ]
+
+    def dir_of_internal(self, internal_values: Sequence[Any]) -> str:
+        """The partition directory of internal values."""
+        return "/".join(
+            f"{escape_path_name(n)}={escape_path_name(v)}"
+            for n, v in zip(self.names, self.value_names(internal_values), strict=True)
         )
-    return "/".join(parts)
+
+    def dir_of(self, partition: bytes) -> str:
+        """The partition directory of a serialized partition BinaryRow (as in manifests)."""
+        found = self._cache.get(partition)
+        if found is None:
+            found = self.dir_of_internal(binary_row.deserialize_internal(partition, self.types))
+            self._cache[partition] = found
+        return found
+
+    def bucket_dir(self, partition: bytes, bucket: int) -> str:
+        """The bucket directory of a serialized partition, relative to the table root."""
+        return bucket_dir(self.dir_of(partition), bucket)
+
+
+def partition_paths(schema: TableSchema, options: TableOptions) -> PartitionPaths:
+    """The :class:`PartitionPaths` of a table (its partition keys, types and options)."""
+    return PartitionPaths(
+        schema.partition_keys,
+        schema.types_of(schema.partition_keys),
+        options.partition_default_name,
+        options.partition_legacy_name,
+    )
 
 
 def bucket_dir(partition: str, bucket: int) -> str:

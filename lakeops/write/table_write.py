@@ -130,6 +130,7 @@ class TableWrite:
         self.key_names = schema.trimmed_primary_keys
         self.bucket_key_types = schema.types_of(schema.bucket_keys)
         self.partition_types = schema.types_of(schema.partition_keys)
+        self.partition_paths = paths.partition_paths(schema, options)
         self.compact_options = CompactOptions.from_schema(schema, options)
         self.changelog_options = ChangelogOptions.from_schema(schema, options)
         self._lookup_cache: RowGroupCache | None = None
@@ -291,10 +292,7 @@ class TableWrite:
         pbytes = binary_row.serialize(list(partition), self.partition_types)
         buf = self._buffers.get((pbytes, bucket))
         if buf is None:
-            pdir = paths.partition_dir(
-                self.schema.partition_keys, partition, self.options.partition_default_name
-            )
-            bucket_path = paths.bucket_dir(pdir, bucket)
+            bucket_path = self.partition_paths.bucket_dir(pbytes, bucket)
             writer = KeyValueFileWriter(
                 self.store.file_io,
                 self.store.root,

@@ -142,3 +142,37 @@ def test_maintenance_json_is_one_document(cli: Cli, loaded: str) -> None:
         result = cli.ok("--json", *args)
         assert isinstance(json.loads(result.stdout), dict), args
         assert result.stderr == "", args
+
+
+def test_compact_a_date_partition_named_as_users_write_it(cli: Cli) -> None:
+    """A DATE partition lives in Paimon's ``pd=<epoch day>`` directory (legacy names) yet is
+    named ``pd=2024-01-02`` on the command line; a value that is no date is refused first."""
+    import datetime as dt
+
+    import pyarrow as pa
+
+    from lakeops import Catalog
+
+    catalog = Catalog(str(cli.warehouse))
+    catalog.create_database("db")
+    schema = pa.schema([("pd", pa.date32()), ("id", pa.int64()), ("v", pa.int64())])
+    table = catalog.create_table(
+        "db.days",
+        schema=schema,
+        primary_keys=["pd", "id"],
+        partition_keys=["pd"],
+        options={"bucket": "1", "write-only": "true"},
+    )
+    for i in range(2):
+        days = [dt.date(2024, 1, 1)] * 3 + [dt.date(2024, 1, 2)] * 3
+        table.write(pa.table({"pd": days, "id": [1, 2, 3] * 2, "v": [i] * 6}, schema=schema))
+    assert sorted(p.name for p in (cli.warehouse / "db.db" / "days").glob("pd=*")) == [
+        "pd=19723",
+        "pd=19724",
+    ]
+    bad = cli("compact", "db.days", "--full", "-p", "pd=tomorrow")
+    assert bad.exit_code == 1 and "'pd'" in bad.stderr and "2024-01-01" in bad.stderr
+    assert cli.table("db.days").latest_snapshot().id == 2  # type: ignore[union-attr]
+    cli.ok("compact", "db.days", "--full", "-p", "pd=2024-01-02")
+    runs = {b.partition["pd"]: b.sorted_runs for b in cli.table("db.days").health().buckets}
+    assert runs == {dt.date(2024, 1, 1): 2, dt.date(2024, 1, 2): 1}

@@ -30,9 +30,7 @@ class Model:
         return [f[1] for f in self.fields]
 
     def arrow_schema(self) -> pa.Schema:
-        return pa.schema(
-            [pa.field(n, _ARROW[t], nullable=(i != 0)) for i, n, t in self.fields]
-        )
+        return pa.schema([pa.field(n, _ARROW[t], nullable=(i != 0)) for i, n, t in self.fields])
 
     def expected(self) -> list[dict]:
         return [
