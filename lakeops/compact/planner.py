@@ -16,6 +16,7 @@ from lakeops.compact.task import BucketContext
 from lakeops.errors import ConfigurationError
 from lakeops.io.file_io import join
 from lakeops.merge import MergeEngine
+from lakeops.option_registry import check_data_files, check_writable
 from lakeops.options import TableOptions
 from lakeops.spec import binary_row, paths
 from lakeops.spec.data_file import DataFileMeta
@@ -91,10 +92,13 @@ def plan_buckets(
                 f"partition spec names {sorted(unknown)}, which are not "
                 f"partition columns ({list(schema.partition_keys)})"
             )
+    check_writable(schema.options, "compact")
     part_types = schema.types_of(schema.partition_keys)
     buckets: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     totals: dict[tuple[bytes, int], int] = {}
-    for e in store.live_entries(store.latest_snapshot()):
+    live = store.live_entries(store.latest_snapshot())
+    check_data_files((e.file.file_name for e in live), "compact")
+    for e in live:
         buckets.setdefault((e.partition, e.bucket), []).append(e.file)
         totals[(e.partition, e.bucket)] = e.total_buckets
     return [
