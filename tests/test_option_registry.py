@@ -28,6 +28,7 @@ from lakeops.option_registry import (
     rule_for,
     suggest,
 )
+from lakeops.spec.index_manifest import IndexFileMeta, IndexManifestEntry, write_index_manifest
 from tests.interop.oracle import oracle_create, oracle_read, oracle_write
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), False), pa.field("v", pa.string())])
@@ -356,3 +357,36 @@ def test_orc_files_left_after_switching_to_parquet_refuse_writes(
         with pytest.raises(UnsupportedFeatureError, match="ORC"):
             MUTATIONS[name](table)
     assert tree_digest(orc_table) == before
+
+
+# ------------------------------------------------------------------------ deletion vectors
+def add_deletion_vector_snapshot(table_dir: Path) -> None:
+    """Publish a snapshot whose index manifest holds a deletion-vector file of bucket 0, as a
+    Paimon compaction of a deletion-vector table does."""
+    snapshot_dir = table_dir / "snapshot"
+    latest = max(int(p.name.split("-")[1]) for p in snapshot_dir.glob("snapshot-*"))
+    doc = json.loads((snapshot_dir / f"snapshot-{latest}").read_text())
+    dv_name = "index-0b1f2c3d-0"
+    (table_dir / "index").mkdir(exist_ok=True)
+    (table_dir / "index" / dv_name).write_bytes(b"\x01" + b"\x00" * 15)
+    entry = IndexManifestEntry(0, b"", 0, IndexFileMeta("DELETION_VECTORS", dv_name, 16, 1))
+    manifest = "index-manifest-0b1f2c3d-0"
+    (table_dir / "manifest" / manifest).write_bytes(write_index_manifest([entry]))
+    doc["id"] = latest + 1
+    doc["indexManifest"] = manifest
+    doc["commitKind"] = "COMPACT"
+    (snapshot_dir / f"snapshot-{latest + 1}").write_text(json.dumps(doc))
+    (snapshot_dir / "LATEST").write_text(str(latest + 1))
+
+
+def test_snapshot_with_deletion_vectors_refuses_reads(catalog: Catalog, written: Path) -> None:
+    add_schema_options(written, {"deletion-vectors.enabled": "true"})
+    table = catalog.get_table("db.t")
+    assert table.read().sort_by("id").equals(EXPECTED)  # no deletion vectors yet: exact
+    add_deletion_vector_snapshot(written)
+    table = catalog.get_table("db.t")
+    before = tree_digest(written)
+    for call in (lambda: table.read(), lambda: table.lookup(pa.table({"id": [1]}))):
+        with pytest.raises(UnsupportedFeatureError, match="deletion vectors"):
+            call()
+    assert tree_digest(written) == before
