@@ -165,12 +165,19 @@ def _add(
         _ENTRIES.append(OptionRule(key, status, note, fix, refuse_value, reads_wrong))
 
 
-def _honoured(keys: Iterable[str], note: str, **kw: object) -> None:
-    _add("honoured", keys, note, **kw)  # type: ignore[arg-type]
+def _honoured(
+    keys: Iterable[str],
+    note: str,
+    *,
+    fix: str = "",
+    refuse_value: ValueRule | None = None,
+    reads_wrong: bool = False,
+) -> None:
+    _add("honoured", keys, note, fix=fix, refuse_value=refuse_value, reads_wrong=reads_wrong)
 
 
-def _ignorable(keys: Iterable[str], note: str, **kw: object) -> None:
-    _add("ignorable", keys, note, **kw)  # type: ignore[arg-type]
+def _ignorable(keys: Iterable[str], note: str) -> None:
+    _add("ignorable", keys, note)
 
 
 def _refused(keys: Iterable[str], note: str, fix: str, *, reads_wrong: bool = False) -> None:
