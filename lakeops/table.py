@@ -278,7 +278,8 @@ class Table:
     ) -> OrphanResult:
         """Delete files no snapshot references that are older than ``older_than`` (default one
         day, as Paimon) — what crashed writers left. Younger files are never touched."""
-        self._require_writable("remove orphan files of")
+        if not dry_run:
+            self._require_writable("remove orphan files of")
         return remove_orphan_files(self.store, int(older_than.total_seconds() * 1000), dry_run)
 
     def rollback_to(self, snapshot_id: int) -> list[int]:
