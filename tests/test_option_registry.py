@@ -18,6 +18,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog, Table
+from lakeops.compact.planner import plan_buckets
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.option_registry import (
     REGISTRY,
@@ -390,3 +391,18 @@ def test_snapshot_with_deletion_vectors_refuses_reads(catalog: Catalog, written:
         with pytest.raises(UnsupportedFeatureError, match="deletion vectors"):
             call()
     assert tree_digest(written) == before
+
+
+def test_distributed_compaction_plan_is_refused(catalog: Catalog, written: Path) -> None:
+    """The Spark compaction driver plans with ``plan_buckets``; it refuses like Table.compact."""
+    add_schema_options(written, {"data-file.path-directory": "data"})
+    table = catalog.get_table("db.t")
+    with pytest.raises(UnsupportedFeatureError, match=r"data-file\.path-directory"):
+        plan_buckets(table.store, table.schema)
+
+
+def test_changes_are_refused_where_reads_would_be_wrong(catalog: Catalog, written: Path) -> None:
+    add_schema_options(written, {"fields.v.default-value": "x"})
+    table = catalog.get_table("db.t")
+    with pytest.raises(UnsupportedFeatureError, match="default-value"):
+        table.read_changes(0)
