@@ -15,6 +15,7 @@ from lakeops.errors import (
     TableNotFoundError,
 )
 from lakeops.io.file_io import FileIO, join
+from lakeops.option_registry import check_create_options
 from lakeops.schema_commit import validate_schema
 from lakeops.spec import paths
 from lakeops.spec.schema import TableSchema
@@ -138,7 +139,11 @@ class Catalog:
     ) -> Table:
         """Create a primary-key table and return it.
 
-        Every option and key is validated before anything is written. Primary-key columns
+        Every option and key is validated before anything is written: an unknown option key is
+        a :class:`~lakeops.errors.ConfigurationError` naming the closest known keys, and an
+        option or value lakeops cannot honour exactly (``file.format`` = ``orc``, ``bucket`` =
+        -2, external data paths …; see :mod:`lakeops.option_registry`) an
+        :class:`~lakeops.errors.UnsupportedFeatureError`. Primary-key columns
         become NOT NULL. ``options`` values are strings, as in Paimon (``{"bucket": "4"}``).
         """
         db, _ = _split_identifier(identifier)
@@ -151,6 +156,8 @@ class Catalog:
                 return self.get_table(identifier)
             raise TableAlreadyExistsError(f"table {identifier!r} already exists")
         opts = {str(k): str(v) for k, v in (options or {}).items()}
+        # unknown keys (did-you-mean) and options lakeops cannot honour, before anything else
+        check_create_options(opts)
         table_schema = TableSchema.from_arrow(
             schema, list(primary_keys), list(partition_keys or []), opts, comment
         )

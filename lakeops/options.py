@@ -3,7 +3,9 @@
 Options keep Paimon's names and defaults (see ``paimon-options.md``). Values are strings in the
 schema file; :class:`TableOptions` parses them and raises :class:`ConfigurationError` naming the
 option, the bad value and the fix. Options lakeops does not interpret are kept and written back
-untouched, so Paimon's own readers still see them.
+untouched, so Paimon's own readers still see them. Which options lakeops honours, ignores or
+refuses (and the checks at create, write and read) is :mod:`lakeops.option_registry`;
+:meth:`TableOptions.require_writable` and :meth:`TableOptions.require_readable` apply it.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from lakeops import option_registry
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.spec.schema import TableSchema
 
@@ -159,12 +162,6 @@ class TableOptions:
             raise ConfigurationError(
                 "options 'target-file-size' and 'write-buffer-size' must be positive"
             )
-        fmt = o.get("file.format", "parquet").lower()
-        if fmt != "parquet":
-            raise UnsupportedFeatureError(
-                f"option 'file.format' = {fmt!r}: lakeops reads and "
-                "writes Parquet data files only; use 'parquet'"
-            )
         try:
             retries = int(o.get("commit.max-retries", "10"))
             merge_min = int(o.get("manifest.merge-min-count", "30"))
@@ -206,6 +203,17 @@ class TableOptions:
                 f"merge-engine {self.merge_engine!r} is not supported yet (supported: "
                 f"{', '.join(IMPLEMENTED_ENGINES)})"
             )
+
+    @staticmethod
+    def require_writable(schema: TableSchema, action: str, table: str = "table") -> None:
+        """Refuse to ``action`` a table whose options lakeops cannot honour exactly (or does
+        not know); see :func:`lakeops.option_registry.check_writable`."""
+        option_registry.check_writable(schema.options, action, table)
+
+    @staticmethod
+    def require_readable(schema: TableSchema, table: str = "table") -> None:
+        """Refuse to read a table whose options would make the result wrong."""
+        option_registry.check_readable(schema.options, table)
 
     @property
     def skips_level0_in_batch_reads(self) -> bool:

@@ -14,6 +14,7 @@ from lakeops.commit.expire import Retention
 from lakeops.compact.options import CompactOptions
 from lakeops.errors import CommitConflictError
 from lakeops.merge import create_merge_engine
+from lakeops.option_registry import check_create_options
 from lakeops.options import TableOptions
 from lakeops.spec import paths
 from lakeops.spec.avro_codec import DEFAULT_COMPRESSION, avro_codec
@@ -50,6 +51,8 @@ def alter_schema(store: TableStore, changes: Sequence[SchemaChange]) -> TableSch
         latest = store.latest_schema()
         has_snapshots = store.latest_snapshot_id() is not None
         new = apply_changes(latest, list(changes), has_snapshots)
+        # options this change sets: unknown keys (did-you-mean) and refused values
+        check_create_options({k: v for k, v in new.options.items() if latest.options.get(k) != v})
         validate_schema(new)
         if store.file_io.publish_exclusive(
             store.path(paths.schema_path(new.id)), new.to_json().encode()

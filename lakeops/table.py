@@ -104,6 +104,12 @@ class Table:
     def __repr__(self) -> str:
         return f"Table({self.identifier!r}, {self.file_io!r})"
 
+    def _require_writable(self, action: str) -> None:
+        """Refuse to ``action`` when the table's options (possibly set by another engine) are
+        ones lakeops cannot honour exactly, or unknown to it (see
+        :mod:`lakeops.option_registry`); nothing has been written at that point."""
+        TableOptions.require_writable(self.schema, action, f"table {self.identifier!r}")
+
     @property
     def arrow_schema(self) -> pa.Schema:
         """The table's columns as an Arrow schema."""
@@ -135,6 +141,7 @@ class Table:
         ``overwrite=True`` prepares messages for ``commit(..., overwrite=…)``: the writer
         ignores the table's current files and (dynamic buckets) its key index, as Paimon's
         overwrite does, so its rows must only go to the partitions being overwritten."""
+        self._require_writable("write")
         return TableWrite(self.store, self.schema, self.options, ignore_previous=overwrite)
 
     def commit(
@@ -156,6 +163,7 @@ class Table:
         compaction read, that compaction is dropped (its new files deleted) and the appended
         data stays committed.
         """
+        self._require_writable("commit to")
         committer = Committer(self.store, self.schema, self.options, commit_user)
 
         def drop(conflict: Exception) -> None:
@@ -203,6 +211,7 @@ class Table:
         """Commit a compaction job's messages as one ``COMPACT`` snapshot; on any failure
         (a conflict included) nothing is committed and ``written`` files are deleted."""
         try:
+            self._require_writable("commit a compaction of")
             snapshot = Committer(self.store, self.schema, self.options).commit(messages)
         except BaseException:
             for path in written:
@@ -260,6 +269,7 @@ class Table:
     def _run_compaction(
         self, *, full: bool, force_level0: bool, partitions: Sequence[Mapping[str, Any]] | None
     ) -> Snapshot | None:
+        self._require_writable("compact")
         plan = plan_compaction(
             self.store,
             self.schema,
@@ -286,6 +296,7 @@ class Table:
         ``snapshot.time-retained`` such as ``"30 min"``, ``snapshot.expire.limit``). Deletes
         only files no retained snapshot references; safe while writers run. See
         :mod:`lakeops.commit.expire`."""
+        self._require_writable("expire snapshots of")
         retention = Retention.from_options(
             self.schema,
             min_retained=retain_min,
@@ -302,11 +313,14 @@ class Table:
     ) -> OrphanResult:
         """Delete files no snapshot references that are older than ``older_than`` (default one
         day, as Paimon) — what crashed writers left. Younger files are never touched."""
+        if not dry_run:
+            self._require_writable("remove orphan files of")
         return remove_orphan_files(self.store, int(older_than.total_seconds() * 1000), dry_run)
 
     def rollback_to(self, snapshot_id: int) -> list[int]:
         """Make an older snapshot the latest again (removing newer snapshots and the files only
         they referenced). Returns the removed snapshot ids. Stop writers first."""
+        self._require_writable("roll back")
         return rollback_to(self.store, snapshot_id)
 
     def commit_stats(self, snapshot_id: int | None = None) -> CommitStats:

@@ -153,7 +153,7 @@ class CompactOptions:
             force_up_level0=option_bool(o, "compaction.force-up-level-0", False),
             needs_lookup=needs_lookup,
             lookup_gentle_interval=gentle,
-            write_only=option_bool(o, "write-only", False),
+            write_only=option_bool(o, "write-only", False, "write.compaction-skip"),
             force_rewrite_all=option_bool(o, "compaction.force-rewrite-all-files", False),
             force_compact_on_commit=option_bool(o, "commit.force-compact", False),
             expire_ms=parse_duration(expire, "record-level.expire-time") if expire else None,

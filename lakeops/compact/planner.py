@@ -15,6 +15,7 @@ from lakeops.compact.options import CompactOptions
 from lakeops.compact.task import BucketContext
 from lakeops.io.file_io import join
 from lakeops.merge import MergeEngine
+from lakeops.option_registry import check_data_files, check_writable
 from lakeops.options import TableOptions
 from lakeops.spec import paths
 from lakeops.spec.data_file import DataFileMeta
@@ -89,9 +90,12 @@ def plan_buckets(
 ) -> list[BucketJob]:
     """The buckets of the latest snapshot (or of the given partitions), with their files."""
     matches = partition_matches(schema, partitions)
+    check_writable(schema.options, "compact")
     buckets: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     totals: dict[tuple[bytes, int], int] = {}
-    for e in store.live_entries(store.latest_snapshot()):
+    live = store.live_entries(store.latest_snapshot())
+    check_data_files((e.file.file_name for e in live), "compact")
+    for e in live:
         buckets.setdefault((e.partition, e.bucket), []).append(e.file)
         totals[(e.partition, e.bucket)] = e.total_buckets
     return [

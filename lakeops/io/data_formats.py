@@ -19,7 +19,10 @@ import pyarrow.parquet as pq
 
 from lakeops.errors import UnsupportedFeatureError
 
-__all__ = ["DataFormat", "format_of", "reader_for"]
+__all__ = ["READABLE_FORMATS", "DataFormat", "format_of", "reader_for"]
+
+#: data file formats lakeops reads (by each file's extension)
+READABLE_FORMATS = ("parquet", "orc")
 
 
 def format_of(file_name: str) -> str:

@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from lakeops.io.data_formats import DataFormat, reader_for
 from lakeops.io.file_io import FileIO, join
+from lakeops.option_registry import check_data_file, check_readable, resolve_external_path
 from lakeops.read.evolution import SchemaEvolution, SchemaLookup, read_cast
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.kv import KIND, SEQ, key_column
@@ -44,6 +45,7 @@ class KeyValueReader:
     """Reads the data files of one table, each through the schema it was written with."""
 
     def __init__(self, file_io: FileIO, schema: TableSchema, schemas: SchemaLookup) -> None:
+        check_readable(schema.options)
         self.file_io = file_io
         self.schema = schema
         self.evolution = SchemaEvolution(schema, schemas)
@@ -52,7 +54,14 @@ class KeyValueReader:
         self.merge_keys = [key_column(k) for k in self.key_names]
 
     def path(self, directory: str, f: DataFileMeta) -> str:
-        return f.external_path or join(directory, f.file_name)
+        """Where ``f`` is stored; refuses files lakeops cannot read (ORC, Avro, external paths
+        on another file system) with :class:`~lakeops.errors.UnsupportedFeatureError`."""
+        check_data_file(f.file_name)
+        if f.external_path:
+            return resolve_external_path(
+                f.external_path, self.file_io.protocol, self.file_io.is_local
+            )
+        return join(directory, f.file_name)
 
     def record_schema(self, value_cols: Sequence[str]) -> pa.Schema:
         """The uniform schema of records with these value columns."""

@@ -24,6 +24,7 @@ from lakeops.merge import MergeEngine, merge_sorted, sort_records
 from lakeops.merge.engine import is_retraction
 from lakeops.options import TableOptions
 from lakeops.read.kv_reader import KeyValueReader
+from lakeops.read.scan import require_no_deletion_vectors
 from lakeops.spec import binary_row, paths
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.kv import KIND, key_column
@@ -61,7 +62,9 @@ def lookup(
         raise DataValidationError("lookup keys contain nulls; primary keys are never null")
     reader = KeyValueReader(store.file_io, schema, store.schema)
     trimmed = schema.trimmed_primary_keys
-    live = store.live_entries(store.latest_snapshot())
+    latest = store.latest_snapshot()
+    require_no_deletion_vectors(store, options, latest)
+    live = store.live_entries(latest)
     fixed = options.bucket > 0
     buckets = (
         assign_buckets(

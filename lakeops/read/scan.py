@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from lakeops.errors import UnsupportedFeatureError
 from lakeops.options import TableOptions
 from lakeops.read.evolution import SchemaEvolution
 from lakeops.read.predicate import Condition, may_match
@@ -28,6 +29,24 @@ class Split:
     files: tuple[DataFileMeta, ...]
 
 
+DELETION_VECTORS_INDEX = "DELETION_VECTORS"
+
+
+def require_no_deletion_vectors(
+    store: TableStore, options: TableOptions, snapshot: Snapshot | None
+) -> None:
+    """Refuse to read a snapshot that holds deletion vectors: lakeops does not apply them, and
+    merging the files without them can resurrect deleted rows or aggregate a row twice."""
+    if not options.deletion_vectors or snapshot is None:
+        return
+    if any(e.file.index_type == DELETION_VECTORS_INDEX for e in store.index_entries(snapshot)):
+        raise UnsupportedFeatureError(
+            f"snapshot {snapshot.id} of {store.root} holds deletion vectors (option "
+            "'deletion-vectors.enabled' = 'true'), which lakeops does not apply; read this "
+            "table with Paimon"
+        )
+
+
 def plan_splits(
     store: TableStore,
     schema: TableSchema,
@@ -40,6 +59,7 @@ def plan_splits(
     Level-0 files are left out for tables whose batch reads skip them (first-row,
     deletion vectors), as Paimon's readers do.
     """
+    require_no_deletion_vectors(store, options, snapshot)
     part_types = schema.types_of(schema.partition_keys)
     evolution = SchemaEvolution(schema, store.schema)
     partitions: dict[bytes, tuple[Any, ...] | None] = {}

@@ -40,6 +40,7 @@ from lakeops.errors import LakeopsError
 from lakeops.io.file_io import FileIO, join
 from lakeops.merge import create_merge_engine, merge_sorted, sort_records
 from lakeops.merge.ordering import as_table
+from lakeops.option_registry import check_data_files
 from lakeops.options import TableOptions
 from lakeops.read.merge_read import SplitReader
 from lakeops.spec import binary_row, paths
@@ -332,7 +333,10 @@ class TableWrite:
         """The bucket's live files in the latest snapshot (read once per writer)."""
         if self._restored is None:
             self._restored = {}
-            for e in self.store.live_entries(self._base):
+            live = self.store.live_entries(self._base)
+            # ORC/Avro files of another engine: refuse before this writer writes anything
+            check_data_files((e.file.file_name for e in live), "write to")
+            for e in live:
                 self._restored.setdefault((e.partition, e.bucket), []).append(e.file)
         return self._restored.get((partition, bucket), [])
 

@@ -75,6 +75,8 @@ def test_create_rejects_bad_schemas(cli: Cli, tmp_path: Path) -> None:
         "bad-key.json": json.dumps({**SCHEMA_DOC, "primary_keys": ["zzz"]}),
         "bad-option.json": json.dumps({**SCHEMA_DOC, "options": {"merge-engine": "nope"}}),
         "unknown.json": json.dumps({**SCHEMA_DOC, "primary_key": ["id"]}),
+        "typo-option.json": json.dumps({**SCHEMA_DOC, "options": {"merge-engin": "first-row"}}),
+        "orc.json": json.dumps({**SCHEMA_DOC, "options": {"file.format": "orc"}}),
     }
     expected = {
         "missing.json": "no such file or directory",
@@ -83,6 +85,8 @@ def test_create_rejects_bad_schemas(cli: Cli, tmp_path: Path) -> None:
         "bad-key.json": "zzz",
         "bad-option.json": "merge-engine",
         "unknown.json": "unknown key(s) ['primary_key']",
+        "typo-option.json": "did you mean 'merge-engine'",
+        "orc.json": "option 'file.format' = 'orc'",
     }
     for name, text in cases.items():
         path = tmp_path / name
