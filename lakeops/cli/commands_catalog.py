@@ -1,4 +1,4 @@
-"""Catalog commands: ``databases``, ``tables``, ``create``."""
+"""Catalog commands: ``databases``, ``tables``, ``create``, ``alter``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from lakeops.cli.arguments import TableArg
+from lakeops.cli.commands_alter import alter
 from lakeops.cli.context import state
 from lakeops.cli.schema_file import load_schema_file
 from lakeops.errors import DatabaseNotFoundError
@@ -128,3 +129,4 @@ def register(app: typer.Typer) -> None:
     app.command(rich_help_panel=PANEL)(databases)
     app.command(rich_help_panel=PANEL)(tables)
     app.command(rich_help_panel=PANEL)(create)
+    app.command(rich_help_panel=PANEL)(alter)
