@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.errors import ConfigurationError, DataValidationError
-from lakeops.merge.segments import Segments, take_or_null
+from lakeops.merge.segments import Segments, rows_of, take_or_null
 from lakeops.spec.types import DataType
 
 __all__ = [
@@ -119,6 +119,36 @@ class Aggregator:
     def reset(self) -> None:
         """Start a new key (aggregators with per-merge state override this)."""
 
+    def reduce_from(
+        self,
+        values: pa.Array,
+        retract: np.ndarray,
+        active: np.ndarray,
+        seg: Segments,
+        init: np.ndarray,
+        prior: np.ndarray,
+    ) -> pa.Array:
+        """Like :meth:`reduce`, but a segment with ``init[s] >= 0`` starts from the value of row
+        ``init[s]`` as its accumulator (Paimon's ``initRow`` after a ``-D``) and folds only the
+        ``active`` rows, which all come after it. ``prior`` marks the add rows that came before
+        ``init`` in the same merge: they do not count, but they did change per-merge state
+        (``first_value``'s "initialised" flag), which Paimon does not reset at a ``-D``.
+
+        The default treats the initial row as the first add, which is exact whenever
+        ``agg(null, x) == x`` (every function but the ones that override this)."""
+        has = init >= 0
+        if not self.init_transparent and has.any():
+            out = self.reduce(values, retract, active, seg)
+            return self.reduce_sequential(values, retract, active, None, seg, has, out, init)
+        with_init = active.copy()
+        with_init[init[has]] = True
+        return self.reduce(values, retract & ~rows_of(init, seg.n), with_init, seg)
+
+    @property
+    def init_transparent(self) -> bool:
+        """``agg(null, x) == x`` for every x, so an initial accumulator is just a first add."""
+        return True
+
     def reduce_sequential(
         self,
         values: pa.Array,
@@ -128,10 +158,12 @@ class Aggregator:
         seg: Segments,
         only: np.ndarray | None = None,
         base: pa.Array | None = None,
+        init: np.ndarray | None = None,
     ) -> pa.Array:
         """The per-key loop: apply agg / agg_reversed / retract row by row.
 
-        ``only`` restricts the loop to some segments (others take ``base``).
+        ``only`` restricts the loop to some segments (others take ``base``); ``init`` gives, per
+        segment, a row whose value is the starting accumulator (-1: start from null).
         """
         if self.options.ignore_retract:
             active = active & ~retract
@@ -141,7 +173,7 @@ class Aggregator:
         ends = seg.ends
         for s in segments:
             self.reset()
-            acc = None
+            acc = py[int(init[s])] if init is not None and init[s] >= 0 else None
             for r in range(int(seg.starts[s]), int(ends[s]) + 1):
                 if not active[r]:
                     continue
@@ -349,7 +381,19 @@ class FirstValue(Aggregator):
         self._initialized = False
 
     def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
-        return take_or_null(values, seg.first_index(active))
+        return take_or_null(values, seg.first_index(self._counts(values, active)))
+
+    def _counts(self, values: pa.Array, rows: np.ndarray) -> np.ndarray:
+        """The rows that would set the value (and the "initialised" flag)."""
+        return rows
+
+    def reduce_from(self, values, retract, active, seg, init, prior):  # type: ignore[no-untyped-def]
+        # after initRow the accumulator is the -D row's value; the flag survives the -D: if an
+        # earlier add set it, that value stays; otherwise the first add after the -D replaces it
+        first = seg.first_index(self._counts(values, active & ~retract))
+        seen = seg.any(self._counts(values, prior))
+        keep = (init >= 0) & (seen | (first < 0))
+        return take_or_null(values, np.where(keep, init, first))
 
     def agg(self, acc, value):  # type: ignore[no-untyped-def]
         if not self._initialized:
@@ -361,8 +405,8 @@ class FirstValue(Aggregator):
 class FirstNonNullValue(FirstValue):
     name = "first_non_null_value"
 
-    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
-        return take_or_null(values, seg.first_index(active & _nonnull(values)))
+    def _counts(self, values: pa.Array, rows: np.ndarray) -> np.ndarray:
+        return rows & _nonnull(values)
 
     def agg(self, acc, value):  # type: ignore[no-untyped-def]
         if not self._initialized and value is not None:
@@ -458,10 +502,16 @@ class Collect(Aggregator):
             out = self.reduce_sequential(values, retract, active, None, seg, with_retract, out)
         return out
 
+    @property
+    def init_transparent(self) -> bool:
+        return not self.options.distinct  # a distinct agg de-duplicates even agg(null, x)
+
     def agg(self, acc, value):  # type: ignore[no-untyped-def]
-        if acc is None or value is None:
+        if acc is None and value is None:
+            return None
+        if (acc is None or value is None) and not self.options.distinct:
             return value if acc is None else acc
-        merged = list(acc) + list(value)
+        merged = list(acc or []) + list(value or [])
         if not self.options.distinct:
             return merged
         seen: set[Any] = set()

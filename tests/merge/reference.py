@@ -2,7 +2,9 @@
 
 Records of one key are ``(kind, row)`` pairs already in merge order. ``merge`` returns
 ``(kind, row)``; a retraction kind means the key is absent from reads. Written record by record
-from Paimon's Java merge functions, independently of the vectorised engines it checks.
+from Paimon's Java merge functions (``AggregateMergeFunction`` and ``PartialUpdateMergeFunction``
+as of Paimon 1.4.1 / 2.0, whose ``initRow`` copies every field of the record), independently of
+the vectorised engines it checks.
 """
 
 from __future__ import annotations
@@ -94,8 +96,8 @@ def aggregation(
     deleted = False
     for kind, rec in records:
         deleted = remove_on_delete and kind == "-D"
-        if deleted:
-            row = {k: rec[k] for k in keys}
+        if deleted:  # initRow: every field of the -D record; aggregator state is kept
+            row = dict(rec)
             continue
         for k in keys:
             row[k] = rec[k]
@@ -140,11 +142,15 @@ def partial_update(
     row: dict[str, Any] = {f: None for f in fields}
     meet_insert = False
     delete_row = False
+    filled = False
     for kind, rec in records:
         delete_row = False
         for k in keys:
             row[k] = rec[k]
         if kind in RETRACT:
+            if not filled:  # a leading retraction initialises the row, even an ignored one
+                row = {f: rec[f] for f in fields}
+                filled = True
             if ignore_delete:
                 continue
             if groups:
@@ -164,7 +170,7 @@ def partial_update(
                             for s in seq:
                                 if kind == "-D" and s in remove_groups:
                                     delete_row = True
-                                    row = {x: (rec[x] if x in keys else None) for x in fields}
+                                    row = {x: rec[x] for x in fields}
                                     stop = True
                                     break
                                 row[s] = rec[s]
@@ -179,7 +185,7 @@ def partial_update(
             if remove_on_delete:
                 if kind == "-D":
                     delete_row = True
-                    row = {x: (rec[x] if x in keys else None) for x in fields}
+                    row = {x: rec[x] for x in fields}
                 continue
             raise ValueError("By default, Partial update can not accept delete records")
         if not groups:
@@ -212,4 +218,5 @@ def partial_update(
                 elif f in aggs:
                     row[f] = aggs[f].agg_reversed(row[f], rec[f])
         meet_insert = True
+        filled = True
     return ("-D" if delete_row or not meet_insert else "+I"), row
