@@ -43,6 +43,8 @@ class Agg:
             return acc
         if acc is None or x is None:
             return x if acc is None else acc
+        if n == "merge_map_with_keytime":
+            return _merge_map_with_keytime(acc, x)
         return {
             "sum": lambda: acc + x,
             "product": lambda: acc * x,
@@ -72,6 +74,27 @@ class Agg:
         if n == "last_non_null_value":
             return acc if x is None else None
         raise ValueError(f"Aggregate function '{n}' does not support retraction")
+
+
+def _merge_map_with_keytime(acc: list, x: list) -> list:
+    """FieldMergeMapWithKeyTimeAgg.agg for non-null maps of ``(key, {"v": …, "ts": str})``:
+    entry by entry, a null row removes, a null ts is skipped, an absent / null / null-ts old
+    value is replaced, otherwise a strictly greater ts (Java String order: UTF-16) wins."""
+    result = dict(acc)
+    for key, row in x:
+        if row is None:
+            result.pop(key, None)
+            continue
+        if row["ts"] is None:
+            continue
+        old = result.get(key)
+        if (
+            old is None
+            or old["ts"] is None
+            or row["ts"].encode("utf-16-be") > old["ts"].encode("utf-16-be")
+        ):
+            result[key] = row
+    return list(result.items())
 
 
 def dedup(records: list[tuple[str, dict]]) -> tuple[str, dict]:

@@ -6,6 +6,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog, DataValidationError
+from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 
 
 def _table(
@@ -256,3 +257,70 @@ def test_remove_record_on_delete_deletes_the_row(catalog: Catalog) -> None:
 def test_first_value_keeps_the_first_across_commits(catalog: Catalog) -> None:
     t = _table(catalog, pa.int32(), "first_value")
     assert _apply(t, [("+I", None), ("+I", 2), ("+I", 3)]) is None
+
+
+KT_ROW = pa.struct([("v", pa.string()), ("ts", pa.string())])
+
+
+@pytest.mark.parametrize("one_commit", [False, True])
+def test_merge_map_with_keytime_per_key_latest(catalog: Catalog, one_commit: bool) -> None:
+    t = _table(catalog, pa.map_(pa.string(), KT_ROW), "merge_map_with_keytime")
+    r = [
+        ("+I", [("p", {"v": "iPhone", "ts": "100"}), ("c", {"v": "Black", "ts": "100"})]),
+        ("+I", [("p", {"v": "iPad", "ts": "200"}), ("q", {"v": "999", "ts": "200"})]),
+        # "50" > "100" as strings (Paimon compares with String.compareTo)
+        ("+I", [("c", {"v": "White", "ts": "50"}), ("q", None), ("p", {"v": "x", "ts": None})]),
+        ("+I", [("p", {"v": "same", "ts": "200"})]),  # not strictly newer: kept
+    ]
+    assert dict(_apply(t, r, one_commit)) == {
+        "p": {"v": "iPad", "ts": "200"},
+        "c": {"v": "White", "ts": "50"},
+    }
+
+
+def test_merge_map_with_keytime_first_map_is_taken_as_is(catalog: Catalog) -> None:
+    # agg(null, m) == m: a null-timestamp entry of the first map survives until replaced
+    t = _table(catalog, pa.map_(pa.string(), KT_ROW), "merge_map_with_keytime")
+    r = [("+I", [("a", {"v": "1", "ts": None}), ("b", {"v": "2", "ts": None})])]
+    r.append(("+I", [("a", {"v": "3", "ts": "0"})]))
+    assert dict(_apply(t, r, True)) == {"a": {"v": "3", "ts": "0"}, "b": {"v": "2", "ts": None}}
+
+
+@pytest.mark.parametrize(
+    ("value_type", "extra", "error", "match"),
+    [
+        (pa.map_(pa.string(), pa.string()), {}, ConfigurationError, "must be ROW"),
+        (
+            pa.map_(pa.string(), pa.struct([("ts", pa.string())])),
+            {},
+            ConfigurationError,
+            "at least 2 fields",
+        ),
+        (
+            pa.map_(pa.string(), KT_ROW),
+            {"fields.v.ts-field": "nope"},
+            ConfigurationError,
+            "'nope' not found",
+        ),
+        (
+            pa.map_(pa.string(), pa.struct([("v", pa.string()), ("ts", pa.int64())])),
+            {},
+            UnsupportedFeatureError,
+            "CHAR/VARCHAR",
+        ),
+    ],
+)
+def test_merge_map_with_keytime_refuses_bad_types(
+    catalog: Catalog, value_type, extra, error, match
+) -> None:
+    with pytest.raises(error, match=match):
+        _table(catalog, value_type, "merge_map_with_keytime", **extra)
+
+
+def test_merge_map_with_keytime_ts_field_option(catalog: Catalog) -> None:
+    row = pa.struct([("ts", pa.string()), ("v", pa.string())])
+    t = _table(
+        catalog, pa.map_(pa.string(), row), "merge_map_with_keytime", **{"fields.v.ts-field": "ts"}
+    )
+    r = [("+I", [("a", {"ts": "2", "v": "new"})]), ("+I", [("a", {"ts": "1", "v": "old"})])]
+    assert dict(_apply(t, r, True)) == {"a": {"ts": "2", "v": "new"}}

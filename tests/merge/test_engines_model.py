@@ -345,3 +345,38 @@ def test_deduplicate_with_multi_field_sequence(data, splits, two_seq, descending
 
     expected = _expected(rows, ref.dedup, splits, order)
     assert _run(schema, ["k"], options, rows, splits) == expected
+
+
+# ------------------------------------------------------- merge_map_with_keytime
+MMK_ROW = pa.struct([("v", pa.string()), ("ts", pa.string())])
+# "\ue000" sorts above "\U0001f600" in Java (UTF-16) but below it in code-point order
+ts_values = st.one_of(st.none(), st.sampled_from(["1", "10", "2", "\ue000", "\U0001f600"]))
+mmk_rows = st.one_of(
+    st.none(), st.fixed_dictionaries({"v": st.sampled_from(["a", "b", None]), "ts": ts_values})
+)
+mmk_maps = st.one_of(
+    st.none(),
+    st.dictionaries(st.sampled_from(["x", "y", "z"]), mmk_rows, max_size=3).map(
+        lambda d: list(d.items())
+    ),
+)
+
+
+def _as_dicts(result: dict[Any, dict]) -> dict[Any, dict]:
+    return {k: {**r, "m": None if r["m"] is None else dict(r["m"])} for k, r in result.items()}
+
+
+@SETTINGS
+@given(data=st.data(), splits=st.lists(st.integers(0, 40), max_size=3))
+def test_merge_map_with_keytime_matches_reference(data, splits) -> None:
+    rows = _records(data.draw, {"m": mmk_maps}, ["+I", "+U"])
+    schema = pa.schema(
+        [("k", pa.int32()), ("m", pa.map_(pa.string(), MMK_ROW)), ("rk", pa.string())]
+    )
+    options = {
+        "merge-engine": "aggregation",
+        "fields.m.aggregate-function": "merge_map_with_keytime",
+    }
+    aggs = {"m": ref.Agg("merge_map_with_keytime"), "rk": ref.Agg("last_non_null_value")}
+    expected = _expected(rows, lambda recs: ref.aggregation(recs, ["k"], aggs), splits)
+    assert _as_dicts(_run(schema, ["k"], options, rows, splits)) == _as_dicts(expected)
