@@ -1,9 +1,13 @@
 """The aggregation merge engine: every non-key field folds its records with its function.
 
 ``+I``/``+U`` records aggregate, ``-U``/``-D`` retract. The result kind is ``+I``, unless
-``aggregation.remove-record-on-delete`` is set: then a ``-D`` deletes the row and aggregation
-restarts after it from the key columns alone (as Paimon's ``initRow`` does), so only records after
-a key's last ``-D`` count, and a key whose last record is ``-D`` is deleted.
+``aggregation.remove-record-on-delete`` is set: then a ``-D`` deletes the row, and Paimon's
+``initRow`` re-initialises it from *every* field of the ``-D`` record (Paimon 1.4.1 and later; 1.1
+to 1.4.0 copied only the NOT NULL fields). Aggregation goes on from those values, so with ``sum``
+``+I 5, +I 3, -D 1, +I 2`` gives 3; a key whose last record is ``-D`` is deleted and carries the
+``-D`` record's values (so NOT NULL columns stay non-null in the files). Per-merge aggregator
+state is not reset by the ``-D``: ``first_value`` keeps the ``-D`` value when an add came before
+it in the same merge.
 """
 
 from __future__ import annotations
@@ -64,13 +68,20 @@ class AggregationEngine(MergeEngine):
         if self.options.ignore_delete:
             active &= ~is_retraction(records.column(KIND)).to_numpy(zero_copy_only=False)
         result_kind = np.full(seg.count, RowKind.INSERT, dtype=np.int8)
+        retract = self._retracting_rows(kinds)
+        values = {}
         if self.config.remove_record_on_delete:
             deletes = (kinds == RowKind.DELETE) & active
             last_delete = seg.last_index(deletes)
-            active &= seg.after(last_delete)
+            after = seg.after(last_delete)
+            prior = active & ~after & ~retract & (kinds != RowKind.DELETE)
+            active &= after
             result_kind[last_delete == seg.ends] = RowKind.DELETE
-        retract = self._retracting_rows(kinds)
-        values = {}
+            for name, agg in self.config.aggregators.items():
+                if name in records.column_names:
+                    column = records.column(name).combine_chunks()
+                    values[name] = agg.reduce_from(column, retract, active, seg, last_delete, prior)
+            return build_rows(records, seg, values, result_kind)
         for name, agg in self.config.aggregators.items():
             if name in records.column_names:
                 column = records.column(name).combine_chunks()

@@ -23,8 +23,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeops.errors import ConfigurationError, DataValidationError
-from lakeops.merge.segments import Segments, take_or_null
+from lakeops.errors import ConfigurationError, DataValidationError, UnsupportedFeatureError
+from lakeops.merge.segments import Segments, rows_of, take_or_null
 from lakeops.spec.types import DataType
 
 __all__ = [
@@ -42,12 +42,13 @@ _INT_RANGE = {"TINYINT": 2**7, "SMALLINT": 2**15, "INT": 2**31, "BIGINT": 2**63}
 @dataclass(frozen=True)
 class FieldAggOptions:
     """Per-field options: ``fields.<f>.ignore-retract``, ``.list-agg-delimiter``, ``.distinct``,
-    ``.nested-key``."""
+    ``.nested-key``, ``.ts-field``."""
 
     ignore_retract: bool = False
     delimiter: str = ","
     distinct: bool = False
     nested_key: tuple[str, ...] = ()
+    ts_field: str | None = None
 
 
 def _retract_error(name: str, field: str) -> DataValidationError:
@@ -119,6 +120,36 @@ class Aggregator:
     def reset(self) -> None:
         """Start a new key (aggregators with per-merge state override this)."""
 
+    def reduce_from(
+        self,
+        values: pa.Array,
+        retract: np.ndarray,
+        active: np.ndarray,
+        seg: Segments,
+        init: np.ndarray,
+        prior: np.ndarray,
+    ) -> pa.Array:
+        """Like :meth:`reduce`, but a segment with ``init[s] >= 0`` starts from the value of row
+        ``init[s]`` as its accumulator (Paimon's ``initRow`` after a ``-D``) and folds only the
+        ``active`` rows, which all come after it. ``prior`` marks the add rows that came before
+        ``init`` in the same merge: they do not count, but they did change per-merge state
+        (``first_value``'s "initialised" flag), which Paimon does not reset at a ``-D``.
+
+        The default treats the initial row as the first add, which is exact whenever
+        ``agg(null, x) == x`` (every function but the ones that override this)."""
+        has = init >= 0
+        if not self.init_transparent and has.any():
+            out = self.reduce(values, retract, active, seg)
+            return self.reduce_sequential(values, retract, active, None, seg, has, out, init)
+        with_init = active.copy()
+        with_init[init[has]] = True
+        return self.reduce(values, retract & ~rows_of(init, seg.n), with_init, seg)
+
+    @property
+    def init_transparent(self) -> bool:
+        """``agg(null, x) == x`` for every x, so an initial accumulator is just a first add."""
+        return True
+
     def reduce_sequential(
         self,
         values: pa.Array,
@@ -128,10 +159,12 @@ class Aggregator:
         seg: Segments,
         only: np.ndarray | None = None,
         base: pa.Array | None = None,
+        init: np.ndarray | None = None,
     ) -> pa.Array:
         """The per-key loop: apply agg / agg_reversed / retract row by row.
 
-        ``only`` restricts the loop to some segments (others take ``base``).
+        ``only`` restricts the loop to some segments (others take ``base``); ``init`` gives, per
+        segment, a row whose value is the starting accumulator (-1: start from null).
         """
         if self.options.ignore_retract:
             active = active & ~retract
@@ -141,7 +174,7 @@ class Aggregator:
         ends = seg.ends
         for s in segments:
             self.reset()
-            acc = None
+            acc = py[int(init[s])] if init is not None and init[s] >= 0 else None
             for r in range(int(seg.starts[s]), int(ends[s]) + 1):
                 if not active[r]:
                     continue
@@ -349,7 +382,19 @@ class FirstValue(Aggregator):
         self._initialized = False
 
     def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
-        return take_or_null(values, seg.first_index(active))
+        return take_or_null(values, seg.first_index(self._counts(values, active)))
+
+    def _counts(self, values: pa.Array, rows: np.ndarray) -> np.ndarray:
+        """The rows that would set the value (and the "initialised" flag)."""
+        return rows
+
+    def reduce_from(self, values, retract, active, seg, init, prior):  # type: ignore[no-untyped-def]
+        # after initRow the accumulator is the -D row's value; the flag survives the -D: if an
+        # earlier add set it, that value stays; otherwise the first add after the -D replaces it
+        first = seg.first_index(self._counts(values, active & ~retract))
+        seen = seg.any(self._counts(values, prior))
+        keep = (init >= 0) & (seen | (first < 0))
+        return take_or_null(values, np.where(keep, init, first))
 
     def agg(self, acc, value):  # type: ignore[no-untyped-def]
         if not self._initialized:
@@ -361,8 +406,8 @@ class FirstValue(Aggregator):
 class FirstNonNullValue(FirstValue):
     name = "first_non_null_value"
 
-    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
-        return take_or_null(values, seg.first_index(active & _nonnull(values)))
+    def _counts(self, values: pa.Array, rows: np.ndarray) -> np.ndarray:
+        return rows & _nonnull(values)
 
     def agg(self, acc, value):  # type: ignore[no-untyped-def]
         if not self._initialized and value is not None:
@@ -458,10 +503,16 @@ class Collect(Aggregator):
             out = self.reduce_sequential(values, retract, active, None, seg, with_retract, out)
         return out
 
+    @property
+    def init_transparent(self) -> bool:
+        return not self.options.distinct  # a distinct agg de-duplicates even agg(null, x)
+
     def agg(self, acc, value):  # type: ignore[no-untyped-def]
-        if acc is None or value is None:
+        if acc is None and value is None:
+            return None
+        if (acc is None or value is None) and not self.options.distinct:
             return value if acc is None else acc
-        merged = list(acc) + list(value)
+        merged = list(acc or []) + list(value or [])
         if not self.options.distinct:
             return merged
         seen: set[Any] = set()
@@ -538,6 +589,176 @@ class MergeMap(Aggregator):
             return acc
         gone = {k for k, _ in value}
         return [(k, v) for k, v in acc if k not in gone]
+
+
+def _java_string_order(values: pa.Array) -> pa.Array:
+    """The strings as binary whose byte order is Java's ``String.compareTo`` (UTF-16 code
+    units): UTF-8 lead bytes of U+E000..U+FFFF (0xEE, 0xEF) move above those of supplementary
+    characters (0xF0..0xF4), everything else keeps code-point order."""
+    values = values.cast(pa.binary())
+    data = values.buffers()[2]
+    if data is None:
+        return values
+    raw = np.frombuffer(data, dtype=np.uint8)
+    if not (raw >= 0xF0).any():  # no supplementary characters: code-point order is Java's
+        return values
+    table = np.arange(256, dtype=np.uint8)
+    table[0xF0:0xF5] = np.arange(0xEE, 0xF3, dtype=np.uint8)
+    table[0xEE:0xF0] = (0xF3, 0xF4)
+    return pa.Array.from_buffers(
+        pa.binary(),
+        len(values),
+        [values.buffers()[0], values.buffers()[1], pa.py_buffer(table[raw].tobytes())],
+        offset=values.offset,
+    )
+
+
+class MergeMapWithKeyTime(Aggregator):
+    """``merge_map_with_keytime`` (Paimon 1.4.1+): ``MAP<K, ROW<…, ts STRING>>`` merged per key
+    by the timestamp field of the row value (``fields.<f>.ts-field``, default: the row's last
+    field).
+
+    ``agg(null, m)`` is ``m`` unchanged. Merging a later map ``m`` into the accumulator, entry by
+    entry in order: a null row removes the key; a row with a null timestamp is skipped; a key
+    that is absent, holds a null row or a row with a null timestamp takes the new row; otherwise
+    the new row replaces the old one only if its timestamp is strictly greater, comparing the
+    strings as Java does. No retraction. Entries keep the order in which their key first
+    appeared (Paimon's HashMap order carries no meaning)."""
+
+    name = "merge_map_with_keytime"
+    types = ("MAP",)
+
+    def __init__(self, field: str, dtype: DataType, options: FieldAggOptions) -> None:
+        super().__init__(field, dtype, options)
+        value = dtype.value
+        if value is None or value.root != "ROW":
+            raise ConfigurationError(
+                f"Value type of MAP for field {field!r} must be ROW but was "
+                f"{value.to_paimon() if value else None}; merge_map_with_keytime needs "
+                "MAP<key, ROW<value…, ts STRING>>"
+            )
+        names = [n for _, n, _ in value.fields]
+        if len(names) < 2:
+            raise ConfigurationError(
+                f"ROW type for field {field!r} must have at least 2 fields, but found "
+                f"{len(names)} (merge_map_with_keytime)"
+            )
+        ts = options.ts_field or names[-1]
+        if ts not in names:
+            raise ConfigurationError(
+                f"Timestamp field {ts!r} not found in ROW type for field {field!r} (option "
+                f"'fields.{field}.ts-field'). Available fields: {names}"
+            )
+        ts_type = value.fields[names.index(ts)][2]
+        if ts_type.root not in ("CHAR", "VARCHAR"):
+            raise UnsupportedFeatureError(
+                f"merge_map_with_keytime on field {field!r}: timestamp field {ts!r} is "
+                f"{ts_type.to_paimon()}; Paimon compares it as a string (getString), so only "
+                "CHAR/VARCHAR timestamp fields are supported — store it as a sortable string"
+            )
+        self.ts_index = names.index(ts)
+
+    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+        rows = active & _nonnull(values)
+        first = seg.first_index(rows)
+        out = take_or_null(values, first)  # a single map passes through unchanged
+        multi = first != seg.last_index(rows)
+        if not multi.any():
+            return out
+        lengths = _list_lengths(values)
+        keep = np.repeat(rows & multi[seg.ids], lengths)
+        entries = pa.ListArray.from_arrays(values.offsets, values.values, mask=values.is_null())
+        flat = entries.flatten().filter(pa.array(keep))  # struct<key, value>
+        keys, items = flat.field(0), flat.field(1)
+        owners = np.repeat(seg.ids, lengths)[keep]
+        initial = np.repeat(rows & (np.arange(seg.n) == first[seg.ids]), lengths)[keep]
+        n = len(flat)
+        null_row = ~_nonnull(items)
+        if n == 0:  # only empty maps
+            return out
+        ts = pc.struct_field(items, [self.ts_index])
+        valid = ~null_row & _nonnull(ts)
+        # entries of one (segment, key) together, in input order
+        order = pc.sort_indices(
+            pa.table({"g": owners, "k": keys, "i": np.arange(n)}),
+            sort_keys=[("g", "ascending"), ("k", "ascending"), ("i", "ascending")],
+        ).to_numpy()
+        k_sorted = keys.take(pa.array(order))
+        g_sorted = owners[order]
+        new_group = np.ones(n, dtype=bool)
+        if n > 1:
+            same_key = pc.equal(k_sorted.slice(1), k_sorted.slice(0, n - 1)).fill_null(False)
+            new_group[1:] = (g_sorted[1:] != g_sorted[:-1]) | ~same_key.to_numpy(
+                zero_copy_only=False
+            )
+        groups = Segments(np.flatnonzero(new_group), n)
+        init_s, valid_s = initial[order], valid[order]
+        # the last reset: an entry of the first map (put as is) or a null row (removal)
+        reset = groups.last_index(init_s | (null_row[order] & ~init_s))
+        eligible = valid_s & groups.after(reset - 1)
+        ranks = dense_ranks(_java_string_order(ts.filter(pa.array(valid))))
+        rank = np.full(n, -1, dtype=np.int64)
+        rank[np.flatnonzero(valid)] = ranks
+        rank_s = np.where(eligible, rank[order], -1)
+        best = np.maximum.reduceat(rank_s, groups.starts)
+        winner = groups.first_index(eligible & (rank_s == best[groups.ids]))
+        fallback = (reset >= 0) & init_s[np.maximum(reset, 0)]
+        chosen = np.where(winner >= 0, winner, np.where(fallback, reset, -1))
+        alive = chosen >= 0
+        picked = order[chosen[alive]]
+        # output: per segment, keys in order of first appearance
+        first_pos = np.minimum.reduceat(order, groups.starts)[alive]
+        seg_of = owners[picked]
+        out_order = np.lexsort((first_pos, seg_of))
+        picked, seg_of = picked[out_order], seg_of[out_order]
+        counts = np.bincount(seg_of, minlength=seg.count)
+        offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int32)
+        merged = pa.MapArray.from_arrays(
+            pa.array(offsets),
+            keys.take(pa.array(picked)),
+            items.take(pa.array(picked)),
+            type=self.arrow_type,
+        )
+        pick = np.where(multi, np.arange(seg.count) + seg.count, np.arange(seg.count))
+        return pa.concat_arrays([out, merged]).take(pa.array(pick))
+
+    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+        if acc is None or value is None:
+            return value if acc is None else acc
+        merged = dict(acc)
+        for key, row in value:
+            if row is None:
+                merged.pop(key, None)
+                continue
+            ts = list(row.values())[self.ts_index]
+            if ts is None:
+                continue
+            old = merged.get(key)
+            old_ts = None if old is None else list(old.values())[self.ts_index]
+            if old_ts is None or _utf16(ts) > _utf16(old_ts):
+                merged[key] = row
+        return list(merged.items())
+
+
+def _utf16(text: str) -> bytes:
+    return text.encode("utf-16-be")
+
+
+def dense_ranks(values: pa.Array) -> np.ndarray:
+    """Rank of every (non-null) value in ascending order; equal values share a rank."""
+    n = len(values)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = pc.sort_indices(values).to_numpy()
+    ordered = values.take(pa.array(order))
+    change = np.zeros(n, dtype=np.int64)
+    if n > 1:
+        change[1:] = pc.not_equal(ordered.slice(1), ordered.slice(0, n - 1)).to_numpy(
+            zero_copy_only=False
+        )
+    ranks = np.empty(n, dtype=np.int64)
+    ranks[order] = np.cumsum(change)
+    return ranks
 
 
 class NestedUpdate(Aggregator):
@@ -675,6 +896,7 @@ AGGREGATORS: dict[str, type[Aggregator]] = {
         BoolOr,
         Collect,
         MergeMap,
+        MergeMapWithKeyTime,
         NestedUpdate,
         Rbm32,
         Rbm64,

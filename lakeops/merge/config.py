@@ -82,6 +82,7 @@ def _agg_options(
         delimiter=fopts.get((name, "list-agg-delimiter"), ","),
         distinct=option_bool(o, f"fields.{name}.distinct", False),
         nested_key=option_list(fopts.get((name, "nested-key"))),
+        ts_field=fopts.get((name, "ts-field")),
     )
 
 

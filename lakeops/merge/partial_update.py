@@ -26,7 +26,7 @@ from lakeops.merge.aggregation import build_rows
 from lakeops.merge.aggregators import refuse_unretractable
 from lakeops.merge.config import MergeConfig, SequenceGroup, parse_merge_config
 from lakeops.merge.engine import MergeEngine
-from lakeops.merge.segments import Segments, take_or_null
+from lakeops.merge.segments import Segments, rows_of, take_or_null
 from lakeops.options import TableOptions
 from lakeops.spec.kv import KIND, RowKind
 from lakeops.spec.schema import TableSchema
@@ -113,9 +113,17 @@ class PartialUpdateEngine(MergeEngine):
             cutoff = seg.last_index(deletes)
             reset_rows = deletes
         active = live & seg.after(cutoff)
+        # Paimon's initRow: the row restarts from every field of the last reset (-D) record, or,
+        # before any reset, of a leading retraction (even an ignored one)
+        leading = np.where(retract[seg.starts], seg.starts, -1)
+        base = np.maximum(cutoff, leading)
+        base_rows = rows_of(base, records.num_rows)
+        # a reset -D or an ignored leading retraction only initialises; a live leading
+        # retraction initialises and is then applied as a retraction
+        init_only = base_rows & (reset_rows | ~live)
         values: dict[str, pa.Array] = {}
         for group in self.config.groups:
-            values.update(self._merge_group(records, seg, group, retract, active))
+            values.update(self._merge_group(records, seg, group, retract, active, base, init_only))
         for f in records.column_names:
             if (
                 f in values
@@ -126,20 +134,27 @@ class PartialUpdateEngine(MergeEngine):
             ):
                 continue
             column = records.column(f).combine_chunks()
-            values[f] = take_or_null(column, seg.last_index(adds & active & _nonnull(column)))
+            last = seg.last_index(adds & active & _nonnull(column))
+            values[f] = take_or_null(column, np.where(last < 0, base, last))
         deleted = reset_rows[seg.ends] | ~seg.any(adds)
         result_kind = np.where(deleted, RowKind.DELETE, RowKind.INSERT).astype(np.int8)
         return build_rows(records, seg, values, result_kind)
 
     def _group_state(
-        self, records: pa.Table, seg: Segments, group: SequenceGroup, active: np.ndarray
+        self,
+        records: pa.Table,
+        seg: Segments,
+        group: SequenceGroup,
+        active: np.ndarray,
+        init_only: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray]:
         """(contributes, newer): rows whose group is non-empty, and which of them are
-        newer-or-equal than every earlier contributing row of their key."""
+        newer-or-equal than every earlier contributing row of their key. An ``init_only`` row
+        (the row Paimon's ``initRow`` copied) counts with its sequence values."""
         nonempty = np.zeros(records.num_rows, dtype=bool)
         for f in group.sequence_fields:
             nonempty |= _nonnull(records.column(f))
-        contributes = nonempty & active
+        contributes = nonempty & (active | init_only)
         ranks = dense_rank(records, group.sequence_fields)
         newer = contributes & (ranks >= seg.running_max_before(ranks, contributes))
         return contributes, newer
@@ -165,11 +180,14 @@ class PartialUpdateEngine(MergeEngine):
             return cutoff, resets
         deletes = (kinds == RowKind.DELETE) & live
         while True:  # one pass per reset of the key that resets most; usually one or two
-            active = live & seg.after(cutoff)
+            after = seg.after(cutoff)
+            active = live & after
             candidate = np.zeros(records.num_rows, dtype=bool)
             for g in groups:
-                _, newer = self._group_state(records, seg, g, active)
-                candidate |= newer & deletes
+                _, newer = self._group_state(
+                    records, seg, g, active, rows_of(cutoff, records.num_rows)
+                )
+                candidate |= newer & deletes & after
             first = seg.first_index(candidate)
             if (first < 0).all():
                 return cutoff, resets
@@ -184,15 +202,28 @@ class PartialUpdateEngine(MergeEngine):
         group: SequenceGroup,
         retract: np.ndarray,
         active: np.ndarray,
+        base: np.ndarray,
+        init_only: np.ndarray,
     ) -> dict[str, pa.Array]:
-        contributes, newer = self._group_state(records, seg, group, active)
+        """The group's fields: the newest contributing record's values (a retraction clears
+        the protected ones); before any such record, the values of the ``base`` row that
+        initialised the row. Aggregated fields fold from the base row's value."""
+        contributes, newer = self._group_state(records, seg, group, active, init_only)
+        retract = retract & ~init_only
         winner = seg.last_index(newer)
         winner_retracts = (winner >= 0) & retract[np.maximum(winner, 0)]
+        current = np.where(winner < 0, base, winner)
         out: dict[str, pa.Array] = {}
         for f in group.sequence_fields:
             if f in records.column_names:
-                out[f] = take_or_null(records.column(f).combine_chunks(), winner)
-        cleared = np.where(winner_retracts, -1, winner)
+                out[f] = take_or_null(records.column(f).combine_chunks(), current)
+        cleared = np.where(winner_retracts, -1, current)
+        # the base row's value is the initial accumulator (even for a group it leaves empty);
+        # a live leading retraction is then also folded, as a retraction
+        folded = contributes & ~init_only
+        older = folded & ~newer
+        then_retract = (base >= 0) & ~init_only[np.maximum(base, 0)]
+        no_base = np.zeros(records.num_rows, dtype=bool)
         for f in group.protected:
             if f not in records.column_names:
                 continue
@@ -200,9 +231,17 @@ class PartialUpdateEngine(MergeEngine):
             agg = self.config.aggregators.get(f)
             if agg is None:
                 out[f] = take_or_null(column, cleared)
-            elif agg.commutative and not (agg.name == "product" and (retract & contributes).any()):
-                out[f] = agg.reduce(column, retract, contributes, seg)
+                continue
+            if agg.commutative and not (agg.name == "product" and (retract & folded).any()):
+                start = np.where(then_retract, -1, base)
+                value = agg.reduce_from(column, retract, folded, seg, start, no_base)
             else:
-                older = contributes & ~newer
-                out[f] = agg.reduce_sequential(column, retract, contributes, older, seg)
+                value = agg.reduce_sequential(column, retract, folded, older, seg, init=base)
+                out[f] = value
+                continue
+            if then_retract.any():
+                value = agg.reduce_sequential(
+                    column, retract, folded, older, seg, then_retract, value, base
+                )
+            out[f] = value
         return out

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["Segments", "take_or_null"]
+__all__ = ["Segments", "rows_of", "take_or_null"]
 
 
 @dataclass
@@ -85,3 +85,10 @@ def take_or_null(values: pa.Array | pa.ChunkedArray, idx: np.ndarray) -> pa.Arra
     indices = pa.array(np.where(idx < 0, 0, idx), mask=idx < 0, type=pa.int64())
     out = values.take(indices)
     return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
+
+
+def rows_of(index: np.ndarray, n: int) -> np.ndarray:
+    """Mask of ``n`` rows with the non-negative entries of ``index`` set."""
+    mask = np.zeros(n, dtype=bool)
+    mask[index[index >= 0]] = True
+    return mask

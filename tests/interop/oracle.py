@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -72,15 +73,37 @@ def paimon_type(arrow_type: pa.DataType) -> str:
     raise TypeError(f"no Paimon type mapping for arrow type {arrow_type}")
 
 
-def paimon_schema_json(schema: pa.Schema) -> list[dict[str, str]]:
-    """Convert an Arrow schema to the oracle's JSON column list (not-null adds " NOT NULL")."""
-    return [
-        {
-            "name": field.name,
-            "type": paimon_type(field.type) + ("" if field.nullable else " NOT NULL"),
+def paimon_type_json(arrow_type: pa.DataType, ids: list[int]) -> str | dict[str, Any]:
+    """Paimon's schema JSON for a (nullable) type: a string, or for MAP / ARRAY / ROW the JSON
+    object Paimon writes (nested ROW fields take ids from ``ids``, counting up)."""
+    t = pa.types
+    if t.is_map(arrow_type):
+        return {
+            "type": "MAP",
+            "key": paimon_type_json(arrow_type.key_type, ids) + " NOT NULL",  # type: ignore[operator]
+            "value": paimon_type_json(arrow_type.item_type, ids),
         }
-        for field in schema
-    ]
+    if t.is_list(arrow_type):
+        return {"type": "ARRAY", "element": paimon_type_json(arrow_type.value_type, ids)}
+    if t.is_struct(arrow_type):
+        fields = []
+        for f in arrow_type:
+            ids[0] += 1
+            fields.append({"id": ids[0], "name": f.name, "type": paimon_type_json(f.type, ids)})
+        return {"type": "ROW", "fields": fields}
+    return paimon_type(arrow_type)
+
+
+def paimon_schema_json(schema: pa.Schema) -> list[dict[str, Any]]:
+    """Convert an Arrow schema to the oracle's JSON column list (not-null adds " NOT NULL")."""
+    ids = [len(schema) - 1]
+    out: list[dict[str, Any]] = []
+    for field in schema:
+        ptype = paimon_type_json(field.type, ids)
+        if isinstance(ptype, str) and not field.nullable:
+            ptype += " NOT NULL"
+        out.append({"name": field.name, "type": ptype})
+    return out
 
 
 def _run(args: list[str], what: str) -> None:

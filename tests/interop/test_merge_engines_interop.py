@@ -156,3 +156,74 @@ def test_aggregation_written_by_pypaimon(warehouse) -> None:
     assert _sorted(oracle_read(warehouse, "db.agg"), ["dt", "id"]) == _sorted(
         table.read(), ["dt", "id"]
     )
+
+
+# ----------------------------------------------------- merge_map_with_keytime
+MMK_SCHEMA = pa.schema(
+    [
+        ("id", pa.int64()),
+        ("m", pa.map_(pa.string(), pa.struct([("v", pa.string()), ("ts", pa.string())]))),
+    ]
+)
+MMK_OPTIONS = {
+    "bucket": "1",
+    "merge-engine": "aggregation",
+    "fields.m.aggregate-function": "merge_map_with_keytime",
+    "fields.m.ts-field": "ts",
+}
+
+
+def _mmk_batches() -> list[pa.Table]:
+    # timestamps compare as strings (Java String.compareTo): "050" < "100" but "50" > "100"
+    def row(v: str | None, ts: str | None) -> dict:
+        return {"v": v, "ts": ts}
+
+    batches = [
+        [
+            (1, [("name", row("iPhone", "100")), ("color", row("Black", "100"))]),
+            (2, [("a", row("x", None))]),
+        ],
+        [
+            (1, [("name", row("iPad", "200")), ("price", row("999", "200"))]),
+            (2, [("a", row("y", "5")), ("b", row("z", "7"))]),
+        ],
+        [
+            (1, [("color", row("White", "050")), ("price", None)]),
+            (2, [("b", row("w", "7")), ("a", row("q", None))]),
+        ],
+    ]
+    return [
+        pa.Table.from_pylist([{"id": i, "m": m} for i, m in b], schema=MMK_SCHEMA) for b in batches
+    ]
+
+
+def _mmk(t: pa.Table) -> dict:
+    return {r["id"]: dict(r["m"]) for r in t.to_pylist()}
+
+
+MMK_EXPECTED = {
+    1: {"name": {"v": "iPad", "ts": "200"}, "color": {"v": "Black", "ts": "100"}},
+    2: {"a": {"v": "y", "ts": "5"}, "b": {"v": "z", "ts": "7"}},
+}
+
+
+def test_merge_map_with_keytime_written_by_lakeops(warehouse) -> None:
+    catalog = Catalog(str(warehouse))
+    catalog.create_database("db")
+    table = catalog.create_table(
+        "db.mmk", schema=MMK_SCHEMA, primary_keys=["id"], options=MMK_OPTIONS
+    )
+    for batch in _mmk_batches():
+        table.write(batch)
+    assert _mmk(table.read()) == MMK_EXPECTED
+    assert _mmk(oracle_read(warehouse, "db.mmk")) == MMK_EXPECTED
+    table.compact(full=True)
+    assert _mmk(oracle_read(warehouse, "db.mmk")) == MMK_EXPECTED
+
+
+def test_merge_map_with_keytime_written_by_pypaimon(warehouse) -> None:
+    oracle_create(warehouse, "db.mmk", MMK_SCHEMA, primary_keys=["id"], options=MMK_OPTIONS)
+    for batch in _mmk_batches():
+        oracle_write(warehouse, "db.mmk", batch)
+    assert _mmk(oracle_read(warehouse, "db.mmk")) == MMK_EXPECTED
+    assert _mmk(Catalog(str(warehouse)).get_table("db.mmk").read()) == MMK_EXPECTED

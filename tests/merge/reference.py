@@ -2,7 +2,9 @@
 
 Records of one key are ``(kind, row)`` pairs already in merge order. ``merge`` returns
 ``(kind, row)``; a retraction kind means the key is absent from reads. Written record by record
-from Paimon's Java merge functions, independently of the vectorised engines it checks.
+from Paimon's Java merge functions (``AggregateMergeFunction`` and ``PartialUpdateMergeFunction``
+as of Paimon 1.4.1 / 2.0, whose ``initRow`` copies every field of the record), independently of
+the vectorised engines it checks.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ class Agg:
             return acc
         if acc is None or x is None:
             return x if acc is None else acc
+        if n == "merge_map_with_keytime":
+            return _merge_map_with_keytime(acc, x)
         return {
             "sum": lambda: acc + x,
             "product": lambda: acc * x,
@@ -72,6 +76,27 @@ class Agg:
         raise ValueError(f"Aggregate function '{n}' does not support retraction")
 
 
+def _merge_map_with_keytime(acc: list, x: list) -> list:
+    """FieldMergeMapWithKeyTimeAgg.agg for non-null maps of ``(key, {"v": …, "ts": str})``:
+    entry by entry, a null row removes, a null ts is skipped, an absent / null / null-ts old
+    value is replaced, otherwise a strictly greater ts (Java String order: UTF-16) wins."""
+    result = dict(acc)
+    for key, row in x:
+        if row is None:
+            result.pop(key, None)
+            continue
+        if row["ts"] is None:
+            continue
+        old = result.get(key)
+        if (
+            old is None
+            or old["ts"] is None
+            or row["ts"].encode("utf-16-be") > old["ts"].encode("utf-16-be")
+        ):
+            result[key] = row
+    return list(result.items())
+
+
 def dedup(records: list[tuple[str, dict]]) -> tuple[str, dict]:
     return records[-1]
 
@@ -94,8 +119,8 @@ def aggregation(
     deleted = False
     for kind, rec in records:
         deleted = remove_on_delete and kind == "-D"
-        if deleted:
-            row = {k: rec[k] for k in keys}
+        if deleted:  # initRow: every field of the -D record; aggregator state is kept
+            row = dict(rec)
             continue
         for k in keys:
             row[k] = rec[k]
@@ -140,11 +165,15 @@ def partial_update(
     row: dict[str, Any] = {f: None for f in fields}
     meet_insert = False
     delete_row = False
+    filled = False
     for kind, rec in records:
         delete_row = False
         for k in keys:
             row[k] = rec[k]
         if kind in RETRACT:
+            if not filled:  # a leading retraction initialises the row, even an ignored one
+                row = {f: rec[f] for f in fields}
+                filled = True
             if ignore_delete:
                 continue
             if groups:
@@ -164,7 +193,7 @@ def partial_update(
                             for s in seq:
                                 if kind == "-D" and s in remove_groups:
                                     delete_row = True
-                                    row = {x: (rec[x] if x in keys else None) for x in fields}
+                                    row = {x: rec[x] for x in fields}
                                     stop = True
                                     break
                                 row[s] = rec[s]
@@ -179,7 +208,7 @@ def partial_update(
             if remove_on_delete:
                 if kind == "-D":
                     delete_row = True
-                    row = {x: (rec[x] if x in keys else None) for x in fields}
+                    row = {x: rec[x] for x in fields}
                 continue
             raise ValueError("By default, Partial update can not accept delete records")
         if not groups:
@@ -212,4 +241,5 @@ def partial_update(
                 elif f in aggs:
                     row[f] = aggs[f].agg_reversed(row[f], rec[f])
         meet_insert = True
+        filled = True
     return ("-D" if delete_row or not meet_insert else "+I"), row

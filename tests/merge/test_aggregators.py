@@ -6,10 +6,15 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog, DataValidationError
+from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 
 
-def _table(catalog: Catalog, value_type: pa.DataType, function: str, **extra: str):
-    schema = pa.schema([("k", pa.int32()), ("v", value_type), ("rk", pa.string())])
+def _table(
+    catalog: Catalog, value_type: pa.DataType, function: str, nullable: bool = True, **extra: str
+):
+    schema = pa.schema(
+        [("k", pa.int32()), pa.field("v", value_type, nullable), ("rk", pa.string())]
+    )
     options = {
         "bucket": "1",
         "rowkind.field": "rk",
@@ -191,11 +196,57 @@ def test_retraction_on_max_is_refused_before_writing(catalog: Catalog) -> None:
     assert len(t.snapshots()) == 1
 
 
-def test_remove_record_on_delete_restarts_from_the_key(catalog: Catalog) -> None:
-    # Paimon's AggregateMergeFunction re-initialises the row with NOT NULL fields only, so the
-    # sum restarts from null after a -D: +I 5, +I 3, -D 1, +I 2 -> 2 (not 3)
-    t = _table(catalog, pa.int64(), "sum", **{"aggregation.remove-record-on-delete": "true"})
-    assert _apply(t, [("+I", 5), ("+I", 3), ("-D", 1), ("+I", 2)], True) == 2
+@pytest.mark.parametrize("nullable", [True, False])
+@pytest.mark.parametrize("one_commit", [False, True])
+def test_remove_record_on_delete_restarts_from_the_delete_record(
+    catalog: Catalog, nullable: bool, one_commit: bool
+) -> None:
+    # Paimon (1.4.1+) AggregateMergeFunction.initRow copies every field of the -D record, so the
+    # sum goes on from the -D value: +I 5, +I 3, -D 1, +I 2 -> 1 + 2
+    t = _table(
+        catalog,
+        pa.int64(),
+        "sum",
+        nullable=nullable,
+        **{"aggregation.remove-record-on-delete": "true"},
+    )
+    assert _apply(t, [("+I", 5), ("+I", 3), ("-D", 1), ("+I", 2)], one_commit) == 3
+
+
+@pytest.mark.parametrize("one_commit", [False, True])
+def test_not_null_column_survives_a_trailing_delete_and_compaction(
+    catalog: Catalog, one_commit: bool
+) -> None:
+    # the deleted key keeps the -D record's NOT NULL value in the files (no writer crash)
+    t = _table(
+        catalog,
+        pa.int64(),
+        "sum",
+        nullable=False,
+        **{"aggregation.remove-record-on-delete": "true"},
+    )
+    assert _apply(t, [("+I", 5), ("-D", 4)], one_commit) == "absent"
+    t.compact(full=True)
+    assert t.read().num_rows == 0
+    t.write(pa.Table.from_pylist([{"k": 1, "v": 7, "rk": "+I"}], schema=t.arrow_schema))
+    assert t.read(columns=["v"]).column("v").to_pylist() == [7]
+
+
+@pytest.mark.parametrize(
+    ("records", "expected"),
+    [
+        # an add before the -D set first_value's flag: the -D value stays
+        ([("+I", 5), ("-D", 9), ("+I", 2)], 9),
+        # no add before the -D: the first add after it replaces the -D value
+        ([("-D", 9), ("+I", 2), ("+I", 3)], 2),
+        ([("+I", 4), ("-D", 9)], "absent"),
+    ],
+)
+def test_first_value_after_remove_on_delete(catalog: Catalog, records, expected) -> None:
+    t = _table(
+        catalog, pa.int32(), "first_value", **{"aggregation.remove-record-on-delete": "true"}
+    )
+    assert _apply(t, records, True) == expected
 
 
 def test_remove_record_on_delete_deletes_the_row(catalog: Catalog) -> None:
@@ -206,3 +257,70 @@ def test_remove_record_on_delete_deletes_the_row(catalog: Catalog) -> None:
 def test_first_value_keeps_the_first_across_commits(catalog: Catalog) -> None:
     t = _table(catalog, pa.int32(), "first_value")
     assert _apply(t, [("+I", None), ("+I", 2), ("+I", 3)]) is None
+
+
+KT_ROW = pa.struct([("v", pa.string()), ("ts", pa.string())])
+
+
+@pytest.mark.parametrize("one_commit", [False, True])
+def test_merge_map_with_keytime_per_key_latest(catalog: Catalog, one_commit: bool) -> None:
+    t = _table(catalog, pa.map_(pa.string(), KT_ROW), "merge_map_with_keytime")
+    r = [
+        ("+I", [("p", {"v": "iPhone", "ts": "100"}), ("c", {"v": "Black", "ts": "100"})]),
+        ("+I", [("p", {"v": "iPad", "ts": "200"}), ("q", {"v": "999", "ts": "200"})]),
+        # "50" > "100" as strings (Paimon compares with String.compareTo)
+        ("+I", [("c", {"v": "White", "ts": "50"}), ("q", None), ("p", {"v": "x", "ts": None})]),
+        ("+I", [("p", {"v": "same", "ts": "200"})]),  # not strictly newer: kept
+    ]
+    assert dict(_apply(t, r, one_commit)) == {
+        "p": {"v": "iPad", "ts": "200"},
+        "c": {"v": "White", "ts": "50"},
+    }
+
+
+def test_merge_map_with_keytime_first_map_is_taken_as_is(catalog: Catalog) -> None:
+    # agg(null, m) == m: a null-timestamp entry of the first map survives until replaced
+    t = _table(catalog, pa.map_(pa.string(), KT_ROW), "merge_map_with_keytime")
+    r = [("+I", [("a", {"v": "1", "ts": None}), ("b", {"v": "2", "ts": None})])]
+    r.append(("+I", [("a", {"v": "3", "ts": "0"})]))
+    assert dict(_apply(t, r, True)) == {"a": {"v": "3", "ts": "0"}, "b": {"v": "2", "ts": None}}
+
+
+@pytest.mark.parametrize(
+    ("value_type", "extra", "error", "match"),
+    [
+        (pa.map_(pa.string(), pa.string()), {}, ConfigurationError, "must be ROW"),
+        (
+            pa.map_(pa.string(), pa.struct([("ts", pa.string())])),
+            {},
+            ConfigurationError,
+            "at least 2 fields",
+        ),
+        (
+            pa.map_(pa.string(), KT_ROW),
+            {"fields.v.ts-field": "nope"},
+            ConfigurationError,
+            "'nope' not found",
+        ),
+        (
+            pa.map_(pa.string(), pa.struct([("v", pa.string()), ("ts", pa.int64())])),
+            {},
+            UnsupportedFeatureError,
+            "CHAR/VARCHAR",
+        ),
+    ],
+)
+def test_merge_map_with_keytime_refuses_bad_types(
+    catalog: Catalog, value_type, extra, error, match
+) -> None:
+    with pytest.raises(error, match=match):
+        _table(catalog, value_type, "merge_map_with_keytime", **extra)
+
+
+def test_merge_map_with_keytime_ts_field_option(catalog: Catalog) -> None:
+    row = pa.struct([("ts", pa.string()), ("v", pa.string())])
+    t = _table(
+        catalog, pa.map_(pa.string(), row), "merge_map_with_keytime", **{"fields.v.ts-field": "ts"}
+    )
+    r = [("+I", [("a", {"ts": "2", "v": "new"})]), ("+I", [("a", {"ts": "1", "v": "old"})])]
+    assert dict(_apply(t, r, True)) == {"a": {"ts": "2", "v": "new"}}
