@@ -125,7 +125,7 @@ class Table:
         the new schema by field id. Writers opened before the change refuse to commit.
 
         Example:
-            >>> from lakeops import schema_change as sc                 # doctest: +SKIP
+            >>> from lakeops.spec import schema_change as sc            # doctest: +SKIP
             >>> table.alter([sc.RenameColumn("v", "value"),             # doctest: +SKIP
             ...              sc.AddColumn("note", DataType.parse("STRING"))])
         """

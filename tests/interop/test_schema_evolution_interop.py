@@ -119,3 +119,35 @@ def test_an_inexact_type_change_is_refused_not_guessed(warehouse) -> None:
     table = Catalog(str(warehouse)).get_table("db.t")
     with pytest.raises(UnsupportedFeatureError, match="'s' was"):
         table.read()
+
+
+def test_pypaimon_reads_a_table_lakeops_altered(warehouse) -> None:
+    from lakeops.spec.schema_change import (
+        AddColumn,
+        DropColumn,
+        Position,
+        RenameColumn,
+        UpdateColumnType,
+    )
+    from lakeops.spec.types import DataType
+
+    catalog = Catalog(str(warehouse))
+    catalog.create_database("db")
+    table = catalog.create_table("db.t", BASE, ["k"], options={"bucket": "2"})
+    table.write(pa.table({"k": [1, 2, 3], "v": [10, 20, 30], "s": ["a", "b", "c"]}, schema=BASE))
+    table.alter(
+        [
+            RenameColumn("v", "value"),
+            UpdateColumnType("value", DataType.parse("BIGINT")),
+            DropColumn("s"),
+            AddColumn("s", DataType.parse("DOUBLE"), position=Position.FIRST),
+        ]
+    )
+    expected = [{"s": None, "k": k, "value": 10 * k} for k in (1, 2, 3)]
+    assert _rows(oracle_read(warehouse, "db.t")) == expected
+    table.write(pa.table({"s": [0.5], "k": [2], "value": [2**40]}, schema=table.arrow_schema))
+    expected[1] = {"s": 0.5, "k": 2, "value": 2**40}
+    assert _rows(oracle_read(warehouse, "db.t")) == expected
+    table.compact(full=True)
+    assert _rows(oracle_read(warehouse, "db.t")) == expected
+    assert _rows(catalog.get_table("db.t").read()) == expected
