@@ -34,6 +34,7 @@ from lakeops.errors import CorruptTableError, UnsupportedFeatureError
 from lakeops.spec import binary_row
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.schema import TableSchema
+from lakeops.spec.schema_change import is_implicit_cast
 from lakeops.spec.types import DataType
 
 __all__ = ["FileMapping", "SchemaEvolution", "can_read_as", "read_cast"]
@@ -42,53 +43,16 @@ __all__ = ["FileMapping", "SchemaEvolution", "can_read_as", "read_cast"]
 SchemaLookup = Callable[[int], TableSchema]
 
 _INTEGERS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
-_INT_DIGITS = {"TINYINT": 3, "SMALLINT": 5, "INT": 10, "BIGINT": 19}
-_TS_ROOTS = ("TIMESTAMP", "TIMESTAMP_LTZ")
-
-
-def _fits_decimal(src: DataType, dst: DataType) -> bool:
-    """Whether every value of ``src`` is exactly a value of DECIMAL ``dst``."""
-    assert dst.precision is not None and dst.scale is not None
-    whole = dst.precision - dst.scale
-    if src.root in _INTEGERS:
-        return whole >= _INT_DIGITS[src.root]
-    if src.root == "DECIMAL":
-        assert src.precision is not None and src.scale is not None
-        return dst.scale >= src.scale and whole >= src.precision - src.scale
-    return False
 
 
 def can_read_as(src: DataType, dst: DataType) -> bool:
-    """Whether values stored as ``src`` convert to ``dst`` exactly as Paimon's cast does.
-
-    These are the widenings Paimon applies implicitly: integers to wider integers, integers to
-    FLOAT/DOUBLE (rounded to nearest, as Java does), FLOAT to DOUBLE, integers and DECIMAL to a
-    DECIMAL that holds every value, CHAR/VARCHAR to a longer VARCHAR, BINARY/VARBINARY to a longer
-    VARBINARY, TIMESTAMP to a higher precision of the same time-zone kind; plus integers to
-    VARCHAR (decimal digits). Nested types must not change.
-    """
-    if src.with_nullable(True) == dst.with_nullable(True):
+    """Whether values stored as ``src`` convert to ``dst`` exactly as Paimon's cast does: the
+    widenings lakeops' own ALTER allows (:func:`~lakeops.spec.schema_change.is_implicit_cast`,
+    nullability aside), plus integers to VARCHAR (decimal digits), which other engines' ALTERs
+    make. Nested types must not change."""
+    if is_implicit_cast(src.with_nullable(True), dst.with_nullable(True)):
         return True
-    if src.is_nested or dst.is_nested:
-        return False
-    s, d = src.root, dst.root
-    if s in _INTEGERS and d in _INTEGERS:
-        return _INTEGERS.index(s) <= _INTEGERS.index(d)
-    if s in _INTEGERS and d in ("FLOAT", "DOUBLE"):
-        return True
-    if s == "FLOAT" and d == "DOUBLE":
-        return True
-    if d == "DECIMAL" and s in (*_INTEGERS, "DECIMAL"):
-        return _fits_decimal(src, dst)
-    if d == "VARCHAR" and s in ("CHAR", "VARCHAR"):
-        return (dst.length or 0) >= (src.length or 0)
-    if d == "VARCHAR" and s in _INTEGERS:
-        return True
-    if d == "VARBINARY" and s in ("BINARY", "VARBINARY"):
-        return (dst.length or 0) >= (src.length or 0)
-    if s in _TS_ROOTS and s == d:
-        return (dst.precision or 0) >= (src.precision or 0)
-    return False
+    return dst.root == "VARCHAR" and src.root in _INTEGERS
 
 
 def read_cast(values: pa.ChunkedArray | pa.Array, src: DataType, dst: DataType) -> Any:
