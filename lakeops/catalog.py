@@ -22,6 +22,7 @@ from lakeops.options import TableOptions
 from lakeops.spec import paths
 from lakeops.spec.schema import TableSchema
 from lakeops.table import Table
+from lakeops.write.parquet_layout import check_writable
 
 __all__ = ["Catalog"]
 
@@ -157,6 +158,7 @@ class Catalog:
             schema, list(primary_keys), list(partition_keys or []), opts, comment
         )
         parsed = TableOptions.from_schema(table_schema)
+        check_writable(table_schema, "create this table")
         # every option is validated before anything is written
         create_merge_engine(parsed, table_schema)
         CompactOptions.from_schema(table_schema, parsed)

@@ -33,6 +33,7 @@ from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
 from lakeops.write.commit_message import CommitMessage
+from lakeops.write.parquet_layout import check_writable
 from lakeops.write.table_write import TableWrite, WriteInput
 
 __all__ = ["Table"]
@@ -90,6 +91,7 @@ class Table:
         ``overwrite=True`` prepares messages for ``commit(..., overwrite=…)``: the writer
         ignores the table's current files and (dynamic buckets) its key index, as Paimon's
         overwrite does, so its rows must only go to the partitions being overwritten."""
+        check_writable(self.schema)
         return TableWrite(self.store, self.schema, self.options, ignore_previous=overwrite)
 
     def commit(
@@ -225,6 +227,7 @@ class Table:
     def _run_compaction(
         self, *, full: bool, force_level0: bool, partitions: Sequence[Mapping[str, Any]] | None
     ) -> Snapshot | None:
+        check_writable(self.schema, "compact this table")
         plan = plan_compaction(
             self.store,
             self.schema,
