@@ -23,7 +23,6 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -191,21 +190,6 @@ def json_rows(table: pa.Table, kinds: Sequence[str] | None = None) -> list[dict[
 
 
 def normalize(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
-    """Rows sorted by ``keys`` with decimals compared by value (``"1.50"`` == ``"1.5"``)."""
-
-    def canon(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: canon(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [canon(v) for v in value]
-        return value
-
-    out = [canon(dict(r)) for r in rows]
-    for r in out:
-        r.pop("__kind__", None)
+    """Rows (without their ``__kind__``) sorted by ``keys``, NULL keys last."""
+    out = [{k: v for k, v in r.items() if k != "__kind__"} for r in rows]
     return sorted(out, key=lambda r: tuple((r[k] is None, r[k]) for k in keys))
-
-
-def decimal_text(value: Decimal) -> str:
-    """A Decimal as the plain string the oracle renders."""
-    return format(value, "f")

@@ -424,3 +424,51 @@ def test_mixed_timestamp_layouts_are_refused_before_writing(
         table.compact(full=True)
     after = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
     assert after == before
+
+
+def test_lakeops_reads_a_table_java_extended(warehouse: Path, java_classpath: str) -> None:
+    """Java adds columns (at a position, with a comment) and sets an option between writes;
+    lakeops reads what Java reads (older files give NULL for the added columns)."""
+    results = run_ops(
+        java_classpath,
+        warehouse,
+        [
+            _create_op("db.t", COLUMNS[:3]),
+            {"op": "write", "table": "db.t", "rows": [{"id": 1, "ti": 1, "si": 2}, {"id": 2}]},
+            {
+                "op": "alter",
+                "table": "db.t",
+                "changes": [
+                    {"change": "addColumn", "name": "first", "type": "STRING", "position": "first"},
+                    {
+                        "change": "addColumn",
+                        "name": "mid",
+                        "type": "DECIMAL(12, 3)",
+                        "position": "after",
+                        "reference": "id",
+                        "comment": "added",
+                    },
+                    {"change": "updateColumnComment", "name": "ti", "comment": "tiny"},
+                    {"change": "setOption", "key": "snapshot.num-retained.min", "value": "20"},
+                ],
+            },
+            {
+                "op": "write",
+                "table": "db.t",
+                "rows": [{"id": 2, "first": "x", "mid": "-1.500"}, {"id": 3, "mid": "7.000"}],
+            },
+            {"op": "read", "table": "db.t"},
+            {"op": "schema", "table": "db.t"},
+        ],
+    )
+    assert [f["name"] for f in results[-1]["fields"]] == ["first", "id", "mid", "ti", "si"]
+    assert results[-1]["schema_id"] == 1
+    java_rows = normalize(results[-2]["rows"], ["id"])
+    assert java_rows == [
+        {"first": None, "id": 1, "mid": None, "ti": 1, "si": 2},
+        {"first": "x", "id": 2, "mid": "-1.500", "ti": None, "si": None},
+        {"first": None, "id": 3, "mid": "7.000", "ti": None, "si": None},
+    ]
+    table = Catalog(str(warehouse)).get_table("db.t")
+    assert table.arrow_schema.names == ["first", "id", "mid", "ti", "si"]
+    assert normalize(json_rows(table.read()), ["id"]) == java_rows

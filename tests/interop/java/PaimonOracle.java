@@ -10,6 +10,20 @@
  * "yyyy-mm-dd", TIMESTAMP / TIMESTAMP_LTZ as "yyyy-mm-ddThh:mm:ss.nnnnnnnnn" (UTC wall clock for
  * LTZ), binary as base64, ARRAY as a list, MAP as a list of [key, value] pairs, ROW as an object.
  * Any failure prints the stack trace on stderr and exits with status 1.
+ *
+ * Ops (every one has "op" and "table"):
+ *   create  fields [{name, type, comment?}] (type: a Paimon SQL string such as
+ *           "DECIMAL(10, 2) NOT NULL", or Paimon's JSON object for ARRAY / MAP / ROW),
+ *           primary_keys, partition_keys, options {key: value}
+ *   write   rows [{column: value, "__kind__": "+I" | "-U" | "+U" | "-D" (default +I)}]: one commit
+ *   alter   changes [{change: addColumn (name, type, comment?, position?, reference?) |
+ *           renameColumn (name, new_name) | dropColumn (name) | updateColumnType (name, type,
+ *           keep_nullability?) | updateColumnNullability (name, nullable) | updateColumnComment
+ *           (name, comment) | updateColumnPosition (name, position, reference?) | setOption (key,
+ *           value) | removeOption (key)}]; position: first | last | after | before
+ *   compact full compaction of every (partition, bucket) that has files: one commit
+ *   read    snapshot_id? -> {"rows": [...]} of the latest (or that) snapshot
+ *   schema  -> {"schema_id", "fields": [{id, name, type}]} of the latest schema
  */
 
 import org.apache.paimon.catalog.Catalog;
@@ -193,23 +207,33 @@ public final class PaimonOracle {
         return n.asText();
     }
 
+    /** The "position" of a change: first, last, after / before "reference", or none (null). */
+    private static SchemaChange.Move move(JsonNode c) {
+        JsonNode position = c.get("position");
+        if (position == null || position.isNull()) {
+            return null;
+        }
+        String name = text(c, "name");
+        switch (position.asText()) {
+            case "first":
+                return SchemaChange.Move.first(name);
+            case "last":
+                return SchemaChange.Move.last(name);
+            case "after":
+                return SchemaChange.Move.after(name, text(c, "reference"));
+            case "before":
+                return SchemaChange.Move.before(name, text(c, "reference"));
+            default:
+                throw new IllegalArgumentException("unknown position " + position);
+        }
+    }
+
     private static SchemaChange change(JsonNode c) {
         String kind = text(c, "change");
         switch (kind) {
             case "addColumn":
                 {
-                    SchemaChange.Move move = null;
-                    JsonNode position = c.get("position");
-                    if (position != null && !position.isNull()) {
-                        String p = position.asText();
-                        if (p.equals("first")) {
-                            move = SchemaChange.Move.first(text(c, "name"));
-                        } else if (p.equals("after")) {
-                            move = SchemaChange.Move.after(text(c, "name"), text(c, "reference"));
-                        } else {
-                            throw new IllegalArgumentException("unknown position " + p);
-                        }
-                    }
+                    SchemaChange.Move move = move(c);
                     JsonNode comment = c.get("comment");
                     return SchemaChange.addColumn(
                             text(c, "name"),
@@ -222,7 +246,21 @@ public final class PaimonOracle {
             case "dropColumn":
                 return SchemaChange.dropColumn(text(c, "name"));
             case "updateColumnType":
-                return SchemaChange.updateColumnType(text(c, "name"), parseType(c.get("type")));
+                {
+                    JsonNode keep = c.get("keep_nullability");
+                    return SchemaChange.updateColumnType(
+                            text(c, "name"),
+                            parseType(c.get("type")),
+                            keep != null && keep.asBoolean());
+                }
+            case "updateColumnPosition":
+                {
+                    SchemaChange.Move move = move(c);
+                    if (move == null) {
+                        throw new IllegalArgumentException("updateColumnPosition needs a position");
+                    }
+                    return SchemaChange.updateColumnPosition(move);
+                }
             case "updateColumnNullability":
                 return SchemaChange.updateColumnNullability(
                         text(c, "name"), c.get("nullable").asBoolean());
