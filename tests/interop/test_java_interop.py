@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -308,6 +309,12 @@ def test_lakeops_reads_every_type_java_wrote(warehouse: Path, java_classpath: st
     assert ours.sort_by("id").equals(data)
     ours_ns = catalog.get_table("db.t_ns").read()
     assert ours_ns.sort_by("id").equals(ns_data)
+    # point lookups read the same files through their own path
+    keys = pa.table({"id": pa.array([10, 3, 99, 0], pa.int64())})
+    looked = table.lookup(keys).sort_by("id")
+    assert looked.equals(data.filter(pc.is_in(data["id"], keys["id"])))
+    looked_ns = catalog.get_table("db.t_ns").lookup(keys).sort_by("id")
+    assert looked_ns.equals(ns_data.filter(pc.is_in(ns_data["id"], keys["id"])))
     # Java's files really hold Paimon's layout (what lakeops must read)
     layout = _leaf_layout(_data_files(warehouse, "db.t")[0])
     assert layout["d5"][0] == "INT32" and layout["d15"][0] == "INT64"
