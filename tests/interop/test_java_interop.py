@@ -16,6 +16,7 @@ import pytest
 
 from lakeops import Catalog
 from lakeops.errors import UnsupportedFeatureError
+from tests.interop import java_oracle
 from tests.interop.java_oracle import json_rows, normalize, run_ops
 
 pytestmark = pytest.mark.interop
@@ -507,3 +508,11 @@ def test_lakeops_reads_a_table_java_extended(warehouse: Path, java_classpath: st
     table = Catalog(str(warehouse)).get_table("db.t")
     assert table.arrow_schema.names == ["first", "id", "mid", "ti", "si"]
     assert normalize(json_rows(table.read()), ["id"]) == java_rows
+
+
+def test_a_missing_oracle_jar_fails_loudly_naming_the_setup_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(java_oracle, "BRIDGE_JAR", tmp_path / "absent.jar")
+    with pytest.raises(RuntimeError, match=r"scripts/setup\.sh --oracle"):
+        java_oracle.require_java_oracle()
