@@ -78,6 +78,40 @@ COLUMNS: list[tuple[str, Any, pa.DataType]] = [
         pa.map_(pa.string(), pa.decimal128(10, 2)),
     ),
     ("r", ROW_TYPE, ROW_ARROW),
+    (
+        "deep",
+        {
+            "type": "ARRAY",
+            "element": {
+                "type": "ROW",
+                "fields": [
+                    # (Java 0.9 cannot read a DECIMAL in a ROW in an ARRAY, even its own:
+                    # ClassCastException ParquetDecimalVector in NestedColumnReader.readRow)
+                    {"id": 110, "name": "k", "type": "BIGINT"},
+                    {
+                        "id": 111,
+                        "name": "m",
+                        "type": {
+                            "type": "MAP",
+                            "key": "INT NOT NULL",
+                            "value": {"type": "ARRAY", "element": "STRING"},
+                        },
+                    },
+                ],
+            },
+        },
+        pa.list_(
+            pa.field(
+                "element",
+                pa.struct(
+                    [
+                        ("k", pa.int64()),
+                        ("m", pa.map_(pa.int32(), pa.list_(pa.field("element", pa.string())))),
+                    ]
+                ),
+            )
+        ),
+    ),
 ]
 #: timestamps of precision 7..9 (INT96 in Paimon's files) live in a table of their own
 NS_COLUMNS: list[tuple[str, Any, pa.DataType]] = [
@@ -131,6 +165,7 @@ def _every_type_rows(ids: list[int], tag: str = "") -> pa.Table:
         "arr_s": ["", None, "x"],
         "m": [("a", Decimal("1.50")), ("b", None)],
         "r": {"x": -1, "y": None, "z": [], "t": dt.datetime(2000, 2, 29, 1, 2, 3, 4000)},
+        "deep": [{"k": -(2**40), "m": [(1, ["a", None]), (2, None)]}, None],
     }
     high = {
         "ti": 127,
@@ -160,6 +195,7 @@ def _every_type_rows(ids: list[int], tag: str = "") -> pa.Table:
         "arr_s": ["many", "strings", "here " + tag],
         "m": [],
         "r": {"x": 2**31 - 1, "y": "nested " + tag, "z": [2**63 - 1, None], "t": None},
+        "deep": [{"k": None, "m": []}, {"k": 7, "m": None}],
     }
     rows: list[dict[str, Any]] = []
     for n, i in enumerate(ids):
