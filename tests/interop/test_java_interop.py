@@ -393,6 +393,43 @@ def test_compaction_by_either_side_keeps_what_both_read(
     ours_ns = catalog.create_table("db.ours_ns", ns_first.schema, ["id"], options={"bucket": "2"})
     ours_ns.write(ns_first)
     ours_ns.write(ns_second)
+    # partitioned: every (partition, bucket) is compacted
+    parted_schema = pa.schema(
+        [pa.field("dt", pa.string(), False), pa.field("id", pa.int64(), False), ("v", pa.int32())]
+    )
+    parted_first = pa.table(
+        {"dt": ["a", "b", "c"] * 10, "id": list(range(30)), "v": list(range(30))},
+        schema=parted_schema,
+    )
+    parted_second = pa.table(
+        {"dt": ["a", "b", "c"] * 4, "id": list(range(0, 36, 3)), "v": [None] * 12},
+        schema=parted_schema,
+    )
+    parted_want = normalize(
+        list(
+            {
+                (r["dt"], r["id"]): r for r in json_rows(parted_first) + json_rows(parted_second)
+            }.values()
+        ),
+        ["dt", "id"],
+    )
+    ours_parted = catalog.create_table(
+        "db.ours_parted", parted_schema, ["dt", "id"], ["dt"], options={"bucket": "2"}
+    )
+    ours_parted.write(parted_first)
+    ours_parted.write(parted_second)
+    create_parted = {
+        "op": "create",
+        "table": "db.theirs_parted",
+        "fields": [
+            {"name": "dt", "type": "STRING NOT NULL"},
+            {"name": "id", "type": "BIGINT NOT NULL"},
+            {"name": "v", "type": "INT"},
+        ],
+        "primary_keys": ["dt", "id"],
+        "partition_keys": ["dt"],
+        "options": {"bucket": "2"},
+    }
     # Java's table: the same story written by Java, compacted by lakeops
     java_ops = [
         _create_op("db.theirs", COLUMNS),
@@ -406,6 +443,11 @@ def test_compaction_by_either_side_keeps_what_both_read(
         _create_op("db.theirs_ns", NS_COLUMNS),
         {"op": "write", "table": "db.theirs_ns", "rows": json_rows(ns_first)},
         {"op": "write", "table": "db.theirs_ns", "rows": json_rows(ns_second)},
+        create_parted,
+        {"op": "write", "table": "db.theirs_parted", "rows": json_rows(parted_first)},
+        {"op": "write", "table": "db.theirs_parted", "rows": json_rows(parted_second)},
+        {"op": "compact", "table": "db.ours_parted"},
+        {"op": "read", "table": "db.ours_parted"},
         {"op": "compact", "table": "db.ours_ns"},
         {"op": "read", "table": "db.ours_ns"},
         {"op": "compact", "table": "db.ours"},
@@ -413,6 +455,8 @@ def test_compaction_by_either_side_keeps_what_both_read(
     ]
     results = run_ops(java_classpath, warehouse, java_ops)
     assert normalize(results[-3]["rows"], ["id"]) == ns_want
+    assert results[-6]["buckets"] == 6
+    assert normalize(results[-5]["rows"], ["dt", "id"]) == parted_want
     model = {r["id"]: r for r in json_rows(first)}
     model.update({r["id"]: r for r in json_rows(second)})
     for r in json_rows(deletes):
@@ -436,14 +480,25 @@ def test_compaction_by_either_side_keeps_what_both_read(
     theirs_ns = catalog.get_table("db.theirs_ns")
     assert theirs_ns.compact(full=True) is not None
     assert normalize(json_rows(theirs_ns.read()), ["id"]) == ns_want
+    assert normalize(json_rows(catalog.get_table("db.ours_parted").read()), ["dt", "id"]) == (
+        parted_want
+    )
+    theirs_parted = catalog.get_table("db.theirs_parted")
+    assert theirs_parted.compact(full=True) is not None
+    assert normalize(json_rows(theirs_parted.read()), ["dt", "id"]) == parted_want
     # Java reads lakeops' compaction output
     results = run_ops(
         java_classpath,
         warehouse,
-        [{"op": "read", "table": "db.theirs"}, {"op": "read", "table": "db.theirs_ns"}],
+        [
+            {"op": "read", "table": "db.theirs"},
+            {"op": "read", "table": "db.theirs_ns"},
+            {"op": "read", "table": "db.theirs_parted"},
+        ],
     )
     assert normalize(results[0]["rows"], ["id"]) == want
     assert normalize(results[1]["rows"], ["id"]) == ns_want
+    assert normalize(results[2]["rows"], ["dt", "id"]) == parted_want
 
 
 def test_mixed_timestamp_layouts_are_refused_before_writing(
