@@ -79,7 +79,7 @@ def compile_oracle() -> str:
     classpath = os.pathsep.join(str(p) for p in jars)
     if not (classes / "PaimonOracle.class").is_file():
         JAVA_CACHE.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix="classes-", dir=JAVA_CACHE))
+        staging = Path(tempfile.mkdtemp(prefix="staging-", dir=JAVA_CACHE))
         cmd = ["javac", "-nowarn", "-d", str(staging), "-cp", classpath, str(JAVA_SOURCE)]
         proc = subprocess.run(cmd, check=False, capture_output=True, text=True)
         if proc.returncode != 0:
@@ -89,6 +89,9 @@ def compile_oracle() -> str:
             staging.rename(classes)
         except OSError:  # another process compiled the same source first
             shutil.rmtree(staging, ignore_errors=True)
+        for stale in JAVA_CACHE.glob("classes-*"):  # builds of older sources
+            if stale != classes:
+                shutil.rmtree(stale, ignore_errors=True)
     return os.pathsep.join([str(classes), classpath])
 
 
