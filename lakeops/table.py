@@ -35,6 +35,7 @@ from lakeops.spec.schema_change import SchemaChange
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
 from lakeops.write.commit_message import CommitMessage
+from lakeops.write.parquet_layout import check_writable
 from lakeops.write.table_write import TableWrite, WriteInput
 
 __all__ = ["Table"]
@@ -142,6 +143,7 @@ class Table:
         ignores the table's current files and (dynamic buckets) its key index, as Paimon's
         overwrite does, so its rows must only go to the partitions being overwritten."""
         self._require_writable("write")
+        check_writable(self.schema)
         return TableWrite(self.store, self.schema, self.options, ignore_previous=overwrite)
 
     def commit(
@@ -270,6 +272,7 @@ class Table:
         self, *, full: bool, force_level0: bool, partitions: Sequence[Mapping[str, Any]] | None
     ) -> Snapshot | None:
         self._require_writable("compact")
+        check_writable(self.schema, "compact this table")
         plan = plan_compaction(
             self.store,
             self.schema,

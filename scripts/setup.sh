@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Create (or update) the project environment at .venv/ with lakeops and its dev tools.
 #   bash scripts/setup.sh            core + dev extras
-#   bash scripts/setup.sh --oracle   also .venv-oracle/ with pypaimon 2.1.0 (interop tests) and
-#                                    Debian's chromium (the plugin page's browser test)
+#   bash scripts/setup.sh --oracle   also .venv-oracle/ with pypaimon 2.1.0 (interop tests),
+#                                    the Java Paimon 0.9 jar in .cache/java/ (Java interop tests;
+#                                    needs a JDK 17 on PATH) and Debian's chromium (the plugin
+#                                    page's browser test)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,4 +47,20 @@ if [ "${1:-}" = "--oracle" ]; then
     .venv-oracle/bin/python -m pip install --quiet --upgrade pip
     .venv-oracle/bin/python -m pip install --quiet "pypaimon==2.1.0"
   fi
+  # Java Paimon 0.9 (the oracle of tests/interop/test_java_interop.py): its bundled jar ships
+  # inside the pypaimon 0.2.0 sdist; the Hadoop client jars come from pyspark's jars/.
+  JAVA_CACHE=.cache/java
+  BRIDGE_JAR=paimon-python-java-bridge-0.9.0.jar
+  if [ ! -s "$JAVA_CACHE/$BRIDGE_JAR" ]; then
+    mkdir -p "$JAVA_CACHE/download"
+    .venv/bin/python -m pip download --quiet --no-binary :all: --no-deps "pypaimon==0.2.0" \
+      -d "$JAVA_CACHE/download"
+    tar -xzf "$JAVA_CACHE/download/pypaimon-0.2.0.tar.gz" -C "$JAVA_CACHE/download" \
+      "pypaimon-0.2.0/deps/jars/$BRIDGE_JAR"
+    mv "$JAVA_CACHE/download/pypaimon-0.2.0/deps/jars/$BRIDGE_JAR" "$JAVA_CACHE/$BRIDGE_JAR.tmp"
+    mv "$JAVA_CACHE/$BRIDGE_JAR.tmp" "$JAVA_CACHE/$BRIDGE_JAR"
+    rm -rf "$JAVA_CACHE/download"
+  fi
+  command -v javac >/dev/null 2>&1 ||
+    echo "javac missing: install a JDK 17 (Debian: openjdk-17-jdk-headless) for the Java interop tests" >&2
 fi

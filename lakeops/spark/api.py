@@ -12,6 +12,7 @@ import pyarrow as pa
 from lakeops.bucket.hashing import assign_buckets
 from lakeops.spark.bucket_expr import bucket_steps
 from lakeops.spec.snapshot import Snapshot
+from lakeops.write.parquet_layout import check_writable
 
 __all__ = ["compact", "read", "register", "write"]
 
@@ -88,6 +89,7 @@ def write(
     register(spark)
     options = _options(path, storage_options, catalog_options)
     table = open_table(options)
+    check_writable(table.schema)
     keys = table.schema.bucket_keys
     key_types = table.schema.types_of(keys)
     num_buckets = table.options.bucket
@@ -190,6 +192,7 @@ def compact(
 
     options = _options(path, storage_options, catalog_options)
     table = open_table(options)
+    check_writable(table.schema, "compact this table")
     jobs = plan_buckets(table.store, table.schema, partitions)
     if not jobs:
         return None

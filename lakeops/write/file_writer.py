@@ -20,6 +20,7 @@ from lakeops.spec.data_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
 from lakeops.spec.kv import KIND, SEQ, RowKind, key_column
 from lakeops.spec.paths import data_file_name
 from lakeops.spec.schema import TableSchema
+from lakeops.write.parquet_layout import writer_options
 
 __all__ = ["KeyValueFileWriter", "RollingKeyValueWriter", "data_file_schema"]
 
@@ -73,6 +74,8 @@ class RollingKeyValueWriter:
         self.file_source = file_source
         self.prefix = prefix
         self.file_schema = data_file_schema(schema)
+        # Paimon's physical types; refuses (before any file is opened) what cannot match them
+        self.parquet_options = writer_options(schema)
         self.key_names = schema.trimmed_primary_keys
         self.key_types = schema.types_of(self.key_names)
         # keys and sequence numbers are unique and sorted: dictionaries only cost time there
@@ -134,6 +137,7 @@ class RollingKeyValueWriter:
             compression="zstd",
             compression_level=1,
             use_dictionary=self.dictionary_columns,
+            **self.parquet_options,
         )
         self._open = _OpenFile(path, name, writer, sink)
         return self._open

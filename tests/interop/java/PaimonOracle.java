@@ -1,0 +1,518 @@
+/*
+ * Test oracle: drives Java Apache Paimon 0.9 (the jar shipped inside the pypaimon 0.2.0 sdist)
+ * from a JSON op file, so that one JVM start can create, write, alter, compact and read tables.
+ *
+ * Usage: java PaimonOracle <ops.json> <results.jsonl>
+ *
+ * ops.json is {"warehouse": "/path", "ops": [ {...}, ... ]}; every op names its table as
+ * "db.name". One JSON line per op is written to results.jsonl. Values travel as JSON typed by
+ * the column type: integers and floats as numbers, DECIMAL as a plain string, DATE as ISO
+ * "yyyy-mm-dd", TIMESTAMP / TIMESTAMP_LTZ as "yyyy-mm-ddThh:mm:ss.nnnnnnnnn" (UTC wall clock for
+ * LTZ), binary as base64, ARRAY as a list, MAP as a list of [key, value] pairs, ROW as an object.
+ * Any failure prints the stack trace on stderr and exits with status 1.
+ *
+ * Ops (every one has "op" and "table"):
+ *   create  fields [{name, type, comment?}] (type: a Paimon SQL string such as
+ *           "DECIMAL(10, 2) NOT NULL", or Paimon's JSON object for ARRAY / MAP / ROW),
+ *           primary_keys, partition_keys, options {key: value}
+ *   write   rows [{column: value, "__kind__": "+I" | "-U" | "+U" | "-D" (default +I)}]: one commit
+ *   alter   changes [{change: addColumn (name, type, comment?, position?, reference?) |
+ *           renameColumn (name, new_name) | dropColumn (name) | updateColumnType (name, type,
+ *           keep_nullability?) | updateColumnNullability (name, nullable) | updateColumnComment
+ *           (name, comment) | updateColumnPosition (name, position, reference?) | setOption (key,
+ *           value) | removeOption (key)}]; position: first | last | after | before
+ *   compact full compaction of every (partition, bucket) that has files: one commit
+ *   read    snapshot_id? -> {"rows": [...]} of the latest (or that) snapshot
+ *   schema  -> {"schema_id", "fields": [{id, name, type}]} of the latest schema
+ */
+
+import org.apache.paimon.catalog.Catalog;
+import org.apache.paimon.catalog.CatalogContext;
+import org.apache.paimon.catalog.CatalogFactory;
+import org.apache.paimon.catalog.Identifier;
+import org.apache.paimon.data.BinaryRow;
+import org.apache.paimon.data.BinaryString;
+import org.apache.paimon.data.Decimal;
+import org.apache.paimon.data.GenericArray;
+import org.apache.paimon.data.GenericMap;
+import org.apache.paimon.data.GenericRow;
+import org.apache.paimon.data.InternalArray;
+import org.apache.paimon.data.InternalMap;
+import org.apache.paimon.data.InternalRow;
+import org.apache.paimon.data.Timestamp;
+import org.apache.paimon.fs.Path;
+import org.apache.paimon.reader.RecordReader;
+import org.apache.paimon.schema.Schema;
+import org.apache.paimon.schema.SchemaChange;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.paimon.table.FileStoreTable;
+import org.apache.paimon.table.Table;
+import org.apache.paimon.table.sink.BatchTableCommit;
+import org.apache.paimon.table.sink.BatchTableWrite;
+import org.apache.paimon.table.sink.BatchWriteBuilder;
+import org.apache.paimon.table.source.DataSplit;
+import org.apache.paimon.table.source.ReadBuilder;
+import org.apache.paimon.table.source.Split;
+import org.apache.paimon.types.ArrayType;
+import org.apache.paimon.types.DataField;
+import org.apache.paimon.types.DataType;
+import org.apache.paimon.types.DataTypeChecks;
+import org.apache.paimon.types.DataTypeJsonParser;
+import org.apache.paimon.types.DecimalType;
+import org.apache.paimon.types.MapType;
+import org.apache.paimon.types.RowKind;
+import org.apache.paimon.types.RowType;
+
+import java.io.BufferedWriter;
+import java.io.File;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+public final class PaimonOracle {
+
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+    private static final DateTimeFormatter TS_FORMAT =
+            DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSSSSSSSS");
+    private static final String KIND = "__kind__";
+
+    private PaimonOracle() {}
+
+    public static void main(String[] args) throws Exception {
+        if (args.length != 2) {
+            System.err.println("usage: PaimonOracle <ops.json> <results.jsonl>");
+            System.exit(2);
+        }
+        JsonNode spec = MAPPER.readTree(new File(args[0]));
+        String warehouse = spec.get("warehouse").asText();
+        int index = 0;
+        try (Catalog catalog =
+                        CatalogFactory.createCatalog(CatalogContext.create(new Path(warehouse)));
+                BufferedWriter out =
+                        Files.newBufferedWriter(new File(args[1]).toPath(), StandardCharsets.UTF_8)) {
+            for (JsonNode op : spec.get("ops")) {
+                ObjectNode result;
+                try {
+                    result = run(catalog, op);
+                } catch (Exception e) {
+                    System.err.println("PaimonOracle: op #" + index + " failed: " + op);
+                    e.printStackTrace(System.err);
+                    out.flush();
+                    System.exit(1);
+                    return;
+                }
+                result.put("op", op.get("op").asText());
+                out.write(MAPPER.writeValueAsString(result));
+                out.newLine();
+                index++;
+            }
+        }
+        System.exit(0);
+    }
+
+    private static ObjectNode run(Catalog catalog, JsonNode op) throws Exception {
+        String name = op.get("op").asText();
+        Identifier id = Identifier.fromString(op.get("table").asText());
+        switch (name) {
+            case "create":
+                return create(catalog, id, op);
+            case "write":
+                return write((FileStoreTable) catalog.getTable(id), op);
+            case "alter":
+                return alter(catalog, id, op);
+            case "compact":
+                return compact((FileStoreTable) catalog.getTable(id));
+            case "read":
+                return read((FileStoreTable) catalog.getTable(id), op);
+            case "schema":
+                return schema((FileStoreTable) catalog.getTable(id));
+            default:
+                throw new IllegalArgumentException("unknown op " + name);
+        }
+    }
+
+    // ------------------------------------------------------------------ create / alter
+
+    private static DataType parseType(JsonNode type) {
+        return DataTypeJsonParser.parseDataType(type);
+    }
+
+    private static ObjectNode create(Catalog catalog, Identifier id, JsonNode op)
+            throws Exception {
+        catalog.createDatabase(id.getDatabaseName(), true);
+        Schema.Builder builder = Schema.newBuilder();
+        for (JsonNode field : op.get("fields")) {
+            JsonNode comment = field.get("comment");
+            builder.column(
+                    field.get("name").asText(),
+                    parseType(field.get("type")),
+                    comment == null || comment.isNull() ? null : comment.asText());
+        }
+        builder.primaryKey(strings(op.get("primary_keys")));
+        builder.partitionKeys(strings(op.get("partition_keys")));
+        JsonNode options = op.get("options");
+        if (options != null) {
+            Iterator<Map.Entry<String, JsonNode>> it = options.fields();
+            while (it.hasNext()) {
+                Map.Entry<String, JsonNode> e = it.next();
+                builder.option(e.getKey(), e.getValue().asText());
+            }
+        }
+        catalog.createTable(id, builder.build(), false);
+        return NODES.objectNode();
+    }
+
+    private static List<String> strings(JsonNode node) {
+        List<String> list = new ArrayList<>();
+        if (node != null) {
+            for (JsonNode n : node) {
+                list.add(n.asText());
+            }
+        }
+        return list;
+    }
+
+    private static ObjectNode alter(Catalog catalog, Identifier id, JsonNode op) throws Exception {
+        List<SchemaChange> changes = new ArrayList<>();
+        for (JsonNode c : op.get("changes")) {
+            changes.add(change(c));
+        }
+        catalog.alterTable(id, changes, false);
+        return NODES.objectNode();
+    }
+
+    private static String text(JsonNode c, String key) {
+        JsonNode n = c.get(key);
+        if (n == null || n.isNull()) {
+            throw new IllegalArgumentException("schema change " + c + " needs '" + key + "'");
+        }
+        return n.asText();
+    }
+
+    /** The "position" of a change: first, last, after / before "reference", or none (null). */
+    private static SchemaChange.Move move(JsonNode c) {
+        JsonNode position = c.get("position");
+        if (position == null || position.isNull()) {
+            return null;
+        }
+        String name = text(c, "name");
+        switch (position.asText()) {
+            case "first":
+                return SchemaChange.Move.first(name);
+            case "last":
+                return SchemaChange.Move.last(name);
+            case "after":
+                return SchemaChange.Move.after(name, text(c, "reference"));
+            case "before":
+                return SchemaChange.Move.before(name, text(c, "reference"));
+            default:
+                throw new IllegalArgumentException("unknown position " + position);
+        }
+    }
+
+    private static SchemaChange change(JsonNode c) {
+        String kind = text(c, "change");
+        switch (kind) {
+            case "addColumn":
+                {
+                    SchemaChange.Move move = move(c);
+                    JsonNode comment = c.get("comment");
+                    return SchemaChange.addColumn(
+                            text(c, "name"),
+                            parseType(c.get("type")),
+                            comment == null || comment.isNull() ? null : comment.asText(),
+                            move);
+                }
+            case "renameColumn":
+                return SchemaChange.renameColumn(text(c, "name"), text(c, "new_name"));
+            case "dropColumn":
+                return SchemaChange.dropColumn(text(c, "name"));
+            case "updateColumnType":
+                {
+                    JsonNode keep = c.get("keep_nullability");
+                    return SchemaChange.updateColumnType(
+                            text(c, "name"),
+                            parseType(c.get("type")),
+                            keep != null && keep.asBoolean());
+                }
+            case "updateColumnPosition":
+                {
+                    SchemaChange.Move move = move(c);
+                    if (move == null) {
+                        throw new IllegalArgumentException("updateColumnPosition needs a position");
+                    }
+                    return SchemaChange.updateColumnPosition(move);
+                }
+            case "updateColumnNullability":
+                return SchemaChange.updateColumnNullability(
+                        text(c, "name"), c.get("nullable").asBoolean());
+            case "updateColumnComment":
+                return SchemaChange.updateColumnComment(text(c, "name"), text(c, "comment"));
+            case "setOption":
+                return SchemaChange.setOption(text(c, "key"), text(c, "value"));
+            case "removeOption":
+                return SchemaChange.removeOption(text(c, "key"));
+            default:
+                throw new IllegalArgumentException("unknown schema change " + kind);
+        }
+    }
+
+    // ------------------------------------------------------------------ write / compact
+
+    private static ObjectNode write(FileStoreTable table, JsonNode op) throws Exception {
+        RowType rowType = table.rowType();
+        List<DataField> fields = rowType.getFields();
+        BatchWriteBuilder builder = table.newBatchWriteBuilder();
+        try (BatchTableWrite write = builder.newWrite();
+                BatchTableCommit commit = builder.newCommit()) {
+            for (JsonNode row : op.get("rows")) {
+                JsonNode kindNode = row.get(KIND);
+                RowKind kind =
+                        kindNode == null ? RowKind.INSERT : RowKind.fromShortString(kindNode.asText());
+                GenericRow out = new GenericRow(kind, fields.size());
+                for (int i = 0; i < fields.size(); i++) {
+                    DataField f = fields.get(i);
+                    out.setField(i, toInternal(row.get(f.name()), f.type()));
+                }
+                write.write(out);
+            }
+            commit.commit(write.prepareCommit());
+        }
+        return NODES.objectNode();
+    }
+
+    private static ObjectNode compact(FileStoreTable table) throws Exception {
+        Set<Map.Entry<BinaryRow, Integer>> targets = new LinkedHashSet<>();
+        for (Split split : table.newReadBuilder().newScan().plan().splits()) {
+            DataSplit ds = (DataSplit) split;
+            targets.add(new java.util.AbstractMap.SimpleEntry<>(ds.partition(), ds.bucket()));
+        }
+        BatchWriteBuilder builder = table.newBatchWriteBuilder();
+        try (BatchTableWrite write = builder.newWrite();
+                BatchTableCommit commit = builder.newCommit()) {
+            for (Map.Entry<BinaryRow, Integer> t : targets) {
+                write.compact(t.getKey(), t.getValue(), true);
+            }
+            commit.commit(write.prepareCommit());
+        }
+        ObjectNode result = NODES.objectNode();
+        result.put("buckets", targets.size());
+        return result;
+    }
+
+    // ------------------------------------------------------------------ read / schema
+
+    private static ObjectNode read(FileStoreTable table, JsonNode op) throws Exception {
+        JsonNode snapshot = op.get("snapshot_id");
+        if (snapshot != null && !snapshot.isNull()) {
+            Map<String, String> dynamic = new HashMap<>();
+            dynamic.put("scan.snapshot-id", snapshot.asText());
+            table = table.copy(dynamic);
+        }
+        RowType rowType = table.rowType();
+        ReadBuilder rb = table.newReadBuilder();
+        List<Split> splits = rb.newScan().plan().splits();
+        ArrayNode rows = NODES.arrayNode();
+        try (RecordReader<InternalRow> reader = rb.newRead().createReader(splits)) {
+            reader.forEachRemaining(row -> rows.add(renderRow(row, rowType)));
+        }
+        ObjectNode result = NODES.objectNode();
+        result.set("rows", rows);
+        return result;
+    }
+
+    private static ObjectNode schema(FileStoreTable table) {
+        ObjectNode result = NODES.objectNode();
+        result.put("schema_id", table.schema().id());
+        ArrayNode fields = NODES.arrayNode();
+        for (DataField f : table.rowType().getFields()) {
+            ObjectNode n = NODES.objectNode();
+            n.put("id", f.id());
+            n.put("name", f.name());
+            n.put("type", f.type().toString());
+            fields.add(n);
+        }
+        result.set("fields", fields);
+        return result;
+    }
+
+    // ------------------------------------------------------------------ value conversion
+
+    private static Object toInternal(JsonNode v, DataType type) {
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        switch (type.getTypeRoot()) {
+            case BOOLEAN:
+                return v.asBoolean();
+            case TINYINT:
+                return (byte) v.asInt();
+            case SMALLINT:
+                return (short) v.asInt();
+            case INTEGER:
+                return v.asInt();
+            case BIGINT:
+                return v.asLong();
+            case FLOAT:
+                return (float) v.asDouble();
+            case DOUBLE:
+                return v.asDouble();
+            case DECIMAL:
+                {
+                    DecimalType d = (DecimalType) type;
+                    Decimal dec =
+                            Decimal.fromBigDecimal(
+                                    new BigDecimal(v.asText()), d.getPrecision(), d.getScale());
+                    if (dec == null) {
+                        throw new IllegalArgumentException(v + " does not fit " + type);
+                    }
+                    return dec;
+                }
+            case CHAR:
+            case VARCHAR:
+                return BinaryString.fromString(v.asText());
+            case BINARY:
+            case VARBINARY:
+                return Base64.getDecoder().decode(v.asText());
+            case DATE:
+                return (int) LocalDate.parse(v.asText()).toEpochDay();
+            case TIMESTAMP_WITHOUT_TIME_ZONE:
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+                return Timestamp.fromLocalDateTime(LocalDateTime.parse(v.asText()));
+            case ARRAY:
+                {
+                    DataType element = ((ArrayType) type).getElementType();
+                    Object[] values = new Object[v.size()];
+                    for (int i = 0; i < v.size(); i++) {
+                        values[i] = toInternal(v.get(i), element);
+                    }
+                    return new GenericArray(values);
+                }
+            case MAP:
+                {
+                    MapType m = (MapType) type;
+                    Map<Object, Object> map = new LinkedHashMap<>();
+                    for (JsonNode pair : v) {
+                        map.put(
+                                toInternal(pair.get(0), m.getKeyType()),
+                                toInternal(pair.get(1), m.getValueType()));
+                    }
+                    return new GenericMap(map);
+                }
+            case ROW:
+                {
+                    List<DataField> fields = ((RowType) type).getFields();
+                    GenericRow row = new GenericRow(fields.size());
+                    for (int i = 0; i < fields.size(); i++) {
+                        DataField f = fields.get(i);
+                        row.setField(i, toInternal(v.get(f.name()), f.type()));
+                    }
+                    return row;
+                }
+            default:
+                throw new IllegalArgumentException("unsupported type " + type);
+        }
+    }
+
+    private static ObjectNode renderRow(InternalRow row, RowType rowType) {
+        ObjectNode node = NODES.objectNode();
+        List<DataField> fields = rowType.getFields();
+        for (int i = 0; i < fields.size(); i++) {
+            DataField f = fields.get(i);
+            Object value = InternalRow.createFieldGetter(f.type(), i).getFieldOrNull(row);
+            node.set(f.name(), render(value, f.type()));
+        }
+        return node;
+    }
+
+    private static JsonNode render(Object value, DataType type) {
+        if (value == null) {
+            return NODES.nullNode();
+        }
+        switch (type.getTypeRoot()) {
+            case BOOLEAN:
+                return NODES.booleanNode((Boolean) value);
+            case TINYINT:
+                return NODES.numberNode((int) (Byte) value);
+            case SMALLINT:
+                return NODES.numberNode((int) (Short) value);
+            case INTEGER:
+                return NODES.numberNode((Integer) value);
+            case BIGINT:
+                return NODES.numberNode((Long) value);
+            case FLOAT:
+                return NODES.numberNode((double) (Float) value);
+            case DOUBLE:
+                return NODES.numberNode((Double) value);
+            case DECIMAL:
+                return NODES.textNode(((Decimal) value).toBigDecimal().toPlainString());
+            case CHAR:
+            case VARCHAR:
+                return NODES.textNode(value.toString());
+            case BINARY:
+            case VARBINARY:
+                return NODES.textNode(Base64.getEncoder().encodeToString((byte[]) value));
+            case DATE:
+                return NODES.textNode(LocalDate.ofEpochDay((Integer) value).toString());
+            case TIMESTAMP_WITHOUT_TIME_ZONE:
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+                return NODES.textNode(
+                        ((Timestamp) value)
+                                .toLocalDateTime()
+                                .atOffset(ZoneOffset.UTC)
+                                .format(TS_FORMAT));
+            case ARRAY:
+                {
+                    DataType element = ((ArrayType) type).getElementType();
+                    InternalArray array = (InternalArray) value;
+                    InternalArray.ElementGetter getter = InternalArray.createElementGetter(element);
+                    ArrayNode out = NODES.arrayNode();
+                    for (int i = 0; i < array.size(); i++) {
+                        out.add(render(getter.getElementOrNull(array, i), element));
+                    }
+                    return out;
+                }
+            case MAP:
+                {
+                    MapType m = (MapType) type;
+                    InternalMap map = (InternalMap) value;
+                    InternalArray keys = map.keyArray();
+                    InternalArray values = map.valueArray();
+                    InternalArray.ElementGetter kg = InternalArray.createElementGetter(m.getKeyType());
+                    InternalArray.ElementGetter vg =
+                            InternalArray.createElementGetter(m.getValueType());
+                    ArrayNode out = NODES.arrayNode();
+                    for (int i = 0; i < map.size(); i++) {
+                        ArrayNode pair = NODES.arrayNode();
+                        pair.add(render(kg.getElementOrNull(keys, i), m.getKeyType()));
+                        pair.add(render(vg.getElementOrNull(values, i), m.getValueType()));
+                        out.add(pair);
+                    }
+                    return out;
+                }
+            case ROW:
+                return renderRow((InternalRow) value, (RowType) type);
+            default:
+                throw new IllegalArgumentException(
+                        "unsupported type " + type + " (precision " + DataTypeChecks.getPrecision(type) + ")");
+        }
+    }
+}

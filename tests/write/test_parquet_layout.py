@@ -1,0 +1,129 @@
+"""The Parquet leaf layout of lakeops' data files against Paimon 0.9's ParquetSchemaConverter
+(written out here as a table of facts; tests/interop/test_java_interop.py compares with files
+Java itself wrote)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from lakeops import Catalog
+from lakeops.errors import UnsupportedFeatureError
+from lakeops.spec.schema import TableSchema
+from lakeops.write.parquet_layout import check_writable, writer_options
+
+# column -> (Arrow type, Parquet physical type, logical type as pyarrow prints it)
+PAIMON_LAYOUT: dict[str, tuple[pa.DataType, str, str]] = {
+    "ti": (pa.int8(), "INT32", "Int(bitWidth=8, isSigned=true)"),
+    "si": (pa.int16(), "INT32", "Int(bitWidth=16, isSigned=true)"),
+    "i": (pa.int32(), "INT32", "None"),
+    "bi": (pa.int64(), "INT64", "None"),
+    "f": (pa.float32(), "FLOAT", "None"),
+    "d": (pa.float64(), "DOUBLE", "None"),
+    "b": (pa.bool_(), "BOOLEAN", "None"),
+    "d1": (pa.decimal128(1, 0), "INT32", "Decimal(precision=1, scale=0)"),
+    "d9": (pa.decimal128(9, 3), "INT32", "Decimal(precision=9, scale=3)"),
+    "d10": (pa.decimal128(10, 2), "INT64", "Decimal(precision=10, scale=2)"),
+    "d18": (pa.decimal128(18, 18), "INT64", "Decimal(precision=18, scale=18)"),
+    "d19": (pa.decimal128(19, 0), "FIXED_LEN_BYTE_ARRAY", "Decimal(precision=19, scale=0)"),
+    "d38": (pa.decimal128(38, 10), "FIXED_LEN_BYTE_ARRAY", "Decimal(precision=38, scale=10)"),
+    "s": (pa.string(), "BYTE_ARRAY", "String"),
+    "by": (pa.binary(), "BYTE_ARRAY", "None"),
+    "dt": (pa.date32(), "INT32", "Date"),
+    "ts0": (
+        pa.timestamp("s"),
+        "INT64",
+        "Timestamp(isAdjustedToUTC=false, timeUnit=milliseconds, is_from_converted_type=false, "
+        "force_set_converted_type=false)",
+    ),
+    "ts3": (
+        pa.timestamp("ms"),
+        "INT64",
+        "Timestamp(isAdjustedToUTC=false, timeUnit=milliseconds, is_from_converted_type=false, "
+        "force_set_converted_type=false)",
+    ),
+    "ltz6": (
+        pa.timestamp("us", tz="UTC"),
+        "INT64",
+        "Timestamp(isAdjustedToUTC=true, timeUnit=microseconds, is_from_converted_type=false, "
+        "force_set_converted_type=false)",
+    ),
+}
+
+
+def _leaves(path: Path) -> dict[str, tuple[str, str]]:
+    schema = pq.ParquetFile(path).schema
+    return {
+        schema.column(i).path: (schema.column(i).physical_type, str(schema.column(i).logical_type))
+        for i in range(len(schema))
+    }
+
+
+def _files(warehouse: Path, name: str) -> list[Path]:
+    return sorted((warehouse / "db.db" / name).glob("bucket-*/data-*.parquet"))
+
+
+def test_every_primitive_has_paimons_physical_type(catalog: Catalog, warehouse: Path) -> None:
+    schema = pa.schema([("id", pa.int64())] + [(n, t) for n, (t, _, _) in PAIMON_LAYOUT.items()])
+    table = catalog.create_table("db.t", schema, ["id"])
+    table.write(pa.Table.from_pylist([{"id": 1}, {"id": 2}], schema=schema))
+    [path] = _files(warehouse, "t")
+    leaves = _leaves(path)
+    for name, (_, physical, logical) in PAIMON_LAYOUT.items():
+        assert leaves[name] == (physical, logical), name
+
+
+def test_precision_above_six_is_int96_in_keys_values_and_nested(
+    catalog: Catalog, warehouse: Path
+) -> None:
+    schema = pa.schema(
+        [
+            ("k", pa.timestamp("ns")),
+            ("v", pa.timestamp("ns", tz="UTC")),
+            ("r", pa.struct([("t", pa.timestamp("ns"))])),
+        ]
+    )
+    table = catalog.create_table("db.ns", schema, ["k"])
+    data = pa.table(
+        {
+            "k": pa.array([1, -1_500_000_001], pa.int64()).cast(pa.timestamp("ns")),
+            "v": pa.array([None, 7], pa.int64()).cast(pa.timestamp("ns", tz="UTC")),
+            "r": [{"t": None}, None],
+        },
+        schema=table.arrow_schema,
+    )
+    table.write(data)
+    [path] = _files(warehouse, "ns")
+    leaves = _leaves(path)
+    assert {leaves[c][0] for c in ("_KEY_k", "k", "v", "r.t")} == {"INT96"}
+    assert table.read().sort_by("k").equals(data.sort_by("k"))
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        [("a", pa.timestamp("ns")), ("b", pa.timestamp("us"))],
+        [("a", pa.timestamp("ms", tz="UTC")), ("b", pa.list_(pa.timestamp("ns")))],
+        [("a", pa.struct([("x", pa.timestamp("ns")), ("y", pa.timestamp("s"))]))],
+    ],
+)
+def test_files_mixing_int96_and_int64_timestamps_are_refused(
+    catalog: Catalog, fields: list[tuple[str, pa.DataType]]
+) -> None:
+    schema = pa.schema([("id", pa.int64()), *fields])
+    with pytest.raises(UnsupportedFeatureError, match="INT96"):
+        check_writable(TableSchema.from_arrow(schema, ["id"]))
+    with pytest.raises(UnsupportedFeatureError, match="create this table"):
+        catalog.create_table("db.mixed", schema, ["id"])
+    assert not catalog.table_exists("db.mixed")
+
+
+def test_writer_options_follow_the_timestamps() -> None:
+    only_ns = TableSchema.from_arrow(pa.schema([("id", pa.timestamp("ns"))]), ["id"])
+    no_ns = TableSchema.from_arrow(pa.schema([("id", pa.int64()), ("t", pa.date32())]), ["id"])
+    assert writer_options(only_ns)["use_deprecated_int96_timestamps"] is True
+    assert writer_options(no_ns)["use_deprecated_int96_timestamps"] is False
+    assert writer_options(no_ns)["store_decimal_as_integer"] is True
