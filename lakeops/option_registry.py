@@ -45,6 +45,7 @@ file-format library (``sink.``, ``source.``, ``rocksdb.``, ``parquet.``, ``orc.`
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -113,6 +114,7 @@ class OptionRule:
         return self.refuse_value is not None and self.refuse_value(value, options)
 
 
+@functools.cache
 def _pattern_regex(pattern: str) -> re.Pattern[str]:
     parts = re.split(r"<[^>]+>", pattern)
     return re.compile(".+".join(re.escape(p) for p in parts))

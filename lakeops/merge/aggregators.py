@@ -150,6 +150,12 @@ class Aggregator:
         """``agg(null, x) == x`` for every x, so an initial accumulator is just a first add."""
         return True
 
+    def fold_into(self, start: pa.Array, reduced: pa.Array, where: np.ndarray) -> pa.Array | None:
+        """Where ``where`` holds, the fold that starts from ``start`` instead of null, given
+        ``reduced``, the same fold from null (others keep ``reduced``); None if this function
+        has no whole-array form (the caller then replays those keys)."""
+        return None
+
     def reduce_sequential(
         self,
         values: pa.Array,
@@ -253,6 +259,18 @@ class Sum(Aggregator):
                     f"aggregate 'sum' of field {self.field!r} overflows BIGINT"
                 )
         return _cast_back(out, self.arrow_type, self.field, self.name)
+
+    def fold_into(self, start: pa.Array, reduced: pa.Array, where: np.ndarray) -> pa.Array | None:
+        # sum is associative and commutative: fold(start; rows) == agg(start, fold(null; rows))
+        start = pc.if_else(pa.array(where), start, pa.nulls(len(start), start.type))
+        try:
+            total = pc.add_checked(start, reduced)
+        except pa.ArrowInvalid:
+            raise DataValidationError(
+                f"aggregate 'sum' of field {self.field!r} overflows {self.dtype.root}"
+            ) from None
+        total = _cast_back(total, self.arrow_type, self.field, self.name)
+        return pc.coalesce(total, start.cast(self.arrow_type), reduced.cast(self.arrow_type))
 
     def agg(self, acc, value):  # type: ignore[no-untyped-def]
         if acc is None or value is None:

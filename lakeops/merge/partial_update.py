@@ -240,8 +240,12 @@ class PartialUpdateEngine(MergeEngine):
                 out[f] = value
                 continue
             if then_retract.any():
-                value = agg.reduce_sequential(
-                    column, retract, folded, older, seg, then_retract, value, base
-                )
+                start = take_or_null(column, np.where(then_retract, base, -1))
+                combined = agg.fold_into(start, value, then_retract)
+                if combined is None:  # no whole-array form: replay those keys in order
+                    combined = agg.reduce_sequential(
+                        column, retract, folded, older, seg, then_retract, value, base
+                    )
+                value = combined
             out[f] = value
         return out
