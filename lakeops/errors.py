@@ -77,6 +77,13 @@ class CommitError(LakeopsError):
     """A commit could not be published; nothing of it became visible."""
 
 
+class CommitStateUnknownError(CommitError):
+    """Publishing a snapshot failed in a way that leaves open whether it became visible (a lost
+    response, a failed check read). Nothing was cleaned up: the files it may reference are kept
+    (``remove_orphan_files`` removes them later if the snapshot was not published). Read the
+    table to find out; never retry blindly on an append-only workload."""
+
+
 class CommitConflictError(CommitError):
     """Another writer kept winning the race for the next snapshot and retries ran out."""
 

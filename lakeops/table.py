@@ -20,7 +20,7 @@ from lakeops.commit.stats import CommitStats, commit_stats
 from lakeops.compact.health import TableHealth, table_health
 from lakeops.compact.options import CompactOptions, parse_duration
 from lakeops.compact.planner import plan_compaction
-from lakeops.errors import ConfigurationError, UnsupportedFeatureError
+from lakeops.errors import CommitStateUnknownError, ConfigurationError, UnsupportedFeatureError
 from lakeops.io.file_io import FileIO, join
 from lakeops.merge import create_merge_engine
 from lakeops.options import TableOptions
@@ -215,6 +215,8 @@ class Table:
         try:
             self._require_writable("commit a compaction of")
             snapshot = Committer(self.store, self.schema, self.options).commit(messages)
+        except CommitStateUnknownError:
+            raise  # the snapshot may reference these files: keep them
         except BaseException:
             for path in written:
                 self.file_io.delete(path)
@@ -234,13 +236,19 @@ class Table:
     def write(self, data: WriteInput) -> Snapshot | None:
         """Write ``data`` as one commit and return its snapshot (None if no rows).
 
-        Every row is validated before its bucket is flushed; on any error every file this call
-        wrote is deleted and the table is left exactly as it was.
+        Every row is validated before its bucket is flushed; on any error before the data is
+        published every file this call wrote is deleted and the table is left exactly as it was.
+        Once the data's snapshot is published it is never undone: a failing in-writer compaction
+        after it is dropped (logged) and the snapshot returned. When publishing fails in a way
+        that leaves open whether it landed, :class:`CommitStateUnknownError` is raised and every
+        file is kept.
         """
         writer = self.new_write()
         try:
             writer.write(data)
             return self.commit(writer.prepare_commit())
+        except CommitStateUnknownError:
+            raise  # the snapshot may reference these files: keep them
         except BaseException:
             writer.abort()
             raise

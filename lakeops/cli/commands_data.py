@@ -16,7 +16,7 @@ from lakeops.cli.errors import CliError
 from lakeops.cli.input_files import Format, open_inputs, read_batches
 from lakeops.cli.lookup_keys import key_columns, parse_lookup_keys
 from lakeops.cli.output import human_bytes, jsonable
-from lakeops.errors import LakeopsError
+from lakeops.errors import CommitStateUnknownError, LakeopsError
 from lakeops.spec.snapshot import Snapshot
 from lakeops.table import Table as LakeTable
 
@@ -71,6 +71,8 @@ def write(
                     rows += batch.num_rows
                     advance(batch.num_rows)
         snapshot = target.commit(writer.prepare_commit())
+    except CommitStateUnknownError:
+        raise  # the snapshot may reference these files: keep them
     except BaseException:
         writer.abort()
         raise

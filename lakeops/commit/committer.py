@@ -16,12 +16,13 @@ Order of work (a crash at any point leaves only unreferenced files, never a brok
 from __future__ import annotations
 
 import contextlib
+import logging
 import random
 import time
 import uuid
 from collections.abc import Callable, Sequence
 
-from lakeops.errors import CommitConflictError
+from lakeops.errors import CommitConflictError, CommitError, CommitStateUnknownError
 from lakeops.options import TableOptions
 from lakeops.spec import paths
 from lakeops.spec.avro_codec import DEFAULT_COMPRESSION, avro_codec
@@ -40,6 +41,8 @@ from lakeops.store import TableStore, fold_entries
 from lakeops.write.commit_message import CommitMessage
 
 __all__ = ["BATCH_COMMIT_IDENTIFIER", "Committer"]
+
+log = logging.getLogger(__name__)
 
 #: Paimon's commit identifier for batch jobs (Long.MAX_VALUE).
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
@@ -125,7 +128,7 @@ class Committer:
         self,
         messages: Sequence[CommitMessage],
         commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
-        on_compact_conflict: Callable[[CommitConflictError], None] | None = None,
+        on_compact_conflict: Callable[[CommitError], None] | None = None,
         overwrite: Callable[[bytes], bool] | None = None,
     ) -> Snapshot | None:
         """Publish the messages: an ``APPEND`` snapshot for new files (with their changelog),
@@ -185,10 +188,21 @@ class Committer:
                 snapshot = self.commit_entries(
                     compacts, "COMPACT", commit_identifier, compact_changelog
                 )
-            except CommitConflictError as conflict:
+            except CommitStateUnknownError:
+                if snapshot is None:
+                    raise
+                # the data is committed; the compaction may be too, so its files stay
+                log.warning("%s: in-writer compaction commit state unknown", self.store.root)
+            except CommitError as conflict:
                 if on_compact_conflict is None:
                     raise
                 on_compact_conflict(conflict)
+            except Exception as exc:
+                if snapshot is None or on_compact_conflict is None:
+                    raise
+                # the data commit is published: a failing compaction commit (a full disk, a
+                # lost store) drops the compaction only, never the committed data
+                on_compact_conflict(CommitError(f"in-writer compaction not committed: {exc}"))
         return snapshot
 
     def commit_entries(
@@ -218,27 +232,36 @@ class Committer:
         attempts = max(self.options.commit_max_retries, 1)
         for attempt in range(attempts + 1):
             latest = self.store.latest_snapshot()
+            next_id = (latest.id + 1) if latest else 1
+            lists: list[str] = []
             try:
                 self._check_schema()
                 self._check_deletes(latest, entries)
+                base_metas = self._base_manifests(latest)
+                base_name, base_size = self._write_list(base_metas)
+                lists.append(base_name)
+                index_name = latest.index_manifest if latest else None
+                if index_changes:
+                    index_name = self._write_index_manifest(latest, index_changes)
+                    if index_name is not None:
+                        lists.append(index_name)
             except CommitConflictError:
-                discard(own)
+                discard([*own, *lists])
                 raise
-            base_metas = self._base_manifests(latest)
-            base_name, base_size = self._write_list(base_metas)
+            except FileNotFoundError:
+                # the base's metadata vanished: expiry removed it after a newer snapshot came
+                discard(lists)
+                if self._base_is_stale(next_id):
+                    continue
+                raise
             delta_name, delta_size = self._write_list(written)
-            lists = [base_name, delta_name]
-            index_name = latest.index_manifest if latest else None
-            if index_changes:
-                index_name = self._write_index_manifest(latest, index_changes)
-                if index_name is not None:
-                    lists.append(index_name)
+            lists.append(delta_name)
             changelog_name = changelog_size = None
             if changelog_meta is not None:
                 changelog_name, changelog_size = self._write_list([changelog_meta])
                 lists.append(changelog_name)
             snapshot = Snapshot(
-                id=(latest.id + 1) if latest else 1,
+                id=next_id,
                 schema_id=self.schema.id,
                 base_manifest_list=base_name,
                 delta_manifest_list=delta_name,
@@ -258,17 +281,20 @@ class Committer:
                 index_manifest=index_name,
             )
             path = self.store.path(paths.snapshot_path(snapshot.id))
-            if fio.publish_exclusive(path, snapshot.to_json().encode()):
+            # ids only grow: never publish a name an expired snapshot may have had
+            won = not self._base_is_stale(snapshot.id) and self._publish(path, snapshot)
+            if won:
                 self._update_hints(snapshot.id)
                 return snapshot
             discard(lists)
             if latest is not None:
-                discard(
-                    list(
-                        {m.file_name for m in base_metas}
-                        - {m.file_name for m in self.store.data_manifests(latest)}
+                with contextlib.suppress(FileNotFoundError):  # else left for orphan cleaning
+                    discard(
+                        list(
+                            {m.file_name for m in base_metas}
+                            - {m.file_name for m in self.store.data_manifests(latest)}
+                        )
                     )
-                )
             if attempt < attempts:
                 time.sleep(min(1.0, 0.01 * 2**attempt) * (0.5 + random.random()))
         discard(own)
@@ -288,6 +314,56 @@ class Committer:
         data = write_index_manifest(live, self.codec)
         self.store.file_io.write_bytes(self.store.path(paths.manifest_path(name)), data)
         return name
+
+    def _base_is_stale(self, snapshot_id: int) -> bool:
+        """Whether a snapshot newer than this commit's base exists or existed: then the id
+        ``snapshot_id`` may have been used (and expired) already, so the commit must re-plan on
+        the new latest snapshot instead of publishing it."""
+        store = self.store
+        if store.snapshot_exists(snapshot_id + 1):
+            return True
+        for hint in (paths.LATEST_HINT, paths.EARLIEST_HINT):
+            value = store._hint(hint)
+            if value is not None and value >= snapshot_id:
+                return True
+        return False
+
+    def _publish(self, path: str, snapshot: Snapshot) -> bool:
+        """Publish ``snapshot`` exclusively; True if it is ours on storage afterwards.
+
+        A publish that raised, or reported the name taken, may still have landed (a retried
+        conditional put, a lost response): the snapshot at ``path`` is ours exactly when it names
+        our manifest lists, which no one else can. If that cannot be read, the state is unknown.
+        """
+        data = snapshot.to_json().encode()
+        failure: Exception | None = None
+        try:
+            if self.store.file_io.publish_exclusive(path, data):
+                return True
+        except Exception as exc:
+            failure = exc
+        ours = self._is_ours(path, snapshot)
+        if ours is None:
+            raise CommitStateUnknownError(
+                f"publishing snapshot {snapshot.id} of {self.store.root} failed "
+                f"({failure or 'name taken'}) and the snapshot there cannot be read back; its "
+                "files are kept — read the table to see whether the commit is there"
+            ) from failure
+        return ours
+
+    def _is_ours(self, path: str, snapshot: Snapshot) -> bool | None:
+        """Whether the snapshot stored at ``path`` is ``snapshot`` (None: cannot tell)."""
+        try:
+            stored = Snapshot.from_json(self.store.file_io.read_bytes(path))
+        except FileNotFoundError:
+            return False
+        except Exception:
+            return None
+        return (
+            stored.commit_user == snapshot.commit_user
+            and stored.delta_manifest_list == snapshot.delta_manifest_list
+            and stored.base_manifest_list == snapshot.base_manifest_list
+        )
 
     def _check_schema(self) -> None:
         """Refuse to commit files written under a schema that a newer one contradicts.

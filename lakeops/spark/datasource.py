@@ -39,7 +39,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
-from lakeops.errors import ConfigurationError
+from lakeops.errors import CommitStateUnknownError, ConfigurationError
 from lakeops.io.file_io import FileIO
 from lakeops.read.scan import Split
 from lakeops.table import Table
@@ -165,9 +165,15 @@ class LakeopsWriter(DataSourceArrowWriter):
         if self.overwrite and self.options.get("overwrite_partitions"):
             overwrite = json.loads(self.options["overwrite_partitions"])
         if batch or overwrite:
-            table.commit(batch, overwrite=overwrite)
+            try:
+                table.commit(batch, overwrite=overwrite)
+            except CommitStateUnknownError:
+                self._state_unknown = True  # the snapshot may reference the files: abort keeps them
+                raise
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        if getattr(self, "_state_unknown", False):
+            return
         table = open_table(self.options)
         batch = [
             m for msg in messages if isinstance(msg, LakeopsCommitMessage) for m in msg.messages
