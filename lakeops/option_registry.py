@@ -193,8 +193,9 @@ _REMOVE = "remove the option (ALTER TABLE ... RESET) or use Paimon itself for th
 # ---- honoured: layout, keys, buckets
 _honoured(
     ["bucket"],
-    "fixed bucket count (> 0) or dynamic buckets (-1); postpone mode (-2) keeps new files in "
-    "'bucket-postpone' directories that only Paimon's compaction moves into real buckets",
+    "postpone bucket mode (-2) is not supported: it keeps new files in 'bucket-postpone' "
+    "directories that only Paimon's compaction moves into real buckets (lakeops serves fixed "
+    "bucket counts > 0 and dynamic buckets, -1)",
     refuse_value=lambda v, _: v.strip() == "-2",
     fix="use a fixed bucket count (e.g. '4') or dynamic buckets ('-1'); for a postpone table, "
     "let Paimon compact it and change 'bucket' to a fixed count",
