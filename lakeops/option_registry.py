@@ -305,6 +305,7 @@ _honoured(
         "fields.<field>.distinct",
         "fields.<field>.nested-key",
         "fields.<fields>.sequence-group",
+        "fields.<field>.ts-field",
     ],
     "aggregation and partial-update merge options",
 )
@@ -313,7 +314,6 @@ _refused(
         "fields.<field>.nested-key-null-strategy",
         "fields.<field>.nested-sequence-field",
         "fields.<field>.count-limit",
-        "fields.<field>.ts-field",
         "fields.<field>.map.storage-layout",
     ],
     "this aggregate option is not implemented by lakeops",
