@@ -26,9 +26,9 @@ from typing import Any
 
 from lakeops.compact.options import parse_duration
 from lakeops.errors import ConfigurationError
-from lakeops.io.file_io import join
 from lakeops.options import TableOptions
 from lakeops.spec import paths
+from lakeops.spec.locations import FileLocations
 from lakeops.spec.manifest import FileKind, ManifestEntry
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import Snapshot
@@ -123,8 +123,9 @@ def _end_exclusive(
     return end
 
 
-def _bucket_path(store: TableStore, part_paths: paths.PartitionPaths, e: ManifestEntry) -> str:
-    return join(store.root, part_paths.bucket_dir(e.partition, e.bucket), e.file.file_name)
+def _bucket_path(store: TableStore, locations: FileLocations, e: ManifestEntry) -> str:
+    """Where the file of ``e`` is (its external path, or its bucket directory)."""
+    return locations.entry_path(e.partition, e.bucket, e.file.file_name, e.file.external_path)
 
 
 def _lists(s: Snapshot) -> list[str]:
@@ -201,7 +202,7 @@ def _expire_range(
     result: ExpireResult,
 ) -> None:
     fio = store.file_io
-    part_paths = paths.partition_paths(schema, options)
+    locations = FileLocations.of(fio, store.root, schema, options)
     keep = [s for i, s in snapshots.items() if i >= end]
     live = {e.file.file_name for e in store.live_entries(snapshots[end])}
     # 1. data files the expired commits deleted (snapshot `end` is the first that stays, and its
@@ -209,7 +210,7 @@ def _expire_range(
     for sid in range(first + 1, end + 1):
         for e in store.delta_entries(snapshots[sid]):
             if e.kind == FileKind.DELETE and e.file.file_name not in live:
-                fio.delete(_bucket_path(store, part_paths, e))
+                fio.delete(_bucket_path(store, locations, e))
                 result.data_files_deleted += 1
     # 2. changelog: kept as changelog/changelog-<id>, or deleted with its snapshot
     for sid in range(first, end):
@@ -221,7 +222,7 @@ def _expire_range(
             result.kept_changelogs.append(sid)
         elif snap.changelog_manifest_list:
             for e in store.changelog_entries(snap):
-                fio.delete(_bucket_path(store, part_paths, e))
+                fio.delete(_bucket_path(store, locations, e))
                 result.changelog_files_deleted += 1
     # 3. manifests and lists no retained snapshot (or kept changelog) references
     retained = _retained_manifests(store, keep)
@@ -245,7 +246,11 @@ def _expire_range(
         for index_entry in store.index_entries(snap):
             name = index_entry.file.file_name
             if name not in kept_index:
-                fio.delete(store.path(paths.index_path(name)))
+                fio.delete(
+                    locations.index_entry_path(
+                        index_entry.partition, index_entry.bucket, index_entry.file
+                    )
+                )
                 kept_index.add(name)  # deleted once
         fio.delete(store.path(paths.manifest_path(snap.index_manifest)))
         kept_index.add(snap.index_manifest)
@@ -276,7 +281,7 @@ def _expire_changelogs(
         return
     snapshot_count = len(store.snapshot_ids())
     fio = store.file_io
-    part_paths = paths.partition_paths(schema, options)
+    locations = FileLocations.of(fio, store.root, schema, options)
     total = len(ids) + snapshot_count
     for sid in ids:
         kept = store.changelog(sid)
@@ -287,7 +292,7 @@ def _expire_changelogs(
         if not (too_many or too_old):
             break
         for e in store.changelog_entries(kept):
-            fio.delete(_bucket_path(store, part_paths, e))
+            fio.delete(_bucket_path(store, locations, e))
             result.changelog_files_deleted += 1
         if kept.changelog_manifest_list:
             for m in store.manifest_list(kept.changelog_manifest_list):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -122,6 +122,7 @@ class PartitionPaths:
         default_name: str = DEFAULT_PARTITION_NAME,
         legacy_name: bool = True,
         zone: dt.tzinfo | None = None,
+        data_directory: str | None = None,
     ) -> None:
         if len(names) != len(types):
             raise ValueError(f"{len(names)} partition names but {len(types)} types")
@@ -137,6 +138,8 @@ class PartitionPaths:
         self.default_name = default_name
         self.legacy_name = legacy_name
         self.zone = zone
+        #: ``data-file.path-directory``: bucket directories are below it
+        self.data_directory = data_directory
         self._cache: dict[bytes, str] = {}
 
     def value_names(self, internal_values: Sequence[Any]) -> list[str]:
@@ -164,7 +167,7 @@ class PartitionPaths:
 
     def bucket_dir(self, partition: bytes, bucket: int) -> str:
         """The bucket directory of a serialized partition, relative to the table root."""
-        return bucket_dir(self.dir_of(partition), bucket)
+        return bucket_dir(self.dir_of(partition), bucket, self.data_directory)
 
 
 def partition_paths(schema: TableSchema, options: TableOptions) -> PartitionPaths:
@@ -174,12 +177,28 @@ def partition_paths(schema: TableSchema, options: TableOptions) -> PartitionPath
         schema.types_of(schema.partition_keys),
         options.partition_default_name,
         options.partition_legacy_name,
+        data_directory=data_directory(schema.options),
     )
 
 
-def bucket_dir(partition: str, bucket: int) -> str:
-    """Directory of one bucket, relative to the table root."""
-    return f"{partition}/bucket-{bucket}" if partition else f"bucket-{bucket}"
+def data_directory(options: Mapping[str, str]) -> str | None:
+    """``data-file.path-directory`` (None when unset or empty): the sub-directory of the table
+    that holds every bucket directory (Paimon's ``FileStorePathFactory.dataFilePath``)."""
+    value = (options.get("data-file.path-directory") or "").strip().strip("/")
+    if not value:
+        return None
+    if ".." in value.split("/"):
+        raise ConfigurationError(
+            f"option 'data-file.path-directory' = {value!r} leaves the table directory"
+        )
+    return value
+
+
+def bucket_dir(partition: str, bucket: int, data_dir: str | None = None) -> str:
+    """Directory of one bucket, relative to the table root:
+    ``[<data-file.path-directory>/][<partition>/]bucket-<n>`` (``relativeBucketPath``)."""
+    rel = f"{partition}/bucket-{bucket}" if partition else f"bucket-{bucket}"
+    return f"{data_dir}/{rel}" if data_dir else rel
 
 
 def _unique(prefix: str, n: int = 0) -> str:
