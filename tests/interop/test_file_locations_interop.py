@@ -212,8 +212,6 @@ def test_pypaimon_reads_a_lakeops_table(warehouse: Path, case: str) -> None:
     if case == "prefixes":
         names = [n for n, _, _ in _live_paths(table)]
         assert any(n.startswith("dp-") for n in names), names
-        assert (
-        )
 
 
 def test_files_outside_the_named_roots_are_refused(warehouse: Path) -> None:
