@@ -6,6 +6,10 @@
     manifest/manifest-<uuid>-<n>, manifest/manifest-list-<uuid>-<n>
     [<pt1>=<v1>/…/]bucket-<b>/data-<uuid>-<n>.parquet
 
+(bucket directories below ``data-file.path-directory`` when set; where each data, changelog
+and index file actually is — external paths, prefixes, index placement — is
+:mod:`lakeops.spec.locations`).
+
 Partition directory names are Paimon's (:class:`PartitionPaths`): type-aware value strings
 (:mod:`lakeops.spec.partition_names`, honouring ``partition.legacy-name``) escaped exactly as
 Paimon (Hive's ``escapePathName``) does, so a value such as ``../x`` or ``a/b`` becomes one
