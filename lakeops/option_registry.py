@@ -67,7 +67,6 @@ __all__ = [
     "file_format",
     "known_keys",
     "refusals",
-    "resolve_external_path",
     "rule_for",
     "suggest",
     "unknown_keys",
@@ -134,13 +133,9 @@ _TRUE_REFUSED = _unless("false")
 _SET_REFUSED: ValueRule = lambda value, _: value.strip() != ""  # noqa: E731
 
 
-def _external_paths(value: str, options: Mapping[str, str]) -> bool:
-    strategy = _norm(options.get("data-file.external-paths.strategy", "none"))
-    return value.strip() != "" and strategy != "none"
-
-
 def _external_strategy(value: str, options: Mapping[str, str]) -> bool:
-    return _norm(value) != "none" and options.get("data-file.external-paths", "").strip() != ""
+    writes = ("none", "round-robin", "specific-fs")
+    return _norm(value) not in writes and options.get("data-file.external-paths", "").strip() != ""
 
 
 def _per_level_formats(value: str, _: Mapping[str, str]) -> bool:
@@ -404,34 +399,40 @@ _honoured(
     fix="remove it",
 )
 
-# ---- refused: where files live and how they are laid out
+# ---- where files live (lakeops.spec.locations: one place resolves every file's location)
 _honoured(
     ["data-file.external-paths"],
-    "data files at external paths are not written by lakeops",
-    refuse_value=_external_paths,
-    fix="remove 'data-file.external-paths' / set 'data-file.external-paths.strategy' = 'none'",
+    "files at an entry's _EXTERNAL_PATH are read when they lie below one of these roots on the "
+    "table's own file system; new files go there with the strategy "
+    "(data-file.external-paths.strategy)",
 )
 _honoured(
     ["data-file.external-paths.strategy"],
-    "data files at external paths are not written by lakeops",
+    "none (files stay in the table), round-robin and specific-fs (round robin over the roots "
+    "of one scheme) are written as Paimon does; entropy-inject and weight-robin are not",
     refuse_value=_external_strategy,
-    fix="set it to 'none'",
+    fix="set it to 'round-robin' (or 'none')",
+)
+_honoured(
+    ["data-file.external-paths.specific-fs"],
+    "the scheme of the roots the specific-fs strategy writes to",
 )
 _ignorable(
-    ["data-file.external-paths.specific-fs", "data-file.external-paths.weights"],
-    "only with an external-paths strategy, which is refused",
+    ["data-file.external-paths.weights"],
+    "only with the weight-robin strategy, which lakeops refuses to write",
 )
-_refused(
+_honoured(
     ["data-file.path-directory"],
-    "data files in a sub-directory of the table are not where lakeops looks for them",
-    _REMOVE,
-    reads_wrong=True,
+    "bucket directories are <table>/<dir>/<partition>/bucket-N, read and written",
 )
 _honoured(
     ["index-file-in-data-file-dir"],
-    "index files are kept in the table's index/ directory",
-    refuse_value=_TRUE_REFUSED,
-    fix="remove it",
+    "bucket (HASH) index files are read from and written to the bucket directory (or the "
+    "external path of the entry) instead of index/",
+)
+_honoured(
+    ["data-file.prefix", "changelog-file.prefix"],
+    "file name prefixes of the data and changelog files lakeops writes",
 )
 _honoured(
     ["data-file.thin-mode"],
@@ -561,8 +562,6 @@ _ignorable(
         "file.block-size",
         "file.suffix.include.compression",
         "changelog-file.compression",
-        "changelog-file.prefix",
-        "data-file.prefix",
         "target-file-row-num",
         "parquet.enable.dictionary",
         "write.batch-size",
@@ -1092,21 +1091,3 @@ def check_data_files(file_names: Iterable[str], what: str) -> None:
     """:func:`check_data_file` for every name (before a write or compaction starts)."""
     for name in file_names:
         check_data_file(name, what)
-
-
-def resolve_external_path(path: str, protocol: str, is_local: bool) -> str:
-    """The storage path of a data file at an external path (``_EXTERNAL_PATH``), when it lies
-    on the table's own file system; otherwise :class:`UnsupportedFeatureError` (option
-    ``data-file.external-paths``), since lakeops has no client or credentials for it."""
-    m = re.match(r"([a-zA-Z][a-zA-Z0-9+.-]*):(.*)", path)
-    if m is None or (len(m.group(1)) == 1 and is_local):  # no scheme (or a drive letter)
-        return path
-    scheme, rest = m.group(1).lower(), m.group(2)
-    if is_local and scheme == "file":
-        return "/" + rest.lstrip("/")
-    if not is_local and scheme in (protocol.lower(), f"{protocol.lower()}a"):
-        return rest.lstrip("/")
-    raise UnsupportedFeatureError(
-        f"data file {path!r} lies at an external path on another file system ({scheme}) than "
-        f"the table ({protocol}); lakeops cannot read it (option 'data-file.external-paths')"
-    )

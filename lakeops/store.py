@@ -17,11 +17,11 @@ from lakeops.io.file_io import FileIO, join
 from lakeops.spec import paths
 from lakeops.spec.index_manifest import (
     HASH_INDEX,
-    IndexFileMeta,
     IndexManifestEntry,
     decode_hashes,
     read_index_manifest,
 )
+from lakeops.spec.locations import FileLocations
 from lakeops.spec.manifest import (
     FileKind,
     ManifestEntry,
@@ -209,12 +209,22 @@ class TableStore:
             self._index_cache[name] = read_index_manifest(data)
         return self._index_cache[name]
 
-    def hash_index(self, meta: IndexFileMeta) -> np.ndarray:
-        """The int32 key hashes of a HASH index file."""
+    def locations(self, schema: TableSchema | None = None) -> FileLocations:
+        """Where this table's files live (:mod:`lakeops.spec.locations`), by ``schema``'s
+        options (default: the latest schema)."""
+        return FileLocations.of(self.file_io, self.root, schema or self.latest_schema())
+
+    def hash_index(
+        self, entry: IndexManifestEntry, schema: TableSchema | None = None
+    ) -> np.ndarray:
+        """The int32 key hashes of the HASH index file of an index manifest entry (in
+        ``index/``, or in its bucket directory / at its external path, see
+        :meth:`FileLocations.index_entry_path`)."""
+        meta = entry.file
         if meta.index_type != HASH_INDEX:
             raise CorruptTableError(f"{meta.file_name} is a {meta.index_type} index, not HASH")
-        name = meta.file_name
-        return decode_hashes(self.file_io.read_bytes(self.path(paths.index_path(name))), name)
+        path = self.locations(schema).index_entry_path(entry.partition, entry.bucket, meta)
+        return decode_hashes(self.file_io.read_bytes(path), meta.file_name)
 
     def live_entries(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
         """Every data file live in ``snapshot`` (ADD entries that were not deleted)."""

@@ -21,7 +21,7 @@ from lakeops.compact.health import TableHealth, table_health
 from lakeops.compact.options import CompactOptions, parse_duration
 from lakeops.compact.planner import plan_compaction
 from lakeops.errors import CommitStateUnknownError, ConfigurationError, UnsupportedFeatureError
-from lakeops.io.file_io import FileIO, join
+from lakeops.io.file_io import FileIO
 from lakeops.merge import create_merge_engine
 from lakeops.options import TableOptions
 from lakeops.read.lookup import lookup
@@ -29,7 +29,7 @@ from lakeops.read.merge_read import SplitReader
 from lakeops.read.predicate import Filter, normalize, to_expression
 from lakeops.read.scan import Split, plan_splits
 from lakeops.schema_commit import alter_schema
-from lakeops.spec import paths
+from lakeops.spec.locations import FileLocations
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.schema_change import SchemaChange
 from lakeops.spec.snapshot import Snapshot
@@ -194,7 +194,7 @@ class Table:
         """Delete the files never-committed messages carry (what an aborted job wrote): new
         data, changelog and compaction outputs — or, with ``compaction_only``, only what their
         compactions wrote. Upgraded files (same name before and after) are kept."""
-        part_paths = paths.partition_paths(self.schema, self.options)
+        locations = FileLocations.of(self.file_io, self.root, self.schema, self.options)
         for m in messages:
             keep = {f.file_name for f in m.compact_before}
             produced = [*m.compact_after, *m.compact_changelog_files]
@@ -202,10 +202,11 @@ class Table:
                 keep |= {f.file_name for f in m.new_files}
             else:
                 produced += [*m.new_files, *m.changelog_files]
-            bucket_path = part_paths.bucket_dir(m.partition, m.bucket)
             for f in produced:
                 if f.file_name not in keep:
-                    self.file_io.delete(join(self.root, bucket_path, f.file_name))
+                    self.file_io.delete(
+                        locations.entry_path(m.partition, m.bucket, f.file_name, f.external_path)
+                    )
 
     def commit_compaction(
         self, messages: Sequence[CommitMessage], written: Sequence[str]

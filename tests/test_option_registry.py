@@ -25,7 +25,6 @@ from lakeops.option_registry import (
     check_create_options,
     check_writable,
     file_format,
-    resolve_external_path,
     rule_for,
     suggest,
 )
@@ -109,7 +108,9 @@ def test_every_entry_is_classified_with_a_reason() -> None:
         ("lookup.cache-rows", "ignorable"),
         ("file-index.bloom-filter.columns", "ignorable"),
         ("parquet.block.size", "ignorable"),
-        ("data-file.path-directory", "refused"),
+        ("data-file.path-directory", "honoured"),
+        ("index-file-in-data-file-dir", "honoured"),
+        ("data-file.prefix", "honoured"),
         ("scan.fallback-branch", "refused"),
     ],
 )
@@ -152,14 +153,22 @@ def test_values_lakeops_honours() -> None:
     )
 
 
-def test_external_paths_refused_only_with_a_strategy() -> None:
-    with pytest.raises(UnsupportedFeatureError, match=r"data-file\.external-paths"):
+def test_external_path_strategies_lakeops_cannot_write_are_refused() -> None:
+    for strategy in ("none", "round-robin", "specific-fs"):
         check_create_options(
             {
                 "data-file.external-paths": "s3://elsewhere/x",
-                "data-file.external-paths.strategy": "round-robin",
+                "data-file.external-paths.strategy": strategy,
             }
         )
+    for strategy in ("entropy-inject", "weight-robin"):
+        with pytest.raises(UnsupportedFeatureError, match=r"data-file\.external-paths"):
+            check_create_options(
+                {
+                    "data-file.external-paths": "s3://elsewhere/x",
+                    "data-file.external-paths.strategy": strategy,
+                }
+            )
 
 
 def test_suggestions() -> None:
@@ -173,14 +182,6 @@ def test_file_format_is_the_last_extension() -> None:
     assert file_format("data-1a2b-0.parquet") == "parquet"
     assert file_format("data-1a2b-0.orc") == "orc"
     assert file_format("data-1a2b-0.zstd.avro") == "avro"
-
-
-def test_external_paths_on_the_same_file_system_resolve() -> None:
-    assert resolve_external_path("file:/ext/a.parquet", "file", True) == "/ext/a.parquet"
-    assert resolve_external_path("/ext/a.parquet", "file", True) == "/ext/a.parquet"
-    assert resolve_external_path("s3://b/ext/a.parquet", "s3", False) == "b/ext/a.parquet"
-    with pytest.raises(UnsupportedFeatureError, match="external"):
-        resolve_external_path("oss://b/ext/a.parquet", "file", True)
 
 
 def test_unknown_keys_on_existing_tables_refuse_writes() -> None:
@@ -215,14 +216,15 @@ REFUSED_AT_CREATE = [
     {"file.format": "orc"},
     {"file.format": "avro"},
     {"bucket": "-2"},
-    {"data-file.external-paths": "file:/tmp/x", "data-file.external-paths.strategy": "specific-fs"},
-    {"data-file.path-directory": "data"},
+    {
+        "data-file.external-paths": "file:/tmp/x",
+        "data-file.external-paths.strategy": "weight-robin",
+    },
     {"deletion-vectors.enabled": "true"},
     {"fields.v.default-value": "x"},
     {"scan.fallback-branch": "other"},
     {"primary-key": "id"},
     {"tag.automatic-creation": "process-time"},
-    {"index-file-in-data-file-dir": "true"},
     {"metadata.iceberg.storage": "table-location"},
 ]
 
@@ -259,10 +261,12 @@ REFUSED_ON_EXISTING: list[tuple[dict[str, str], bool]] = [
     ({"file.format": "orc"}, False),
     ({"bucket": "-2"}, True),
     (
-        {"data-file.external-paths": "file:/x", "data-file.external-paths.strategy": "round-robin"},
+        {
+            "data-file.external-paths": "file:/x",
+            "data-file.external-paths.strategy": "entropy-inject",
+        },
         False,
     ),
-    ({"data-file.path-directory": "data"}, True),
     ({"deletion-vectors.enabled": "true"}, False),
     ({"fields.v.default-value": "x"}, True),
     ({"scan.fallback-branch": "b"}, True),
@@ -393,9 +397,9 @@ def test_snapshot_with_deletion_vectors_refuses_reads(catalog: Catalog, written:
 
 def test_distributed_compaction_plan_is_refused(catalog: Catalog, written: Path) -> None:
     """The Spark compaction driver plans with ``plan_buckets``; it refuses like Table.compact."""
-    add_schema_options(written, {"data-file.path-directory": "data"})
+    add_schema_options(written, {"fields.v.default-value": "x"})
     table = catalog.get_table("db.t")
-    with pytest.raises(UnsupportedFeatureError, match=r"data-file\.path-directory"):
+    with pytest.raises(UnsupportedFeatureError, match=r"default-value"):
         plan_buckets(table.store, table.schema)
 
 

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lakeops.compact.options import parse_duration
-from lakeops.errors import ConfigurationError
-from lakeops.io.file_io import join
+from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.options import TableOptions
 from lakeops.spec import paths
+from lakeops.spec.locations import FileLocations
 from lakeops.spec.manifest import FileKind, ManifestEntry
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import Snapshot
@@ -123,8 +123,15 @@ def _end_exclusive(
     return end
 
 
-def _bucket_path(store: TableStore, part_paths: paths.PartitionPaths, e: ManifestEntry) -> str:
-    return join(store.root, part_paths.bucket_dir(e.partition, e.bucket), e.file.file_name)
+def _delete_entry_file(store: TableStore, locations: FileLocations, e: ManifestEntry) -> None:
+    """Delete the file of ``e`` (at its external path, or in its bucket directory). A file at an
+    external path outside every root the table's options name is left alone: lakeops never
+    deletes anything it was not told the table owns."""
+    try:
+        path = locations.entry_path(e.partition, e.bucket, e.file.file_name, e.file.external_path)
+    except UnsupportedFeatureError:
+        return
+    store.file_io.delete(path)
 
 
 def _lists(s: Snapshot) -> list[str]:
@@ -201,7 +208,7 @@ def _expire_range(
     result: ExpireResult,
 ) -> None:
     fio = store.file_io
-    part_paths = paths.partition_paths(schema, options)
+    locations = FileLocations.of(fio, store.root, schema, options)
     keep = [s for i, s in snapshots.items() if i >= end]
     live = {e.file.file_name for e in store.live_entries(snapshots[end])}
     # 1. data files the expired commits deleted (snapshot `end` is the first that stays, and its
@@ -209,7 +216,7 @@ def _expire_range(
     for sid in range(first + 1, end + 1):
         for e in store.delta_entries(snapshots[sid]):
             if e.kind == FileKind.DELETE and e.file.file_name not in live:
-                fio.delete(_bucket_path(store, part_paths, e))
+                _delete_entry_file(store, locations, e)
                 result.data_files_deleted += 1
     # 2. changelog: kept as changelog/changelog-<id>, or deleted with its snapshot
     for sid in range(first, end):
@@ -221,7 +228,7 @@ def _expire_range(
             result.kept_changelogs.append(sid)
         elif snap.changelog_manifest_list:
             for e in store.changelog_entries(snap):
-                fio.delete(_bucket_path(store, part_paths, e))
+                _delete_entry_file(store, locations, e)
                 result.changelog_files_deleted += 1
     # 3. manifests and lists no retained snapshot (or kept changelog) references
     retained = _retained_manifests(store, keep)
@@ -245,7 +252,14 @@ def _expire_range(
         for index_entry in store.index_entries(snap):
             name = index_entry.file.file_name
             if name not in kept_index:
-                fio.delete(store.path(paths.index_path(name)))
+                try:
+                    path = locations.index_entry_path(
+                        index_entry.partition, index_entry.bucket, index_entry.file
+                    )
+                except UnsupportedFeatureError:  # outside the named roots: left alone
+                    path = None
+                if path is not None:
+                    fio.delete(path)
                 kept_index.add(name)  # deleted once
         fio.delete(store.path(paths.manifest_path(snap.index_manifest)))
         kept_index.add(snap.index_manifest)
@@ -276,7 +290,7 @@ def _expire_changelogs(
         return
     snapshot_count = len(store.snapshot_ids())
     fio = store.file_io
-    part_paths = paths.partition_paths(schema, options)
+    locations = FileLocations.of(fio, store.root, schema, options)
     total = len(ids) + snapshot_count
     for sid in ids:
         kept = store.changelog(sid)
@@ -287,7 +301,7 @@ def _expire_changelogs(
         if not (too_many or too_old):
             break
         for e in store.changelog_entries(kept):
-            fio.delete(_bucket_path(store, part_paths, e))
+            _delete_entry_file(store, locations, e)
             result.changelog_files_deleted += 1
         if kept.changelog_manifest_list:
             for m in store.manifest_list(kept.changelog_manifest_list):

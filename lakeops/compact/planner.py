@@ -13,12 +13,11 @@ from lakeops.compact.expire import RecordExpiry
 from lakeops.compact.manager import BucketCompactor
 from lakeops.compact.options import CompactOptions
 from lakeops.compact.task import BucketContext
-from lakeops.io.file_io import join
 from lakeops.merge import MergeEngine
 from lakeops.option_registry import check_data_files, check_writable
 from lakeops.options import TableOptions
-from lakeops.spec import paths
 from lakeops.spec.data_file import DataFileMeta
+from lakeops.spec.locations import FileLocations
 from lakeops.spec.partition_spec import spec_predicate
 from lakeops.spec.schema import TableSchema
 from lakeops.store import TableStore
@@ -119,11 +118,11 @@ def run_bucket(
     """Compact one bucket: its commit message (None if nothing to do) and the files written."""
     copts = CompactOptions.from_schema(schema, options)
     changelog = ChangelogOptions.from_schema(schema, options)
+    locations = FileLocations.of(store.file_io, store.root, schema, options)
+    locations.check_writable()
     ctx = BucketContext(
         store.file_io,
-        join(
-            store.root, paths.partition_paths(schema, options).bucket_dir(job.partition, job.bucket)
-        ),
+        locations.bucket_path(job.partition, job.bucket),
         schema,
         store.schema,
         options,
@@ -132,6 +131,7 @@ def run_bucket(
         RecordExpiry(copts) if copts.expire_ms is not None else None,
         changelog,
         cache or RowGroupCache(changelog.lookup_cache_bytes),
+        locations.external_paths_of(job.partition, job.bucket),
     )
     files = list(job.files)
     result = BucketCompactor(ctx, files).compact(files, full=full, force_level0=force_level0)

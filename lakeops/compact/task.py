@@ -36,6 +36,7 @@ from lakeops.read.evolution import SchemaLookup
 from lakeops.read.kv_reader import KeyValueReader
 from lakeops.spec.data_file import FILE_SOURCE_COMPACT, DataFileMeta
 from lakeops.spec.kv import KIND
+from lakeops.spec.locations import ExternalPaths
 from lakeops.spec.schema import TableSchema
 from lakeops.write.file_writer import RollingKeyValueWriter
 
@@ -61,6 +62,8 @@ class BucketContext:
     expiry: RecordExpiry | None = None
     changelog: ChangelogOptions | None = None
     cache: RowGroupCache | None = None
+    #: where new files of this bucket go when the table writes external paths
+    external: ExternalPaths | None = None
 
     def __post_init__(self) -> None:
         self.reader = KeyValueReader(self.file_io, self.schema, self.schemas)
@@ -184,6 +187,7 @@ class CompactTask:
             ctx.options.target_file_size,
             self.output_level,
             FILE_SOURCE_COMPACT,
+            external=ctx.external,
         )
         changelog = (
             RollingKeyValueWriter(
@@ -194,6 +198,7 @@ class CompactTask:
                 0,
                 FILE_SOURCE_COMPACT,
                 prefix="changelog",
+                external=ctx.external,
             )
             if self.changelog_mode
             else None

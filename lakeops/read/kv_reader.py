@@ -19,11 +19,12 @@ from typing import Any
 import pyarrow as pa
 
 from lakeops.io.data_formats import DataFormat, reader_for
-from lakeops.io.file_io import FileIO, join
-from lakeops.option_registry import check_data_file, check_readable, resolve_external_path
+from lakeops.io.file_io import FileIO
+from lakeops.option_registry import check_data_file, check_readable
 from lakeops.read.evolution import SchemaEvolution, SchemaLookup, read_cast
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.kv import KIND, SEQ, key_column
+from lakeops.spec.locations import FileLocations
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.types import DataType
 
@@ -48,6 +49,8 @@ class KeyValueReader:
         check_readable(schema.options)
         self.file_io = file_io
         self.schema = schema
+        #: external paths are followed only below the roots the table's options name
+        self.locations = FileLocations("", schema.options, file_io.protocol, file_io.is_local)
         self.evolution = SchemaEvolution(schema, schemas)
         self.key_names = schema.trimmed_primary_keys
         self.key_types = schema.types_of(self.key_names)
@@ -57,11 +60,7 @@ class KeyValueReader:
         """Where ``f`` is stored; refuses files lakeops cannot read (ORC, Avro, external paths
         on another file system) with :class:`~lakeops.errors.UnsupportedFeatureError`."""
         check_data_file(f.file_name)
-        if f.external_path:
-            return resolve_external_path(
-                f.external_path, self.file_io.protocol, self.file_io.is_local
-            )
-        return join(directory, f.file_name)
+        return self.locations.data_file(directory, f.file_name, f.external_path)
 
     def record_schema(self, value_cols: Sequence[str]) -> pa.Schema:
         """The uniform schema of records with these value columns."""

@@ -127,7 +127,7 @@ def assign_dynamic(df: Any, options: dict[str, str]) -> Any:
             )
             index = PartitionIndex.load(
                 [e for e in entries if e.partition == pbytes],
-                lambda e: t.store.hash_index(e.file),
+                lambda e: t.store.hash_index(e, t.schema),
                 partition_hash=phash,
                 num_channels=channels,
                 num_assigners=assigners,

@@ -6,6 +6,10 @@
     manifest/manifest-<uuid>-<n>, manifest/manifest-list-<uuid>-<n>
     [<pt1>=<v1>/…/]bucket-<b>/data-<uuid>-<n>.parquet
 
+(bucket directories below ``data-file.path-directory`` when set; where each data, changelog
+and index file actually is — external paths, prefixes, index placement — is
+:mod:`lakeops.spec.locations`).
+
 Partition directory names are Paimon's (:class:`PartitionPaths`): type-aware value strings
 (:mod:`lakeops.spec.partition_names`, honouring ``partition.legacy-name``) escaped exactly as
 Paimon (Hive's ``escapePathName``) does, so a value such as ``../x`` or ``a/b`` becomes one
@@ -16,7 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -122,6 +126,7 @@ class PartitionPaths:
         default_name: str = DEFAULT_PARTITION_NAME,
         legacy_name: bool = True,
         zone: dt.tzinfo | None = None,
+        data_directory: str | None = None,
     ) -> None:
         if len(names) != len(types):
             raise ValueError(f"{len(names)} partition names but {len(types)} types")
@@ -137,6 +142,8 @@ class PartitionPaths:
         self.default_name = default_name
         self.legacy_name = legacy_name
         self.zone = zone
+        #: ``data-file.path-directory``: bucket directories are below it
+        self.data_directory = data_directory
         self._cache: dict[bytes, str] = {}
 
     def value_names(self, internal_values: Sequence[Any]) -> list[str]:
@@ -164,7 +171,7 @@ class PartitionPaths:
 
     def bucket_dir(self, partition: bytes, bucket: int) -> str:
         """The bucket directory of a serialized partition, relative to the table root."""
-        return bucket_dir(self.dir_of(partition), bucket)
+        return bucket_dir(self.dir_of(partition), bucket, self.data_directory)
 
 
 def partition_paths(schema: TableSchema, options: TableOptions) -> PartitionPaths:
@@ -174,12 +181,28 @@ def partition_paths(schema: TableSchema, options: TableOptions) -> PartitionPath
         schema.types_of(schema.partition_keys),
         options.partition_default_name,
         options.partition_legacy_name,
+        data_directory=data_directory(schema.options),
     )
 
 
-def bucket_dir(partition: str, bucket: int) -> str:
-    """Directory of one bucket, relative to the table root."""
-    return f"{partition}/bucket-{bucket}" if partition else f"bucket-{bucket}"
+def data_directory(options: Mapping[str, str]) -> str | None:
+    """``data-file.path-directory`` (None when unset or empty): the sub-directory of the table
+    that holds every bucket directory (Paimon's ``FileStorePathFactory.dataFilePath``)."""
+    value = (options.get("data-file.path-directory") or "").strip().strip("/")
+    if not value:
+        return None
+    if ".." in value.split("/"):
+        raise ConfigurationError(
+            f"option 'data-file.path-directory' = {value!r} leaves the table directory"
+        )
+    return value
+
+
+def bucket_dir(partition: str, bucket: int, data_dir: str | None = None) -> str:
+    """Directory of one bucket, relative to the table root:
+    ``[<data-file.path-directory>/][<partition>/]bucket-<n>`` (``relativeBucketPath``)."""
+    rel = f"{partition}/bucket-{bucket}" if partition else f"bucket-{bucket}"
+    return f"{data_dir}/{rel}" if data_dir else rel
 
 
 def _unique(prefix: str, n: int = 0) -> str:

@@ -18,7 +18,7 @@ from lakeops.io.file_io import FileIO, join
 from lakeops.spec import binary_row
 from lakeops.spec.data_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
 from lakeops.spec.kv import KIND, SEQ, RowKind, key_column
-from lakeops.spec.paths import data_file_name
+from lakeops.spec.locations import ExternalPaths, FileLocations
 from lakeops.spec.schema import TableSchema
 from lakeops.write.parquet_layout import writer_options
 
@@ -40,8 +40,16 @@ def data_file_schema(schema: TableSchema) -> pa.Schema:
 class _OpenFile:
     """State of the file being written."""
 
-    def __init__(self, path: str, name: str, writer: pq.ParquetWriter, sink: Any) -> None:
+    def __init__(
+        self,
+        path: str,
+        name: str,
+        writer: pq.ParquetWriter,
+        sink: Any,
+        external_path: str | None = None,
+    ) -> None:
         self.path, self.name, self.writer, self.sink = path, name, writer, sink
+        self.external_path = external_path
         self.rows = 0
         self.first_key: list[Any] | None = None
         self.last_key: list[Any] = []
@@ -65,9 +73,13 @@ class RollingKeyValueWriter:
         level: int,
         file_source: int = FILE_SOURCE_APPEND,
         prefix: str = "data",
+        external: ExternalPaths | None = None,
     ) -> None:
         self.file_io = file_io
         self.directory = directory
+        #: names and places files as the table's options say (prefixes, external paths)
+        self.locations = FileLocations("", schema.options, file_io.protocol, file_io.is_local)
+        self.external = external
         self.schema = schema
         self.target_file_size = target_file_size
         self.level = level
@@ -126,9 +138,10 @@ class RollingKeyValueWriter:
             self._finish()
 
     def _start(self) -> _OpenFile:
-        self.file_io.mkdirs(self.directory)
-        name = data_file_name(prefix=self.prefix)
-        path = join(self.directory, name)
+        name = self.locations.new_name(changelog=self.prefix == "changelog")
+        new = self.locations.new_file(self.directory, name, self.external)
+        path = new.path
+        self.file_io.mkdirs(path.rsplit("/", 1)[0])
         self.written.append(path)
         sink = self.file_io.arrow_fs.open_output_stream(path)
         writer = pq.ParquetWriter(
@@ -139,7 +152,7 @@ class RollingKeyValueWriter:
             use_dictionary=self.dictionary_columns,
             **self.parquet_options,
         )
-        self._open = _OpenFile(path, name, writer, sink)
+        self._open = _OpenFile(path, name, writer, sink, external_path=new.external_path)
         return self._open
 
     def _finish(self) -> None:
@@ -171,6 +184,7 @@ class RollingKeyValueWriter:
                 delete_row_count=f.deletes,
                 file_source=self.file_source,
                 value_stats_cols=(),
+                external_path=f.external_path,
             )
         )
 
@@ -201,9 +215,12 @@ class KeyValueFileWriter:
         bucket_path: str,
         schema: TableSchema,
         target_file_size: int,
+        external: ExternalPaths | None = None,
     ) -> None:
         self.file_io = file_io
         self.directory = join(table_root, bucket_path)
+        self.external = external
+        self.locations = FileLocations("", schema.options, file_io.protocol, file_io.is_local)
         self.schema = schema
         self.target_file_size = target_file_size
         self.written: list[str] = []
@@ -225,6 +242,7 @@ class KeyValueFileWriter:
             level,
             file_source,
             prefix,
+            self.external,
         )
         writer.write(records)
         files = writer.close()

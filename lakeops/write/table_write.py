@@ -37,7 +37,7 @@ from lakeops.compact.manager import BucketCompactor
 from lakeops.compact.options import CompactOptions
 from lakeops.compact.task import BucketContext, CompactResult
 from lakeops.errors import LakeopsError
-from lakeops.io.file_io import FileIO, join
+from lakeops.io.file_io import FileIO
 from lakeops.merge import create_merge_engine, merge_sorted, sort_records
 from lakeops.merge.ordering import as_table
 from lakeops.option_registry import check_data_files
@@ -47,6 +47,7 @@ from lakeops.spec import binary_row, paths
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.index_manifest import HASH_INDEX, IndexFileMeta, encode_hashes
 from lakeops.spec.kv import KIND, SEQ
+from lakeops.spec.locations import ExternalPaths, FileLocations
 from lakeops.spec.schema import TableSchema
 from lakeops.store import TableStore
 from lakeops.write.commit_message import CommitMessage
@@ -97,7 +98,11 @@ class _BucketBuffer:
             if _id(f) in self.compact_after:  # produced by an earlier compaction of this write
                 del self.compact_after[_id(f)]
                 if f.file_name not in after_names:
-                    file_io.delete(join(self.writer.directory, f.file_name))
+                    file_io.delete(
+                        self.writer.locations.data_file(
+                            self.writer.directory, f.file_name, f.external_path
+                        )
+                    )
             else:
                 self.compact_before[_id(f)] = f
         for f in result.after:
@@ -132,6 +137,8 @@ class TableWrite:
         self.bucket_key_types = schema.types_of(schema.bucket_keys)
         self.partition_types = schema.types_of(schema.partition_keys)
         self.partition_paths = paths.partition_paths(schema, options)
+        self.locations = FileLocations.of(store.file_io, store.root, schema, options)
+        self.locations.check_writable()
         self.compact_options = CompactOptions.from_schema(schema, options)
         self.changelog_options = ChangelogOptions.from_schema(schema, options)
         self._lookup_cache: RowGroupCache | None = None
@@ -262,7 +269,7 @@ class TableWrite:
             entries = [e for e in self.store.index_entries(self._base) if e.partition == pbytes]
             index = PartitionIndex.load(
                 entries,
-                lambda e: self.store.hash_index(e.file),
+                lambda e: self.store.hash_index(e, self.schema),
                 partition_hash=0,
                 num_channels=1,
                 num_assigners=1,
@@ -294,24 +301,29 @@ class TableWrite:
         buf = self._buffers.get((pbytes, bucket))
         if buf is None:
             bucket_path = self.partition_paths.bucket_dir(pbytes, bucket)
+            external = self.locations.external_paths_of(pbytes, bucket)
             writer = KeyValueFileWriter(
                 self.store.file_io,
                 self.store.root,
                 bucket_path,
                 self.schema,
                 self.options.target_file_size,
+                external,
             )
             live = list(self._restored_files(pbytes, bucket))
             compactor = None
             if not self.compact_options.write_only:
-                compactor = BucketCompactor(self.bucket_context(writer.directory), live)
+                compactor = BucketCompactor(self.bucket_context(writer.directory, external), live)
             next_seq = max((f.max_sequence_number for f in live), default=-1) + 1
             buf = _BucketBuffer(partition, pbytes, bucket, next_seq, writer, live, compactor)
             self._buffers[(pbytes, bucket)] = buf
         return buf
 
-    def bucket_context(self, directory: str) -> BucketContext:
-        """What compaction of a bucket in ``directory`` needs."""
+    def bucket_context(
+        self, directory: str, external: ExternalPaths | None = None
+    ) -> BucketContext:
+        """What compaction of a bucket in ``directory`` needs (``external``: where its new
+        files go when the table writes external paths)."""
         copts = self.compact_options
         expiry = RecordExpiry(copts) if copts.expire_ms is not None else None
         if self._lookup_cache is None:
@@ -327,6 +339,7 @@ class TableWrite:
             expiry,
             self.changelog_options,
             self._lookup_cache,
+            external,
         )
 
     def _restored_files(self, partition: bytes, bucket: int) -> list[DataFileMeta]:
@@ -417,7 +430,7 @@ class TableWrite:
         if not buf.key_hashes or self.cross_partition:
             return ()
         old = [
-            self.store.hash_index(e.file)
+            self.store.hash_index(e, self.schema)
             for e in self.store.index_entries(self._base)
             if e.partition == buf.partition_bytes
             and e.bucket == buf.bucket
@@ -429,10 +442,13 @@ class TableWrite:
         if len(after) == len(before):
             return ()
         data = encode_hashes(after)
-        name = paths.index_file_name()
-        self.store.file_io.write_bytes(self.store.path(paths.index_path(name)), data)
-        buf.index_written.append(self.store.path(paths.index_path(name)))
-        return (IndexFileMeta(HASH_INDEX, name, len(data), len(after)),)
+        new = self.locations.new_index_file(buf.partition_bytes, buf.bucket)
+        if new.external_path is None and self.locations.index_in_data_dir:
+            self.store.file_io.mkdirs(new.path.rsplit("/", 1)[0])
+        self.store.file_io.write_bytes(new.path, data)
+        buf.index_written.append(new.path)
+        extra = (("_EXTERNAL_PATH", new.external_path),) if new.external_path else ()
+        return (IndexFileMeta(HASH_INDEX, new.name, len(data), len(after), extra),)
 
     def _full_compaction_due(self) -> bool:
         """``changelog-producer=full-compaction``: full-compact every

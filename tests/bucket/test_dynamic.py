@@ -116,7 +116,7 @@ def test_hash_index_files_hold_the_key_hashes_of_each_bucket(catalog: Catalog) -
     assert sorted(e.bucket for e in entries) == [0, 1]  # exactly one file per bucket
     for (_dt, bucket), keys in _keys_by_bucket(table).items():
         (entry,) = [e for e in entries if e.bucket == bucket]
-        hashes = table.store.hash_index(entry.file)
+        hashes = table.store.hash_index(entry)
         assert entry.file.row_count == len(hashes) == len(keys)
         assert sorted(hashes.tolist()) == sorted(_id_hash(sorted(keys)).tolist())
     # bucket 0 gained nothing in the second write: its file is inherited unchanged

@@ -1,0 +1,294 @@
+"""Where a table's data, changelog and bucket-index files live, exactly as Paimon resolves them.
+
+The one place that turns a manifest entry (partition, bucket, file) into a storage path and that
+names new files. Paimon's rules (``FileStorePathFactory``, ``DataFilePathFactory``,
+``ExternalPathProvider``, ``IndexInDataFileDirPathFactory`` of Paimon master):
+
+* A bucket directory is ``[<data-file.path-directory>/][<partition>/]bucket-<n>`` below the table
+  root (``FileStorePathFactory.relativeBucketPath``).
+* A data file's location is its manifest entry's ``_EXTERNAL_PATH`` (a URI, e.g.
+  ``file:/lake/ext/bucket-0/data-….parquet`` or ``s3://b/ext/…``) when set, otherwise
+  ``<bucket directory>/<file name>`` (``DataFilePathFactory.toPath``).
+* New files are named ``<prefix><uuid>-<n>.<format>``; the prefix is ``data-file.prefix``
+  (default ``data-``) or ``changelog-file.prefix`` (default ``changelog-``).
+* With ``data-file.external-paths`` and a strategy other than ``none``, new files go to
+  ``<external root>/<relative bucket path>/<file name>`` and the entry records that URI:
+  ``round-robin`` cycles through every root from a random start; ``specific-fs`` does the same
+  over the roots whose scheme is ``data-file.external-paths.specific-fs``. ``entropy-inject`` and
+  ``weight-robin`` are refused for writes (see :mod:`lakeops.option_registry`).
+* Bucket index files (dynamic-bucket ``HASH``) live in ``index/`` unless
+  ``index-file-in-data-file-dir`` is true: then they sit in the bucket directory, or at an
+  external path (recorded as the index entry's ``_EXTERNAL_PATH``) when the table writes
+  external paths.
+
+Following an external path is allowed only below a root the table's own
+``data-file.external-paths`` names and on the file system lakeops opened the table with (issue 24);
+anything else is an :class:`~lakeops.errors.UnsupportedFeatureError` naming the path and option.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lakeops.errors import ConfigurationError, UnsupportedFeatureError
+from lakeops.io.file_io import join
+
+if TYPE_CHECKING:
+    from lakeops.io.file_io import FileIO
+    from lakeops.spec.paths import PartitionPaths
+
+__all__ = ["ExternalPaths", "FileLocations", "NewFile", "split_uri"]
+
+EXTERNAL_PATHS = "data-file.external-paths"
+EXTERNAL_STRATEGY = "data-file.external-paths.strategy"
+EXTERNAL_SPECIFIC_FS = "data-file.external-paths.specific-fs"
+PATH_DIRECTORY = "data-file.path-directory"
+DATA_PREFIX = "data-file.prefix"
+CHANGELOG_PREFIX = "changelog-file.prefix"
+INDEX_IN_DATA_DIR = "index-file-in-data-file-dir"
+#: strategies lakeops writes exactly (the others are refused for writes)
+WRITE_STRATEGIES = ("none", "round-robin", "specific-fs")
+
+_SCHEME = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*):(.*)")
+
+
+def split_uri(uri: str) -> tuple[str, str]:
+    """``(scheme, path)`` of a location: ``file:/a``, ``file:///a`` and ``/a`` are
+    ``("file", "/a")``; ``s3://b/k`` is ``("s3", "b/k")`` (authority and path, no leading '/')."""
+    m = _SCHEME.match(uri)
+    if m is None or len(m.group(1)) == 1:  # no scheme (or a Windows drive letter)
+        return "file", uri
+    scheme, rest = m.group(1).lower(), m.group(2)
+    if scheme == "file":
+        if rest.startswith("//"):
+            authority, _, path = rest[2:].partition("/")
+            if authority not in ("", "localhost"):
+                return scheme, "//" + rest[2:]  # a remote host: never matches a local root
+            rest = "/" + path
+        return scheme, "/" + rest.lstrip("/")
+    return scheme, rest.lstrip("/")
+
+
+def _normal(path: str) -> str:
+    """A path without '.' segments, repeated or trailing '/'; '..' segments refused."""
+    lead = "/" if path.startswith("/") else ""
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise UnsupportedFeatureError(
+            f"location {path!r} contains '..'; lakeops follows only paths inside the roots the "
+            f"table names (option '{EXTERNAL_PATHS}')"
+        )
+    return lead + "/".join(parts)
+
+
+def _same_fs(scheme: str, protocol: str, is_local: bool) -> bool:
+    if is_local:
+        return scheme in ("file", "local")
+    protocol = protocol.lower()
+    aliases = {protocol, f"{protocol}a", f"{protocol}n"}
+    if protocol in ("s3", "s3a"):
+        aliases |= {"s3", "s3a", "s3n"}
+    return scheme in aliases
+
+
+@dataclass(frozen=True)
+class NewFile:
+    """A file about to be written: its name (as in the manifest), where to write it, and the
+    ``_EXTERNAL_PATH`` URI to record (None: it is in the bucket directory)."""
+
+    name: str
+    path: str
+    external_path: str | None
+
+
+class ExternalPaths:
+    """Paimon's round-robin external-path provider for one bucket (``specific-fs`` is round
+    robin over the roots of that scheme)."""
+
+    def __init__(self, roots: Sequence[str], relative_bucket: str) -> None:
+        self.roots = tuple(roots)
+        self.relative_bucket = relative_bucket
+        self.position = random.randrange(len(self.roots))
+
+    def next_uri(self, file_name: str) -> str:
+        """The URI of the next file, as Paimon's ``getNextExternalDataPath``."""
+        self.position = (self.position + 1) % len(self.roots)
+        return f"{self.roots[self.position].rstrip('/')}/{self.relative_bucket}/{file_name}"
+
+
+class FileLocations:
+    """Locations of one table's files (relative layout plus external roots)."""
+
+    def __init__(
+        self,
+        root: str,
+        options: Mapping[str, str],
+        protocol: str = "file",
+        is_local: bool = True,
+    ) -> None:
+        self.root = root
+        self.protocol = protocol
+        self.is_local = is_local
+        from lakeops.spec.paths import data_directory
+
+        self.data_directory = data_directory(options)
+        self.data_prefix = options.get(DATA_PREFIX, "data-")
+        self.changelog_prefix = options.get(CHANGELOG_PREFIX, "changelog-")
+        self.index_in_data_dir = options.get(INDEX_IN_DATA_DIR, "false").strip().lower() == "true"
+        listed = [p.strip() for p in options.get(EXTERNAL_PATHS, "").split(",") if p.strip()]
+        #: every root the table names: files below them may be read
+        self.external_roots = tuple(listed)
+        self.strategy = options.get(EXTERNAL_STRATEGY, "none").strip().lower()
+        self.write_roots: tuple[str, ...] = ()
+        if listed and self.strategy != "none":
+            specific = options.get(EXTERNAL_SPECIFIC_FS, "").strip().lower()
+            roots = listed
+            if self.strategy == "specific-fs":
+                roots = [p for p in listed if split_uri(p)[0] == specific and _SCHEME.match(p)]
+            self.write_roots = tuple(roots)
+
+        self.partitions: PartitionPaths | None = None
+
+    @classmethod
+    def of(cls, file_io: FileIO, root: str, schema: Any, options: Any = None) -> FileLocations:
+        """The locations of a table (a :class:`~lakeops.spec.schema.TableSchema` and, optionally,
+        its parsed :class:`~lakeops.options.TableOptions`)."""
+        from lakeops.options import TableOptions
+        from lakeops.spec.paths import partition_paths
+
+        parsed = options if options is not None else TableOptions.from_schema(schema)
+        loc = cls(root, schema.options, file_io.protocol, file_io.is_local)
+        loc.partitions = partition_paths(schema, parsed)
+        return loc
+
+    def _partition_dir(self, partition: bytes) -> str:
+        if self.partitions is None:
+            raise ValueError("FileLocations built without the table's partition layout")
+        return self.partitions.dir_of(partition)
+
+    def bucket_path(self, partition: bytes, bucket: int) -> str:
+        """Absolute bucket directory of a serialized partition."""
+        return join(self.root, self.bucket_dir(self._partition_dir(partition), bucket))
+
+    def entry_path(
+        self, partition: bytes, bucket: int, file_name: str, external: str | None
+    ) -> str:
+        """Storage path of a data/changelog file of a manifest entry."""
+        return self.data_file(self.bucket_path(partition, bucket), file_name, external)
+
+    def index_entry_path(self, partition: bytes, bucket: int, meta: Any) -> str:
+        """Storage path of an index manifest entry's file (an ``IndexFileMeta``)."""
+        external = dict(meta.extra).get("_EXTERNAL_PATH")
+        return self.index_file(self._partition_dir(partition), bucket, meta.file_name, external)
+
+    def new_index_file(self, partition: bytes, bucket: int, n: int = 0) -> NewFile:
+        """Where a new bucket index file goes (``IndexPathFactory.newPath``)."""
+        name = f"index-{uuid.uuid4()}-{n}"
+        if not self.index_in_data_dir:
+            return NewFile(name, join(self.root, "index", name), None)
+        pdir = self._partition_dir(partition)
+        external = self.external_paths(pdir, bucket)
+        return self.new_file(join(self.root, self.bucket_dir(pdir, bucket)), name, external)
+
+    def external_paths_of(self, partition: bytes, bucket: int) -> ExternalPaths | None:
+        """:meth:`external_paths` of a serialized partition."""
+        return self.external_paths(self._partition_dir(partition), bucket)
+
+    # ------------------------------------------------------------------ reading
+    def bucket_dir(self, partition_dir: str, bucket: int) -> str:
+        """The bucket directory relative to the table root (``relativeBucketPath``)."""
+        from lakeops.spec.paths import bucket_dir
+
+        return bucket_dir(partition_dir, bucket, self.data_directory)
+
+    def data_file(self, directory: str, file_name: str, external_path: str | None) -> str:
+        """Storage path of a data/changelog file of the bucket in ``directory`` (absolute)."""
+        if external_path:
+            return self.resolve_external(external_path)
+        return join(directory, file_name)
+
+    def resolve_external(self, uri: str) -> str:
+        """The storage path of an ``_EXTERNAL_PATH`` URI, which must lie below one of the roots
+        the table's ``data-file.external-paths`` names, on this table's file system."""
+        scheme, path = split_uri(uri)
+        path = _normal(path)
+        for root in self.external_roots:
+            r_scheme, r_path = split_uri(root)
+            r_path = _normal(r_path)
+            if r_scheme == scheme and path.startswith(r_path.rstrip("/") + "/"):
+                break
+        else:
+            raise UnsupportedFeatureError(
+                f"file {uri!r} lies outside every root the table's option '{EXTERNAL_PATHS}' "
+                f"names ({', '.join(self.external_roots) or 'none'}); lakeops does not follow it. "
+                f"Add its root to '{EXTERNAL_PATHS}' if the location is trusted"
+            )
+        if not _same_fs(scheme, self.protocol, self.is_local):
+            raise UnsupportedFeatureError(
+                f"file {uri!r} lies at an external path on another file system ({scheme}) than "
+                f"the table ({self.protocol}); lakeops cannot read it (option '{EXTERNAL_PATHS}')"
+            )
+        return path
+
+    def index_file(
+        self, partition_dir: str, bucket: int, file_name: str, external_path: str | None
+    ) -> str:
+        """Storage path of a bucket index file (``IndexPathFactory.toPath(IndexFileMeta)``)."""
+        if external_path:
+            return self.resolve_external(external_path)
+        if self.index_in_data_dir:
+            return join(self.root, self.bucket_dir(partition_dir, bucket), file_name)
+        return join(self.root, "index", file_name)
+
+    # ------------------------------------------------------------------ writing
+    def check_writable(self) -> None:
+        """Refuse (before writing) an external-path strategy lakeops cannot follow exactly."""
+        if not self.external_roots or self.strategy == "none":
+            return
+        if self.strategy not in WRITE_STRATEGIES:
+            raise UnsupportedFeatureError(
+                f"option '{EXTERNAL_STRATEGY}' = {self.strategy!r} is not written by lakeops "
+                f"(it writes {', '.join(WRITE_STRATEGIES)}); set it to 'round-robin'"
+            )
+        if not self.write_roots:
+            raise ConfigurationError(
+                f"no root of '{EXTERNAL_PATHS}' has the scheme that "
+                f"'{EXTERNAL_SPECIFIC_FS}' names; Paimon refuses this table too"
+            )
+        for root in self.write_roots:
+            scheme = split_uri(root)[0]
+            if _SCHEME.match(root) is None:
+                raise ConfigurationError(
+                    f"external path {root!r} has no scheme (e.g. file:/…, s3://…); Paimon "
+                    f"refuses it (option '{EXTERNAL_PATHS}')"
+                )
+            if not _same_fs(scheme, self.protocol, self.is_local):
+                raise UnsupportedFeatureError(
+                    f"external path {root!r} is on another file system ({scheme}) than the "
+                    f"table ({self.protocol}); lakeops cannot write there (option "
+                    f"'{EXTERNAL_PATHS}')"
+                )
+
+    def external_paths(self, partition_dir: str, bucket: int) -> ExternalPaths | None:
+        """The external-path provider of one bucket, or None when files stay in the table."""
+        if not self.write_roots or self.strategy == "none":
+            return None
+        self.check_writable()
+        return ExternalPaths(self.write_roots, self.bucket_dir(partition_dir, bucket))
+
+    def new_file(self, directory: str, file_name: str, external: ExternalPaths | None) -> NewFile:
+        """Where to write ``file_name`` of the bucket in ``directory`` (``newPathFromName``)."""
+        if external is None:
+            return NewFile(file_name, join(directory, file_name), None)
+        uri = external.next_uri(file_name)
+        return NewFile(file_name, self.resolve_external(uri), uri)
+
+    def new_name(self, changelog: bool, extension: str = "parquet", n: int = 0) -> str:
+        """A fresh data or changelog file name: ``<prefix><uuid>-<n>.<extension>``."""
+        prefix = self.changelog_prefix if changelog else self.data_prefix
+        return f"{prefix}{uuid.uuid4()}-{n}.{extension}"
