@@ -29,11 +29,11 @@ __all__ = ["alter_schema", "validate_schema"]
 MAX_ATTEMPTS = 10
 
 
-def validate_schema(schema: TableSchema) -> None:
+def validate_schema(schema: TableSchema, action: str = "create this table") -> None:
     """Raise (ConfigurationError / UnsupportedFeatureError) unless every option and key of
     ``schema`` is one lakeops honours exactly."""
     parsed = TableOptions.from_schema(schema)
-    check_writable(schema, "use this schema")  # Parquet layouts lakeops can write exactly
+    check_writable(schema, action)  # Parquet layouts lakeops can write exactly
     create_merge_engine(parsed, schema)
     CompactOptions.from_schema(schema, parsed)
     ChangelogOptions.from_schema(schema, parsed)
@@ -55,7 +55,7 @@ def alter_schema(store: TableStore, changes: Sequence[SchemaChange]) -> TableSch
         new = apply_changes(latest, list(changes), has_snapshots)
         # options this change sets: unknown keys (did-you-mean) and refused values
         check_create_options({k: v for k, v in new.options.items() if latest.options.get(k) != v})
-        validate_schema(new)
+        validate_schema(new, "apply this schema change")
         if store.file_io.publish_exclusive(
             store.path(paths.schema_path(new.id)), new.to_json().encode()
         ):
