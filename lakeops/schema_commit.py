@@ -21,7 +21,7 @@ from lakeops.spec.avro_codec import DEFAULT_COMPRESSION, avro_codec
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.schema_change import SchemaChange, apply_changes
 from lakeops.store import TableStore
-from lakeops.write.parquet_layout import check_writable
+from lakeops.write.file_formats import check_writable
 
 __all__ = ["alter_schema", "validate_schema"]
 
@@ -33,7 +33,7 @@ def validate_schema(schema: TableSchema) -> None:
     """Raise (ConfigurationError / UnsupportedFeatureError) unless every option and key of
     ``schema`` is one lakeops honours exactly."""
     parsed = TableOptions.from_schema(schema)
-    check_writable(schema, "use this schema")  # Parquet layouts lakeops can write exactly
+    check_writable(schema, "use this schema")  # formats and layouts lakeops writes exactly
     create_merge_engine(parsed, schema)
     CompactOptions.from_schema(schema, parsed)
     ChangelogOptions.from_schema(schema, parsed)

@@ -186,9 +186,10 @@ def _unique(prefix: str, n: int = 0) -> str:
     return f"{prefix}-{uuid.uuid4()}-{n}"
 
 
-def data_file_name(n: int = 0, prefix: str = "data") -> str:
-    """A fresh data file name (``data-<uuid>-<n>.parquet``; ``changelog-…`` for changelog)."""
-    return _unique(prefix, n) + ".parquet"
+def data_file_name(n: int = 0, prefix: str = "data", extension: str = "parquet") -> str:
+    """A fresh data file name (``data-<uuid>-<n>.<format>``, e.g. ``.parquet`` or ``.orc``;
+    ``changelog-…`` for changelog files)."""
+    return f"{_unique(prefix, n)}.{extension}"
 
 
 def manifest_name(n: int = 0) -> str:

@@ -1,4 +1,7 @@
-"""Writing merged, key-sorted records as Paimon key-value Parquet files, with their metadata.
+"""Writing merged, key-sorted records as Paimon key-value data files, with their metadata.
+
+Each file is Parquet or ORC as the table asks for the level it is written at
+(:mod:`lakeops.write.file_formats`).
 
 :class:`RollingKeyValueWriter` streams batches into files of one (partition, bucket) and level,
 rolling to a new file once the current one reaches ``target-file-size`` on disk; it tracks each
@@ -13,6 +16,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+from lakeops.write import orc_layout
+from lakeops.write.file_formats import FileSettings, settings_for, writer_kwargs
 
 from lakeops.io.file_io import FileIO, join
 from lakeops.spec import binary_row
@@ -40,7 +46,7 @@ def data_file_schema(schema: TableSchema) -> pa.Schema:
 class _OpenFile:
     """State of the file being written."""
 
-    def __init__(self, path: str, name: str, writer: pq.ParquetWriter, sink: Any) -> None:
+    def __init__(self, path: str, name: str, writer: Any, sink: Any) -> None:
         self.path, self.name, self.writer, self.sink = path, name, writer, sink
         self.rows = 0
         self.first_key: list[Any] | None = None
@@ -74,8 +80,12 @@ class RollingKeyValueWriter:
         self.file_source = file_source
         self.prefix = prefix
         self.file_schema = data_file_schema(schema)
+        # the format and codec Paimon gives this level (refuses a format lakeops cannot write)
+        self.settings: FileSettings = settings_for(
+            schema.options, level, changelog=prefix == "changelog"
+        )
         # Paimon's physical types; refuses (before any file is opened) what cannot match them
-        self.parquet_options = writer_options(schema)
+        self.parquet_options = writer_options(schema) if self.settings.format == "parquet" else {}
         self.key_names = schema.trimmed_primary_keys
         self.key_types = schema.types_of(self.key_names)
         # keys and sequence numbers are unique and sorted: dictionaries only cost time there
@@ -98,7 +108,7 @@ class RollingKeyValueWriter:
         key_cols = [records.column(k) for k in self.key_names]
         columns = [*key_cols, records.column(SEQ), records.column(KIND)]
         columns += [records.column(field.name) for field in self.schema.fields]
-        f.writer.write_table(pa.Table.from_arrays(columns, schema=self.file_schema))
+        f.writer.write(pa.Table.from_arrays(columns, schema=self.file_schema))
         n = records.num_rows
         if f.first_key is None:
             f.first_key = [c[0].as_py() for c in key_cols]
@@ -127,18 +137,23 @@ class RollingKeyValueWriter:
 
     def _start(self) -> _OpenFile:
         self.file_io.mkdirs(self.directory)
-        name = data_file_name(prefix=self.prefix)
+        name = data_file_name(prefix=self.prefix, extension=self.settings.extension)
         path = join(self.directory, name)
         self.written.append(path)
         sink = self.file_io.arrow_fs.open_output_stream(path)
-        writer = pq.ParquetWriter(
-            sink,
-            self.file_schema,
-            compression="zstd",
-            compression_level=1,
-            use_dictionary=self.dictionary_columns,
-            **self.parquet_options,
-        )
+        writer: Any
+        if self.settings.format == "orc":
+            writer = orc_layout.open_writer(
+                sink, self.settings.compression, self.target_file_size
+            )
+        else:
+            writer = pq.ParquetWriter(
+                sink,
+                self.file_schema,
+                use_dictionary=self.dictionary_columns,
+                **writer_kwargs(self.settings),
+                **self.parquet_options,
+            )
         self._open = _OpenFile(path, name, writer, sink)
         return self._open
 
