@@ -156,7 +156,9 @@ def check_writable(schema: TableSchema, what: str = "write this table") -> None:
     for key in ("file.compression.zstd-level",):
         value = schema.options.get(key, "1").strip() or "1"
         if not value.lstrip("-").isdigit():
-            raise UnsupportedFeatureError(f"cannot {what}: option {key!r} = {value!r} is no integer")
+            raise UnsupportedFeatureError(
+                f"cannot {what}: option {key!r} = {value!r} is no integer"
+            )
 
 
 def writer_kwargs(settings: FileSettings) -> dict[str, Any]:

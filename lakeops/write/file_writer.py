@@ -104,11 +104,14 @@ class RollingKeyValueWriter:
     def _write_slice(self, records: pa.Table) -> None:
         if records.num_rows == 0:
             return
-        f = self._open or self._start()
         key_cols = [records.column(k) for k in self.key_names]
         columns = [*key_cols, records.column(SEQ), records.column(KIND)]
         columns += [records.column(field.name) for field in self.schema.fields]
-        f.writer.write(pa.Table.from_arrays(columns, schema=self.file_schema))
+        chunk = pa.Table.from_arrays(columns, schema=self.file_schema)
+        if self.settings.format == "orc":
+            orc_layout.check_values(chunk)  # (before the file is opened)
+        f = self._open or self._start()
+        f.writer.write(chunk)
         n = records.num_rows
         if f.first_key is None:
             f.first_key = [c[0].as_py() for c in key_cols]
@@ -143,9 +146,7 @@ class RollingKeyValueWriter:
         sink = self.file_io.arrow_fs.open_output_stream(path)
         writer: Any
         if self.settings.format == "orc":
-            writer = orc_layout.open_writer(
-                sink, self.settings.compression, self.target_file_size
-            )
+            writer = orc_layout.open_writer(sink, self.settings.compression, self.target_file_size)
         else:
             writer = pq.ParquetWriter(
                 sink,
