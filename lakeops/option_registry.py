@@ -30,8 +30,8 @@ How the registry is used:
   unreadable (``reads_wrong``), e.g. postpone buckets, field default values, fallback branches.
 * :func:`check_data_file` / :func:`check_data_files` — every data file must be Parquet or ORC
   (the format is the file name's extension, as Paimon's ``DataFileMeta.fileFormat()``): an Avro
-  file refuses reads of it and writes/compactions of the table; a file at an external path on another
-  file system is refused too.
+  file refuses reads of it and writes/compactions of the table; a file at an external path on
+  another file system is refused too.
 
 Unknown keys on an existing table (typically an option of a newer Paimon than this registry):
 lakeops cannot know whether the option changes how files must be written or merged, so it
@@ -52,9 +52,6 @@ from typing import Literal
 
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.io.data_formats import READABLE_FORMATS
-
-#: data file formats lakeops writes (lakeops.write.file_formats writes them)
-WRITABLE_FORMATS = ("parquet", "orc")
 from lakeops.io.data_formats import format_of as file_format
 
 __all__ = [
@@ -74,6 +71,9 @@ __all__ = [
     "suggest",
     "unknown_keys",
 ]
+
+#: data file formats lakeops writes (lakeops.write.file_formats writes them)
+WRITABLE_FORMATS = ("parquet", "orc")
 
 OptionStatus = Literal["honoured", "ignorable", "refused"]
 #: ``(value, all options) -> True`` when lakeops cannot honour this value

@@ -17,15 +17,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lakeops.write import orc_layout
-from lakeops.write.file_formats import FileSettings, settings_for, writer_kwargs
-
 from lakeops.io.file_io import FileIO, join
 from lakeops.spec import binary_row
 from lakeops.spec.data_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
 from lakeops.spec.kv import KIND, SEQ, RowKind, key_column
 from lakeops.spec.paths import data_file_name
 from lakeops.spec.schema import TableSchema
+from lakeops.write import orc_layout
+from lakeops.write.file_formats import FileSettings, settings_for, writer_kwargs
 from lakeops.write.parquet_layout import writer_options
 
 __all__ = ["KeyValueFileWriter", "RollingKeyValueWriter", "data_file_schema"]
