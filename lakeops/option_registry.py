@@ -5,7 +5,7 @@ the Flink and Spark connector options, the Iceberg-compatibility, Hive, RocksDB,
 format options) has exactly one entry here, marked
 
 * ``honoured``  — lakeops implements it exactly as Paimon does (possibly only for some values:
-  the others are refused, e.g. ``bucket`` = -2 or ``file.format`` = ``orc``);
+  the others are refused, e.g. ``bucket`` = -2 or ``file.format`` = ``avro``);
 * ``ignorable`` — it is engine-specific or has no effect on the data and files lakeops reads and
   writes (Flink sink/source settings, streaming read-start settings, memory and parallelism
   tuning, manifest tuning, statistics collection, lookup caches …). It is stored and written
@@ -28,10 +28,10 @@ How the registry is used:
   :class:`~lakeops.errors.UnsupportedFeatureError`.
 * :func:`check_readable` — before any read: only the refusals whose result would be wrong or
   unreadable (``reads_wrong``), e.g. postpone buckets, field default values, fallback branches.
-* :func:`check_data_file` / :func:`check_data_files` — every data file must be Parquet (the format
-  is the file name's extension, as Paimon's ``DataFileMeta.fileFormat()``): an ORC or Avro file
-  refuses reads of it and writes/compactions of the table; a file at an external path on another
-  file system is refused too.
+* :func:`check_data_file` / :func:`check_data_files` — every data file must be Parquet or ORC
+  (the format is the file name's extension, as Paimon's ``DataFileMeta.fileFormat()``): an Avro
+  file refuses reads of it and writes/compactions of the table; a file at an external path on
+  another file system is refused too.
 
 Unknown keys on an existing table (typically an option of a newer Paimon than this registry):
 lakeops cannot know whether the option changes how files must be written or merged, so it
@@ -71,6 +71,9 @@ __all__ = [
     "suggest",
     "unknown_keys",
 ]
+
+#: data file formats lakeops writes (lakeops.write.file_formats writes them)
+WRITABLE_FORMATS = ("parquet", "orc")
 
 OptionStatus = Literal["honoured", "ignorable", "refused"]
 #: ``(value, all options) -> True`` when lakeops cannot honour this value
@@ -140,11 +143,11 @@ def _external_strategy(value: str, options: Mapping[str, str]) -> bool:
 
 def _per_level_formats(value: str, _: Mapping[str, str]) -> bool:
     formats = [p.split(":", 1)[-1] for p in value.split(",") if p.strip()]
-    return any(_norm(f) != "parquet" for f in formats)
+    return any(_norm(f) not in WRITABLE_FORMATS for f in formats)
 
 
 def _changelog_format(value: str, _: Mapping[str, str]) -> bool:
-    return value.strip() != "" and _norm(value) != "parquet"
+    return value.strip() != "" and _norm(value) not in WRITABLE_FORMATS
 
 
 # --------------------------------------------------------------------------------- registry
@@ -205,21 +208,32 @@ _honoured(
 )
 _honoured(
     ["file.format"],
-    "lakeops reads and writes Parquet data files only",
-    refuse_value=_unless("parquet"),
-    fix="use 'parquet'",
+    "data files are written as Parquet or ORC (read by each file's extension: Parquet, ORC); "
+    "Avro would need a row-at-a-time encoder",
+    refuse_value=lambda v, _: _norm(v) not in WRITABLE_FORMATS,
+    fix="use 'parquet' or 'orc'",
 )
 _honoured(
     ["file.format.per.level"],
-    "a per-level format other than Parquet would need ORC/Avro writers",
+    "the format of the files written at each level ('0:orc,5:parquet'); Parquet and ORC only",
     refuse_value=_per_level_formats,
-    fix="remove it or name only 'parquet'",
+    fix="name only 'parquet' or 'orc' per level",
 )
 _honoured(
     ["changelog-file.format"],
-    "changelog files are written as Parquet",
+    "the format of changelog files (default: the level's format); Parquet and ORC only",
     refuse_value=_changelog_format,
-    fix="remove it or use 'parquet'",
+    fix="remove it or use 'parquet' or 'orc'",
+)
+_honoured(
+    [
+        "file.compression",
+        "file.compression.per.level",
+        "file.compression.zstd-level",
+        "changelog-file.compression",
+    ],
+    "the codec of each data file, per level; a codec pyarrow lacks for the format (lzo, ORC "
+    "brotli) becomes zstd, which every Paimon reader decodes",
 )
 _honoured(
     ["manifest.format"],
@@ -556,12 +570,8 @@ _refused(
 # ---- ignorable: physical details Paimon's readers do not depend on
 _ignorable(
     [
-        "file.compression",
-        "file.compression.per.level",
-        "file.compression.zstd-level",
         "file.block-size",
         "file.suffix.include.compression",
-        "changelog-file.compression",
         "target-file-row-num",
         "parquet.enable.dictionary",
         "write.batch-size",
@@ -1074,16 +1084,16 @@ def check_readable(options: Mapping[str, str], table: str = "table") -> None:
 
 
 def check_data_file(file_name: str, what: str = "read") -> None:
-    """Refuse a data or changelog file lakeops cannot handle: reads take Parquet and ORC, writes
-    and compactions (which rewrite files) Parquet only; Avro is refused."""
+    """Refuse a data or changelog file lakeops cannot handle: reads, writes and compactions
+    take Parquet and ORC files; Avro is refused."""
     fmt = file_format(file_name)
-    if fmt == "parquet" or (fmt in READABLE_FORMATS and what == "read"):
+    if fmt in READABLE_FORMATS:
         return
     raise UnsupportedFeatureError(
         f"data file {file_name!r} is in {fmt.upper() or 'an unknown'} format; lakeops reads "
-        f"Parquet and ORC and writes Parquet only, so it refuses to {what} this table (option "
-        "'file.format'): rewrite the table as Parquet with Paimon (file.format = 'parquet' "
-        "and a full compaction)"
+        f"and writes Parquet and ORC only, so it refuses to {what} this table (option "
+        "'file.format'): rewrite the table as Parquet or ORC with Paimon (file.format = "
+        "'parquet' and a full compaction)"
     )
 
 

@@ -21,7 +21,7 @@ from lakeops.spec.avro_codec import DEFAULT_COMPRESSION, avro_codec
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.schema_change import SchemaChange, apply_changes
 from lakeops.store import TableStore
-from lakeops.write.parquet_layout import check_writable
+from lakeops.write.file_formats import check_writable
 
 __all__ = ["alter_schema", "validate_schema"]
 

@@ -35,7 +35,7 @@ from lakeops.spec.schema_change import SchemaChange
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
 from lakeops.write.commit_message import CommitMessage
-from lakeops.write.parquet_layout import check_writable
+from lakeops.write.file_formats import check_writable
 from lakeops.write.table_write import TableWrite, WriteInput
 
 __all__ = ["Table"]

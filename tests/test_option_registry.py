@@ -122,12 +122,13 @@ def test_rule_for(key: str, status: str) -> None:
 @pytest.mark.parametrize(
     ("options", "key"),
     [
-        ({"file.format": "orc"}, "file.format"),
+        ({"file.format": "lance"}, "file.format"),
         ({"file.format": "AVRO"}, "file.format"),
         ({"bucket": "-2"}, "bucket"),
         ({"deletion-vectors.enabled": "true"}, "deletion-vectors.enabled"),
         ({"changelog-file.format": "avro"}, "changelog-file.format"),
         ({"file.format.per.level": "0:avro"}, "file.format.per.level"),
+        ({"file.format.per.level": "0:orc,3:avro"}, "file.format.per.level"),
         ({"bucket-function.type": "mod"}, "bucket-function.type"),
         ({"tag.automatic-creation": "process-time"}, "tag.automatic-creation"),
     ],
@@ -143,7 +144,9 @@ def test_values_lakeops_honours() -> None:
             "file.format": "parquet",
             "bucket": "4",
             "deletion-vectors.enabled": "false",
-            "file.format.per.level": "0:parquet,5:parquet",
+            "file.format.per.level": "0:ORC,5:parquet",
+            "changelog-file.format": "orc",
+            "file.compression.per.level": "0:lz4",
             "data-file.external-paths": "s3://elsewhere/x",  # inert: strategy 'none'
             "tag.automatic-creation": "none",
             "sink.parallelism": "8",
@@ -213,7 +216,7 @@ def test_create_table_refuses_a_typo_with_did_you_mean(
 
 
 REFUSED_AT_CREATE = [
-    {"file.format": "orc"},
+    {"file.format.per.level": "0:avro"},
     {"file.format": "avro"},
     {"bucket": "-2"},
     {
@@ -258,7 +261,7 @@ def _ids(value: object) -> str:
 
 REFUSED_ON_EXISTING: list[tuple[dict[str, str], bool]] = [
     # (options set by another engine, whether reads are refused too)
-    ({"file.format": "orc"}, False),
+    ({"file.format": "avro"}, False),
     ({"bucket": "-2"}, True),
     (
         {
@@ -331,17 +334,21 @@ def orc_table(warehouse: Path) -> Path:
     return table_dir
 
 
-def test_orc_table_reads_what_was_written(warehouse: Path, orc_table: Path) -> None:
+def test_orc_table_reads_takes_writes_and_compacts(warehouse: Path, orc_table: Path) -> None:
     table = Catalog(str(warehouse)).get_table("db.o")
-    before = tree_digest(orc_table)
-    assert table.read().sort_by("id").to_pylist() == ROWS.to_pylist()
-    assert table.lookup(pa.table({"id": [1]})).num_rows == 1
-    assert tree_digest(orc_table) == before
-    assert oracle_read(warehouse, "db.o").sort_by("id").equals(ROWS)
+    assert table.read().sort_by("id").equals(ROWS)
+    table.write(pa.table({"id": [2, 4], "v": ["B", "d"]}, schema=SCHEMA))
+    new = {p.name for p in orc_table.glob("bucket-0/data-*")}
+    assert all(n.endswith(".orc") for n in new)
+    table.compact(full=True)
+    want = pa.table({"id": [1, 2, 3, 4], "v": ["a", "B", "c", "d"]}, schema=SCHEMA)
+    assert oracle_read(warehouse, "db.o").sort_by("id").equals(want)
+    assert table.read().sort_by("id").equals(want)
 
 
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))
-def test_orc_table_refuses_mutations(warehouse: Path, orc_table: Path, mutation: str) -> None:
+def test_avro_table_refuses_mutations(warehouse: Path, orc_table: Path, mutation: str) -> None:
+    add_schema_options(orc_table, {"file.format": "avro"})
     table = Catalog(str(warehouse)).get_table("db.o")
     before = tree_digest(orc_table)
     with pytest.raises(UnsupportedFeatureError, match=r"file\.format"):
@@ -349,17 +356,20 @@ def test_orc_table_refuses_mutations(warehouse: Path, orc_table: Path, mutation:
     assert tree_digest(orc_table) == before
 
 
-def test_orc_files_left_after_switching_to_parquet_refuse_writes(
+def test_orc_files_left_after_switching_to_parquet_take_parquet_writes(
     warehouse: Path, orc_table: Path
 ) -> None:
-    """file.format set back to parquet, but the live files are still ORC."""
+    """file.format set back to parquet while the live files are still ORC: new files are
+    Parquet, old ones stay readable by their extension."""
     add_schema_options(orc_table, {"file.format": "parquet"})
     table = Catalog(str(warehouse)).get_table("db.o")
-    before = tree_digest(orc_table)
-    for name in ("write", "compact"):
-        with pytest.raises(UnsupportedFeatureError, match="ORC"):
-            MUTATIONS[name](table)
-    assert tree_digest(orc_table) == before
+    table.write(pa.table({"id": [3, 5], "v": ["C", "e"]}, schema=SCHEMA))
+    suffixes = {p.suffix for p in orc_table.glob("bucket-0/data-*")}
+    assert suffixes == {".orc", ".parquet"}
+    want = pa.table({"id": [1, 2, 3, 5], "v": ["a", "b", "C", "e"]}, schema=SCHEMA)
+    assert oracle_read(warehouse, "db.o").sort_by("id").equals(want)
+    table.compact(full=True)
+    assert oracle_read(warehouse, "db.o").sort_by("id").equals(want)
 
 
 # ------------------------------------------------------------------------ deletion vectors

@@ -12,7 +12,7 @@ import pyarrow as pa
 from lakeops.bucket.hashing import assign_buckets
 from lakeops.spark.bucket_expr import bucket_steps
 from lakeops.spec.snapshot import Snapshot
-from lakeops.write.parquet_layout import check_writable
+from lakeops.write.file_formats import check_writable
 
 __all__ = ["compact", "read", "register", "write"]
 

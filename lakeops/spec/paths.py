@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_PARTITION_NAME",
     "bucket_dir",
-    "data_file_name",
     "escape_path_name",
     "manifest_name",
     "index_file_name",
@@ -207,11 +206,6 @@ def bucket_dir(partition: str, bucket: int, data_dir: str | None = None) -> str:
 
 def _unique(prefix: str, n: int = 0) -> str:
     return f"{prefix}-{uuid.uuid4()}-{n}"
-
-
-def data_file_name(n: int = 0, prefix: str = "data") -> str:
-    """A fresh data file name (``data-<uuid>-<n>.parquet``; ``changelog-…`` for changelog)."""
-    return _unique(prefix, n) + ".parquet"
 
 
 def manifest_name(n: int = 0) -> str:

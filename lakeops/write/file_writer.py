@@ -1,4 +1,7 @@
-"""Writing merged, key-sorted records as Paimon key-value Parquet files, with their metadata.
+"""Writing merged, key-sorted records as Paimon key-value data files, with their metadata.
+
+Each file is Parquet or ORC as the table asks for the level it is written at
+(:mod:`lakeops.write.file_formats`).
 
 :class:`RollingKeyValueWriter` streams batches into files of one (partition, bucket) and level,
 rolling to a new file once the current one reaches ``target-file-size`` on disk; it tracks each
@@ -20,6 +23,8 @@ from lakeops.spec.data_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
 from lakeops.spec.kv import KIND, SEQ, RowKind, key_column
 from lakeops.spec.locations import ExternalPaths, FileLocations
 from lakeops.spec.schema import TableSchema
+from lakeops.write import orc_layout
+from lakeops.write.file_formats import FileSettings, settings_for, writer_kwargs
 from lakeops.write.parquet_layout import writer_options
 
 __all__ = ["KeyValueFileWriter", "RollingKeyValueWriter", "data_file_schema"]
@@ -44,7 +49,7 @@ class _OpenFile:
         self,
         path: str,
         name: str,
-        writer: pq.ParquetWriter,
+        writer: Any,
         sink: Any,
         external_path: str | None = None,
     ) -> None:
@@ -86,8 +91,12 @@ class RollingKeyValueWriter:
         self.file_source = file_source
         self.prefix = prefix
         self.file_schema = data_file_schema(schema)
+        # the format and codec Paimon gives this level (refuses a format lakeops cannot write)
+        self.settings: FileSettings = settings_for(
+            schema.options, level, changelog=prefix == "changelog"
+        )
         # Paimon's physical types; refuses (before any file is opened) what cannot match them
-        self.parquet_options = writer_options(schema)
+        self.parquet_options = writer_options(schema) if self.settings.format == "parquet" else {}
         self.key_names = schema.trimmed_primary_keys
         self.key_types = schema.types_of(self.key_names)
         # keys and sequence numbers are unique and sorted: dictionaries only cost time there
@@ -106,11 +115,14 @@ class RollingKeyValueWriter:
     def _write_slice(self, records: pa.Table) -> None:
         if records.num_rows == 0:
             return
-        f = self._open or self._start()
         key_cols = [records.column(k) for k in self.key_names]
         columns = [*key_cols, records.column(SEQ), records.column(KIND)]
         columns += [records.column(field.name) for field in self.schema.fields]
-        f.writer.write_table(pa.Table.from_arrays(columns, schema=self.file_schema))
+        chunk = pa.Table.from_arrays(columns, schema=self.file_schema)
+        if self.settings.format == "orc":
+            orc_layout.check_values(chunk)  # (before the file is opened)
+        f = self._open or self._start()
+        f.writer.write(chunk)
         n = records.num_rows
         if f.first_key is None:
             f.first_key = [c[0].as_py() for c in key_cols]
@@ -138,20 +150,25 @@ class RollingKeyValueWriter:
             self._finish()
 
     def _start(self) -> _OpenFile:
-        name = self.locations.new_name(changelog=self.prefix == "changelog")
+        name = self.locations.new_name(
+            changelog=self.prefix == "changelog", extension=self.settings.extension
+        )
         new = self.locations.new_file(self.directory, name, self.external)
         path = new.path
         self.file_io.mkdirs(path.rsplit("/", 1)[0])
         self.written.append(path)
         sink = self.file_io.arrow_fs.open_output_stream(path)
-        writer = pq.ParquetWriter(
-            sink,
-            self.file_schema,
-            compression="zstd",
-            compression_level=1,
-            use_dictionary=self.dictionary_columns,
-            **self.parquet_options,
-        )
+        writer: Any
+        if self.settings.format == "orc":
+            writer = orc_layout.open_writer(sink, self.settings.compression, self.target_file_size)
+        else:
+            writer = pq.ParquetWriter(
+                sink,
+                self.file_schema,
+                use_dictionary=self.dictionary_columns,
+                **writer_kwargs(self.settings),
+                **self.parquet_options,
+            )
         self._open = _OpenFile(path, name, writer, sink, external_path=new.external_path)
         return self._open
 

@@ -70,3 +70,19 @@ def test_pypaimon_reads_after_expiry(warehouse) -> None:
     assert _set(oracle_changes(warehouse, "db.t", latest - 1, latest)) == _set(
         table.read_changes(latest - 1, latest)
     )
+
+
+def test_pypaimon_reads_lakeops_orc_changelog(warehouse) -> None:
+    """Changelog files take the level's format (ORC here), as Paimon writes them."""
+    catalog = Catalog(str(warehouse))
+    catalog.create_database("db")
+    options = {**OPTIONS, "file.format": "orc", "file.compression": "snappy"}
+    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options=options)
+    for rows in COMMITS:
+        table.write(_batch(rows))
+    changelog = list(warehouse.rglob("bucket-*/changelog-*"))
+    assert changelog and all(p.suffix == ".orc" for p in changelog)
+    for sid in range(1, len(COMMITS) + 1):
+        ours = table.read_changes(sid - 1, sid)
+        assert _set(oracle_changes(warehouse, "db.t", sid - 1, sid)) == _set(ours)
+        assert _set(ours) == sorted((k, i, v) for i, v, k in COMMITS[sid - 1])

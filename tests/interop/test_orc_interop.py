@@ -1,5 +1,6 @@
 """ORC data files (Paimon's format before 0.9, and ``file.format=orc``): lakeops reads them by
-each file's extension; it refuses to write or compact such a table and leaves it untouched."""
+each file's extension, appends ORC files to such a table and compacts it; pypaimon reads the
+result back."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog
-from lakeops.errors import UnsupportedFeatureError
 from tests.interop.oracle import oracle_create, oracle_read, oracle_write
 
 pytestmark = pytest.mark.interop
@@ -76,9 +76,27 @@ def test_orc_table_written_by_pypaimon_reads_exactly(warehouse) -> None:
         {"v": "b"}
     ]
 
-    before = _tree(warehouse)
-    with pytest.raises(UnsupportedFeatureError, match=r"file\.format"):
-        table.write(second)
-    with pytest.raises(UnsupportedFeatureError, match=r"file\.format"):
-        table.compact(full=True)
-    assert _tree(warehouse) == before
+    # lakeops appends ORC files and compacts; pypaimon reads exactly the model
+    third = pa.table(
+        {
+            "id": [1, 6],
+            "v": ["z", None],
+            "d": [Decimal("-99999999.99"), None],
+            "ts": [dt.datetime(1970, 1, 1), dt.datetime(2262, 4, 11, 0, 0, 0, 1)],
+            "day": [None, dt.date(1, 1, 1)],
+            "x": [float("inf"), -0.0],
+        },
+        schema=SCHEMA,
+    )
+    before = set(_tree(warehouse))
+    table.write(third)
+    new = [p for p in set(_tree(warehouse)) - before if "/data-" in p]
+    assert new and all(p.endswith(".orc") for p in new)
+    model = {r["id"]: r for t in (first, second, third) for r in t.to_pylist()}
+    want = [model[k] for k in sorted(model)]
+    table.compact(full=True)
+    for t in (oracle_read(warehouse, "db.o"), table.read()):
+        got_rows = t.sort_by("id").to_pylist()
+        assert [{**r, "x": repr(r["x"])} for r in got_rows] == [
+            {**r, "x": repr(r["x"])} for r in want
+        ]

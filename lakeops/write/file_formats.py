@@ -1,0 +1,171 @@
+"""Which format and codec each data or changelog file gets, as Paimon 0.9 chooses them, and the
+pyarrow writers that produce them.
+
+Paimon (``KeyValueFileWriterFactory.WriteFormatContext``) picks per output level:
+
+* the format: ``file.format.per.level`` (``'0:orc,5:parquet'``, lower-cased) for that level,
+  else ``file.format`` (``parquet`` by default since 0.9); changelog files written for a level
+  take that level's format, or ``changelog-file.format`` when set (newer releases);
+* the codec: ``file.compression.per.level`` for that level, else ``file.compression``
+  (``zstd``), at ``file.compression.zstd-level`` (1); ``changelog-file.compression`` for
+  changelog files when set;
+* the file name ``data-<uuid>-<n>.<format>`` (``changelog-…`` for changelog files).
+
+lakeops writes Parquet (``parquet_layout``) and ORC (``orc_layout``). Avro data files would need
+a row-at-a-time encoder, so a table that asks for Avro at any level is refused before anything
+is written. A codec pyarrow lacks for a format (``lzo``, ORC ``brotli``) falls back to zstd:
+Paimon's readers decode every codec, so only the file size differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from lakeops.errors import UnsupportedFeatureError
+from lakeops.option_registry import WRITABLE_FORMATS
+from lakeops.spec.schema import TableSchema
+from lakeops.write import orc_layout, parquet_layout
+
+__all__ = [
+    "WRITABLE_FORMATS",
+    "FileSettings",
+    "check_writable",
+    "formats_in_use",
+    "settings_for",
+    "writer_kwargs",
+]
+
+
+_DEFAULT_FORMAT = "parquet"
+_DEFAULT_CODEC = "zstd"
+
+# Paimon's codec names (parquet-mr CompressionCodecName / ORC CompressionKind, any case) to
+# pyarrow's, per format
+_PARQUET_CODECS = {
+    "none": "none",
+    "uncompressed": "none",
+    "snappy": "snappy",
+    "gzip": "gzip",
+    "zlib": "gzip",
+    "brotli": "brotli",
+    "lz4": "lz4",
+    "lz4_raw": "lz4",
+    "zstd": "zstd",
+}
+_ORC_CODECS = {
+    "none": "uncompressed",
+    "uncompressed": "uncompressed",
+    "snappy": "snappy",
+    "zlib": "zlib",
+    "gzip": "zlib",
+    "lz4": "lz4",
+    "zstd": "zstd",
+}
+
+
+@dataclass(frozen=True)
+class FileSettings:
+    """The format and pyarrow codec of one file to write."""
+
+    format: str
+    compression: str
+    zstd_level: int
+
+    @property
+    def extension(self) -> str:
+        return self.format
+
+
+def _per_level(value: str) -> dict[int, str]:
+    """``'0:orc, 5:parquet'`` → ``{0: 'orc', 5: 'parquet'}`` (values trimmed, lower-cased)."""
+    out: dict[int, str] = {}
+    for part in value.split(","):
+        if not part.strip():
+            continue
+        level, sep, name = part.partition(":")
+        try:
+            out[int(level.strip())] = name.strip().lower()
+        except ValueError:
+            raise UnsupportedFeatureError(
+                f"cannot parse per-level option entry {part.strip()!r}: write it as "
+                "'<level>:<value>', e.g. '0:orc,5:parquet'"
+            ) from None
+        if not sep:
+            raise UnsupportedFeatureError(
+                f"per-level option entry {part.strip()!r} has no ':<value>'"
+            )
+    return out
+
+
+def _format_for(options: Mapping[str, str], level: int, changelog: bool) -> str:
+    if changelog and options.get("changelog-file.format", "").strip():
+        return options["changelog-file.format"].strip().lower()
+    per_level = _per_level(options.get("file.format.per.level", ""))
+    default = options.get("file.format", _DEFAULT_FORMAT).strip().lower() or _DEFAULT_FORMAT
+    return per_level.get(level, default)
+
+
+def _codec_for(options: Mapping[str, str], level: int, changelog: bool) -> str:
+    if changelog and options.get("changelog-file.compression", "").strip():
+        return options["changelog-file.compression"].strip().lower()
+    per_level = _per_level(options.get("file.compression.per.level", ""))
+    default = options.get("file.compression", _DEFAULT_CODEC).strip().lower() or _DEFAULT_CODEC
+    return per_level.get(level, default)
+
+
+def settings_for(options: Mapping[str, str], level: int, changelog: bool = False) -> FileSettings:
+    """The format and codec of a file written at ``level`` (a changelog file if ``changelog``)."""
+    fmt = _format_for(options, level, changelog)
+    if fmt not in WRITABLE_FORMATS:
+        raise UnsupportedFeatureError(_refusal(fmt, "write this table"))
+    codec = _codec_for(options, level, changelog)
+    codecs = _PARQUET_CODECS if fmt == "parquet" else _ORC_CODECS
+    zstd = options.get("file.compression.zstd-level", "1").strip() or "1"
+    return FileSettings(fmt, codecs.get(codec, codecs["zstd"]), int(zstd))
+
+
+def formats_in_use(options: Mapping[str, str]) -> set[str]:
+    """Every format a write or compaction of a table with ``options`` may produce."""
+    default = options.get("file.format", _DEFAULT_FORMAT).strip().lower() or _DEFAULT_FORMAT
+    out = {default, *_per_level(options.get("file.format.per.level", "")).values()}
+    if options.get("changelog-file.format", "").strip():
+        out.add(options["changelog-file.format"].strip().lower())
+    return out
+
+
+def _refusal(fmt: str, what: str) -> str:
+    return (
+        f"cannot {what}: it asks for {fmt.upper() or 'an empty'} data files (options "
+        "'file.format' / 'file.format.per.level' / 'changelog-file.format'), and lakeops "
+        "writes Parquet and ORC only; use 'parquet' or 'orc' for every level"
+    )
+
+
+def check_writable(schema: TableSchema, what: str = "write this table") -> None:
+    """Raise :class:`UnsupportedFeatureError` unless lakeops can write every data file of
+    ``schema`` exactly as Paimon would, in every format its options ask for."""
+    for fmt in sorted(formats_in_use(schema.options)):
+        if fmt == "parquet":
+            parquet_layout.check_writable(schema, what)
+        elif fmt == "orc":
+            orc_layout.check_writable(schema, what)
+        else:
+            raise UnsupportedFeatureError(_refusal(fmt, what))
+    for key in ("file.compression.zstd-level",):
+        value = schema.options.get(key, "1").strip() or "1"
+        if not value.lstrip("-").isdigit():
+            raise UnsupportedFeatureError(
+                f"cannot {what}: option {key!r} = {value!r} is no integer"
+            )
+
+
+def writer_kwargs(settings: FileSettings) -> dict[str, Any]:
+    """Codec keyword arguments for the pyarrow writer of ``settings.format``."""
+    if settings.format == "parquet":
+        kwargs: dict[str, Any] = {"compression": settings.compression}
+        if settings.compression == "zstd":
+            kwargs["compression_level"] = settings.zstd_level
+        return kwargs
+    return {"compression": settings.compression}

@@ -1,0 +1,48 @@
+"""Times lakeops' ORC files cannot carry to Java Paimon 0.9 (before 1970 with a sub-millisecond
+part), found wherever they sit, nested ones included."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from lakeops.errors import UnsupportedFeatureError
+from lakeops.write.orc_layout import check_values
+
+
+def _table(values: list, type_: pa.DataType) -> pa.Table:
+    return pa.table({"c": pa.array(values, type_)})
+
+
+@pytest.mark.parametrize(
+    ("values", "type_"),
+    [
+        ([0, -1], pa.timestamp("us")),
+        ([None, -2_000_001], pa.timestamp("ns", tz="UTC")),
+        ([[0], None, [5, -1]], pa.list_(pa.timestamp("us"))),
+        ([[(-1, 1)]], pa.map_(pa.timestamp("us"), pa.int32())),
+        ([[(1, {"t": -1})]], pa.map_(pa.int32(), pa.struct([("t", pa.timestamp("ns"))]))),
+    ],
+)
+def test_sub_millisecond_times_before_1970_are_refused(values: list, type_: pa.DataType) -> None:
+    with pytest.raises(UnsupportedFeatureError, match="before 1970"):
+        check_values(_table(values, type_))
+
+
+@pytest.mark.parametrize(
+    ("values", "type_"),
+    [
+        ([-1_000, 1, None], pa.timestamp("us")),  # whole milliseconds, or after 1970
+        ([-1], pa.timestamp("ms")),
+        ([-5], pa.timestamp("s")),
+        ([[-2_000_000, 7]], pa.list_(pa.timestamp("ns"))),
+        ([-1], pa.int64()),
+    ],
+)
+def test_other_times_pass(values: list, type_: pa.DataType) -> None:
+    check_values(_table(values, type_))
+
+
+def test_a_sliced_map_only_checks_its_own_entries() -> None:
+    maps = pa.array([[(1, -1)], [(2, 1_000)]], pa.map_(pa.int32(), pa.timestamp("us")))
+    check_values(pa.table({"c": maps.slice(1)}))
