@@ -19,6 +19,7 @@ COMMANDS = [
     "databases",
     "tables",
     "create",
+    "alter",
     "write",
     "lookup",
     "describe",
