@@ -235,7 +235,8 @@ class Committer:
             next_id = (latest.id + 1) if latest else 1
             lists: list[str] = []
             try:
-                self._check_schema()
+                if attempt == 0:
+                    self._check_schema()
                 self._check_deletes(latest, entries)
                 base_metas = self._base_manifests(latest)
                 base_name, base_size = self._write_list(base_metas)
@@ -319,14 +320,10 @@ class Committer:
         """Whether a snapshot newer than this commit's base exists or existed: then the id
         ``snapshot_id`` may have been used (and expired) already, so the commit must re-plan on
         the new latest snapshot instead of publishing it."""
-        store = self.store
-        if store.snapshot_exists(snapshot_id + 1):
-            return True
-        for hint in (paths.LATEST_HINT, paths.EARLIEST_HINT):
-            value = store._hint(hint)
-            if value is not None and value >= snapshot_id:
-                return True
-        return False
+        # a newer snapshot that still exists makes the exclusive publish of ``snapshot_id`` fail
+        # anyway; one that was expired shows in EARLIEST, which expiry moves before it deletes
+        earliest = self.store._hint(paths.EARLIEST_HINT)
+        return earliest is not None and earliest >= snapshot_id
 
     def _publish(self, path: str, snapshot: Snapshot) -> bool:
         """Publish ``snapshot`` exclusively; True if it is ours on storage afterwards.
@@ -372,10 +369,11 @@ class Committer:
         valid; any other change (fields, types, keys, options) means the files and merges of
         this write followed rules the table no longer has, so it must be re-run.
         """
-        ids = self.store.schema_ids()
-        if not ids or ids[-1] <= self.schema.id:
+        # schema ids are contiguous (each is published exclusively as its predecessor + 1), so
+        # one probe tells whether any newer schema exists
+        if not self.store.file_io.exists(self.store.path(paths.schema_path(self.schema.id + 1))):
             return
-        latest = self.store.schema(ids[-1])
+        latest = self.store.latest_schema()
         if (
             [(f.id, f.name, f.type) for f in latest.fields]
             == [(f.id, f.name, f.type) for f in self.schema.fields]
