@@ -340,8 +340,10 @@ def test_deduplicate_with_multi_field_sequence(data, splits, two_seq, descending
         options["sequence.field.sort-order"] = "descending"
 
     def order(r: dict) -> tuple:
-        key = tuple((0, 0) if r[f] is None else (1, r[f]) for f in seq)
-        return tuple((-a, -b) for a, b in key) if descending else key
+        # Paimon's comparator: a NULL sequence value is the smallest in both orders; the sort
+        # order inverts only the comparison of two values
+        sign = -1 if descending else 1
+        return tuple((0, 0) if r[f] is None else (1, sign * r[f]) for f in seq)
 
     expected = _expected(rows, ref.dedup, splits, order)
     assert _run(schema, ["k"], options, rows, splits) == expected
