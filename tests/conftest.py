@@ -1,4 +1,5 @@
-"""Shared fixtures: a fresh local warehouse per test, and paths to the shared golden data."""
+"""Shared fixtures: a fresh local warehouse per test, and paths to the golden data kept in
+``tests/data`` (copied from the design folder, so a clone needs nothing beside it)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 from lakeops import Catalog
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(__import__("os").environ.get("LAKEOPS_SHARED", REPO.parent / "shared"))
+#: the golden warehouses and sample cases, kept in the repository (tests/data/examples)
+SHARED = Path(__import__("os").environ.get("LAKEOPS_SHARED", REPO / "tests" / "data"))
 GOLDEN = SHARED / "examples" / "golden"
 
 
@@ -36,8 +38,8 @@ def golden_copy(tmp_path: Path):
         source = GOLDEN / name
         if not source.is_dir():
             raise FileNotFoundError(
-                f"golden warehouse {source} is missing (shared/ not beside "
-                "the repository? set LAKEOPS_SHARED)"
+                f"golden warehouse {source} is missing (tests/data/examples; "
+                "or set LAKEOPS_SHARED)"
             )
         target = tmp_path / name
         shutil.copytree(source, target)
