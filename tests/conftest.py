@@ -38,8 +38,7 @@ def golden_copy(tmp_path: Path):
         source = GOLDEN / name
         if not source.is_dir():
             raise FileNotFoundError(
-                f"golden warehouse {source} is missing (tests/data/examples; "
-                "or set LAKEOPS_SHARED)"
+                f"golden warehouse {source} is missing (tests/data/examples; or set LAKEOPS_SHARED)"
             )
         target = tmp_path / name
         shutil.copytree(source, target)

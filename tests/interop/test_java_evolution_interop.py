@@ -25,6 +25,14 @@ from tests.interop.java_oracle import json_rows, normalize, run_ops
 pytestmark = pytest.mark.interop
 
 
+#: Java reads the table, compacts it fully, and reads it again
+READ_COMPACT_READ = [
+    {"op": "read", "table": "db.t"},
+    {"op": "compact", "table": "db.t"},
+    {"op": "read", "table": "db.t"},
+]
+
+
 def _model_rows(rows: dict[int, dict[str, Any]], columns: list[str]) -> list[dict[str, Any]]:
     return [{c: rows[k].get(c) for c in columns} for k in sorted(rows)]
 
@@ -96,15 +104,7 @@ def test_lakeops_reads_appends_and_compacts_a_table_java_evolved(
     model[5] = {"k": 5, "value": -5, "s": 5, "f": 5.5}
     table.compact(full=True)
     expected = _model_rows(model, columns)
-    results = run_ops(
-        java_classpath,
-        warehouse,
-        [
-            {"op": "read", "table": "db.t"},
-            {"op": "compact", "table": "db.t"},
-            {"op": "read", "table": "db.t"},
-        ],
-    )
+    results = run_ops(java_classpath, warehouse, READ_COMPACT_READ)
     assert normalize(results[0]["rows"], ["k"]) == expected
     assert normalize(results[2]["rows"], ["k"]) == expected
     assert normalize(json_rows(Catalog(str(warehouse)).get_table("db.t").read()), ["k"]) == expected
@@ -136,15 +136,7 @@ def test_java_reads_a_table_lakeops_evolved(warehouse: Path, java_classpath: str
     )
     model[2] = {"k": 2, "s": "1.50", "value": 2**40}
     expected = _model_rows(model, columns)
-    results = run_ops(
-        java_classpath,
-        warehouse,
-        [
-            {"op": "read", "table": "db.t"},
-            {"op": "compact", "table": "db.t"},
-            {"op": "read", "table": "db.t"},
-        ],
-    )
+    results = run_ops(java_classpath, warehouse, READ_COMPACT_READ)
     assert normalize(results[0]["rows"], ["k"]) == expected
     assert normalize(results[2]["rows"], ["k"]) == expected
     table = Catalog(str(warehouse)).get_table("db.t")
