@@ -13,7 +13,9 @@ Every error the library raises on purpose derives from :class:`LakeopsError`, so
     │   └── TableAlreadyExistsError
     ├── DataValidationError         input rows are rejected before anything is written
     ├── CommitError                 a commit could not be published
-    │   └── CommitConflictError     another writer won and retrying did not help
+    │   ├── CommitConflictError     another writer won and retrying did not help
+    │   │   └── StaleWriteError     another commit changed what the write was planned on
+    │   └── CommitStateUnknownError whether the snapshot was published cannot be told
     ├── CorruptTableError           metadata on storage cannot be read as a Paimon table
     └── JobError                    a Spark job submitted by lakeops (spark-submit) failed
 """
@@ -24,6 +26,7 @@ __all__ = [
     "CatalogError",
     "CommitConflictError",
     "CommitError",
+    "CommitStateUnknownError",
     "ConfigurationError",
     "CorruptTableError",
     "DataValidationError",
@@ -31,6 +34,7 @@ __all__ = [
     "DatabaseNotFoundError",
     "JobError",
     "LakeopsError",
+    "StaleWriteError",
     "TableAlreadyExistsError",
     "TableNotFoundError",
     "UnsupportedFeatureError",
@@ -86,6 +90,12 @@ class CommitStateUnknownError(CommitError):
 
 class CommitConflictError(CommitError):
     """Another writer kept winning the race for the next snapshot and retries ran out."""
+
+
+class StaleWriteError(CommitConflictError):
+    """Another commit changed what a write was planned on (the key index of a dynamic-bucket
+    partition it adds keys to, or any data of a cross-partition-update table) after the write
+    read it; nothing was committed and the write must run again on the new snapshot."""
 
 
 class CorruptTableError(LakeopsError):

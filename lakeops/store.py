@@ -201,9 +201,12 @@ class TableStore:
 
     def index_entries(self, snapshot: Snapshot | None) -> list[IndexManifestEntry]:
         """The live index files of ``snapshot`` (its index manifest; [] if it has none)."""
-        if snapshot is None or not snapshot.index_manifest:
+        return self.index_manifest_entries(snapshot.index_manifest if snapshot else None)
+
+    def index_manifest_entries(self, name: str | None) -> list[IndexManifestEntry]:
+        """The entries of the index manifest ``name`` ([] for None)."""
+        if not name:
             return []
-        name = snapshot.index_manifest
         if name not in self._index_cache:
             data = self.file_io.read_bytes(self.path(paths.manifest_path(name)))
             self._index_cache[name] = read_index_manifest(data)

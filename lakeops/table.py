@@ -20,7 +20,12 @@ from lakeops.commit.stats import CommitStats, commit_stats
 from lakeops.compact.health import TableHealth, table_health
 from lakeops.compact.options import CompactOptions, parse_duration
 from lakeops.compact.planner import plan_compaction
-from lakeops.errors import CommitStateUnknownError, ConfigurationError, UnsupportedFeatureError
+from lakeops.errors import (
+    CommitStateUnknownError,
+    ConfigurationError,
+    StaleWriteError,
+    UnsupportedFeatureError,
+)
 from lakeops.io.file_io import FileIO
 from lakeops.merge import create_merge_engine
 from lakeops.options import TableOptions
@@ -41,6 +46,9 @@ from lakeops.write.table_write import TableWrite, WriteInput
 __all__ = ["Table"]
 
 log = logging.getLogger(__name__)
+
+#: write input that can be read again (a stale write is re-run on it)
+_REPLAYABLE = (pa.Table, pa.RecordBatch)
 
 
 def read_state(
@@ -243,16 +251,31 @@ class Table:
         after it is dropped (logged) and the snapshot returned. When publishing fails in a way
         that leaves open whether it landed, :class:`CommitStateUnknownError` is raised and every
         file is kept.
+
+        Concurrent writers: new files are re-sequenced at commit above what other commits
+        added to the same buckets, so the later commit wins. A dynamic-bucket or
+        cross-partition write that another commit made stale (:class:`StaleWriteError`) is
+        run again on the new snapshot when ``data`` is an Arrow table or record batch (up to
+        ``commit.max-retries`` times); other input raises it.
         """
-        writer = self.new_write()
-        try:
-            writer.write(data)
-            return self.commit(writer.prepare_commit())
-        except CommitStateUnknownError:
-            raise  # the snapshot may reference these files: keep them
-        except BaseException:
-            writer.abort()
-            raise
+        # in-memory input can be written again when another commit made the plan stale
+        attempts = self.options.commit_max_retries if isinstance(data, _REPLAYABLE) else 0
+        for attempt in range(attempts + 1):
+            writer = self.new_write()
+            try:
+                writer.write(data)
+                return self.commit(writer.prepare_commit())
+            except CommitStateUnknownError:
+                raise  # the snapshot may reference these files: keep them
+            except StaleWriteError as stale:
+                writer.abort()
+                if attempt == attempts:
+                    raise
+                log.info("%s: write re-planned on the new snapshot: %s", self.identifier, stale)
+            except BaseException:
+                writer.abort()
+                raise
+        raise AssertionError("unreachable")
 
     # --------------------------------------------------------------- compaction
     def compact(

@@ -21,13 +21,21 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from lakeops.errors import CommitConflictError, CommitError, CommitStateUnknownError
+from lakeops.commit.since_base import data_committed, index_changed, sequence_ceilings
+from lakeops.errors import (
+    CommitConflictError,
+    CommitError,
+    CommitStateUnknownError,
+    StaleWriteError,
+)
 from lakeops.options import TableOptions
 from lakeops.spec import paths
 from lakeops.spec.avro_codec import DEFAULT_COMPRESSION, avro_codec
-from lakeops.spec.data_file import SimpleStats
+from lakeops.spec.data_file import DataFileMeta, SimpleStats
 from lakeops.spec.index_manifest import IndexManifestEntry, combine, write_index_manifest
+from lakeops.spec.locations import FileLocations
 from lakeops.spec.manifest import (
     FileKind,
     ManifestEntry,
@@ -39,6 +47,7 @@ from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore, fold_entries
 from lakeops.write.commit_message import CommitMessage
+from lakeops.write.resequence import Resequenced, resequence_files
 
 __all__ = ["BATCH_COMMIT_IDENTIFIER", "Committer"]
 
@@ -160,29 +169,32 @@ class Committer:
         ]
         snapshot = None
         if overwrite is not None:  # Paimon's OVERWRITE: replace the live files, then add
-            latest = self.store.latest_snapshot()
-            live = self.store.live_entries(latest)
-            replaced = [
-                ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
-                for e in live
-                if overwrite(e.partition)
-            ]
-            dropped_indexes = [  # the overwritten partitions' index files go too
-                IndexManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.file)
-                for e in self.store.index_entries(latest)
-                if overwrite(e.partition)
-            ]
-            snapshot = self.commit_entries(
-                replaced + appends,
-                "OVERWRITE",
-                commit_identifier,
-                append_changelog,
-                dropped_indexes + index_changes,
-            )
+
+            def plan_overwrite(latest: Snapshot | None) -> _Change:
+                # computed on every attempt: files another writer added meanwhile go too
+                replaced = [
+                    ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
+                    for e in self.store.live_entries(latest)
+                    if overwrite(e.partition)
+                ]
+                dropped = [  # the overwritten partitions' index files go too
+                    IndexManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.file)
+                    for e in self.store.index_entries(latest)
+                    if overwrite(e.partition)
+                ]
+                return _Change(replaced + appends, append_changelog, dropped + index_changes)
+
+            snapshot = self._commit(plan_overwrite, "OVERWRITE", commit_identifier)
         elif appends or append_changelog or index_changes:
-            snapshot = self.commit_entries(
-                appends, "APPEND", commit_identifier, append_changelog, index_changes
-            )
+            planner = _AppendPlanner(self, messages, appends, append_changelog, index_changes)
+            try:
+                snapshot = self._commit(planner.plan, "APPEND", commit_identifier)
+            except CommitStateUnknownError:
+                raise  # every file is kept: the snapshot may reference them
+            except BaseException:
+                planner.discard_rewrites()
+                raise
+            planner.published()
         if compacts or compact_changelog:
             try:
                 snapshot = self.commit_entries(
@@ -216,19 +228,27 @@ class Committer:
         """Publish one snapshot of ``entries`` and ``changelog`` (see the module docstring).
         The snapshot inherits its predecessor's index manifest, or one with ``index_changes``
         folded in."""
+        change = _Change(entries, changelog, index_changes)
+        return self._commit(lambda _latest: change, commit_kind, commit_identifier)
+
+    def _commit(
+        self,
+        plan: Callable[[Snapshot | None], _Change],
+        commit_kind: str,
+        commit_identifier: int,
+    ) -> Snapshot:
+        """Publish one snapshot of what ``plan`` makes of the latest snapshot, re-planned on
+        every attempt (a plan may raise :class:`CommitConflictError` to give up)."""
         fio = self.store.file_io
-        written = [self._write_manifest(entries)] if entries else []
-        changelog_meta = self._write_manifest(changelog) if changelog else None
-        added = sum(e.file.row_count for e in entries if e.kind == FileKind.ADD)
-        removed = sum(e.file.row_count for e in entries if e.kind == FileKind.DELETE)
+        own: list[str] = []  # manifests written for the current plan
+        current: _Change | None = None
 
         def discard(names: Sequence[str]) -> None:
             for name in names:
                 fio.delete(self.store.path(paths.manifest_path(name)))
 
-        own = [m.file_name for m in written] + (
-            [changelog_meta.file_name] if changelog_meta else []
-        )
+        written: list[ManifestFileMeta] = []
+        changelog_meta: ManifestFileMeta | None = None
         attempts = max(self.options.commit_max_retries, 1)
         for attempt in range(attempts + 1):
             latest = self.store.latest_snapshot()
@@ -237,6 +257,20 @@ class Committer:
             try:
                 if attempt == 0:
                     self._check_schema()
+                change = plan(latest)
+                if change is not current:  # a new plan: its own manifests
+                    discard(own)
+                    own = []
+                    current = change
+                    written = [self._write_manifest(change.entries)] if change.entries else []
+                    changelog_meta = (
+                        self._write_manifest(change.changelog) if change.changelog else None
+                    )
+                    own = [m.file_name for m in written] + (
+                        [changelog_meta.file_name] if changelog_meta else []
+                    )
+                entries, changelog = change.entries, change.changelog
+                index_changes = change.index_changes
                 self._check_deletes(latest, entries)
                 base_metas = self._base_manifests(latest)
                 base_name, base_size = self._write_list(base_metas)
@@ -246,14 +280,16 @@ class Committer:
                     index_name = self._write_index_manifest(latest, index_changes)
                     if index_name is not None:
                         lists.append(index_name)
-            except CommitConflictError:
-                discard([*own, *lists])
-                raise
             except FileNotFoundError:
                 # the base's metadata vanished: expiry removed it after a newer snapshot came
                 discard(lists)
                 if self._base_is_stale(next_id):
                     continue
+                discard(own)
+                raise
+            except BaseException:
+                with contextlib.suppress(Exception):  # nothing is published: all of it goes
+                    discard([*own, *lists])
                 raise
             delta_name, delta_size = self._write_list(written)
             lists.append(delta_name)
@@ -261,6 +297,8 @@ class Committer:
             if changelog_meta is not None:
                 changelog_name, changelog_size = self._write_list([changelog_meta])
                 lists.append(changelog_name)
+            added = sum(e.file.row_count for e in entries if e.kind == FileKind.ADD)
+            removed = sum(e.file.row_count for e in entries if e.kind == FileKind.DELETE)
             snapshot = Snapshot(
                 id=next_id,
                 schema_id=self.schema.id,
@@ -411,3 +449,170 @@ class Committer:
         fio.overwrite_atomic(self.store.path(paths.LATEST_HINT), str(snapshot_id).encode())
         if snapshot_id == 1:
             fio.overwrite_atomic(self.store.path(paths.EARLIEST_HINT), b"1")
+
+
+@dataclass(frozen=True)
+class _Change:
+    """What one commit attempt publishes."""
+
+    entries: Sequence[ManifestEntry]
+    changelog: Sequence[ManifestEntry] = ()
+    index_changes: Sequence[IndexManifestEntry] = ()
+
+
+Bucket = tuple[bytes, int]
+
+
+class _AppendPlanner:
+    """Plans an ``APPEND`` on each attempt's latest snapshot, against what other commits did
+    since the writers' base snapshots (:mod:`lakeops.commit.since_base`):
+
+    * a dynamic-bucket write whose partitions' key index another commit changed, or a
+      cross-partition write after another data commit, is refused with
+      :class:`StaleWriteError` (its bucket assignments may no longer hold);
+    * new files of a bucket that another commit added files to are re-sequenced above them
+      (:mod:`lakeops.write.resequence`), so commit order is sequence order in every bucket.
+    """
+
+    def __init__(
+        self,
+        committer: Committer,
+        messages: Sequence[CommitMessage],
+        appends: list[ManifestEntry],
+        changelog: list[ManifestEntry],
+        index_changes: list[IndexManifestEntry],
+    ) -> None:
+        self.committer = committer
+        self.store = committer.store
+        self.messages = [m for m in messages if m.new_files or m.new_index_files]
+        self.appends = appends
+        self.current = _Change(appends, changelog, index_changes)
+        self.original = self.current
+        self.offsets: dict[Bucket, int] = {}
+        self.rewrites: dict[Bucket, Resequenced] = {}
+        options = committer.options
+        self.dynamic = options.bucket == -1
+        self.cross_partition = self.dynamic and committer.schema.cross_partition_update
+
+    # ------------------------------------------------------------------ planning
+    def plan(self, latest: Snapshot | None) -> _Change:
+        self._check_assignments(latest)
+        offsets = self._offsets(latest)
+        if offsets == self.offsets:
+            return self.current
+        self.discard_rewrites()
+        self.offsets = offsets
+        replaced: dict[tuple[Bucket, str], DataFileMeta] = {}
+        for bucket, offset in sorted(offsets.items()):
+            files = [f for f in self._new_files(bucket)]
+            rewrite = resequence_files(
+                self.store, self.committer.schema, bucket[0], bucket[1], files, offset
+            )
+            self.rewrites[bucket] = rewrite
+            if len(rewrite.files) != len(files):
+                raise CommitError("re-sequencing did not rewrite every file one for one")
+            for old, new in zip(files, rewrite.files, strict=True):
+                replaced[(bucket, old.file_name)] = new
+        entries = [
+            ManifestEntry(
+                e.kind,
+                e.partition,
+                e.bucket,
+                e.total_buckets,
+                replaced.get(((e.partition, e.bucket), e.file.file_name), e.file),
+            )
+            for e in self.appends
+        ]
+        self.current = _Change(entries, self.original.changelog, self.original.index_changes)
+        if offsets:
+            log.info(
+                "%s: re-sequenced new files of %d bucket(s) above concurrent commits",
+                self.store.root,
+                len(offsets),
+            )
+        return self.current
+
+    def _new_files(self, bucket: Bucket) -> list[DataFileMeta]:
+        return [f for m in self.messages if (m.partition, m.bucket) == bucket for f in m.new_files]
+
+    def _offsets(self, latest: Snapshot | None) -> dict[Bucket, int]:
+        """How far each bucket's new files must move up (only buckets that must move)."""
+        by_base: dict[int | None, set[Bucket]] = {}
+        for m in self.messages:
+            if m.new_files and not (latest is not None and m.base_snapshot_id == latest.id):
+                by_base.setdefault(m.base_snapshot_id, set()).add((m.partition, m.bucket))
+        ceilings: dict[Bucket, int] = {}
+        for base, buckets in by_base.items():
+            found = sequence_ceilings(self.store, base, latest, buckets)
+            for bucket, ceiling in found.items():
+                ceilings[bucket] = max(ceilings.get(bucket, -1), ceiling)
+        out: dict[Bucket, int] = {}
+        for bucket, ceiling in ceilings.items():
+            lowest = min(f.min_sequence_number for f in self._new_files(bucket))
+            if ceiling >= lowest:
+                out[bucket] = ceiling + 1 - lowest
+        return out
+
+    def _check_assignments(self, latest: Snapshot | None) -> None:
+        """Refuse a write whose key placement other commits may have contradicted."""
+        if not self.dynamic or latest is None:
+            return
+        for base in {m.base_snapshot_id for m in self.messages}:
+            if base is not None and base == latest.id:
+                continue
+            mine = [m for m in self.messages if m.base_snapshot_id == base]
+            if self.cross_partition:
+                changed = None if base is None else data_committed(self.store, base, latest)
+                if changed is not False:
+                    raise StaleWriteError(
+                        f"another commit wrote to {self.store.root} (a cross-partition-update "
+                        "table) after this write read its key locations, so its rows might "
+                        "duplicate or lose keys; nothing was committed — run the write again "
+                        "(these tables take one writer at a time)"
+                    )
+                continue
+            partitions = {m.partition for m in mine if m.new_index_files}
+            if not partitions:
+                continue  # every key was known at the base: its bucket still holds
+            touched = None
+            if base is not None:
+                base_index = None
+                readable = True
+                if base > 0:
+                    try:
+                        base_index = self.store.snapshot(base).index_manifest
+                    except Exception:
+                        readable = False  # expired: cannot tell
+                if readable:
+                    touched = index_changed(self.store, base_index, latest, partitions)
+            if touched is None or touched:
+                raise StaleWriteError(
+                    f"another commit changed the key index of {self.store.root} (a "
+                    "dynamic-bucket table) in a partition this write adds keys to, after this "
+                    "write read it, so its bucket assignments might duplicate keys; nothing was "
+                    "committed — run the write again"
+                )
+
+    # ------------------------------------------------------------------ files
+    def discard_rewrites(self) -> None:
+        """Delete every re-sequenced copy (the plan they belong to is not published)."""
+        for rewrite in self.rewrites.values():
+            for path in rewrite.paths:
+                with contextlib.suppress(Exception):
+                    self.store.file_io.delete(path)
+        self.rewrites = {}
+        self.offsets = {}
+        self.current = self.original
+
+    def published(self) -> None:
+        """After the publish: the originals of re-sequenced files are referenced by nothing."""
+        if not self.rewrites:
+            return
+        schema = self.committer.schema
+        locations = FileLocations.of(self.store.file_io, self.store.root, schema)
+        for partition, bucket in self.rewrites:
+            for f in self._new_files((partition, bucket)):
+                with contextlib.suppress(Exception):  # else left for orphan cleaning
+                    self.store.file_io.delete(
+                        locations.entry_path(partition, bucket, f.file_name, f.external_path)
+                    )

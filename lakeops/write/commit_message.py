@@ -26,6 +26,10 @@ class CommitMessage:
             ``full-compaction`` producers).
         new_index_files: the bucket's new complete HASH index file (dynamic-bucket tables),
             replacing its previous one when committed.
+        base_snapshot_id: the snapshot the writer planned on (its sequence numbers, bucket
+            assignments and compactions follow that snapshot's files): 0 for an empty table,
+            None when unknown. The committer re-sequences or refuses the commit when other
+            commits changed what the plan relied on since then.
     """
 
     partition: bytes
@@ -37,6 +41,7 @@ class CommitMessage:
     changelog_files: tuple[DataFileMeta, ...] = ()
     compact_changelog_files: tuple[DataFileMeta, ...] = ()
     new_index_files: tuple[IndexFileMeta, ...] = ()
+    base_snapshot_id: int | None = None
 
     @property
     def is_empty(self) -> bool:

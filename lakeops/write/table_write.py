@@ -146,6 +146,7 @@ class TableWrite:
         self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
         self._closed = False
         # the snapshot this write builds on (none for an overwrite, which replaces it)
+        self._ignore_previous = ignore_previous
         self._base = None if ignore_previous else store.latest_snapshot()
         self.dynamic = DynamicBucketOptions.from_schema(schema) if options.bucket == -1 else None
         self.cross_partition = options.bucket == -1 and schema.cross_partition_update
@@ -409,6 +410,7 @@ class TableWrite:
             for buf in self._buffers.values():
                 self._compact(buf, full=True)
         self._closed = True
+        base_id = None if self._ignore_previous else (self._base.id if self._base else 0)
         messages = [
             CommitMessage(
                 buf.partition_bytes,
@@ -420,6 +422,7 @@ class TableWrite:
                 tuple(buf.changelog),
                 tuple(buf.compact_changelog),
                 self._hash_index(buf),
+                base_id,
             )
             for buf in self._buffers.values()
         ]
