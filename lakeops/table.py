@@ -15,7 +15,8 @@ from lakeops.changelog.options import ChangelogOptions
 from lakeops.changelog.reader import ChangeMode, read_changes
 from lakeops.commit.committer import Committer
 from lakeops.commit.expire import ExpireResult, Retention, expire_snapshots
-from lakeops.commit.orphan import OrphanResult, remove_orphan_files, rollback_to
+from lakeops.commit.orphan import OrphanResult, remove_orphan_files
+from lakeops.commit.rollback import rollback_to
 from lakeops.commit.stats import CommitStats, commit_stats
 from lakeops.compact.health import TableHealth, table_health
 from lakeops.compact.options import CompactOptions, parse_duration
@@ -352,11 +353,14 @@ class Table:
             self._require_writable("remove orphan files of")
         return remove_orphan_files(self.store, int(older_than.total_seconds() * 1000), dry_run)
 
-    def rollback_to(self, snapshot_id: int) -> list[int]:
-        """Make an older snapshot the latest again (removing newer snapshots and the files only
-        they referenced). Returns the removed snapshot ids. Stop writers first."""
+    def rollback_to(self, snapshot_id: int) -> Snapshot | None:
+        """Make the table hold exactly what snapshot ``snapshot_id`` held, as a new
+        ``OVERWRITE`` snapshot (returned; None when the latest already holds it). Newer
+        snapshots are kept until expiry and no file is deleted, so readers on them and
+        concurrent writers are safe: a writer committing later builds on the rolled-back
+        table (see :mod:`lakeops.commit.rollback`)."""
         self._require_writable("roll back")
-        return rollback_to(self.store, snapshot_id)
+        return rollback_to(self.store, self.schema, self.options, snapshot_id)
 
     def commit_stats(self, snapshot_id: int | None = None) -> CommitStats:
         """Files and bytes a snapshot (default: the latest) added and removed."""

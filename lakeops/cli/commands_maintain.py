@@ -15,6 +15,7 @@ from lakeops.cli.context import CliState, state
 from lakeops.cli.errors import CliError
 from lakeops.cli.output import human_bytes
 from lakeops.cli.parsing import parse_partitions
+from lakeops.commit.rollback import holds
 from lakeops.spec.snapshot import Snapshot
 from lakeops.table import Table
 
@@ -225,36 +226,40 @@ def rollback(
         bool, typer.Option("--yes", "-y", metavar="", help="Do not ask for confirmation.")
     ] = False,
 ) -> None:
-    """Make an older snapshot the latest again (asks for confirmation unless --yes).
+    """Make the table hold what an older snapshot held, as a new snapshot (asks for
+    confirmation unless --yes).
 
-    The newer snapshots are deleted, with the files only they referenced. Stop writers first.
+    The newer snapshots stay readable until expiry and no file is deleted; writers that commit
+    afterwards build on the rolled-back table.
     """
     st = state(ctx)
     target = st.table(table)
     ids = target.store.snapshot_ids()
-    newer = [i for i in ids if i > snapshot_id]
-    if snapshot_id in ids and not newer:
-        removed: list[int] = []
-    else:
-        if snapshot_id in ids and not yes:
-            question = (
-                f"Roll back {table} to snapshot {snapshot_id}, deleting {len(newer)} newer "
-                f"snapshot(s) ({_id_range(newer)})?"
-            )
-            if not typer.confirm(question, err=True):
-                raise CliError("rollback cancelled; nothing changed")
-        removed = target.rollback_to(snapshot_id)  # a missing snapshot: the library's error
+    if snapshot_id in ids and not yes and not holds(target.store, snapshot_id):
+        question = (
+            f"Roll back {table} to snapshot {snapshot_id}, undoing snapshot(s) "
+            f"{_id_range([i for i in ids if i > snapshot_id])} with a new snapshot?"
+        )
+        if not typer.confirm(question, err=True):
+            raise CliError("rollback cancelled; nothing changed")
+    snapshot = target.rollback_to(snapshot_id)  # a missing snapshot: the library's error
 
     def human(console: Console) -> None:
-        if not removed:
-            console.print(f"snapshot {snapshot_id} is already the latest of {escape(table)}")
+        if snapshot is None:
+            console.print(f"{escape(table)} already holds snapshot {snapshot_id}'s data")
         else:
             console.print(
-                f"rolled back {escape(table)} to snapshot {snapshot_id}; removed snapshot(s) "
-                f"{', '.join(map(str, removed))}"
+                f"rolled back {escape(table)} to snapshot {snapshot_id} as snapshot {snapshot.id}"
             )
 
-    st.out.result({"table": table, "snapshot_id": snapshot_id, "removed": removed}, human)
+    st.out.result(
+        {
+            "table": table,
+            "snapshot_id": snapshot_id,
+            "new_snapshot_id": None if snapshot is None else snapshot.id,
+        },
+        human,
+    )
 
 
 def register(app: typer.Typer) -> None:

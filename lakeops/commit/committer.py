@@ -49,7 +49,7 @@ from lakeops.store import TableStore, fold_entries
 from lakeops.write.commit_message import CommitMessage
 from lakeops.write.resequence import Resequenced, resequence_files
 
-__all__ = ["BATCH_COMMIT_IDENTIFIER", "Committer"]
+__all__ = ["BATCH_COMMIT_IDENTIFIER", "Committer", "PlannedChange"]
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +170,7 @@ class Committer:
         snapshot = None
         if overwrite is not None:  # Paimon's OVERWRITE: replace the live files, then add
 
-            def plan_overwrite(latest: Snapshot | None) -> _Change:
+            def plan_overwrite(latest: Snapshot | None) -> PlannedChange:
                 # computed on every attempt: files another writer added meanwhile go too
                 replaced = [
                     ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
@@ -182,13 +182,13 @@ class Committer:
                     for e in self.store.index_entries(latest)
                     if overwrite(e.partition)
                 ]
-                return _Change(replaced + appends, append_changelog, dropped + index_changes)
+                return PlannedChange(replaced + appends, append_changelog, dropped + index_changes)
 
-            snapshot = self._commit(plan_overwrite, "OVERWRITE", commit_identifier)
+            snapshot = self.commit_planned(plan_overwrite, "OVERWRITE", commit_identifier)
         elif appends or append_changelog or index_changes:
             planner = _AppendPlanner(self, messages, appends, append_changelog, index_changes)
             try:
-                snapshot = self._commit(planner.plan, "APPEND", commit_identifier)
+                snapshot = self.commit_planned(planner.plan, "APPEND", commit_identifier)
             except CommitStateUnknownError:
                 raise  # every file is kept: the snapshot may reference them
             except BaseException:
@@ -228,20 +228,20 @@ class Committer:
         """Publish one snapshot of ``entries`` and ``changelog`` (see the module docstring).
         The snapshot inherits its predecessor's index manifest, or one with ``index_changes``
         folded in."""
-        change = _Change(entries, changelog, index_changes)
-        return self._commit(lambda _latest: change, commit_kind, commit_identifier)
+        change = PlannedChange(entries, changelog, index_changes)
+        return self.commit_planned(lambda _latest: change, commit_kind, commit_identifier)
 
-    def _commit(
+    def commit_planned(
         self,
-        plan: Callable[[Snapshot | None], _Change],
+        plan: Callable[[Snapshot | None], PlannedChange],
         commit_kind: str,
-        commit_identifier: int,
+        commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
     ) -> Snapshot:
         """Publish one snapshot of what ``plan`` makes of the latest snapshot, re-planned on
         every attempt (a plan may raise :class:`CommitConflictError` to give up)."""
         fio = self.store.file_io
         own: list[str] = []  # manifests written for the current plan
-        current: _Change | None = None
+        current: PlannedChange | None = None
 
         def discard(names: Sequence[str]) -> None:
             for name in names:
@@ -452,7 +452,7 @@ class Committer:
 
 
 @dataclass(frozen=True)
-class _Change:
+class PlannedChange:
     """What one commit attempt publishes."""
 
     entries: Sequence[ManifestEntry]
@@ -486,7 +486,7 @@ class _AppendPlanner:
         self.store = committer.store
         self.messages = [m for m in messages if m.new_files or m.new_index_files]
         self.appends = appends
-        self.current = _Change(appends, changelog, index_changes)
+        self.current = PlannedChange(appends, changelog, index_changes)
         self.original = self.current
         self.offsets: dict[Bucket, int] = {}
         self.rewrites: dict[Bucket, Resequenced] = {}
@@ -495,7 +495,7 @@ class _AppendPlanner:
         self.cross_partition = self.dynamic and committer.schema.cross_partition_update
 
     # ------------------------------------------------------------------ planning
-    def plan(self, latest: Snapshot | None) -> _Change:
+    def plan(self, latest: Snapshot | None) -> PlannedChange:
         self._check_assignments(latest)
         offsets = self._offsets(latest)
         if offsets == self.offsets:
@@ -523,7 +523,7 @@ class _AppendPlanner:
             )
             for e in self.appends
         ]
-        self.current = _Change(entries, self.original.changelog, self.original.index_changes)
+        self.current = PlannedChange(entries, self.original.changelog, self.original.index_changes)
         if offsets:
             log.info(
                 "%s: re-sequenced new files of %d bucket(s) above concurrent commits",

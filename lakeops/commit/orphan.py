@@ -1,12 +1,9 @@
-"""Orphan-file cleanup and rollback.
+"""Orphan-file cleanup.
 
 ``remove_orphan_files(older_than)`` deletes files under the table that no snapshot (and no kept
 changelog) references — left by writers that crashed between writing files and publishing a
 snapshot — but only files older than the threshold, so files of commits still in progress are
 never touched. Schema and snapshot metadata are never candidates (their temporary files are).
-
-``rollback_to(snapshot_id)`` makes an older snapshot the latest again: the newer snapshot files
-are removed newest first, then the files only they referenced.
 """
 
 from __future__ import annotations
@@ -15,12 +12,11 @@ import datetime as dt
 import time
 from dataclasses import dataclass, field
 
-from lakeops.errors import LakeopsError
 from lakeops.spec import paths
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
 
-__all__ = ["OrphanResult", "referenced_files", "remove_orphan_files", "rollback_to"]
+__all__ = ["OrphanResult", "referenced_files", "remove_orphan_files"]
 
 
 @dataclass
@@ -95,33 +91,3 @@ def remove_orphan_files(
         if not dry_run:
             fio.delete(path)
     return result
-
-
-def rollback_to(store: TableStore, snapshot_id: int) -> list[int]:
-    """Make ``snapshot_id`` the latest snapshot again; returns the removed snapshot ids."""
-    ids = store.snapshot_ids()
-    if snapshot_id not in ids:
-        raise LakeopsError(
-            f"cannot roll back to snapshot {snapshot_id}: it does not exist "
-            f"(snapshots {ids[0] if ids else None}..{ids[-1] if ids else None})"
-        )
-    newer = [i for i in ids if i > snapshot_id]
-    if not newer:
-        return []
-    keep: set[str] = set()
-    for sid in ids:
-        if sid <= snapshot_id:
-            keep |= _snapshot_files(store, store.snapshot(sid))
-    drop: set[str] = set()
-    for sid in newer:
-        drop |= _snapshot_files(store, store.snapshot(sid))
-    fio = store.file_io
-    for sid in reversed(newer):  # readers stop seeing them first
-        fio.delete(store.path(paths.snapshot_path(sid)))
-    fio.overwrite_atomic(store.path(paths.LATEST_HINT), str(snapshot_id).encode())
-    garbage = drop - keep
-    root = store.root.rstrip("/")
-    for path in fio.fs.find(root):
-        if path.rsplit("/", 1)[-1] in garbage:
-            fio.delete(path)
-    return newer

@@ -105,29 +105,34 @@ def test_orphans(cli: Cli, loaded: str) -> None:
 
 def test_rollback(cli: Cli, loaded: str) -> None:
     first = sorted_rows(cli.table().read(snapshot_id=1))
+    second = sorted_rows(cli.table().read(snapshot_id=2))
     declined = cli("rollback", loaded, "1", input="n\n")
     assert declined.exit_code == 1
-    assert "Roll back db.orders to snapshot 1, deleting 2 newer snapshot(s) (2..3)?" in (
-        declined.stderr
+    assert (
+        "Roll back db.orders to snapshot 1, undoing snapshot(s) 2..3 with a new snapshot?"
+        in declined.stderr
     )
     assert "rollback cancelled" in declined.stderr
     assert [s.id for s in cli.table().snapshots()] == [1, 2, 3]
 
     accepted = cli("rollback", loaded, "2", input="y\n")
     assert accepted.exit_code == 0, accepted.stderr
-    assert [s.id for s in cli.table().snapshots()] == [1, 2]
+    assert "rolled back db.orders to snapshot 2 as snapshot 4" in accepted.stdout
+    assert [s.id for s in cli.table().snapshots()] == [1, 2, 3, 4]  # nothing removed
+    assert sorted_rows(cli.table().read()) == second
 
     out = cli.json("rollback", loaded, "1", "--yes")
-    assert out["removed"] == [2]
+    assert out == {"table": loaded, "snapshot_id": 1, "new_snapshot_id": 5}
     table = cli.table()
-    assert [s.id for s in table.snapshots()] == [1]
+    assert [s.id for s in table.snapshots()] == [1, 2, 3, 4, 5]
     assert sorted_rows(table.read()) == first
-    assert "already the latest" in cli.ok("rollback", loaded, "1").stdout
+    assert sorted_rows(table.read(snapshot_id=3)) != first  # history stays readable
+    assert "already holds snapshot 1's data" in cli.ok("rollback", loaded, "1").stdout
 
     missing = cli("rollback", loaded, "7", "--yes")
     assert missing.exit_code == 1
     assert missing.stderr.splitlines() == [
-        "error: cannot roll back to snapshot 7: it does not exist (snapshots 1..1)"
+        "error: cannot roll back to snapshot 7: it does not exist (snapshots 1..5)"
     ]
 
 
