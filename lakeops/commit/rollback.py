@@ -1,26 +1,34 @@
-"""Rollback as a commit: a new snapshot whose live files are those of an older one.
+"""Rollback as a commit: a new snapshot whose live files hold what an older one held.
 
 Paimon's own rollback deletes the newer snapshots and lets the next commit take their ids. That
 reuses snapshot ids, hides concurrent writers' snapshots and deletes files that published
 snapshots (and the readers on them) still reference. lakeops rolls back forward instead: it
-publishes snapshot N+1 as an ``OVERWRITE`` whose delta deletes every file live in N but not in
-the target and re-adds every file live in the target but not in N (the target's index files
-likewise), through the same exclusive, re-planned commit as every write. A writer that commits
-afterwards builds on the rolled-back state; one that publishes first makes the rollback re-plan
-on top of it. The newer snapshots stay, readable, until expiry removes them; no file is deleted
-here.
+publishes snapshot N+1 as an ``OVERWRITE`` whose delta deletes every file live in N that the
+target did not hold and adds the target's files that N no longer holds (the target's index
+files likewise), through the same exclusive, re-planned commit as every write. A writer that
+commits afterwards builds on the rolled-back table; one that publishes first makes the rollback
+re-plan on top of it. The newer snapshots stay, readable, until expiry removes them.
+
+A data file that a newer snapshot deleted is never added back under its own name: Paimon's
+expiry deletes the files an expired snapshot's delta deleted without asking whether a later
+snapshot added them again, and pypaimon's reader drops every file a manifest ever deleted. The
+rollback copies such files to new names (same bytes, same metadata) and adds the copies.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from lakeops.commit.committer import Committer, PlannedChange
-from lakeops.errors import LakeopsError
+from lakeops.errors import CommitStateUnknownError, LakeopsError
+from lakeops.io.data_formats import format_of
 from lakeops.options import TableOptions
 from lakeops.spec.index_manifest import IndexManifestEntry
+from lakeops.spec.locations import FileLocations
 from lakeops.spec.manifest import FileKind, ManifestEntry
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import Snapshot
-from lakeops.store import TableStore, fold_entries
+from lakeops.store import TableStore
 
 __all__ = ["holds", "rollback_to"]
 
@@ -37,14 +45,15 @@ def rollback_to(
             f"(snapshots {ids[0] if ids else None}..{ids[-1] if ids else None})"
         )
     target = store.snapshot(snapshot_id)
-    wanted = fold_entries(store.live_entries(target))
+    wanted = {_content(e): e for e in store.live_entries(target)}
     wanted_index = {_index_key(e): e for e in store.index_entries(target)}
+    copies = _Copies(store, schema)
     nothing = PlannedChange(())
 
     def plan(latest: Snapshot | None) -> PlannedChange:
-        now = fold_entries(store.live_entries(latest))
+        now = {_content(e): e for e in store.live_entries(latest)}
         entries = [_as(FileKind.DELETE, e) for key, e in now.items() if key not in wanted]
-        entries += [_as(FileKind.ADD, e) for key, e in wanted.items() if key not in now]
+        entries += [copies.of(e) for key, e in wanted.items() if key not in now]
         now_index = {_index_key(e): e for e in store.index_entries(latest)}
         index = [
             IndexManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.file)
@@ -60,11 +69,90 @@ def rollback_to(
             return nothing
         return PlannedChange(entries, (), index)
 
-    committer = Committer(store, schema, options)
-    latest = store.latest_snapshot()
-    if plan(latest) is nothing:
+    if plan(store.latest_snapshot()) is nothing:
+        copies.discard(keep=())
         return None
-    return committer.commit_planned(plan, "OVERWRITE")
+    try:
+        snapshot = Committer(store, schema, options).commit_planned(plan, "OVERWRITE")
+    except CommitStateUnknownError:
+        raise  # the snapshot may reference the copies: keep them
+    except BaseException:
+        copies.discard(keep=())
+        raise
+    copies.discard(keep={e.file.file_name for e in store.delta_entries(snapshot)})
+    return snapshot
+
+
+def holds(store: TableStore, snapshot_id: int) -> bool:
+    """Whether the latest snapshot already holds exactly what ``snapshot_id`` held."""
+    if not store.snapshot_exists(snapshot_id):
+        return False
+    target, latest = store.snapshot(snapshot_id), store.latest_snapshot()
+    same_files = {_content(e) for e in store.live_entries(target)} == {
+        _content(e) for e in store.live_entries(latest)
+    }
+    return same_files and {_index_key(e) for e in store.index_entries(target)} == {
+        _index_key(e) for e in store.index_entries(latest)
+    }
+
+
+class _Copies:
+    """Copies of data files under new names, made once per file and attempt-independent."""
+
+    def __init__(self, store: TableStore, schema: TableSchema) -> None:
+        self.store = store
+        self.locations = FileLocations.of(store.file_io, store.root, schema)
+        self.made: dict[str, tuple[ManifestEntry, str]] = {}  # original name -> (entry, path)
+
+    def of(self, e: ManifestEntry) -> ManifestEntry:
+        """An ADD entry of a copy of ``e``'s file (the same bytes under a new name)."""
+        made = self.made.get(e.file.file_name)
+        if made is not None:
+            return made[0]
+        f = e.file
+        source = self.locations.entry_path(e.partition, e.bucket, f.file_name, f.external_path)
+        name = self.locations.new_name(changelog=False, extension=format_of(f.file_name))
+        external = f"{f.external_path.rsplit('/', 1)[0]}/{name}" if f.external_path else None
+        target = self.locations.entry_path(e.partition, e.bucket, name, external)
+        fio = self.store.file_io
+        try:
+            fio.mkdirs(target.rsplit("/", 1)[0])
+            fio.fs.copy(source, target)
+        except BaseException:
+            fio.delete(target)
+            raise
+        entry = ManifestEntry(
+            FileKind.ADD,
+            e.partition,
+            e.bucket,
+            e.total_buckets,
+            replace(f, file_name=name, external_path=external),
+        )
+        self.made[f.file_name] = (entry, target)
+        return entry
+
+    def discard(self, keep: set[str] | tuple[()]) -> None:
+        """Delete the copies whose names are not in ``keep``."""
+        for entry, path in self.made.values():
+            if entry.file.file_name not in keep:
+                self.store.file_io.delete(path)
+
+
+def _content(e: ManifestEntry) -> tuple[object, ...]:
+    """What a live file holds, whatever its name (a copy has the same)."""
+    f = e.file
+    return (
+        e.partition,
+        e.bucket,
+        f.level,
+        f.row_count,
+        f.file_size,
+        f.min_sequence_number,
+        f.max_sequence_number,
+        f.min_key,
+        f.max_key,
+        f.schema_id,
+    )
 
 
 def _as(kind: int, e: ManifestEntry) -> ManifestEntry:
@@ -73,17 +161,3 @@ def _as(kind: int, e: ManifestEntry) -> ManifestEntry:
 
 def _index_key(e: IndexManifestEntry) -> tuple[bytes, int, str, str]:
     return (e.partition, e.bucket, e.file.index_type, e.file.file_name)
-
-
-def holds(store: TableStore, snapshot_id: int) -> bool:
-    """Whether the latest snapshot already holds exactly the files of ``snapshot_id``."""
-    if not store.snapshot_exists(snapshot_id):
-        return False
-    target, latest = store.snapshot(snapshot_id), store.latest_snapshot()
-    same_files = (
-        fold_entries(store.live_entries(target)).keys()
-        == fold_entries(store.live_entries(latest)).keys()
-    )
-    return same_files and {_index_key(e) for e in store.index_entries(target)} == {
-        _index_key(e) for e in store.index_entries(latest)
-    }

@@ -56,10 +56,15 @@ class LinkPublish(PublishStrategy):
         directory = os.path.dirname(path)
         os.makedirs(directory, exist_ok=True)
         tmp = os.path.join(directory, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        except BaseException:  # a full disk: no temporary file is left behind
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
         try:
             os.link(tmp, path)
             return True
@@ -80,8 +85,13 @@ class RenamePublish(PublishStrategy):
     def publish(self, fs: Any, path: str, data: bytes) -> bool:
         directory, name = path.rsplit("/", 1)
         tmp = f"{directory}/.{name}.{uuid.uuid4().hex}.tmp"
-        with fs.open(tmp, "wb") as f:
-            f.write(data)
+        try:
+            with fs.open(tmp, "wb") as f:
+                f.write(data)
+        except BaseException:  # a full disk: no temporary file is left behind
+            with contextlib.suppress(OSError):
+                fs.rm_file(tmp)
+            raise
         client = getattr(fs, "client", fs)
         strip = getattr(fs, "_strip_protocol", lambda p: p)
         try:
@@ -164,7 +174,22 @@ class LockedPublish(PublishStrategy):
                     f"the commit lock for {key!r} expired before publishing; "
                     "nothing was published (raise lock.expire-time-ms)"
                 )
-            fs.pipe_file(path, data)
+            try:
+                fs.pipe_file(path, data)
+            except BaseException:
+                # a store that shows files while they are written (local disk, HDFS) may hold
+                # a partial snapshot: it was created under the lock, so it is ours to remove.
+                # (An object store's put is whole or absent: what landed stays.)
+                if _shows_partial_files(fs):
+                    with contextlib.suppress(OSError):
+                        fs.rm_file(path)
+                raise
             return True
         finally:
             self.lock.release(lease)
+
+
+def _shows_partial_files(fs: Any) -> bool:
+    """Whether a file being written is visible under its name on this store."""
+    protocols = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
+    return any(p in ("file", "local", "hdfs", "viewfs") for p in protocols)

@@ -94,8 +94,12 @@ class FileIO:
         (used for hints such as ``LATEST``, where last-writer-wins is fine)."""
         if self.is_local:
             tmp = f"{path}.{uuid.uuid4().hex}.tmp"
-            self.write_bytes(tmp, data)
-            os.replace(tmp, path)
+            try:
+                self.write_bytes(tmp, data)
+                os.replace(tmp, path)
+            except BaseException:  # a full disk: no temporary file is left behind
+                self.delete(tmp)
+                raise
         else:
             self.write_bytes(path, data)
 
