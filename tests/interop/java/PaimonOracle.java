@@ -140,6 +140,8 @@ public final class PaimonOracle {
                 return alter(catalog, id, op);
             case "compact":
                 return compact((FileStoreTable) catalog.getTable(id));
+            case "expire":
+                return expire((FileStoreTable) catalog.getTable(id), op);
             case "read":
                 return read((FileStoreTable) catalog.getTable(id), op);
             case "schema":
@@ -315,6 +317,23 @@ public final class PaimonOracle {
         }
         ObjectNode result = NODES.objectNode();
         result.put("buckets", targets.size());
+        return result;
+    }
+
+    /** Paimon's own snapshot expiry: keep {@code retain} snapshots, however young. */
+    private static ObjectNode expire(FileStoreTable table, JsonNode op) throws Exception {
+        int retain = op.get("retain").asInt();
+        int expired =
+                table.newExpireSnapshots()
+                        .config(
+                                org.apache.paimon.options.ExpireConfig.builder()
+                                        .snapshotRetainMin(retain)
+                                        .snapshotRetainMax(retain)
+                                        .snapshotTimeRetain(java.time.Duration.ZERO)
+                                        .build())
+                        .expire();
+        ObjectNode result = NODES.objectNode();
+        result.put("expired", expired);
         return result;
     }
 
