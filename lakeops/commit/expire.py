@@ -8,9 +8,10 @@ Which snapshots expire, from the earliest up (``snapshot.*`` options):
 
 For each expired snapshot the data files its commit deleted are removed (they are no longer in
 any retained snapshot — files still live, such as upgraded ones, are kept), then the manifests
-and manifest lists no retained snapshot references, then the snapshot files, oldest first, after
-``EARLIEST`` moved. Files written by commits still in progress are never referenced by an
-expired snapshot, so writers can keep running.
+and manifest lists no retained snapshot references — all found first, deleted only after
+``EARLIEST`` moved and the snapshot files went (oldest first), so a kill at any point leaves no
+snapshot whose files are gone. Files written by commits still in progress are never referenced
+by an expired snapshot, so writers can keep running.
 
 Changelog: when ``changelog.num-retained.*`` / ``changelog.time-retained`` keep more than the
 snapshots do, the changelog of an expiring snapshot outlives it — its metadata is kept as
@@ -20,6 +21,7 @@ retention expires it, so incremental reads still see it.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -123,17 +125,6 @@ def _end_exclusive(
     return end
 
 
-def _delete_entry_file(store: TableStore, locations: FileLocations, e: ManifestEntry) -> None:
-    """Delete the file of ``e`` (at its external path, or in its bucket directory). A file at an
-    external path outside every root the table's options name is left alone: lakeops never
-    deletes anything it was not told the table owns."""
-    try:
-        path = locations.entry_path(e.partition, e.bucket, e.file.file_name, e.file.external_path)
-    except UnsupportedFeatureError:
-        return
-    store.file_io.delete(path)
-
-
 def _lists(s: Snapshot) -> list[str]:
     return [
         n for n in (s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list) if n
@@ -153,6 +144,11 @@ def expire_snapshots(
     ids = store.snapshot_ids()
     if ids:
         earliest = store.earliest_snapshot_id() or ids[0]
+        # snapshot files below EARLIEST are what an interrupted pass announced expired but did
+        # not delete yet (their other files are orphans now, for remove_orphan_files)
+        for sid in (i for i in ids if i < earliest):
+            store.file_io.delete(store.path(paths.snapshot_path(sid)))
+            result.expired_snapshots.append(sid)
         ids = [i for i in ids if i >= earliest]
     if len(ids) > 1:
         snapshots = {i: store.snapshot(i) for i in ids}
@@ -207,36 +203,45 @@ def _expire_range(
     keep_changelog_from: int,
     result: ExpireResult,
 ) -> None:
+    """Expire snapshots ``first`` … ``end - 1``, crash-safe: every file to delete is found
+    first; then the kept changelogs are written, ``EARLIEST`` moves and the snapshot files go
+    (oldest first); only then their files. A kill at any point leaves intact snapshots and at
+    most unreferenced files (for ``remove_orphan_files``), never a snapshot whose files are
+    gone."""
     fio = store.file_io
     locations = FileLocations.of(fio, store.root, schema, options)
     keep = [s for i, s in snapshots.items() if i >= end]
     live = {e.file.file_name for e in store.live_entries(snapshots[end])}
+    doomed: list[str] = []  # storage paths, deleted after the snapshot files
     # 1. data files the expired commits deleted (snapshot `end` is the first that stays, and its
     #    own deletions removed files still present in the expired snapshot end - 1)
     for sid in range(first + 1, end + 1):
         for e in store.delta_entries(snapshots[sid]):
             if e.kind == FileKind.DELETE and e.file.file_name not in live:
-                _delete_entry_file(store, locations, e)
+                doomed += _entry_path(locations, e)
                 result.data_files_deleted += 1
     # 2. changelog: kept as changelog/changelog-<id>, or deleted with its snapshot
+    kept_changelogs: list[int] = []
     for sid in range(first, end):
         snap = snapshots[sid]
         if sid >= keep_changelog_from:  # every id, so reads across it know it had none
-            fio.overwrite_atomic(
-                store.path(f"{paths.CHANGELOG_DIR}/changelog-{sid}"), snap.to_json().encode()
-            )
-            result.kept_changelogs.append(sid)
+            kept_changelogs.append(sid)
         elif snap.changelog_manifest_list:
             for e in store.changelog_entries(snap):
-                _delete_entry_file(store, locations, e)
+                doomed += _entry_path(locations, e)
                 result.changelog_files_deleted += 1
     # 3. manifests and lists no retained snapshot (or kept changelog) references
     retained = _retained_manifests(store, keep)
+    for sid in kept_changelogs:
+        lst = snapshots[sid].changelog_manifest_list
+        if lst:
+            retained.add(lst)
+            retained.update(m.file_name for m in store.manifest_list(lst))
     for sid in range(first, end):
         for lst in _lists(snapshots[sid]):
             for name in [m.file_name for m in store.manifest_list(lst)] + [lst]:
                 if name not in retained:
-                    fio.delete(store.path(paths.manifest_path(name)))
+                    doomed.append(store.path(paths.manifest_path(name)))
                     retained.add(name)  # deleted once
                     result.manifests_deleted += 1
     # 3b. index manifests and hash index files (dynamic buckets) no retained snapshot uses
@@ -252,23 +257,40 @@ def _expire_range(
         for index_entry in store.index_entries(snap):
             name = index_entry.file.file_name
             if name not in kept_index:
-                try:
-                    path = locations.index_entry_path(
-                        index_entry.partition, index_entry.bucket, index_entry.file
+                # (an index file outside the named roots is left alone)
+                with contextlib.suppress(UnsupportedFeatureError):
+                    doomed.append(
+                        locations.index_entry_path(
+                            index_entry.partition, index_entry.bucket, index_entry.file
+                        )
                     )
-                except UnsupportedFeatureError:  # outside the named roots: left alone
-                    path = None
-                if path is not None:
-                    fio.delete(path)
                 kept_index.add(name)  # deleted once
-        fio.delete(store.path(paths.manifest_path(snap.index_manifest)))
+        doomed.append(store.path(paths.manifest_path(snap.index_manifest)))
         kept_index.add(snap.index_manifest)
         result.manifests_deleted += 1
-    # 4. move EARLIEST, then delete the snapshot files oldest first
+    # 4. kept changelogs, then EARLIEST, then the snapshot files oldest first
+    for sid in kept_changelogs:
+        fio.overwrite_atomic(
+            store.path(f"{paths.CHANGELOG_DIR}/changelog-{sid}"),
+            snapshots[sid].to_json().encode(),
+        )
+        result.kept_changelogs.append(sid)
     fio.overwrite_atomic(store.path(paths.EARLIEST_HINT), str(end).encode())
     for sid in range(first, end):
         fio.delete(store.path(paths.snapshot_path(sid)))
         result.expired_snapshots.append(sid)
+    # 5. what only they referenced
+    for path in doomed:
+        fio.delete(path)
+
+
+def _entry_path(locations: FileLocations, e: ManifestEntry) -> list[str]:
+    """The storage path of ``e``'s file ([] when it lies at an external path outside every root
+    the table's options name: lakeops never deletes what it was not told the table owns)."""
+    try:
+        return [locations.entry_path(e.partition, e.bucket, e.file.file_name, e.file.external_path)]
+    except UnsupportedFeatureError:
+        return []
 
 
 def _changelog_ids(store: TableStore) -> list[int]:
@@ -300,14 +322,16 @@ def _expire_changelogs(
         )
         if not (too_many or too_old):
             break
-        for e in store.changelog_entries(kept):
-            _delete_entry_file(store, locations, e)
-            result.changelog_files_deleted += 1
+        # found first, then the changelog metadata goes, then its files (crash-safe)
+        doomed = [p for e in store.changelog_entries(kept) for p in _entry_path(locations, e)]
+        result.changelog_files_deleted += len(doomed)
         if kept.changelog_manifest_list:
             for m in store.manifest_list(kept.changelog_manifest_list):
-                fio.delete(store.path(paths.manifest_path(m.file_name)))
+                doomed.append(store.path(paths.manifest_path(m.file_name)))
                 result.manifests_deleted += 1
-            fio.delete(store.path(paths.manifest_path(kept.changelog_manifest_list)))
+            doomed.append(store.path(paths.manifest_path(kept.changelog_manifest_list)))
         fio.delete(store.path(f"{paths.CHANGELOG_DIR}/changelog-{sid}"))
+        for path in doomed:
+            fio.delete(path)
         result.expired_changelogs.append(sid)
         total -= 1
