@@ -14,14 +14,19 @@ from lakeops.io.file_io import FileIO
 
 WRITERS = 8
 COMMITS_EACH = 25
+# the S3 test server answers slowly: fewer commits, still 6 processes racing and a compactor
+S3_WRITERS = 6
+S3_COMMITS_EACH = 8
 SCHEMA = pa.schema([("id", pa.int64()), ("writer", pa.int32())])
 
 
-def _writer(uri: str, storage: dict, options: dict, writer_id: int, start: Any) -> None:
+def _writer(
+    uri: str, storage: dict, options: dict, writer_id: int, commits: int, start: Any
+) -> None:
     table = Catalog(uri, storage, options).get_table("db.t")
     start.wait()
-    for c in range(COMMITS_EACH):
-        base = (writer_id * COMMITS_EACH + c) * 10
+    for c in range(commits):
+        base = (writer_id * commits + c) * 10
         table.write(
             pa.table(
                 {"id": list(range(base, base + 10)), "writer": [writer_id] * 10}, schema=SCHEMA
@@ -41,7 +46,13 @@ def _compactor(uri: str, storage: dict, options: dict, start: Any, stop: Any, re
     results.put((done, conflicts))
 
 
-def _run(uri: str, storage: dict, options: dict) -> None:
+def _run(
+    uri: str,
+    storage: dict,
+    options: dict,
+    writers: int = WRITERS,
+    commits: int = COMMITS_EACH,
+) -> None:
     catalog = Catalog(uri, storage, options)
     catalog.create_database("db", ignore_if_exists=True)
     table = catalog.create_table(
@@ -53,7 +64,8 @@ def _run(uri: str, storage: dict, options: dict) -> None:
     ctx = mp.get_context("spawn")
     start, stop, results = ctx.Event(), ctx.Event(), ctx.Queue()
     procs = [
-        ctx.Process(target=_writer, args=(uri, storage, options, w, start)) for w in range(WRITERS)
+        ctx.Process(target=_writer, args=(uri, storage, options, w, commits, start))
+        for w in range(writers)
     ]
     compactor = ctx.Process(target=_compactor, args=(uri, storage, options, start, stop, results))
     for p in [*procs, compactor]:
@@ -63,10 +75,10 @@ def _run(uri: str, storage: dict, options: dict) -> None:
         p.join(timeout=600)
     stop.set()
     compactor.join(timeout=120)
-    assert [p.exitcode for p in procs] == [0] * WRITERS
+    assert [p.exitcode for p in procs] == [0] * writers
     assert compactor.exitcode == 0
     snapshots = table.snapshots()
-    total = WRITERS * COMMITS_EACH
+    total = writers * commits
     assert [s.id for s in snapshots] == list(range(1, len(snapshots) + 1))  # contiguous
     assert sum(s.commit_kind == "APPEND" for s in snapshots) == total  # each commit once
     assert sorted(table.read().column("id").to_pylist()) == list(range(total * 10))
@@ -83,7 +95,7 @@ def test_local_disk(warehouse) -> None:
 @pytest.mark.slow
 def test_s3_conditional_put(s3_warehouse) -> None:
     uri, storage = s3_warehouse
-    _run(uri, storage, {})
+    _run(uri, storage, {}, S3_WRITERS, S3_COMMITS_EACH)
 
 
 @pytest.mark.slow
@@ -103,7 +115,7 @@ def test_s3_with_lock(s3_warehouse, postgres_dsn, tmp_path) -> None:
         }
     catalog = Catalog(uri, storage, options)
     assert type(catalog.file_io.publisher).__name__ == "LockedPublish"
-    _run(uri, storage, options)
+    _run(uri, storage, options, S3_WRITERS, S3_COMMITS_EACH)
 
 
 def test_publish_exclusive_has_one_winner(tmp_path) -> None:
