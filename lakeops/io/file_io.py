@@ -108,8 +108,15 @@ class FileIO:
             self.fs.rm_file(path)
 
     def mkdirs(self, path: str) -> None:
-        if path:
+        """Create a directory and its parents (nothing on object stores, which have none:
+        creating one there only costs a request per write)."""
+        if path and not self.is_object_store:
             self.fs.makedirs(path, exist_ok=True)
+
+    @property
+    def is_object_store(self) -> bool:
+        """Whether this storage is an object store (keys, no directories)."""
+        return self.protocol in ("s3", "s3a", "gs", "gcs", "abfs", "az", "oss")
 
     def list_names(self, path: str) -> list[str]:
         """Base names of the entries in a directory ([] if it does not exist)."""
