@@ -1,9 +1,9 @@
-"""Races of 6 writer processes on one table of each bucket mode, with a process compacting and
-expiring snapshots beside them. The writers overwrite each other's keys; each records the
-snapshot id of every commit it made, which gives the commit order, and a plain model replays
-the committed batches in that order. lakeops and pypaimon must both read exactly the model
-(no duplicate key, no lost key), before and after a full compaction, and snapshot ids must be
-contiguous and never reused."""
+"""Races of 6 writer processes on one table of each bucket mode, with a process compacting,
+expiring snapshots and rolling back beside them. The writers overwrite each other's keys; each
+records the snapshot id of every commit it made (the maintainer of every rollback), which gives
+the commit order, and a plain model replays the committed batches and rollbacks in that order.
+lakeops and pypaimon must both read exactly the model (no duplicate key, no lost key), before
+and after a full compaction, and snapshot ids must be contiguous and never reused."""
 
 from __future__ import annotations
 
@@ -60,18 +60,29 @@ def _writer(warehouse: str, writer: int, start: Any, results: Any) -> None:
             (s := table.store.snapshot(sid)).commit_user == user and s.commit_kind != "COMPACT"
         ):
             sid -= 1
-        results.put((sid, writer, commit))
+        results.put(((sid, 0), writer, commit))
     results.put(None)
 
 
-def _maintainer(warehouse: str, start: Any, stop: Any) -> None:
+def _maintainer(warehouse: str, start: Any, stop: Any, results: Any) -> None:
+    """Compacts and expires, and every third round rolls the table back two snapshots."""
     table = Catalog(warehouse).get_table("db.t")
     start.wait()
+    rounds = 0
     while not stop.is_set():
+        rounds += 1
         with contextlib.suppress(CommitConflictError):
             table.compact(full=True)
         # keeps enough for the writers to find their own APPEND snapshots
         table.expire_snapshots(retain_min=30, retain_max=30, time_retained="0 ms")
+        ids = table.store.snapshot_ids()
+        if rounds % 3 == 0 and len(ids) > 3:
+            target = ids[-3]
+            with contextlib.suppress(CommitConflictError):
+                rolled = table.rollback_to(target)
+                if rolled is not None:
+                    results.put(((rolled.id, 1), -1, target))
+    results.put("done")
 
 
 @pytest.mark.parametrize(
@@ -99,31 +110,43 @@ def test_racing_writers_lose_and_duplicate_nothing(
         ctx.Process(target=_writer, args=(str(warehouse), w, start, results))
         for w in range(WRITERS)
     ]
-    maintainer = ctx.Process(target=_maintainer, args=(str(warehouse), start, stop))
+    maintainer = ctx.Process(target=_maintainer, args=(str(warehouse), start, stop, results))
     for p in [*writers, maintainer]:
         p.start()
     start.set()
-    committed: list[tuple[int, int, int]] = []
-    finished = 0
-    while finished < WRITERS:
+    events: list[tuple[tuple[int, int], int, int]] = []
+    finished = maintained = 0
+    while finished < WRITERS or not maintained:
         item = results.get(timeout=300)
         if item is None:
             finished += 1
+            if finished == WRITERS:
+                stop.set()
+        elif item == "done":
+            maintained = 1
         else:
-            committed.append(item)
-    stop.set()
+            events.append(item)
     for p in [*writers, maintainer]:
         p.join(timeout=120)
         assert p.exitcode == 0
 
-    ids = [sid for sid, _, _ in committed]
-    assert len(set(ids)) == len(ids)  # no two writers were told the same snapshot
-    assert len(committed) >= WRITERS  # the race made progress
+    ids = [sid for sid, _, _ in events]
+    assert len(set(ids)) == len(ids)  # no two commits were told the same snapshot
+    assert sum(w >= 0 for _, w, _ in events) >= WRITERS  # the race made progress
+    assert any(w < 0 for _, w, _ in events)  # and rollbacks raced it
+    # the model: commits replayed in snapshot order; a rollback restores the rows as of its
+    # target snapshot (every event at or below it)
     model: dict[int, tuple[str, str]] = {}
-    for _, writer, commit in sorted(committed):
-        b = _batch(writer, commit)
-        for i, p, v in zip(*(b.column(c).to_pylist() for c in ("id", "p", "v")), strict=True):
-            model[i] = (p, v) if partitioned else ("", v)
+    history: list[tuple[int, dict[int, tuple[str, str]]]] = []
+    for (sid, _), writer, arg in sorted(events):
+        if writer < 0:
+            model = dict(next((m for s, m in reversed(history) if s <= arg), {}))
+        else:
+            b = _batch(writer, arg)
+            columns = (b.column(c).to_pylist() for c in ("id", "p", "v"))
+            for i, p, v in zip(*columns, strict=True):
+                model[i] = (p, v) if partitioned else ("", v)
+        history.append((sid, dict(model)))
 
     table = catalog.get_table("db.t")
     snapshot_ids = table.store.snapshot_ids()
