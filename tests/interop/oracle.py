@@ -240,3 +240,32 @@ def oracle_changes(
             args += ["--to-snapshot", str(to_snapshot)]
         _run(args, "changes")
         return pq.read_table(out_file)
+
+
+def oracle_script(warehouse: str | os.PathLike[str], ops: list[dict[str, Any]]) -> list[pa.Table]:
+    """Run pypaimon operations in ONE oracle process (see ``script`` in
+    ``pypaimon_oracle.py``) and return the tables of its ``read`` ops, in order.
+
+    Ops are dicts as the script takes them, except: a ``write`` op's ``data`` is a
+    :class:`pyarrow.Table` (written to a temporary parquet file here), a ``read`` op needs
+    no ``out``, and a ``create`` op's ``schema`` is a :class:`pyarrow.Schema`.
+    """
+    with tempfile.TemporaryDirectory(prefix="lakeops-oracle-") as tmp:
+        sent: list[dict[str, Any]] = []
+        outs: list[Path] = []
+        for index, op in enumerate(ops):
+            op = dict(op)
+            if op["op"] == "write":
+                data_file = Path(tmp) / f"data-{index}.parquet"
+                pq.write_table(op["data"], data_file)
+                op["data"] = str(data_file)
+            elif op["op"] == "read":
+                op["out"] = str(Path(tmp) / f"out-{index}.parquet")
+                outs.append(Path(op["out"]))
+            elif op["op"] == "create" and isinstance(op["schema"], pa.Schema):
+                op["schema"] = paimon_schema_json(op["schema"])
+            sent.append(op)
+        ops_file = Path(tmp) / "ops.json"
+        ops_file.write_text(json.dumps(sent), encoding="utf-8")
+        _run(["script", "--warehouse", os.fspath(warehouse), "--ops", str(ops_file)], "script")
+        return [pq.read_table(out) for out in outs]
