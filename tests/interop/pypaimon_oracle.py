@@ -40,9 +40,12 @@ Subcommands (all work on a filesystem catalog rooted at ``--warehouse``):
     streaming-scan details (how the start snapshot is chosen, what is read for
     each changelog producer, and how the read is bounded).
 
-``script --warehouse DIR --ops FILE.json``
+``script [--warehouse DIR] --ops FILE.json [--keep-going --errors FILE.json]``
     Run a JSON list of operations in ONE process (each pypaimon start costs seconds), in
-    order, stopping at the first failure. Every op names its ``table`` ("db.name", or
+    order, stopping at the first failure. An op may name its own ``warehouse`` (default
+    ``--warehouse``). With ``--keep-going`` a failure ends only the op's ``group`` (its
+    later ops are skipped); the errors are written to ``--errors`` as ``{group: text}``
+    and the command succeeds. Every op names its ``table`` ("db.name", or
     "db.name$branch_b" for a branch). Ops: ``create`` (``schema``: the create schema list,
     ``primary_keys``, ``partition_keys``, ``options`` as for ``create``); ``write``
     (``data``: a parquet file, one commit; ``overwrite``: absent, ``{}`` for the whole
@@ -247,12 +250,26 @@ def cmd_script(args: argparse.Namespace) -> None:
         ops = json.load(fh)
     if not isinstance(ops, list):
         raise ValueError("--ops must be a JSON list of operations")
-    catalog = _catalog(args.warehouse)
+    catalogs: dict[str, Any] = {}
+    errors: dict[str, str] = {}
     for index, op in enumerate(ops):
+        group = str(op.get("group", ""))
+        if group in errors:
+            continue
+        warehouse = op.get("warehouse", args.warehouse)
+        if warehouse is None:
+            raise ValueError(f"script op {index} names no warehouse and --warehouse is unset")
+        if warehouse not in catalogs:
+            catalogs[warehouse] = _catalog(warehouse)
         try:
-            _script_op(catalog, op)
+            _script_op(catalogs[warehouse], op)
         except Exception as exc:
-            raise RuntimeError(f"script op {index} ({op.get('op')}) failed: {exc}") from exc
+            if not args.keep_going:
+                raise RuntimeError(f"script op {index} ({op.get('op')}) failed: {exc}") from exc
+            errors[group] = f"op {index} ({op.get('op')}) failed:\n{traceback.format_exc()}"
+    if args.keep_going:
+        with open(args.errors, "w", encoding="utf-8") as fh:
+            json.dump(errors, fh)
 
 
 async def _next_plan(stream: AsyncGenerator[Any, None]) -> Any:
@@ -414,8 +431,10 @@ def build_parser() -> argparse.ArgumentParser:
     changes.set_defaults(func=cmd_changes)
 
     script = sub.add_parser("script", help="run a JSON list of operations in one process")
-    script.add_argument("--warehouse", required=True)
+    script.add_argument("--warehouse", default=None, help="default warehouse of the ops")
     script.add_argument("--ops", required=True, help="JSON file: a list of operations")
+    script.add_argument("--keep-going", action="store_true", help="a failure ends its group")
+    script.add_argument("--errors", default=None, help="JSON file for {group: error}")
     script.set_defaults(func=cmd_script)
     return parser
 

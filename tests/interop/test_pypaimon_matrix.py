@@ -39,7 +39,7 @@ from lakeops import Catalog
 from lakeops.errors import LakeopsError
 from lakeops.io.data_formats import READABLE_FORMATS
 from lakeops.option_registry import WRITABLE_FORMATS
-from tests.interop.oracle import oracle_script
+from tests.interop.oracle import oracle_batch, oracle_script
 
 pytestmark = pytest.mark.interop
 
@@ -329,9 +329,12 @@ def _formats_served() -> set[str]:
     return set(READABLE_FORMATS) & set(WRITABLE_FORMATS)
 
 
-def _params() -> list[Any]:
+def _params(refused: bool = True) -> list[Any]:
+    """The cases as test parameters (``refused`` False: only those lakeops serves)."""
     out = []
     for name, case in CASES.items():
+        if case.refused is not None and not refused:
+            continue
         marks = []
         if case.needs_format and case.needs_format not in _formats_served():
             marks.append(pytest.mark.skip(reason="Avro data files land separately"))
@@ -749,22 +752,14 @@ def _visible(case: Case, model: Model, compacted: bool) -> list[Row]:
     return model.rows() if compacted or not skips_level0 else []
 
 
-@pytest.mark.parametrize("name", _params())
-def test_lakeops_serves_what_pypaimon_writes(warehouse: Path, name: str) -> None:
-    case = CASES[name]
-    tmp = warehouse.parent
-    options = _options(case, tmp)
-    run = _play_pypaimon(case, options)
-    [theirs] = oracle_script(warehouse, run.ops)
+def _lakeops_phase(case: Case, run: Run, options: dict[str, str], tmp: Path) -> None:
+    """lakeops reads the pypaimon-written table, appends a commit and compacts fully, each
+    read against the model (or, for a refused option, is refused with nothing changed)."""
     keys = run.model.keys
-    if case.refused is None or not case.refused_reads:
-        _check(theirs, _visible(case, run.model, False), keys, "pypaimon's own read")
-
-    catalog = Catalog(str(warehouse))
+    catalog = Catalog(str(tmp / "wh"))
     if case.refused is not None:
         _check_refused(case, catalog, tmp, run, keys)
         return
-
     table = catalog.get_table(TABLE)
     _check(table.read(), _visible(case, run.model, False), keys, "lakeops' read")
     before = set(_live_files(table))
@@ -780,12 +775,132 @@ def test_lakeops_serves_what_pypaimon_writes(warehouse: Path, name: str) -> None
     files = _live_files(table)
     _check_written_files(case, options, {n: f for n, f in files.items() if n not in before}, tmp)
 
+
+def _readback_ops(run: Run) -> list[dict[str, Any]]:
+    """pypaimon's reads of the result: the latest snapshot, then each tag / branch checked."""
     reads: list[dict[str, Any]] = [{"op": "read", "table": TABLE}]
-    reads += [{"op": "read", "table": TABLE, **extra} for extra, _ in run.checks]
-    theirs_after = oracle_script(warehouse, reads)
-    _check(theirs_after[0], run.model.rows(), keys, "pypaimon's read of lakeops' result")
-    for (extra, model), got in zip(run.checks, theirs_after[1:], strict=True):
-        _check(got, _visible(case, model, False), keys, f"pypaimon's read of {extra}")
+    return reads + [{"op": "read", "table": TABLE, **extra} for extra, _ in run.checks]
+
+
+@dataclass
+class Played:
+    """One case after pypaimon's part: its run, options, directory and pypaimon's own read
+    (or the error that ended pypaimon's part)."""
+
+    case: Case
+    run: Run
+    options: dict[str, str]
+    tmp: Path
+    theirs: pa.Table | None
+    error: str | None
+
+
+class Matrix:
+    """The whole matrix, played in three steps so that pypaimon (seconds to start) runs twice
+    in all: every case's pypaimon part in ONE process, then lakeops' part per case, then
+    pypaimon's read-back of every case in ONE process. Each step runs on first demand, so any
+    subset of the tests can run alone."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._played: dict[str, Played] | None = None
+        self._lakeops: dict[str, BaseException | None] = {}
+        self._readback: dict[str, tuple[list[pa.Table], str | None]] | None = None
+
+    def played(self, name: str) -> Played:
+        if self._played is None:
+            self._played = {}
+            ops: list[dict[str, Any]] = []
+            for n in _served_cases():
+                case = CASES[n]
+                tmp = self.root / n
+                (tmp / "wh").mkdir(parents=True)
+                options = _options(case, tmp)
+                run = _play_pypaimon(case, options)
+                ops += [{**op, "group": n, "warehouse": tmp / "wh"} for op in run.ops]
+                self._played[n] = Played(case, run, options, tmp, None, None)
+            reads, errors = oracle_batch(ops)
+            for n, played in self._played.items():
+                played.error = errors.get(n)
+                played.theirs = reads.get(n, [None])[0] if played.error is None else None
+        return self._played[name]
+
+    def lakeops(self, name: str) -> Played:
+        """Play lakeops' part of a case once; raise what it raised, every time asked."""
+        played = self.played(name)
+        if name not in self._lakeops:
+            self._lakeops[name] = None
+            try:
+                if played.error is not None:
+                    pytest.fail(f"pypaimon's part failed: {played.error}")
+                case, run = played.case, played.run
+                if case.refused is None or not case.refused_reads:
+                    assert played.theirs is not None
+                    want = _visible(case, run.model, False)
+                    _check(played.theirs, want, run.model.keys, "pypaimon's own read")
+                _lakeops_phase(case, run, played.options, played.tmp)
+            except (Exception, pytest.fail.Exception) as exc:
+                self._lakeops[name] = exc
+        error = self._lakeops[name]
+        if error is not None:
+            raise error
+        return played
+
+    def readback(self, name: str) -> tuple[list[pa.Table], str | None]:
+        """pypaimon's reads of a case's result (and its error, if any)."""
+        if self._readback is None:
+            ops: list[dict[str, Any]] = []
+            done = []
+            for n in _served_cases():
+                if CASES[n].refused is not None:
+                    continue
+                try:
+                    played = self.lakeops(n)
+                except (Exception, pytest.fail.Exception):
+                    continue
+                done.append(n)
+                warehouse = played.tmp / "wh"
+                ops += [
+                    {**op, "group": n, "warehouse": warehouse} for op in _readback_ops(played.run)
+                ]
+            reads, errors = oracle_batch(ops)
+            self._readback = {n: (reads.get(n, []), errors.get(n)) for n in done}
+        return self._readback[name]
+
+
+def _served_cases() -> list[str]:
+    """The cases that run today (not those waiting for a data file format)."""
+    return [
+        n for n, c in CASES.items() if c.needs_format is None or c.needs_format in _formats_served()
+    ]
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory: pytest.TempPathFactory) -> Matrix:
+    return Matrix(tmp_path_factory.mktemp("matrix"))
+
+
+@pytest.mark.parametrize("name", _params())
+def test_lakeops_serves_what_pypaimon_writes(matrix: Matrix, name: str) -> None:
+    """pypaimon's part (its own read equals the model), then lakeops reads, appends and
+    compacts, each read equal to the model; or the refusal leaves every file unchanged."""
+    matrix.lakeops(name)
+
+
+@pytest.mark.parametrize("name", _params(refused=False))
+def test_pypaimon_reads_what_lakeops_wrote(matrix: Matrix, name: str) -> None:
+    """pypaimon reads lakeops' result (and the case's tags and branches) as the model."""
+    try:
+        played = matrix.lakeops(name)
+    except (Exception, pytest.fail.Exception):
+        pytest.fail(f"lakeops' part failed: see test_lakeops_serves_what_pypaimon_writes[{name}]")
+    tables, error = matrix.readback(name)
+    assert error is None, f"pypaimon could not read lakeops' result: {error}"
+    run = played.run
+    keys = run.model.keys
+    _check(tables[0], run.model.rows(), keys, "pypaimon's read of lakeops' result")
+    for (extra, model), got in zip(run.checks, tables[1:], strict=True):
+        _check(got, _visible(played.case, model, False), keys, f"pypaimon's read of {extra}")
 
 
 def _check_refused(case: Case, catalog: Catalog, tmp: Path, run: Run, keys: list[str]) -> None:
@@ -848,21 +963,27 @@ def _tagged_and_branched(warehouse: Path) -> tuple[Model, Model, Model]:
 
 
 def _check_tag_and_branch(warehouse: Path, models: tuple[Model, Model, Model]) -> None:
-    """pypaimon reads main, tag t1 and branch b as their models (each read in its own
-    process, so one lost file does not hide the others)."""
+    """pypaimon reads main, tag t1 and branch b as their models (one lost file does not hide
+    the others: each read is a group of its own)."""
     model, at_t1, branch = models
-    reads = [
-        ({"table": TABLE}, model, "main"),
-        ({"table": TABLE, "tag": "t1"}, at_t1, "tag t1"),
-        ({"table": f"{TABLE}$branch_b"}, branch, "branch b"),
+    reads = {
+        "main": ({"table": TABLE}, model),
+        "tag t1": ({"table": TABLE, "tag": "t1"}, at_t1),
+        "branch b": ({"table": f"{TABLE}$branch_b"}, branch),
+    }
+    ops = [
+        {"op": "read", "group": what, "warehouse": warehouse, **extra}
+        for what, (extra, _) in reads.items()
     ]
-    failures = []
-    for extra, expected, what in reads:
+    tables, errors = oracle_batch(ops)
+    failures = [f"{what}: {error.strip().splitlines()[-1][:300]}" for what, error in errors.items()]
+    for what, (_, expected) in reads.items():
+        if what in errors:
+            continue
         try:
-            [got] = oracle_script(warehouse, [{"op": "read", **extra}])
-            _check(got, expected.rows(), ["k"], f"pypaimon's read of {what}")
-        except (RuntimeError, pytest.fail.Exception) as exc:
-            failures.append(f"{what}: {str(exc).strip().splitlines()[-1][:300]}")
+            _check(tables[what][0], expected.rows(), ["k"], f"pypaimon's read of {what}")
+        except pytest.fail.Exception as exc:
+            failures.append(str(exc)[:300])
     assert not failures, failures
 
 
