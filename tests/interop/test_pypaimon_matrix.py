@@ -221,6 +221,18 @@ CASES: dict[str, Case] = {
     "sequence-descending": Case(
         {"bucket": "2", "sequence.field": "n", "sequence.field.sort-order": "descending", **DEDUP}
     ),
+    "sequence-two-fields-descending": Case(
+        {
+            "bucket": "2",
+            "sequence.field": "day,n",
+            "sequence.field.sort-order": "descending",
+            **DEDUP,
+        }
+    ),
+    "sequence-two-fields": Case({"bucket": "1", "sequence.field": "day,n", **DEDUP}, (P_INT,)),
+    "dedup-ignore-delete": Case({"bucket": "2", "ignore-delete": "true", **DEDUP}),
+    "changelog-input": Case({"bucket": "2", "changelog-producer": "input", **DEDUP}),
+    "changelog-lookup": Case({"bucket": "2", "changelog-producer": "lookup", **DEDUP}, (P_DATE,)),
     "partial-update": Case({"bucket": "2", "merge-engine": "partial-update"}),
     "aggregation": Case({"bucket": "2", **AGG_OPTIONS}, (P_STRING,)),
     "aggregation-orc": Case({"bucket": "1", "file.format": "orc", **AGG_OPTIONS}),
@@ -230,6 +242,7 @@ CASES: dict[str, Case] = {
         {"bucket": "-1", "dynamic-bucket.target-row-num": "3", **DEDUP}, (P_STRING,)
     ),
     "single-bucket": Case({"bucket": "1", **DEDUP}),
+    "bucket-key": Case({"bucket": "3", "bucket-key": "k", **DEDUP}, (P_STRING,)),
     # formats, codecs and partitions of each type
     "parquet-snappy-int-part": Case(
         {"bucket": "2", "file.compression": "snappy", "manifest.compression": "snappy", **DEDUP},
@@ -470,6 +483,8 @@ class Model:
         writes of an aggregation table is each record merged alone (``listagg`` of a blank
         string: NULL)."""
         rows = copy.deepcopy(rows)
+        if self.case.options.get("ignore-delete") == "true":
+            rows = [r for r in rows if r["op"] not in ("-D", "-U")]
         if by_pypaimon and self.case.engine == "aggregation":
             rows = [self._merge([r], lone_passthrough=False) or r for r in rows]
         self.records.extend(rows)
@@ -485,15 +500,20 @@ class Model:
         self.records = [_evolve_row(r, from_stage, to_stage, False) for r in self.records]
 
     def _ordered(self, records: list[Row]) -> list[Row]:
-        seq = self.case.options.get("sequence.field")
+        seq = [f.strip() for f in self.case.options.get("sequence.field", "").split(",") if f]
         if not seq:
             return records
         descending = self.case.options.get("sequence.field.sort-order") == "descending"
 
-        # a NULL sequence value sorts first (loses) in both orders; ties keep commit order
-        def rank(r: Row) -> tuple[bool, Any]:
-            v = r[seq]
-            return (v is not None, (-v if descending else v) if v is not None else 0)
+        # field by field, a NULL sequence value sorts first (loses) in both orders; ties
+        # keep commit order (the sort is stable)
+        def rank(r: Row) -> tuple[tuple[bool, Any], ...]:
+            return tuple(
+                (r[f] is not None, (-_number(r[f]) if descending else _number(r[f])))
+                if r[f] is not None
+                else (False, 0)
+                for f in seq
+            )
 
         return sorted(records, key=rank)
 
@@ -540,6 +560,15 @@ class Model:
             groups.setdefault(tuple(r[k] for k in self.keys), []).append(r)
         merged = [self._merge(rs) for rs in groups.values()]
         return [r for r in merged if r is not None]
+
+
+def _number(v: Any) -> Any:
+    """A sequence value as a number that negates (dates and times as their ordinal)."""
+    if isinstance(v, dt.datetime):
+        return (v - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
+    if isinstance(v, dt.date):
+        return v.toordinal()
+    return v
 
 
 def _canon_value(v: Any) -> Any:
