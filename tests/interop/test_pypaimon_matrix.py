@@ -102,6 +102,28 @@ TS_POOL_NS_MICROS = [
     dt.datetime(1969, 12, 31, 23, 59, 59, 999999),
     *TS_POOL_NS[3:],
 ]
+UTC = dt.UTC
+LTZ_POOL = [
+    dt.datetime(1677, 9, 22, tzinfo=UTC),
+    None,
+    dt.datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=UTC),
+    dt.datetime(2262, 4, 11, 23, 47, 16, 854000, tzinfo=UTC),
+    dt.datetime(2024, 3, 31, 1, 30, tzinfo=UTC),
+]
+TS3_POOL = [
+    dt.datetime(1, 1, 1),
+    dt.datetime(9999, 12, 31, 23, 59, 59, 999000),
+    None,
+    dt.datetime(1969, 12, 31, 23, 59, 59, 1000),
+]
+TS3_POOL_NS = [
+    dt.datetime(1677, 9, 22),
+    dt.datetime(2262, 4, 11, 23, 47, 16, 854000),
+    None,
+    dt.datetime(1969, 12, 31, 23, 59, 59, 1000),
+]
+I64_POOL = [-(2**63), 2**63 - 1, None, 0, -1]
+I16_POOL = [-(2**15), 2**15 - 1, None, 0]
 B_POOL = [True, None, False]
 BIN_POOL = [b"", b"\x00\xff\x00", None, bytes(range(256)), b"abc"]
 
@@ -135,6 +157,10 @@ DATA_COLUMNS: list[tuple[str, pa.DataType, list[Any]]] = [
     ("day", pa.date32(), DAY_POOL),
     ("b", pa.bool_(), B_POOL),
     ("bin", pa.binary(), BIN_POOL),
+    ("ltz", pa.timestamp("us", tz="UTC"), LTZ_POOL),
+    ("ts3", pa.timestamp("ms"), TS3_POOL),
+    ("i64", pa.int64(), I64_POOL),
+    ("i16", pa.int16(), I16_POOL),
 ]
 
 #: keys of the commits: pypaimon's three, then lakeops' append; overlapping on purpose
@@ -418,6 +444,8 @@ def _pool(case: Case, column: str, pool: list[Any]) -> list[Any]:
         return AGG_POOLS[column]
     if column == "ts" and case.file_format == "orc":
         return TS_POOL_NS_MICROS if case.orc_micros else TS_POOL_NS
+    if column == "ts3" and case.file_format == "orc":
+        return TS3_POOL_NS
     return pool
 
 
