@@ -1076,3 +1076,55 @@ def test_removing_orphan_files_keeps_tags_and_branches(warehouse: Path) -> None:
     table.compact(full=True)
     table.remove_orphan_files(dt.timedelta(0))
     _check_tag_and_branch(warehouse, models)
+
+
+LEAVES_BROKEN_TAGS = (
+    "lakeops/commit ignores tags (issue 26 matrix): rollback_to deletes the files of the "
+    "snapshots after the target but leaves the tags on them (Paimon's RollbackHelper deletes "
+    "those tags), so a tag points at deleted files"
+)
+
+
+@pytest.mark.xfail(strict=True, reason=LEAVES_BROKEN_TAGS)
+def test_rolling_back_leaves_no_tag_on_deleted_files(warehouse: Path) -> None:
+    """pypaimon writes three commits and tags snapshots 1 and 3; lakeops rolls back to
+    snapshot 2. Tag t1 still reads as it was; tag t3 is gone (as Paimon's rollback removes
+    it) or still reads as it was, never left pointing at deleted files."""
+    case = Case({"bucket": "2", **DEDUP})
+    schema = _base_schema(case)
+    model = Model(case, ["k"])
+    commits = [_rows(case, KEYS_1, 1), _rows(case, KEYS_2, 2, DELETES_2), _rows(case, KEYS_3, 3)]
+    states = []
+    for rows in commits:
+        model.add(rows, by_pypaimon=True)
+        states.append(copy.deepcopy(model))
+    ops: list[dict[str, Any]] = [
+        {
+            "op": "create",
+            "table": TABLE,
+            "schema": schema,
+            "primary_keys": ["k"],
+            "options": case.options,
+        }
+    ]
+    for i, rows in enumerate(commits, 1):
+        ops.append({"op": "write", "table": TABLE, "data": _table(rows, schema)})
+        if i in (1, 3):
+            ops.append({"op": "tag", "table": TABLE, "name": f"t{i}"})
+    oracle_script(warehouse, ops)
+    table = Catalog(str(warehouse)).get_table(TABLE)
+    table.rollback_to(2)
+    reads = {"main": {}, "t1": {"tag": "t1"}, "t3": {"tag": "t3"}}
+    tables, errors = oracle_batch(
+        [
+            {"op": "read", "table": TABLE, "group": what, "warehouse": warehouse, **extra}
+            for what, extra in reads.items()
+        ]
+    )
+    assert "main" not in errors and "t1" not in errors, errors
+    _check(tables["main"][0], states[1].rows(), ["k"], "pypaimon's read after the rollback")
+    _check(tables["t1"][0], states[0].rows(), ["k"], "pypaimon's read of tag t1")
+    if "t3" in errors:
+        assert "doesn't exist" in errors["t3"], errors["t3"].strip().splitlines()[-1]
+    else:
+        _check(tables["t3"][0], states[2].rows(), ["k"], "pypaimon's read of tag t3")
