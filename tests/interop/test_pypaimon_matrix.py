@@ -261,6 +261,19 @@ CASES: dict[str, Case] = {
     "changelog-lookup": Case({"bucket": "2", "changelog-producer": "lookup", **DEDUP}, (P_DATE,)),
     "partial-update": Case({"bucket": "2", "merge-engine": "partial-update"}),
     "aggregation": Case({"bucket": "2", **AGG_OPTIONS}, (P_STRING,)),
+    "aggregation-sequence-descending": Case(
+        {
+            "bucket": "2",
+            **{k: v for k, v in AGG_OPTIONS.items() if k != "fields.n.aggregate-function"},
+            "fields.b.aggregate-function": "bool_and",
+            "fields.default-aggregate-function": "max",
+            "sequence.field": "n",
+            "sequence.field.sort-order": "descending",
+        }
+    ),
+    "partial-update-sequence": Case(
+        {"bucket": "2", "merge-engine": "partial-update", "sequence.field": "ts3"}, (P_INT,)
+    ),
     "aggregation-orc": Case({"bucket": "1", "file.format": "orc", **AGG_OPTIONS}),
     "first-row": Case({"bucket": "2", "merge-engine": "first-row"}),
     # buckets
@@ -550,6 +563,7 @@ class Model:
         if engine == "first-row":
             return records[0]
         if engine == "partial-update":
+            records = self._ordered(records)
             merged = dict(records[0])
             for r in records[1:]:
                 merged.update({c: v for c, v in r.items() if v is not None})
@@ -557,13 +571,19 @@ class Model:
         if engine == "aggregation":
             if len(records) == 1 and lone_passthrough:  # Paimon: no merge of a lone record
                 return records[0]
+            records = self._ordered(records)
             merged = {c: records[0][c] for c in self.keys}
+            options = self.case.options
+            sequence = options.get("sequence.field", "").split(",")
             for column in records[0]:
                 if column in self.keys:
                     continue
-                function = self.case.options.get(
-                    f"fields.{column}.aggregate-function", "last_non_null_value"
+                function = options.get(
+                    f"fields.{column}.aggregate-function",
+                    options.get("fields.default-aggregate-function", "last_non_null_value"),
                 )
+                if column in sequence:  # Paimon: a sequence field is its last value
+                    function = "last_value"
                 values = [r[column] for r in records]
                 if function == "first_value":
                     merged[column] = values[0]
