@@ -411,7 +411,12 @@ ALTER_1 = [
     {"op": "type", "field": "n", "type": "BIGINT"},
     {"op": "type", "field": "f", "type": "DOUBLE"},
 ]
-ALTER_2 = [{"op": "add", "field": "late", "type": "STRING", "after": "k"}]
+ALTER_2 = [
+    {"op": "add", "field": "late", "type": "STRING", "after": "k"},
+    # names used before, new field ids: older files' columns of that name must not show
+    {"op": "add", "field": "bin", "type": "STRING"},
+    {"op": "add", "field": "s", "type": "INT"},
+]
 
 
 def _evolve_schema(schema: pa.Schema, stage: int) -> pa.Schema:
@@ -433,6 +438,7 @@ def _evolve_schema(schema: pa.Schema, stage: int) -> pa.Schema:
     if stage >= 2:
         fields = list(schema)
         fields.insert(1, pa.field("late", pa.string()))
+        fields += [pa.field("bin", pa.string()), pa.field("s", pa.int32())]
         schema = pa.schema(fields)
     return schema
 
@@ -448,6 +454,8 @@ def _evolve_row(row: Row, from_stage: int, to_stage: int, fresh: bool) -> Row:
         row["extra"] = (k * 10**15 if k % 2 else None) if fresh else None
     if from_stage < 2 <= to_stage:
         row["late"] = f"late-{k}-ü" if fresh else None
+        row["bin"] = f"re-{k}" if fresh else None
+        row["s"] = -k if fresh else None
     return row
 
 
