@@ -194,6 +194,8 @@ class Case:
         needs_format: a data file format the case needs lakeops to read and write.
         orc_micros: the ORC case's data holds a time before 1970 with microseconds.
         deletes_2: the keys pypaimon's second commit deletes.
+        primary_key: False for an append table (no primary key: lakeops refuses to open it
+            until append tables land, issue 19; ``refused`` is then a word of the refusal).
     """
 
     options: dict[str, str]
@@ -205,9 +207,12 @@ class Case:
     needs_format: str | None = None
     orc_micros: bool = False
     deletes_2: frozenset[int] = DELETES_2
+    primary_key: bool = True
 
     @property
     def engine(self) -> str:
+        if not self.primary_key:
+            return "append"
         return self.options.get("merge-engine", "deduplicate")
 
     @property
@@ -386,6 +391,26 @@ CASES: dict[str, Case] = {
         flow="overwrite-partition",
     ),
     "branch": Case({"bucket": "2", **DEDUP}, flow="branch"),
+    # append tables (no primary key): refused until issue 19, table untouched
+    "append": Case({"bucket": "-1"}, (P_STRING,), refused="an append table", primary_key=False),
+    "append-bucketed": Case(
+        {"bucket": "2", "bucket-key": "k"}, refused="a bucketed append table", primary_key=False
+    ),
+    "append-deletion-vectors": Case(
+        {"bucket": "-1", "deletion-vectors.enabled": "true"},
+        refused="deletion vectors",
+        primary_key=False,
+    ),
+    "append-row-tracking": Case(
+        {"bucket": "-1", "row-tracking.enabled": "true"},
+        refused="row tracking",
+        primary_key=False,
+    ),
+    "append-data-evolution": Case(
+        {"bucket": "-1", "row-tracking.enabled": "true", "data-evolution.enabled": "true"},
+        refused="data evolution",
+        primary_key=False,
+    ),
     # options lakeops cannot honour: refused, table untouched
     "postpone-bucket": Case({"bucket": "-2", **DEDUP}, refused="bucket", refused_reads=True),
     "orc-pre-1970-microseconds": Case(
@@ -634,7 +659,9 @@ class Model:
 
     def rows(self) -> list[Row]:
         """The merged table. A key's lone record passes through unmerged, as in Paimon
-        (``ReducerMergeFunctionWrapper``)."""
+        (``ReducerMergeFunctionWrapper``). An append table keeps every record."""
+        if self.case.engine == "append":
+            return list(self.records)
         groups: dict[tuple[Any, ...], list[Row]] = {}
         for r in self.records:
             groups.setdefault(tuple(r[k] for k in self.keys), []).append(r)
@@ -660,7 +687,7 @@ def _canon_value(v: Any) -> Any:
 def _canon(rows: Iterable[Row], keys: list[str]) -> list[tuple[tuple[str, Any], ...]]:
     """Rows as sorted tuples of (column, value) with floats as text (NaN, -0.0 compare)."""
     out = [tuple(sorted((c, _canon_value(v)) for c, v in r.items())) for r in rows]
-    return sorted(out, key=lambda t: repr([v for c, v in t if c in keys]))
+    return sorted(out, key=lambda t: (repr([v for c, v in t if c in keys]), repr(t)))
 
 
 def _check(got: pa.Table, model_rows: list[Row], keys: list[str], what: str) -> None:
@@ -792,7 +819,7 @@ def _play_pypaimon(case: Case, options: dict[str, str]) -> Run:
             "op": "create",
             "table": TABLE,
             "schema": schema,
-            "primary_keys": keys,
+            "primary_keys": keys if case.primary_key else [],
             "partition_keys": [name for name, _, _ in case.partitions],
             "options": options,
         }
@@ -855,7 +882,7 @@ def _play_pypaimon(case: Case, options: dict[str, str]) -> Run:
 def _visible(case: Case, model: Model, compacted: bool) -> list[Row]:
     """What a batch read returns: first-row and deletion-vector tables skip level 0, which
     is all pypaimon writes (it never compacts)."""
-    skips_level0 = (
+    skips_level0 = case.primary_key and (
         case.engine == "first-row" or case.options.get("deletion-vectors.enabled") == "true"
     )
     return model.rows() if compacted or not skips_level0 else []
@@ -1023,6 +1050,10 @@ def _check_refused(case: Case, catalog: Catalog, tmp: Path, run: Run, keys: list
             action()
         assert case.refused in str(err.value), f"{what}: {err.value}"
         assert _tree(tmp) == before, f"{what} changed files"
+
+    if not case.primary_key:
+        refused(lambda: catalog.get_table(TABLE), "open")
+        return
 
     table = catalog.get_table(TABLE)
     if case.refused_reads:
