@@ -896,6 +896,47 @@ def _visible(case: Case, model: Model, compacted: bool) -> list[Row]:
     return model.rows() if compacted or not skips_level0 else []
 
 
+_OPS: dict[str, Callable[[Any, Any], bool]] = {
+    "=": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "in": lambda a, b: a in b,
+    "not in": lambda a, b: a not in b,
+}
+
+
+def _matches(row: Row, dnf: list[list[tuple[str, str, Any]]]) -> bool:
+    """SQL semantics: a comparison with NULL holds for no row."""
+    return any(all(row[c] is not None and _OPS[op](row[c], v) for c, op, v in conj) for conj in dnf)
+
+
+def _filters(case: Case) -> list[list[list[tuple[str, str, Any]]]]:
+    """Filters (OR of ANDs) on keys, partitions and plain columns: the scan prunes partitions
+    and files by the first two, so a wrong partition value or key range loses rows."""
+    out: list[list[list[tuple[str, str, Any]]]] = [
+        [[("k", ">=", 5), ("k", "<", 13)]],
+        [[("k", "in", [0, 3, 12, 17, 19])]],
+        [[("k", "=", 2)], [("k", ">", 15)]],
+        [[("d", ">", 0.0)]],
+        [[("ts", "<", dt.datetime(1970, 1, 1))]],
+    ]
+    for name, _, values in case.partitions:
+        out.append([[(name, "=", values[-1])]])
+        out.append([[(name, "!=", values[0]), ("k", "<", 10)]])
+    return out
+
+
+def _check_filtered(
+    case: Case, table: Any, model_rows: list[Row], keys: list[str], when: str
+) -> None:
+    for dnf in _filters(case):
+        want = [r for r in model_rows if _matches(r, dnf)]
+        _check(table.read(filter=dnf), want, keys, f"lakeops' read {when} with filter {dnf}")
+
+
 def _lakeops_phase(case: Case, run: Run, options: dict[str, str], tmp: Path) -> None:
     """lakeops reads the pypaimon-written table, appends a commit and compacts fully, each
     read against the model (or, for a refused option, is refused with nothing changed)."""
@@ -906,6 +947,7 @@ def _lakeops_phase(case: Case, run: Run, options: dict[str, str], tmp: Path) -> 
         return
     table = catalog.get_table(TABLE)
     _check(table.read(), _visible(case, run.model, False), keys, "lakeops' read")
+    _check_filtered(case, table, _visible(case, run.model, False), keys, "of pypaimon's files")
     before = set(_live_files(table))
 
     rows = _rows(case, KEYS_L, 4, DELETES_L)
@@ -916,6 +958,7 @@ def _lakeops_phase(case: Case, run: Run, options: dict[str, str], tmp: Path) -> 
         _check(table.read(), _visible(case, run.model, False), keys, "lakeops' read after append")
     table.compact(full=True)
     _check(table.read(), run.model.rows(), keys, "lakeops' read after full compaction")
+    _check_filtered(case, table, run.model.rows(), keys, "after full compaction")
     files = _live_files(table)
     _check_written_files(case, options, {n: f for n, f in files.items() if n not in before}, tmp)
 
