@@ -937,6 +937,22 @@ def _check_filtered(
         _check(table.read(filter=dnf), want, keys, f"lakeops' read {when} with filter {dnf}")
 
 
+def _check_lookup(case: Case, table: Any, model_rows: list[Row], keys: list[str]) -> None:
+    """Point lookups of every key ever written (present or deleted) and of absent keys."""
+    written = {tuple(r[k] for k in keys) for r in model_rows}
+    probes = sorted(written, key=repr)
+    part_values = [values for _, _, values in case.partitions]
+    for k in (-1, 99, 2**31 - 1):  # absent keys, in the partitions they would fall in
+        probes.append((*(v[k % len(v)] for v in part_values), k))
+    probes += [(*(v[k % len(v)] for v in part_values), k) for k in DELETES_L]
+    schema = table.arrow_schema
+    lookup_keys = pa.table(
+        {k: pa.array([p[i] for p in probes], schema.field(k).type) for i, k in enumerate(keys)}
+    )
+    want = [r for r in model_rows if tuple(r[k] for k in keys) in set(probes)]
+    _check(table.lookup(lookup_keys), want, keys, "lakeops' lookup after full compaction")
+
+
 def _lakeops_phase(case: Case, run: Run, options: dict[str, str], tmp: Path) -> None:
     """lakeops reads the pypaimon-written table, appends a commit and compacts fully, each
     read against the model (or, for a refused option, is refused with nothing changed)."""
@@ -959,6 +975,7 @@ def _lakeops_phase(case: Case, run: Run, options: dict[str, str], tmp: Path) -> 
     table.compact(full=True)
     _check(table.read(), run.model.rows(), keys, "lakeops' read after full compaction")
     _check_filtered(case, table, run.model.rows(), keys, "after full compaction")
+    _check_lookup(case, table, run.model.rows(), keys)
     files = _live_files(table)
     _check_written_files(case, options, {n: f for n, f in files.items() if n not in before}, tmp)
 
