@@ -15,6 +15,7 @@ Retract rules follow Paimon: ``sum`` subtracts, ``product`` divides, ``last_valu
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, ClassVar
@@ -434,29 +435,64 @@ class FirstNonNullValue(FirstValue):
         return acc
 
 
+#: Java's ``Character.isWhitespace`` for the UTF-16 units of a string: the Unicode space,
+#: line and paragraph separators except the non-breaking ones (U+00A0, U+2007, U+202F), and
+#: the controls \t \n \v \f \r and U+001C..U+001F
+_JAVA_BLANK = re.compile(
+    r"[\t\n\x0b\x0c\r\x1c-\x1f \u1680\u2000-\u2006\u2008-\u200a\u2028\u2029\u205f\u3000]*"
+)
+#: the same class for Arrow's RE2 (no ``\u`` escapes there)
+_JAVA_BLANK_RE2 = (
+    r"^[\t\n\x0b\x0c\r\x1c-\x1f \x{1680}\x{2000}-\x{2006}\x{2008}-\x{200a}"
+    r"\x{2028}\x{2029}\x{205f}\x{3000}]*$"
+)
+
+
+def _is_blank(value: str) -> bool:
+    """Paimon's ``StringUtils.isBlank``: empty or only (Java) whitespace."""
+    return _JAVA_BLANK.fullmatch(value) is not None
+
+
+def _blank(values: pa.Array) -> np.ndarray:
+    """Rows whose (non-null) string is blank, as :func:`_is_blank`; nulls are False."""
+    matches = pc.match_substring_regex(values, _JAVA_BLANK_RE2)
+    return np.asarray(matches.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
 class ListAgg(Aggregator):
+    """``listagg`` as Paimon 2.0 (apache/paimon#8480): NULL and blank inputs are skipped, a
+    blank accumulator is replaced by the input; ``distinct`` appends only the input's
+    non-blank tokens not yet in the accumulator."""
+
     name = "listagg"
     types = ("CHAR", "VARCHAR")
 
+    @property
+    def init_transparent(self) -> bool:
+        return False  # a blank initial accumulator is kept unless a non-blank input follows
+
     def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
-        rows = active & _nonnull(values)
         if self.options.distinct:
-            return self.reduce_sequential(values, retract, rows, None, seg)
+            return self.reduce_sequential(values, retract, active, None, seg)
+        rows = active & _nonnull(values) & ~_blank(values)
         lists = _hash_aggregate(values, rows, seg, "list")
         return pc.binary_join(lists, self.options.delimiter)
 
     def agg(self, acc, value):  # type: ignore[no-untyped-def]
-        if acc is None or value is None:
-            return value if acc is None else acc
+        if value is None or _is_blank(value):
+            return acc
+        if acc is None or _is_blank(acc):
+            return value
+        delimiter = self.options.delimiter
         if not self.options.distinct:
-            return acc + self.options.delimiter + value
-        tokens = acc.split(self.options.delimiter)
-        seen = set(tokens)
-        for token in value.split(self.options.delimiter):
-            if token not in seen:
+            return acc + delimiter + value
+        seen = set(acc.split(delimiter))
+        parts = [acc]
+        for token in value.split(delimiter):
+            if not _is_blank(token) and token not in seen:
                 seen.add(token)
-                tokens.append(token)
-        return self.options.delimiter.join(tokens)
+                parts.append(token)
+        return delimiter.join(parts)
 
 
 class _Bool(Aggregator):

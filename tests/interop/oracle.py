@@ -240,3 +240,68 @@ def oracle_changes(
             args += ["--to-snapshot", str(to_snapshot)]
         _run(args, "changes")
         return pq.read_table(out_file)
+
+
+def _script_ops(ops: list[dict[str, Any]], tmp: Path) -> tuple[list[dict[str, Any]], list[Path]]:
+    """The ops as the ``script`` subcommand takes them (data and schemas to files / JSON),
+    and the output file of each ``read`` op, in order."""
+    sent: list[dict[str, Any]] = []
+    outs: list[Path] = []
+    for index, op in enumerate(ops):
+        op = dict(op)
+        if "warehouse" in op:
+            op["warehouse"] = os.fspath(op["warehouse"])
+        if op["op"] == "write":
+            data_file = tmp / f"data-{index}.parquet"
+            pq.write_table(op["data"], data_file)
+            op["data"] = str(data_file)
+        elif op["op"] == "read":
+            op["out"] = str(tmp / f"out-{index}.parquet")
+            outs.append(Path(op["out"]))
+        elif op["op"] == "create" and isinstance(op["schema"], pa.Schema):
+            op["schema"] = paimon_schema_json(op["schema"])
+        sent.append(op)
+    return sent, outs
+
+
+def oracle_script(warehouse: str | os.PathLike[str], ops: list[dict[str, Any]]) -> list[pa.Table]:
+    """Run pypaimon operations in ONE oracle process (see ``script`` in
+    ``pypaimon_oracle.py``) and return the tables of its ``read`` ops, in order.
+
+    Ops are dicts as the script takes them, except: a ``write`` op's ``data`` is a
+    :class:`pyarrow.Table` (written to a temporary parquet file here), a ``read`` op needs
+    no ``out``, and a ``create`` op's ``schema`` may be a :class:`pyarrow.Schema`.
+    """
+    with tempfile.TemporaryDirectory(prefix="lakeops-oracle-") as tmp:
+        sent, outs = _script_ops(ops, Path(tmp))
+        ops_file = Path(tmp) / "ops.json"
+        ops_file.write_text(json.dumps(sent), encoding="utf-8")
+        _run(["script", "--warehouse", os.fspath(warehouse), "--ops", str(ops_file)], "script")
+        return [pq.read_table(out) for out in outs]
+
+
+def oracle_batch(
+    ops: list[dict[str, Any]],
+) -> tuple[dict[str, list[pa.Table]], dict[str, str]]:
+    """Run the ops of many independent groups (tables, each in its own ``warehouse``) in ONE
+    oracle process; a failing op ends only its ``group``. Ops are as for
+    :func:`oracle_script`, each with a ``group`` and a ``warehouse``.
+
+    Returns the tables of each group's ``read`` ops, in order (groups that failed have only
+    the reads before the failure), and each failed group's error text.
+    """
+    with tempfile.TemporaryDirectory(prefix="lakeops-oracle-") as tmp:
+        sent, outs = _script_ops(ops, Path(tmp))
+        ops_file = Path(tmp) / "ops.json"
+        errors_file = Path(tmp) / "errors.json"
+        ops_file.write_text(json.dumps(sent), encoding="utf-8")
+        args = ["script", "--ops", str(ops_file), "--keep-going", "--errors", str(errors_file)]
+        _run(args, "script")
+        errors: dict[str, str] = json.loads(errors_file.read_text(encoding="utf-8"))
+        reads: dict[str, list[pa.Table]] = {}
+        for op, out in zip((o for o in sent if o["op"] == "read"), outs, strict=True):
+            group = str(op.get("group", ""))
+            reads.setdefault(group, [])
+            if out.exists():
+                reads[group].append(pq.read_table(out))
+        return reads, errors

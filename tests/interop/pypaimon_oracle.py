@@ -40,6 +40,20 @@ Subcommands (all work on a filesystem catalog rooted at ``--warehouse``):
     streaming-scan details (how the start snapshot is chosen, what is read for
     each changelog producer, and how the read is bounded).
 
+``script [--warehouse DIR] --ops FILE.json [--keep-going --errors FILE.json]``
+    Run a JSON list of operations in ONE process (each pypaimon start costs seconds), in
+    order, stopping at the first failure. An op may name its own ``warehouse`` (default
+    ``--warehouse``). With ``--keep-going`` a failure ends only the op's ``group`` (its
+    later ops are skipped); the errors are written to ``--errors`` as ``{group: text}``
+    and the command succeeds. Every op names its ``table`` ("db.name", or
+    "db.name$branch_b" for a branch). Ops: ``create`` (``schema``: the create schema list,
+    ``primary_keys``, ``partition_keys``, ``options`` as for ``create``); ``write``
+    (``data``: a parquet file, one commit; ``overwrite``: absent, ``{}`` for the whole
+    table or a static partition spec); ``alter`` (``changes`` as for ``alter``); ``tag``
+    (``name``, optional ``snapshot_id``: default the latest); ``rollback`` (``to``: a
+    snapshot id or a tag name); ``branch`` (``name``, optional ``tag``); ``read`` (``out``:
+    a parquet file; optional ``snapshot_id`` or ``tag``).
+
 Any failure prints the traceback to stderr and exits with status 1.
 """
 
@@ -169,6 +183,95 @@ def cmd_read(args: argparse.Namespace) -> None:
     pq.write_table(result, args.out)
 
 
+def _read_table(table: Any, out: str) -> None:
+    """Read the whole merged ``table`` into the parquet file ``out`` (schema kept if empty)."""
+    read_builder = table.new_read_builder()
+    splits = read_builder.new_scan().plan().splits()
+    result = read_builder.new_read().to_arrow(splits)
+    if result is None:
+        schema = PyarrowFieldParser.from_paimon_schema(table.table_schema.fields)
+        result = schema.empty_table()
+    pq.write_table(result, out)
+
+
+def _script_op(catalog: Any, op: dict[str, Any]) -> None:
+    """Run one operation of a ``script`` (see the module docstring)."""
+    kind = op["op"]
+    name = op["table"]
+    if kind == "create":
+        fields = [
+            DataField(i, col["name"], DataTypeParser.parse_data_type(col["type"]))
+            for i, col in enumerate(op["schema"])
+        ]
+        schema = Schema(
+            fields=fields,
+            partition_keys=list(op.get("partition_keys", [])),
+            primary_keys=list(op.get("primary_keys", [])),
+            options={str(k): str(v) for k, v in op.get("options", {}).items()},
+        )
+        catalog.create_database(name.split(".", 1)[0], True)
+        catalog.create_table(name, schema, False)
+        return
+    if kind == "alter":
+        catalog.alter_table(name, [_schema_change(c) for c in op["changes"]])
+        return
+    table = catalog.get_table(name)
+    if kind == "write":
+        builder = table.new_batch_write_builder()
+        if op.get("overwrite") is not None:
+            builder = builder.overwrite(op["overwrite"])
+        writer = builder.new_write()
+        committer = builder.new_commit()
+        try:
+            writer.write_arrow(pq.read_table(op["data"]))
+            committer.commit(writer.prepare_commit())
+        finally:
+            writer.close()
+            committer.close()
+    elif kind == "tag":
+        table.create_tag(op["name"], op.get("snapshot_id"))
+    elif kind == "rollback":
+        table.rollback_to(op["to"])
+    elif kind == "branch":
+        catalog.create_branch(name, op["name"], op.get("tag"))
+    elif kind == "read":
+        if op.get("snapshot_id") is not None:
+            table = table.copy({"scan.snapshot-id": str(op["snapshot_id"])})
+        elif op.get("tag") is not None:
+            table = table.copy({"scan.tag-name": str(op["tag"])})
+        _read_table(table, op["out"])
+    else:
+        raise ValueError(f"unknown script op {kind!r}")
+
+
+def cmd_script(args: argparse.Namespace) -> None:
+    """Run a JSON list of operations in order (see the module docstring)."""
+    with open(args.ops, encoding="utf-8") as fh:
+        ops = json.load(fh)
+    if not isinstance(ops, list):
+        raise ValueError("--ops must be a JSON list of operations")
+    catalogs: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for index, op in enumerate(ops):
+        group = str(op.get("group", ""))
+        if group in errors:
+            continue
+        warehouse = op.get("warehouse", args.warehouse)
+        if warehouse is None:
+            raise ValueError(f"script op {index} names no warehouse and --warehouse is unset")
+        if warehouse not in catalogs:
+            catalogs[warehouse] = _catalog(warehouse)
+        try:
+            _script_op(catalogs[warehouse], op)
+        except Exception as exc:
+            if not args.keep_going:
+                raise RuntimeError(f"script op {index} ({op.get('op')}) failed: {exc}") from exc
+            errors[group] = f"op {index} ({op.get('op')}) failed:\n{traceback.format_exc()}"
+    if args.keep_going:
+        with open(args.errors, "w", encoding="utf-8") as fh:
+            json.dump(errors, fh)
+
+
 async def _next_plan(stream: AsyncGenerator[Any, None]) -> Any:
     """Await the next Plan of a streaming scan's ``stream()`` generator."""
     return await stream.__anext__()
@@ -285,7 +388,7 @@ def cmd_changes(args: argparse.Namespace) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """Build the argparse parser for the four subcommands."""
+    """Build the argparse parser for the subcommands."""
     parser = argparse.ArgumentParser(description="pypaimon 2.1.0 oracle for lakeops tests")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -326,6 +429,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     changes.add_argument("--to-snapshot", type=int, default=None, help="inclusive; default: latest")
     changes.set_defaults(func=cmd_changes)
+
+    script = sub.add_parser("script", help="run a JSON list of operations in one process")
+    script.add_argument("--warehouse", default=None, help="default warehouse of the ops")
+    script.add_argument("--ops", required=True, help="JSON file: a list of operations")
+    script.add_argument("--keep-going", action="store_true", help="a failure ends its group")
+    script.add_argument("--errors", default=None, help="JSON file for {group: error}")
+    script.set_defaults(func=cmd_script)
     return parser
 
 

@@ -41,6 +41,12 @@ class Agg:
                 self.initialized = True
                 return x
             return acc
+        if n == "listagg":  # Paimon 2.0 (apache/paimon#8480): blank strings are skipped
+            if x is None or x.strip(" \t\n\r\x0b\x0c") == "":
+                return acc
+            if acc is None or acc.strip(" \t\n\r\x0b\x0c") == "":
+                return x
+            return acc + self.delimiter + x
         if acc is None or x is None:
             return x if acc is None else acc
         if n == "merge_map_with_keytime":
@@ -52,7 +58,6 @@ class Agg:
             "max": lambda: max(acc, x),
             "bool_and": lambda: acc and x,
             "bool_or": lambda: acc or x,
-            "listagg": lambda: acc + self.delimiter + x,
         }[n]()
 
     def agg_reversed(self, acc: Any, x: Any) -> Any:

@@ -51,6 +51,28 @@ def test_listagg_distinct(catalog: Catalog) -> None:
 
 
 @pytest.mark.parametrize("one_commit", [False, True])
+def test_listagg_skips_blank_strings(catalog: Catalog, one_commit: bool) -> None:
+    """Paimon 2.0 (apache/paimon#8480; pypaimon 2.1 alike): NULL, empty and whitespace-only
+    inputs are skipped, a blank accumulator gives way to the next input; U+00A0 is not
+    whitespace to Java."""
+    t = _table(catalog, pa.string(), "listagg")
+    records = [("+I", " "), ("+I", "a"), ("+I", ""), ("+I", "\t\n"), ("+I", None)]
+    records += [("+I", "\u3000"), ("+I", "\u00a0"), ("+I", "b")]
+    assert _apply(t, records, one_commit) == "a,\u00a0,b"
+
+
+@pytest.mark.parametrize("one_commit", [False, True])
+def test_listagg_of_blank_strings_only_is_null(catalog: Catalog, one_commit: bool) -> None:
+    t = _table(catalog, pa.string(), "listagg")
+    assert _apply(t, [("+I", " "), ("+I", "")], one_commit) is None
+
+
+def test_listagg_distinct_skips_blank_tokens(catalog: Catalog) -> None:
+    t = _table(catalog, pa.string(), "listagg", **{"fields.v.distinct": "true"})
+    assert _apply(t, [("+I", " "), ("+I", "a,b"), ("+I", "b, ,c"), ("+I", "a")], True) == "a,b,c"
+
+
+@pytest.mark.parametrize("one_commit", [False, True])
 def test_collect_concat_distinct_and_retract(catalog: Catalog, one_commit: bool) -> None:
     t = _table(catalog, pa.list_(pa.int32()), "collect")
     assert _apply(t, [("+I", [1, 2]), ("+I", [2, 3]), ("-U", [2]), ("+I", None)], one_commit) == [

@@ -106,7 +106,11 @@ AGG_ALL = {
     "ln": ("last_non_null_value", pa.int32(), small),
     "fv": ("first_value", pa.int32(), small),
     "fn": ("first_non_null_value", pa.int32(), small),
-    "la": ("listagg", pa.string(), st.one_of(st.none(), st.sampled_from(["a", "b", "c"]))),
+    "la": (
+        "listagg",
+        pa.string(),
+        st.one_of(st.none(), st.sampled_from(["a", "b", "c", "", " \t"])),
+    ),
     "ba": ("bool_and", pa.bool_(), st.one_of(st.none(), st.booleans())),
     "bo": ("bool_or", pa.bool_(), st.one_of(st.none(), st.booleans())),
 }
