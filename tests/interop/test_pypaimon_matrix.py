@@ -1196,12 +1196,12 @@ def _check_tag_and_branch(warehouse: Path, models: tuple[Model, Model, Model]) -
 
 
 LOSES_TAGS = (
-    "lakeops/commit ignores tags and branches (issue 26 matrix): expire_snapshots deletes the "
+    "lakeops/commit ignores tags and branches (issue 23): expire_snapshots deletes the "
     "data files, manifests and manifest lists of expired snapshots that a tag (tag/tag-*) or a "
     "branch created from it still references, so pypaimon cannot read the tag or the branch"
 )
 LOSES_BRANCHES = (
-    "lakeops/commit ignores tags and branches (issue 26 matrix): remove_orphan_files deletes "
+    "lakeops/commit ignores tags and branches (issue 23): remove_orphan_files deletes "
     "tag/tag-* files, the whole branch/branch-*/ directory (schemas, snapshots) and the data "
     "files and manifests only a branch references"
 )
@@ -1229,18 +1229,11 @@ def test_removing_orphan_files_keeps_tags_and_branches(warehouse: Path) -> None:
     _check_tag_and_branch(warehouse, models)
 
 
-LEAVES_BROKEN_TAGS = (
-    "lakeops/commit ignores tags (issue 26 matrix): rollback_to deletes the files of the "
-    "snapshots after the target but leaves the tags on them (Paimon's RollbackHelper deletes "
-    "those tags), so a tag points at deleted files"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=LEAVES_BROKEN_TAGS)
 def test_rolling_back_leaves_no_tag_on_deleted_files(warehouse: Path) -> None:
     """pypaimon writes three commits and tags snapshots 1 and 3; lakeops rolls back to
     snapshot 2. Tag t1 still reads as it was; tag t3 is gone (as Paimon's rollback removes
-    it) or still reads as it was, never left pointing at deleted files."""
+    it) or still reads as it was, never left pointing at deleted files. (lakeops' rollback is
+    a commit that deletes nothing, so both tags keep reading.)"""
     case = Case({"bucket": "2", **DEDUP})
     schema = _base_schema(case)
     model = Model(case, ["k"])
