@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from lakeops.commit.keep_alive import consumer_floor, protected_snapshots
 from lakeops.compact.options import parse_duration
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.options import TableOptions
@@ -161,6 +162,10 @@ def expire_snapshots(
             now - retention.time_retained_ms,
             retention.expire_limit,
         )
+        # a streaming consumer's next snapshot, and every one after it, stays (as Paimon)
+        floor = consumer_floor(store, _consumer_expiration(schema), now)
+        if floor is not None:
+            end = max(min(end, floor), ids[0])
         if end > ids[0]:
             keep_changelog_from = end
             if retention.changelog_decoupled:
@@ -210,8 +215,12 @@ def _expire_range(
     gone."""
     fio = store.file_io
     locations = FileLocations.of(fio, store.root, schema, options)
-    keep = [s for i, s in snapshots.items() if i >= end]
+    # what stays: the retained snapshots, and every snapshot a tag or a branch keeps alive
+    protected = _readable(store, protected_snapshots(store))
+    keep = [s for i, s in snapshots.items() if i >= end] + protected
     live = {e.file.file_name for e in store.live_entries(snapshots[end])}
+    for kept in protected:
+        live |= {e.file.file_name for e in store.live_entries(kept)}
     doomed: list[str] = []  # storage paths, deleted after the snapshot files
     # 1. data files the expired commits deleted (snapshot `end` is the first that stays, and its
     #    own deletions removed files still present in the expired snapshot end - 1)
@@ -282,6 +291,25 @@ def _expire_range(
     # 5. what only they referenced
     for path in doomed:
         fio.delete(path)
+
+
+def _readable(store: TableStore, snapshots: list[Snapshot]) -> list[Snapshot]:
+    """The snapshots whose manifests can still be read (a tag whose files an older expiry
+    already deleted protects nothing more, and must not stop expiry for good)."""
+    out = []
+    for s in snapshots:
+        try:
+            for lst in _lists(s):
+                store.manifest_list(lst)
+        except FileNotFoundError:
+            continue
+        out.append(s)
+    return out
+
+
+def _consumer_expiration(schema: TableSchema) -> int | None:
+    value = schema.options.get("consumer.expiration-time", "").strip()
+    return parse_duration(value, "consumer.expiration-time") if value else None
 
 
 def _entry_path(locations: FileLocations, e: ManifestEntry) -> list[str]:

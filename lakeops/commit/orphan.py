@@ -1,17 +1,19 @@
 """Orphan-file cleanup.
 
-``remove_orphan_files(older_than)`` deletes files under the table that no snapshot (and no kept
-changelog) references — left by writers that crashed between writing files and publishing a
-snapshot — but only files older than the threshold, so files of commits still in progress are
-never touched. Schema and snapshot metadata are never candidates (their temporary files are).
+``remove_orphan_files(older_than)`` deletes files under the table that no snapshot, kept
+changelog, tag or branch references — left by writers that crashed between writing files and
+publishing a snapshot — but only files older than the threshold, so files of commits still in
+progress are never touched. Candidates are only manifests, index files, files in bucket
+directories and temporary metadata files: schema and snapshot metadata, ``tag/``, ``branch/``,
+``consumer/`` and anything lakeops does not know are kept.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from dataclasses import dataclass, field
 
+from lakeops.commit.keep_alive import KEPT_DIRS, protected_snapshots
 from lakeops.spec import paths
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
@@ -55,14 +57,9 @@ def referenced_files(store: TableStore) -> set[str]:
     for name in store.file_io.list_names(store.path(paths.CHANGELOG_DIR)):
         if name.startswith("changelog-") and name[10:].isdigit():
             names |= _snapshot_files(store, store.changelog(int(name[10:])))
+    for kept in protected_snapshots(store):  # tags and branches keep their files alive
+        names |= _snapshot_files(store, kept)
     return names
-
-
-def _modified_ms(fs: object, path: str) -> float:
-    modified = fs.modified(path)  # type: ignore[attr-defined]
-    if modified.tzinfo is None:
-        modified = modified.replace(tzinfo=dt.UTC)
-    return modified.timestamp() * 1000
 
 
 def remove_orphan_files(
@@ -78,13 +75,21 @@ def remove_orphan_files(
     for path in fio.fs.find(root):
         relative = path[len(root) :].lstrip("/") if path.startswith(root) else path
         name = relative.rsplit("/", 1)[-1]
-        top = relative.split("/", 1)[0]
+        parts = relative.split("/")
+        top = parts[0]
         temporary = name.endswith(".tmp")
+        if top in KEPT_DIRS:
+            continue  # tags, branches and consumers: never touched
         if top in protected_dirs and not temporary:
+            continue
+        # only what lakeops and Paimon write: manifests, index files, files in bucket
+        # directories and temporary metadata; anything else in the table directory is kept
+        in_bucket = len(parts) > 1 and parts[-2].startswith("bucket-")
+        if not (top in ("manifest", "index") or in_bucket or top in protected_dirs):
             continue
         if name in referenced or name.startswith(".lakeops-database"):
             continue
-        if _modified_ms(fio.fs, path) > cutoff:
+        if fio.modified_ms(path) > cutoff:
             continue  # younger than the threshold: may belong to a commit still in progress
         result.bytes += fio.size(path)
         result.deleted.append(relative)

@@ -12,6 +12,7 @@ options enable one (``lock.enabled``, ``lock.type``).
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import os
 import uuid
 from typing import IO, Any
@@ -131,6 +132,13 @@ class FileIO:
 
     def size(self, path: str) -> int:
         return int(self.fs.size(path))
+
+    def modified_ms(self, path: str) -> float:
+        """When ``path`` was last modified, in epoch milliseconds (naive times are UTC)."""
+        modified = self.fs.modified(path)
+        if modified.tzinfo is None:
+            modified = modified.replace(tzinfo=dt.UTC)
+        return float(modified.timestamp() * 1000)
 
     def open_output(self, path: str) -> IO[bytes]:
         self.mkdirs(path.rsplit("/", 1)[0])

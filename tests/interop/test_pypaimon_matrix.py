@@ -1195,19 +1195,6 @@ def _check_tag_and_branch(warehouse: Path, models: tuple[Model, Model, Model]) -
     assert not failures, failures
 
 
-LOSES_TAGS = (
-    "lakeops/commit ignores tags and branches (issue 23): expire_snapshots deletes the "
-    "data files, manifests and manifest lists of expired snapshots that a tag (tag/tag-*) or a "
-    "branch created from it still references, so pypaimon cannot read the tag or the branch"
-)
-LOSES_BRANCHES = (
-    "lakeops/commit ignores tags and branches (issue 23): remove_orphan_files deletes "
-    "tag/tag-* files, the whole branch/branch-*/ directory (schemas, snapshots) and the data "
-    "files and manifests only a branch references"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=LOSES_TAGS)
 def test_expiring_snapshots_keeps_what_tags_and_branches_reference(warehouse: Path) -> None:
     """lakeops compacts and expires every snapshot but the latest; Paimon keeps each file a
     tag or a branch references, so the tag and the branch still read as they were."""
@@ -1218,7 +1205,6 @@ def test_expiring_snapshots_keeps_what_tags_and_branches_reference(warehouse: Pa
     _check_tag_and_branch(warehouse, models)
 
 
-@pytest.mark.xfail(strict=True, reason=LOSES_BRANCHES)
 def test_removing_orphan_files_keeps_tags_and_branches(warehouse: Path) -> None:
     """lakeops compacts and removes orphan files (nothing expired): tags, branches and every
     file they reference are not orphans."""
