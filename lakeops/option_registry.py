@@ -28,10 +28,10 @@ How the registry is used:
   :class:`~lakeops.errors.UnsupportedFeatureError`.
 * :func:`check_readable` — before any read: only the refusals whose result would be wrong or
   unreadable (``reads_wrong``), e.g. postpone buckets, field default values, fallback branches.
-* :func:`check_data_file` / :func:`check_data_files` — every data file must be Parquet or ORC
-  (the format is the file name's extension, as Paimon's ``DataFileMeta.fileFormat()``): an Avro
-  file refuses reads of it and writes/compactions of the table; a file at an external path on
-  another file system is refused too.
+* :func:`check_data_file` / :func:`check_data_files` — every data file must be Parquet, ORC or
+  Avro (the format is the file name's extension, as Paimon's ``DataFileMeta.fileFormat()``);
+  a file in another format refuses reads of it and writes/compactions of the table; a file at
+  an external path on another file system is refused too.
 
 Unknown keys on an existing table (typically an option of a newer Paimon than this registry):
 lakeops cannot know whether the option changes how files must be written or merged, so it
@@ -73,7 +73,7 @@ __all__ = [
 ]
 
 #: data file formats lakeops writes (lakeops.write.file_formats writes them)
-WRITABLE_FORMATS = ("parquet", "orc")
+WRITABLE_FORMATS = ("parquet", "orc", "avro")
 
 OptionStatus = Literal["honoured", "ignorable", "refused"]
 #: ``(value, all options) -> True`` when lakeops cannot honour this value
@@ -208,22 +208,22 @@ _honoured(
 )
 _honoured(
     ["file.format"],
-    "data files are written as Parquet or ORC (read by each file's extension: Parquet, ORC); "
-    "Avro would need a row-at-a-time encoder",
+    "data files are written as Parquet, ORC or Avro, with Paimon's types and codecs per format "
+    "(read by each file's extension)",
     refuse_value=lambda v, _: _norm(v) not in WRITABLE_FORMATS,
-    fix="use 'parquet' or 'orc'",
+    fix="use 'parquet', 'orc' or 'avro'",
 )
 _honoured(
     ["file.format.per.level"],
-    "the format of the files written at each level ('0:orc,5:parquet'); Parquet and ORC only",
+    "the format of the files written at each level ('0:avro,5:parquet'); Parquet, ORC and Avro",
     refuse_value=_per_level_formats,
-    fix="name only 'parquet' or 'orc' per level",
+    fix="name only 'parquet', 'orc' or 'avro' per level",
 )
 _honoured(
     ["changelog-file.format"],
-    "the format of changelog files (default: the level's format); Parquet and ORC only",
+    "the format of changelog files (default: the level's format); Parquet, ORC and Avro",
     refuse_value=_changelog_format,
-    fix="remove it or use 'parquet' or 'orc'",
+    fix="remove it or use 'parquet', 'orc' or 'avro'",
 )
 _honoured(
     [
@@ -1085,14 +1085,14 @@ def check_readable(options: Mapping[str, str], table: str = "table") -> None:
 
 def check_data_file(file_name: str, what: str = "read") -> None:
     """Refuse a data or changelog file lakeops cannot handle: reads, writes and compactions
-    take Parquet and ORC files; Avro is refused."""
+    take Parquet, ORC and Avro files; other formats are refused."""
     fmt = file_format(file_name)
     if fmt in READABLE_FORMATS:
         return
     raise UnsupportedFeatureError(
         f"data file {file_name!r} is in {fmt.upper() or 'an unknown'} format; lakeops reads "
-        f"and writes Parquet and ORC only, so it refuses to {what} this table (option "
-        "'file.format'): rewrite the table as Parquet or ORC with Paimon (file.format = "
+        f"and writes Parquet, ORC and Avro only, so it refuses to {what} this table (option "
+        "'file.format'): rewrite the table as Parquet with Paimon (file.format = "
         "'parquet' and a full compaction)"
     )
 
