@@ -81,5 +81,5 @@ def test_avro_codecs_are_paimons(options: dict[str, str], expected: FileSettings
 
 
 def test_an_avro_codec_paimon_does_not_know_is_refused() -> None:
-    with pytest.raises(UnsupportedFeatureError, match="avro.codec"):
+    with pytest.raises(UnsupportedFeatureError, match=r"avro\.codec"):
         settings_for({"file.format": "avro", "avro.codec": "ZSTD"}, 0)
