@@ -277,12 +277,13 @@ class AvroColumns:
         except Exception as exc:  # fastavro raises many types for a bad header
             raise CorruptTableError(f"cannot read Avro data file {path}: {exc}") from exc
         schema = self.blocks.writer_schema
-        if not isinstance(schema, dict) or schema.get("type") != "record":
+        named = getattr(self.blocks, "_named_schemas", {}).get("writer", {})
+        #: the file's rows: a record, or (as Paimon writes them) the union ["null", record]
+        self.root = _Converter(named).node(schema, path)
+        if self.root.kind != "struct":
             raise UnsupportedFeatureError(
                 f"Avro data file {path} does not hold records; Paimon's data files do"
             )
-        named = getattr(self.blocks, "_named_schemas", {}).get("writer", {})
-        self.root = _Converter(named).node(schema, path)
         self.names = list(self.root.names)
 
     def _plan(self, columns: list[str]) -> tuple[Any, list[tuple[str, _Node]]]:
@@ -295,11 +296,15 @@ class AvroColumns:
         wanted = set(columns)
         if wanted == set(self.root.names):
             return None, [(n, by_name[n]) for n in self.root.names]
-        reader = {
+        raw = self.root.raw
+        record = next(b for b in raw if b != "null") if isinstance(raw, list) else raw
+        reader: Any = {
             "type": "record",
-            "name": self.root.raw["name"],
-            "fields": [f for f in self.root.raw["fields"] if f["name"] in wanted],
+            "name": record["name"],
+            "fields": [f for f in record["fields"] if f["name"] in wanted],
         }
+        if isinstance(raw, list):
+            reader = [reader if b != "null" else "null" for b in raw]
         return reader, [(n, by_name[n]) for n in self.root.names if n in wanted]
 
     def chunks(self, columns: list[str], chunk_rows: int = CHUNK_ROWS) -> Iterator[pa.Table]:
@@ -345,6 +350,8 @@ class AvroColumns:
         self, records: list[Any], struct: pa.DataType, fields: list[tuple[str, _Node]]
     ) -> pa.Table:
         raw = pa.array(records, type=struct)
+        if raw.null_count:
+            raise CorruptTableError(f"Avro data file {self.path} holds a NULL row")
         arrays = [_finish(raw.field(i), node) for i, (_, node) in enumerate(fields)]
         schema = pa.schema([pa.field(n, node.arrow, node.nullable) for n, node in fields])
         return pa.Table.from_arrays(arrays, schema=schema)

@@ -4,7 +4,9 @@
 The writer schema is the key-value row type (``_KEY_<k>…``, ``_SEQUENCE_NUMBER``,
 ``_VALUE_KIND``, the table's fields) as one record named
 ``org.apache.paimon.avro.generated.record`` (or its ``avro.row-name-mapping`` name); a nested
-ROW ``f`` is the record ``<its row's name>_f``. Per Paimon type:
+ROW ``f`` is the record ``<its row's name>_f``. That row type is nullable in Paimon
+(``new RowType(fields)``), so the file's schema is the union ``["null", record]`` and every
+row is written as its second branch. Per Paimon type:
 
 * nullable types are the union ``["null", T]`` and their record fields default to null;
 * BOOLEAN ``boolean``; TINYINT, SMALLINT, INT ``int``; BIGINT ``long``; FLOAT ``float``;
@@ -206,8 +208,8 @@ def _kv_fields(schema: TableSchema) -> list[tuple[str, DataType]]:
     return keys + system + [(f.name, f.type) for f in schema.fields]
 
 
-def avro_schema(schema: TableSchema, what: str = "write this table") -> dict[str, Any]:
-    """The Avro writer schema of a data file of ``schema`` (raises
+def avro_schema(schema: TableSchema, what: str = "write this table") -> list[Any]:
+    """The Avro writer schema of a data file of ``schema``: ``["null", record]`` (raises
     :class:`UnsupportedFeatureError` for what Paimon cannot write as Avro either)."""
     mapping = _row_name_mapping(schema.options)
     row = DataType(
@@ -231,7 +233,14 @@ def avro_schema(schema: TableSchema, what: str = "write this table") -> dict[str
             f"cannot {what} as Avro: Paimon's Avro schema of this table is invalid ({exc}); "
             "use file.format = 'parquet' or 'orc'"
         ) from None
-    return record
+    return ["null", record]
+
+
+def _record_name(schema: list[Any]) -> str:
+    """The full name of the row record of :func:`avro_schema`'s union."""
+    record = schema[1]
+    namespace = record.get("namespace")
+    return f"{namespace}.{record['name']}" if namespace else str(record["name"])
 
 
 def check_writable(schema: TableSchema, what: str = "write this table") -> None:
@@ -363,9 +372,13 @@ class AvroDataWriter:
     def __init__(self, sink: Any, schema: TableSchema, codec: str, level: int | None) -> None:
         self.fields = _kv_fields(schema)
         self.names = [name for name, _ in self.fields]
+        file_schema = avro_schema(schema)
+        #: rows go to the union's record branch by name (fastavro's tuple notation), so
+        #: fastavro does not test each row against both branches first
+        self.record_name = _record_name(file_schema)
         self.writer = fastavro.write.Writer(
             sink,
-            avro_schema(schema),
+            file_schema,
             codec=codec,
             sync_interval=SYNC_INTERVAL,
             compression_level=level,
@@ -388,10 +401,10 @@ class AvroDataWriter:
                     ) from None
             else:
                 columns.append(col.to_pylist())
-        names = self.names
+        names, record = self.names, self.record_name
         write = self.writer.write
         for row in zip(*columns, strict=True):
-            write(dict(zip(names, row, strict=True)))
+            write((record, dict(zip(names, row, strict=True))))
 
     def close(self) -> None:
         """Write the last block (the sink stays open)."""

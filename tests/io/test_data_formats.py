@@ -34,8 +34,9 @@ def _field(name: str, t: Any) -> dict[str, Any]:
     return out
 
 
-# Paimon 0.9's Avro schema of a key-value file with (nearly) every type
-SCHEMA: dict[str, Any] = {
+# Paimon 0.9's Avro schema of a key-value file with (nearly) every type (a union: Paimon's row
+# type is nullable)
+RECORD: dict[str, Any] = {
     "type": "record",
     "name": "record",
     "namespace": NS,
@@ -111,6 +112,8 @@ SCHEMA: dict[str, Any] = {
         ),
     ],
 }
+
+SCHEMA = ["null", RECORD]
 
 ARROW = pa.schema(
     [
