@@ -402,7 +402,7 @@ class AvroDataWriter:
             else:
                 columns.append(col.to_pylist())
         names, record = self.names, self.record_name
-        write = self.writer.write
+        write: Any = self.writer.write  # (its stub lacks the tuple notation for unions)
         for row in zip(*columns, strict=True):
             write((record, dict(zip(names, row, strict=True))))
 
