@@ -150,6 +150,12 @@ def _changelog_format(value: str, _: Mapping[str, str]) -> bool:
     return value.strip() != "" and _norm(value) not in WRITABLE_FORMATS
 
 
+def _uses_avro(options: Mapping[str, str]) -> bool:
+    """Whether a table writes Avro data files at some level (only then 'avro.codec' counts)."""
+    keys = ("file.format", "file.format.per.level", "changelog-file.format")
+    return any("avro" in options.get(k, "").lower() for k in keys)
+
+
 # --------------------------------------------------------------------------------- registry
 _ENTRIES: list[OptionRule] = []
 
@@ -234,6 +240,20 @@ _honoured(
     ],
     "the codec of each data file, per level; a codec pyarrow lacks for the format (lzo, ORC "
     "brotli) becomes zstd, which every Paimon reader decodes",
+)
+_honoured(
+    ["avro.codec"],
+    "the codec of Avro data files, by Avro's CodecFactory names (default: zstandard at "
+    "'file.compression.zstd-level' when 'file.compression' is zstd, else snappy)",
+    refuse_value=lambda v, opts: (
+        _uses_avro(opts) and v not in ("null", "deflate", "snappy", "bzip2", "xz", "zstandard")
+    ),
+    fix="use one of 'null', 'deflate', 'snappy', 'bzip2', 'xz', 'zstandard' (Paimon fails on "
+    "any other name too)",
+)
+_honoured(
+    ["avro.row-name-mapping"],
+    "renames the records of Avro data files ('<record name>:<new name>,…')",
 )
 _honoured(
     ["manifest.format"],

@@ -130,6 +130,7 @@ def test_rule_for(key: str, status: str) -> None:
         ({"file.format.per.level": "0:lance"}, "file.format.per.level"),
         ({"file.format.per.level": "0:orc,3:csv"}, "file.format.per.level"),
         ({"bucket-function.type": "mod"}, "bucket-function.type"),
+        ({"file.format": "avro", "avro.codec": "gzip"}, "avro.codec"),
         ({"tag.automatic-creation": "process-time"}, "tag.automatic-creation"),
     ],
 )
@@ -179,6 +180,13 @@ def test_suggestions() -> None:
     assert suggest("bukcet")[0] == "bucket"
     assert suggest("fields.price.aggregate-functon")[0] == "fields.price.aggregate-function"
     assert suggest("snapshot.num-retained-min")[0] == "snapshot.num-retained.min"
+
+
+def test_avro_codec_counts_only_where_avro_files_are_written() -> None:
+    check_create_options({"avro.codec": "gzip"})  # Paimon never reads it for Parquet files
+    check_create_options({"file.format.per.level": "0:avro", "avro.codec": "xz"})
+    with pytest.raises(UnsupportedFeatureError, match=r"avro\.codec"):
+        check_create_options({"changelog-file.format": "avro", "avro.codec": "ZSTD"})
 
 
 def test_file_format_is_the_last_extension() -> None:
