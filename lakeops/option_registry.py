@@ -5,7 +5,7 @@ the Flink and Spark connector options, the Iceberg-compatibility, Hive, RocksDB,
 format options) has exactly one entry here, marked
 
 * ``honoured``  — lakeops implements it exactly as Paimon does (possibly only for some values:
-  the others are refused, e.g. ``bucket`` = -2 or ``file.format`` = ``avro``);
+  the others are refused, e.g. ``bucket`` = -2 or ``file.format`` = ``lance``);
 * ``ignorable`` — it is engine-specific or has no effect on the data and files lakeops reads and
   writes (Flink sink/source settings, streaming read-start settings, memory and parallelism
   tuning, manifest tuning, statistics collection, lookup caches …). It is stored and written
