@@ -378,3 +378,30 @@ def test_a_file_of_no_records(tmp_path: Path, fs: pafs.FileSystem) -> None:
     assert got.num_rows == 0
     assert got.schema == pa.schema([ARROW.field("id"), ARROW.field("im")])
     assert list(AvroFormat(fs).iter_batches(str(path), ["id"], 10)) == []
+
+
+def test_an_avro_table_on_s3(s3_warehouse: tuple[str, dict]) -> None:
+    from lakeops import Catalog
+
+    uri, options = s3_warehouse
+    catalog = Catalog(uri, storage_options=options)
+    catalog.create_database("db")
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
+    table = catalog.create_table(
+        "db.a", schema, ["id"], options={"bucket": "2", "file.format": "avro"}
+    )
+    table.write(pa.table({"id": list(range(50)), "v": [f"a{i}" for i in range(50)]}, schema=schema))
+    table.write(pa.table({"id": [3, 70], "v": [None, "z"]}, schema=schema))
+    model = {i: f"a{i}" for i in range(50)} | {3: None, 70: "z"}
+    want = [{"id": k, "v": model[k]} for k in sorted(model)]
+    assert table.read().sort_by("id").to_pylist() == want
+    table.compact(full=True)
+    names = [
+        f.path
+        for f in table.file_io.arrow_fs.get_file_info(
+            pafs.FileSelector(table.root.split("://", 1)[-1], recursive=True)
+        )
+        if "/bucket-" in f.path
+    ]
+    assert names and all(n.endswith(".avro") for n in names)
+    assert table.read().sort_by("id").to_pylist() == want
