@@ -401,7 +401,7 @@ def test_an_avro_table_on_s3(s3_warehouse: tuple[str, dict]) -> None:
         for f in table.file_io.arrow_fs.get_file_info(
             pafs.FileSelector(table.root.split("://", 1)[-1], recursive=True)
         )
-        if "/bucket-" in f.path
+        if "/bucket-" in f.path and f.type == pafs.FileType.File
     ]
     assert names and all(n.endswith(".avro") for n in names)
     assert table.read().sort_by("id").to_pylist() == want
