@@ -1,15 +1,17 @@
 """Avro data files into Arrow: the Arrow type of every Avro type Paimon writes, and a decoder
 that turns a file's blocks into Arrow tables.
 
-Paimon 0.9 (``AvroSchemaConverter``) writes a data file as one Avro record whose fields are the
-file's columns: nullable types as the union ``["null", T]``, BOOLEAN/INT/BIGINT/FLOAT/DOUBLE as
-the Avro primitives (TINYINT and SMALLINT as ``int``), CHAR/VARCHAR ``string``,
-BINARY/VARBINARY ``bytes``, DATE ``int``/``date``, TIMESTAMP ``long``/``timestamp-millis``
-(precision <= 3) or ``timestamp-micros`` (<= 6), TIMESTAMP_LTZ the ``local-timestamp-*``
-equivalents, DECIMAL ``bytes``/``decimal``, ARRAY ``array``, ROW ``record``, MAP with a string
-key ``map``, and MAP with any other key an ``array`` of ``{key, value}`` records marked with
-the logical type ``map``. The Arrow types here are the ones lakeops uses for those Paimon types
-(TIMESTAMP_LTZ with time zone UTC); TINYINT/SMALLINT read as int32 (the file does not say).
+Paimon 0.9 (``AvroSchemaConverter``) writes a data file's rows as Avro records whose fields
+are the file's columns (the row type is nullable, so the file's schema is ``["null", record]``;
+a plain record schema reads too): nullable types as the union ``["null", T]``;
+BOOLEAN/INT/BIGINT/FLOAT/DOUBLE as the Avro primitives (TINYINT and SMALLINT as ``int``);
+CHAR/VARCHAR ``string``; BINARY/VARBINARY ``bytes``; DATE ``int``/``date``; TIMESTAMP
+``long``/``timestamp-millis`` (precision <= 3) or ``timestamp-micros`` (<= 6); TIMESTAMP_LTZ
+the ``local-timestamp-*`` equivalents; DECIMAL ``bytes``/``decimal``; ARRAY ``array``; ROW
+``record``; MAP with a string key ``map``, and MAP with any other key an ``array`` of
+``{key, value}`` records marked with the logical type ``map``. The Arrow types here are the
+ones lakeops uses for those Paimon types (TIMESTAMP_LTZ with time zone UTC); TINYINT and
+SMALLINT read as int32 (the file does not say).
 
 Decoding is fastavro's, in C, on a *raw* copy of the writer schema without logical types, so
 that times arrive as integers and decimals as their two's-complement bytes; the conversion to
