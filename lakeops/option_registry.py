@@ -5,7 +5,7 @@ the Flink and Spark connector options, the Iceberg-compatibility, Hive, RocksDB,
 format options) has exactly one entry here, marked
 
 * ``honoured``  — lakeops implements it exactly as Paimon does (possibly only for some values:
-  the others are refused, e.g. ``bucket`` = -2 or ``file.format`` = ``avro``);
+  the others are refused, e.g. ``bucket`` = -2 or ``file.format`` = ``lance``);
 * ``ignorable`` — it is engine-specific or has no effect on the data and files lakeops reads and
   writes (Flink sink/source settings, streaming read-start settings, memory and parallelism
   tuning, manifest tuning, statistics collection, lookup caches …). It is stored and written
@@ -28,10 +28,10 @@ How the registry is used:
   :class:`~lakeops.errors.UnsupportedFeatureError`.
 * :func:`check_readable` — before any read: only the refusals whose result would be wrong or
   unreadable (``reads_wrong``), e.g. postpone buckets, field default values, fallback branches.
-* :func:`check_data_file` / :func:`check_data_files` — every data file must be Parquet or ORC
-  (the format is the file name's extension, as Paimon's ``DataFileMeta.fileFormat()``): an Avro
-  file refuses reads of it and writes/compactions of the table; a file at an external path on
-  another file system is refused too.
+* :func:`check_data_file` / :func:`check_data_files` — every data file must be Parquet, ORC or
+  Avro (the format is the file name's extension, as Paimon's ``DataFileMeta.fileFormat()``);
+  a file in another format refuses reads of it and writes/compactions of the table; a file at
+  an external path on another file system is refused too.
 
 Unknown keys on an existing table (typically an option of a newer Paimon than this registry):
 lakeops cannot know whether the option changes how files must be written or merged, so it
@@ -73,7 +73,7 @@ __all__ = [
 ]
 
 #: data file formats lakeops writes (lakeops.write.file_formats writes them)
-WRITABLE_FORMATS = ("parquet", "orc")
+WRITABLE_FORMATS = ("parquet", "orc", "avro")
 
 OptionStatus = Literal["honoured", "ignorable", "refused"]
 #: ``(value, all options) -> True`` when lakeops cannot honour this value
@@ -150,6 +150,12 @@ def _changelog_format(value: str, _: Mapping[str, str]) -> bool:
     return value.strip() != "" and _norm(value) not in WRITABLE_FORMATS
 
 
+def _uses_avro(options: Mapping[str, str]) -> bool:
+    """Whether a table writes Avro data files at some level (only then 'avro.codec' counts)."""
+    keys = ("file.format", "file.format.per.level", "changelog-file.format")
+    return any("avro" in options.get(k, "").lower() for k in keys)
+
+
 # --------------------------------------------------------------------------------- registry
 _ENTRIES: list[OptionRule] = []
 
@@ -208,22 +214,22 @@ _honoured(
 )
 _honoured(
     ["file.format"],
-    "data files are written as Parquet or ORC (read by each file's extension: Parquet, ORC); "
-    "Avro would need a row-at-a-time encoder",
+    "data files are written as Parquet, ORC or Avro, with Paimon's types and codecs per format "
+    "(read by each file's extension)",
     refuse_value=lambda v, _: _norm(v) not in WRITABLE_FORMATS,
-    fix="use 'parquet' or 'orc'",
+    fix="use 'parquet', 'orc' or 'avro'",
 )
 _honoured(
     ["file.format.per.level"],
-    "the format of the files written at each level ('0:orc,5:parquet'); Parquet and ORC only",
+    "the format of the files written at each level ('0:avro,5:parquet'); Parquet, ORC and Avro",
     refuse_value=_per_level_formats,
-    fix="name only 'parquet' or 'orc' per level",
+    fix="name only 'parquet', 'orc' or 'avro' per level",
 )
 _honoured(
     ["changelog-file.format"],
-    "the format of changelog files (default: the level's format); Parquet and ORC only",
+    "the format of changelog files (default: the level's format); Parquet, ORC and Avro",
     refuse_value=_changelog_format,
-    fix="remove it or use 'parquet' or 'orc'",
+    fix="remove it or use 'parquet', 'orc' or 'avro'",
 )
 _honoured(
     [
@@ -234,6 +240,20 @@ _honoured(
     ],
     "the codec of each data file, per level; a codec pyarrow lacks for the format (lzo, ORC "
     "brotli) becomes zstd, which every Paimon reader decodes",
+)
+_honoured(
+    ["avro.codec"],
+    "the codec of Avro data files, by Avro's CodecFactory names (default: zstandard at "
+    "'file.compression.zstd-level' when 'file.compression' is zstd, else snappy)",
+    refuse_value=lambda v, opts: (
+        _uses_avro(opts) and v not in ("null", "deflate", "snappy", "bzip2", "xz", "zstandard")
+    ),
+    fix="use one of 'null', 'deflate', 'snappy', 'bzip2', 'xz', 'zstandard' (Paimon fails on "
+    "any other name too)",
+)
+_honoured(
+    ["avro.row-name-mapping"],
+    "renames the records of Avro data files ('<record name>:<new name>,…')",
 )
 _honoured(
     ["manifest.format"],
@@ -1085,14 +1105,14 @@ def check_readable(options: Mapping[str, str], table: str = "table") -> None:
 
 def check_data_file(file_name: str, what: str = "read") -> None:
     """Refuse a data or changelog file lakeops cannot handle: reads, writes and compactions
-    take Parquet and ORC files; Avro is refused."""
+    take Parquet, ORC and Avro files; other formats are refused."""
     fmt = file_format(file_name)
     if fmt in READABLE_FORMATS:
         return
     raise UnsupportedFeatureError(
         f"data file {file_name!r} is in {fmt.upper() or 'an unknown'} format; lakeops reads "
-        f"and writes Parquet and ORC only, so it refuses to {what} this table (option "
-        "'file.format'): rewrite the table as Parquet or ORC with Paimon (file.format = "
+        f"and writes Parquet, ORC and Avro only, so it refuses to {what} this table (option "
+        "'file.format'): rewrite the table as Parquet with Paimon (file.format = "
         "'parquet' and a full compaction)"
     )
 

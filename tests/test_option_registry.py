@@ -123,13 +123,14 @@ def test_rule_for(key: str, status: str) -> None:
     ("options", "key"),
     [
         ({"file.format": "lance"}, "file.format"),
-        ({"file.format": "AVRO"}, "file.format"),
+        ({"file.format": "CSV"}, "file.format"),
         ({"bucket": "-2"}, "bucket"),
         ({"deletion-vectors.enabled": "true"}, "deletion-vectors.enabled"),
-        ({"changelog-file.format": "avro"}, "changelog-file.format"),
-        ({"file.format.per.level": "0:avro"}, "file.format.per.level"),
-        ({"file.format.per.level": "0:orc,3:avro"}, "file.format.per.level"),
+        ({"changelog-file.format": "lance"}, "changelog-file.format"),
+        ({"file.format.per.level": "0:lance"}, "file.format.per.level"),
+        ({"file.format.per.level": "0:orc,3:csv"}, "file.format.per.level"),
         ({"bucket-function.type": "mod"}, "bucket-function.type"),
+        ({"file.format": "avro", "avro.codec": "gzip"}, "avro.codec"),
         ({"tag.automatic-creation": "process-time"}, "tag.automatic-creation"),
     ],
 )
@@ -181,6 +182,13 @@ def test_suggestions() -> None:
     assert suggest("snapshot.num-retained-min")[0] == "snapshot.num-retained.min"
 
 
+def test_avro_codec_counts_only_where_avro_files_are_written() -> None:
+    check_create_options({"avro.codec": "gzip"})  # Paimon never reads it for Parquet files
+    check_create_options({"file.format.per.level": "0:avro", "avro.codec": "xz"})
+    with pytest.raises(UnsupportedFeatureError, match=r"avro\.codec"):
+        check_create_options({"changelog-file.format": "avro", "avro.codec": "ZSTD"})
+
+
 def test_file_format_is_the_last_extension() -> None:
     assert file_format("data-1a2b-0.parquet") == "parquet"
     assert file_format("data-1a2b-0.orc") == "orc"
@@ -216,8 +224,8 @@ def test_create_table_refuses_a_typo_with_did_you_mean(
 
 
 REFUSED_AT_CREATE = [
-    {"file.format.per.level": "0:avro"},
-    {"file.format": "avro"},
+    {"file.format.per.level": "0:lance"},
+    {"file.format": "csv"},
     {"bucket": "-2"},
     {
         "data-file.external-paths": "file:/tmp/x",
@@ -261,7 +269,7 @@ def _ids(value: object) -> str:
 
 REFUSED_ON_EXISTING: list[tuple[dict[str, str], bool]] = [
     # (options set by another engine, whether reads are refused too)
-    ({"file.format": "avro"}, False),
+    ({"file.format": "lance"}, False),
     ({"bucket": "-2"}, True),
     (
         {
@@ -347,13 +355,30 @@ def test_orc_table_reads_takes_writes_and_compacts(warehouse: Path, orc_table: P
 
 
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))
-def test_avro_table_refuses_mutations(warehouse: Path, orc_table: Path, mutation: str) -> None:
-    add_schema_options(orc_table, {"file.format": "avro"})
+def test_a_format_lakeops_cannot_write_refuses_mutations(
+    warehouse: Path, orc_table: Path, mutation: str
+) -> None:
+    add_schema_options(orc_table, {"file.format": "lance"})
     table = Catalog(str(warehouse)).get_table("db.o")
     before = tree_digest(orc_table)
     with pytest.raises(UnsupportedFeatureError, match=r"file\.format"):
         MUTATIONS[mutation](table)
     assert tree_digest(orc_table) == before
+
+
+def test_avro_files_lakeops_writes_into_an_orc_table_are_read_by_pypaimon(
+    warehouse: Path, orc_table: Path
+) -> None:
+    add_schema_options(orc_table, {"file.format": "avro"})
+    table = Catalog(str(warehouse)).get_table("db.o")
+    table.write(pa.table({"id": [2, 4], "v": ["B", None]}, schema=SCHEMA))
+    assert {p.suffix for p in orc_table.glob("bucket-0/data-*")} == {".orc", ".avro"}
+    want = pa.table({"id": [1, 2, 3, 4], "v": ["a", "B", "c", None]}, schema=SCHEMA)
+    assert oracle_read(warehouse, "db.o").sort_by("id").equals(want)
+    table.compact(full=True)
+    assert {p.suffix for p in orc_table.glob("bucket-0/data-*")} >= {".avro"}
+    assert oracle_read(warehouse, "db.o").sort_by("id").equals(want)
+    assert table.read().sort_by("id").equals(want)
 
 
 def test_orc_files_left_after_switching_to_parquet_take_parquet_writes(

@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from lakeops.compact.options import CompactOptions
+from lakeops.io.data_formats import format_of, reader_for
 from lakeops.io.file_io import FileIO
 
 __all__ = ["RecordExpiry"]
@@ -49,7 +50,15 @@ class RecordExpiry:
 
     def file_has_expired(self, file_io: FileIO, path: str, column: str) -> bool:
         """Whether a data file holds an expired record, from the statistics of ``column`` (the
-        name the time field has in that file)."""
+        name the time field has in that file). ORC and Avro files (whose statistics lakeops
+        cannot read) have that column read instead."""
+        if format_of(path) != "parquet":
+            reader = reader_for(path.rsplit("/", 1)[-1], file_io.arrow_fs)
+            if column not in reader.names(path):
+                return False
+            values = reader.read(path, [column]).column(column)
+            expired = pc.less(values, self._threshold_for(values.type)).fill_null(False)
+            return bool(pc.any(expired).as_py())
         meta = pq.ParquetFile(path, filesystem=file_io.arrow_fs).metadata
         names = meta.schema.names
         if column not in names:

@@ -1,14 +1,15 @@
-"""Reading data files by their own format: Parquet and ORC, chosen per file by its extension
-(as Paimon's readers do — ``file.format`` only says what a writer writes).
+"""Reading data files by their own format: Parquet, ORC and Avro, chosen per file by its
+extension (as Paimon's readers do — ``file.format`` only says what a writer writes).
 
-Both expose the same small surface over Arrow: column names, a projected read (optionally
-filtered), reading one row group (Parquet) / stripe (ORC), batches, and per-row-group min/max
-of one column where the format's footer has them.
+All expose the same small surface over Arrow: column names, a projected read (optionally
+filtered), reading one unit (a Parquet row group, an ORC stripe, a whole Avro file), batches,
+and per-unit min/max of one column where the format's footer has them (Parquet only).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import io
+from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -18,11 +19,15 @@ import pyarrow.orc as orc
 import pyarrow.parquet as pq
 
 from lakeops.errors import UnsupportedFeatureError
+from lakeops.io.avro_data import open_columns
 
 __all__ = ["READABLE_FORMATS", "DataFormat", "format_of", "reader_for"]
 
 #: data file formats lakeops reads (by each file's extension)
-READABLE_FORMATS = ("parquet", "orc")
+READABLE_FORMATS = ("parquet", "orc", "avro")
+
+#: bytes read ahead from an Avro file (fastavro reads its block headers a byte at a time)
+_AVRO_BUFFER = 1 << 20
 
 
 def format_of(file_name: str) -> str:
@@ -138,14 +143,103 @@ class OrcFormat:
         return [None] * self.unit_count(path)
 
 
-def reader_for(file_name: str, fs: pafs.FileSystem) -> DataFormat:
-    """The reader of a data file's own format (UnsupportedFeatureError for others)."""
+class AvroFormat:
+    """Avro, through fastavro (:mod:`lakeops.io.avro_data`): a whole file is one unit, with no
+    statistics (Paimon's Avro files have none inside), so it is never pruned.
+
+    ``arrow_types`` (column name -> Arrow type, e.g. from the table schema the file was written
+    with) gives columns the exact Arrow types the Parquet and ORC readers give the same Paimon
+    types where the Avro type does not say them (TINYINT and SMALLINT are Avro ``int``).
+    """
+
+    def __init__(
+        self, fs: pafs.FileSystem, arrow_types: Mapping[str, pa.DataType] | None = None
+    ) -> None:
+        self.fs = fs
+        self.arrow_types = dict(arrow_types or {})
+
+    def _open(self, path: str) -> io.BufferedReader:
+        # buffered in Python: fastavro reads block headers a byte at a time and asks tell()
+        return io.BufferedReader(self.fs.open_input_file(path), buffer_size=_AVRO_BUFFER)
+
+    def _chunks(
+        self, path: str, columns: list[str], filter_in: tuple[str, list[Any]] | None = None
+    ) -> Iterator[pa.Table]:
+        with self._open(path) as f:
+            wanted = list(columns)
+            if filter_in is not None and filter_in[0] not in wanted:
+                wanted.append(filter_in[0])
+            for chunk in open_columns(f, path).chunks(wanted):
+                chunk = self._typed(chunk)
+                if filter_in is not None:
+                    col = chunk.column(filter_in[0])
+                    chunk = chunk.filter(pc.is_in(col, pa.array(filter_in[1], col.type)))
+                yield chunk.select(columns)
+
+    def _typed(self, table: pa.Table) -> pa.Table:
+        for i, name in enumerate(table.column_names):
+            want = self.arrow_types.get(name)
+            if want is not None and table.schema.field(i).type != want:
+                field = pa.field(name, want, table.schema.field(i).nullable)
+                table = table.set_column(i, field, table.column(i).cast(want))
+        return table
+
+    def _empty(self, path: str, columns: list[str]) -> pa.Table:
+        with self._open(path) as f:
+            reader = open_columns(f, path)
+            by_name = dict(zip(reader.root.names, reader.root.children, strict=True))
+            return self._typed(
+                pa.schema(
+                    [pa.field(c, by_name[c].arrow, by_name[c].nullable) for c in columns]
+                ).empty_table()
+            )
+
+    def names(self, path: str) -> list[str]:
+        with self._open(path) as f:
+            return open_columns(f, path).names
+
+    def read(
+        self, path: str, columns: list[str], filter_in: tuple[str, list[Any]] | None = None
+    ) -> pa.Table:
+        chunks = list(self._chunks(path, columns, filter_in))
+        if not chunks:
+            return self._empty(path, columns)
+        return pa.concat_tables(chunks) if len(chunks) > 1 else chunks[0]
+
+    def unit_count(self, path: str) -> int:
+        return 1
+
+    def read_unit(self, path: str, unit: int, columns: list[str]) -> pa.Table:
+        if unit != 0:
+            raise IndexError(f"Avro data file {path} is one unit; no unit {unit}")
+        return self.read(path, columns)
+
+    def iter_batches(self, path: str, columns: list[str], batch_rows: int) -> Iterator[pa.Table]:
+        for chunk in self._chunks(path, columns):
+            for start in range(0, chunk.num_rows, batch_rows):
+                yield chunk.slice(start, batch_rows)
+
+    def unit_ranges(self, path: str, column: str) -> list[tuple[Any, Any] | None]:
+        return [None]
+
+
+def reader_for(
+    file_name: str,
+    fs: pafs.FileSystem,
+    arrow_types: Mapping[str, pa.DataType] | None = None,
+) -> DataFormat:
+    """The reader of a data file's own format (UnsupportedFeatureError for others).
+
+    ``arrow_types`` (column -> Arrow type of the Paimon type it was written as) serves formats
+    whose files do not carry every type (Avro)."""
     fmt = format_of(file_name)
     if fmt == "parquet":
         return ParquetFormat(fs)
     if fmt == "orc":
         return OrcFormat(fs)
+    if fmt == "avro":
+        return AvroFormat(fs, arrow_types)
     raise UnsupportedFeatureError(
-        f"data file {file_name} is in {fmt or 'an unknown'} format; lakeops reads Parquet and "
-        "ORC data files — read this table with Paimon"
+        f"data file {file_name} is in {fmt or 'an unknown'} format; lakeops reads Parquet, "
+        "ORC and Avro data files — read this table with Paimon"
     )

@@ -6,8 +6,8 @@ records of different files (and writers: lakeops, pypaimon, Java Paimon) concate
 directly. Each file is read through the schema it was written with, mapped to the current one
 by field id (:mod:`lakeops.read.evolution`): renamed columns take their new name, columns the
 file's schema lacks read as nulls, changed types are widened. Thin-mode files (no ``_KEY_``
-columns) get them from the key fields. Parquet and ORC files are read alike, each by its own
-format (:mod:`lakeops.io.data_formats`).
+columns) get them from the key fields. Parquet, ORC and Avro files are read alike, each by its
+own format (:mod:`lakeops.io.data_formats`).
 """
 
 from __future__ import annotations
@@ -55,10 +55,13 @@ class KeyValueReader:
         self.key_names = schema.trimmed_primary_keys
         self.key_types = schema.types_of(self.key_names)
         self.merge_keys = [key_column(k) for k in self.key_names]
+        #: schema id -> the Arrow type of every column of files written with that schema
+        self._file_types: dict[int, dict[str, pa.DataType]] = {}
 
     def path(self, directory: str, f: DataFileMeta) -> str:
-        """Where ``f`` is stored; refuses files lakeops cannot read (ORC, Avro, external paths
-        on another file system) with :class:`~lakeops.errors.UnsupportedFeatureError`."""
+        """Where ``f`` is stored; refuses files lakeops cannot read (formats other than
+        Parquet, ORC and Avro; external paths on another file system) with
+        :class:`~lakeops.errors.UnsupportedFeatureError`."""
         check_data_file(f.file_name)
         return self.locations.data_file(directory, f.file_name, f.external_path)
 
@@ -77,7 +80,17 @@ class KeyValueReader:
         return self.evolution.key_range(f)
 
     def _format(self, f: DataFileMeta) -> DataFormat:
-        return reader_for(f.file_name, self.file_io.arrow_fs)
+        types = self._file_types.get(f.schema_id)
+        if types is None:
+            written = self.evolution.mapping(f.schema_id).file_schema
+            types = {
+                key_column(k): written.field(k).type.to_arrow()
+                for k in written.trimmed_primary_keys
+            }
+            types.update({SEQ: pa.int64(), KIND: pa.int8()})
+            types.update({fld.name: fld.type.to_arrow() for fld in written.fields})
+            self._file_types[f.schema_id] = types
+        return reader_for(f.file_name, self.file_io.arrow_fs, types)
 
     def _plan(self, path: str, f: DataFileMeta, value_cols: Sequence[str]) -> _Plan:
         available = set(self._format(f).names(path))

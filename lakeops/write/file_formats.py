@@ -11,10 +11,11 @@ Paimon (``KeyValueFileWriterFactory.WriteFormatContext``) picks per output level
   changelog files when set;
 * the file name ``data-<uuid>-<n>.<format>`` (``changelog-…`` for changelog files).
 
-lakeops writes Parquet (``parquet_layout``) and ORC (``orc_layout``). Avro data files would need
-a row-at-a-time encoder, so a table that asks for Avro at any level is refused before anything
-is written. A codec pyarrow lacks for a format (``lzo``, ORC ``brotli``) falls back to zstd:
-Paimon's readers decode every codec, so only the file size differs.
+lakeops writes Parquet (``parquet_layout``), ORC (``orc_layout``) and Avro (``avro_layout``,
+through fastavro). A codec pyarrow lacks for a format (``lzo``, ORC ``brotli``) falls back to
+zstd: Paimon's readers decode every codec, so only the file size differs. Avro files take the
+codec Paimon's Avro format derives from the compression (``avro_layout.avro_codec``: zstandard
+for ``zstd``, else snappy, or the ``avro.codec`` option).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 from lakeops.errors import UnsupportedFeatureError
 from lakeops.option_registry import WRITABLE_FORMATS
 from lakeops.spec.schema import TableSchema
-from lakeops.write import orc_layout, parquet_layout
+from lakeops.write import avro_layout, orc_layout, parquet_layout
 
 __all__ = [
     "WRITABLE_FORMATS",
@@ -67,7 +68,8 @@ _ORC_CODECS = {
 
 @dataclass(frozen=True)
 class FileSettings:
-    """The format and pyarrow codec of one file to write."""
+    """The format and codec of one file to write (pyarrow's codec name for Parquet and ORC,
+    fastavro's for Avro; ``zstd_level`` is the zstd / zstandard level)."""
 
     format: str
     compression: str
@@ -121,9 +123,12 @@ def settings_for(options: Mapping[str, str], level: int, changelog: bool = False
     if fmt not in WRITABLE_FORMATS:
         raise UnsupportedFeatureError(_refusal(fmt, "write this table"))
     codec = _codec_for(options, level, changelog)
+    zstd = int(options.get("file.compression.zstd-level", "1").strip() or "1")
+    if fmt == "avro":
+        avro, avro_level = avro_layout.avro_codec(options, codec, zstd)
+        return FileSettings(fmt, avro, zstd if avro_level is None else avro_level)
     codecs = _PARQUET_CODECS if fmt == "parquet" else _ORC_CODECS
-    zstd = options.get("file.compression.zstd-level", "1").strip() or "1"
-    return FileSettings(fmt, codecs.get(codec, codecs["zstd"]), int(zstd))
+    return FileSettings(fmt, codecs.get(codec, codecs["zstd"]), zstd)
 
 
 def formats_in_use(options: Mapping[str, str]) -> set[str]:
@@ -139,7 +144,7 @@ def _refusal(fmt: str, what: str) -> str:
     return (
         f"cannot {what}: it asks for {fmt.upper() or 'an empty'} data files (options "
         "'file.format' / 'file.format.per.level' / 'changelog-file.format'), and lakeops "
-        "writes Parquet and ORC only; use 'parquet' or 'orc' for every level"
+        "writes Parquet, ORC and Avro only; use 'parquet', 'orc' or 'avro' for every level"
     )
 
 
@@ -151,6 +156,8 @@ def check_writable(schema: TableSchema, what: str = "write this table") -> None:
             parquet_layout.check_writable(schema, what)
         elif fmt == "orc":
             orc_layout.check_writable(schema, what)
+        elif fmt == "avro":
+            avro_layout.check_writable(schema, what)
         else:
             raise UnsupportedFeatureError(_refusal(fmt, what))
     for key in ("file.compression.zstd-level",):

@@ -1,6 +1,6 @@
 """Writing merged, key-sorted records as Paimon key-value data files, with their metadata.
 
-Each file is Parquet or ORC as the table asks for the level it is written at
+Each file is Parquet, ORC or Avro as the table asks for the level it is written at
 (:mod:`lakeops.write.file_formats`).
 
 :class:`RollingKeyValueWriter` streams batches into files of one (partition, bucket) and level,
@@ -23,7 +23,7 @@ from lakeops.spec.data_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
 from lakeops.spec.kv import KIND, SEQ, RowKind, key_column
 from lakeops.spec.locations import ExternalPaths, FileLocations
 from lakeops.spec.schema import TableSchema
-from lakeops.write import orc_layout
+from lakeops.write import avro_layout, orc_layout
 from lakeops.write.file_formats import FileSettings, settings_for, writer_kwargs
 from lakeops.write.parquet_layout import writer_options
 
@@ -97,6 +97,8 @@ class RollingKeyValueWriter:
         )
         # Paimon's physical types; refuses (before any file is opened) what cannot match them
         self.parquet_options = writer_options(schema) if self.settings.format == "parquet" else {}
+        if self.settings.format == "avro":
+            avro_layout.check_writable(schema)
         self.key_names = schema.trimmed_primary_keys
         self.key_types = schema.types_of(self.key_names)
         # keys and sequence numbers are unique and sorted: dictionaries only cost time there
@@ -161,6 +163,9 @@ class RollingKeyValueWriter:
         writer: Any
         if self.settings.format == "orc":
             writer = orc_layout.open_writer(sink, self.settings.compression, self.target_file_size)
+        elif self.settings.format == "avro":
+            level = self.settings.zstd_level if self.settings.compression == "zstandard" else None
+            writer = avro_layout.open_writer(sink, self.schema, self.settings.compression, level)
         else:
             writer = pq.ParquetWriter(
                 sink,

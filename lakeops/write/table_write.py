@@ -348,7 +348,7 @@ class TableWrite:
         if self._restored is None:
             self._restored = {}
             live = self.store.live_entries(self._base)
-            # ORC/Avro files of another engine: refuse before this writer writes anything
+            # files in a format lakeops cannot read: refuse before this writer writes anything
             check_data_files((e.file.file_name for e in live), "write to")
             for e in live:
                 self._restored.setdefault((e.partition, e.bucket), []).append(e.file)

@@ -62,8 +62,13 @@ record = st.tuples(
     producer=st.sampled_from(["input", "lookup", "full-compaction", "none"]),
     engine=st.sampled_from(sorted(ENGINES)),
     buckets=st.sampled_from([1, 2]),
+    formats=st.sampled_from(
+        [{}, {"file.format": "avro"}, {"file.format.per.level": "0:avro", "file.format": "orc"}]
+    ),
 )
-def test_replaying_the_changelog_gives_the_table(commits, producer, engine, buckets) -> None:
+def test_replaying_the_changelog_gives_the_table(
+    commits, producer, engine, buckets, formats
+) -> None:
     if producer in ("input", "none") and engine != "deduplicate":
         engine = "deduplicate"  # input changelog holds raw records: replay needs last-wins
     with tempfile.TemporaryDirectory() as wh:
@@ -78,6 +83,7 @@ def test_replaying_the_changelog_gives_the_table(commits, producer, engine, buck
                 "rowkind.field": "op",
                 "changelog-producer": producer,
                 **ENGINES[engine],
+                **formats,
             },
         )
         for batch in commits:

@@ -76,7 +76,7 @@ def test_create_rejects_bad_schemas(cli: Cli, tmp_path: Path) -> None:
         "bad-option.json": json.dumps({**SCHEMA_DOC, "options": {"merge-engine": "nope"}}),
         "unknown.json": json.dumps({**SCHEMA_DOC, "primary_key": ["id"]}),
         "typo-option.json": json.dumps({**SCHEMA_DOC, "options": {"merge-engin": "first-row"}}),
-        "avro.json": json.dumps({**SCHEMA_DOC, "options": {"file.format": "avro"}}),
+        "lance.json": json.dumps({**SCHEMA_DOC, "options": {"file.format": "lance"}}),
     }
     expected = {
         "missing.json": "no such file or directory",
@@ -86,7 +86,7 @@ def test_create_rejects_bad_schemas(cli: Cli, tmp_path: Path) -> None:
         "bad-option.json": "merge-engine",
         "unknown.json": "unknown key(s) ['primary_key']",
         "typo-option.json": "did you mean 'merge-engine'",
-        "avro.json": "option 'file.format' = 'avro'",
+        "lance.json": "option 'file.format' = 'lance'",
     }
     for name, text in cases.items():
         path = tmp_path / name

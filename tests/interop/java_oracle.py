@@ -34,8 +34,10 @@ JAVA_CACHE: Path = REPO_ROOT / ".cache" / "java"
 BRIDGE_JAR: Path = JAVA_CACHE / "paimon-python-java-bridge-0.9.0.jar"
 JAVA_TIMEOUT_S: int = 300
 SETUP_HINT = "run `bash scripts/setup.sh --oracle` (fetches the Paimon 0.9 jar into .cache/java/)"
-#: the pyspark jars Paimon 0.9's bundle needs beside it (Hadoop's FileSystem and Configuration)
-_PYSPARK_JARS = ("hadoop-client-api-", "hadoop-client-runtime-")
+#: the pyspark jars Paimon 0.9's bundle needs beside it (Hadoop's FileSystem and Configuration;
+#: snappy-java and xz for Avro's snappy and xz codecs, which the bundle leaves to the engine's
+#: classpath: without them Avro's CodecFactory says "Unrecognized codec: snappy")
+_PYSPARK_JARS = ("hadoop-client-api-", "hadoop-client-runtime-", "snappy-java-", "xz-")
 
 #: short runs: the C1 compiler alone and the serial collector halve the JVM's CPU time
 _JVM_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")

@@ -72,16 +72,27 @@ def test_pypaimon_reads_after_expiry(warehouse) -> None:
     )
 
 
-def test_pypaimon_reads_lakeops_orc_changelog(warehouse) -> None:
-    """Changelog files take the level's format (ORC here), as Paimon writes them."""
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"file.format": "orc", "file.compression": "snappy"},
+        {"file.format": "avro"},
+        {"file.format": "parquet", "changelog-file.format": "avro", "avro.codec": "deflate"},
+    ],
+    ids=["orc", "avro", "avro-changelog-only"],
+)
+def test_pypaimon_reads_lakeops_orc_and_avro_changelog(warehouse, options) -> None:
+    """Changelog files take the level's format (ORC, Avro here) or their own, as Paimon
+    writes them."""
     catalog = Catalog(str(warehouse))
     catalog.create_database("db")
-    options = {**OPTIONS, "file.format": "orc", "file.compression": "snappy"}
+    options = {**OPTIONS, **options}
     table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options=options)
     for rows in COMMITS:
         table.write(_batch(rows))
     changelog = list(warehouse.rglob("bucket-*/changelog-*"))
-    assert changelog and all(p.suffix == ".orc" for p in changelog)
+    fmt = options.get("changelog-file.format", options["file.format"])
+    assert changelog and all(p.suffix == f".{fmt}" for p in changelog)
     for sid in range(1, len(COMMITS) + 1):
         ours = table.read_changes(sid - 1, sid)
         assert _set(oracle_changes(warehouse, "db.t", sid - 1, sid)) == _set(ours)

@@ -1,7 +1,7 @@
 """ORC data files and per-level formats with Java Paimon 0.9, both ways: lakeops writes every
 value type as ORC and Java reads exactly the rows; Java writes ORC and lakeops reads, appends
 and compacts it for Java to read back; a table with ORC at level 0 and Parquet above is
-compacted by lakeops and read by Java and pypaimon; Avro tables are refused untouched."""
+compacted by lakeops and read by Java and pypaimon (Avro: test_java_avro_interop)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 import pytest
 
 from lakeops import Catalog
-from lakeops.errors import LakeopsError, UnsupportedFeatureError
+from lakeops.errors import UnsupportedFeatureError
 from tests.interop.java_oracle import json_rows, normalize, run_ops
 from tests.interop.oracle import oracle_read
 from tests.interop.test_java_interop import (
@@ -248,36 +248,6 @@ def test_per_level_formats_compacted_by_lakeops_read_by_java_and_pypaimon(
     )
     assert normalize(results[1]["rows"], ["id"]) == _model(a, b, c, d)
     assert normalize(json_rows(catalog.get_table("db.p").read()), ["id"]) == _model(a, b, c, d)
-
-
-@pytest.mark.parametrize(
-    "options",
-    [{"file.format": "avro"}, {"file.format.per.level": "0:avro"}],
-    ids=["avro", "avro-level-0"],
-)
-def test_avro_tables_are_refused_byte_identical(
-    warehouse: Path, java_classpath: str, options: dict[str, str]
-) -> None:
-    data = _rows(list(range(6)))
-    run_ops(
-        java_classpath,
-        warehouse,
-        [
-            _create_op("db.a", COLUMNS, **options),
-            {"op": "write", "table": "db.a", "rows": json_rows(data)},
-        ],
-    )
-    assert any(p.suffix == ".avro" for p in _files(warehouse, "db.a"))
-    catalog = Catalog(str(warehouse))
-    before = _tree(warehouse)
-    table = catalog.get_table("db.a")
-    with pytest.raises(UnsupportedFeatureError, match=r"avro|AVRO"):
-        table.write(data)
-    with pytest.raises(UnsupportedFeatureError, match=r"avro|AVRO"):
-        table.compact(full=True)
-    with pytest.raises(LakeopsError, match=r"avro|AVRO"):
-        catalog.create_table("db.b", data.schema, ["id"], options=options)
-    assert _tree(warehouse) == before
 
 
 def test_times_java_cannot_read_from_lakeops_orc_are_refused_byte_identical(

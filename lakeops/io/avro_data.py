@@ -1,0 +1,364 @@
+"""Avro data files into Arrow: the Arrow type of every Avro type Paimon writes, and a decoder
+that turns a file's blocks into Arrow tables.
+
+Paimon 0.9 (``AvroSchemaConverter``) writes a data file's rows as Avro records whose fields
+are the file's columns (the row type is nullable, so the file's schema is ``["null", record]``;
+a plain record schema reads too): nullable types as the union ``["null", T]``;
+BOOLEAN/INT/BIGINT/FLOAT/DOUBLE as the Avro primitives (TINYINT and SMALLINT as ``int``);
+CHAR/VARCHAR ``string``; BINARY/VARBINARY ``bytes``; DATE ``int``/``date``; TIMESTAMP
+``long``/``timestamp-millis`` (precision <= 3) or ``timestamp-micros`` (<= 6); TIMESTAMP_LTZ
+the ``local-timestamp-*`` equivalents; DECIMAL ``bytes``/``decimal``; ARRAY ``array``; ROW
+``record``; MAP with a string key ``map``, and MAP with any other key an ``array`` of
+``{key, value}`` records marked with the logical type ``map``. The Arrow types here are the
+ones lakeops uses for those Paimon types (TIMESTAMP_LTZ with time zone UTC); TINYINT and
+SMALLINT read as int32 (the file does not say).
+
+Decoding is fastavro's, in C, on a *raw* copy of the writer schema without logical types, so
+that times arrive as integers and decimals as their two's-complement bytes; the conversion to
+Arrow's temporal and decimal types is then whole-array work (casts and numpy), never a Python
+object per value.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import fastavro
+import numpy as np
+import pyarrow as pa
+from fastavro import _read as fastavro_read
+
+from lakeops.errors import CorruptTableError, UnsupportedFeatureError
+
+__all__ = ["AvroColumns", "decimal_from_bytes", "open_columns"]
+
+#: fastavro's block of records (its typing stub lags the constructor: the named schemas and
+#: the reader options are arguments too)
+_Block: Any = fastavro_read.Block
+
+#: records decoded before they become one Arrow table
+CHUNK_ROWS = 65_536
+
+_PRIMITIVES: dict[str, pa.DataType] = {
+    "boolean": pa.bool_(),
+    "int": pa.int32(),
+    "long": pa.int64(),
+    "float": pa.float32(),
+    "double": pa.float64(),
+    "bytes": pa.binary(),
+    "string": pa.string(),
+}
+_TEMPORAL: dict[tuple[str, str], pa.DataType] = {
+    ("int", "date"): pa.date32(),
+    ("int", "time-millis"): pa.time32("ms"),
+    ("long", "time-micros"): pa.time64("us"),
+    ("long", "timestamp-millis"): pa.timestamp("ms"),
+    ("long", "timestamp-micros"): pa.timestamp("us"),
+    ("long", "timestamp-nanos"): pa.timestamp("ns"),
+    ("long", "local-timestamp-millis"): pa.timestamp("ms", tz="UTC"),
+    ("long", "local-timestamp-micros"): pa.timestamp("us", tz="UTC"),
+    ("long", "local-timestamp-nanos"): pa.timestamp("ns", tz="UTC"),
+}
+
+
+@dataclass
+class _Node:
+    """One Avro type: its logical-type-free Avro schema, the Arrow type fastavro's values of
+    that raw schema convert to, and the Arrow type lakeops reads it as."""
+
+    raw: Any
+    raw_arrow: pa.DataType
+    arrow: pa.DataType
+    nullable: bool = False
+    #: 'decimal', 'struct', 'list', 'map', 'arraymap' where the raw array needs rebuilding
+    kind: str = ""
+    children: list[_Node] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+
+    @property
+    def special(self) -> bool:
+        """Whether a cast cannot take the raw array to the final type (decimals, key-value
+        arrays) somewhere in this subtree."""
+        return self.kind in ("decimal", "arraymap") or any(c.special for c in self.children)
+
+
+class _Converter:
+    """Walks a (fastavro-parsed) writer schema into :class:`_Node`s."""
+
+    def __init__(self, named: Mapping[str, Any]) -> None:
+        self.named = named
+        self.counter = itertools.count()
+
+    def node(self, schema: Any, where: str) -> _Node:
+        if isinstance(schema, list):
+            return self._union(schema, where)
+        if isinstance(schema, str):
+            if schema in _PRIMITIVES:
+                t = _PRIMITIVES[schema]
+                return _Node(schema, t, t)
+            if schema in self.named:
+                return self.node(self.named[schema], where)
+            raise UnsupportedFeatureError(f"Avro type {schema!r} of {where} is not supported")
+        if not isinstance(schema, dict):
+            raise CorruptTableError(f"unreadable Avro schema of {where}: {schema!r}")
+        kind = schema.get("type")
+        if isinstance(kind, (list, dict)):
+            return self.node(kind, where)
+        logical = schema.get("logicalType")
+        if kind == "record":
+            return self._record(schema, where)
+        if kind == "array":
+            if logical == "map":
+                return self._array_map(schema, where)
+            element = self.node(schema["items"], f"{where}[]")
+            return _Node(
+                {"type": "array", "items": element.raw},
+                pa.list_(pa.field("element", element.raw_arrow, element.nullable)),
+                pa.list_(pa.field("element", element.arrow, element.nullable)),
+                kind="list",
+                children=[element],
+            )
+        if kind == "map":
+            value = self.node(schema["values"], f"{where}.value")
+            return _Node(
+                {"type": "map", "values": value.raw},
+                pa.map_(pa.string(), pa.field("value", value.raw_arrow, value.nullable)),
+                pa.map_(pa.string(), pa.field("value", value.arrow, value.nullable)),
+                kind="map",
+                children=[value],
+            )
+        if logical == "decimal" and kind in ("bytes", "fixed"):
+            precision, scale = int(schema["precision"]), int(schema.get("scale", 0))
+            if precision > 38:
+                raise UnsupportedFeatureError(
+                    f"{where} is an Avro DECIMAL({precision}, {scale}); Paimon's precision is "
+                    "at most 38"
+                )
+            raw = "bytes" if kind == "bytes" else self._fixed(schema)
+            return _Node(raw, pa.binary(), pa.decimal128(precision, scale), kind="decimal")
+        if kind == "fixed":
+            return _Node(self._fixed(schema), pa.binary(), pa.binary())
+        if kind in _PRIMITIVES:
+            raw_arrow = _PRIMITIVES[kind]
+            final = _TEMPORAL.get((kind, logical), raw_arrow) if logical else raw_arrow
+            return _Node(kind, raw_arrow, final)
+        raise UnsupportedFeatureError(
+            f"Avro type {kind!r} of {where} is not one Paimon writes; read this table with Paimon"
+        )
+
+    def _fixed(self, schema: Mapping[str, Any]) -> dict[str, Any]:
+        return {"type": "fixed", "name": f"f{next(self.counter)}", "size": int(schema["size"])}
+
+    def _union(self, branches: list[Any], where: str) -> _Node:
+        others = [b for b in branches if b != "null"]
+        if len(others) != 1 or len(branches) > 2:
+            raise UnsupportedFeatureError(
+                f"{where} is the Avro union {branches!r}; lakeops reads only the nullable "
+                "unions Paimon writes (['null', T])"
+            )
+        inner = self.node(others[0], where)
+        raw = [inner.raw if b != "null" else "null" for b in branches]
+        return _Node(
+            raw, inner.raw_arrow, inner.arrow, True, inner.kind, inner.children, inner.names
+        )
+
+    def _record(self, schema: Mapping[str, Any], where: str) -> _Node:
+        children = [self.node(f["type"], f"{where}.{f['name']}") for f in schema["fields"]]
+        names = [str(f["name"]) for f in schema["fields"]]
+        raw = {
+            "type": "record",
+            "name": f"r{next(self.counter)}",
+            "fields": [{"name": n, "type": c.raw} for n, c in zip(names, children, strict=True)],
+        }
+        return _Node(
+            raw,
+            pa.struct(
+                [pa.field(n, c.raw_arrow, c.nullable) for n, c in zip(names, children, strict=True)]
+            ),
+            pa.struct(
+                [pa.field(n, c.arrow, c.nullable) for n, c in zip(names, children, strict=True)]
+            ),
+            kind="struct",
+            children=children,
+            names=names,
+        )
+
+    def _array_map(self, schema: Mapping[str, Any], where: str) -> _Node:
+        entry = self.node(schema["items"], f"{where}[]")
+        if entry.kind != "struct" or entry.names != ["key", "value"] or entry.nullable:
+            raise UnsupportedFeatureError(
+                f"{where} is an Avro array marked as a map whose items are not {{key, value}} "
+                "records"
+            )
+        key, value = entry.children
+        return _Node(
+            {"type": "array", "items": entry.raw},
+            pa.list_(pa.field("element", entry.raw_arrow, False)),
+            pa.map_(
+                pa.field("key", key.arrow, False), pa.field("value", value.arrow, value.nullable)
+            ),
+            kind="arraymap",
+            children=[key, value],
+        )
+
+
+def decimal_from_bytes(array: pa.Array, arrow_type: pa.DataType) -> pa.Array:
+    """Big-endian two's-complement unscaled values (Avro's decimal, of any length up to 16
+    bytes) as an Arrow decimal128 array of ``arrow_type``; nulls stay null."""
+    n = len(array)
+    if n == 0:
+        return pa.array([], arrow_type)
+    buffers = array.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=np.int32)[array.offset : array.offset + n + 1]
+    data = (
+        np.frombuffer(buffers[2], dtype=np.uint8)
+        if buffers[2] is not None and buffers[2].size > 0
+        else np.zeros(1, np.uint8)
+    )
+    if data.size == 0:
+        data = np.zeros(1, np.uint8)
+    lengths = np.diff(offsets)
+    if lengths.size and int(lengths.max()) > 16:
+        raise CorruptTableError(
+            f"an Avro decimal of {int(lengths.max())} bytes does not fit {arrow_type}"
+        )
+    position = np.arange(16)
+    source = offsets[1:, None] - 16 + position[None, :]
+    present = position[None, :] >= (16 - lengths)[:, None]
+    first = data[np.clip(offsets[:-1], 0, data.size - 1)]
+    fill = np.where((lengths > 0) & (first >= 0x80), 0xFF, 0x00).astype(np.uint8)
+    big_endian = np.where(present, data[np.clip(source, 0, data.size - 1)], fill[:, None])
+    little_endian = np.ascontiguousarray(big_endian[:, ::-1], dtype=np.uint8)
+    validity = None
+    if array.null_count:
+        valid = array.is_valid().to_numpy(zero_copy_only=False)
+        validity = pa.py_buffer(np.packbits(valid, bitorder="little").tobytes())
+    return pa.Array.from_buffers(
+        arrow_type,
+        n,
+        [validity, pa.py_buffer(little_endian.tobytes())],
+        null_count=array.null_count,
+    )
+
+
+def _finish(array: pa.Array, node: _Node) -> pa.Array:
+    """The raw Arrow array of ``node`` as its final Arrow type."""
+    if not node.special:
+        return array if array.type == node.arrow else array.cast(node.arrow)
+    if node.kind == "decimal":
+        return decimal_from_bytes(array, node.arrow)
+    mask = array.is_null() if array.null_count else None
+    if node.kind == "struct":
+        children = [_finish(array.field(i), c) for i, c in enumerate(node.children)]
+        return pa.StructArray.from_arrays(children, fields=list(node.arrow), mask=mask)
+    if node.kind == "list":
+        values = _finish(array.values, node.children[0])
+        return pa.ListArray.from_arrays(array.offsets, values, type=node.arrow, mask=mask)
+    if node.kind == "map":
+        items = _finish(array.items, node.children[0])
+        return pa.MapArray.from_arrays(array.offsets, array.keys, items, type=node.arrow, mask=mask)
+    # 'arraymap': a list of {key, value} structs
+    entries = array.values
+    keys = _finish(entries.field(0), node.children[0])
+    values = _finish(entries.field(1), node.children[1])
+    if keys.null_count:
+        raise CorruptTableError("an Avro map entry has a NULL key")
+    return pa.MapArray.from_arrays(array.offsets, keys, values, type=node.arrow, mask=mask)
+
+
+class AvroColumns:
+    """One Avro data file opened for reading columns (see :func:`open_columns`)."""
+
+    def __init__(self, stream: IO[bytes], path: str) -> None:
+        self.path = path
+        try:
+            self.blocks = fastavro.block_reader(stream)
+        except Exception as exc:  # fastavro raises many types for a bad header
+            raise CorruptTableError(f"cannot read Avro data file {path}: {exc}") from exc
+        schema = self.blocks.writer_schema
+        named = getattr(self.blocks, "_named_schemas", {}).get("writer", {})
+        #: the file's rows: a record, or (as Paimon writes them) the union ["null", record]
+        self.root = _Converter(named).node(schema, path)
+        if self.root.kind != "struct":
+            raise UnsupportedFeatureError(
+                f"Avro data file {path} does not hold records; Paimon's data files do"
+            )
+        self.names = list(self.root.names)
+
+    def _plan(self, columns: list[str]) -> tuple[Any, list[tuple[str, _Node]]]:
+        by_name = dict(zip(self.root.names, self.root.children, strict=True))
+        if not columns:
+            raise ValueError("read at least one column of an Avro data file")
+        missing = [c for c in columns if c not in by_name]
+        if missing:
+            raise CorruptTableError(f"Avro data file {self.path} has no column {missing}")
+        wanted = set(columns)
+        if wanted == set(self.root.names):
+            return None, [(n, by_name[n]) for n in self.root.names]
+        raw = self.root.raw
+        record = next(b for b in raw if b != "null") if isinstance(raw, list) else raw
+        reader: Any = {
+            "type": "record",
+            "name": record["name"],
+            "fields": [f for f in record["fields"] if f["name"] in wanted],
+        }
+        if isinstance(raw, list):
+            reader = [reader if b != "null" else "null" for b in raw]
+        return reader, [(n, by_name[n]) for n in self.root.names if n in wanted]
+
+    def chunks(self, columns: list[str], chunk_rows: int = CHUNK_ROWS) -> Iterator[pa.Table]:
+        """The rows of ``columns`` (in the file's order of them) as tables of up to about
+        ``chunk_rows`` rows (whole blocks)."""
+        reader_schema, fields = self._plan(columns)
+        named: dict[str, dict[str, Any]] = {"writer": {}, "reader": {}}
+        writer = fastavro.parse_schema(self.root.raw, named["writer"], _write_hint=False)
+        reader = (
+            fastavro.parse_schema(reader_schema, named["reader"], _write_hint=False)
+            if reader_schema is not None
+            else None
+        )
+        struct = pa.struct([pa.field(n, c.raw_arrow, c.nullable) for n, c in fields])
+        records: list[Any] = []
+        try:
+            for block in self.blocks:
+                data = block.bytes_  # type: ignore[attr-defined]
+                data.seek(0)
+                raw_block = _Block(
+                    data,
+                    block.num_records,
+                    "null",
+                    reader,
+                    writer,
+                    named,
+                    block.offset,
+                    block.size,
+                    getattr(block, "options", {}),
+                )
+                records.extend(raw_block)
+                if len(records) >= chunk_rows:
+                    yield self._table(records, struct, fields)
+                    records = []
+        except (CorruptTableError, UnsupportedFeatureError):
+            raise
+        except Exception as exc:  # fastavro's errors on a truncated or corrupt block
+            raise CorruptTableError(f"cannot read Avro data file {self.path}: {exc}") from exc
+        if records:
+            yield self._table(records, struct, fields)
+
+    def _table(
+        self, records: list[Any], struct: pa.DataType, fields: list[tuple[str, _Node]]
+    ) -> pa.Table:
+        raw = pa.array(records, type=struct)
+        if raw.null_count:
+            raise CorruptTableError(f"Avro data file {self.path} holds a NULL row")
+        arrays = [_finish(raw.field(i), node) for i, (_, node) in enumerate(fields)]
+        schema = pa.schema([pa.field(n, node.arrow, node.nullable) for n, node in fields])
+        return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def open_columns(stream: IO[bytes], path: str) -> AvroColumns:
+    """Open the Avro data file readable from ``stream`` (``path`` names it in errors)."""
+    return AvroColumns(stream, path)
