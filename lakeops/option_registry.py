@@ -413,8 +413,10 @@ _honoured(
         "changelog.num-retained.min",
         "changelog.num-retained.max",
         "changelog.time-retained",
+        "consumer.expiration-time",
     ],
-    "snapshot and changelog retention (table.expire_snapshots)",
+    "snapshot and changelog retention, and how long a consumer holds expiry back "
+    "(table.expire_snapshots)",
 )
 _honoured(["commit.max-retries"], "lost snapshot races before giving up")
 _honoured(["manifest.merge-min-count"], "base manifests are merged past this count")
@@ -741,7 +743,6 @@ _ignorable(
         "incremental-between-tag-to-snapshot",
         "incremental-to-auto-tag",
         "consumer-id",
-        "consumer.expiration-time",
         "consumer.mode",
         "consumer.ignore-progress",
         "consumer.changelog-only",
