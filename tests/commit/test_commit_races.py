@@ -163,3 +163,84 @@ def test_racing_writers_lose_and_duplicate_nothing(
     catalog.get_table("db.t").compact(full=True)
     assert rows(catalog.get_table("db.t").read()) == model
     assert rows(oracle_read(warehouse, "db.t")) == model
+
+
+WIDE = pa.schema([("id", pa.int64()), ("a", pa.int64()), ("b", pa.int64())])
+ROUNDS = 12
+
+
+def _stream(warehouse: str, column: str, start: Any) -> None:
+    """One stream of the wide table: writes its column of every key, round after round."""
+    table = Catalog(warehouse).get_table("db.w")
+    other = "b" if column == "a" else "a"
+    ids = list(range(200)) if column == "a" else list(reversed(range(200)))
+    start.wait()
+    for round_ in range(1, ROUNDS + 1):
+        table.write(
+            pa.table(
+                {"id": ids, column: [round_] * len(ids), other: pa.nulls(len(ids), pa.int64())},
+                schema=WIDE,
+            )
+        )
+
+
+def _compactor(warehouse: str, start: Any, stop: Any) -> None:
+    table = Catalog(warehouse).get_table("db.w")
+    start.wait()
+    while not stop.is_set():
+        with contextlib.suppress(CommitConflictError):
+            table.compact(full=True)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"merge-engine": "partial-update"},
+        {
+            "merge-engine": "aggregation",
+            "fields.a.aggregate-function": "last_non_null_value",
+            "fields.b.aggregate-function": "last_non_null_value",
+        },
+    ],
+    ids=["partial-update", "aggregation"],
+)
+def test_two_stream_processes_keep_every_columns_latest_value(
+    catalog: Catalog, warehouse: Path, options: dict[str, str]
+) -> None:
+    """The wide table of the design documents, as two processes writing disjoint columns of
+    the same keys while a third compacts: every column ends with its stream's last value."""
+    catalog.create_table(
+        "db.w",
+        WIDE,
+        ["id"],
+        options={"bucket": "2", "commit.max-retries": "50", **options},
+    )
+    ctx = mp.get_context("spawn")
+    start, stop = ctx.Event(), ctx.Event()
+    streams = [ctx.Process(target=_stream, args=(str(warehouse), c, start)) for c in "ab"]
+    compactor = ctx.Process(target=_compactor, args=(str(warehouse), start, stop))
+    for p in [*streams, compactor]:
+        p.start()
+    start.set()
+    for p in streams:
+        p.join(timeout=300)
+        assert p.exitcode == 0
+    stop.set()
+    compactor.join(timeout=120)
+    assert compactor.exitcode == 0
+    expected = {i: (ROUNDS, ROUNDS) for i in range(200)}
+
+    def rows(got: pa.Table) -> dict[int, tuple[int, int]]:
+        return dict(
+            zip(
+                got.column("id").to_pylist(),
+                zip(got.column("a").to_pylist(), got.column("b").to_pylist(), strict=True),
+                strict=True,
+            )
+        )
+
+    assert rows(catalog.get_table("db.w").read()) == expected
+    assert rows(oracle_read(warehouse, "db.w")) == expected
+    catalog.get_table("db.w").compact(full=True)
+    assert rows(catalog.get_table("db.w").read()) == expected
+    assert rows(oracle_read(warehouse, "db.w")) == expected
