@@ -1,6 +1,7 @@
-"""Avro data files written by pypaimon 2.1 (``file.format=avro``): lakeops reads them by each
-file's extension, appends Avro files to such a table and compacts it; pypaimon reads the
-result back."""
+"""ORC data files (Paimon's format before 0.9, and ``file.format=orc``) and Avro data files
+(``file.format=avro``) written by pypaimon 2.1: lakeops reads them by each file's extension,
+appends files of the same format to such a table and compacts it; pypaimon reads the result
+back."""
 
 from __future__ import annotations
 
@@ -37,8 +38,9 @@ def _tree(root: Path) -> dict[str, str]:
     }
 
 
-def test_avro_table_written_by_pypaimon_reads_exactly(warehouse) -> None:
-    oracle_create(warehouse, "db.a", SCHEMA, ["id"], options={"bucket": "2", "file.format": "avro"})
+@pytest.mark.parametrize("fmt", ["orc", "avro"])
+def test_table_written_by_pypaimon_in_format_reads_exactly(warehouse, fmt: str) -> None:
+    oracle_create(warehouse, "db.o", SCHEMA, ["id"], options={"bucket": "2", "file.format": fmt})
     first = pa.table(
         {
             "id": [1, 2, 3, 4],
@@ -61,12 +63,12 @@ def test_avro_table_written_by_pypaimon_reads_exactly(warehouse) -> None:
         },
         schema=SCHEMA,
     )
-    oracle_write(warehouse, "db.a", first)
-    oracle_write(warehouse, "db.a", second)
-    assert any(p.suffix == ".avro" for p in warehouse.rglob("data-*"))
-    table = Catalog(str(warehouse)).get_table("db.a")
+    oracle_write(warehouse, "db.o", first)
+    oracle_write(warehouse, "db.o", second)
+    assert any(p.suffix == f".{fmt}" for p in warehouse.rglob("data-*"))
+    table = Catalog(str(warehouse)).get_table("db.o")
     got = table.read().sort_by("id")
-    expected = oracle_read(warehouse, "db.a").sort_by("id")
+    expected = oracle_read(warehouse, "db.o").sort_by("id")
     assert got.to_pylist()[0] == expected.to_pylist()[0]
     assert got.num_rows == expected.num_rows == 5
     # NaN != NaN: compare the rows with the float column rendered as text
@@ -76,7 +78,7 @@ def test_avro_table_written_by_pypaimon_reads_exactly(warehouse) -> None:
         {"v": "b"}
     ]
 
-    # lakeops appends Avro files and compacts; pypaimon reads exactly the model
+    # lakeops appends files of the same format and compacts; pypaimon reads exactly the model
     third = pa.table(
         {
             "id": [1, 6],
@@ -91,11 +93,11 @@ def test_avro_table_written_by_pypaimon_reads_exactly(warehouse) -> None:
     before = set(_tree(warehouse))
     table.write(third)
     new = [p for p in set(_tree(warehouse)) - before if "/data-" in p]
-    assert new and all(p.endswith(".avro") for p in new)
+    assert new and all(p.endswith(f".{fmt}") for p in new)
     model = {r["id"]: r for t in (first, second, third) for r in t.to_pylist()}
     want = [model[k] for k in sorted(model)]
     table.compact(full=True)
-    for t in (oracle_read(warehouse, "db.a"), table.read()):
+    for t in (oracle_read(warehouse, "db.o"), table.read()):
         got_rows = t.sort_by("id").to_pylist()
         assert [{**r, "x": repr(r["x"])} for r in got_rows] == [
             {**r, "x": repr(r["x"])} for r in want
