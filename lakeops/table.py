@@ -15,7 +15,7 @@ from lakeops.changelog.options import ChangelogOptions
 from lakeops.changelog.reader import ChangeMode, read_changes
 from lakeops.commit.committer import Committer
 from lakeops.commit.expire import ExpireResult, Retention, expire_snapshots
-from lakeops.commit.orphan import OrphanResult, remove_orphan_files
+from lakeops.commit.orphan import OrphanResult, check_threshold, remove_orphan_files
 from lakeops.commit.rollback import rollback_to
 from lakeops.commit.stats import CommitStats, commit_stats
 from lakeops.compact.health import TableHealth, table_health
@@ -345,13 +345,22 @@ class Table:
         return expire_snapshots(self.store, self.schema, self.options, retention)
 
     def remove_orphan_files(
-        self, older_than: dt.timedelta = dt.timedelta(days=1), *, dry_run: bool = False
+        self,
+        older_than: dt.timedelta = dt.timedelta(days=1),
+        *,
+        dry_run: bool = False,
+        force: bool = False,
     ) -> OrphanResult:
         """Delete files no snapshot references that are older than ``older_than`` (default one
-        day, as Paimon) — what crashed writers left. Younger files are never touched."""
+        day, as Paimon) — what crashed writers left. Younger files are never touched. A
+        threshold below one hour (or negative) is refused unless ``force=True``: the files of
+        a commit in progress look like orphans until it publishes. ``dry_run`` lists what
+        would go and deletes nothing."""
+        older_than_ms = int(older_than.total_seconds() * 1000)
+        check_threshold(older_than_ms, dry_run=dry_run, force=force)
         if not dry_run:
             self._require_writable("remove orphan files of")
-        return remove_orphan_files(self.store, int(older_than.total_seconds() * 1000), dry_run)
+        return remove_orphan_files(self.store, older_than_ms, dry_run, force=force)
 
     def rollback_to(self, snapshot_id: int) -> Snapshot | None:
         """Make the table hold exactly what snapshot ``snapshot_id`` held, as a new

@@ -324,6 +324,8 @@ class LakeopsRemoveOrphanFilesOperator(_LakeopsOperator):
     """Delete files no snapshot references that are older than ``older_than`` (default one day,
     as Paimon; younger files may belong to a running writer). ``report_only`` counts them and
     deletes nothing (a dry run; the name ``dry_run`` is taken by ``BaseOperator.dry_run()``).
+    A threshold below one hour fails the task unless ``force=True`` (files of a commit in
+    progress look like orphans until it publishes).
 
     Returns (XCom): ``table, files_deleted, bytes, report_only, seconds``.
     """
@@ -335,16 +337,20 @@ class LakeopsRemoveOrphanFilesOperator(_LakeopsOperator):
         *,
         older_than: dt.timedelta = dt.timedelta(days=1),
         report_only: bool = False,
+        force: bool = False,
         **kw: Any,
     ) -> None:
         super().__init__(**kw)
         self.older_than = older_than
         self.report_only = report_only
+        self.force = force
 
     def execute(self, context: Context) -> dict[str, Any]:
         start = time.monotonic()
         table = self.hook().get_table(self.table)
-        result = table.remove_orphan_files(self.older_than, dry_run=self.report_only)
+        result = table.remove_orphan_files(
+            self.older_than, dry_run=self.report_only, force=self.force
+        )
         return self._done(
             context,
             {

@@ -183,25 +183,34 @@ def orphans(
     older_than_hours: Annotated[
         float,
         typer.Option(
-            min=0,
             metavar="HOURS",
-            help="Only files older than this many hours are orphan candidates.",
+            help="Only files older than this many hours are orphan candidates "
+            "(below 1 needs --force).",
         ),
     ] = 24.0,
     dry_run: Annotated[
         bool,
         typer.Option("--dry-run", metavar="", help="List what would be deleted; delete nothing."),
     ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            metavar="",
+            help="Accept a threshold below one hour: only when no writer can be running.",
+        ),
+    ] = False,
 ) -> None:
     """Delete files no snapshot references (what crashed writers left behind).
 
     Files younger than --older-than-hours are never touched, so running writers are safe
-    with the default of 24 hours.
+    with the default of 24 hours. A threshold below one hour is refused without --force:
+    a writer's files look like orphans until it publishes its snapshot.
     """
     st = state(ctx)
     target = st.table(table)
     result = target.remove_orphan_files(
-        older_than=dt.timedelta(hours=older_than_hours), dry_run=dry_run
+        older_than=dt.timedelta(hours=older_than_hours), dry_run=dry_run, force=force
     )
 
     def human(console: Console) -> None:

@@ -6,6 +6,12 @@ publishing a snapshot — but only files older than the threshold, so files of c
 progress are never touched. Candidates are only manifests, index files, files in bucket
 directories and temporary metadata files: schema and snapshot metadata, ``tag/``, ``branch/``,
 ``consumer/`` and anything lakeops does not know are kept.
+
+A threshold below :data:`SAFE_OLDER_THAN_MS` (one hour) is refused unless the caller forces it:
+a writer writes its data files and manifests first and publishes the snapshot that references
+them last, so until then its files look exactly like orphans. A short threshold deletes them and
+the writer then publishes a snapshot whose files are gone. A dry run deletes nothing and takes
+any threshold that is not negative.
 """
 
 from __future__ import annotations
@@ -14,11 +20,21 @@ import time
 from dataclasses import dataclass, field
 
 from lakeops.commit.keep_alive import KEPT_DIRS, protected_snapshots
+from lakeops.errors import ConfigurationError
 from lakeops.spec import paths
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
 
-__all__ = ["OrphanResult", "referenced_files", "remove_orphan_files"]
+__all__ = [
+    "SAFE_OLDER_THAN_MS",
+    "OrphanResult",
+    "check_threshold",
+    "referenced_files",
+    "remove_orphan_files",
+]
+
+SAFE_OLDER_THAN_MS = 3_600_000
+"""The shortest orphan threshold accepted without ``force``: one hour."""
 
 
 @dataclass
@@ -62,10 +78,40 @@ def referenced_files(store: TableStore) -> set[str]:
     return names
 
 
+def check_threshold(older_than_ms: int, *, dry_run: bool = False, force: bool = False) -> None:
+    """Refuse an orphan threshold that could delete the files of a commit still in progress:
+    below one hour (or negative) unless ``force``; a dry run only refuses negative values."""
+    if force:
+        return
+    if older_than_ms < 0:
+        raise ConfigurationError(
+            f"orphan threshold older_than={older_than_ms / 1000:g} s is negative: it would treat "
+            "files written from now on as orphans. Use at least one hour (the default is one "
+            "day), or force=True / --force if no writer can be running"
+        )
+    if older_than_ms < SAFE_OLDER_THAN_MS and not dry_run:
+        raise ConfigurationError(
+            f"orphan threshold older_than={older_than_ms / 1000:g} s is below one hour: a writer "
+            "writes its data files and manifests before it publishes the snapshot that "
+            "references them, so files of a commit in progress look like orphans and would be "
+            "deleted, and the writer would then publish a snapshot whose files are gone. Use "
+            "at least one hour (the default is one day), or pass force=True (CLI: --force) "
+            "only when no writer can be running on this table; a dry run lists the candidates "
+            "without deleting anything"
+        )
+
+
 def remove_orphan_files(
-    store: TableStore, older_than_ms: int, dry_run: bool = False, now_ms: int | None = None
+    store: TableStore,
+    older_than_ms: int,
+    dry_run: bool = False,
+    now_ms: int | None = None,
+    *,
+    force: bool = False,
 ) -> OrphanResult:
-    """Delete unreferenced files older than ``older_than_ms`` (see the module docstring)."""
+    """Delete unreferenced files older than ``older_than_ms`` (see the module docstring);
+    thresholds are checked by :func:`check_threshold` before anything is listed."""
+    check_threshold(older_than_ms, dry_run=dry_run, force=force)
     fio = store.file_io
     cutoff = (time.time() * 1000 if now_ms is None else now_ms) - older_than_ms
     referenced = referenced_files(store)

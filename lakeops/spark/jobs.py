@@ -8,7 +8,7 @@
     python -m lakeops.spark.jobs flush   --table PATH [--partition …]     # level-0 flush
     python -m lakeops.spark.jobs expire  --table PATH [--retain-min N] [--retain-max N]
                                           [--time-retained "1 h"]
-    python -m lakeops.spark.jobs orphans --table PATH [--older-than-hours 24]
+    python -m lakeops.spark.jobs orphans --table PATH [--older-than-hours 24] [--force]
 
 With ``spark-submit``, pass this file as the application (``spark-submit [options]
 $(python -c 'import lakeops.spark.jobs as j; print(j.__file__)') compact --table …``); its master
@@ -76,6 +76,9 @@ def main(
     parser.add_argument("--retain-max", type=int)
     parser.add_argument("--time-retained")
     parser.add_argument("--older-than-hours", type=float, default=24.0)
+    parser.add_argument(
+        "--force", action="store_true", help="orphans: accept a threshold below one hour"
+    )
     parser.add_argument("--master")
     parser.add_argument("--storage-options", help="JSON (or LAKEOPS_STORAGE_OPTIONS)")
     args = parser.parse_args(argv)
@@ -109,7 +112,9 @@ def main(
                 expired=len(result.expired_snapshots), files_deleted=result.data_files_deleted
             )
         else:
-            removed = table.remove_orphan_files(dt.timedelta(hours=args.older_than_hours))
+            removed = table.remove_orphan_files(
+                dt.timedelta(hours=args.older_than_hours), force=args.force
+            )
             summary.update(files_deleted=len(removed.deleted), bytes=removed.bytes)
         snapshot = table.latest_snapshot()
     else:

@@ -157,6 +157,10 @@ def test_remove_orphans_dry_run_then_for_real(catalog: Catalog, lakeops_conn: st
     )
     assert op.execute(_context())["files_deleted"] == 1 and orphan.exists()
     op.report_only = False
+    with pytest.raises(ConfigurationError, match="below one hour"):
+        op.execute(_context())  # a writer's files look like orphans until it publishes
+    assert orphan.exists()
+    op.force = True
     result = op.execute(_context())
     assert result["files_deleted"] == 1 and result["bytes"] == len(b"left by a crashed writer")
     assert not orphan.exists()

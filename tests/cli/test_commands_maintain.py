@@ -98,7 +98,15 @@ def test_orphans(cli: Cli, loaded: str) -> None:
     assert not stray.exists() and fresh.exists()
     assert sorted_rows(cli.table().read()) == before
 
-    cli.ok("orphans", loaded, "--older-than-hours", "0")
+    for hours in ("0", "0.5", "-1"):
+        refused = cli("orphans", loaded, "--older-than-hours", hours)
+        assert refused.exit_code == 1 and "--force" in refused.stderr
+        assert fresh.exists()
+    assert cli.json("orphans", loaded, "--older-than-hours", "0", "--dry-run")["deleted"] == [
+        "dt=2024-01-01/bucket-0/data-fresh.parquet"
+    ]
+    assert fresh.exists()
+    cli.ok("orphans", loaded, "--older-than-hours", "0", "--force")
     assert not fresh.exists()
     assert sorted_rows(cli.table().read()) == before
 

@@ -65,6 +65,6 @@ def test_orphan_cleanup_keeps_what_it_does_not_know(catalog: Catalog, warehouse:
         path.write_text("{}")
     orphan = root / "bucket-0/data-crashed-0.parquet"
     orphan.write_bytes(b"junk")
-    removed = catalog.get_table("db.t").remove_orphan_files(dt.timedelta(0))
+    removed = catalog.get_table("db.t").remove_orphan_files(dt.timedelta(0), force=True)
     assert [r.rsplit("/", 1)[-1] for r in removed.deleted] == ["data-crashed-0.parquet"]
     assert all(p.exists() for p in unknown)

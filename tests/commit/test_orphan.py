@@ -1,0 +1,65 @@
+"""Orphan cleanup's threshold: below one hour (or negative) is refused unless forced, because
+the files of a commit in progress look exactly like orphans until it publishes."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from lakeops import Catalog
+from lakeops.errors import ConfigurationError
+
+SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
+
+
+def _rows(ids: range, tag: str) -> pa.Table:
+    return pa.table({"id": list(ids), "v": [f"{tag}{i}" for i in ids]}, schema=SCHEMA)
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize(
+    "older_than", [dt.timedelta(0), dt.timedelta(minutes=59), -dt.timedelta(1)]
+)
+def test_short_thresholds_keep_a_commit_in_progress(
+    catalog: Catalog, warehouse: Path, older_than: dt.timedelta
+) -> None:
+    table = catalog.create_table("db.t", SCHEMA, ["id"], options={"bucket": "2"})
+    table.write(_rows(range(10), "a"))
+    writer = table.new_write()
+    writer.write(_rows(range(5, 20), "b"))
+    messages = writer.prepare_commit()  # data files written, snapshot not yet published
+    root = warehouse / "db.db" / "t"
+    before = _tree(root)
+    with pytest.raises(ConfigurationError, match="force") as refused:
+        table.remove_orphan_files(older_than)
+    assert "publishes the snapshot" in str(refused.value) or "negative" in str(refused.value)
+    assert _tree(root) == before  # nothing deleted
+    table.commit(messages)
+    expected = {i: "a" + str(i) for i in range(5)} | {i: f"b{i}" for i in range(5, 20)}
+    read = table.read()
+    assert dict(zip(read["id"].to_pylist(), read["v"].to_pylist(), strict=True)) == expected
+
+
+def test_dry_run_lists_young_candidates_and_force_deletes_them(
+    catalog: Catalog, warehouse: Path
+) -> None:
+    table = catalog.create_table("db.t", SCHEMA, ["id"], options={"bucket": "1"})
+    table.write(_rows(range(10), "a"))
+    stray = warehouse / "db.db" / "t" / "bucket-0" / "data-crashed.parquet"
+    stray.write_bytes(b"left by a crashed writer")
+    with pytest.raises(ConfigurationError, match="negative"):
+        table.remove_orphan_files(-dt.timedelta(seconds=1), dry_run=True)
+    assert table.remove_orphan_files(dt.timedelta(0), dry_run=True).deleted == [
+        "bucket-0/data-crashed.parquet"
+    ]
+    assert stray.exists()
+    assert table.remove_orphan_files(dt.timedelta(hours=1)).deleted == []  # too young
+    removed = table.remove_orphan_files(dt.timedelta(0), force=True)
+    assert removed.deleted == ["bucket-0/data-crashed.parquet"] and not stray.exists()
+    assert table.read().num_rows == 10
