@@ -16,7 +16,11 @@ Every error the library raises on purpose derives from :class:`LakeopsError`, so
     │   ├── CommitConflictError     another writer won and retrying did not help
     │   │   └── StaleWriteError     another commit changed what the write was planned on
     │   └── CommitStateUnknownError whether the snapshot was published cannot be told
-    ├── CorruptTableError           metadata on storage cannot be read as a Paimon table
+    ├── CorruptTableError           what is on storage cannot be read as a Paimon table
+    │   ├── CorruptMetadataError    a snapshot, schema, manifest, tag, … file is bad
+    │   │   └── MissingMetadataError    … or missing (also a FileNotFoundError)
+    │   └── CorruptDataFileError    a data, changelog or index file is bad or disagrees
+    │       └── MissingDataFileError    … or missing (also a FileNotFoundError)
     └── JobError                    a Spark job submitted by lakeops (spark-submit) failed
 """
 
@@ -28,12 +32,16 @@ __all__ = [
     "CommitError",
     "CommitStateUnknownError",
     "ConfigurationError",
+    "CorruptDataFileError",
+    "CorruptMetadataError",
     "CorruptTableError",
     "DataValidationError",
     "DatabaseAlreadyExistsError",
     "DatabaseNotFoundError",
     "JobError",
     "LakeopsError",
+    "MissingDataFileError",
+    "MissingMetadataError",
     "StaleWriteError",
     "TableAlreadyExistsError",
     "TableNotFoundError",
@@ -99,7 +107,32 @@ class StaleWriteError(CommitConflictError):
 
 
 class CorruptTableError(LakeopsError):
-    """Metadata on storage cannot be read as a Paimon table (missing or malformed files)."""
+    """What is on storage cannot be read as a Paimon table (missing or malformed files).
+
+    ``path`` is the file at fault, relative to the table directory, where one is known."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class CorruptMetadataError(CorruptTableError):
+    """A metadata file (snapshot, schema, manifest list, manifest, index manifest, tag,
+    consumer) is missing, malformed, larger than lakeops reads, or nested too deeply."""
+
+
+class MissingMetadataError(CorruptMetadataError, FileNotFoundError):
+    """A metadata file that the table references does not exist (during maintenance this may
+    be a race with expiry, hence also a :class:`FileNotFoundError`)."""
+
+
+class CorruptDataFileError(CorruptTableError):
+    """A data, changelog or index file that a snapshot references cannot be read, or disagrees
+    with its manifest entry (file size, row count)."""
+
+
+class MissingDataFileError(CorruptDataFileError, FileNotFoundError):
+    """A data, changelog or index file that a snapshot references does not exist."""
 
 
 class JobError(LakeopsError):

@@ -8,11 +8,19 @@ starting at the hint and probing upward until ``snapshot-(N+1)`` does not exist.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 import numpy as np
 
-from lakeops.errors import CorruptTableError, TableNotFoundError
+from lakeops.errors import (
+    CorruptMetadataError,
+    CorruptTableError,
+    LakeopsError,
+    MissingMetadataError,
+    TableNotFoundError,
+    UnsupportedFeatureError,
+)
 from lakeops.io.file_io import FileIO, join
 from lakeops.spec import paths
 from lakeops.spec.index_manifest import (
@@ -32,7 +40,16 @@ from lakeops.spec.manifest import (
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import Snapshot
 
-__all__ = ["TableStore", "fold_entries"]
+__all__ = ["MAX_AVRO_METADATA_BYTES", "MAX_JSON_METADATA_BYTES", "TableStore", "fold_entries"]
+
+_T = TypeVar("_T")
+
+#: the largest JSON metadata file (snapshot, schema, tag, changelog) lakeops reads; Paimon's
+#: are kilobytes (a schema of 10,000 fields is about 1 MiB)
+MAX_JSON_METADATA_BYTES = 64 << 20
+#: the largest Avro metadata file (manifest, manifest list, index manifest) lakeops reads;
+#: Paimon rolls manifests at ``manifest.target-file-size`` (8 MiB)
+MAX_AVRO_METADATA_BYTES = 1 << 30
 
 
 def fold_entries(
@@ -63,6 +80,50 @@ class TableStore:
     def path(self, relative: str) -> str:
         return join(self.root, relative)
 
+    def load(
+        self,
+        relative: str,
+        what: str,
+        decode: Callable[[bytes], _T],
+        max_bytes: int = MAX_JSON_METADATA_BYTES,
+        way_out: str = "",
+    ) -> _T:
+        """Read and decode the metadata file at ``relative`` (to the table directory).
+
+        Every failure names the file: a missing file, one larger than ``max_bytes``, nesting
+        too deep for the parser, or content that does not decode are
+        :class:`CorruptMetadataError` (``way_out`` is appended: what the operator can do).
+        A missing codec library stays an :class:`UnsupportedFeatureError` (the file is fine).
+        """
+        tail = f" {way_out}" if way_out else ""
+        try:
+            data = self.file_io.read_bytes(self.path(relative), max_bytes)
+        except FileNotFoundError:
+            raise MissingMetadataError(
+                f"{what} {relative} of table {self.root} is missing.{tail}", path=relative
+            ) from None
+        if len(data) > max_bytes:
+            raise CorruptMetadataError(
+                f"{what} {relative} of table {self.root} is larger than {max_bytes >> 20} MiB, "
+                f"far beyond any file Paimon writes; lakeops does not read it.{tail}",
+                path=relative,
+            )
+        try:
+            return decode(data)
+        except UnsupportedFeatureError:
+            raise
+        except RecursionError:
+            raise CorruptMetadataError(
+                f"{what} {relative} of table {self.root} is nested too deeply to be "
+                f"Paimon metadata.{tail}",
+                path=relative,
+            ) from None
+        except (LakeopsError, KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise CorruptMetadataError(
+                f"{what} {relative} of table {self.root} cannot be read: {exc}.{tail}",
+                path=relative,
+            ) from None
+
     # ------------------------------------------------------------------ schemas
     def schema_ids(self) -> list[int]:
         names = self.file_io.list_names(self.path(paths.SCHEMA_DIR))
@@ -77,12 +138,7 @@ class TableStore:
         cached = self._schema_cache.get(schema_id)
         if cached is not None:
             return cached
-        try:
-            schema = TableSchema.from_json(
-                self.file_io.read_bytes(self.path(paths.schema_path(schema_id)))
-            )
-        except FileNotFoundError:
-            raise CorruptTableError(f"schema-{schema_id} of table {self.root} is missing") from None
+        schema = self.load(paths.schema_path(schema_id), "schema", TableSchema.from_json)
         self._schema_cache[schema_id] = schema
         return schema
 
@@ -95,7 +151,7 @@ class TableStore:
     # ---------------------------------------------------------------- snapshots
     def _hint(self, name: str) -> int | None:
         try:
-            return int(self.file_io.read_bytes(self.path(name)).decode().strip())
+            return int(self.file_io.read_bytes(self.path(name), 64).decode().strip())
         except (OSError, ValueError):  # missing, or replaced while read: hints are only hints
             return None
 
@@ -125,20 +181,34 @@ class TableStore:
         return ids[0] if ids else None
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
+        """Snapshot ``snapshot_id``; a :class:`LakeopsError` if there is no such snapshot, a
+        :class:`CorruptMetadataError` naming the file (and the way out) if it is unreadable."""
         try:
-            data = self.file_io.read_bytes(self.path(paths.snapshot_path(snapshot_id)))
-        except FileNotFoundError:
-            from lakeops.errors import LakeopsError
-
+            return self._load_snapshot(snapshot_id)
+        except MissingMetadataError:
             raise LakeopsError(
                 f"snapshot {snapshot_id} does not exist in table {self.root}"
             ) from None
-        return Snapshot.from_json(data)
+
+    def _load_snapshot(self, snapshot_id: int) -> Snapshot:
+        return self.load(
+            paths.snapshot_path(snapshot_id),
+            "snapshot",
+            Snapshot.from_json,
+            way_out=(
+                "Nothing that must read this snapshot can run. If it is the latest, restore "
+                "the file from a backup (readers of older snapshots still work: time travel "
+                "with snapshot_id); if it is older, restore it or remove it by hand once no "
+                "reader needs it — then expiry and orphan cleanup run again. `lakeops check` "
+                "lists every problem"
+            ),
+        )
 
     def changelog(self, snapshot_id: int) -> Snapshot:
-        """A long-lived changelog (``changelog/changelog-<id>``) of an expired snapshot."""
-        return Snapshot.from_json(
-            self.file_io.read_bytes(self.path(f"{paths.CHANGELOG_DIR}/changelog-{snapshot_id}"))
+        """A long-lived changelog (``changelog/changelog-<id>``) of an expired snapshot
+        (:class:`MissingMetadataError`, a FileNotFoundError, if there is none)."""
+        return self.load(
+            f"{paths.CHANGELOG_DIR}/changelog-{snapshot_id}", "changelog", Snapshot.from_json
         )
 
     def changelog_or_snapshot(self, snapshot_id: int) -> Snapshot:
@@ -148,8 +218,6 @@ class TableStore:
         try:
             return self.changelog(snapshot_id)
         except FileNotFoundError:
-            from lakeops.errors import LakeopsError
-
             raise LakeopsError(
                 f"snapshot {snapshot_id} of {self.root} has expired and its "
                 "changelog was not kept (see changelog.num-retained.*)"
@@ -161,14 +229,18 @@ class TableStore:
 
     # ---------------------------------------------------------------- manifests
     def manifest_list(self, name: str) -> list[ManifestFileMeta]:
-        return read_manifest_list(self.file_io.read_bytes(self.path(paths.manifest_path(name))))
+        return self.load(
+            paths.manifest_path(name), "manifest list", read_manifest_list, MAX_AVRO_METADATA_BYTES
+        )
 
     def manifest(self, name: str) -> list[ManifestEntry]:
         cached = self._manifest_cache.get(name)
         if cached is not None:
             self._manifest_cache.move_to_end(name)
             return cached
-        entries = read_manifest(self.file_io.read_bytes(self.path(paths.manifest_path(name))))
+        entries = self.load(
+            paths.manifest_path(name), "manifest", read_manifest, MAX_AVRO_METADATA_BYTES
+        )
         self._manifest_cache[name] = entries
         if len(self._manifest_cache) > self._CACHE_SIZE:
             self._manifest_cache.popitem(last=False)
@@ -208,8 +280,12 @@ class TableStore:
         if not name:
             return []
         if name not in self._index_cache:
-            data = self.file_io.read_bytes(self.path(paths.manifest_path(name)))
-            self._index_cache[name] = read_index_manifest(data)
+            self._index_cache[name] = self.load(
+                paths.manifest_path(name),
+                "index manifest",
+                read_index_manifest,
+                MAX_AVRO_METADATA_BYTES,
+            )
         return self._index_cache[name]
 
     def locations(self, schema: TableSchema | None = None) -> FileLocations:

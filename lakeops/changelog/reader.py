@@ -88,7 +88,7 @@ def read_changes(
             f"snapshots before {earliest} have expired; read changes from "
             f"snapshot {earliest - 1} or later"
         )
-    reader = KeyValueReader(store.file_io, schema, store.schema)
+    reader = KeyValueReader(store.file_io, schema, store.schema, store.root)
     fields = schema.field_names
     part_paths = paths.partition_paths(schema, options)
     parts = []

@@ -19,10 +19,10 @@ from __future__ import annotations
 import json
 import time
 
-from lakeops.errors import CorruptTableError
+from lakeops.errors import CorruptMetadataError, CorruptTableError
 from lakeops.io.file_io import join
 from lakeops.spec.snapshot import Snapshot
-from lakeops.store import TableStore
+from lakeops.store import MAX_JSON_METADATA_BYTES, TableStore
 
 __all__ = ["KEPT_DIRS", "consumer_floor", "protected_snapshots"]
 
@@ -37,9 +37,17 @@ def _json_files(store: TableStore, directory: str, prefix: str) -> list[tuple[st
         if name.startswith(prefix) and not name.endswith(".tmp") and not name.startswith("."):
             path = join(directory, name)
             try:
-                out.append((path, fio.read_bytes(path)))
+                data = fio.read_bytes(path, MAX_JSON_METADATA_BYTES)
             except FileNotFoundError:
                 continue  # removed meanwhile (a tag deleted by Paimon)
+            if len(data) > MAX_JSON_METADATA_BYTES:
+                raise CorruptMetadataError(
+                    f"{path} is larger than {MAX_JSON_METADATA_BYTES >> 20} MiB, far beyond "
+                    "any file Paimon writes; maintenance keeps every file while it cannot tell "
+                    "what it protects — repair or remove it with Paimon",
+                    path=path[len(store.root) :].lstrip("/"),
+                )
+            out.append((path, data))
     return out
 
 
@@ -49,7 +57,7 @@ def _snapshots(store: TableStore, directory: str, prefix: str) -> list[Snapshot]
         try:
             out.append(Snapshot.from_json(data))
         except CorruptTableError as exc:
-            raise CorruptTableError(
+            raise CorruptMetadataError(
                 f"{path} cannot be read as a snapshot ({exc}); maintenance keeps every file "
                 "while it cannot tell what this tag or branch references — repair or remove it "
                 "with Paimon"
@@ -89,8 +97,8 @@ def consumer_floor(
                 continue
         try:
             next_snapshot = int(json.loads(data)["nextSnapshot"])
-        except (ValueError, KeyError, TypeError) as exc:
-            raise CorruptTableError(
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
+            raise CorruptMetadataError(
                 f"{path} cannot be read as a Paimon consumer ({exc}); expiry stops rather than "
                 "expire snapshots a streaming reader may still need"
             ) from None

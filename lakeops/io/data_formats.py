@@ -54,6 +54,10 @@ class DataFormat(Protocol):
 
     def unit_ranges(self, path: str, column: str) -> list[tuple[Any, Any] | None]: ...
 
+    def row_count(self, path: str) -> int | None:
+        """The rows the file's footer records (None: the format has no footer count)."""
+        ...
+
 
 class ParquetFormat:
     """Parquet, through pyarrow.parquet (row groups are the units)."""
@@ -72,6 +76,9 @@ class ParquetFormat:
 
     def unit_count(self, path: str) -> int:
         return int(pq.ParquetFile(path, filesystem=self.fs).metadata.num_row_groups)
+
+    def row_count(self, path: str) -> int | None:
+        return int(pq.ParquetFile(path, filesystem=self.fs).metadata.num_rows)
 
     def read_unit(self, path: str, unit: int, columns: list[str]) -> pa.Table:
         with self.fs.open_input_file(path) as source:
@@ -125,6 +132,11 @@ class OrcFormat:
         source, f = self._open(path)
         with source:
             return int(f.nstripes)
+
+    def row_count(self, path: str) -> int | None:
+        source, f = self._open(path)
+        with source:
+            return int(f.nrows)
 
     def read_unit(self, path: str, unit: int, columns: list[str]) -> pa.Table:
         source, f = self._open(path)
@@ -208,6 +220,9 @@ class AvroFormat:
 
     def unit_count(self, path: str) -> int:
         return 1
+
+    def row_count(self, path: str) -> int | None:
+        return None  # Avro files count rows per block only: checked on a whole-file read
 
     def read_unit(self, path: str, unit: int, columns: list[str]) -> pa.Table:
         if unit != 0:

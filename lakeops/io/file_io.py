@@ -80,9 +80,14 @@ class FileIO:
     def exists(self, path: str) -> bool:
         return bool(self.fs.exists(path))
 
-    def read_bytes(self, path: str) -> bytes:
-        """The whole file, in one request (no ETag pinning: hints may be replaced meanwhile)."""
-        return bytes(self.fs.cat_file(path))
+    def read_bytes(self, path: str, max_bytes: int | None = None) -> bytes:
+        """The whole file, in one request (no ETag pinning: hints may be replaced meanwhile).
+
+        With ``max_bytes``, at most ``max_bytes + 1`` bytes are read (a ranged request), so a
+        caller can refuse a file larger than it is willing to hold without reading it whole."""
+        if max_bytes is None:
+            return bytes(self.fs.cat_file(path))
+        return bytes(self.fs.cat_file(path, start=0, end=max_bytes + 1))
 
     def write_bytes(self, path: str, data: bytes) -> None:
         """Write a file under a fresh, unique name (data files, manifests)."""

@@ -8,16 +8,24 @@ by field id (:mod:`lakeops.read.evolution`): renamed columns take their new name
 file's schema lacks read as nulls, changed types are widened. Thin-mode files (no ``_KEY_``
 columns) get them from the key fields. Parquet, ORC and Avro files are read alike, each by its
 own format (:mod:`lakeops.io.data_formats`).
+
+Before a file is read, its size (and, where the footer holds it, its row count) is checked
+against its manifest entry, once per reader: a missing, truncated or swapped file is refused
+with a :class:`~lakeops.errors.CorruptDataFileError` naming it, never read as if it were right.
+A whole-file read also checks the rows it got.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 
+from lakeops.errors import CorruptDataFileError, LakeopsError, MissingDataFileError
 from lakeops.io.data_formats import DataFormat, reader_for
 from lakeops.io.file_io import FileIO
 from lakeops.option_registry import check_data_file, check_readable
@@ -45,9 +53,19 @@ class _Plan:
 class KeyValueReader:
     """Reads the data files of one table, each through the schema it was written with."""
 
-    def __init__(self, file_io: FileIO, schema: TableSchema, schemas: SchemaLookup) -> None:
+    def __init__(
+        self,
+        file_io: FileIO,
+        schema: TableSchema,
+        schemas: SchemaLookup,
+        table_root: str | None = None,
+    ) -> None:
         check_readable(schema.options)
         self.file_io = file_io
+        #: errors name files relative to this (the table directory) when given
+        self.table_root = table_root
+        #: files whose size and row count were checked against their manifest entries
+        self._verified: set[str] = set()
         self.schema = schema
         #: external paths are followed only below the roots the table's options name
         self.locations = FileLocations("", schema.options, file_io.protocol, file_io.is_local)
@@ -64,6 +82,60 @@ class KeyValueReader:
         :class:`~lakeops.errors.UnsupportedFeatureError`."""
         check_data_file(f.file_name)
         return self.locations.data_file(directory, f.file_name, f.external_path)
+
+    def _name(self, path: str) -> str:
+        root = (self.table_root or "").rstrip("/")
+        if root and path.startswith(root + "/"):
+            return path[len(root) + 1 :]
+        return path
+
+    def _checked(self, directory: str, f: DataFileMeta) -> str:
+        """The path of ``f`` once its size and footer row count match its manifest entry."""
+        path = self.path(directory, f)
+        if path in self._verified:
+            return path
+        with self._reading(path):
+            info = self.file_io.arrow_fs.get_file_info(path)
+            if info.type == pafs.FileType.NotFound:
+                raise MissingDataFileError(
+                    f"data file {self._name(path)} is missing: a snapshot references it. "
+                    "Run `lakeops check` to list every missing file; restore it from a backup "
+                    "or roll back to a snapshot that does not reference it",
+                    path=self._name(path),
+                )
+            if info.size != f.file_size:
+                raise self._disagrees(path, f"is {info.size} bytes", f"{f.file_size} bytes")
+            rows = self._format(f).row_count(path)
+            if rows is not None and rows != f.row_count:
+                raise self._disagrees(path, f"holds {rows} rows", f"{f.row_count} rows")
+        self._verified.add(path)
+        return path
+
+    def _disagrees(self, path: str, found: str, recorded: str) -> CorruptDataFileError:
+        name = self._name(path)
+        return CorruptDataFileError(
+            f"data file {name} {found}, but its manifest entry records {recorded}: it was "
+            "truncated or replaced, and lakeops does not read it. Restore the original file, "
+            "or roll back to a snapshot that does not reference it",
+            path=name,
+        )
+
+    @contextlib.contextmanager
+    def _reading(self, path: str) -> Iterator[None]:
+        """Turn a failure to read the file at ``path`` into an error naming it."""
+        try:
+            yield
+        except LakeopsError:
+            raise
+        except FileNotFoundError:
+            raise MissingDataFileError(
+                f"data file {self._name(path)} is missing: a snapshot references it",
+                path=self._name(path),
+            ) from None
+        except (pa.ArrowException, OSError, ValueError, EOFError) as exc:
+            raise CorruptDataFileError(
+                f"data file {self._name(path)} cannot be read: {exc}", path=self._name(path)
+            ) from exc
 
     def record_schema(self, value_cols: Sequence[str]) -> pa.Schema:
         """The uniform schema of records with these value columns."""
@@ -135,9 +207,13 @@ class KeyValueReader:
 
     def read(self, directory: str, f: DataFileMeta, value_cols: Sequence[str]) -> pa.Table:
         """All records of one file."""
-        path = self.path(directory, f)
-        plan = self._plan(path, f, value_cols)
-        return self._normalize(self._format(f).read(path, plan.read_cols), plan, value_cols)
+        path = self._checked(directory, f)
+        with self._reading(path):
+            plan = self._plan(path, f, value_cols)
+            table = self._format(f).read(path, plan.read_cols)
+        if table.num_rows != f.row_count:
+            raise self._disagrees(path, f"holds {table.num_rows} rows", f"{f.row_count} rows")
+        return self._normalize(table, plan, value_cols)
 
     def read_filtered(
         self,
@@ -149,9 +225,10 @@ class KeyValueReader:
     ) -> pa.Table:
         """The records of one file whose key column ``merge_key`` (``_KEY_<k>``) is one of
         ``values`` (row groups pruned by statistics)."""
-        path = self.path(directory, f)
-        plan = self._plan(path, f, value_cols)
-        table = self._format(f).read(path, plan.read_cols, (plan.sources[merge_key], values))
+        path = self._checked(directory, f)
+        with self._reading(path):
+            plan = self._plan(path, f, value_cols)
+            table = self._format(f).read(path, plan.read_cols, (plan.sources[merge_key], values))
         return self._normalize(table, plan, value_cols)
 
     def row_group_key_ranges(
@@ -161,20 +238,22 @@ class KeyValueReader:
     ) -> list[tuple[Any, Any] | None]:
         """Per row group, (min, max) of the first key column from the Parquet footer (None
         where the statistics are missing)."""
-        path = self.path(directory, f)
+        path = self._checked(directory, f)
         fmt = self._format(f)
         first = self.evolution.mapping(f.schema_id).source_name(self.key_names[0])
         assert first is not None
-        column = key_column(first) if key_column(first) in fmt.names(path) else first
-        return fmt.unit_ranges(path, column)
+        with self._reading(path):
+            column = key_column(first) if key_column(first) in fmt.names(path) else first
+            return fmt.unit_ranges(path, column)
 
     def read_row_group(
         self, directory: str, f: DataFileMeta, row_group: int, value_cols: Sequence[str]
     ) -> pa.Table:
         """The records of one row group of a file."""
-        path = self.path(directory, f)
-        plan = self._plan(path, f, value_cols)
-        table = self._format(f).read_unit(path, row_group, plan.read_cols)
+        path = self._checked(directory, f)
+        with self._reading(path):
+            plan = self._plan(path, f, value_cols)
+            table = self._format(f).read_unit(path, row_group, plan.read_cols)
         return self._normalize(table, plan, value_cols)
 
     def iter_batches(
@@ -186,7 +265,17 @@ class KeyValueReader:
     ) -> Iterator[pa.Table]:
         """Records of files read one after another, in batches of at most ``batch_rows``."""
         for f in files:
-            path = self.path(directory, f)
-            plan = self._plan(path, f, value_cols)
-            for batch in self._format(f).iter_batches(path, plan.read_cols, batch_rows):
+            path = self._checked(directory, f)
+            with self._reading(path):
+                plan = self._plan(path, f, value_cols)
+                batches = self._format(f).iter_batches(path, plan.read_cols, batch_rows)
+            rows = 0
+            while True:
+                with self._reading(path):
+                    batch = next(batches, None)
+                if batch is None:
+                    break
+                rows += batch.num_rows
                 yield self._normalize(batch, plan, value_cols)
+            if rows != f.row_count:
+                raise self._disagrees(path, f"holds {rows} rows", f"{f.row_count} rows")

@@ -60,7 +60,7 @@ def lookup(
     )
     if any(keys.column(k).null_count for k in needed):
         raise DataValidationError("lookup keys contain nulls; primary keys are never null")
-    reader = KeyValueReader(store.file_io, schema, store.schema)
+    reader = KeyValueReader(store.file_io, schema, store.schema, store.root)
     trimmed = schema.trimmed_primary_keys
     latest = store.latest_snapshot()
     require_no_deletion_vectors(store, options, latest)

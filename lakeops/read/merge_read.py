@@ -48,7 +48,7 @@ class SplitReader:
         self.key_names = schema.trimmed_primary_keys
         self.key_types = schema.types_of(self.key_names)
         self.merge_keys = [key_column(k) for k in self.key_names]
-        self.files = KeyValueReader(store.file_io, schema, store.schema)
+        self.files = KeyValueReader(store.file_io, schema, store.schema, store.root)
         self.partition_paths = paths.partition_paths(schema, options)
 
     def read(self, split: Split, columns: Sequence[str]) -> pa.Table:

@@ -179,7 +179,9 @@ class TableSchema:
                 time_millis=int(d.get("timeMillis") or 0),
                 highest_field_id=int(d.get("highestFieldId", len(d["fields"]) - 1)),
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except RecursionError:
+            raise CorruptTableError("malformed schema file: nested too deeply") from None
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             if isinstance(exc, ConfigurationError):
                 raise
             raise CorruptTableError(f"malformed schema file: {exc}") from exc

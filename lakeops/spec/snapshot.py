@@ -81,5 +81,7 @@ class Snapshot:
             kwargs.setdefault("total_record_count", 0)
             kwargs.setdefault("delta_record_count", 0)
             return cls(**kwargs)
-        except (TypeError, ValueError) as exc:
+        except RecursionError:
+            raise CorruptTableError("malformed snapshot file: nested too deeply") from None
+        except (TypeError, ValueError, AttributeError) as exc:
             raise CorruptTableError(f"malformed snapshot file: {exc}") from exc

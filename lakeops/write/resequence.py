@@ -57,7 +57,7 @@ def resequence_files(
     locations = FileLocations.of(file_io, store.root, schema)
     directory = locations.bucket_path(partition, bucket)
     external = locations.external_paths_of(partition, bucket)
-    reader = KeyValueReader(file_io, schema, store.schema)
+    reader = KeyValueReader(file_io, schema, store.schema, store.root)
     values = [f.name for f in schema.fields]
     out = Resequenced()
     try:
