@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from lakeops.changelog.options import ChangelogOptions
 from lakeops.changelog.reader import ChangeMode, read_changes
+from lakeops.commit.check import CheckReport, check_table
 from lakeops.commit.committer import Committer
 from lakeops.commit.expire import ExpireResult, Retention, expire_snapshots
 from lakeops.commit.orphan import OrphanResult, check_threshold, remove_orphan_files
@@ -361,6 +362,13 @@ class Table:
         if not dry_run:
             self._require_writable("remove orphan files of")
         return remove_orphan_files(self.store, older_than_ms, dry_run, force=force)
+
+    def check(self) -> CheckReport:
+        """Verify the table against its own metadata and change nothing: every snapshot,
+        kept changelog, tag and branch snapshot, and the manifests they name, must decode;
+        every data, changelog and index file they reference must exist with the recorded
+        size (and, for Parquet and ORC, row count). See :mod:`lakeops.commit.check`."""
+        return check_table(self.store)
 
     def rollback_to(self, snapshot_id: int) -> Snapshot | None:
         """Make the table hold exactly what snapshot ``snapshot_id`` held, as a new

@@ -1,4 +1,5 @@
-"""Maintenance commands: ``compact``, ``flush``, ``expire``, ``orphans``, ``rollback``."""
+"""Maintenance commands: ``compact``, ``flush``, ``expire``, ``orphans``, ``rollback``,
+``check``."""
 
 from __future__ import annotations
 
@@ -271,7 +272,48 @@ def rollback(
     )
 
 
+def check(ctx: typer.Context, table: TableArg) -> None:
+    """Verify a table against its own metadata; changes nothing (run it first after an
+    incident).
+
+    Every snapshot, kept changelog, tag and branch snapshot and the manifests they name must
+    decode; every data, changelog and index file they reference must exist with the size (and,
+    for Parquet and ORC, the row count) its manifest entry records. Exits 1 when anything is
+    wrong, listing each file with the snapshots that reference it.
+    """
+    st = state(ctx)
+    report = st.table(table).check()
+
+    def human(console: Console) -> None:
+        for p in report.problems:
+            ids = ", ".join(map(str, p.snapshots[:5])) + (", …" if len(p.snapshots) > 5 else "")
+            where = f" (snapshot {ids})" if p.snapshots else ""
+            console.print(f"{escape(p.path)}{where}: {escape(p.problem)}")
+        verdict = "ok" if report.ok else f"{len(report.problems)} problem(s)"
+        console.print(
+            f"{escape(table)}: {verdict} — {report.snapshots} snapshot(s), "
+            f"{report.metadata_files} metadata file(s), {report.data_files} data file(s) checked"
+        )
+
+    st.out.result(
+        {
+            "table": table,
+            "ok": report.ok,
+            "snapshots": report.snapshots,
+            "metadata_files": report.metadata_files,
+            "data_files": report.data_files,
+            "problems": [
+                {"path": p.path, "problem": p.problem, "snapshots": list(p.snapshots)}
+                for p in report.problems
+            ],
+        },
+        human,
+    )
+    if not report.ok:
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
     """Add the maintenance commands to ``app``."""
-    for command in (compact, flush, expire, orphans, rollback):
+    for command in (compact, flush, expire, orphans, rollback, check):
         app.command(rich_help_panel=PANEL)(command)

@@ -29,6 +29,7 @@ COMMANDS = [
     "expire",
     "orphans",
     "rollback",
+    "check",
 ]
 LAKEOPS = Path(sys.executable).with_name("lakeops")
 
