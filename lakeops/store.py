@@ -196,11 +196,10 @@ class TableStore:
             "snapshot",
             Snapshot.from_json,
             way_out=(
-                "Nothing that must read this snapshot can run. If it is the latest, restore "
-                "the file from a backup (readers of older snapshots still work: time travel "
-                "with snapshot_id); if it is older, restore it or remove it by hand once no "
-                "reader needs it — then expiry and orphan cleanup run again. `lakeops check` "
-                "lists every problem"
+                "Nothing that must read this snapshot runs: reads of it, commits on it (if "
+                "it is the latest), expiry and orphan cleanup stop rather than guess what it "
+                "references. Restore the file from a backup; older snapshots still read "
+                "(time travel with snapshot_id). `lakeops check` lists every problem"
             ),
         )
 

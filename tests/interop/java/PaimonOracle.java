@@ -146,6 +146,22 @@ public final class PaimonOracle {
                 return read((FileStoreTable) catalog.getTable(id), op);
             case "schema":
                 return schema((FileStoreTable) catalog.getTable(id));
+            case "tag":
+                return tag((FileStoreTable) catalog.getTable(id), op);
+            case "branch":
+                ((FileStoreTable) catalog.getTable(id))
+                        .createBranch(op.get("name").asText(), op.get("tag").asText());
+                return NODES.objectNode();
+            case "consumer":
+                {
+                    FileStoreTable table = (FileStoreTable) catalog.getTable(id);
+                    new org.apache.paimon.consumer.ConsumerManager(table.fileIO(), table.location())
+                            .resetConsumer(
+                                    op.get("name").asText(),
+                                    new org.apache.paimon.consumer.Consumer(
+                                            op.get("next_snapshot").asLong()));
+                    return NODES.objectNode();
+                }
             default:
                 throw new IllegalArgumentException("unknown op " + name);
         }
@@ -337,6 +353,17 @@ public final class PaimonOracle {
         return result;
     }
 
+    /** Tag the snapshot "snapshot_id" (default: the latest) as "name". */
+    private static ObjectNode tag(FileStoreTable table, JsonNode op) {
+        JsonNode snapshot = op.get("snapshot_id");
+        if (snapshot != null && !snapshot.isNull()) {
+            table.createTag(op.get("name").asText(), snapshot.asLong());
+        } else {
+            table.createTag(op.get("name").asText());
+        }
+        return NODES.objectNode();
+    }
+
     // ------------------------------------------------------------------ read / schema
 
     private static ObjectNode read(FileStoreTable table, JsonNode op) throws Exception {
@@ -344,6 +371,12 @@ public final class PaimonOracle {
         if (snapshot != null && !snapshot.isNull()) {
             Map<String, String> dynamic = new HashMap<>();
             dynamic.put("scan.snapshot-id", snapshot.asText());
+            table = table.copy(dynamic);
+        }
+        JsonNode tagName = op.get("tag");
+        if (tagName != null && !tagName.isNull()) {
+            Map<String, String> dynamic = new HashMap<>();
+            dynamic.put("scan.tag-name", tagName.asText());
             table = table.copy(dynamic);
         }
         RowType rowType = table.rowType();

@@ -1,0 +1,102 @@
+"""What Java Paimon 0.9 keeps alive survives lakeops maintenance: Java writes a table, tags a
+snapshot, branches from the tag, writes on the branch and registers a streaming consumer;
+lakeops compacts, expires every snapshot it may and removes orphan files. Java then reads the
+tag, the branch and the main table as they were, and the consumer's snapshot still exists."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from lakeops import Catalog
+from tests.interop.java_oracle import json_rows, run_ops
+
+pytestmark = pytest.mark.interop
+
+SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
+
+
+def _kv(ids: range, tag: str) -> pa.Table:
+    return pa.table({"id": list(ids), "v": [f"{tag}{i}" for i in ids]}, schema=SCHEMA)
+
+
+def _model(*batches: pa.Table) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for b in batches:
+        out.update(zip(b.column("id").to_pylist(), b.column("v").to_pylist(), strict=True))
+    return out
+
+
+def _java_rows(result: dict) -> dict[int, str]:  # type: ignore[type-arg]
+    return {int(r["id"]): r["v"] for r in result["rows"]}
+
+
+def test_java_tags_branches_and_consumers_survive_lakeops_maintenance(
+    warehouse: Path, java_classpath: str
+) -> None:
+    commits = [_kv(range(0, 40), "a"), _kv(range(20, 60), "b"), _kv(range(50, 90), "c")]
+    on_branch = _kv(range(0, 10), "branch")
+    later = [_kv(range(80, 120), "d"), _kv(range(0, 5), "e")]
+    write = [{"op": "write", "table": "db.t", "rows": json_rows(c)} for c in commits]
+    run_ops(
+        java_classpath,
+        str(warehouse),
+        [
+            {
+                "op": "create",
+                "table": "db.t",
+                "fields": [
+                    {"name": "id", "type": "BIGINT NOT NULL"},
+                    {"name": "v", "type": "STRING"},
+                ],
+                "primary_keys": ["id"],
+                "options": {"bucket": "2"},
+            },
+            *write,
+            {"op": "tag", "table": "db.t", "name": "t1", "snapshot_id": 1},
+            {"op": "branch", "table": "db.t", "name": "b", "tag": "t1"},
+            {"op": "write", "table": "db.t$branch_b", "rows": json_rows(on_branch)},
+            {"op": "consumer", "table": "db.t", "name": "stream-job", "next_snapshot": 3},
+            *[{"op": "write", "table": "db.t", "rows": json_rows(c)} for c in later],
+        ],
+    )
+    root = warehouse / "db.db" / "t"
+    kept = sorted(
+        str(p.relative_to(root))
+        for d in ("tag", "branch", "consumer")
+        for p in (root / d).rglob("*")
+    )
+
+    table = Catalog(str(warehouse)).get_table("db.t")
+    table.compact(full=True)
+    result = table.expire_snapshots(retain_min=1, retain_max=1, time_retained="0 ms")
+    assert result.expired_snapshots == [1, 2]  # the consumer reads snapshot 3 next
+    table.remove_orphan_files(dt.timedelta(0), force=True)
+    assert table.check().ok
+    assert (
+        sorted(
+            str(p.relative_to(root))
+            for d in ("tag", "branch", "consumer")
+            for p in (root / d).rglob("*")
+        )
+        == kept
+    )
+    assert table.store.snapshot_ids()[0] == 3
+
+    results = run_ops(
+        java_classpath,
+        str(warehouse),
+        [
+            {"op": "read", "table": "db.t", "tag": "t1"},
+            {"op": "read", "table": "db.t$branch_b"},
+            {"op": "read", "table": "db.t", "snapshot_id": 3},
+            {"op": "read", "table": "db.t"},
+        ],
+    )
+    assert _java_rows(results[0]) == _model(commits[0])
+    assert _java_rows(results[1]) == _model(commits[0], on_branch)
+    assert _java_rows(results[2]) == _model(*commits)
+    assert _java_rows(results[3]) == _model(*commits, *later)
