@@ -102,10 +102,10 @@ def test_an_unknown_commit_state_keeps_every_file(catalog: Catalog, warehouse: P
         broken["on"] = True
         raise TimeoutError("no response")
 
-    def read_bytes(path: str) -> bytes:
+    def read_bytes(path: str, max_bytes: int | None = None) -> bytes:
         if broken["on"] and "/snapshot/snapshot-" in path:
             raise OSError(errno.EIO, "503 Slow Down")
-        return real_read(path)
+        return real_read(path, max_bytes)
 
     fio.publish_exclusive = lost_response  # type: ignore[method-assign]
     fio.read_bytes = read_bytes  # type: ignore[method-assign]
