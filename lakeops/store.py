@@ -14,9 +14,11 @@ from typing import TypeVar
 import numpy as np
 
 from lakeops.errors import (
+    CorruptDataFileError,
     CorruptMetadataError,
     CorruptTableError,
     LakeopsError,
+    MissingDataFileError,
     MissingMetadataError,
     TableNotFoundError,
     UnsupportedFeatureError,
@@ -302,7 +304,22 @@ class TableStore:
         if meta.index_type != HASH_INDEX:
             raise CorruptTableError(f"{meta.file_name} is a {meta.index_type} index, not HASH")
         path = self.locations(schema).index_entry_path(entry.partition, entry.bucket, meta)
-        return decode_hashes(self.file_io.read_bytes(path), meta.file_name)
+        root = self.root.rstrip("/") + "/"
+        name = path[len(root) :] if path.startswith(root) else path
+        try:
+            data = self.file_io.read_bytes(path)
+        except FileNotFoundError:
+            raise MissingDataFileError(
+                f"index file {name} of table {self.root} is missing: a snapshot references it",
+                path=name,
+            ) from None
+        if len(data) != meta.file_size:
+            raise CorruptDataFileError(
+                f"index file {name} is {len(data)} bytes, but its index manifest entry records "
+                f"{meta.file_size}: it was truncated or replaced, and lakeops does not read it",
+                path=name,
+            )
+        return decode_hashes(data, meta.file_name)
 
     def live_entries(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
         """Every data file live in ``snapshot`` (ADD entries that were not deleted)."""
