@@ -42,7 +42,13 @@ from typing import Any
 
 from lakeops.errors import ConfigurationError
 
-__all__ = ["decode_partitions", "encode_partitions", "main", "parse_legacy_partition"]
+__all__ = [
+    "decode_partitions",
+    "encode_partitions",
+    "main",
+    "parse_args",
+    "parse_legacy_partition",
+]
 
 _SCALARS = (str, int, float, bool, type(None))
 
@@ -158,17 +164,9 @@ def _session(master: str | None) -> Any:
     return builder.getOrCreate()
 
 
-def main(
-    argv: list[str] | None = None,
-    *,
-    storage_options: dict[str, Any] | None = None,
-    catalog_options: dict[str, str] | None = None,
-) -> dict[str, Any]:
-    """Run one job from command-line arguments; returns (and prints, as the last line) its
-    JSON summary. ``storage_options`` / ``catalog_options`` given here (in-process callers such
-    as the Airflow operators) take precedence over the flag and the environment."""
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m lakeops.spark.jobs", description=__doc__.splitlines()[0]
+        prog="python -m lakeops.spark.jobs", description=(__doc__ or "").splitlines()[0]
     )
     parser.add_argument("job", choices=["write", "compact", "flush", "expire", "orphans"])
     parser.add_argument("--table", required=True, help="<warehouse>/<db>.db/<table>")
@@ -185,9 +183,35 @@ def main(
     parser.add_argument("--time-retained")
     parser.add_argument("--older-than-hours", type=float, default=24.0)
     parser.add_argument("--master")
-    parser.add_argument("--storage-options", help="JSON (or LAKEOPS_STORAGE_OPTIONS)")
-    args = parser.parse_args(argv)
-    partitions = _partitions(args.partitions, args.partition)
+    parser.add_argument(
+        "--storage-options",
+        help="JSON; visible in process listings, so prefer LAKEOPS_STORAGE_OPTIONS",
+    )
+    return parser
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The job's arguments; ``partitions`` holds the decoded partition specs (of
+    ``--partitions`` or the unambiguous ``--partition`` form; None for every partition).
+    Raises :class:`~lakeops.errors.ConfigurationError` for partitions it cannot read exactly."""
+    args = _parser().parse_args(None if argv is None else list(argv))
+    args.partitions = _partitions(args.partitions, args.partition)
+    return args
+
+
+def main(
+    argv: list[str] | None = None,
+    *,
+    storage_options: dict[str, Any] | None = None,
+    catalog_options: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Run one job from command-line arguments; returns (and prints, as the last line) its
+    JSON summary. ``storage_options`` / ``catalog_options`` given here (in-process callers such
+    as the Airflow operators) take precedence over the flag and the environment."""
+    args = parse_args(argv)
+    partitions = args.partitions
+    if args.job == "write" and not args.source:
+        raise ConfigurationError("the write job needs --source")
     storage = storage_options
     if storage is None:
         storage = json.loads(
@@ -225,8 +249,6 @@ def main(
         spark = _session(args.master)
         try:
             if args.job == "write":
-                if not args.source:
-                    parser.error("write needs --source")
                 reader = spark.read.format(args.format)
                 if args.format == "csv":
                     reader = reader.option("header", "true").option("inferSchema", "true")
