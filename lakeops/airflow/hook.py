@@ -32,7 +32,7 @@ from typing import Any
 from airflow.sdk import BaseHook
 
 from lakeops import Catalog, Table
-from lakeops.redact import is_secret_key, register_secret
+from lakeops.redact import is_secret_key, redact_text, register_secret
 
 __all__ = ["LakeopsHook"]
 
@@ -157,6 +157,6 @@ class LakeopsHook(BaseHook):
         """The UI's "Test" button: lists the warehouse's databases."""
         try:
             databases = self.get_catalog().list_databases()
-        except Exception as exc:
-            return False, str(exc)
+        except Exception as exc:  # a library's message may quote a URI or DSN: redacted
+            return False, redact_text(str(exc))
         return True, f"warehouse reachable, {len(databases)} database(s)"
