@@ -160,7 +160,9 @@ def _session(master: str | None) -> Any:
     elif "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit, which sets master
         builder = builder.master(os.environ.get("LAKEOPS_SPARK_MASTER", "local[*]"))
     if "PYSPARK_GATEWAY_PORT" not in os.environ:
-        builder = builder.config("spark.ui.enabled", "false")
+        from lakeops.spark.submit import OPTIONS_REDACTION
+
+        builder = builder.config("spark.ui.enabled", "false").config(*OPTIONS_REDACTION)
     return builder.getOrCreate()
 
 

@@ -30,6 +30,7 @@ from lakeops.errors import ConfigurationError, JobError
 from lakeops.redact import REDACTED, is_secret_key, redact_text, register_secret
 
 __all__ = [
+    "OPTIONS_REDACTION",
     "find_spark_home",
     "job_file",
     "properties_file",
@@ -58,6 +59,11 @@ def find_spark_home() -> str:
             ) from None
         return str(Path(submit).resolve().parent.parent)
     return str(Path(pyspark.__file__).parent)
+
+
+#: Spark shows data-source options in plans and its UI, redacting those whose names match this
+#: regex (Spark's default is ``(?i)url``): lakeops' JSON options may hold credentials
+OPTIONS_REDACTION = ("spark.sql.redaction.options.regex", "(?i)url|storage_options|catalog_options")
 
 
 def split_secret_conf(conf: Mapping[str, str] | None) -> tuple[dict[str, str], dict[str, str]]:
@@ -146,7 +152,7 @@ def spark_submit_command(
         "--conf",
         f"spark.pyspark.driver.python={python}",
     ]
-    for key, value in (conf or {}).items():
+    for key, value in {**dict([OPTIONS_REDACTION]), **(conf or {})}.items():
         command += ["--conf", f"{key}={value}"]
     if properties is not None:
         command += ["--properties-file", properties, "--load-spark-defaults"]

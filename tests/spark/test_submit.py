@@ -76,6 +76,8 @@ def test_secrets_go_in_a_private_properties_file_not_argv(fake_spark: Path) -> N
     argv = " ".join(record["argv"])
     assert SECRET not in argv and ACCESS not in argv
     assert "spark.executor.memory=1g" in argv  # plain settings stay --conf arguments
+    # Spark redacts lakeops' JSON options (they may hold credentials) in plans and its UI
+    assert "spark.sql.redaction.options.regex=(?i)url|storage_options|catalog_options" in argv
     assert "--load-spark-defaults" in record["argv"]
     assert record["properties_mode"] == stat.S_IRUSR | stat.S_IWUSR
     # java.util.Properties escapes, read back as Java reads them
