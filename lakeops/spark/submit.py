@@ -61,8 +61,9 @@ def find_spark_home() -> str:
     return str(Path(pyspark.__file__).parent)
 
 
-#: Spark shows data-source options in plans and its UI, redacting those whose names match this
-#: regex (Spark's default is ``(?i)url``): lakeops' JSON options may hold credentials
+#: where Spark prints data-source options (plans of V1 sources, its UI) it redacts those whose
+#: names match this regex (Spark's default is ``(?i)url``): lakeops' JSON options may hold
+#: credentials. A defence in depth: Spark 4.3 prints no options of a Python data source's scan.
 OPTIONS_REDACTION = ("spark.sql.redaction.options.regex", "(?i)url|storage_options|catalog_options")
 
 
