@@ -576,10 +576,12 @@ def render_index_html(
     entries: Sequence[tuple[str, str, str]],
     *,
     notes: Mapping[str, str] | None = None,
+    empty: str = "No lakeops connections configured.",
 ) -> str:
     """A page listing tables: ``entries`` are ``(conn_id, identifier, href)`` and are grouped
     by connection in the given order; ``notes`` maps a connection id to one line shown under
-    it (e.g. why its tables could not be listed)."""
+    it (e.g. why its tables could not be listed); ``empty`` is the line shown when there is no
+    connection at all."""
     by_conn: dict[str, list[tuple[str, str]]] = {}
     for conn_id, identifier, href in entries:
         by_conn.setdefault(conn_id, []).append((identifier, href))
@@ -600,9 +602,7 @@ def render_index_html(
             f'<section class="connection" data-conn-id="{_e(conn_id)}">'
             f'<h2>connection {_e(conn_id)}</h2><ul class="tables">{items}</ul></section>'
         )
-    body = "<h1>lakeops tables</h1>" + (
-        "".join(sections) or '<p class="muted">No lakeops connections configured.</p>'
-    )
+    body = "<h1>lakeops tables</h1>" + ("".join(sections) or f'<p class="muted">{_e(empty)}</p>')
     return _page("lakeops tables", body)
 
 

@@ -16,8 +16,11 @@ A connection holds everything needed to reach a warehouse, so DAG code holds non
     }'
 
 ``login``/``password`` become the ``key``/``secret`` storage options (the names s3fs uses). Every
-credential (password, secret-like storage options, the lock DSN) is registered with Airflow's
-secrets masker as soon as the connection is read, so it never shows in task logs.
+credential (password, secret-like storage options, the lock DSN, ``spark_conf`` entries such as
+``spark.hadoop.fs.s3a.secret.key``) is registered with Airflow's secrets masker as soon as the
+connection is read, so it never shows in task logs; Spark-backed operators hand the
+``spark_conf`` credentials to ``spark-submit`` in a private properties file, never its command
+line (:mod:`lakeops.spark.submit`).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any
 from airflow.sdk import BaseHook
 
 from lakeops import Catalog, Table
+from lakeops.redact import is_secret_key, redact_text, register_secret
 
 __all__ = ["LakeopsHook"]
 
@@ -106,14 +110,18 @@ class LakeopsHook(BaseHook):
         if conn.password:
             storage.setdefault("secret", conn.password)
         catalog = {str(k): str(v) for k, v in (extra.get("catalog_options") or {}).items()}
+        spark_conf = {str(k): str(v) for k, v in (extra.get("spark_conf") or {}).items()}
         _mask(storage)
         _mask(catalog)
+        for key, value in spark_conf.items():  # e.g. spark.hadoop.fs.s3a.secret.key
+            if is_secret_key(key):
+                register_secret(value)
         return {
             "warehouse": str(warehouse),
             "storage_options": storage,
             "catalog_options": catalog,
             "spark_master": extra.get("spark_master"),
-            "spark_conf": {str(k): str(v) for k, v in (extra.get("spark_conf") or {}).items()},
+            "spark_conf": spark_conf,
         }
 
     @property
@@ -149,6 +157,6 @@ class LakeopsHook(BaseHook):
         """The UI's "Test" button: lists the warehouse's databases."""
         try:
             databases = self.get_catalog().list_databases()
-        except Exception as exc:
-            return False, str(exc)
+        except Exception as exc:  # a library's message may quote a URI or DSN: redacted
+            return False, redact_text(str(exc))
         return True, f"warehouse reachable, {len(databases)} database(s)"

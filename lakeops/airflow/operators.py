@@ -110,10 +110,13 @@ class _SparkJobMixin:
 
 
 def _partition_args(partitions: Sequence[Mapping[str, Any]] | None) -> list[str]:
-    out: list[str] = []
-    for spec in partitions or []:
-        out += ["--partition", ",".join(f"{k}={v}" for k, v in spec.items())]
-    return out
+    """``--partitions <JSON>`` for the job (nothing for "every partition"): every value, with
+    ``,``, ``=``, quotes or NULL, reaches the job exactly."""
+    from lakeops.spark.jobs import encode_partitions
+
+    if not partitions:
+        return []
+    return [f"--partitions={encode_partitions(partitions)}"]
 
 
 class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):

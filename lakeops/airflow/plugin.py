@@ -9,10 +9,20 @@ Mounted by ``plugins/lakeops_plugin.py`` under ``/lakeops`` on the Airflow API s
 
 Every route requires an Airflow login: the caller is resolved by Airflow's own
 ``airflow.api_fastapi.core_api.security.get_user`` — a JWT as ``Authorization: Bearer …`` or
-the UI's ``_token`` cookie — so anonymous requests get 401 and bad tokens 403. Only the
-connections of ``LAKEOPS_UI_CONN_IDS`` can be opened (any other id is "not found"), and pages
-never show the warehouse URI, storage options or credentials: errors are one line of our own,
-never an exception message or traceback.
+the UI's ``_token`` cookie — so anonymous requests get 401 and bad tokens 403.
+
+Every route also requires permission: a connection's tables are shown only to users whom
+Airflow's auth manager allows to read that connection
+(``is_authorized_connection(method="GET", details=ConnectionDetails(conn_id, team))``, the check
+Airflow's own ``GET /api/v2/connections/{id}`` makes). The index lists only the permitted
+connections; a table page of a forbidden connection is 403, decided before the connection is
+opened, so it reveals nothing about the connection (not even whether it exists). With the simple
+auth manager that means the ``op`` and ``admin`` roles; ``viewer`` and ``user`` see an empty
+index. A failing check denies.
+
+Only the connections of ``LAKEOPS_UI_CONN_IDS`` can be opened (any other id is "not found"), and
+pages never show the warehouse URI, storage options or credentials: errors are one line of our
+own, never an exception message or traceback.
 
 Handlers are plain ``def``: FastAPI runs them in its thread pool, so reading a table never
 blocks the event loop. Airflow core modules are imported lazily, so loading the plugin in a
@@ -42,6 +52,7 @@ __all__ = [
     "ConnectionUnavailable",
     "app",
     "authenticated_user",
+    "can_read_connection",
     "configured_conn_ids",
     "create_app",
     "open_catalog",
@@ -92,6 +103,32 @@ async def authenticated_user(
         elif param.default is not inspect.Parameter.empty:
             kwargs[name] = None
     return await get_user(**kwargs)
+
+
+def can_read_connection(user: Any, conn_id: str) -> bool:
+    """Whether Airflow's auth manager lets ``user`` read connection ``conn_id`` (``GET``), with
+    the connection's team where Airflow runs multi-team, as Airflow's own connection API asks.
+    Any failure of the check (no auth manager, a database error) denies."""
+    try:
+        from airflow.api_fastapi.app import get_auth_manager
+        from airflow.api_fastapi.auth.managers.models.resource_details import ConnectionDetails
+        from airflow.configuration import conf
+
+        team_name: str | None = None
+        if conf.getboolean("core", "multi_team", fallback=False):
+            from airflow.models.connection import Connection
+
+            team_name = Connection.get_team_name(conn_id)
+        return bool(
+            get_auth_manager().is_authorized_connection(
+                method="GET",
+                details=ConnectionDetails(conn_id=conn_id, team_name=team_name),
+                user=user,
+            )
+        )
+    except Exception as exc:
+        log.warning("lakeops: permission check for connection %r failed: %s", conn_id, type(exc))
+        return False
 
 
 def configured_conn_ids() -> list[str]:
@@ -153,10 +190,14 @@ def _html(body: str, status_code: int = 200) -> HTMLResponse:
     return HTMLResponse(body, status_code=status_code, headers=_SECURITY_HEADERS)
 
 
-def _index() -> HTMLResponse:
+def _index(user: Any) -> HTMLResponse:
     entries: list[tuple[str, str, str]] = []
     notes: dict[str, str] = {}
+    forbidden = 0
     for conn_id in configured_conn_ids():
+        if not can_read_connection(user, conn_id):
+            forbidden += 1  # not even named: the user may not read this connection
+            continue
         try:
             catalog = open_catalog(conn_id)
             tables = [(db, t) for db in catalog.list_databases() for t in catalog.list_tables(db)]
@@ -169,12 +210,27 @@ def _index() -> HTMLResponse:
             entries.append((conn_id, f"{db}.{t}", href))
         if not tables:
             notes[conn_id] = "no tables"
-    return _html(render_index_html(entries, notes=notes))
+    empty = (
+        "No lakeops connection you may read: ask an Airflow admin for read access to the "
+        "connections."
+        if forbidden
+        else "No lakeops connections configured."
+    )
+    return _html(render_index_html(entries, notes=notes, empty=empty))
 
 
-def _table(conn_id: str, database: str, table: str) -> HTMLResponse:
+def _table(user: Any, conn_id: str, database: str, table: str) -> HTMLResponse:
     identifier = f"{database}.{table}"
     not_found = f"No table {identifier!r} in lakeops connection {conn_id!r}."
+    if not can_read_connection(user, conn_id):
+        return _html(
+            render_message_html(
+                "Forbidden",
+                f"Your Airflow role may not read connection {conn_id!r}, so its tables are "
+                "not shown; ask an Airflow admin for read access to that connection.",
+            ),
+            403,
+        )
     try:
         catalog = open_catalog(conn_id)
     except ConnectionUnavailable:
@@ -232,14 +288,17 @@ def create_app() -> FastAPI:
         return response
 
     @api.get("/", response_class=HTMLResponse, name="index")
-    def index() -> HTMLResponse:
-        """Every table of every configured connection, with links."""
-        return _index()
+    def index(user: Annotated[Any, Depends(authenticated_user)]) -> HTMLResponse:
+        """Every table of every configured connection the user may read, with links."""
+        return _index(user)
 
     @api.get("/tables/{conn_id}/{database}/{table}", response_class=HTMLResponse, name="table_page")
-    def table_page(conn_id: str, database: str, table: str) -> HTMLResponse:
-        """The health page of ``database.table`` of connection ``conn_id``."""
-        return _table(conn_id, database, table)
+    def table_page(
+        user: Annotated[Any, Depends(authenticated_user)], conn_id: str, database: str, table: str
+    ) -> HTMLResponse:
+        """The health page of ``database.table`` of connection ``conn_id`` (403 unless the user
+        may read the connection)."""
+        return _table(user, conn_id, database, table)
 
     return api
 

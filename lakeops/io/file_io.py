@@ -20,6 +20,7 @@ from typing import IO, Any
 import fsspec
 import pyarrow.fs as pafs
 
+from lakeops.errors import ConfigurationError
 from lakeops.io.commit import (
     ConditionalPutPublish,
     LinkPublish,
@@ -28,6 +29,7 @@ from lakeops.io.commit import (
     RenamePublish,
 )
 from lakeops.io.lock import create_lock
+from lakeops.redact import redact_uri, uri_has_password
 
 __all__ = ["FileIO", "join"]
 
@@ -57,6 +59,13 @@ class FileIO:
         storage_options: dict[str, Any] | None = None,
         commit_options: dict[str, str] | None = None,
     ) -> None:
+        if uri_has_password(str(uri)):
+            # refused before anything (fsspec, a message, a repr) sees the URI
+            raise ConfigurationError(
+                f"warehouse URI {redact_uri(str(uri))!r} carries credentials in its user-info; "
+                "remove them from the URI and pass them as storage options instead (e.g. "
+                "{'key': …, 'secret': …} for S3, or the Airflow connection's login/password)"
+            )
         self._storage_options = dict(storage_options or {})
         self._commit_options = dict(commit_options or {})
         self._publisher: PublishStrategy | None = None

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lakeops.errors import CommitError, ConfigurationError
+from lakeops.redact import redact_text
 
 __all__ = ["Lease", "Lock", "PostgresLock", "SQLiteLock", "create_lock"]
 
@@ -164,7 +165,14 @@ class PostgresLock(Lock):
                 raise ConfigurationError(
                     "lock.type 'postgres' needs psycopg: pip install 'lakeops[postgres]'"
                 ) from None
-            conn = psycopg.connect(self.dsn, autocommit=True)
+            try:
+                conn = psycopg.connect(self.dsn, autocommit=True)
+            except psycopg.Error as exc:
+                # psycopg may quote the DSN (password included) in its message
+                raise CommitError(
+                    "cannot connect to the lock database of 'lock.postgres.dsn': "
+                    f"{redact_text(str(exc)).strip()}"
+                ) from None
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS lakeops_locks (key TEXT PRIMARY KEY, "
                 "owner TEXT NOT NULL, token BIGINT NOT NULL, expires_ms BIGINT)"

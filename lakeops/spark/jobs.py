@@ -4,8 +4,8 @@
 
     python -m lakeops.spark.jobs write   --table PATH --source DATA [--format parquet|csv]
                                           [--mode append|overwrite]
-    python -m lakeops.spark.jobs compact --table PATH [--full] [--partition k=v,k2=v2 …]
-    python -m lakeops.spark.jobs flush   --table PATH [--partition …]     # level-0 flush
+    python -m lakeops.spark.jobs compact --table PATH [--full] [--partitions JSON]
+    python -m lakeops.spark.jobs flush   --table PATH [--partitions JSON]  # level-0 flush
     python -m lakeops.spark.jobs expire  --table PATH [--retain-min N] [--retain-max N]
                                           [--time-retained "1 h"]
     python -m lakeops.spark.jobs orphans --table PATH [--older-than-hours 24] [--force]
@@ -13,6 +13,14 @@
 With ``spark-submit``, pass this file as the application (``spark-submit [options]
 $(python -c 'import lakeops.spark.jobs as j; print(j.__file__)') compact --table …``); its master
 and configuration then come from ``spark-submit``.
+
+Partitions (``write --mode overwrite`` overwrites only these; ``compact``/``flush`` touch only
+these) are a JSON list of specs, ``--partitions '[{"dt": "2024-01-01", "region": "eu"}]'``:
+values are strings (any text: ``,``, ``=``, quotes, non-ASCII, empty), numbers, booleans or
+``null`` (NULL), and round-trip exactly (:func:`encode_partitions` writes them). The older
+``--partition k=v[,k2=v2]`` (repeatable) is still read where it is unambiguous: every
+``,``-separated piece is one ``key=value`` with exactly one ``=``, each key once; anything else
+(a value holding ``,`` or ``=``) is refused — use ``--partitions``.
 
 Common: ``--master`` (default: the session's, ``local[*]`` when run by hand), storage options
 as JSON in ``--storage-options`` or the ``LAKEOPS_STORAGE_OPTIONS`` environment variable and
@@ -24,19 +32,122 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import decimal
 import json
 import os
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["main"]
+from lakeops.errors import ConfigurationError
+
+__all__ = [
+    "decode_partitions",
+    "encode_partitions",
+    "main",
+    "parse_args",
+    "parse_legacy_partition",
+]
+
+_SCALARS = (str, int, float, bool, type(None))
 
 
-def _partitions(values: list[str] | None) -> list[dict[str, str]] | None:
-    if not values:
-        return None
-    return [dict(kv.split("=", 1) for kv in v.split(",")) for v in values]
+def _json_value(value: Any) -> Any:
+    """A partition value as JSON can carry it: dates, times and decimals as the text
+    :mod:`lakeops.spec.partition_spec` reads back to the same value."""
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    raise ConfigurationError(
+        f"partition value {value!r} of type {type(value).__name__} cannot be passed to a Spark "
+        "job; write it as text (e.g. '2024-01-01')"
+    )
+
+
+def encode_partitions(specs: Sequence[Mapping[str, Any]]) -> str:
+    """The ``--partitions`` argument for ``specs``: a JSON list of objects, ASCII only (so no
+    locale on the way can alter it); :func:`decode_partitions` gives ``specs`` back exactly."""
+    out = []
+    for spec in specs:
+        if not isinstance(spec, Mapping):
+            raise ConfigurationError(
+                f"a partition spec is a mapping like {{'dt': '…'}}, got {spec!r}"
+            )
+        for key in spec:
+            if not isinstance(key, str) or not key:
+                raise ConfigurationError(f"partition column names are non-empty text, got {key!r}")
+        out.append({k: v if isinstance(v, _SCALARS) else _json_value(v) for k, v in spec.items()})
+    return json.dumps(out, ensure_ascii=True, separators=(",", ":"))
+
+
+def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in spec:
+            raise ConfigurationError(f"--partitions: column {key!r} appears twice in one spec")
+        spec[key] = value
+    return spec
+
+
+def decode_partitions(text: str) -> list[dict[str, Any]]:
+    """The specs of a ``--partitions`` JSON argument; refuses anything but a list of objects
+    mapping non-empty names to strings, numbers, booleans or null, and duplicate names."""
+    try:
+        specs = json.loads(text, object_pairs_hook=_object_without_duplicates)
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(
+            f"--partitions is not valid JSON ({exc.msg} at character {exc.pos}); write a list "
+            'of specs, e.g. [{"dt": "2024-01-01"}]'
+        ) from None
+    if not isinstance(specs, list) or not all(isinstance(spec, dict) for spec in specs):
+        raise ConfigurationError(
+            '--partitions must be a JSON list of objects, e.g. [{"dt": "2024-01-01"}]'
+        )
+    if not specs:  # never read as "every partition": an overwrite would replace the table
+        raise ConfigurationError(
+            "--partitions [] names no partition; leave the flag out to mean every partition"
+        )
+    for spec in specs:
+        for key, value in spec.items():
+            if not key or not isinstance(value, _SCALARS):
+                raise ConfigurationError(
+                    f"--partitions: {key!r}: {value!r} is not a column name with a string, "
+                    "number, boolean or null value"
+                )
+    return specs
+
+
+def parse_legacy_partition(text: str) -> dict[str, str]:
+    """One ``--partition k=v[,k2=v2]`` spec, read only where it is unambiguous: each
+    ``,``-separated piece holds exactly one ``=`` after a non-empty key, and no key repeats.
+    A value containing ``,`` or ``=`` cannot be told apart from more keys, so it is refused."""
+    spec: dict[str, str] = {}
+    for piece in text.split(","):
+        key, sep, value = piece.partition("=")
+        if not sep or not key or "=" in value or key in spec:
+            raise ConfigurationError(
+                f"--partition {text!r} is ambiguous (each ','-separated piece must be one "
+                "key=value, each key once, no ',' or '=' inside a value); pass the partition "
+                "as JSON instead: --partitions "
+                '\'[{"dt": "2024-01-01,region=eu"}]\''
+            )
+        spec[key] = value
+    return spec
+
+
+def _partitions(json_text: str | None, legacy: Sequence[str] | None) -> list[dict[str, Any]] | None:
+    """The partition specs of the arguments (None: every partition)."""
+    if json_text is not None and legacy:
+        raise ConfigurationError("pass partitions either as --partitions or as --partition")
+    if json_text is not None:
+        return decode_partitions(json_text)
+    if legacy:
+        return [parse_legacy_partition(v) for v in legacy]
+    return None
 
 
 def _session(master: str | None) -> Any:
@@ -49,8 +160,48 @@ def _session(master: str | None) -> Any:
     elif "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit, which sets master
         builder = builder.master(os.environ.get("LAKEOPS_SPARK_MASTER", "local[*]"))
     if "PYSPARK_GATEWAY_PORT" not in os.environ:
-        builder = builder.config("spark.ui.enabled", "false")
+        from lakeops.spark.submit import OPTIONS_REDACTION
+
+        builder = builder.config("spark.ui.enabled", "false").config(*OPTIONS_REDACTION)
     return builder.getOrCreate()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m lakeops.spark.jobs", description=(__doc__ or "").splitlines()[0]
+    )
+    parser.add_argument("job", choices=["write", "compact", "flush", "expire", "orphans"])
+    parser.add_argument("--table", required=True, help="<warehouse>/<db>.db/<table>")
+    parser.add_argument("--source", help="input data (write)")
+    parser.add_argument("--format", default="parquet", choices=["parquet", "csv", "json"])
+    parser.add_argument("--mode", default="append", choices=["append", "overwrite"])
+    parser.add_argument("--full", action="store_true", help="full compaction (compact)")
+    parser.add_argument("--partitions", help='JSON list of specs: [{"k": "v", "k2": null}]')
+    parser.add_argument(
+        "--partition", action="append", help="k=v[,k2=v2] (repeatable; unambiguous values only)"
+    )
+    parser.add_argument("--retain-min", type=int)
+    parser.add_argument("--retain-max", type=int)
+    parser.add_argument("--time-retained")
+    parser.add_argument("--older-than-hours", type=float, default=24.0)
+    parser.add_argument(
+        "--force", action="store_true", help="orphans: accept a threshold below one hour"
+    )
+    parser.add_argument("--master")
+    parser.add_argument(
+        "--storage-options",
+        help="JSON; visible in process listings, so prefer LAKEOPS_STORAGE_OPTIONS",
+    )
+    return parser
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The job's arguments; ``partitions`` holds the decoded partition specs (of
+    ``--partitions`` or the unambiguous ``--partition`` form; None for every partition).
+    Raises :class:`~lakeops.errors.ConfigurationError` for partitions it cannot read exactly."""
+    args = _parser().parse_args(None if argv is None else list(argv))
+    args.partitions = _partitions(args.partitions, args.partition)
+    return args
 
 
 def main(
@@ -62,26 +213,10 @@ def main(
     """Run one job from command-line arguments; returns (and prints, as the last line) its
     JSON summary. ``storage_options`` / ``catalog_options`` given here (in-process callers such
     as the Airflow operators) take precedence over the flag and the environment."""
-    parser = argparse.ArgumentParser(
-        prog="python -m lakeops.spark.jobs", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("job", choices=["write", "compact", "flush", "expire", "orphans"])
-    parser.add_argument("--table", required=True, help="<warehouse>/<db>.db/<table>")
-    parser.add_argument("--source", help="input data (write)")
-    parser.add_argument("--format", default="parquet", choices=["parquet", "csv", "json"])
-    parser.add_argument("--mode", default="append", choices=["append", "overwrite"])
-    parser.add_argument("--full", action="store_true", help="full compaction (compact)")
-    parser.add_argument("--partition", action="append", help="k=v[,k2=v2] (repeatable)")
-    parser.add_argument("--retain-min", type=int)
-    parser.add_argument("--retain-max", type=int)
-    parser.add_argument("--time-retained")
-    parser.add_argument("--older-than-hours", type=float, default=24.0)
-    parser.add_argument(
-        "--force", action="store_true", help="orphans: accept a threshold below one hour"
-    )
-    parser.add_argument("--master")
-    parser.add_argument("--storage-options", help="JSON (or LAKEOPS_STORAGE_OPTIONS)")
-    args = parser.parse_args(argv)
+    args = parse_args(argv)
+    partitions = args.partitions
+    if args.job == "write" and not args.source:
+        raise ConfigurationError("the write job needs --source")
     storage = storage_options
     if storage is None:
         storage = json.loads(
@@ -121,8 +256,6 @@ def main(
         spark = _session(args.master)
         try:
             if args.job == "write":
-                if not args.source:
-                    parser.error("write needs --source")
                 reader = spark.read.format(args.format)
                 if args.format == "csv":
                     reader = reader.option("header", "true").option("inferSchema", "true")
@@ -133,7 +266,7 @@ def main(
                     mode=args.mode,
                     storage_options=storage,
                     catalog_options=catalog,
-                    overwrite_partitions=_partitions(args.partition),
+                    overwrite_partitions=partitions,
                 )
                 snapshot = open_table(opts).latest_snapshot()
             else:
@@ -142,7 +275,7 @@ def main(
                     args.table,
                     full=args.full,
                     force_level0=args.job == "flush",
-                    partitions=_partitions(args.partition),
+                    partitions=partitions,
                     storage_options=storage,
                     catalog_options=catalog,
                 )

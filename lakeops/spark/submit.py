@@ -3,8 +3,14 @@
 The job file is this installed package's ``lakeops/spark/jobs.py``. Storage and catalog options
 (credentials, lock DSNs) reach the job through the environment of the ``spark-submit`` process
 (``LAKEOPS_STORAGE_OPTIONS`` / ``LAKEOPS_CATALOG_OPTIONS``), never its command line, so they do not
-show in process listings, Spark's UI or task logs. ``spark-submit`` is taken from ``SPARK_HOME``,
-else the installed ``pyspark`` package, else ``PATH``.
+show in process listings, Spark's UI or task logs. Spark configuration entries whose key names a
+credential (:func:`lakeops.redact.is_secret_key`: ``spark.hadoop.fs.s3a.secret.key``,
+``…access.key``, ``…password``, ``…token`` …) go to ``spark-submit`` in a properties file
+(``--properties-file``, mode 0600, ``--load-spark-defaults`` so ``spark-defaults.conf`` still
+applies) that is deleted when the job ends; the other entries stay ``--conf`` arguments. Every
+credential is registered with Airflow's secrets masker (inside Airflow) and blanked out of the
+output tail of a :class:`~lakeops.errors.JobError`. ``spark-submit`` is taken from
+``SPARK_HOME``, else the installed ``pyspark`` package, else ``PATH``.
 """
 
 from __future__ import annotations
@@ -15,13 +21,23 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from lakeops.errors import ConfigurationError, JobError
+from lakeops.redact import REDACTED, is_secret_key, redact_text, register_secret
 
-__all__ = ["find_spark_home", "job_file", "spark_submit", "spark_submit_command"]
+__all__ = [
+    "OPTIONS_REDACTION",
+    "find_spark_home",
+    "job_file",
+    "properties_file",
+    "split_secret_conf",
+    "spark_submit",
+    "spark_submit_command",
+]
 
 
 def job_file() -> str:
@@ -45,6 +61,66 @@ def find_spark_home() -> str:
     return str(Path(pyspark.__file__).parent)
 
 
+#: where Spark prints data-source options (plans of V1 sources, its UI) it redacts those whose
+#: names match this regex (Spark's default is ``(?i)url``): lakeops' JSON options may hold
+#: credentials. A defence in depth: Spark 4.3 prints no options of a Python data source's scan.
+OPTIONS_REDACTION = ("spark.sql.redaction.options.regex", "(?i)url|storage_options|catalog_options")
+
+
+def split_secret_conf(conf: Mapping[str, str] | None) -> tuple[dict[str, str], dict[str, str]]:
+    """``conf`` as (plain entries, credential entries) by :func:`~lakeops.redact.is_secret_key`."""
+    plain: dict[str, str] = {}
+    secret: dict[str, str] = {}
+    for key, value in (conf or {}).items():
+        (secret if is_secret_key(str(key)) else plain)[str(key)] = str(value)
+    return plain, secret
+
+
+def _escape_properties(text: str, *, key: bool) -> str:
+    """``text`` as a ``java.util.Properties`` key or value (``\\uXXXX`` outside ASCII)."""
+    out = []
+    for i, ch in enumerate(text):
+        code = ord(ch)
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch in "=:#!":
+            out.append("\\" + ch)
+        elif ch == " " and (key or i == 0):
+            out.append("\\ ")
+        elif ch in "\t\n\r\f":
+            out.append({"\t": "\\t", "\n": "\\n", "\r": "\\r", "\f": "\\f"}[ch])
+        elif code < 0x20 or code > 0x7E:
+            data = ch.encode("utf-16-be")  # a surrogate pair outside the BMP, as Java reads it
+            out.extend(f"\\u{int.from_bytes(data[j : j + 2]):04x}" for j in range(0, len(data), 2))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+@contextlib.contextmanager
+def properties_file(entries: Mapping[str, str]) -> Iterator[str]:
+    """A private (0600) Spark properties file holding ``entries``, deleted on exit.
+
+    Spark trims the values it reads from a properties file, so a value with leading or
+    trailing white space is refused rather than silently changed."""
+    for key, value in entries.items():
+        if value != value.strip():
+            raise ConfigurationError(
+                f"spark_conf {key!r}: the value has leading or trailing white space, which "
+                "spark-submit's properties file would strip; remove it"
+            )
+    fd, path = tempfile.mkstemp(prefix="lakeops-spark-", suffix=".properties")  # mode 0600
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as out:
+            for key, value in entries.items():
+                line = f"{_escape_properties(key, key=True)}={_escape_properties(value, key=False)}"
+                out.write(line + "\n")
+        yield path
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
 def spark_submit_command(
     job: str,
     job_args: Sequence[str],
@@ -53,8 +129,19 @@ def spark_submit_command(
     conf: Mapping[str, str] | None = None,
     py_files: Sequence[str] = (),
     python: str = sys.executable,
+    properties: str | None = None,
 ) -> list[str]:
-    """The ``spark-submit`` argument list for ``job`` (``write``, ``compact``, ``flush``…)."""
+    """The ``spark-submit`` argument list for ``job`` (``write``, ``compact``, ``flush``…).
+
+    ``conf`` entries become ``--conf`` arguments, which anyone can read in a process listing:
+    a credential among them is refused — pass it in the ``properties`` file (see
+    :func:`properties_file`; :func:`spark_submit` does this itself)."""
+    _, secret = split_secret_conf(conf)
+    if secret:
+        raise ConfigurationError(
+            f"spark conf {sorted(secret)} hold credentials and would show on the command "
+            "line; pass them through a properties file (spark_submit does)"
+        )
     command = [
         str(Path(find_spark_home()) / "bin" / "spark-submit"),
         "--master",
@@ -66,11 +153,42 @@ def spark_submit_command(
         "--conf",
         f"spark.pyspark.driver.python={python}",
     ]
-    for key, value in (conf or {}).items():
+    for key, value in {**dict([OPTIONS_REDACTION]), **(conf or {})}.items():
         command += ["--conf", f"{key}={value}"]
+    if properties is not None:
+        command += ["--properties-file", properties, "--load-spark-defaults"]
     if py_files:
         command += ["--py-files", ",".join(py_files)]
     return [*command, job_file(), job, *job_args]
+
+
+def _secret_values(
+    secret_conf: Mapping[str, str],
+    storage_options: Mapping[str, Any] | None,
+    catalog_options: Mapping[str, str] | None,
+) -> list[str]:
+    """Every credential value that must not show in a log line or an error."""
+    values = list(secret_conf.values())
+
+    def walk(options: Mapping[str, Any]) -> None:
+        for key, value in options.items():
+            if isinstance(value, Mapping):
+                walk(value)
+            elif is_secret_key(str(key)) or str(key).lower().endswith("dsn"):
+                values.append(str(value))
+
+    walk(storage_options or {})
+    walk(catalog_options or {})
+    return [v for v in values if v]
+
+
+def _scrub(line: str, secrets: Sequence[str]) -> str:
+    """``line`` without any of ``secrets`` (of 5 characters or more, as Airflow's masker) and
+    without URI user-info or ``password=…`` assignments."""
+    for value in sorted(secrets, key=len, reverse=True):
+        if len(value) >= 5:
+            line = line.replace(value, REDACTED)
+    return redact_text(line)
 
 
 def spark_submit(
@@ -88,10 +206,37 @@ def spark_submit(
 ) -> dict[str, Any]:
     """Submit a job, stream its output lines to ``log``, and return its JSON summary (the last
     output line). Raises :class:`~lakeops.errors.JobError` with the tail of the output when it
-    fails."""
-    command = spark_submit_command(
-        job, job_args, master=master, conf=conf, py_files=py_files, python=python
-    )
+    fails. Credential entries of ``conf`` travel in a private properties file, never the
+    command line; every credential is registered with Airflow's secrets masker and blanked out
+    of the lines passed to ``log`` and of the error."""
+    plain, secret = split_secret_conf(conf)
+    secrets = _secret_values(secret, storage_options, catalog_options)
+    for value in secrets:
+        register_secret(value)
+    with contextlib.ExitStack() as stack:
+        properties = stack.enter_context(properties_file(secret)) if secret else None
+        command = spark_submit_command(
+            job,
+            job_args,
+            master=master,
+            conf=plain,
+            py_files=py_files,
+            python=python,
+            properties=properties,
+        )
+        return _run(command, job, secrets, storage_options, catalog_options, python, log, timeout)
+
+
+def _run(
+    command: list[str],
+    job: str,
+    secrets: Sequence[str],
+    storage_options: Mapping[str, Any] | None,
+    catalog_options: Mapping[str, str] | None,
+    python: str,
+    log: Callable[[str], None] | None,
+    timeout: float | None,
+) -> dict[str, Any]:
     env = {
         **os.environ,
         "SPARK_HOME": find_spark_home(),
@@ -112,7 +257,7 @@ def spark_submit(
     ) as proc:
         assert proc.stdout is not None
         for line in proc.stdout:
-            line = line.rstrip("\n")
+            line = _scrub(line.rstrip("\n"), secrets)
             if log is not None:
                 log(line)
             tail = [*tail[-39:], line]

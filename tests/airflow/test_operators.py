@@ -5,6 +5,8 @@ outlet-event accessors."""
 from __future__ import annotations
 
 import datetime as dt
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from lakeops.airflow.operators import (
     LakeopsSparkWriteOperator,
 )
 from lakeops.errors import ConfigurationError, TableNotFoundError
+from tests.airflow.conftest import connection_json
 
 pytestmark = pytest.mark.airflow
 
@@ -182,10 +185,67 @@ def test_bad_input_fails_before_anything_runs(catalog: Catalog, lakeops_conn: st
     assert catalog.get_table("db.t").latest_snapshot() is None
 
 
+HOSTILE_PARTITIONS = [{"dt": "2024-01-01,region=eu"}, {"dt": 'a=b "q" 東京'}, {"dt": None}]
+
+
+def test_spark_submit_gets_no_secret_in_argv_and_exact_partitions(
+    catalog: Catalog, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The connection's ``spark_conf`` credential reaches ``spark-submit`` in a private
+    properties file (not argv) and Airflow's masker holds it; partition values with ``,``,
+    ``=``, quotes, non-ASCII and NULL reach the job as written."""
+    from airflow.sdk._shared.secrets_masker import redact
+
+    from lakeops.spark import jobs, submit
+
+    secret = f"conn-spark-secret-{os.getpid()}"
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_LAKEOPS_DEFAULT",
+        connection_json(
+            warehouse, spark_conf={"spark.hadoop.fs.s3a.secret.key": secret, "spark.x": "1"}
+        ),
+    )
+    _table(catalog)
+    calls: list[dict[str, Any]] = []
+
+    def run(command: list[str], *args: Any) -> dict[str, Any]:
+        path = command[command.index("--properties-file") + 1]
+        calls.append(
+            {
+                "argv": command,
+                "mode": stat.S_IMODE(os.stat(path).st_mode),
+                "properties": Path(path).read_text(),
+                "path": path,
+            }
+        )
+        return {"job": "compact", "snapshot_id": None}
+
+    monkeypatch.setattr(submit, "_run", run)
+    LakeopsCompactOperator(
+        task_id="c", table="db.t", engine="spark", partitions=HOSTILE_PARTITIONS
+    ).execute(_context())
+    (call,) = calls
+    assert not any(secret in arg for arg in call["argv"])
+    assert "spark.x=1" in call["argv"]
+    assert call["properties"] == f"spark.hadoop.fs.s3a.secret.key={secret}\n"
+    assert call["mode"] == 0o600 and not os.path.exists(call["path"])
+    assert redact(f"value {secret}") == "value ***"
+    job_args = call["argv"][call["argv"].index(submit.job_file()) + 1 :]
+    assert jobs.parse_args(job_args).partitions == HOSTILE_PARTITIONS
+
+
 @pytest.mark.slow
 def test_spark_write_in_process_then_compact_through_spark_submit(
-    catalog: Catalog, lakeops_conn: str, tmp_path: Path
+    catalog: Catalog, warehouse: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Append, then overwrite one partition whose value holds ``,`` and ``=`` (in the worker),
+    then compact only that partition through a real ``spark-submit`` that reads a credential
+    from its properties file. The old ``k=v,k2=v2`` argument made ``dt = "d1,dt=d2"`` into
+    ``dt = d2`` and overwrote that partition instead."""
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_LAKEOPS_DEFAULT",
+        connection_json(warehouse, spark_conf={"spark.hadoop.fs.s3a.secret.key": "not-used-1"}),
+    )
     table = _table(catalog)
     source = tmp_path / "in"
     source.mkdir()
@@ -202,13 +262,36 @@ def test_spark_write_in_process_then_compact_through_spark_submit(
     assert table.read().sort_by(order).to_pylist() == rows.sort_by(order).to_pylist()
     assert [uri for uri, _ in _events(context)] == ["lakeops://lakeops_default/db/t"]
 
+    hostile = 'd1,dt=d2 "東"'
+    source2 = tmp_path / "in2"
+    source2.mkdir()
+    new_rows = _rows(range(100), 3, hostile)
+    pq.write_table(new_rows, source2 / "part-0.parquet")
     LakeopsSparkWriteOperator(
-        task_id="w", source=str(source), table="db.t", submit=False, master="local[2]"
+        task_id="w",
+        source=str(source2),
+        table="db.t",
+        mode="overwrite",
+        overwrite_partitions=[{"dt": hostile}],
+        submit=False,
+        master="local[2]",
     ).execute(_context())
+    expected = pa.concat_tables([rows, new_rows]).sort_by(order).to_pylist()
+    assert table.read().sort_by(order).to_pylist() == expected  # d1 and d2 untouched
+
+    before = {(s.partition[0], s.bucket): {f.file_name for f in s.files} for s in table.splits()}
     result = LakeopsCompactOperator(
-        task_id="c", table="db.t", full=True, engine="spark", master="local[2]"
+        task_id="c",
+        table="db.t",
+        full=True,
+        engine="spark",
+        master="local[2]",
+        partitions=[{"dt": hostile}],
     ).execute(_context())
     assert result["snapshot_id"] == 3 and result["commit_kind"] == "COMPACT"
-    assert result["files_rewritten"] == 8  # 2 commits x 2 partitions x 2 buckets
-    assert all(b.sorted_runs == 1 for b in table.health().buckets)
-    assert table.read().num_rows == 500
+    after = {(s.partition[0], s.bucket): s for s in table.splits()}
+    assert {k: {f.file_name for f in s.files} for k, s in after.items() if k[0] != hostile} == {
+        k: names for k, names in before.items() if k[0] != hostile
+    }
+    assert all(f.level > 0 for k, s in after.items() if k[0] == hostile for f in s.files)
+    assert table.read().sort_by(order).to_pylist() == expected

@@ -1,7 +1,9 @@
-"""The lakeops plugin on a real Airflow API server: Airflow's login guards every page, and
-headless Chromium draws the table-health picture of a real table (checked against its splits).
+"""The lakeops plugin on a real Airflow API server: Airflow's login guards every page, Airflow's
+auth manager decides who sees which connection's tables, and headless Chromium draws the
+table-health picture of a real table (checked against its splits).
 
-One API server (SimpleAuthManager, a known user and password) serves the whole module.
+One API server (SimpleAuthManager: an admin, an op and a viewer with known passwords) serves the
+whole module.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 USER, PASSWORD = "admin", "lakeops-test-password"
+#: SimpleAuthManager users by role: ``op`` and ``admin`` may read connections, ``viewer`` may not
+ROLE_USERS = {"op": "op-user", "viewer": "viewer-user"}
 SECRET = "s3cr3t-value"
 DB_CONN = "lakeops_ui_db"  # a connection stored in the metadata database
 MISSING_CONN = "lakeops_ui_missing"  # allowed by LAKEOPS_UI_CONN_IDS but never defined
@@ -138,7 +142,9 @@ def server(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     warehouse.mkdir()
     table = _make_table(warehouse)
     passwords = root / "passwords.json"
-    passwords.write_text(json.dumps({USER: PASSWORD}))
+    passwords.write_text(
+        json.dumps({USER: PASSWORD, **{name: PASSWORD for name in ROLE_USERS.values()}})
+    )
     conn = connection_json(warehouse, storage_options={"secret": SECRET})
     airflow_cli("connections", "add", DB_CONN, "--conn-json", conn)
     port = _free_port()
@@ -149,7 +155,9 @@ def server(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         "AIRFLOW__CORE__AUTH_MANAGER": (
             "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
         ),
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:admin",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": ",".join(
+            [f"{USER}:admin", *(f"{name}:{role}" for role, name in ROLE_USERS.items())]
+        ),
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
         "AIRFLOW__API_AUTH__JWT_SECRET": "lakeops-test-jwt-secret-0123456789abcdef",
@@ -183,10 +191,9 @@ def server(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         airflow_cli("connections", "delete", DB_CONN)
 
 
-@pytest.fixture(scope="module")
-def token(server: Server) -> str:
+def _login(server: Server, username: str) -> str:
     """A JWT from the simple auth manager's ``POST /auth/token``."""
-    body = json.dumps({"username": USER, "password": PASSWORD}).encode()
+    body = json.dumps({"username": username, "password": PASSWORD}).encode()
     request = urllib.request.Request(
         f"{server.base}/auth/token",
         data=body,
@@ -196,6 +203,12 @@ def token(server: Server) -> str:
     with urllib.request.urlopen(request, timeout=30) as response:
         assert response.status == 201
         return str(json.loads(response.read())["access_token"])
+
+
+@pytest.fixture(scope="module")
+def token(server: Server) -> str:
+    """The admin's JWT."""
+    return _login(server, USER)
 
 
 def _expected(table: Table) -> dict[tuple[str, str], list[int]]:
@@ -364,6 +377,40 @@ def test_no_storage_options_or_warehouse_anywhere(server: Server, token: str) ->
         assert SECRET not in body
         assert str(server.warehouse) not in body
         assert "file://" not in body
+
+
+@pytest.mark.parametrize("role", ["viewer", "op"])
+def test_only_users_who_may_read_the_connection_see_its_tables(server: Server, role: str) -> None:
+    """Airflow's own connection API and the plugin agree: a viewer (403 on
+    ``GET /api/v2/connections/{id}``) gets 403 on every table page and an index without tables;
+    an op (200 there) sees them as the admin does."""
+    token = _login(server, ROLE_USERS[role])
+    allowed = role == "op"
+    for conn_id in ("lakeops_default", DB_CONN):
+        status, _, _ = _get(f"{server.base}/api/v2/connections/{conn_id}", token=token)
+        # 404 for the environment connection, which Airflow's API cannot list
+        assert status == (403 if not allowed else 200 if conn_id == DB_CONN else 404)
+        status, body, headers = _get(f"{server.base}/lakeops/tables/{conn_id}/db/t", token=token)
+        assert "default-src 'none'" in headers["content-security-policy"]
+        if allowed:
+            assert status == 200
+            assert body.count('class="bucket"') == len(server.table.splits())
+        else:
+            assert status == 403
+            assert 'class="bucket"' not in body and "2024-01-01" not in body
+            assert "may not read connection" in body
+    # a forbidden user learns nothing about other ids either: not 404, but 403
+    status, _, _ = _get(f"{server.base}/lakeops/tables/not_allowed/db/nope", token=token)
+    assert status == (404 if allowed else 403)
+
+    status, body, _ = _get(f"{server.base}/lakeops/", token=token)
+    assert status == 200
+    for conn_id in ("lakeops_default", DB_CONN, MISSING_CONN):
+        assert (f'data-conn-id="{conn_id}"' in body) == allowed
+    assert ('href="tables/' in body) == allowed
+    assert ("db.t" in body) == allowed
+    if not allowed:
+        assert "No lakeops connection you may read" in body
 
 
 def test_plugin_adds_a_nav_entry(server: Server, token: str) -> None:

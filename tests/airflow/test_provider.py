@@ -77,6 +77,10 @@ def test_hook_opens_the_catalog_and_masks_credentials(
             "storage_options": {"client_kwargs": {"region_name": "eu-west-1"}},
             "catalog_options": {"lock.postgres.dsn": "postgresql://u:dsn-secret@h/db"},
             "spark_master": "spark://m:7077",
+            "spark_conf": {
+                "spark.hadoop.fs.s3a.secret.key": "spark-conf-secret-xyz",
+                "spark.executor.memory": "2048m",
+            },
         },
     }
     monkeypatch.setenv("AIRFLOW_CONN_WH", json.dumps(conn))
@@ -95,11 +99,25 @@ def test_hook_opens_the_catalog_and_masks_credentials(
         "secret": "pa55-word-xyz",
     }
     assert hook.config["spark_master"] == "spark://m:7077"
-    line = "key AKIAEXAMPLE secret pa55-word-xyz and dsn postgresql://u:dsn-secret@h/db"
+    line = (
+        "key AKIAEXAMPLE secret pa55-word-xyz and dsn postgresql://u:dsn-secret@h/db "
+        "spark spark-conf-secret-xyz memory 2048m"
+    )
     redacted = redact(line)
-    for value in ("AKIAEXAMPLE", "pa55-word-xyz", "dsn-secret"):  # the access key: by lakeops
-        assert value not in redacted, redacted
+    for value in ("AKIAEXAMPLE", "pa55-word-xyz", "dsn-secret", "spark-conf-secret-xyz"):
+        assert value not in redacted, redacted  # the access key and spark_conf: by lakeops
+    assert "2048m" in redacted  # not a credential
     assert hook.test_connection()[0]
+
+
+def test_hook_refuses_a_warehouse_uri_with_credentials_without_echoing_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    conn = {"conn_type": "lakeops", "host": "s3://AKIAINURI:uri-secret-value@bucket/wh"}
+    monkeypatch.setenv("AIRFLOW_CONN_CRED", json.dumps(conn))
+    ok, message = LakeopsHook("cred").test_connection()
+    assert not ok and "storage options" in message
+    assert "AKIAINURI" not in message and "uri-secret-value" not in message
 
 
 def test_hook_without_a_warehouse_says_how_to_fix(monkeypatch: pytest.MonkeyPatch) -> None:

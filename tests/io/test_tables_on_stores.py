@@ -69,4 +69,5 @@ def test_lifecycle(catalog: Catalog) -> None:
     assert table.read().sort_by([("dt", "ascending"), ("id", "ascending")]).to_pylist() == state
     _write(table, 300)  # commits continue after the rollback, ids stay contiguous
     assert [s.id for s in table.snapshots()] == list(range(before - 1, before + 5))
-    assert table.remove_orphan_files(dt.timedelta(0), force=True).deleted == []  # rollback left no garbage
+    removed = table.remove_orphan_files(dt.timedelta(0), force=True)
+    assert removed.deleted == []  # rollback left no garbage
