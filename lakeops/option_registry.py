@@ -257,10 +257,11 @@ _honoured(
 )
 _honoured(
     ["manifest.format"],
-    "manifests are Avro (Paimon 0.9's 'manifest.format')",
-    refuse_value=lambda v, _: _norm(v) != "avro",
-    fix="use 'avro'",
-    reads_wrong=True,
+    "the format of manifests, manifest lists and index manifests (Paimon 0.9's "
+    "'manifest.format': avro, orc or parquet, with 'manifest.compression' as that format's "
+    "codec); lakeops writes the table's format and reads each file by its magic bytes",
+    refuse_value=lambda v, _: _norm(v) not in ("avro", "orc", "parquet"),
+    fix="use 'avro', 'orc' or 'parquet'",
 )
 _honoured(["partition.default-name"], "the name of null/blank partition values")
 _honoured(
