@@ -132,6 +132,20 @@ def _unless(*allowed: str) -> ValueRule:
     return lambda value, _: _norm(value) not in allowed
 
 
+def _manifest_codec_refused(options: Mapping[str, str]) -> bool:
+    """Whether the manifest format and codec of ``options`` are ones lakeops cannot write
+    (an unknown format is the 'manifest.format' rule's to name)."""
+    from lakeops.spec.manifest_format import ManifestFormat
+
+    if _norm(options.get("manifest.format", "avro")) not in ("avro", "orc", "parquet"):
+        return False
+    try:
+        ManifestFormat.of(options)
+    except ConfigurationError:
+        return True
+    return False
+
+
 _TRUE_REFUSED = _unless("false")
 _SET_REFUSED: ValueRule = lambda value, _: value.strip() != ""  # noqa: E731
 
@@ -257,10 +271,23 @@ _honoured(
 )
 _honoured(
     ["manifest.format"],
-    "manifests are Avro (Paimon 0.9's 'manifest.format')",
-    refuse_value=lambda v, _: _norm(v) != "avro",
-    fix="use 'avro'",
-    reads_wrong=True,
+    "the format of manifests, manifest lists and index manifests (Paimon 0.9's "
+    "'manifest.format': avro, orc or parquet, with 'manifest.compression' as that format's "
+    "codec); lakeops writes the table's format and reads each file by its magic bytes",
+    refuse_value=lambda v, opts: (
+        _norm(v) not in ("avro", "orc", "parquet") or _manifest_codec_refused(opts)
+    ),
+    fix="use 'avro', 'orc' or 'parquet', with a 'manifest.compression' (or 'orc.compress' / "
+    "'parquet.compression') that format writes",
+)
+_honoured(
+    ["manifest.compression"],
+    "the codec of manifests, manifest lists and index manifests, in the naming of the "
+    "'manifest.format' (Avro: null, deflate, snappy, bzip2, xz, zstd; ORC: none, zlib, "
+    "snappy, lz4, zstd; Parquet: uncompressed, snappy, gzip, zstd)",
+    refuse_value=lambda _, opts: _manifest_codec_refused(opts),
+    fix="use a codec of the table's 'manifest.format' (listed above; ORC's lzo and Parquet's "
+    "lzo, brotli and lz4 are not written by lakeops)",
 )
 _honoured(["partition.default-name"], "the name of null/blank partition values")
 _honoured(
@@ -600,7 +627,6 @@ _ignorable(
         "write.batch-memory",
         "file-index.in-manifest-threshold",
         "file-index.read.enabled",
-        "manifest.compression",
         "manifest.target-file-size",
         "manifest.full-compaction-threshold-size",
         "manifest.delete-file-drop-stats",

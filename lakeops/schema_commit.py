@@ -17,7 +17,7 @@ from lakeops.merge import create_merge_engine
 from lakeops.option_registry import check_create_options
 from lakeops.options import TableOptions
 from lakeops.spec import paths
-from lakeops.spec.avro_codec import DEFAULT_COMPRESSION, avro_codec
+from lakeops.spec.manifest_format import ManifestFormat
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.schema_change import SchemaChange, apply_changes
 from lakeops.store import TableStore
@@ -39,7 +39,7 @@ def validate_schema(schema: TableSchema, action: str = "create this table") -> N
     ChangelogOptions.from_schema(schema, parsed)
     Retention.from_options(schema)
     paths.partition_paths(schema, parsed)  # partition types Paimon can name
-    avro_codec(schema.options.get("manifest.compression", DEFAULT_COMPRESSION))
+    ManifestFormat.of(schema.options)  # manifest.format and manifest.compression
 
 
 def alter_schema(store: TableStore, changes: Sequence[SchemaChange]) -> TableSchema:

@@ -32,7 +32,6 @@ from lakeops.errors import (
 )
 from lakeops.options import TableOptions
 from lakeops.spec import paths
-from lakeops.spec.avro_codec import DEFAULT_COMPRESSION, avro_codec
 from lakeops.spec.data_file import DataFileMeta, SimpleStats
 from lakeops.spec.index_manifest import IndexManifestEntry, combine, write_index_manifest
 from lakeops.spec.locations import FileLocations
@@ -43,6 +42,7 @@ from lakeops.spec.manifest import (
     write_manifest,
     write_manifest_list,
 )
+from lakeops.spec.manifest_format import ManifestFormat
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore, fold_entries
@@ -72,13 +72,14 @@ class Committer:
         self.options = options
         self.commit_user = commit_user or str(uuid.uuid4())
         self.partition_types = schema.types_of(schema.partition_keys)
-        #: manifests are written with the table's ``manifest.compression``, as Paimon does
-        self.codec = avro_codec(schema.options.get("manifest.compression", DEFAULT_COMPRESSION))
+        #: manifests are written in the table's ``manifest.format`` and
+        #: ``manifest.compression``, as Paimon does
+        self.manifest_format = ManifestFormat.of(schema.options)
 
     # --------------------------------------------------------------- manifests
     def _write_manifest(self, entries: Sequence[ManifestEntry]) -> ManifestFileMeta:
         name = paths.manifest_name()
-        data = write_manifest(entries, self.codec)
+        data = write_manifest(entries, self.manifest_format)
         self.store.file_io.write_bytes(self.store.path(paths.manifest_path(name)), data)
         return ManifestFileMeta(
             file_name=name,
@@ -116,7 +117,7 @@ class Committer:
 
     def _write_list(self, metas: Sequence[ManifestFileMeta]) -> tuple[str, int]:
         name = paths.manifest_list_name()
-        data = write_manifest_list(metas, self.codec)
+        data = write_manifest_list(metas, self.manifest_format)
         self.store.file_io.write_bytes(self.store.path(paths.manifest_path(name)), data)
         return name, len(data)
 
@@ -350,7 +351,7 @@ class Committer:
         if not live:
             return None
         name = paths.index_manifest_name()
-        data = write_index_manifest(live, self.codec)
+        data = write_index_manifest(live, self.manifest_format)
         self.store.file_io.write_bytes(self.store.path(paths.manifest_path(name)), data)
         return name
 

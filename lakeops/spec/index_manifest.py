@@ -1,12 +1,13 @@
 """Index manifests (``manifest/index-manifest-…``) and dynamic-bucket hash index files
 (``index/index-…``).
 
-* An **index manifest** is one Avro file (zstd) holding the complete live set of a snapshot's
-  index files — every entry ``ADD``; a snapshot whose commit changed no index inherits its
-  predecessor's manifest by name. Commits fold their changes in with :func:`combine`: deletions
-  first, then each ``ADD`` replaces the entry of the same (partition, bucket, index type), so a
-  bucket always has exactly one ``HASH`` file. The Avro schema is pypaimon 2.1's (Java Paimon
-  reads it; only record names differ from Java's own files).
+* An **index manifest** is one Avro file (zstd; ORC or Parquet with ``manifest.format``)
+  holding the complete live set of a snapshot's index files — every entry ``ADD``; a
+  snapshot whose commit changed no index inherits its predecessor's manifest by name.
+  Commits fold their changes in with :func:`combine`: deletions first, then each ``ADD``
+  replaces the entry of the same (partition, bucket, index type), so a bucket always has
+  exactly one ``HASH`` file. The Avro schema is pypaimon 2.1's (Java Paimon reads it; only
+  record names differ from Java's own files).
 * A **HASH index file** is a bare sequence of 4-byte big-endian signed ints: the distinct
   ``BinaryRow.hashCode()`` of the trimmed primary key of every record ever written to that
   (partition, bucket) (deletes included; hashes are never removed). ``row_count`` is the number
@@ -20,11 +21,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import fastavro
 import numpy as np
 
 from lakeops.errors import CorruptTableError
-from lakeops.spec.avro_codec import read_avro, write_avro
+from lakeops.spec.manifest_format import AVRO_ZSTD, ManifestFormat, read_records
 
 __all__ = [
     "HASH_INDEX",
@@ -100,7 +100,6 @@ INDEX_MANIFEST_SCHEMA: dict[str, Any] = {
         },
     ],
 }
-_PARSED = fastavro.parse_schema(INDEX_MANIFEST_SCHEMA)
 
 
 @dataclass(frozen=True)
@@ -166,14 +165,16 @@ class IndexManifestEntry:
         )
 
 
-def write_index_manifest(entries: Iterable[IndexManifestEntry], codec: str = "zstandard") -> bytes:
-    """Serialize the (all-ADD) live index entries of a snapshot (fastavro codec ``codec``)."""
-    return write_avro(_PARSED, (e.to_avro() for e in entries), codec)
+def write_index_manifest(
+    entries: Iterable[IndexManifestEntry], fmt: ManifestFormat = AVRO_ZSTD
+) -> bytes:
+    """Serialize the (all-ADD) live index entries of a snapshot in format ``fmt``."""
+    return fmt.write(INDEX_MANIFEST_SCHEMA, (e.to_avro() for e in entries))
 
 
 def read_index_manifest(data: bytes) -> list[IndexManifestEntry]:
-    """Parse an index manifest (Java's or pypaimon's record names alike)."""
-    return [IndexManifestEntry.from_avro(r) for r in read_avro(data, "an index manifest")]
+    """Parse an index manifest (Avro, ORC or Parquet; Java's or pypaimon's record names)."""
+    return [IndexManifestEntry.from_avro(r) for r in read_records(data, "an index manifest")]
 
 
 def combine(

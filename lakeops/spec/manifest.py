@@ -2,8 +2,9 @@
 
 A *manifest* holds :class:`ManifestEntry` records (ADD or DELETE of one data file in one
 (partition, bucket)); a *manifest list* holds :class:`ManifestFileMeta` records describing
-manifests. Both are Avro object-container files compressed with zstd, ``_VERSION`` 2. Readers
-are tolerant of older writers (Paimon 0.9 omits some trailing optional fields).
+manifests. Both are Avro object-container files compressed with zstd, ``_VERSION`` 2 — or
+ORC / Parquet files of the same records (``manifest.format``, :mod:`lakeops.spec.manifest_format`).
+Readers are tolerant of older writers (Paimon 0.9 omits some trailing optional fields).
 """
 
 from __future__ import annotations
@@ -12,10 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import fastavro
-
-from lakeops.spec.avro_codec import read_avro, write_avro
 from lakeops.spec.data_file import DataFileMeta, SimpleStats
+from lakeops.spec.manifest_format import AVRO_ZSTD, ManifestFormat, read_records
 
 __all__ = [
     "FileKind",
@@ -122,9 +121,6 @@ MANIFEST_FILE_META_SCHEMA: dict[str, Any] = {
     ],
 }
 
-_PARSED_ENTRY = fastavro.parse_schema(MANIFEST_ENTRY_SCHEMA)
-_PARSED_META = fastavro.parse_schema(MANIFEST_FILE_META_SCHEMA)
-
 
 @dataclass(frozen=True)
 class ManifestEntry:
@@ -214,21 +210,23 @@ class ManifestFileMeta:
         )
 
 
-def write_manifest(entries: Iterable[ManifestEntry], codec: str = "zstandard") -> bytes:
-    """Serialize manifest entries into an Avro manifest file (fastavro codec ``codec``)."""
-    return write_avro(_PARSED_ENTRY, (e.to_avro() for e in entries), codec)
+def write_manifest(entries: Iterable[ManifestEntry], fmt: ManifestFormat = AVRO_ZSTD) -> bytes:
+    """Serialize manifest entries into a manifest file of format ``fmt``."""
+    return fmt.write(MANIFEST_ENTRY_SCHEMA, (e.to_avro() for e in entries))
 
 
 def read_manifest(data: bytes) -> list[ManifestEntry]:
-    """Parse an Avro manifest file."""
-    return [ManifestEntry.from_avro(r) for r in read_avro(data, "manifest")]
+    """Parse a manifest file (Avro, ORC or Parquet)."""
+    return [ManifestEntry.from_avro(r) for r in read_records(data, "manifest")]
 
 
-def write_manifest_list(metas: Iterable[ManifestFileMeta], codec: str = "zstandard") -> bytes:
-    """Serialize manifest metadata into an Avro manifest list (fastavro codec ``codec``)."""
-    return write_avro(_PARSED_META, (m.to_avro() for m in metas), codec)
+def write_manifest_list(
+    metas: Iterable[ManifestFileMeta], fmt: ManifestFormat = AVRO_ZSTD
+) -> bytes:
+    """Serialize manifest metadata into a manifest list of format ``fmt``."""
+    return fmt.write(MANIFEST_FILE_META_SCHEMA, (m.to_avro() for m in metas))
 
 
 def read_manifest_list(data: bytes) -> list[ManifestFileMeta]:
-    """Parse an Avro manifest list."""
-    return [ManifestFileMeta.from_avro(r) for r in read_avro(data, "manifest list")]
+    """Parse a manifest list (Avro, ORC or Parquet)."""
+    return [ManifestFileMeta.from_avro(r) for r in read_records(data, "manifest list")]
