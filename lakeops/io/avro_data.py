@@ -516,7 +516,8 @@ class AvroColumns:
             with open(local, "wb") as f:
                 f.write(data)
             del data
-            context = df.SessionContext(df.SessionConfig().with_target_partitions(1))
+            config = df.SessionConfig().with_target_partitions(1).with_batch_size(chunk_rows)
+            context = df.SessionContext(config)
             pending: list[pa.RecordBatch] = []
             rows = 0
             for batch in context.read_avro(local).execute_stream():
