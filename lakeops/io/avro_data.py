@@ -36,10 +36,10 @@ from __future__ import annotations
 
 import functools
 import importlib
-import io
 import itertools
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -290,6 +290,9 @@ def _finish(array: pa.Array, node: _Node) -> pa.Array:
     return pa.MapArray.from_arrays(array.offsets, keys, values, type=node.arrow, mask=mask)
 
 
+#: bytes copied at a time into the fast decoder's file
+_COPY_BUFFER = 8 << 20
+
 #: the Avro container file's header (the Avro specification's ``org.apache.avro.file.Header``)
 _HEADER_SCHEMA: Any = fastavro.parse_schema(
     {
@@ -406,32 +409,33 @@ def _conform(array: pa.Array, node: _Node) -> pa.Array:
     raise _NotExact(f"{got} for {want}")
 
 
-def _record_schema(data: bytes, root: _Node) -> tuple[bytes, str | None, int]:
-    """The file's bytes as the fast decoder reads them: when the file's schema is a union of
-    NULL and the record, the same blocks under a header whose schema is the record with a
-    leading ``long`` field (named in the result, with the branch index every row must have)."""
-    if not isinstance(root.raw, list):
-        return data, None, 0
-    stream = io.BytesIO(data)
-    header = fastavro.schemaless_reader(stream, _HEADER_SCHEMA, None)
-    if not isinstance(header, dict):
-        raise _NotExact("unreadable header")
-    start = stream.tell()
-    schema = json.loads(header["meta"]["avro.schema"])
-    if not isinstance(schema, list):
-        raise _NotExact("not a union")
-    branch = next(i for i, b in enumerate(schema) if b != "null")
-    record = schema[branch]
-    names = {f["name"] for f in record["fields"]}
-    marker = next(f"_branch{i}" for i in itertools.count() if f"_branch{i}" not in names)
-    meta = dict(header["meta"])
-    fields = [{"name": marker, "type": "long"}, *record["fields"]]
-    meta["avro.schema"] = json.dumps(dict(record, fields=fields)).encode()
-    out = io.BytesIO()
-    fastavro.schemaless_writer(
-        out, _HEADER_SCHEMA, {"magic": header["magic"], "meta": meta, "sync": header["sync"]}
-    )
-    return out.getvalue() + data[start:], marker, branch
+def _copy_as_record(stream: IO[bytes], out: IO[bytes], root: _Node) -> tuple[str | None, int]:
+    """Copy the Avro file readable from ``stream`` (from its start) to ``out`` as the fast
+    decoder reads it: when the file's schema is a union of NULL and the record, the same blocks
+    under a header whose schema is the record with a leading ``long`` field (named in the
+    result, with the branch index every row must have there)."""
+    stream.seek(0)
+    if isinstance(root.raw, list):
+        header = fastavro.schemaless_reader(stream, _HEADER_SCHEMA, None)
+        if not isinstance(header, dict):
+            raise _NotExact("unreadable header")
+        schema = json.loads(header["meta"]["avro.schema"])
+        if not isinstance(schema, list):
+            raise _NotExact("not a union")
+        branch = next(i for i, b in enumerate(schema) if b != "null")
+        record = schema[branch]
+        names = {f["name"] for f in record["fields"]}
+        marker = next(f"_branch{i}" for i in itertools.count() if f"_branch{i}" not in names)
+        meta = dict(header["meta"])
+        fields = [{"name": marker, "type": "long"}, *record["fields"]]
+        meta["avro.schema"] = json.dumps(dict(record, fields=fields)).encode()
+        fastavro.schemaless_writer(
+            out, _HEADER_SCHEMA, {"magic": header["magic"], "meta": meta, "sync": header["sync"]}
+        )
+    else:
+        marker, branch = None, 0
+    shutil.copyfileobj(stream, out, _COPY_BUFFER)
+    return marker, branch
 
 
 class AvroColumns:
@@ -508,14 +512,11 @@ class AvroColumns:
         df = fast_reader()
         if df is None:
             raise _NotExact("datafusion is not installed")
-        self.stream.seek(0)
-        data, marker, branch = _record_schema(self.stream.read(), self.root)
         schema = pa.schema([pa.field(n, node.arrow, node.nullable) for n, node in fields])
         with tempfile.TemporaryDirectory(prefix="lakeops-avro-") as tmp:
             local = os.path.join(tmp, "data.avro")
             with open(local, "wb") as f:
-                f.write(data)
-            del data
+                marker, branch = _copy_as_record(self.stream, f, self.root)
             config = df.SessionConfig().with_target_partitions(1).with_batch_size(chunk_rows)
             context = df.SessionContext(config)
             pending: list[pa.RecordBatch] = []
