@@ -12,7 +12,9 @@ Three tables with the same rows (int64 key, int64, float64, a 16-character rando
 
 1. ``parquet``: the floor — Parquet files written under the current schema;
 2. ``orc``: the same rows in ORC files (``file.format=orc``); target ≤ 1.5x the floor;
-3. ``avro``: the same rows in Avro files (``file.format=avro``); target ≤ 1.5x the floor;
+3. ``avro``: the same rows in Avro files (``file.format=avro``); target ≤ 1.5x the floor
+   (decoded by Arrow's Avro reader with ``lakeops[avro]`` installed, else by fastavro at
+   30-150x: see ``benchmarks/avro_readers.md``);
 4. ``evolved``: Parquet files written under schema 0, read after a rename and an added column,
    so every file goes through the field-id mapping; target ≤ 1.1x the floor.
 
