@@ -35,6 +35,7 @@ import numpy as np
 import pyarrow as pa
 
 from lakeops import Catalog
+from lakeops.io.avro_data import fast_reader
 from lakeops.spec.schema_change import AddColumn, RenameColumn
 from lakeops.spec.types import DataType
 
@@ -107,11 +108,15 @@ def main() -> None:
         "seconds": times,
         "ratio_to_parquet": {k: round(v / floor, 2) for k, v in times.items()},
         "targets": {"orc": 1.5, "avro": 1.5, "evolved": 1.1},
+        "avro_decoder": "datafusion" if fast_reader() is not None else "fastavro",
     }
     if args.json:
         print(json.dumps(result))
         return
-    print(f"{args.rows:,} rows, {os.cpu_count()} cores, peak RSS {result['peak_rss_mib']} MiB")
+    print(
+        f"{args.rows:,} rows, {os.cpu_count()} cores, peak RSS {result['peak_rss_mib']} MiB, "
+        f"Avro decoded by {result['avro_decoder']}"
+    )
     for name, secs in times.items():
         print(f"  {name:8s} table.read {secs:.3f} s  {secs / floor:.2f}x the Parquet floor")
 
