@@ -328,7 +328,7 @@ def fast_reader() -> ModuleType | None:
     Avro data files are then read by fastavro alone."""
     try:
         return importlib.import_module("datafusion")
-    except ImportError:
+    except Exception:  # not installed, or not importable here: fastavro reads every file
         return None
 
 
@@ -398,6 +398,8 @@ def _conform(array: pa.Array, node: _Node) -> pa.Array:
     if got == want:
         return array
     if kind == "decimal":
+        if pa.types.is_decimal(got) and (got.precision, got.scale) == (want.precision, want.scale):
+            return array.cast(want)  # a narrower decimal of the same precision: exact
         raise _NotExact(f"{got} for {want}")
     if pa.types.is_timestamp(got) and pa.types.is_timestamp(want):
         # only the time zone label differs (UTC, '+00:00' or none): the int64 values are kept
