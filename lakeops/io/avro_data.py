@@ -13,27 +13,48 @@ the ``local-timestamp-*`` equivalents; DECIMAL ``bytes``/``decimal``; ARRAY ``ar
 ones lakeops uses for those Paimon types (TIMESTAMP_LTZ with time zone UTC); TINYINT and
 SMALLINT read as int32 (the file does not say).
 
-Decoding is fastavro's, in C, on a *raw* copy of the writer schema without logical types, so
-that times arrive as integers and decimals as their two's-complement bytes; the conversion to
-Arrow's temporal and decimal types is then whole-array work (casts and numpy), never a Python
-object per value.
+Two decoders give the same Arrow tables:
+
+- the fast path, where the optional package ``datafusion`` (``lakeops[avro]``) is installed:
+  Apache Arrow's own Avro decoder (arrow-rs ``arrow-avro``, in Rust) decodes the file straight
+  into Arrow arrays, which are then given exactly the Arrow types above (whole-array: casts that
+  only relabel, offsets reused, Paimon's key-value arrays as maps). It is used only for files
+  whose every type is on a list of types checked value for value against fastavro (every type
+  Paimon writes); any other file, and any file that decoder fails on, is read by fastavro.
+  ``arrow-avro`` does not take a union at the top of a schema, so the file's header is given the
+  record's schema with one leading ``long`` field in place of ``["null", record]``: Avro encodes a
+  union as its branch index (a ``long``) followed by the value, so every row's bytes are the same
+  under both schemas as long as no row is NULL, and each decoded index is checked to be the
+  record's (a NULL row is refused as corrupt, as fastavro's path does);
+- fastavro's, in C, on a *raw* copy of the writer schema without logical types, so that times
+  arrive as integers and decimals as their two's-complement bytes; the conversion to Arrow's
+  temporal and decimal types is then whole-array work (casts and numpy), never a Python object
+  per value — but each row is a Python dict first, so it costs 20 to 100 times a Parquet read.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 import itertools
+import json
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import IO, Any
 
 import fastavro
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from fastavro import _read as fastavro_read
 
 from lakeops.errors import CorruptTableError, UnsupportedFeatureError
 
-__all__ = ["AvroColumns", "decimal_from_bytes", "open_columns"]
+__all__ = ["AvroColumns", "decimal_from_bytes", "fast_reader", "open_columns"]
 
 #: fastavro's block of records (its typing stub lags the constructor: the named schemas and
 #: the reader options are arguments too)
@@ -269,6 +290,156 @@ def _finish(array: pa.Array, node: _Node) -> pa.Array:
     return pa.MapArray.from_arrays(array.offsets, keys, values, type=node.arrow, mask=mask)
 
 
+#: bytes copied at a time into the fast decoder's file
+_COPY_BUFFER = 8 << 20
+
+#: the Avro container file's header (the Avro specification's ``org.apache.avro.file.Header``)
+_HEADER_SCHEMA: Any = fastavro.parse_schema(
+    {
+        "type": "record",
+        "name": "org.apache.avro.file.Header",
+        "fields": [
+            {"name": "magic", "type": {"type": "fixed", "name": "Magic", "size": 4}},
+            {"name": "meta", "type": {"type": "map", "values": "bytes"}},
+            {"name": "sync", "type": {"type": "fixed", "name": "Sync", "size": 16}},
+        ],
+    }
+)
+
+#: Arrow types of leaves that the fast path decodes exactly as fastavro's path (checked value for
+#: value by tests/io/test_data_formats.py); any other leaf sends the file to fastavro
+_FAST_LEAVES = frozenset(
+    [
+        *_PRIMITIVES.values(),
+        pa.date32(),
+        pa.time32("ms"),
+        pa.time64("us"),
+        pa.timestamp("ms"),
+        pa.timestamp("us"),
+        pa.timestamp("ms", tz="UTC"),
+        pa.timestamp("us", tz="UTC"),
+    ]
+)
+
+
+@functools.cache
+def fast_reader() -> ModuleType | None:
+    """The ``datafusion`` module when it is installed (the ``lakeops[avro]`` extra), else None:
+    Avro data files are then read by fastavro alone."""
+    try:
+        return importlib.import_module("datafusion")
+    except Exception:  # not installed, or not importable here: fastavro reads every file
+        return None
+
+
+class _NotExact(Exception):
+    """The fast decoder gave an array that is not exactly what fastavro's path gives."""
+
+
+def _fast_node(node: _Node) -> bool:
+    """Whether every type in ``node``'s subtree is one the fast path decodes exactly."""
+    if node.kind == "decimal":
+        return True
+    if node.kind:
+        return all(_fast_node(c) for c in node.children)
+    raw = node.raw
+    if isinstance(raw, list):
+        raw = next(b for b in raw if b != "null")
+    return isinstance(raw, str) and node.arrow in _FAST_LEAVES  # never 'fixed' (raw dict)
+
+
+def _mask(array: pa.Array) -> pa.Array | None:
+    return array.is_null() if array.null_count else None
+
+
+def _offsets(array: pa.Array) -> pa.Array:
+    offsets = array.offsets
+    return offsets if offsets.type == pa.int32() else offsets.cast(pa.int32())
+
+
+def _conform(array: pa.Array, node: _Node) -> pa.Array:
+    """An array of the fast decoder as ``node``'s Arrow type, or :class:`_NotExact`."""
+    want = node.arrow
+    kind, got = node.kind, array.type
+    if kind == "struct":
+        if not pa.types.is_struct(got) or [f.name for f in got] != node.names:
+            raise _NotExact(f"{got} for {want}")
+        children = [_conform(array.field(i), c) for i, c in enumerate(node.children)]
+        return pa.StructArray.from_arrays(children, fields=list(want), mask=_mask(array))
+    if kind == "list":
+        if not (pa.types.is_list(got) or pa.types.is_large_list(got)):
+            raise _NotExact(f"{got} for {want}")
+        values = _conform(array.values, node.children[0])
+        return pa.ListArray.from_arrays(_offsets(array), values, type=want, mask=_mask(array))
+    if kind == "map":
+        if not pa.types.is_map(got):
+            raise _NotExact(f"{got} for {want}")
+        keys = array.keys
+        if keys.type != pa.string():
+            if keys.type != pa.large_string():
+                raise _NotExact(f"{got} for {want}")
+            keys = keys.cast(pa.string())
+        items = _conform(array.items, node.children[0])
+        return pa.MapArray.from_arrays(_offsets(array), keys, items, type=want, mask=_mask(array))
+    if kind == "arraymap":
+        if not (pa.types.is_list(got) or pa.types.is_large_list(got)):
+            raise _NotExact(f"{got} for {want}")
+        entries = array.values
+        if not pa.types.is_struct(entries.type) or [f.name for f in entries.type] != [
+            "key",
+            "value",
+        ]:
+            raise _NotExact(f"{got} for {want}")
+        keys = _conform(entries.field(0), node.children[0])
+        values = _conform(entries.field(1), node.children[1])
+        if keys.null_count:
+            raise CorruptTableError("an Avro map entry has a NULL key")
+        return pa.MapArray.from_arrays(_offsets(array), keys, values, type=want, mask=_mask(array))
+    if got == want:
+        return array
+    if kind == "decimal":
+        if pa.types.is_decimal(got) and (got.precision, got.scale) == (want.precision, want.scale):
+            return array.cast(want)  # a narrower decimal of the same precision: exact
+        raise _NotExact(f"{got} for {want}")
+    if pa.types.is_timestamp(got) and pa.types.is_timestamp(want):
+        # only the time zone label differs (UTC, '+00:00' or none): the int64 values are kept
+        if got.unit == want.unit and (got.tz or "UTC") in ("UTC", "+00:00"):
+            return array.view(want)
+        raise _NotExact(f"{got} for {want}")
+    if (got, want) in ((pa.large_string(), pa.string()), (pa.large_binary(), pa.binary())):
+        return array.cast(want)
+    raise _NotExact(f"{got} for {want}")
+
+
+def _copy_as_record(stream: IO[bytes], out: IO[bytes], root: _Node) -> tuple[str | None, int]:
+    """Copy the Avro file readable from ``stream`` (from its start) to ``out`` as the fast
+    decoder reads it: when the file's schema is a union of NULL and the record, the same blocks
+    under a header whose schema is the record with a leading ``long`` field (named in the
+    result, with the branch index every row must have there)."""
+    stream.seek(0)
+    if isinstance(root.raw, list):
+        header = fastavro.schemaless_reader(stream, _HEADER_SCHEMA, None)
+        if not isinstance(header, dict):
+            raise _NotExact("unreadable header")
+        schema = json.loads(header["meta"]["avro.schema"])
+        if not isinstance(schema, list):
+            raise _NotExact("not a union")
+        branch = next(i for i, b in enumerate(schema) if b != "null")
+        record = schema[branch]
+        names = {f["name"] for f in record["fields"]}
+        marker = next(f"_branch{i}" for i in itertools.count() if f"_branch{i}" not in names)
+        meta = dict(header["meta"])
+        fields = [{"name": marker, "type": "long"}, *record["fields"]]
+        meta["avro.schema"] = json.dumps(dict(record, fields=fields)).encode()
+        fastavro.schemaless_writer(
+            out, _HEADER_SCHEMA, {"magic": header["magic"], "meta": meta, "sync": header["sync"]}
+        )
+    else:
+        marker, branch = None, 0
+    shutil.copyfileobj(stream, out, _COPY_BUFFER)
+    return marker, branch
+
+
 class AvroColumns:
     """One Avro data file opened for reading columns (see :func:`open_columns`)."""
 
@@ -278,6 +449,10 @@ class AvroColumns:
             self.blocks = fastavro.block_reader(stream)
         except Exception as exc:  # fastavro raises many types for a bad header
             raise CorruptTableError(f"cannot read Avro data file {path}: {exc}") from exc
+        self.stream = stream
+        #: where the first block starts (fastavro's block reader reads on from the stream's
+        #: position, so a fallback after the fast path seeks back here)
+        self.data_start = stream.tell()
         schema = self.blocks.writer_schema
         named = getattr(self.blocks, "_named_schemas", {}).get("writer", {})
         #: the file's rows: a record, or (as Paimon writes them) the union ["null", record]
@@ -287,6 +462,8 @@ class AvroColumns:
                 f"Avro data file {path} does not hold records; Paimon's data files do"
             )
         self.names = list(self.root.names)
+        #: whether the fast path may read this file (see the module's docstring)
+        self.fast = fast_reader() is not None and _fast_node(self.root)
 
     def _plan(self, columns: list[str]) -> tuple[Any, list[tuple[str, _Node]]]:
         by_name = dict(zip(self.root.names, self.root.children, strict=True))
@@ -313,6 +490,57 @@ class AvroColumns:
         """The rows of ``columns`` (in the file's order of them) as tables of up to about
         ``chunk_rows`` rows (whole blocks)."""
         reader_schema, fields = self._plan(columns)
+        skip = 0
+        if self.fast:
+            try:
+                for table in self._fast_chunks(fields, chunk_rows):
+                    yield table
+                    skip += table.num_rows
+                return
+            except CorruptTableError:
+                raise
+            except Exception:  # the fast decoder failed on this file: fastavro reads it
+                self.stream.seek(self.data_start)
+        for table in self._fastavro_chunks(reader_schema, fields, chunk_rows):
+            if skip >= table.num_rows:
+                skip -= table.num_rows
+                continue
+            yield table.slice(skip) if skip else table
+            skip = 0
+
+    def _fast_chunks(self, fields: list[tuple[str, _Node]], chunk_rows: int) -> Iterator[pa.Table]:
+        """The fast path (see the module's docstring); raises on anything it cannot do
+        exactly, before or after yielding (the caller goes on with fastavro)."""
+        df = fast_reader()
+        if df is None:
+            raise _NotExact("datafusion is not installed")
+        schema = pa.schema([pa.field(n, node.arrow, node.nullable) for n, node in fields])
+        with tempfile.TemporaryDirectory(prefix="lakeops-avro-") as tmp:
+            local = os.path.join(tmp, "data.avro")
+            with open(local, "wb") as f:
+                marker, branch = _copy_as_record(self.stream, f, self.root)
+            config = df.SessionConfig().with_target_partitions(1).with_batch_size(chunk_rows)
+            context = df.SessionContext(config)
+            pending: list[pa.RecordBatch] = []
+            rows = 0
+            for batch in context.read_avro(local).execute_stream():
+                raw = batch.to_pyarrow()
+                if marker is not None:
+                    index = raw.column(marker)
+                    if index.null_count or not pc.all(pc.equal(index, branch)).as_py():
+                        raise CorruptTableError(f"Avro data file {self.path} holds a NULL row")
+                arrays = [_conform(raw.column(name), node) for name, node in fields]
+                pending.append(pa.RecordBatch.from_arrays(arrays, schema=schema))
+                rows += raw.num_rows
+                if rows >= chunk_rows:
+                    yield pa.Table.from_batches(pending, schema=schema)
+                    pending, rows = [], 0
+            if pending:
+                yield pa.Table.from_batches(pending, schema=schema)
+
+    def _fastavro_chunks(
+        self, reader_schema: Any, fields: list[tuple[str, _Node]], chunk_rows: int
+    ) -> Iterator[pa.Table]:
         named: dict[str, dict[str, Any]] = {"writer": {}, "reader": {}}
         writer = fastavro.parse_schema(self.root.raw, named["writer"], _write_hint=False)
         reader = (

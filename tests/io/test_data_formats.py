@@ -1,6 +1,7 @@
 """Reading Avro data files: files encoded by fastavro's own writer from plain Python values (the
 model), in Paimon 0.9's Avro schema, read back by lakeops' AvroFormat into the Arrow values
-lakeops uses for those Paimon types."""
+lakeops uses for those Paimon types — by each of its two decoders (``decoder``: Arrow's Avro
+decoder through datafusion, which must then read the whole file itself, or fastavro alone)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pytest
 
-from lakeops.errors import UnsupportedFeatureError
+import lakeops.io.avro_data as avro_data
+from lakeops.errors import CorruptTableError, UnsupportedFeatureError
 from lakeops.io.avro_data import decimal_from_bytes
 from lakeops.io.data_formats import AvroFormat, reader_for
 
@@ -248,9 +250,25 @@ def fs() -> pafs.FileSystem:
     return pafs.LocalFileSystem()
 
 
+def _no_fastavro(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("the fast path fell back to fastavro")
+
+
+@pytest.fixture(params=["arrow", "fastavro"])
+def decoder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """'arrow': every file is decoded by the fast path, start to end (falling back to fastavro
+    fails the test); 'fastavro': datafusion is taken away, fastavro decodes every file."""
+    if request.param == "arrow":
+        assert avro_data.fast_reader() is not None, "install lakeops[avro] (datafusion)"
+        monkeypatch.setattr(avro_data.AvroColumns, "_fastavro_chunks", _no_fastavro)
+    else:
+        monkeypatch.setattr(avro_data, "fast_reader", lambda: None)
+    return str(request.param)
+
+
 @pytest.mark.parametrize("codec", ["null", "deflate", "snappy", "zstandard", "bzip2", "xz"])
 def test_every_type_reads_as_its_arrow_type(
-    tmp_path: Path, fs: pafs.FileSystem, codec: str
+    tmp_path: Path, fs: pafs.FileSystem, codec: str, decoder: str
 ) -> None:
     rows = [_row(i) for i in range(9)]
     path = tmp_path / "data-1-0.avro"
@@ -264,7 +282,7 @@ def test_every_type_reads_as_its_arrow_type(
     _equal(fmt.read_unit(str(path), 0, ARROW.names), _expected(rows))
 
 
-def test_projection_and_filter(tmp_path: Path, fs: pafs.FileSystem) -> None:
+def test_projection_and_filter(tmp_path: Path, fs: pafs.FileSystem, decoder: str) -> None:
     rows = [_row(i) for i in range(30)]
     path = tmp_path / "data-2-0.avro"
     _write(path, rows, "deflate", sync_interval=500)  # many blocks
@@ -282,10 +300,8 @@ def test_projection_and_filter(tmp_path: Path, fs: pafs.FileSystem) -> None:
 
 
 def test_batches_cover_every_block_in_order(
-    tmp_path: Path, fs: pafs.FileSystem, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, fs: pafs.FileSystem, monkeypatch: pytest.MonkeyPatch, decoder: str
 ) -> None:
-    import lakeops.io.avro_data as avro_data
-
     monkeypatch.setattr(avro_data.AvroColumns.chunks, "__defaults__", (7,))
     rows = [_row(i) for i in range(50)]
     path = tmp_path / "data-3-0.avro"
@@ -295,7 +311,9 @@ def test_batches_cover_every_block_in_order(
     _equal(pa.concat_tables(batches), _expected(rows))
 
 
-def test_arrow_types_hint_gives_the_table_types(tmp_path: Path, fs: pafs.FileSystem) -> None:
+def test_arrow_types_hint_gives_the_table_types(
+    tmp_path: Path, fs: pafs.FileSystem, decoder: str
+) -> None:
     rows = [_row(i) for i in range(6)]
     path = tmp_path / "data-4-0.avro"
     _write(path, rows)
@@ -306,7 +324,9 @@ def test_arrow_types_hint_gives_the_table_types(tmp_path: Path, fs: pafs.FileSys
     assert got.column("ti").to_pylist() == [r.get("ti") for r in rows]
 
 
-def test_decimals_of_any_length_and_fixed(tmp_path: Path, fs: pafs.FileSystem) -> None:
+def test_decimals_of_any_length_and_fixed(
+    tmp_path: Path, fs: pafs.FileSystem, decoder: str
+) -> None:
     values = [Decimal("0"), Decimal("-1"), Decimal("1.28"), Decimal("-1.29"), None]
     for i in range(38):
         values.append(Decimal(10**i - 1) / 100)
@@ -451,3 +471,147 @@ def test_avro_files_read_through_schema_evolution(tmp_path: Path) -> None:
     assert got.sort_by("id").to_pylist() == want
     table.compact(full=True)
     assert table.read().sort_by("id").to_pylist() == want
+
+
+def _record_file(path: Path, fields: list[dict[str, Any]], rows: list[dict[str, Any]]) -> None:
+    with path.open("wb") as f:
+        fastavro.writer(f, {"type": "record", "name": "r", "fields": fields}, rows)
+
+
+def test_times_fixed_decimals_and_either_union_order(
+    tmp_path: Path, fs: pafs.FileSystem, decoder: str
+) -> None:
+    """Types beyond the matrix above: TIME as time-millis/-micros, decimals on fixed of any
+    size, unions with NULL second, and a file whose schema is a plain record."""
+    fields = [
+        {"name": "tm", "type": ["null", {"type": "int", "logicalType": "time-millis"}]},
+        {"name": "tu", "type": [{"type": "long", "logicalType": "time-micros"}, "null"]},
+        {
+            "name": "f5",
+            "type": [
+                "null",
+                {
+                    "type": "fixed",
+                    "name": "f5",
+                    "size": 5,
+                    "logicalType": "decimal",
+                    "precision": 10,
+                    "scale": 3,
+                },
+            ],
+        },
+        {"name": "ts", "type": [{"type": "long", "logicalType": "timestamp-millis"}, "null"]},
+        {"name": "Mixed.Case", "type": "string"},
+    ]
+    model = [
+        {
+            "tm": dt.time(23, 59, 59, 999000),
+            "tu": dt.time(0, 0, 0, 1),
+            "f5": Decimal("-9999999.999"),
+            "ts": dt.datetime(1677, 9, 22, 0, 12, 43, 146000),
+            "Mixed.Case": "ä",
+        },
+        {"tm": None, "tu": None, "f5": None, "ts": None, "Mixed.Case": ""},
+        {
+            "tm": dt.time(0, 0),
+            "tu": dt.time(12, 30, 0, 999999),
+            "f5": Decimal("0.001"),
+            "ts": dt.datetime(2262, 4, 11, 23, 47, 16, 854000),
+            "Mixed.Case": "x",
+        },
+    ]
+    path = tmp_path / "data-8-0.avro"
+    rows = [r | {"ts": r["ts"] and r["ts"].replace(tzinfo=UTC)} for r in model]
+    _record_file(path, fields, rows)
+    want = pa.Table.from_pylist(
+        model,
+        schema=pa.schema(
+            [
+                ("tm", pa.time32("ms")),
+                ("tu", pa.time64("us")),
+                ("f5", pa.decimal128(10, 3)),
+                ("ts", pa.timestamp("ms")),
+                pa.field("Mixed.Case", pa.string(), False),
+            ]
+        ),
+    )
+    fmt = AvroFormat(fs)
+    _equal(fmt.read(str(path), want.schema.names), want)
+    _equal(fmt.read(str(path), ["Mixed.Case", "f5"]), want.select(["Mixed.Case", "f5"]))
+
+
+def test_many_blocks_keep_their_order(tmp_path: Path, fs: pafs.FileSystem, decoder: str) -> None:
+    n = 20_000  # several of the fast decoder's batches, each over many blocks
+    rows = [{"k": (i * 7919) % n, "s": f"s{i}" if i % 5 else None} for i in range(n)]
+    schema = [
+        "null",
+        {
+            "type": "record",
+            "name": "r",
+            "fields": [{"name": "k", "type": "long"}, {"name": "s", "type": ["null", "string"]}],
+        },
+    ]
+    path = tmp_path / "data-9-0.avro"
+    with path.open("wb") as f:
+        fastavro.writer(f, schema, rows, codec="zstandard", sync_interval=2_000)
+    got = AvroFormat(fs).read(str(path), ["k", "s"])
+    assert got.to_pylist() == rows
+    batches = list(AvroFormat(fs).iter_batches(str(path), ["s"], 3_000))
+    assert [b.num_rows for b in batches][:1] == [3_000]
+    assert pa.concat_tables(batches).column("s").to_pylist() == [r["s"] for r in rows]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_null_row_is_corrupt(
+    tmp_path: Path, fs: pafs.FileSystem, monkeypatch: pytest.MonkeyPatch, fast: bool
+) -> None:
+    if not fast:
+        monkeypatch.setattr(avro_data, "fast_reader", lambda: None)
+    schema = ["null", {"type": "record", "name": "r", "fields": [{"name": "k", "type": "long"}]}]
+    for where, rows in enumerate([[{"k": 1}, None, {"k": 3}], [{"k": 1}, {"k": 2}, None]]):
+        path = tmp_path / f"data-10-{where}.avro"
+        with path.open("wb") as f:
+            fastavro.writer(f, schema, rows)
+        with pytest.raises(CorruptTableError, match=r"NULL row|cannot read"):
+            AvroFormat(fs).read(str(path), ["k"])
+
+
+def test_types_the_fast_path_does_not_take_go_to_fastavro(
+    tmp_path: Path, fs: pafs.FileSystem
+) -> None:
+    assert avro_data.fast_reader() is not None, "install lakeops[avro] (datafusion)"
+    nanos = {"type": "long", "logicalType": "timestamp-nanos"}
+    fixed = {"type": "fixed", "name": "f3", "size": 3}
+    cases: list[tuple[Any, Any, pa.DataType]] = [
+        (nanos, 1_577_836_800_000_000_001, pa.timestamp("ns")),
+        (fixed, b"abc", pa.binary()),
+    ]
+    for i, (avro_type, value, arrow_type) in enumerate(cases):
+        path = tmp_path / f"data-11-{i}.avro"
+        _record_file(
+            path, [{"name": "v", "type": ["null", avro_type]}], [{"v": value}, {"v": None}]
+        )
+        with path.open("rb") as f:
+            assert not avro_data.open_columns(f, str(path)).fast
+        got = AvroFormat(fs).read(str(path), ["v"])
+        assert got.schema.field("v").type == arrow_type
+        assert got.column("v").to_pylist()[1] is None
+        first = got.column("v")[0]
+        assert (first.value if pa.types.is_timestamp(arrow_type) else first.as_py()) == value
+
+
+def test_a_fast_path_failure_mid_file_goes_on_with_fastavro(
+    tmp_path: Path, fs: pafs.FileSystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = [_row(i) for i in range(40)]
+    path = tmp_path / "data-12-0.avro"
+    _write(path, rows, "snappy", sync_interval=300)
+    fast = avro_data.AvroColumns._fast_chunks
+
+    def first_chunk_then_fail(self: Any, fields: Any, chunk_rows: int) -> Any:
+        for table in fast(self, fields, chunk_rows):
+            yield table.slice(0, 11)
+            raise RuntimeError("decoder failed")
+
+    monkeypatch.setattr(avro_data.AvroColumns, "_fast_chunks", first_chunk_then_fail)
+    _equal(AvroFormat(fs).read(str(path), ARROW.names), _expected(rows))
