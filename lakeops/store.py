@@ -125,21 +125,21 @@ class TableStore:
         return ids[0] if ids else None
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
+        relative = paths.snapshot_path(snapshot_id)
         try:
-            data = self.file_io.read_bytes(self.path(paths.snapshot_path(snapshot_id)))
+            data = self.file_io.read_bytes(self.path(relative))
         except FileNotFoundError:
             from lakeops.errors import LakeopsError
 
             raise LakeopsError(
                 f"snapshot {snapshot_id} does not exist in table {self.root}"
             ) from None
-        return Snapshot.from_json(data)
+        return Snapshot.from_json(data, relative)
 
     def changelog(self, snapshot_id: int) -> Snapshot:
         """A long-lived changelog (``changelog/changelog-<id>``) of an expired snapshot."""
-        return Snapshot.from_json(
-            self.file_io.read_bytes(self.path(f"{paths.CHANGELOG_DIR}/changelog-{snapshot_id}"))
-        )
+        relative = f"{paths.CHANGELOG_DIR}/changelog-{snapshot_id}"
+        return Snapshot.from_json(self.file_io.read_bytes(self.path(relative)), relative)
 
     def changelog_or_snapshot(self, snapshot_id: int) -> Snapshot:
         """A snapshot, or the kept changelog of an expired one."""
@@ -161,14 +161,16 @@ class TableStore:
 
     # ---------------------------------------------------------------- manifests
     def manifest_list(self, name: str) -> list[ManifestFileMeta]:
-        return read_manifest_list(self.file_io.read_bytes(self.path(paths.manifest_path(name))))
+        relative = paths.manifest_path(paths.check_file_name(name, "manifest list", "snapshot"))
+        return read_manifest_list(self.file_io.read_bytes(self.path(relative)), relative)
 
     def manifest(self, name: str) -> list[ManifestEntry]:
         cached = self._manifest_cache.get(name)
         if cached is not None:
             self._manifest_cache.move_to_end(name)
             return cached
-        entries = read_manifest(self.file_io.read_bytes(self.path(paths.manifest_path(name))))
+        relative = paths.manifest_path(paths.check_file_name(name, "manifest", "manifest list"))
+        entries = read_manifest(self.file_io.read_bytes(self.path(relative)), relative)
         self._manifest_cache[name] = entries
         if len(self._manifest_cache) > self._CACHE_SIZE:
             self._manifest_cache.popitem(last=False)
@@ -208,8 +210,11 @@ class TableStore:
         if not name:
             return []
         if name not in self._index_cache:
-            data = self.file_io.read_bytes(self.path(paths.manifest_path(name)))
-            self._index_cache[name] = read_index_manifest(data)
+            relative = paths.manifest_path(
+                paths.check_file_name(name, "index manifest", "snapshot")
+            )
+            data = self.file_io.read_bytes(self.path(relative))
+            self._index_cache[name] = read_index_manifest(data, relative)
         return self._index_cache[name]
 
     def locations(self, schema: TableSchema | None = None) -> FileLocations:

@@ -25,6 +25,7 @@ import numpy as np
 
 from lakeops.errors import CorruptTableError
 from lakeops.spec.avro_codec import read_avro, write_avro
+from lakeops.spec.paths import check_file_name
 
 __all__ = [
     "HASH_INDEX",
@@ -171,9 +172,19 @@ def write_index_manifest(entries: Iterable[IndexManifestEntry], codec: str = "zs
     return write_avro(_PARSED, (e.to_avro() for e in entries), codec)
 
 
-def read_index_manifest(data: bytes) -> list[IndexManifestEntry]:
-    """Parse an index manifest (Java's or pypaimon's record names alike)."""
-    return [IndexManifestEntry.from_avro(r) for r in read_avro(data, "an index manifest")]
+def read_index_manifest(data: bytes, source: str = "index manifest") -> list[IndexManifestEntry]:
+    """Parse an index manifest (Java's or pypaimon's record names alike; ``source``: its path
+    relative to the table, for errors). Index file names and the data file names of deletion
+    vectors must be plain names (:func:`~lakeops.spec.paths.check_file_name`)."""
+    entries = [IndexManifestEntry.from_avro(r) for r in read_avro(data, source)]
+    for i, e in enumerate(entries):
+        check_file_name(e.file.file_name, f"entry {i}: index file name", source)
+        for dv in dict(e.file.extra).get("_DELETIONS_VECTORS_RANGES") or ():
+            data_file = dv.get("f0") if isinstance(dv, dict) else None
+            check_file_name(
+                data_file, f"entry {i} ({e.file.file_name}): deletion vector of data file", source
+            )
+    return entries
 
 
 def combine(

@@ -16,6 +16,7 @@ import fastavro
 
 from lakeops.spec.avro_codec import read_avro, write_avro
 from lakeops.spec.data_file import DataFileMeta, SimpleStats
+from lakeops.spec.paths import check_file_name
 
 __all__ = [
     "FileKind",
@@ -219,9 +220,18 @@ def write_manifest(entries: Iterable[ManifestEntry], codec: str = "zstandard") -
     return write_avro(_PARSED_ENTRY, (e.to_avro() for e in entries), codec)
 
 
-def read_manifest(data: bytes) -> list[ManifestEntry]:
-    """Parse an Avro manifest file."""
-    return [ManifestEntry.from_avro(r) for r in read_avro(data, "manifest")]
+def read_manifest(data: bytes, source: str = "manifest") -> list[ManifestEntry]:
+    """Parse an Avro manifest file (``source``: its path relative to the table, for errors).
+
+    Every file name an entry holds (its data or changelog file and its extra files) must be a
+    plain name (:func:`~lakeops.spec.paths.check_file_name`), else a
+    :class:`~lakeops.errors.CorruptTableError` naming ``source`` and the entry."""
+    entries = [ManifestEntry.from_avro(r) for r in read_avro(data, source)]
+    for i, e in enumerate(entries):
+        check_file_name(e.file.file_name, f"entry {i}: file name", source)
+        for extra in e.file.extra_files:
+            check_file_name(extra, f"entry {i} ({e.file.file_name}): extra file", source)
+    return entries
 
 
 def write_manifest_list(metas: Iterable[ManifestFileMeta], codec: str = "zstandard") -> bytes:
@@ -229,6 +239,10 @@ def write_manifest_list(metas: Iterable[ManifestFileMeta], codec: str = "zstanda
     return write_avro(_PARSED_META, (m.to_avro() for m in metas), codec)
 
 
-def read_manifest_list(data: bytes) -> list[ManifestFileMeta]:
-    """Parse an Avro manifest list."""
-    return [ManifestFileMeta.from_avro(r) for r in read_avro(data, "manifest list")]
+def read_manifest_list(data: bytes, source: str = "manifest list") -> list[ManifestFileMeta]:
+    """Parse an Avro manifest list (``source``: its path relative to the table, for errors);
+    every manifest name must be a plain name, as in :func:`read_manifest`."""
+    metas = [ManifestFileMeta.from_avro(r) for r in read_avro(data, source)]
+    for i, m in enumerate(metas):
+        check_file_name(m.file_name, f"entry {i}: manifest name", source)
+    return metas

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from lakeops.errors import ConfigurationError
+from lakeops.errors import ConfigurationError, CorruptTableError
 from lakeops.spec import binary_row, partition_names
 from lakeops.spec.types import DataType
 
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_PARTITION_NAME",
     "bucket_dir",
+    "check_file_name",
     "escape_path_name",
     "manifest_name",
     "index_file_name",
@@ -202,6 +203,35 @@ def bucket_dir(partition: str, bucket: int, data_dir: str | None = None) -> str:
     ``[<data-file.path-directory>/][<partition>/]bucket-<n>`` (``relativeBucketPath``)."""
     rel = f"{partition}/bucket-{bucket}" if partition else f"bucket-{bucket}"
     return f"{data_dir}/{rel}" if data_dir else rel
+
+
+#: characters a file name read from metadata never contains: path separators (both, so a name
+#: means the same on every file system) and NUL (which truncates a path in C libraries)
+_NOT_IN_NAMES = ("/", "\\", "\x00")
+
+
+def check_file_name(name: object, what: str, source: str) -> str:
+    """``name`` if it is a plain file name, else a :class:`~lakeops.errors.CorruptTableError`.
+
+    Every file name that metadata names — data, changelog and extra files of manifest entries,
+    manifests of a manifest list, the manifest lists and index manifest of a snapshot, index
+    files and the data files of deletion vectors — is one name inside a directory the table
+    layout chooses (Paimon writes ``data-<uuid>-<n>.parquet``, ``manifest-<uuid>-<n>``, …).
+    A name that is empty, ``.`` or ``..``, or contains ``/``, ``\\`` or NUL could address a
+    file outside the table, so it is refused where the metadata is decoded. ``what`` names the
+    entry (e.g. ``"data file"``), ``source`` the metadata file (relative to the table root).
+    """
+    if (
+        not isinstance(name, str)
+        or name in ("", ".", "..")
+        or any(c in name for c in _NOT_IN_NAMES)
+    ):
+        raise CorruptTableError(
+            f"{source}: {what} {name!r} is not a plain file name (it must be non-empty, not "
+            "'.' or '..', and contain no '/', '\\' or NUL); lakeops follows no metadata "
+            "that points outside the table's own directories"
+        )
+    return name
 
 
 def _unique(prefix: str, n: int = 0) -> str:
