@@ -57,6 +57,27 @@ def test_external_paths_are_followed_only_below_named_roots() -> None:
     ):
         with pytest.raises(UnsupportedFeatureError, match=r"data-file\.external-paths"):
             loc.resolve_external(outside)
+    # the entry is named, and every way out is closed: '..' (even one that would come back),
+    # NUL, another bucket on an object store, the root itself
+    for outside in (
+        "file:/ext/one/a/../b.parquet",
+        "file:/ext/one/b\x00.parquet",
+        "file:/ext/one",
+        "file:/ext/one/",
+    ):
+        with pytest.raises(UnsupportedFeatureError, match=r"'data-x'.*data-file\.external-paths"):
+            loc.data_file("/t/bucket-0", "data-x", outside)
+    store = FileLocations("b/t", {"data-file.external-paths": "s3://b/ext/"}, "s3", False)
+    assert store.resolve_external("s3://b/ext/f") == "b/ext/f"
+    with pytest.raises(UnsupportedFeatureError, match="outside"):
+        store.resolve_external("s3://other/ext/f")
+    # a copy beside an external file stays beside it; a copy of a file outside is refused
+    assert loc.sibling("file:/ext/one/bucket-0/f.parquet", "g.parquet") == (
+        "file:/ext/one/bucket-0/g.parquet"
+    )
+    assert loc.sibling(None, "g.parquet") is None
+    with pytest.raises(UnsupportedFeatureError, match="outside"):
+        loc.sibling("file:/elsewhere/f.parquet", "g.parquet")
     # no roots named: nothing external is followed
     with pytest.raises(UnsupportedFeatureError, match="none"):
         FileLocations("/t", {}).resolve_external("file:/ext/one/f.parquet")
