@@ -187,13 +187,24 @@ def partition_paths(schema: TableSchema, options: TableOptions) -> PartitionPath
 
 def data_directory(options: Mapping[str, str]) -> str | None:
     """``data-file.path-directory`` (None when unset or empty): the sub-directory of the table
-    that holds every bucket directory (Paimon's ``FileStorePathFactory.dataFilePath``)."""
-    value = (options.get("data-file.path-directory") or "").strip().strip("/")
-    if not value:
+    that holds every bucket directory (Paimon's ``FileStorePathFactory.dataFilePath``).
+
+    Paimon resolves it against the table root as a URI: an absolute path, a scheme or ``..``
+    would take Paimon's files out of the table, so lakeops refuses those (and ``\\`` and NUL)
+    rather than place files where Paimon would not look; a trailing ``/`` is dropped."""
+    raw = (options.get("data-file.path-directory") or "").strip()
+    value = raw.rstrip("/")
+    if not raw:
         return None
-    if ".." in value.split("/"):
+    if (
+        raw.startswith("/")
+        or ".." in value.split("/")
+        or any(c in value for c in (":", "\\", "\x00"))
+    ):
         raise ConfigurationError(
-            f"option 'data-file.path-directory' = {value!r} leaves the table directory"
+            f"option 'data-file.path-directory' = {raw!r} is not a relative directory inside "
+            "the table (no leading '/', no scheme, no '..', no '\\'); name a sub-directory "
+            "such as 'data'"
         )
     return value
 

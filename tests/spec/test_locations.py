@@ -36,11 +36,14 @@ def test_split_uri(uri: str, expected: tuple[str, str]) -> None:
 def test_bucket_directory_with_path_directory() -> None:
     assert bucket_dir("dt=a", 3) == "dt=a/bucket-3"
     assert bucket_dir("", 0, "data") == "data/bucket-0"
-    loc = FileLocations("/t", {"data-file.path-directory": "/data/"})
+    loc = FileLocations("/t", {"data-file.path-directory": "data/"})
     assert loc.bucket_dir("dt=a/h=1", 2) == "data/dt=a/h=1/bucket-2"
     assert FileLocations("/t", {"data-file.path-directory": ""}).bucket_dir("", 1) == "bucket-1"
-    with pytest.raises(ConfigurationError, match="path-directory"):
-        FileLocations("/t", {"data-file.path-directory": "../x"})
+    # Paimon resolves it against the table root as a URI: an absolute path, a scheme or '..'
+    # would put Paimon's files outside the table, where lakeops would not look — refused
+    for outside in ("../x", "a/../../x", "/data", "/", "file:/x", "s3://b/x", "a\\b", "a\x00"):
+        with pytest.raises(ConfigurationError, match="path-directory"):
+            FileLocations("/t", {"data-file.path-directory": outside})
 
 
 def test_external_paths_are_followed_only_below_named_roots() -> None:
