@@ -19,7 +19,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog
-from lakeops.errors import CorruptTableError, UnsupportedFeatureError
+from lakeops.errors import ConfigurationError, CorruptTableError, UnsupportedFeatureError
 from lakeops.spec import paths
 from lakeops.spec.data_file import SimpleStats
 from lakeops.spec.manifest import (
@@ -125,3 +125,22 @@ def test_crafted_metadata_never_reaches_outside_the_table(warehouse: Path, attac
         table.rollback_to(4)
     assert _tree(victim) == before
     assert store.snapshot_ids() == [1, 2, 3, 4, 5]  # nothing expired, nothing committed
+
+
+@pytest.mark.parametrize("directory", ["/abs", "../up", "file:/x"])
+def test_a_path_directory_outside_the_table_is_refused_before_writing(
+    warehouse: Path, directory: str
+) -> None:
+    """Paimon resolves ``data-file.path-directory`` against the table root as a URI, so these
+    would put its files outside the table: create_table refuses them and writes nothing."""
+    catalog = Catalog(str(warehouse))
+    catalog.create_database("db")
+    before = sorted(p.relative_to(warehouse) for p in warehouse.rglob("*"))
+    with pytest.raises(ConfigurationError, match=r"data-file\.path-directory"):
+        catalog.create_table(
+            "db.t",
+            schema=SCHEMA,
+            primary_keys=["id"],
+            options={"bucket": "1", "data-file.path-directory": directory},
+        )
+    assert sorted(p.relative_to(warehouse) for p in warehouse.rglob("*")) == before
