@@ -22,8 +22,13 @@ names new files. Paimon's rules (``FileStorePathFactory``, ``DataFilePathFactory
   external paths.
 
 Following an external path is allowed only below a root the table's own
-``data-file.external-paths`` names and on the file system lakeops opened the table with (issue 24);
-anything else is an :class:`~lakeops.errors.UnsupportedFeatureError` naming the path and option.
+``data-file.external-paths`` names (same scheme and authority, the root a prefix on a ``/``
+boundary, no ``..`` or NUL) and on the file system lakeops opened the table with (issue 24);
+anything else is an :class:`~lakeops.errors.UnsupportedFeatureError` naming the entry, the path
+and the option. File names themselves are plain names, checked where metadata is decoded
+(:func:`lakeops.spec.paths.check_file_name`), so ``join(directory, name)`` stays in ``directory``.
+This class is the one resolver: readers, writers, compaction, expiry, orphan cleanup and rollback
+all locate files through it (see docs/security.md).
 """
 
 from __future__ import annotations
