@@ -196,7 +196,7 @@ class TableStore:
         return self.load(
             paths.snapshot_path(snapshot_id),
             "snapshot",
-            Snapshot.from_json,
+            lambda data: Snapshot.from_json(data, paths.snapshot_path(snapshot_id)),
             way_out=(
                 "Nothing that must read this snapshot runs: reads of it, commits on it (if "
                 "it is the latest), expiry and orphan cleanup stop rather than guess what it "
@@ -208,9 +208,8 @@ class TableStore:
     def changelog(self, snapshot_id: int) -> Snapshot:
         """A long-lived changelog (``changelog/changelog-<id>``) of an expired snapshot
         (:class:`MissingMetadataError`, a FileNotFoundError, if there is none)."""
-        return self.load(
-            f"{paths.CHANGELOG_DIR}/changelog-{snapshot_id}", "changelog", Snapshot.from_json
-        )
+        relative = f"{paths.CHANGELOG_DIR}/changelog-{snapshot_id}"
+        return self.load(relative, "changelog", lambda data: Snapshot.from_json(data, relative))
 
     def changelog_or_snapshot(self, snapshot_id: int) -> Snapshot:
         """A snapshot, or the kept changelog of an expired one."""
@@ -230,8 +229,12 @@ class TableStore:
 
     # ---------------------------------------------------------------- manifests
     def manifest_list(self, name: str) -> list[ManifestFileMeta]:
+        relative = paths.manifest_path(paths.check_file_name(name, "manifest list", "snapshot"))
         return self.load(
-            paths.manifest_path(name), "manifest list", read_manifest_list, MAX_AVRO_METADATA_BYTES
+            relative,
+            "manifest list",
+            lambda data: read_manifest_list(data, relative),
+            MAX_AVRO_METADATA_BYTES,
         )
 
     def manifest(self, name: str) -> list[ManifestEntry]:
@@ -239,8 +242,12 @@ class TableStore:
         if cached is not None:
             self._manifest_cache.move_to_end(name)
             return cached
+        relative = paths.manifest_path(paths.check_file_name(name, "manifest", "manifest list"))
         entries = self.load(
-            paths.manifest_path(name), "manifest", read_manifest, MAX_AVRO_METADATA_BYTES
+            relative,
+            "manifest",
+            lambda data: read_manifest(data, relative),
+            MAX_AVRO_METADATA_BYTES,
         )
         self._manifest_cache[name] = entries
         if len(self._manifest_cache) > self._CACHE_SIZE:
@@ -281,10 +288,13 @@ class TableStore:
         if not name:
             return []
         if name not in self._index_cache:
+            relative = paths.manifest_path(
+                paths.check_file_name(name, "index manifest", "snapshot")
+            )
             self._index_cache[name] = self.load(
-                paths.manifest_path(name),
+                relative,
                 "index manifest",
-                read_index_manifest,
+                lambda data: read_index_manifest(data, relative),
                 MAX_AVRO_METADATA_BYTES,
             )
         return self._index_cache[name]

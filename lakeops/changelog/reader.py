@@ -27,11 +27,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.errors import ConfigurationError
-from lakeops.io.file_io import join
 from lakeops.options import TableOptions
 from lakeops.read.kv_reader import KeyValueReader
-from lakeops.spec import paths
 from lakeops.spec.kv import KIND, ROW_KINDS
+from lakeops.spec.locations import FileLocations
 from lakeops.spec.manifest import FileKind, ManifestEntry
 from lakeops.spec.schema import TableSchema
 from lakeops.store import TableStore
@@ -90,7 +89,7 @@ def read_changes(
         )
     reader = KeyValueReader(store.file_io, schema, store.schema, store.root)
     fields = schema.field_names
-    part_paths = paths.partition_paths(schema, options)
+    locations = FileLocations.of(store.file_io, store.root, schema, options)
     parts = []
     for sid in range(from_snapshot + 1, to + 1):
         # changelog of expired snapshots may have been kept (changelog/changelog-<id>)
@@ -105,9 +104,7 @@ def read_changes(
                 continue
             entries = [e for e in store.delta_entries(snapshot) if e.kind == FileKind.ADD]
         for e in sorted(entries, key=lambda e: (e.partition, e.bucket)):
-            records = reader.read(
-                join(store.root, part_paths.bucket_dir(e.partition, e.bucket)), e.file, fields
-            )
+            records = reader.read(locations.bucket_path(e.partition, e.bucket), e.file, fields)
             parts.append(_with_kind(records, columns))
     return pa.concat_tables(parts) if parts else _empty(schema, columns)
 

@@ -21,14 +21,14 @@ retention expires it, so incremental reads still see it.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from lakeops.commit.confine import check_snapshots, entry_paths, index_paths
 from lakeops.commit.keep_alive import consumer_floor, protected_snapshots
 from lakeops.compact.options import parse_duration
-from lakeops.errors import ConfigurationError, UnsupportedFeatureError
+from lakeops.errors import ConfigurationError
 from lakeops.options import TableOptions
 from lakeops.spec import paths
 from lakeops.spec.locations import FileLocations
@@ -143,8 +143,16 @@ def expire_snapshots(
     result = ExpireResult()
     now = int(time.time() * 1000) if now_ms is None else now_ms
     ids = store.snapshot_ids()
+    earliest = (store.earliest_snapshot_id() or ids[0]) if ids else 0
+    snapshots = {i: store.snapshot(i) for i in ids if i >= earliest}
+    # issue 24: every file this pass may delete is located (inside the table, or below a root
+    # the table names) before the first delete; a crafted entry refuses the whole pass
+    check_snapshots(
+        store,
+        FileLocations.of(store.file_io, store.root, schema, options),
+        [*snapshots.values(), *(store.changelog(c) for c in _changelog_ids(store))],
+    )
     if ids:
-        earliest = store.earliest_snapshot_id() or ids[0]
         # snapshot files below EARLIEST are what an interrupted pass announced expired but did
         # not delete yet (their other files are orphans now, for remove_orphan_files)
         for sid in (i for i in ids if i < earliest):
@@ -152,7 +160,6 @@ def expire_snapshots(
             result.expired_snapshots.append(sid)
         ids = [i for i in ids if i >= earliest]
     if len(ids) > 1:
-        snapshots = {i: store.snapshot(i) for i in ids}
         times = {i: s.time_millis for i, s in snapshots.items()}
         end = _end_exclusive(
             ids,
@@ -266,13 +273,7 @@ def _expire_range(
         for index_entry in store.index_entries(snap):
             name = index_entry.file.file_name
             if name not in kept_index:
-                # (an index file outside the named roots is left alone)
-                with contextlib.suppress(UnsupportedFeatureError):
-                    doomed.append(
-                        locations.index_entry_path(
-                            index_entry.partition, index_entry.bucket, index_entry.file
-                        )
-                    )
+                doomed += index_paths(locations, [index_entry])
                 kept_index.add(name)  # deleted once
         doomed.append(store.path(paths.manifest_path(snap.index_manifest)))
         kept_index.add(snap.index_manifest)
@@ -313,12 +314,9 @@ def _consumer_expiration(schema: TableSchema) -> int | None:
 
 
 def _entry_path(locations: FileLocations, e: ManifestEntry) -> list[str]:
-    """The storage path of ``e``'s file ([] when it lies at an external path outside every root
-    the table's options name: lakeops never deletes what it was not told the table owns)."""
-    try:
-        return [locations.entry_path(e.partition, e.bucket, e.file.file_name, e.file.external_path)]
-    except UnsupportedFeatureError:
-        return []
+    """The storage path of ``e``'s file (an entry outside the table was refused before the
+    pass deleted anything: :func:`~lakeops.commit.confine.check_snapshots`)."""
+    return entry_paths(locations, [e])
 
 
 def _changelog_ids(store: TableStore) -> list[int]:

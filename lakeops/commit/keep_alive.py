@@ -55,7 +55,8 @@ def _snapshots(store: TableStore, directory: str, prefix: str) -> list[Snapshot]
     out = []
     for path, data in _json_files(store, directory, prefix):
         try:
-            out.append(Snapshot.from_json(data))
+            relative = path[len(store.root) :].lstrip("/") if path.startswith(store.root) else path
+            out.append(Snapshot.from_json(data, relative))
         except CorruptTableError as exc:
             raise CorruptMetadataError(
                 f"{path} cannot be read as a snapshot ({exc}); maintenance keeps every file "

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from lakeops.commit.keep_alive import KEPT_DIRS, protected_snapshots
 from lakeops.errors import ConfigurationError
 from lakeops.spec import paths
+from lakeops.spec.locations import FileLocations
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
 
@@ -45,8 +46,10 @@ class OrphanResult:
     bytes: int = 0
 
 
-def _snapshot_files(store: TableStore, snapshot: Snapshot) -> set[str]:
-    """Base names of every manifest list, manifest, data and changelog file it references."""
+def _snapshot_files(store: TableStore, snapshot: Snapshot, locations: FileLocations) -> set[str]:
+    """Base names of every manifest list, manifest, data and changelog file it references.
+    Each data, changelog and index file is located through ``locations`` on the way: an entry
+    outside the table (issue 24) refuses the pass before anything is deleted."""
     names: set[str] = set()
     for lst in (
         snapshot.base_manifest_list,
@@ -58,23 +61,30 @@ def _snapshot_files(store: TableStore, snapshot: Snapshot) -> set[str]:
         names.add(lst)
         for meta in store.manifest_list(lst):
             names.add(meta.file_name)
-            names.update(e.file.file_name for e in store.manifest(meta.file_name))
+            entries = store.manifest(meta.file_name)
+            for e in entries:
+                locations.entry_path(e.partition, e.bucket, e.file.file_name, e.file.external_path)
+            names.update(e.file.file_name for e in entries)
     if snapshot.index_manifest:  # dynamic-bucket hash indexes
         names.add(snapshot.index_manifest)
-        names.update(e.file.file_name for e in store.index_entries(snapshot))
+        for i in store.index_entries(snapshot):
+            locations.index_entry_path(i.partition, i.bucket, i.file)
+            names.add(i.file.file_name)
     return names
 
 
 def referenced_files(store: TableStore) -> set[str]:
-    """Every file name some snapshot or kept changelog references."""
+    """Every file name some snapshot or kept changelog references (each file located by the
+    latest schema's options, as reads locate them)."""
     names: set[str] = set()
+    locations = store.locations()
     for sid in store.snapshot_ids():
-        names |= _snapshot_files(store, store.snapshot(sid))
+        names |= _snapshot_files(store, store.snapshot(sid), locations)
     for name in store.file_io.list_names(store.path(paths.CHANGELOG_DIR)):
         if name.startswith("changelog-") and name[10:].isdigit():
-            names |= _snapshot_files(store, store.changelog(int(name[10:])))
+            names |= _snapshot_files(store, store.changelog(int(name[10:])), locations)
     for kept in protected_snapshots(store):  # tags and branches keep their files alive
-        names |= _snapshot_files(store, kept)
+        names |= _snapshot_files(store, kept, locations)
     return names
 
 

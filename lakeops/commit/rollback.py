@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from lakeops.commit.committer import Committer, PlannedChange
+from lakeops.commit.confine import check_snapshots
 from lakeops.errors import CommitStateUnknownError, LakeopsError
 from lakeops.io.data_formats import format_of
 from lakeops.options import TableOptions
@@ -45,9 +46,13 @@ def rollback_to(
             f"(snapshots {ids[0] if ids else None}..{ids[-1] if ids else None})"
         )
     target = store.snapshot(snapshot_id)
+    copies = _Copies(store, schema)
+    # issue 24: every file of the target and of the latest snapshot is located first, so a
+    # table whose metadata points outside it is refused before anything is copied or committed
+    latest = store.latest_snapshot()
+    check_snapshots(store, copies.locations, [target, *([latest] if latest else [])], live=True)
     wanted = {_content(e): e for e in store.live_entries(target)}
     wanted_index = {_index_key(e): e for e in store.index_entries(target)}
-    copies = _Copies(store, schema)
     nothing = PlannedChange(())
 
     def plan(latest: Snapshot | None) -> PlannedChange:
@@ -112,7 +117,7 @@ class _Copies:
         f = e.file
         source = self.locations.entry_path(e.partition, e.bucket, f.file_name, f.external_path)
         name = self.locations.new_name(changelog=False, extension=format_of(f.file_name))
-        external = f"{f.external_path.rsplit('/', 1)[0]}/{name}" if f.external_path else None
+        external = self.locations.sibling(f.external_path, name)
         target = self.locations.entry_path(e.partition, e.bucket, name, external)
         fio = self.store.file_io
         try:

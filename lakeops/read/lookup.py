@@ -19,15 +19,15 @@ import pyarrow.compute as pc
 
 from lakeops.bucket.hashing import assign_buckets
 from lakeops.errors import DataValidationError
-from lakeops.io.file_io import join
 from lakeops.merge import MergeEngine, merge_sorted, sort_records
 from lakeops.merge.engine import is_retraction
 from lakeops.options import TableOptions
 from lakeops.read.kv_reader import KeyValueReader
 from lakeops.read.scan import require_no_deletion_vectors
-from lakeops.spec import binary_row, paths
+from lakeops.spec import binary_row
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.kv import KIND, key_column
+from lakeops.spec.locations import FileLocations
 from lakeops.spec.schema import TableSchema
 from lakeops.store import TableStore
 
@@ -93,7 +93,7 @@ def lookup(
         ):
             wanted.setdefault((pbytes, bucket), []).append(i)
     files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
-    part_paths = paths.partition_paths(schema, options)
+    locations = FileLocations.of(store.file_io, store.root, schema, options)
     for e in live:
         if e.file.level >= levels_from and (e.partition, e.bucket) in wanted:
             files.setdefault((e.partition, e.bucket), []).append(e.file)
@@ -114,7 +114,7 @@ def lookup(
                 candidates.append(f)
         if not candidates:
             continue
-        directory = join(store.root, part_paths.bucket_dir(pbytes, bucket))
+        directory = locations.bucket_path(pbytes, bucket)
         probe = (
             pa.table({key_column(k): subset.column(k) for k in trimmed})
             .group_by([key_column(k) for k in trimmed])

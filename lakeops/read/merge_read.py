@@ -15,15 +15,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.compact.interval_partition import partition_sections
-from lakeops.io.file_io import join
 from lakeops.merge import MergeEngine, group_starts, merge_sorted, sort_records
 from lakeops.merge.ordering import as_table
 from lakeops.options import TableOptions
 from lakeops.read.kv_reader import KeyValueReader
 from lakeops.read.scan import Split
-from lakeops.spec import paths
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.kv import KIND, RowKind, key_column
+from lakeops.spec.locations import FileLocations
 from lakeops.spec.schema import TableSchema
 from lakeops.store import TableStore
 
@@ -49,14 +48,13 @@ class SplitReader:
         self.key_types = schema.types_of(self.key_names)
         self.merge_keys = [key_column(k) for k in self.key_names]
         self.files = KeyValueReader(store.file_io, schema, store.schema, store.root)
-        self.partition_paths = paths.partition_paths(schema, options)
+        #: the one resolver of bucket directories and file locations (issue 24)
+        self.locations = FileLocations.of(store.file_io, store.root, schema, options)
 
     def read(self, split: Split, columns: Sequence[str]) -> pa.Table:
         """Merged, live rows of ``split`` with the given table columns (partition columns are
         filled from the split, key columns from ``_KEY_*``)."""
-        directory = join(
-            self.table_root, self.partition_paths.bucket_dir(split.partition_bytes, split.bucket)
-        )
+        directory = self.locations.bucket_path(split.partition_bytes, split.bucket)
         value_cols = [c for c in columns if c not in self.key_names]
         extra = [
             f

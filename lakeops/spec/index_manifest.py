@@ -25,6 +25,7 @@ import numpy as np
 
 from lakeops.errors import CorruptTableError
 from lakeops.spec.manifest_format import AVRO_ZSTD, ManifestFormat, read_records
+from lakeops.spec.paths import check_file_name
 
 __all__ = [
     "HASH_INDEX",
@@ -172,9 +173,19 @@ def write_index_manifest(
     return fmt.write(INDEX_MANIFEST_SCHEMA, (e.to_avro() for e in entries))
 
 
-def read_index_manifest(data: bytes) -> list[IndexManifestEntry]:
-    """Parse an index manifest (Avro, ORC or Parquet; Java's or pypaimon's record names)."""
-    return [IndexManifestEntry.from_avro(r) for r in read_records(data, "an index manifest")]
+def read_index_manifest(data: bytes, source: str = "index manifest") -> list[IndexManifestEntry]:
+    """Parse an index manifest (Avro, ORC or Parquet; Java's or pypaimon's record names alike;
+    ``source``: its path relative to the table, for errors). Index file names and the data file
+    names of deletion vectors must be plain names (:func:`~lakeops.spec.paths.check_file_name`)."""
+    entries = [IndexManifestEntry.from_avro(r) for r in read_records(data, source)]
+    for i, e in enumerate(entries):
+        check_file_name(e.file.file_name, f"entry {i}: index file name", source)
+        for dv in dict(e.file.extra).get("_DELETIONS_VECTORS_RANGES") or ():
+            data_file = dv.get("f0") if isinstance(dv, dict) else None
+            check_file_name(
+                data_file, f"entry {i} ({e.file.file_name}): deletion vector of data file", source
+            )
+    return entries
 
 
 def combine(

@@ -22,8 +22,13 @@ names new files. Paimon's rules (``FileStorePathFactory``, ``DataFilePathFactory
   external paths.
 
 Following an external path is allowed only below a root the table's own
-``data-file.external-paths`` names and on the file system lakeops opened the table with (issue 24);
-anything else is an :class:`~lakeops.errors.UnsupportedFeatureError` naming the path and option.
+``data-file.external-paths`` names (same scheme and authority, the root a prefix on a ``/``
+boundary, no ``..`` or NUL) and on the file system lakeops opened the table with (issue 24);
+anything else is an :class:`~lakeops.errors.UnsupportedFeatureError` naming the entry, the path
+and the option. File names themselves are plain names, checked where metadata is decoded
+(:func:`lakeops.spec.paths.check_file_name`), so ``join(directory, name)`` stays in ``directory``.
+This class is the one resolver: readers, writers, compaction, expiry, orphan cleanup and rollback
+all locate files through it (see docs/security.md).
 """
 
 from __future__ import annotations
@@ -74,15 +79,13 @@ def split_uri(uri: str) -> tuple[str, str]:
     return scheme, rest.lstrip("/")
 
 
-def _normal(path: str) -> str:
-    """A path without '.' segments, repeated or trailing '/'; '..' segments refused."""
+def _normal(path: str) -> str | None:
+    """A path without '.' segments, repeated or trailing '/' (None when it has a '..' segment
+    or a NUL: such a path is never followed)."""
     lead = "/" if path.startswith("/") else ""
     parts = [p for p in path.split("/") if p not in ("", ".")]
-    if ".." in parts:
-        raise UnsupportedFeatureError(
-            f"location {path!r} contains '..'; lakeops follows only paths inside the roots the "
-            f"table names (option '{EXTERNAL_PATHS}')"
-        )
+    if ".." in parts or "\x00" in path:
+        return None
     return lead + "/".join(parts)
 
 
@@ -171,15 +174,28 @@ class FileLocations:
             raise ValueError("FileLocations built without the table's partition layout")
         return self.partitions.dir_of(partition)
 
+    def relative_bucket(self, partition: bytes, bucket: int) -> str:
+        """Bucket directory of a serialized partition, relative to the table root."""
+        return self.bucket_dir(self._partition_dir(partition), bucket)
+
     def bucket_path(self, partition: bytes, bucket: int) -> str:
         """Absolute bucket directory of a serialized partition."""
-        return join(self.root, self.bucket_dir(self._partition_dir(partition), bucket))
+        return join(self.root, self.relative_bucket(partition, bucket))
 
     def entry_path(
         self, partition: bytes, bucket: int, file_name: str, external: str | None
     ) -> str:
         """Storage path of a data/changelog file of a manifest entry."""
         return self.data_file(self.bucket_path(partition, bucket), file_name, external)
+
+    def sibling(self, external: str | None, file_name: str) -> str | None:
+        """The ``_EXTERNAL_PATH`` of a new file ``file_name`` beside the file at ``external``
+        (None: beside a file in its bucket directory). ``external`` must resolve
+        (:meth:`resolve_external`)."""
+        if not external:
+            return None
+        self.resolve_external(external)
+        return f"{external.rsplit('/', 1)[0]}/{file_name}"
 
     def index_entry_path(self, partition: bytes, bucket: int, meta: Any) -> str:
         """Storage path of an index manifest entry's file (an ``IndexFileMeta``)."""
@@ -209,29 +225,35 @@ class FileLocations:
     def data_file(self, directory: str, file_name: str, external_path: str | None) -> str:
         """Storage path of a data/changelog file of the bucket in ``directory`` (absolute)."""
         if external_path:
-            return self.resolve_external(external_path)
+            return self.resolve_external(external_path, file_name)
         return join(directory, file_name)
 
-    def resolve_external(self, uri: str) -> str:
-        """The storage path of an ``_EXTERNAL_PATH`` URI, which must lie below one of the roots
-        the table's ``data-file.external-paths`` names, on this table's file system."""
-        scheme, path = split_uri(uri)
-        path = _normal(path)
-        for root in self.external_roots:
-            r_scheme, r_path = split_uri(root)
-            r_path = _normal(r_path)
-            if r_scheme == scheme and path.startswith(r_path.rstrip("/") + "/"):
-                break
-        else:
+    def resolve_external(self, uri: str, entry: str | None = None) -> str:
+        """The storage path of an ``_EXTERNAL_PATH`` URI (of the file ``entry``, for errors).
+
+        It must lie below one of the roots the table's own ``data-file.external-paths`` names:
+        same scheme, same authority, the root's path a prefix on a ``/`` boundary, no ``..``
+        segment or NUL anywhere; and on the file system lakeops opened the table with.
+        Anything else is an :class:`~lakeops.errors.UnsupportedFeatureError` naming the entry
+        and the option, raised before anything is read or deleted."""
+        what = f"file {entry!r} at external path {uri!r}" if entry else f"external path {uri!r}"
+        scheme, raw = split_uri(uri)
+        path = _normal(raw)
+        roots = [(s, _normal(p)) for s, p in map(split_uri, self.external_roots)]
+        if path is None or not any(
+            r_scheme == scheme and r_path is not None and path.startswith(r_path.rstrip("/") + "/")
+            for r_scheme, r_path in roots
+        ):
             raise UnsupportedFeatureError(
-                f"file {uri!r} lies outside every root the table's option '{EXTERNAL_PATHS}' "
-                f"names ({', '.join(self.external_roots) or 'none'}); lakeops does not follow it. "
-                f"Add its root to '{EXTERNAL_PATHS}' if the location is trusted"
+                f"{what} lies outside every root the table's option '{EXTERNAL_PATHS}' "
+                f"names ({', '.join(self.external_roots) or 'none'}); lakeops does not follow "
+                f"it (no read, no expiry, no orphan cleanup, no rollback). Add its root to "
+                f"'{EXTERNAL_PATHS}' if the location is trusted, else repair the metadata"
             )
         if not _same_fs(scheme, self.protocol, self.is_local):
             raise UnsupportedFeatureError(
-                f"file {uri!r} lies at an external path on another file system ({scheme}) than "
-                f"the table ({self.protocol}); lakeops cannot read it (option '{EXTERNAL_PATHS}')"
+                f"{what} is on another file system ({scheme}) than the table "
+                f"({self.protocol}); lakeops cannot read it (option '{EXTERNAL_PATHS}')"
             )
         return path
 
@@ -240,7 +262,7 @@ class FileLocations:
     ) -> str:
         """Storage path of a bucket index file (``IndexPathFactory.toPath(IndexFileMeta)``)."""
         if external_path:
-            return self.resolve_external(external_path)
+            return self.resolve_external(external_path, file_name)
         if self.index_in_data_dir:
             return join(self.root, self.bucket_dir(partition_dir, bucket), file_name)
         return join(self.root, "index", file_name)

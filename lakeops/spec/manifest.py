@@ -15,6 +15,7 @@ from typing import Any
 
 from lakeops.spec.data_file import DataFileMeta, SimpleStats
 from lakeops.spec.manifest_format import AVRO_ZSTD, ManifestFormat, read_records
+from lakeops.spec.paths import check_file_name
 
 __all__ = [
     "FileKind",
@@ -215,9 +216,19 @@ def write_manifest(entries: Iterable[ManifestEntry], fmt: ManifestFormat = AVRO_
     return fmt.write(MANIFEST_ENTRY_SCHEMA, (e.to_avro() for e in entries))
 
 
-def read_manifest(data: bytes) -> list[ManifestEntry]:
-    """Parse a manifest file (Avro, ORC or Parquet)."""
-    return [ManifestEntry.from_avro(r) for r in read_records(data, "manifest")]
+def read_manifest(data: bytes, source: str = "manifest") -> list[ManifestEntry]:
+    """Parse a manifest file: Avro, ORC or Parquet (``source``: its path relative to the table,
+    for errors).
+
+    Every file name an entry holds (its data or changelog file and its extra files) must be a
+    plain name (:func:`~lakeops.spec.paths.check_file_name`), else a
+    :class:`~lakeops.errors.CorruptTableError` naming ``source`` and the entry."""
+    entries = [ManifestEntry.from_avro(r) for r in read_records(data, source)]
+    for i, e in enumerate(entries):
+        check_file_name(e.file.file_name, f"entry {i}: file name", source)
+        for extra in e.file.extra_files:
+            check_file_name(extra, f"entry {i} ({e.file.file_name}): extra file", source)
+    return entries
 
 
 def write_manifest_list(
@@ -227,6 +238,10 @@ def write_manifest_list(
     return fmt.write(MANIFEST_FILE_META_SCHEMA, (m.to_avro() for m in metas))
 
 
-def read_manifest_list(data: bytes) -> list[ManifestFileMeta]:
-    """Parse a manifest list (Avro, ORC or Parquet)."""
-    return [ManifestFileMeta.from_avro(r) for r in read_records(data, "manifest list")]
+def read_manifest_list(data: bytes, source: str = "manifest list") -> list[ManifestFileMeta]:
+    """Parse a manifest list: Avro, ORC or Parquet (``source``: its path relative to the table,
+    for errors); every manifest name must be a plain name, as in :func:`read_manifest`."""
+    metas = [ManifestFileMeta.from_avro(r) for r in read_records(data, source)]
+    for i, m in enumerate(metas):
+        check_file_name(m.file_name, f"entry {i}: manifest name", source)
+    return metas

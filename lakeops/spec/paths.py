@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from lakeops.errors import ConfigurationError
+from lakeops.errors import ConfigurationError, CorruptTableError
 from lakeops.spec import binary_row, partition_names
 from lakeops.spec.types import DataType
 
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_PARTITION_NAME",
     "bucket_dir",
+    "check_file_name",
     "escape_path_name",
     "manifest_name",
     "index_file_name",
@@ -186,13 +187,24 @@ def partition_paths(schema: TableSchema, options: TableOptions) -> PartitionPath
 
 def data_directory(options: Mapping[str, str]) -> str | None:
     """``data-file.path-directory`` (None when unset or empty): the sub-directory of the table
-    that holds every bucket directory (Paimon's ``FileStorePathFactory.dataFilePath``)."""
-    value = (options.get("data-file.path-directory") or "").strip().strip("/")
-    if not value:
+    that holds every bucket directory (Paimon's ``FileStorePathFactory.dataFilePath``).
+
+    Paimon resolves it against the table root as a URI: an absolute path, a scheme or ``..``
+    would take Paimon's files out of the table, so lakeops refuses those (and ``\\`` and NUL)
+    rather than place files where Paimon would not look; a trailing ``/`` is dropped."""
+    raw = (options.get("data-file.path-directory") or "").strip()
+    value = raw.rstrip("/")
+    if not raw:
         return None
-    if ".." in value.split("/"):
+    if (
+        raw.startswith("/")
+        or ".." in value.split("/")
+        or any(c in value for c in (":", "\\", "\x00"))
+    ):
         raise ConfigurationError(
-            f"option 'data-file.path-directory' = {value!r} leaves the table directory"
+            f"option 'data-file.path-directory' = {raw!r} is not a relative directory inside "
+            "the table (no leading '/', no scheme, no '..', no '\\'); name a sub-directory "
+            "such as 'data'"
         )
     return value
 
@@ -202,6 +214,35 @@ def bucket_dir(partition: str, bucket: int, data_dir: str | None = None) -> str:
     ``[<data-file.path-directory>/][<partition>/]bucket-<n>`` (``relativeBucketPath``)."""
     rel = f"{partition}/bucket-{bucket}" if partition else f"bucket-{bucket}"
     return f"{data_dir}/{rel}" if data_dir else rel
+
+
+#: characters a file name read from metadata never contains: path separators (both, so a name
+#: means the same on every file system) and NUL (which truncates a path in C libraries)
+_NOT_IN_NAMES = ("/", "\\", "\x00")
+
+
+def check_file_name(name: object, what: str, source: str) -> str:
+    """``name`` if it is a plain file name, else a :class:`~lakeops.errors.CorruptTableError`.
+
+    Every file name that metadata names — data, changelog and extra files of manifest entries,
+    manifests of a manifest list, the manifest lists and index manifest of a snapshot, index
+    files and the data files of deletion vectors — is one name inside a directory the table
+    layout chooses (Paimon writes ``data-<uuid>-<n>.parquet``, ``manifest-<uuid>-<n>``, …).
+    A name that is empty, ``.`` or ``..``, or contains ``/``, ``\\`` or NUL could address a
+    file outside the table, so it is refused where the metadata is decoded. ``what`` names the
+    entry (e.g. ``"data file"``), ``source`` the metadata file (relative to the table root).
+    """
+    if (
+        not isinstance(name, str)
+        or name in ("", ".", "..")
+        or any(c in name for c in _NOT_IN_NAMES)
+    ):
+        raise CorruptTableError(
+            f"{source}: {what} {name!r} is not a plain file name (it must be non-empty, not "
+            "'.' or '..', and contain no '/', '\\' or NUL); lakeops follows no metadata "
+            "that points outside the table's own directories"
+        )
+    return name
 
 
 def _unique(prefix: str, n: int = 0) -> str:

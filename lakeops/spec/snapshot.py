@@ -7,6 +7,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from lakeops.errors import CorruptTableError
+from lakeops.spec.paths import check_file_name
 
 __all__ = ["CommitKind", "Snapshot"]
 
@@ -69,7 +70,10 @@ class Snapshot:
         return json.dumps(doc, indent=2)
 
     @classmethod
-    def from_json(cls, text: str | bytes) -> Snapshot:
+    def from_json(cls, text: str | bytes, source: str = "snapshot file") -> Snapshot:
+        """Parse a snapshot (or kept changelog) file; ``source`` is its path relative to the
+        table, for errors. Its manifest list and index manifest names must be plain names
+        (:func:`~lakeops.spec.paths.check_file_name`)."""
         try:
             d = json.loads(text)
             known = {f.name for f in fields(cls)}
@@ -80,8 +84,24 @@ class Snapshot:
             }
             kwargs.setdefault("total_record_count", 0)
             kwargs.setdefault("delta_record_count", 0)
-            return cls(**kwargs)
+            snapshot = cls(**kwargs)
         except RecursionError:
-            raise CorruptTableError("malformed snapshot file: nested too deeply") from None
+            raise CorruptTableError(
+                f"malformed snapshot file {source}: nested too deeply"
+            ) from None
         except (TypeError, ValueError, AttributeError) as exc:
-            raise CorruptTableError(f"malformed snapshot file: {exc}") from exc
+            raise CorruptTableError(f"malformed snapshot file {source}: {exc}") from exc
+        for attr in _NAMED_FILES:
+            name = getattr(snapshot, attr)
+            if name is not None or attr in ("base_manifest_list", "delta_manifest_list"):
+                check_file_name(name, _KEYS[attr], source)
+        return snapshot
+
+
+#: the attributes that name files in ``manifest/``
+_NAMED_FILES = (
+    "base_manifest_list",
+    "delta_manifest_list",
+    "changelog_manifest_list",
+    "index_manifest",
+)

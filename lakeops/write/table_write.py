@@ -43,7 +43,7 @@ from lakeops.merge.ordering import as_table
 from lakeops.option_registry import check_data_files
 from lakeops.options import TableOptions
 from lakeops.read.merge_read import SplitReader
-from lakeops.spec import binary_row, paths
+from lakeops.spec import binary_row
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.index_manifest import HASH_INDEX, IndexFileMeta, encode_hashes
 from lakeops.spec.kv import KIND, SEQ
@@ -136,7 +136,6 @@ class TableWrite:
         self.key_names = schema.trimmed_primary_keys
         self.bucket_key_types = schema.types_of(schema.bucket_keys)
         self.partition_types = schema.types_of(schema.partition_keys)
-        self.partition_paths = paths.partition_paths(schema, options)
         self.locations = FileLocations.of(store.file_io, store.root, schema, options)
         self.locations.check_writable()
         self.compact_options = CompactOptions.from_schema(schema, options)
@@ -301,7 +300,7 @@ class TableWrite:
         pbytes = binary_row.serialize(list(partition), self.partition_types)
         buf = self._buffers.get((pbytes, bucket))
         if buf is None:
-            bucket_path = self.partition_paths.bucket_dir(pbytes, bucket)
+            bucket_path = self.locations.relative_bucket(pbytes, bucket)
             external = self.locations.external_paths_of(pbytes, bucket)
             writer = KeyValueFileWriter(
                 self.store.file_io,

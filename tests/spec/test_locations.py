@@ -36,11 +36,14 @@ def test_split_uri(uri: str, expected: tuple[str, str]) -> None:
 def test_bucket_directory_with_path_directory() -> None:
     assert bucket_dir("dt=a", 3) == "dt=a/bucket-3"
     assert bucket_dir("", 0, "data") == "data/bucket-0"
-    loc = FileLocations("/t", {"data-file.path-directory": "/data/"})
+    loc = FileLocations("/t", {"data-file.path-directory": "data/"})
     assert loc.bucket_dir("dt=a/h=1", 2) == "data/dt=a/h=1/bucket-2"
     assert FileLocations("/t", {"data-file.path-directory": ""}).bucket_dir("", 1) == "bucket-1"
-    with pytest.raises(ConfigurationError, match="path-directory"):
-        FileLocations("/t", {"data-file.path-directory": "../x"})
+    # Paimon resolves it against the table root as a URI: an absolute path, a scheme or '..'
+    # would put Paimon's files outside the table, where lakeops would not look — refused
+    for outside in ("../x", "a/../../x", "/data", "/", "file:/x", "s3://b/x", "a\\b", "a\x00"):
+        with pytest.raises(ConfigurationError, match="path-directory"):
+            FileLocations("/t", {"data-file.path-directory": outside})
 
 
 def test_external_paths_are_followed_only_below_named_roots() -> None:
@@ -57,6 +60,27 @@ def test_external_paths_are_followed_only_below_named_roots() -> None:
     ):
         with pytest.raises(UnsupportedFeatureError, match=r"data-file\.external-paths"):
             loc.resolve_external(outside)
+    # the entry is named, and every way out is closed: '..' (even one that would come back),
+    # NUL, another bucket on an object store, the root itself
+    for outside in (
+        "file:/ext/one/a/../b.parquet",
+        "file:/ext/one/b\x00.parquet",
+        "file:/ext/one",
+        "file:/ext/one/",
+    ):
+        with pytest.raises(UnsupportedFeatureError, match=r"'data-x'.*data-file\.external-paths"):
+            loc.data_file("/t/bucket-0", "data-x", outside)
+    store = FileLocations("b/t", {"data-file.external-paths": "s3://b/ext/"}, "s3", False)
+    assert store.resolve_external("s3://b/ext/f") == "b/ext/f"
+    with pytest.raises(UnsupportedFeatureError, match="outside"):
+        store.resolve_external("s3://other/ext/f")
+    # a copy beside an external file stays beside it; a copy of a file outside is refused
+    assert loc.sibling("file:/ext/one/bucket-0/f.parquet", "g.parquet") == (
+        "file:/ext/one/bucket-0/g.parquet"
+    )
+    assert loc.sibling(None, "g.parquet") is None
+    with pytest.raises(UnsupportedFeatureError, match="outside"):
+        loc.sibling("file:/elsewhere/f.parquet", "g.parquet")
     # no roots named: nothing external is followed
     with pytest.raises(UnsupportedFeatureError, match="none"):
         FileLocations("/t", {}).resolve_external("file:/ext/one/f.parquet")

@@ -1,0 +1,54 @@
+"""Maintenance stays inside the table: every file it may touch is located first, through the one
+resolver (:class:`~lakeops.spec.locations.FileLocations`), before anything is deleted.
+
+File names in metadata are plain names (checked where manifests and snapshots are decoded, see
+:func:`lakeops.spec.paths.check_file_name`) and external paths are followed only below the
+roots the table's own ``data-file.external-paths`` names. Expiry, orphan cleanup and rollback
+call :func:`check_snapshots` (or resolve each entry as they go, before their first delete), so
+a table whose metadata points elsewhere is refused with an error naming the entry and nothing
+is deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from lakeops.spec.index_manifest import IndexManifestEntry
+from lakeops.spec.locations import FileLocations
+from lakeops.spec.manifest import ManifestEntry
+from lakeops.spec.snapshot import Snapshot
+from lakeops.store import TableStore
+
+__all__ = ["check_snapshots", "entry_paths", "index_paths"]
+
+
+def entry_paths(locations: FileLocations, entries: Iterable[ManifestEntry]) -> list[str]:
+    """The storage path of each entry's data or changelog file (raises for one outside the
+    table: :meth:`FileLocations.resolve_external`)."""
+    return [
+        locations.entry_path(e.partition, e.bucket, e.file.file_name, e.file.external_path)
+        for e in entries
+    ]
+
+
+def index_paths(locations: FileLocations, entries: Iterable[IndexManifestEntry]) -> list[str]:
+    """The storage path of each index manifest entry's file (raises as :func:`entry_paths`)."""
+    return [locations.index_entry_path(e.partition, e.bucket, e.file) for e in entries]
+
+
+def check_snapshots(
+    store: TableStore,
+    locations: FileLocations,
+    snapshots: Iterable[Snapshot],
+    *,
+    live: bool = False,
+) -> None:
+    """Locate every file the commits of ``snapshots`` added or deleted (delta and changelog
+    entries) and their index files — with ``live`` also every live file — so that a snapshot
+    naming a file outside the table is refused before maintenance deletes anything."""
+    for snapshot in snapshots:
+        entry_paths(locations, store.delta_entries(snapshot))
+        entry_paths(locations, store.changelog_entries(snapshot))
+        index_paths(locations, store.index_entries(snapshot))
+        if live:
+            entry_paths(locations, store.live_entries(snapshot))
