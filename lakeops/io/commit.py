@@ -24,7 +24,7 @@ import uuid
 from abc import ABC, abstractmethod
 from typing import Any
 
-from lakeops.errors import CommitError
+from lakeops.errors import CommitError, LockUnavailableError
 from lakeops.io.lock import Lock
 
 __all__ = [
@@ -170,7 +170,7 @@ class LockedPublish(PublishStrategy):
             if fs.exists(path):
                 return False
             if not self.lock.is_held(lease):
-                raise CommitError(
+                raise LockUnavailableError(
                     f"the commit lock for {key!r} expired before publishing; "
                     "nothing was published (raise lock.expire-time-ms)"
                 )
