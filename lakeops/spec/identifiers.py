@@ -27,13 +27,21 @@ __all__ = ["MAX_NAME_BYTES", "RULE", "check_identifier"]
 #: the longest path component of common file systems (ext4, xfs, APFS, NTFS, HDFS default)
 MAX_NAME_BYTES = 255
 _ALLOWED_CATEGORIES = ("L", "M", "N", "P", "S")
+_CATEGORY_LABELS = {
+    "Cc": "a control character",
+    "Cf": "a format character",
+    "Co": "a private-use character",
+    "Cn": "an unassigned code point",
+    "Cs": "a surrogate",
+}
 _FORBIDDEN = {"/": "'/'", "\\": "'\\'", ".": "'.'", "$": "'$'"}
 
 #: the rule, as every refusal states it
 RULE = (
-    "a name is 1-255 UTF-8 bytes (a database 252) of letters, digits, marks, punctuation, "
-    "symbols and inner spaces, without '/', '\\', '.', '$', control, zero-width or "
-    "bidirectional-override characters"
+    "a name is 1-255 UTF-8 bytes (a database 252) of letters, marks, digits, punctuation and "
+    "symbols (Unicode categories L, M, N, P, S) and inner ASCII spaces: no control, format "
+    "(zero-width, bidirectional), private-use or other space characters, and no '/', '\\', "
+    "'.' or '$'"
 )
 
 
@@ -50,8 +58,8 @@ def _problem(name: str, max_bytes: int) -> str | None:
             continue
         category = unicodedata.category(ch)
         if not category.startswith(_ALLOWED_CATEGORIES):
-            label = unicodedata.name(ch, "") or f"category {category}"
-            return f"it contains U+{ord(ch):04X} ({label})"
+            label = unicodedata.name(ch, "") or _CATEGORY_LABELS.get(category, category)
+            return f"it contains U+{ord(ch):04X} ({label.lower()}, Unicode category {category})"
     if name.strip(" ") != name:
         return "it starts or ends with a space"
     return None
