@@ -108,6 +108,14 @@ def test_boundary_values_are_accepted(catalog: Catalog, options: dict[str, str])
     assert table.read().num_rows == 2
 
 
+def test_enumerations_are_checked_at_create(catalog: Catalog, warehouse: Path) -> None:
+    before = tree(warehouse)
+    options = {"bucket": "2", "record-level.time-field-type": "millis"}
+    with pytest.raises(ConfigurationError, match="'seconds-int' or 'millis-long'"):
+        catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options=options)
+    assert tree(warehouse) == before
+
+
 def test_minimum_above_maximum_is_refused() -> None:
     with pytest.raises(ConfigurationError, match=r"snapshot\.num-retained\.min.*larger"):
         check_option_values({"snapshot.num-retained.min": "5", "snapshot.num-retained.max": "3"})

@@ -12,7 +12,6 @@ cannot block the table forever. Before publishing, the committer re-checks its l
 from __future__ import annotations
 
 import difflib
-import importlib.util
 import os
 import random
 import re
@@ -289,9 +288,10 @@ def create_lock(options: dict[str, str]) -> Lock | None:
     """The lock the catalog options ask for (``lock.enabled``, ``lock.type``), or None.
 
     Every ``lock.*`` option is parsed and checked here, when the catalog is created, so a
-    misspelt key or type, a non-numeric timeout or a postgres lock without a DSN (or without
-    psycopg) is a :class:`ConfigurationError` before anything is written. Nothing is
-    connected to: :meth:`Lock.check` does that, before a write or compaction writes a file.
+    misspelt key or type, a non-numeric timeout or a postgres lock without a DSN is a
+    :class:`ConfigurationError` before anything is written. Nothing is connected to (and
+    psycopg is not needed yet, so read-only users of the catalog need no driver):
+    :meth:`Lock.check` connects before a write or compaction writes its first file.
     """
     unknown = sorted(k for k in options if k.startswith("lock.") and k not in LOCK_OPTIONS)
     if unknown:
@@ -334,9 +334,5 @@ def create_lock(options: dict[str, str]) -> Lock | None:
         raise ConfigurationError(
             "lock.type 'postgres' needs 'lock.postgres.dsn', e.g. "
             "'postgresql://user:secret@db-host:5432/lakeops'"
-        )
-    if importlib.util.find_spec("psycopg") is None:
-        raise ConfigurationError(
-            "lock.type 'postgres' needs psycopg: pip install 'lakeops[postgres]'"
         )
     return PostgresLock(dsn, ttl, wait)
