@@ -214,8 +214,11 @@ class PostgresLock(Lock):
                 raise ConfigurationError(
                     "lock.type 'postgres' needs psycopg: pip install 'lakeops[postgres]'"
                 ) from None
-            timeout = {} if "connect_timeout" in self.dsn else {"connect_timeout": 10}
-            conn = psycopg.connect(self.dsn, autocommit=True, **timeout)
+            # an unreachable host fails in seconds, not after the TCP timeout (a DSN may say)
+            if "connect_timeout" in self.dsn:
+                conn = psycopg.connect(self.dsn, autocommit=True)
+            else:
+                conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=10)
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS lakeops_locks (key TEXT PRIMARY KEY, "
                 "owner TEXT NOT NULL, token BIGINT NOT NULL, expires_ms BIGINT)"
