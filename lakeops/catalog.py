@@ -156,6 +156,7 @@ class Catalog:
             schema, list(primary_keys), list(partition_keys or []), opts, comment
         )
         validate_schema(table_schema)  # every option is validated before anything is written
+        self.file_io.check_commit_ready()  # an unreachable commit lock, before any directory
         root = self._table_path(identifier)
         published = self.file_io.publish_exclusive(
             join(root, paths.schema_path(0)), table_schema.to_json().encode()

@@ -177,7 +177,8 @@ class FileIO:
         """
         if not data:
             raise ValueError("refusing to publish an empty file")
-        self.mkdirs(path.rsplit("/", 1)[0])  # a locked publish on local disk needs it too
+        if not self.is_local:  # (local strategies create the directory themselves)
+            self.mkdirs(path.rsplit("/", 1)[0])
         return self.publisher.publish(self.fs, path, data)
 
     def check_commit_ready(self) -> None:

@@ -108,3 +108,29 @@ def test_lock_not_taken_in_time_leaves_no_manifest_behind(tmp_path: Path) -> Non
     assert tree(warehouse) == before
     table.write(pa.table({"id": [2], "v": ["b"]}))  # once the lock is free the commit goes in
     assert table.read().num_rows == 2
+
+
+def test_create_table_with_an_unusable_lock_creates_nothing(tmp_path: Path) -> None:
+    warehouse = tmp_path / "wh"
+    Catalog(str(warehouse)).create_database("db")
+    before = tree(warehouse)
+    dsn = "postgresql://user:pw@127.0.0.1:9/lakeops?connect_timeout=2"
+    unreachable = Catalog(
+        str(warehouse), options={"lock.type": "postgres", "lock.postgres.dsn": dsn}
+    )
+    with pytest.raises(LockUnavailableError):
+        unreachable.create_table("db.t", schema=SCHEMA, primary_keys=["id"])
+    locks = str(tmp_path / "locks.db")
+    held = Catalog(
+        str(warehouse),
+        options={"lock.type": "sqlite", "lock.sqlite.path": locks, "lock.acquire-timeout-ms": "0"},
+    )
+    holder = SQLiteLock(locks, ttl_ms=600_000)
+    lease = holder.acquire(str(warehouse / "db.db" / "t" / "schema"))
+    try:
+        with pytest.raises(LockUnavailableError):
+            held.create_table("db.t", schema=SCHEMA, primary_keys=["id"])
+    finally:
+        holder.release(lease)
+    assert tree(warehouse) == before
+    assert held.create_table("db.t", schema=SCHEMA, primary_keys=["id"]).read().num_rows == 0
