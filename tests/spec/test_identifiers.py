@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from lakeops import Catalog, ConfigurationError
+from lakeops import Catalog, ConfigurationError, DataValidationError
 from lakeops.spec.identifiers import RULE, check_identifier
 
 SCHEMA = pa.schema([("id", pa.int64())])
@@ -91,4 +91,17 @@ def test_catalog_refuses_bad_names_before_touching_storage(
     with pytest.raises(ConfigurationError) as err:
         call(catalog)
     assert str(warehouse) not in str(err.value)  # a lakeops error, not an OSError with a path
+    assert tree(warehouse) == before
+
+
+def test_long_partition_values_are_a_lakeops_error(catalog: Catalog, warehouse: Path) -> None:
+    schema = pa.schema([("dt", pa.string()), ("id", pa.int64())])
+    table = catalog.create_table(
+        "db.p", schema=schema, primary_keys=["dt", "id"], partition_keys=["dt"],
+        options={"bucket": "1"},
+    )  # fmt: skip
+    table.write(pa.table({"dt": ["short"], "id": [1]}))
+    before = tree(warehouse)
+    with pytest.raises(DataValidationError, match=r"column 'dt'.*over the limit of 255 bytes"):
+        table.write(pa.table({"dt": ["x" * 300], "id": [2]}))
     assert tree(warehouse) == before
