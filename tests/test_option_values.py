@@ -4,6 +4,7 @@ value names the option and the fix, and the warehouse is byte-identical afterwar
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pyarrow as pa
@@ -125,3 +126,21 @@ def test_every_spec_is_an_option_lakeops_honours() -> None:
     """A typo in a spec's key would silently check nothing."""
     honoured = {r.key for r in REGISTRY if r.status == "honoured"}
     assert set(VALUE_SPECS) <= honoured
+
+
+def test_a_table_altered_elsewhere_to_a_bad_value_is_not_written(
+    catalog: Catalog, warehouse: Path
+) -> None:
+    """Another engine stored 'num-levels' = 1: lakeops refuses to write, before any file."""
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "2"}
+    )
+    schema_file = warehouse / "db.db" / "t" / "schema" / "schema-0"
+    doc = json.loads(schema_file.read_text())
+    doc["options"]["num-levels"] = "1"
+    schema_file.write_text(json.dumps(doc))
+    before = tree(warehouse)
+    with pytest.raises(ConfigurationError, match=r"refuses to write .*'num-levels' = '1'"):
+        catalog.get_table("db.t").write(pa.table({"id": [1], "v": [2]}))
+    assert tree(warehouse) == before
+    assert table.read().num_rows == 0  # reads are still allowed
