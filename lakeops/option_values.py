@@ -147,7 +147,7 @@ VALUE_SPECS: dict[str, ValueSpec] = {
     "consumer.expiration-time": _spec("duration", 1),
     "partition.expiration-time": _spec("duration", 1),
     "commit.max-retries": _spec("int", 0, INT_MAX, meaning="retries after a lost race"),
-    "manifest.merge-min-count": _spec("int", 1, INT_MAX, meaning=_COUNT),
+    "manifest.merge-min-count": _spec("int", 0, INT_MAX, meaning=_COUNT),
     # switches (lakeops refuses some values of these in lakeops.option_registry)
     "deletion-vectors.enabled": _spec("bool"),
     "deletion-vectors.bitmap64": _spec("bool"),

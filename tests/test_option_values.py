@@ -45,7 +45,7 @@ REFUSED = [
     ("changelog.num-retained.max", "abc"),
     ("full-compaction.delta-commits", "0"),
     ("lookup-compact.max-interval", "0"),
-    ("manifest.merge-min-count", "0"),
+    ("manifest.merge-min-count", "-1"),
     ("file.compression.zstd-level", "23"),
     ("compaction.small-file-ratio", "1.5"),
     ("compaction.small-file-ratio", "nan"),
