@@ -53,21 +53,22 @@ class ValueSpec:
     def describe_range(self) -> str:
         if self.kind == "bool":
             return "'true' or 'false'"
+        unit = {"memory": " bytes", "duration": " ms"}.get(self.kind, "")
         parts = []
         if self.low is not None and self.high is not None:
-            parts.append(f"from {_num(self.low)} to {_num(self.high)}")
+            parts.append(f"from {_num(self.low)} to {_num(self.high)}{unit}")
         elif self.low is not None:
-            parts.append(f"at least {_num(self.low)}")
+            parts.append(f"at least {_num(self.low)}{unit}")
         elif self.high is not None:
-            parts.append(f"at most {_num(self.high)}")
+            parts.append(f"at most {_num(self.high)}{unit}")
         parts += [str(s) for s in self.special]
-        unit = {
+        what = {
             "int": "an integer",
             "float": "a number",
-            "memory": "a memory size such as '256 mb'",
-            "duration": "a duration such as '30 min'",
+            "memory": "a memory size such as '256 mb',",
+            "duration": "a duration such as '30 min',",
         }[self.kind]
-        return f"{unit} " + " or ".join(parts) if parts else unit
+        return f"{what} " + " or ".join(parts) if parts else what
 
 
 def _num(value: float) -> str:
@@ -115,7 +116,7 @@ VALUE_SPECS: dict[str, ValueSpec] = {
     "num-sorted-run.compaction-trigger": _spec("int", 1, INT_MAX, meaning=_COUNT),
     "num-sorted-run.stop-trigger": _spec("int", 1, INT_MAX, meaning=_COUNT),
     "num-levels": _spec(
-        "int", 2, INT_MAX, meaning="the number of LSM levels (Paimon's Levels needs 2)"
+        "int", 2, INT_MAX, meaning="the number of LSM levels; Paimon's Levels needs 2"
     ),
     "compaction.max-size-amplification-percent": _spec("int", 0, INT_MAX, meaning="a percentage"),
     "compaction.size-ratio": _spec("int", 0, INT_MAX, meaning="a percentage"),
