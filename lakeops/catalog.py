@@ -18,6 +18,7 @@ from lakeops.io.file_io import FileIO, join
 from lakeops.option_registry import check_create_options
 from lakeops.schema_commit import validate_schema
 from lakeops.spec import paths
+from lakeops.spec.identifiers import check_identifier
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.schema_change import SchemaChange
 from lakeops.table import Table
@@ -29,21 +30,14 @@ _DB_MARKER = ".lakeops-database"
 
 
 def _check_name(kind: str, name: str) -> str:
-    if (
-        not name
-        or "/" in name
-        or "\\" in name
-        or name.startswith(".")
-        or any(ord(c) < 0x20 for c in name)
-    ):
-        raise ConfigurationError(
-            f"invalid {kind} name {name!r}: use letters, digits, '_' or "
-            "'-', without '/' or a leading '.'"
-        )
-    return name
+    return check_identifier(kind, name)
 
 
 def _split_identifier(identifier: str) -> tuple[str, str]:
+    if not isinstance(identifier, str):
+        raise ConfigurationError(
+            f"a table identifier must be a string 'database.table', got {type(identifier).__name__}"
+        )
     parts = identifier.split(".")
     if len(parts) != 2:
         raise ConfigurationError(
@@ -162,6 +156,7 @@ class Catalog:
             schema, list(primary_keys), list(partition_keys or []), opts, comment
         )
         validate_schema(table_schema)  # every option is validated before anything is written
+        self.file_io.check_commit_ready()  # an unreachable commit lock, before any directory
         root = self._table_path(identifier)
         published = self.file_io.publish_exclusive(
             join(root, paths.schema_path(0)), table_schema.to_json().encode()

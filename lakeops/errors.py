@@ -15,6 +15,7 @@ Every error the library raises on purpose derives from :class:`LakeopsError`, so
     ├── CommitError                 a commit could not be published
     │   ├── CommitConflictError     another writer won and retrying did not help
     │   │   └── StaleWriteError     another commit changed what the write was planned on
+    │   ├── LockUnavailableError    the commit lock could not be reached or taken
     │   └── CommitStateUnknownError whether the snapshot was published cannot be told
     ├── CorruptTableError           what is on storage cannot be read as a Paimon table
     │   ├── CorruptMetadataError    a snapshot, schema, manifest, tag, … file is bad
@@ -40,6 +41,7 @@ __all__ = [
     "DatabaseNotFoundError",
     "JobError",
     "LakeopsError",
+    "LockUnavailableError",
     "MissingDataFileError",
     "MissingMetadataError",
     "StaleWriteError",
@@ -94,6 +96,11 @@ class CommitStateUnknownError(CommitError):
     response, a failed check read). Nothing was cleaned up: the files it may reference are kept
     (``remove_orphan_files`` removes them later if the snapshot was not published). Read the
     table to find out; never retry blindly on an append-only workload."""
+
+
+class LockUnavailableError(CommitError):
+    """The commit lock (catalog options ``lock.*``) could not be reached or taken in time;
+    nothing was published, and every file the failed write or commit wrote was removed."""
 
 
 class CommitConflictError(CommitError):

@@ -207,8 +207,16 @@ class TableOptions:
     @staticmethod
     def require_writable(schema: TableSchema, action: str, table: str = "table") -> None:
         """Refuse to ``action`` a table whose options lakeops cannot honour exactly (or does
-        not know); see :func:`lakeops.option_registry.check_writable`."""
+        not know, or whose values lie outside their ranges, as another engine may have set
+        them); see :func:`lakeops.option_registry.check_writable` and
+        :mod:`lakeops.option_values`."""
+        from lakeops.option_values import check_option_values  # (it imports this module)
+
         option_registry.check_writable(schema.options, action, table)
+        try:
+            check_option_values(schema.options)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"lakeops refuses to {action} {table}: {exc}") from None
 
     @staticmethod
     def require_readable(schema: TableSchema, table: str = "table") -> None:

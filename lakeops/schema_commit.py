@@ -15,6 +15,7 @@ from lakeops.compact.options import CompactOptions
 from lakeops.errors import CommitConflictError
 from lakeops.merge import create_merge_engine
 from lakeops.option_registry import check_create_options
+from lakeops.option_values import check_option_values
 from lakeops.options import TableOptions
 from lakeops.spec import paths
 from lakeops.spec.manifest_format import ManifestFormat
@@ -31,7 +32,8 @@ MAX_ATTEMPTS = 10
 
 def validate_schema(schema: TableSchema, action: str = "create this table") -> None:
     """Raise (ConfigurationError / UnsupportedFeatureError) unless every option and key of
-    ``schema`` is one lakeops honours exactly."""
+    ``schema`` is one lakeops honours exactly (every typed value in its range first)."""
+    check_option_values(schema.options)
     parsed = TableOptions.from_schema(schema)
     check_writable(schema, action)  # Parquet layouts lakeops can write exactly
     create_merge_engine(parsed, schema)

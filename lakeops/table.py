@@ -154,6 +154,7 @@ class Table:
         overwrite does, so its rows must only go to the partitions being overwritten."""
         self._require_writable("write")
         check_writable(self.schema)
+        self.file_io.check_commit_ready()  # an unreachable commit lock fails before any file
         return TableWrite(self.store, self.schema, self.options, ignore_previous=overwrite)
 
     def commit(
@@ -307,6 +308,7 @@ class Table:
     ) -> Snapshot | None:
         self._require_writable("compact")
         check_writable(self.schema, "compact this table")
+        self.file_io.check_commit_ready()
         plan = plan_compaction(
             self.store,
             self.schema,

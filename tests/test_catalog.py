@@ -64,8 +64,8 @@ def test_table_errors(catalog: Catalog) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"options": {"bucket": "0"}}, "'bucket' = 0"),
-        ({"options": {"bucket": "x"}}, "'bucket' must be an integer"),
+        ({"options": {"bucket": "0"}}, "'bucket' = '0' is invalid"),
+        ({"options": {"bucket": "x"}}, "'bucket' = 'x' is invalid: it must be an integer"),
         ({"options": {"bucket": "2", "merge-engine": "nope"}}, "merge-engine"),
         ({"options": {"bucket": "2", "sequence.field": "zz"}}, "unknown column 'zz'"),
         ({"options": {"bucket": "2", "sequence.field": "id"}}, "primary-key column 'id'"),

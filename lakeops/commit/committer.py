@@ -28,6 +28,7 @@ from lakeops.errors import (
     CommitConflictError,
     CommitError,
     CommitStateUnknownError,
+    LockUnavailableError,
     StaleWriteError,
 )
 from lakeops.options import TableOptions
@@ -241,6 +242,7 @@ class Committer:
         """Publish one snapshot of what ``plan`` makes of the latest snapshot, re-planned on
         every attempt (a plan may raise :class:`CommitConflictError` to give up)."""
         fio = self.store.file_io
+        fio.check_commit_ready()  # an unreachable lock fails before any manifest is written
         own: list[str] = []  # manifests written for the current plan
         current: PlannedChange | None = None
 
@@ -322,7 +324,13 @@ class Committer:
             )
             path = self.store.path(paths.snapshot_path(snapshot.id))
             # ids only grow: never publish a name an expired snapshot may have had
-            won = not self._base_is_stale(snapshot.id) and self._publish(path, snapshot)
+            try:
+                won = not self._base_is_stale(snapshot.id) and self._publish(path, snapshot)
+            except LockUnavailableError:
+                # the lock was never taken (or lapsed before writing): nothing is published
+                with contextlib.suppress(Exception):
+                    discard([*own, *lists])
+                raise
             if won:
                 self._update_hints(snapshot.id)
                 return snapshot
@@ -376,6 +384,8 @@ class Committer:
         try:
             if self.store.file_io.publish_exclusive(path, data):
                 return True
+        except LockUnavailableError:
+            raise  # nothing was written under the lock: the snapshot is certainly not there
         except Exception as exc:
             failure = exc
         ours = self._is_ours(path, snapshot)

@@ -122,6 +122,12 @@ class CompactOptions:
                     f"option 'record-level.time-field' column {expire_field!r} must be INT, "
                     f"BIGINT or TIMESTAMP, not {t.to_paimon()}"
                 )
+        expire_type = o.get("record-level.time-field-type", "seconds-int").strip().lower()
+        if expire_type not in ("seconds-int", "millis-long"):
+            raise ConfigurationError(
+                "option 'record-level.time-field-type' must be 'seconds-int' or 'millis-long' "
+                f"(Paimon's TimeFieldType), got {o['record-level.time-field-type']!r}"
+            )
         ratio = o.get("compaction.small-file-ratio", "0.7")
         try:
             small_ratio = float(ratio)
@@ -158,5 +164,5 @@ class CompactOptions:
             force_compact_on_commit=option_bool(o, "commit.force-compact", False),
             expire_ms=parse_duration(expire, "record-level.expire-time") if expire else None,
             expire_field=expire_field,
-            expire_field_type=o.get("record-level.time-field-type", "seconds-int").lower(),
+            expire_field_type=expire_type,
         )

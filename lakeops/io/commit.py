@@ -24,7 +24,7 @@ import uuid
 from abc import ABC, abstractmethod
 from typing import Any
 
-from lakeops.errors import CommitError
+from lakeops.errors import CommitError, LockUnavailableError
 from lakeops.io.lock import Lock
 
 __all__ = [
@@ -170,10 +170,12 @@ class LockedPublish(PublishStrategy):
             if fs.exists(path):
                 return False
             if not self.lock.is_held(lease):
-                raise CommitError(
+                raise LockUnavailableError(
                     f"the commit lock for {key!r} expired before publishing; "
                     "nothing was published (raise lock.expire-time-ms)"
                 )
+            if _is_local(fs):  # its first file (schema-0): the directory is created under the lock
+                fs.makedirs(key, exist_ok=True)
             try:
                 fs.pipe_file(path, data)
             except BaseException:
@@ -187,6 +189,11 @@ class LockedPublish(PublishStrategy):
             return True
         finally:
             self.lock.release(lease)
+
+
+def _is_local(fs: Any) -> bool:
+    protocols = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
+    return any(p in ("file", "local") for p in protocols)
 
 
 def _shows_partial_files(fs: Any) -> bool:

@@ -69,6 +69,8 @@ class FileIO:
         self._storage_options = dict(storage_options or {})
         self._commit_options = dict(commit_options or {})
         self._publisher: PublishStrategy | None = None
+        # the lock options are parsed and checked now, when the catalog is created
+        self._lock = create_lock(self._commit_options)
         fs, root = fsspec.core.url_to_fs(str(uri), **self._storage_options)
         self.fs: fsspec.AbstractFileSystem = fs
         self.root: str = root.rstrip("/") or "/"
@@ -171,9 +173,8 @@ class FileIO:
         """The exclusive-create strategy for this store (chosen once, see
         :mod:`lakeops.io.commit`)."""
         if self._publisher is None:
-            lock = create_lock(self._commit_options)
-            if lock is not None:
-                self._publisher = LockedPublish(lock)
+            if self._lock is not None:
+                self._publisher = LockedPublish(self._lock)
             elif self.is_local:
                 self._publisher = LinkPublish()
             elif self.protocol in ("hdfs", "viewfs"):
@@ -190,6 +191,13 @@ class FileIO:
         """
         if not data:
             raise ValueError("refusing to publish an empty file")
-        if not self.is_local:
+        if not self.is_local:  # (local strategies create the directory themselves)
             self.mkdirs(path.rsplit("/", 1)[0])
         return self.publisher.publish(self.fs, path, data)
+
+    def check_commit_ready(self) -> None:
+        """Reach the commit lock, when the catalog has one, before anything is written: an
+        unreachable lock is a :class:`~lakeops.errors.LockUnavailableError` while the table is
+        still untouched (no data file, manifest or manifest list)."""
+        if self._lock is not None:
+            self._lock.check()

@@ -1,10 +1,11 @@
 """Turning user input into validated key-value records, before anything is written.
 
 Input columns are matched to the table by name. Each must be present and castable to the
-table's type without loss (``int32`` data into a BIGINT column is fine; ``"abc"`` into BIGINT,
-or 3.5 into INT, is not). Unknown columns, nulls in NOT NULL columns (primary keys) and unknown
-``rowkind.field`` values are rejected with :class:`DataValidationError` naming the column and
-the fix.
+table's type without loss and without guessing (``int32`` data into a BIGINT column is fine;
+``"12"`` into BIGINT, 3.5 into INT or a time-zone-aware timestamp into TIMESTAMP is not: see
+:mod:`lakeops.write.conversions`). Unknown columns, nulls in NOT NULL columns (primary keys)
+and unknown ``rowkind.field`` values are rejected with :class:`DataValidationError` naming the
+column and the fix.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from lakeops.errors import DataValidationError
 from lakeops.options import TableOptions
 from lakeops.spec.kv import KIND, ROW_KINDS, RowKind
 from lakeops.spec.schema import TableSchema
+from lakeops.write.conversions import check_conversion
 
 __all__ = ["BUCKET_COLUMN", "KIND_COLUMN", "to_records"]
 
@@ -57,24 +59,30 @@ def to_records(
     ``_VALUE_KIND`` column. Raises :class:`DataValidationError`; never writes."""
     table = _as_table(data)
     names = schema.field_names
-    missing = [n for n in names if n not in table.column_names]
+    given = table.column_names
+    given_set = set(given)  # sets: the cost stays linear in the number of columns
+    known = set(names)
+    missing = [n for n in names if n not in given_set]
     if missing:
         raise DataValidationError(
             f"input is missing column(s) {missing}; the table has columns {names}"
         )
-    extra = [n for n in table.column_names if n not in names]
+    extra = [n for n in given if n not in known]
     if extra:
         raise DataValidationError(
             f"input has column(s) {extra} that the table does not have (columns: {names}); "
             "drop them before writing"
         )
-    if len(set(table.column_names)) != len(table.column_names):
-        raise DataValidationError(f"input repeats a column name: {table.column_names}")
+    if len(given_set) != len(given):
+        raise DataValidationError(f"input repeats a column name: {given}")
+    position = {n: i for i, n in enumerate(given)}
+    primary_keys = set(schema.primary_keys)
     columns = []
     for f in schema.fields:
-        col = table.column(f.name)
+        col = table.column(position[f.name])
         target = f.type.to_arrow()
         if col.type != target:
+            check_conversion(f.name, col.type, target, f.type.to_paimon())
             try:
                 col = col.cast(target, safe=True)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
@@ -83,7 +91,7 @@ def to_records(
                     f"{f.type.to_paimon()} without loss ({exc}); cast it to {target} first"
                 ) from None
         if not f.type.nullable and col.null_count:
-            what = "primary-key column" if f.name in schema.primary_keys else "NOT NULL column"
+            what = "primary-key column" if f.name in primary_keys else "NOT NULL column"
             raise DataValidationError(
                 f"{what} {f.name!r} has {col.null_count} null value(s); every row needs a "
                 "value there"

@@ -36,15 +36,16 @@ from lakeops.compact.levels import level_runs
 from lakeops.compact.manager import BucketCompactor
 from lakeops.compact.options import CompactOptions
 from lakeops.compact.task import BucketContext, CompactResult
-from lakeops.errors import LakeopsError
+from lakeops.errors import DataValidationError, LakeopsError
 from lakeops.io.file_io import FileIO
 from lakeops.merge import create_merge_engine, merge_sorted, sort_records
 from lakeops.merge.ordering import as_table
 from lakeops.option_registry import check_data_files
 from lakeops.options import TableOptions
 from lakeops.read.merge_read import SplitReader
-from lakeops.spec import binary_row
+from lakeops.spec import binary_row, paths
 from lakeops.spec.data_file import DataFileMeta
+from lakeops.spec.identifiers import MAX_NAME_BYTES
 from lakeops.spec.index_manifest import HASH_INDEX, IndexFileMeta, encode_hashes
 from lakeops.spec.kv import KIND, SEQ
 from lakeops.spec.locations import ExternalPaths, FileLocations
@@ -65,6 +66,20 @@ WriteInput: TypeAlias = (
 
 def _id(f: DataFileMeta) -> tuple[str, int]:
     return (f.file_name, f.level)
+
+
+def _check_component_lengths(directory: str) -> None:
+    """Refuse a partition directory with a component longer than a file system allows (255
+    UTF-8 bytes), as a lakeops error instead of the store's OSError with a full local path."""
+    for component in directory.split("/"):
+        size = len(component.encode("utf-8"))
+        if size > MAX_NAME_BYTES:
+            column = paths.unescape_path_name(component.split("=", 1)[0])
+            raise DataValidationError(
+                f"the partition directory of column {column!r} ({component[:60]!r}…) would be "
+                f"{size} bytes long, over the limit of {MAX_NAME_BYTES} bytes for one path "
+                "component; shorten the partition values of that column (nothing was written)"
+            )
 
 
 @dataclass
@@ -301,6 +316,7 @@ class TableWrite:
         buf = self._buffers.get((pbytes, bucket))
         if buf is None:
             bucket_path = self.locations.relative_bucket(pbytes, bucket)
+            _check_component_lengths(bucket_path)
             external = self.locations.external_paths_of(pbytes, bucket)
             writer = KeyValueFileWriter(
                 self.store.file_io,
