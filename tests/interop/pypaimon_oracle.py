@@ -234,6 +234,10 @@ def _script_op(catalog: Any, op: dict[str, Any]) -> None:
         table.rollback_to(op["to"])
     elif kind == "branch":
         catalog.create_branch(name, op["name"], op.get("tag"))
+    elif kind == "consumer":
+        from pypaimon.consumer.consumer import Consumer
+
+        table.consumer_manager().reset_consumer(op["name"], Consumer(int(op["next_snapshot"])))
     elif kind == "read":
         if op.get("snapshot_id") is not None:
             table = table.copy({"scan.snapshot-id": str(op["snapshot_id"])})

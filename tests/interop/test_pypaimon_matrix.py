@@ -47,7 +47,7 @@ from lakeops import Catalog
 from lakeops.errors import LakeopsError
 from lakeops.io.data_formats import READABLE_FORMATS
 from lakeops.option_registry import WRITABLE_FORMATS
-from tests.interop.oracle import oracle_batch, oracle_script
+from tests.interop.oracle import oracle_batch, oracle_read, oracle_script
 
 pytestmark = pytest.mark.interop
 
@@ -1164,6 +1164,7 @@ def _tagged_and_branched(warehouse: Path) -> tuple[Model, Model, Model]:
         {"op": "branch", "table": TABLE, "name": "b", "tag": "t1"},
         {"op": "write", "table": f"{TABLE}$branch_b", "data": _table(on_branch, schema)},
         {"op": "write", "table": TABLE, "data": _table(c2, schema)},
+        {"op": "consumer", "table": TABLE, "name": "stream", "next_snapshot": 2},
         {"op": "write", "table": TABLE, "data": _table(c3, schema)},
     ]
     oracle_script(warehouse, ops)
@@ -1200,8 +1201,14 @@ def test_expiring_snapshots_keeps_what_tags_and_branches_reference(warehouse: Pa
     tag or a branch references, so the tag and the branch still read as they were."""
     models = _tagged_and_branched(warehouse)
     table = Catalog(str(warehouse)).get_table(TABLE)
+    consumer = Path(table.root) / "consumer" / "consumer-stream"
+    written = consumer.read_bytes()
     table.compact(full=True)
     table.expire_snapshots(retain_min=1, retain_max=1)
+    # pypaimon's consumer reads snapshot 2 next: it and every later snapshot stay, readable
+    assert table.store.snapshot_ids() == [2, 3, 4] and consumer.read_bytes() == written
+    kept = oracle_read(warehouse, TABLE, snapshot_id=2)
+    assert kept.num_rows == table.read(snapshot_id=2).num_rows > 0
     _check_tag_and_branch(warehouse, models)
 
 
