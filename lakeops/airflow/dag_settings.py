@@ -12,7 +12,8 @@ deployment configures them without editing DAG code (``infra/`` env templates li
 * ``LAKEOPS_LOOKUP_FLUSH_CRON`` (every 10 minutes), ``LAKEOPS_LOOKUP_TABLES`` (``db.t,db.u``: also
   run when one of them commits): ``lakeops_lookup_flush``;
 * ``LAKEOPS_MAINTENANCE_SCHEDULE`` (``@daily``), ``LAKEOPS_ORPHAN_OLDER_THAN_HOURS`` (24: younger
-  unreferenced files are kept): ``lakeops_maintenance``.
+  unreferenced files are kept; below 1 the orphan task fails, as the DAG never forces it):
+  ``lakeops_maintenance``.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ the command line, through a real ``spark-submit``."""
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -135,7 +137,6 @@ def test_lookup_flush_makes_new_keys_visible(
 def test_maintenance_expires_what_the_options_say(
     airflow_db: Path, catalog: Catalog, lakeops_conn: str, monkeypatch
 ) -> None:
-    monkeypatch.setenv("LAKEOPS_ORPHAN_OLDER_THAN_HOURS", "0")
     table = _table(
         catalog,
         "db.t",
@@ -145,6 +146,8 @@ def test_maintenance_expires_what_the_options_say(
         table.write(_rows(range(20), v))
     orphan = Path(table.root) / "dt=d1" / "bucket-0" / "data-orphan.parquet"
     orphan.write_bytes(b"junk")
+    two_days_ago = time.time() - 2 * 86400  # older than the default threshold of one day
+    os.utime(orphan, (two_days_ago, two_days_ago))
     keep_all = _table(catalog, "db.keep")
     for v in range(3):
         keep_all.write(_rows(range(5), v))

@@ -201,3 +201,16 @@ def normalize(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[
     """Rows (without their ``__kind__``) sorted by ``keys``, NULL keys last."""
     out = [{k: v for k, v in r.items() if k != "__kind__"} for r in rows]
     return sorted(out, key=lambda r: tuple((r[k] is None, r[k]) for k in keys))
+
+
+def id_v_model(*batches: pa.Table) -> dict[int, Any]:
+    """The plain model of upserts of ``(id, v)`` batches in order: the last ``v`` per id."""
+    out: dict[int, Any] = {}
+    for b in batches:
+        out.update(zip(b.column("id").to_pylist(), b.column("v").to_pylist(), strict=True))
+    return out
+
+
+def java_id_v_rows(result: dict[str, Any]) -> dict[int, Any]:
+    """The ``(id, v)`` rows of a Java ``read`` result, by id."""
+    return {int(r["id"]): r["v"] for r in result["rows"]}

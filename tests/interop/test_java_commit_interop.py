@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog
-from tests.interop.java_oracle import run_ops
+from tests.interop.java_oracle import id_v_model, java_id_v_rows, run_ops
 from tests.interop.oracle import oracle_read
 
 pytestmark = pytest.mark.interop
@@ -21,17 +21,6 @@ SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 
 def _kv(ids: list[int], tag: str) -> pa.Table:
     return pa.table({"id": ids, "v": [f"{tag}{i}" for i in ids]}, schema=SCHEMA)
-
-
-def _model(*batches: pa.Table) -> dict[int, str]:
-    out: dict[int, str] = {}
-    for b in batches:
-        out.update(zip(b.column("id").to_pylist(), b.column("v").to_pylist(), strict=True))
-    return out
-
-
-def _java_rows(result: dict) -> dict[int, str]:  # type: ignore[type-arg]
-    return {int(r["id"]): r["v"] for r in result["rows"]}
 
 
 def _rows(table: pa.Table) -> dict[int, str]:
@@ -50,7 +39,7 @@ def test_a_rollback_survives_paimons_own_expiry(warehouse: Path, java_classpath:
     assert rolled is not None
     after = _kv([5, 200], "c")
     table.write(after)  # 5
-    expected = _model(first, after)
+    expected = id_v_model(first, after)
     # (pypaimon 2.1 cannot read manifests Java 0.9 writes: it reads before Java compacts)
     assert _rows(oracle_read(warehouse, "db.t")) == expected
     results = run_ops(
@@ -64,8 +53,8 @@ def test_a_rollback_survives_paimons_own_expiry(warehouse: Path, java_classpath:
         ],
     )
     assert results[0]["expired"] >= 3
-    assert _java_rows(results[1]) == expected
-    assert _java_rows(results[3]) == expected
+    assert java_id_v_rows(results[1]) == expected
+    assert java_id_v_rows(results[3]) == expected
     assert _rows(catalog.get_table("db.t").read()) == expected
 
 
@@ -79,7 +68,9 @@ def test_resequenced_commits_read_the_same_in_java(warehouse: Path, java_classpa
     second.write(_kv(list(reversed(range(50, 150))), "second"))
     table.commit(first.prepare_commit())
     table.commit(second.prepare_commit())  # re-sequenced above the first
-    expected = _model(_kv(list(range(100)), "first"), _kv(list(reversed(range(50, 150))), "second"))
+    expected = id_v_model(
+        _kv(list(range(100)), "first"), _kv(list(reversed(range(50, 150))), "second")
+    )
     results = run_ops(
         java_classpath,
         str(warehouse),
@@ -89,6 +80,6 @@ def test_resequenced_commits_read_the_same_in_java(warehouse: Path, java_classpa
             {"op": "read", "table": "db.t"},
         ],
     )
-    assert _java_rows(results[0]) == expected
-    assert _java_rows(results[2]) == expected
+    assert java_id_v_rows(results[0]) == expected
+    assert java_id_v_rows(results[2]) == expected
     assert _rows(catalog.get_table("db.t").read()) == expected

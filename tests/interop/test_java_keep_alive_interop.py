@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog
-from tests.interop.java_oracle import json_rows, run_ops
+from tests.interop.java_oracle import id_v_model, java_id_v_rows, json_rows, run_ops
 
 pytestmark = pytest.mark.interop
 
@@ -21,17 +21,6 @@ SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 
 def _kv(ids: range, tag: str) -> pa.Table:
     return pa.table({"id": list(ids), "v": [f"{tag}{i}" for i in ids]}, schema=SCHEMA)
-
-
-def _model(*batches: pa.Table) -> dict[int, str]:
-    out: dict[int, str] = {}
-    for b in batches:
-        out.update(zip(b.column("id").to_pylist(), b.column("v").to_pylist(), strict=True))
-    return out
-
-
-def _java_rows(result: dict) -> dict[int, str]:  # type: ignore[type-arg]
-    return {int(r["id"]): r["v"] for r in result["rows"]}
 
 
 def test_java_tags_branches_and_consumers_survive_lakeops_maintenance(
@@ -96,7 +85,7 @@ def test_java_tags_branches_and_consumers_survive_lakeops_maintenance(
             {"op": "read", "table": "db.t"},
         ],
     )
-    assert _java_rows(results[0]) == _model(commits[0])
-    assert _java_rows(results[1]) == _model(commits[0], on_branch)
-    assert _java_rows(results[2]) == _model(*commits)
-    assert _java_rows(results[3]) == _model(*commits, *later)
+    assert java_id_v_rows(results[0]) == id_v_model(commits[0])
+    assert java_id_v_rows(results[1]) == id_v_model(commits[0], on_branch)
+    assert java_id_v_rows(results[2]) == id_v_model(*commits)
+    assert java_id_v_rows(results[3]) == id_v_model(*commits, *later)
