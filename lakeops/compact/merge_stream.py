@@ -17,15 +17,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.merge import MergeEngine, merge_sorted, sort_records
-from lakeops.spec.floats import order_value, total_order
+from lakeops.spec.floats import total_order
 
 __all__ = ["merge_runs"]
 
 
 def _last_key(table: pa.Table, keys: Sequence[str]) -> tuple[Any, ...]:
-    """The last key of ``table``, float fields in Java's total order (``order_value``)."""
+    """The last key of ``table``, float fields in Java's total order (``total_order``)."""
     n = table.num_rows - 1
-    return tuple(order_value(table.column(k)[n].as_py()) for k in keys)
+    return tuple(total_order(table.column(k).slice(n, 1))[0].as_py() for k in keys)
 
 
 def _below(table: pa.Table, keys: Sequence[str], bound: tuple[Any, ...]) -> pa.Array:
