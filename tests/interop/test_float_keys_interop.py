@@ -38,6 +38,7 @@ _BITS: dict[str, tuple[int, int]] = {  # label -> (float32 bits, float64 bits)
     "0": (0x00000000, 0x0000000000000000),
 }
 _VALUES = {"-inf": -math.inf, "-1.5": -1.5, "1.0": 1.0, "2.5": 2.5, "inf": math.inf}
+_VALUES.update({"5.0": 5.0, "7.0": 7.0})
 LABELS = ["-inf", "-1.5", "-0", "0", "1.0", "2.5", "inf", "nan1"]
 
 # (commit, [(key label, v)], row kind); lakeops fully compacts after the third commit
@@ -222,3 +223,110 @@ def test_float_keys_read_alike_by_lakeops_java_and_the_model(
     for paimon, _ in WIDTHS:
         assert _state(next(later)["rows"]) == [("-0", 11), ("0", 3), ("1.0", 4), ("NaN", 12)]
         assert _state(next(later)["rows"]) == [("-0", 11), ("1.0", 4)], paimon
+
+
+# ----------------------------------------------------------------------------- sequence.field
+# (k, s, v) in input order; one batch, then a second commit (lakeops only: Java 0.9 ties a NaN
+# sequence value with every other one across files, Paimon 2.0 and lakeops put NaN highest)
+SEQ_BATCH: list[tuple[int, str | None, int]] = [
+    (1, "5.0", 1),
+    (2, "nan1", 2),
+    (2, "7.0", 3),
+    (3, "0", 5),
+    (3, "-0", 4),
+    (4, "nan1", 6),
+    (4, "nan3", 7),
+    (5, "inf", 8),
+    (5, "nan2", 9),
+    (5, "1.0", 10),
+    (6, None, 15),
+    (6, "-inf", 16),
+]
+SEQ_SECOND: list[tuple[int, str | None, int]] = [
+    (1, "nan2", 11),
+    (5, "2.5", 12),
+    (3, "-0", 13),
+    (2, "nan3", 14),
+    (6, None, 17),
+]
+
+
+def _seq_rank(label: str | None) -> tuple[float, ...]:
+    """Java's order of a sequence value, plainly: null lowest, NaN highest, -0.0 below 0.0."""
+    if label is None:
+        return (0.0,)
+    if label.startswith("nan"):
+        return (2.0,)
+    value = float({"-0": "-0.0", "0": "0.0"}.get(label, label))
+    return (1.0, value, math.copysign(1.0, value))
+
+
+def _seq_model(commits: list[list[tuple[int, str | None, int]]]) -> list[tuple[int, int]]:
+    best: dict[int, tuple[tuple[float, ...], int, int, int]] = {}
+    for c, rows in enumerate(commits):
+        for i, (k, s, v) in enumerate(rows):
+            candidate = (_seq_rank(s), c, i, v)
+            if k not in best or candidate[:3] >= best[k][:3]:
+                best[k] = candidate
+    return sorted((k, entry[3]) for k, entry in best.items())
+
+
+def _seq_batch(rows: list[tuple[int, str | None, int]]) -> pa.Table:
+    labels = [s for _, s, _ in rows]
+    values = _keys([s or "0" for s in labels], pa.float64())
+    mask = np.array([s is None for s in labels])
+    return pa.table(
+        {
+            "k": pa.array([k for k, _, _ in rows], pa.int64()),
+            "s": pa.array(values.to_numpy(zero_copy_only=False), pa.float64(), mask=mask),
+            "v": pa.array([v for _, _, v in rows], pa.int64()),
+        },
+        schema=pa.schema(
+            [pa.field("k", pa.int64(), False), ("s", pa.float64()), ("v", pa.int64())]
+        ),
+    )
+
+
+def _kv(rows: list[dict[str, Any]]) -> list[tuple[int, int]]:
+    return sorted((r["k"], r["v"]) for r in rows)
+
+
+def test_nan_sequence_field_sorts_highest(warehouse: Path, java_classpath: str) -> None:
+    catalog = Catalog(str(warehouse))
+    catalog.create_database("db")
+    options = {"bucket": "1", "sequence.field": "s"}
+    ours = catalog.create_table("db.seq_ours", _seq_batch(SEQ_BATCH).schema, ["k"], options=options)
+    ours.write(_seq_batch(SEQ_BATCH))
+    first = _kv(ours.read().to_pylist())
+    assert first == _seq_model([SEQ_BATCH])
+    ours.write(_seq_batch(SEQ_SECOND))
+    assert _kv(ours.read().to_pylist()) == _seq_model([SEQ_BATCH, SEQ_SECOND])
+    ours.compact(full=True)
+    assert _kv(ours.read().to_pylist()) == _seq_model([SEQ_BATCH, SEQ_SECOND])
+    results = run_ops(
+        java_classpath,
+        warehouse,
+        [
+            {
+                "op": "create",
+                "table": "db.seq_java",
+                "fields": [
+                    {"name": "k", "type": "BIGINT NOT NULL"},
+                    {"name": "s", "type": "DOUBLE"},
+                    {"name": "v", "type": "BIGINT"},
+                ],
+                "primary_keys": ["k"],
+                "partition_keys": [],
+                "options": options,
+            },
+            # Java's write buffer orders one batch by its normalized keys: NaN highest
+            {"op": "write", "table": "db.seq_java", "rows": json_rows(_seq_batch(SEQ_BATCH))},
+            {"op": "read", "table": "db.seq_java"},
+            {"op": "read", "table": "db.seq_ours", "snapshot_id": 1},
+            {"op": "read", "table": "db.seq_ours"},
+        ],
+    )
+    assert _kv(results[2]["rows"]) == first
+    assert _kv(catalog.get_table("db.seq_java").read().to_pylist()) == first
+    assert _kv(results[3]["rows"]) == first
+    assert _kv(results[4]["rows"]) == _seq_model([SEQ_BATCH, SEQ_SECOND])
