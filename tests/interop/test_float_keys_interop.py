@@ -209,9 +209,9 @@ def test_float_keys_read_alike_by_lakeops_java_and_the_model(
         java_table.write(_batch(arrow, [("nan2", 10), ("-0", 11), ("nan3", 12)], "+I"))
         after_upsert = [("-0", 11), ("0", 3), ("1.0", 4), ("NaN", 12)]
         assert _state(java_table.read().to_pylist()) == after_upsert, paimon
-        assert _state(
-            java_table.lookup(pa.table({"k": _keys(["nan2"], arrow)})).to_pylist()
-        ) == [("NaN", 12)]
+        assert _state(java_table.lookup(pa.table({"k": _keys(["nan2"], arrow)})).to_pylist()) == [
+            ("NaN", 12)
+        ]
         java_table.write(_batch(arrow, [("nan2", 0), ("0", 0)], "-D"))
         after_delete = [("-0", 11), ("1.0", 4)]
         assert _state(java_table.read().to_pylist()) == after_delete, paimon
