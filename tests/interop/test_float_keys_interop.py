@@ -145,19 +145,20 @@ def _buckets_apart(arrow: pa.DataType, paimon: str) -> int:
 WIDTHS = [("DOUBLE", pa.float64()), ("FLOAT", pa.float32())]
 
 
-def test_float_keys_read_alike_by_lakeops_java_and_the_model(
-    warehouse: Path, java_classpath: str
-) -> None:
-    catalog = Catalog(str(warehouse))
-    catalog.create_database("db")
-    java_ops: list[dict[str, Any]] = []
-    ours_reads: dict[str, list[list[tuple[str, int]]]] = {}
-    buckets: dict[str, int] = {}
+Ops = list[dict[str, Any]]
+Results = list[dict[str, Any]]
+
+
+def _float_keys_before_java(catalog: Catalog) -> tuple[Ops, dict[str, list[Any]]]:
+    """lakeops writes, deletes, compacts and writes again (reading after every step); the ops
+    with which Java then reads every snapshot, compacts, reads, and writes a table of its own."""
+    java_ops: Ops = []
+    ours_reads: dict[str, list[Any]] = {}
     for paimon, arrow in WIDTHS:
-        n = buckets[paimon] = _buckets_apart(arrow, paimon)
+        n = _buckets_apart(arrow, paimon)
         options = {"bucket": str(n), "rowkind.field": "op"}
-        # lakeops writes, compacts and writes again; Java reads every snapshot, then compacts
-        ours = catalog.create_table(f"db.ours_{paimon}", _schema(arrow), ["k"], options=options)
+        table = f"db.ours_{paimon}"
+        ours = catalog.create_table(table, _schema(arrow), ["k"], options=options)
         reads = ours_reads[paimon] = []
         for i, (rows, kind) in enumerate(COMMITS, start=1):
             ours.write(_batch(arrow, rows, kind))
@@ -165,7 +166,6 @@ def test_float_keys_read_alike_by_lakeops_java_and_the_model(
             if i == COMPACT_AFTER:
                 ours.compact(full=True)
                 reads.append(_state(ours.read().to_pylist()))
-        table = f"db.ours_{paimon}"
         java_ops += [{"op": "read", "table": table, "snapshot_id": s} for s in range(1, 7)]
         java_ops += [{"op": "compact", "table": table}, {"op": "read", "table": table}]
         # Java writes NaN (its canonical Double.NaN) and ±0.0; lakeops upserts them after
@@ -180,7 +180,7 @@ def test_float_keys_read_alike_by_lakeops_java_and_the_model(
                 ],
                 "primary_keys": ["k"],
                 "partition_keys": [],
-                "options": {"bucket": str(n), "rowkind.field": "op"},
+                "options": options,
             },
             {
                 "op": "write",
@@ -190,39 +190,61 @@ def test_float_keys_read_alike_by_lakeops_java_and_the_model(
                 ),
             },
         ]
-    results = iter(run_ops(java_classpath, warehouse, java_ops))
+    return java_ops, ours_reads
 
+
+def _float_keys_after_java(
+    catalog: Catalog, results: Results, ours_reads: dict[str, list[Any]]
+) -> Ops:
+    """Check lakeops', Java's and the model's reads; lakeops then upserts and deletes NaN and
+    ±0.0 in Java's table (they must land in Java's buckets: a read would show a key twice
+    otherwise). Returns the ops with which Java reads that table again."""
     expected = [_model(i) for i in range(1, COMPACT_AFTER + 1)]
     expected += [_model(COMPACT_AFTER)] + [_model(i) for i in range(COMPACT_AFTER + 1, 6)]
-    later_ops: list[dict[str, Any]] = []
+    answers = iter(results)
+    later_ops: Ops = []
     for paimon, arrow in WIDTHS:
         assert ours_reads[paimon] == expected, paimon
-        java_reads = [_state(next(results)["rows"]) for _ in range(6)]
+        java_reads = [_state(next(answers)["rows"]) for _ in range(6)]
         assert java_reads == expected, paimon
-        next(results)  # Java's compaction
-        assert _state(next(results)["rows"]) == expected[-1], paimon
+        next(answers)  # Java's compaction
+        assert _state(next(answers)["rows"]) == expected[-1], paimon
         ours = catalog.get_table(f"db.ours_{paimon}")
         assert _state(ours.read().to_pylist()) == expected[-1], paimon
-        next(results), next(results)  # create, write
-        # lakeops upserts NaN of other payloads and ±0.0 into Java's table: same buckets, merged
+        next(answers), next(answers)  # create, write
         java_table = catalog.get_table(f"db.java_{paimon}")
         java_table.write(_batch(arrow, [("nan2", 10), ("-0", 11), ("nan3", 12)], "+I"))
-        after_upsert = [("-0", 11), ("0", 3), ("1.0", 4), ("NaN", 12)]
-        assert _state(java_table.read().to_pylist()) == after_upsert, paimon
-        assert _state(java_table.lookup(pa.table({"k": _keys(["nan2"], arrow)})).to_pylist()) == [
-            ("NaN", 12)
-        ]
+        assert _state(java_table.read().to_pylist()) == AFTER_UPSERT, paimon
+        looked = java_table.lookup(pa.table({"k": _keys(["nan2"], arrow)}))
+        assert _state(looked.to_pylist()) == [("NaN", 12)], paimon
         java_table.write(_batch(arrow, [("nan2", 0), ("0", 0)], "-D"))
-        after_delete = [("-0", 11), ("1.0", 4)]
-        assert _state(java_table.read().to_pylist()) == after_delete, paimon
+        assert _state(java_table.read().to_pylist()) == AFTER_DELETE, paimon
         later_ops += [
             {"op": "read", "table": f"db.java_{paimon}", "snapshot_id": 2},
             {"op": "read", "table": f"db.java_{paimon}", "snapshot_id": 3},
         ]
+    return later_ops
+
+
+AFTER_UPSERT = [("-0", 11), ("0", 3), ("1.0", 4), ("NaN", 12)]
+AFTER_DELETE = [("-0", 11), ("1.0", 4)]
+
+
+def test_float_keys_and_sequence_fields_read_alike_by_lakeops_java_and_the_model(
+    warehouse: Path, java_classpath: str
+) -> None:
+    """Both scenarios share two JVM runs (a JVM start costs seconds)."""
+    catalog = Catalog(str(warehouse))
+    catalog.create_database("db")
+    float_ops, ours_reads = _float_keys_before_java(catalog)
+    seq_ops, seq_expected = _sequence_before_java(catalog)
+    results = run_ops(java_classpath, warehouse, float_ops + seq_ops)
+    later_ops = _float_keys_after_java(catalog, results[: len(float_ops)], ours_reads)
+    _sequence_after_java(catalog, results[len(float_ops) :], seq_expected)
     later = iter(run_ops(java_classpath, warehouse, later_ops))
     for paimon, _ in WIDTHS:
-        assert _state(next(later)["rows"]) == [("-0", 11), ("0", 3), ("1.0", 4), ("NaN", 12)]
-        assert _state(next(later)["rows"]) == [("-0", 11), ("1.0", 4)], paimon
+        assert _state(next(later)["rows"]) == AFTER_UPSERT, paimon
+        assert _state(next(later)["rows"]) == AFTER_DELETE, paimon
 
 
 # ----------------------------------------------------------------------------- sequence.field
@@ -291,42 +313,43 @@ def _kv(rows: list[dict[str, Any]]) -> list[tuple[int, int]]:
     return sorted((r["k"], r["v"]) for r in rows)
 
 
-def test_nan_sequence_field_sorts_highest(warehouse: Path, java_classpath: str) -> None:
-    catalog = Catalog(str(warehouse))
-    catalog.create_database("db")
+def _sequence_before_java(catalog: Catalog) -> tuple[Ops, dict[str, Any]]:
+    """A ``sequence.field`` table: lakeops writes one batch, a second commit, compacts; Java
+    writes the same batch into its own table (its write buffer orders a batch by normalized
+    keys: NaN highest) and reads both."""
     options = {"bucket": "1", "sequence.field": "s"}
     ours = catalog.create_table("db.seq_ours", _seq_batch(SEQ_BATCH).schema, ["k"], options=options)
     ours.write(_seq_batch(SEQ_BATCH))
     first = _kv(ours.read().to_pylist())
     assert first == _seq_model([SEQ_BATCH])
     ours.write(_seq_batch(SEQ_SECOND))
-    assert _kv(ours.read().to_pylist()) == _seq_model([SEQ_BATCH, SEQ_SECOND])
+    second = _seq_model([SEQ_BATCH, SEQ_SECOND])
+    assert _kv(ours.read().to_pylist()) == second
     ours.compact(full=True)
-    assert _kv(ours.read().to_pylist()) == _seq_model([SEQ_BATCH, SEQ_SECOND])
-    results = run_ops(
-        java_classpath,
-        warehouse,
-        [
-            {
-                "op": "create",
-                "table": "db.seq_java",
-                "fields": [
-                    {"name": "k", "type": "BIGINT NOT NULL"},
-                    {"name": "s", "type": "DOUBLE"},
-                    {"name": "v", "type": "BIGINT"},
-                ],
-                "primary_keys": ["k"],
-                "partition_keys": [],
-                "options": options,
-            },
-            # Java's write buffer orders one batch by its normalized keys: NaN highest
-            {"op": "write", "table": "db.seq_java", "rows": json_rows(_seq_batch(SEQ_BATCH))},
-            {"op": "read", "table": "db.seq_java"},
-            {"op": "read", "table": "db.seq_ours", "snapshot_id": 1},
-            {"op": "read", "table": "db.seq_ours"},
-        ],
-    )
-    assert _kv(results[2]["rows"]) == first
-    assert _kv(catalog.get_table("db.seq_java").read().to_pylist()) == first
-    assert _kv(results[3]["rows"]) == first
-    assert _kv(results[4]["rows"]) == _seq_model([SEQ_BATCH, SEQ_SECOND])
+    assert _kv(ours.read().to_pylist()) == second
+    ops: Ops = [
+        {
+            "op": "create",
+            "table": "db.seq_java",
+            "fields": [
+                {"name": "k", "type": "BIGINT NOT NULL"},
+                {"name": "s", "type": "DOUBLE"},
+                {"name": "v", "type": "BIGINT"},
+            ],
+            "primary_keys": ["k"],
+            "partition_keys": [],
+            "options": options,
+        },
+        {"op": "write", "table": "db.seq_java", "rows": json_rows(_seq_batch(SEQ_BATCH))},
+        {"op": "read", "table": "db.seq_java"},
+        {"op": "read", "table": "db.seq_ours", "snapshot_id": 1},
+        {"op": "read", "table": "db.seq_ours"},
+    ]
+    return ops, {"first": first, "second": second}
+
+
+def _sequence_after_java(catalog: Catalog, results: Results, expected: dict[str, Any]) -> None:
+    assert _kv(results[2]["rows"]) == expected["first"]  # Java's own batch
+    assert _kv(catalog.get_table("db.seq_java").read().to_pylist()) == expected["first"]
+    assert _kv(results[3]["rows"]) == expected["first"]
+    assert _kv(results[4]["rows"]) == expected["second"]  # lakeops' compaction, read by Java
