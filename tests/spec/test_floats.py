@@ -4,16 +4,20 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
+from lakeops import Catalog
 from lakeops.bucket.hashing import hash_rows
 from lakeops.merge.ordering import group_starts, sort_records
+from lakeops.spec import binary_row
 from lakeops.spec.floats import canonical_nan, order_value, total_order
 from lakeops.spec.kv import SEQ
 from lakeops.spec.types import DataType
+from lakeops.write import file_writer
 
 DOUBLE_BITS = [
     0x7FF8000000000000,  # Double.NaN
@@ -91,3 +95,28 @@ def test_sort_and_group_float_keys_and_nulls_in_total_order() -> None:
     for lo, hi in zip(starts, ends, strict=True):
         group = seq_rank[lo:hi]
         assert group == sorted(group)  # null lowest, NaN highest, -0.0 below 0.0
+
+
+def test_key_statistics_and_filters_with_nan_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Key statistics bound float keys in Java's order (NaN the greatest, whatever slice it
+    came in), and a filter never prunes a file by a NaN bound: ``k > 5`` finds 7.0."""
+    monkeypatch.setattr(file_writer, "_ROWS_PER_WRITE", 2)  # slices: [NaN, NaN], [-1, 7], …
+    catalog = Catalog(str(tmp_path))
+    catalog.create_database("db")
+    schema = pa.schema([pa.field("k", pa.float64(), False), ("v", pa.int64())])
+    table = catalog.create_table("db.t", schema, ["k"], options={"bucket": "1"})
+    keys = [float("nan"), -1.0, 7.0, -0.0, 0.0]
+    table.write(pa.table({"k": pa.array(keys), "v": pa.array(range(5), pa.int64())}))
+    (entry,) = table.store.live_entries(table.store.latest_snapshot())
+    stats = entry.file.key_stats
+    lo = binary_row.deserialize(stats.min_values, [DataType.parse("DOUBLE")])[0]
+    hi = binary_row.deserialize(stats.max_values, [DataType.parse("DOUBLE")])[0]
+    assert lo == -1.0 and math.isnan(hi)
+    # the written order: -1.0, -0.0, 0.0, 7.0, NaN
+    assert _model_rank(lo) == min(_model_rank(k) for k in keys)
+    got = table.read(filter=[("k", ">", 5.0)]).to_pylist()
+    assert got == [{"k": 7.0, "v": 2}]
+    zero = table.read(filter=[("k", "<", 0.0)]).to_pylist()
+    assert zero == [{"k": -1.0, "v": 1}]
