@@ -106,3 +106,32 @@ def test_float_keys_changelog_and_indexes(warehouse: Path, options: dict[str, st
             assert sorted((r["_row_kind"], _label(r["k"]), r["v"]) for r in produced) == sorted(
                 changes
             ), i
+
+
+def test_row_deduplicate_compares_float_values_as_java(warehouse: Path) -> None:
+    """``changelog-producer.row-deduplicate``: an update that leaves a NaN value NaN (another
+    payload) produces no changelog; ``-0.0`` -> ``0.0`` does (Double.compare differs)."""
+    catalog = Catalog(str(warehouse))
+    catalog.create_database("db")
+    schema = pa.schema([pa.field("k", pa.int64(), False), ("x", pa.float64())])
+    options = {
+        "bucket": "1",
+        "changelog-producer": "lookup",
+        "changelog-producer.row-deduplicate": "true",
+    }
+    table = catalog.create_table("db.t", schema, ["k"], options=options)
+    values = [_key("nan", 0), _key("nan", 2), -0.0, 0.0, 0.0]
+    emitted = []
+    for x in values:
+        table.write(pa.table({"k": pa.array([1], pa.int64()), "x": pa.array([x])}, schema=schema))
+        latest = table.latest_snapshot()
+        assert latest is not None
+        changes = table.read_changes(latest.id - 1, latest.id, mode="changelog").to_pylist()
+        emitted.append(sorted((r["_row_kind"], _label(r["x"])) for r in changes))
+    assert emitted == [
+        [("+I", "nan")],
+        [],
+        [("+U", "-0"), ("-U", "nan")],
+        [("+U", "0"), ("-U", "-0")],
+        [],
+    ]
