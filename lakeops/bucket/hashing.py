@@ -3,8 +3,10 @@
 Paimon hashes the bucket key's BinaryRow (without the serialization arity prefix) with
 MurmurHash3 x86 32-bit, seed 42, reading the row as little-endian 4-byte words (rows are always
 8-byte aligned, so there is no tail), then ``bucket = abs(hash % num_buckets)`` with Java's
-remainder (the sign follows the dividend). Everything here is vectorised with numpy: rows are
-sorted by their length in words so each mixing round works on a shrinking prefix.
+remainder (the sign follows the dividend). FLOAT/DOUBLE fields hash their IEEE bits with every
+NaN as Java's canonical ``Float.NaN``/``Double.NaN`` (:mod:`lakeops.spec.floats`): all NaN keys
+land in one bucket, and ``-0.0`` hashes apart from ``0.0``. Everything here is vectorised with
+numpy: rows are sorted by their length in words so each mixing round works on a shrinking prefix.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.merge.engine import is_retraction
+from lakeops.spec.floats import total_order
 from lakeops.spec.kv import KIND, RowKind
 
 __all__ = ["changelog_records"]
@@ -31,8 +32,10 @@ _SUFFIX = "__before"
 
 
 def _equal(a: pa.ChunkedArray, b: pa.ChunkedArray) -> np.ndarray:
-    """Null-safe equality of two columns."""
-    eq = pc.equal(a, b).fill_null(False).to_numpy(zero_copy_only=False).astype(bool)
+    """Null-safe equality of two columns (floats as ``Double.compare`` sees them: NaN equals
+    NaN, ``-0.0`` differs from ``0.0``, as Paimon's record equaliser compares them)."""
+    eq = pc.equal(total_order(a), total_order(b)).fill_null(False)
+    eq = eq.to_numpy(zero_copy_only=False).astype(bool)
     both_null = a.is_null().to_numpy(zero_copy_only=False) & b.is_null().to_numpy(
         zero_copy_only=False
     )

@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 from lakeops.errors import ConfigurationError
 from lakeops.options import TableOptions
 from lakeops.read.kv_reader import KeyValueReader
+from lakeops.spec.floats import total_order
 from lakeops.spec.kv import KIND, ROW_KINDS
 from lakeops.spec.locations import FileLocations
 from lakeops.spec.manifest import FileKind, ManifestEntry
@@ -141,7 +142,8 @@ def _diff(
         if c in keys:
             continue
         a, b = joined.column(c), joined.column(c + suffix)
-        eq = pc.equal(a, b).fill_null(False).to_numpy(zero_copy_only=False).astype(bool)
+        eq = pc.equal(total_order(a), total_order(b)).fill_null(False)  # NaN equals NaN
+        eq = eq.to_numpy(zero_copy_only=False).astype(bool)
         same &= eq | (
             a.is_null().to_numpy(zero_copy_only=False) & b.is_null().to_numpy(zero_copy_only=False)
         )

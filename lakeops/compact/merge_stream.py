@@ -17,21 +17,24 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.merge import MergeEngine, merge_sorted, sort_records
+from lakeops.spec.floats import total_order
 
 __all__ = ["merge_runs"]
 
 
 def _last_key(table: pa.Table, keys: Sequence[str]) -> tuple[Any, ...]:
+    """The last key of ``table``, float fields in Java's total order (``total_order``)."""
     n = table.num_rows - 1
-    return tuple(table.column(k)[n].as_py() for k in keys)
+    return tuple(total_order(table.column(k).slice(n, 1))[0].as_py() for k in keys)
 
 
 def _below(table: pa.Table, keys: Sequence[str], bound: tuple[Any, ...]) -> pa.Array:
-    """Mask of rows whose key tuple is lexicographically below ``bound``."""
+    """Mask of rows whose key tuple is lexicographically below ``bound`` (a :func:`_last_key`),
+    float fields compared in Java's total order."""
     result = None
     equal_so_far = None
     for k, value in zip(keys, bound, strict=True):
-        col = table.column(k)
+        col = total_order(table.column(k))
         scalar = pa.scalar(value, type=col.type)
         lt = pc.less(col, scalar)
         term = lt if equal_so_far is None else pc.and_(equal_so_far, lt)

@@ -31,10 +31,12 @@ from lakeops.compact.strategy import CompactUnit
 from lakeops.io.file_io import FileIO
 from lakeops.merge import MergeEngine, merge_sorted, sort_records
 from lakeops.merge.engine import is_retraction
+from lakeops.merge.ordering import key_order
 from lakeops.options import TableOptions
 from lakeops.read.evolution import SchemaLookup
 from lakeops.read.kv_reader import KeyValueReader
 from lakeops.spec.data_file import FILE_SOURCE_COMPACT, DataFileMeta
+from lakeops.spec.floats import order_value
 from lakeops.spec.kv import KIND
 from lakeops.spec.locations import ExternalPaths
 from lakeops.spec.schema import TableSchema
@@ -274,15 +276,11 @@ class CompactTask:
                 return merged.schema.empty_table()
             touched = touched.group_by(keys).aggregate([])
             mine = records.join(touched, keys=keys, join_type="left semi")
-            low = tuple(
-                c[0].as_py()
-                for c in (touched.sort_by([(k, "ascending") for k in keys]).column(k) for k in keys)
-            )
+            # the touched keys' bounds, comparable with reader.key_range (floats in Java order)
+            ordered = touched.take(key_order(touched, keys))
+            low = tuple(order_value(ordered.column(k)[0].as_py()) for k in keys)
             last = touched.num_rows - 1
-            high = tuple(
-                c[last].as_py()
-                for c in (touched.sort_by([(k, "ascending") for k in keys]).column(k) for k in keys)
-            )
+            high = tuple(order_value(ordered.column(k)[last].as_py()) for k in keys)
             outside = self._lookup().records(touched, low, high).cast(mine.schema)
             older = pa.concat_tables([outside, mine.filter(pc.greater(mine.column(LEVEL), 0))])
             before = merge_sorted(self._sort(older), keys, ctx.engine)

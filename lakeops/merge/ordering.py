@@ -3,9 +3,10 @@
 Records are ordered by key, then by ``sequence.field`` (left to right; values inverted for
 ``sequence.field.sort-order=descending``, but a NULL sequence value sorts first — it loses —
 in both orders, as Paimon's generated comparator has it: ``nullIsLast=false`` and the order's
-sign applied only to two non-null values), then by the system sequence number. After sorting,
-each key is a contiguous *group*; :func:`group_starts` finds them by comparing neighbours,
-without any per-row Python.
+sign applied only to two non-null values), then by the system sequence number. FLOAT/DOUBLE keys
+and sequence fields sort and compare in Java's total order (``Double.compare``: one NaN, the
+greatest value; ``-0.0 < 0.0``). After sorting, each key is a contiguous *group*;
+:func:`group_starts` finds them by comparing neighbours, without any per-row Python.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lakeops.spec.floats import total_order
 from lakeops.spec.kv import SEQ
 
 if TYPE_CHECKING:
     from lakeops.merge.engine import MergeEngine
 
-__all__ = ["group_starts", "merge_sorted", "sort_records"]
+__all__ = ["group_starts", "key_order", "merge_sorted", "sort_records"]
 
 
 def sort_records(
@@ -37,8 +39,22 @@ def sort_records(
     keys = [(k, "ascending") for k in key_columns]
     keys += [(f, order) for f in sequence_fields]
     keys.append((SEQ, "ascending"))
-    indices = _sort_indices(records, keys, nulls)
+    indices = _sort_indices(_orderable(records, [k for k, _ in keys]), keys, nulls)
     return records.take(indices)
+
+
+def key_order(records: pa.Table, key_columns: Sequence[str]) -> pa.Array:
+    """Indices that sort ``records`` by ``key_columns`` alone (floats in Java's order)."""
+    return _sort_indices(
+        _orderable(records, key_columns), [(k, "ascending") for k in key_columns], "at_start"
+    )
+
+
+def _orderable(records: pa.Table, columns: Sequence[str]) -> pa.Table:
+    """The ``columns`` of ``records``, float ones replaced by their Java total order (NaN one
+    value, greatest; ``-0.0 < 0.0``: :func:`lakeops.spec.floats.total_order`)."""
+    names = list(dict.fromkeys(columns))
+    return pa.table([total_order(records.column(c)) for c in names], names=names)
 
 
 def _sort_indices(records: pa.Table, keys: list[tuple[str, str]], nulls: str) -> pa.Array:
@@ -58,7 +74,7 @@ def group_starts(records: pa.Table, key_columns: Sequence[str]) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     change = np.zeros(n - 1, dtype=bool)
     for k in key_columns:
-        col = records.column(k)
+        col = total_order(records.column(k))
         neq = pc.not_equal(col.slice(1), col.slice(0, n - 1))
         change |= neq.to_numpy(zero_copy_only=False).astype(bool, copy=False)
     return np.concatenate(([0], np.flatnonzero(change) + 1)).astype(np.int64)

@@ -28,6 +28,7 @@ from lakeops.merge.config import MergeConfig, SequenceGroup, parse_merge_config
 from lakeops.merge.engine import MergeEngine
 from lakeops.merge.segments import Segments, rows_of, take_or_null
 from lakeops.options import TableOptions
+from lakeops.spec.floats import total_order
 from lakeops.spec.kv import KIND, RowKind
 from lakeops.spec.schema import TableSchema
 
@@ -43,14 +44,17 @@ DELETE_ERROR = (
 
 
 def dense_rank(records: pa.Table, columns: tuple[str, ...]) -> np.ndarray:
-    """Rank of every row by ``columns`` (lexicographic, nulls smallest); equal rows share one."""
+    """Rank of every row by ``columns`` (lexicographic, nulls smallest, floats in Java's total
+    order: one NaN, the greatest; ``-0.0 < 0.0``); equal rows share one."""
     n = records.num_rows
+    names = list(dict.fromkeys(columns))
+    ordered = pa.table([total_order(records.column(c)) for c in names], names=names)
     order = pc.sort_indices(
-        records.select(list(columns)), sort_keys=[(c, "ascending", "at_start") for c in columns]
+        ordered, sort_keys=[(c, "ascending", "at_start") for c in columns]
     ).to_numpy()
     change = np.zeros(n, dtype=bool)
     for c in columns:
-        col = records.column(c).take(pa.array(order)).combine_chunks()
+        col = ordered.column(c).take(pa.array(order)).combine_chunks()
         nulls = col.is_null().to_numpy(zero_copy_only=False)
         if n > 1:
             differ = pc.not_equal(col.slice(1), col.slice(0, n - 1)).fill_null(False)

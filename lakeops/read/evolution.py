@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 from lakeops.errors import CorruptTableError, UnsupportedFeatureError
 from lakeops.spec import binary_row
 from lakeops.spec.data_file import DataFileMeta
+from lakeops.spec.floats import order_value
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.schema_change import is_implicit_cast
 from lakeops.spec.types import DataType
@@ -143,9 +144,13 @@ class SchemaEvolution:
         return [m.sources[k][1] for k in self.key_names]  # type: ignore[index]
 
     def key_range(self, f: DataFileMeta) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-        """(min key, max key) of ``f`` as Python tuples of the trimmed primary key."""
+        """(min key, max key) of ``f`` as Python tuples of the trimmed primary key, made for
+        comparing: float fields as :func:`~lakeops.spec.floats.order_value` maps them (Java's
+        total order, NaN greatest)."""
         types = self.file_key_types(f)
-        return binary_row.deserialize(f.min_key, types), binary_row.deserialize(f.max_key, types)
+        lo = binary_row.deserialize(f.min_key, types)
+        hi = binary_row.deserialize(f.max_key, types)
+        return tuple(map(order_value, lo)), tuple(map(order_value, hi))
 
     def key_stats_range(self, f: DataFileMeta) -> dict[str, tuple[Any, Any]]:
         """Per key field (min, max) from ``f``'s key statistics ({} if they are unusable)."""

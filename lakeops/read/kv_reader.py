@@ -31,6 +31,7 @@ from lakeops.io.file_io import FileIO
 from lakeops.option_registry import check_data_file, check_readable
 from lakeops.read.evolution import SchemaEvolution, SchemaLookup, read_cast
 from lakeops.spec.data_file import DataFileMeta
+from lakeops.spec.floats import canonical_nan, is_floating
 from lakeops.spec.kv import KIND, SEQ, key_column
 from lakeops.spec.locations import FileLocations
 from lakeops.spec.schema import TableSchema
@@ -73,6 +74,12 @@ class KeyValueReader:
         self.key_names = schema.trimmed_primary_keys
         self.key_types = schema.types_of(self.key_names)
         self.merge_keys = [key_column(k) for k in self.key_names]
+        #: FLOAT/DOUBLE merge-key columns: NaN made canonical on read (lakeops.spec.floats)
+        self._float_keys = {
+            mk
+            for mk, t in zip(self.merge_keys, self.key_types, strict=True)
+            if is_floating(t.to_arrow())
+        }
         #: schema id -> the Arrow type of every column of files written with that schema
         self._file_types: dict[int, dict[str, pa.DataType]] = {}
 
@@ -202,6 +209,8 @@ class KeyValueReader:
                 col = read_cast(col, *cast)
             if col.type != target.type:
                 col = col.cast(target.type)
+            if target.name in self._float_keys:  # one NaN bit pattern (lakeops.spec.floats)
+                col = canonical_nan(col)
             out.append(col)
         return pa.Table.from_arrays(out, schema=schema)
 
@@ -237,8 +246,11 @@ class KeyValueReader:
         f: DataFileMeta,
     ) -> list[tuple[Any, Any] | None]:
         """Per row group, (min, max) of the first key column from the Parquet footer (None
-        where the statistics are missing)."""
+        where the statistics are missing, and everywhere for a float key: Parquet statistics
+        leave NaN out, and Java orders it above every other value)."""
         path = self._checked(directory, f)
+        if self.merge_keys[0] in self._float_keys:
+            return [None] * self._format(f).unit_count(path)
         fmt = self._format(f)
         first = self.evolution.mapping(f.schema_id).source_name(self.key_names[0])
         assert first is not None

@@ -74,8 +74,15 @@ def to_expression(dnf: list[list[Condition]]) -> pc.Expression:
     )
 
 
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and value != value
+
+
 def _range_may_hold(op: str, value: Any, lo: Any, hi: Any) -> bool:
-    """Could some x with lo <= x <= hi satisfy ``x op value``?"""
+    """Could some x with lo <= x <= hi satisfy ``x op value``? (A NaN bound — key statistics
+    hold floats in Java's total order, NaN the greatest — decides nothing.)"""
+    if _is_nan(lo) or _is_nan(hi):
+        return True
     try:
         if op in ("=", "=="):
             return bool(lo <= value <= hi)

@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 from lakeops.errors import CorruptTableError
+from lakeops.spec.floats import canonical_nan
 from lakeops.spec.types import DataType
 
 __all__ = [
@@ -113,11 +114,12 @@ def _fixed_slots(arr: pa.Array, t: DataType) -> np.ndarray:
         vals = (v & ((1 << width) - 1)).astype(np.uint64)
     elif r == "BIGINT":
         vals = arr.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64)
-    elif r == "FLOAT":
-        f = arr.fill_null(0).to_numpy(zero_copy_only=False).astype(np.float32)
-        vals = f.view(np.uint32).astype(np.uint64)
+    elif r == "FLOAT":  # NaN as Java's canonical Float.NaN (lakeops.spec.floats)
+        f = canonical_nan(arr.cast(pa.float32())).fill_null(0).to_numpy(zero_copy_only=False)
+        vals = f.astype(np.float32).view(np.uint32).astype(np.uint64)
     elif r == "DOUBLE":
-        vals = arr.fill_null(0).to_numpy(zero_copy_only=False).astype(np.float64).view(np.uint64)
+        d = canonical_nan(arr.cast(pa.float64())).fill_null(0).to_numpy(zero_copy_only=False)
+        vals = d.astype(np.float64).view(np.uint64)
     elif r == "DECIMAL":
         arr = arr.cast(pa.decimal128(t.precision or 10, t.scale or 0))
         words = np.frombuffer(arr.buffers()[1], dtype=np.int64)

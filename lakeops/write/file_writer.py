@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 from lakeops.io.file_io import FileIO, join
 from lakeops.spec import binary_row
 from lakeops.spec.data_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
+from lakeops.spec.floats import is_floating, order_value, total_order
 from lakeops.spec.kv import KIND, SEQ, RowKind, key_column
 from lakeops.spec.locations import ExternalPaths, FileLocations
 from lakeops.spec.schema import TableSchema
@@ -40,6 +41,19 @@ def data_file_schema(schema: TableSchema) -> pa.Schema:
     ]
     system = [pa.field(SEQ, pa.int64(), False), pa.field(KIND, pa.int8(), False)]
     return pa.schema(keys + system + list(schema.arrow_schema()))
+
+
+def _key_bounds(column: pa.ChunkedArray | pa.Array) -> tuple[Any, Any]:
+    """(min, max) of a key column for the key statistics; FLOAT/DOUBLE in Java's total order
+    (NaN the greatest, ``-0.0`` below ``0.0``), as Paimon's predicates compare them."""
+    if not is_floating(column.type):
+        mm = pc.min_max(column)
+        return mm["min"].as_py(), mm["max"].as_py()
+    ordered = total_order(column)
+    mm = pc.min_max(ordered)
+    lo = column[pc.index(ordered, mm["min"]).as_py()].as_py()
+    hi = column[pc.index(ordered, mm["max"]).as_py()].as_py()
+    return lo, hi
 
 
 class _OpenFile:
@@ -130,13 +144,13 @@ class RollingKeyValueWriter:
             f.first_key = [c[0].as_py() for c in key_cols]
         f.last_key = [c[n - 1].as_py() for c in key_cols]
         for i, c in enumerate(key_cols):
-            mm = pc.min_max(c)
-            lo, hi = mm["min"].as_py(), mm["max"].as_py()
+            lo, hi = _key_bounds(c)
             if f.rows == 0:
                 f.mins.append(lo)
                 f.maxs.append(hi)
             else:
-                f.mins[i], f.maxs[i] = min(f.mins[i], lo), max(f.maxs[i], hi)
+                f.mins[i] = min(f.mins[i], lo, key=order_value)
+                f.maxs[i] = max(f.maxs[i], hi, key=order_value)
         seq = pc.min_max(records.column(SEQ))
         f.seq_min = seq["min"].as_py() if f.seq_min is None else min(f.seq_min, seq["min"].as_py())
         f.seq_max = seq["max"].as_py() if f.seq_max is None else max(f.seq_max, seq["max"].as_py())

@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 
 from lakeops.errors import DataValidationError
 from lakeops.options import TableOptions
+from lakeops.spec.floats import canonical_table
 from lakeops.spec.kv import KIND, ROW_KINDS, RowKind
 from lakeops.spec.schema import TableSchema
 from lakeops.write.conversions import check_conversion
@@ -103,6 +104,8 @@ def to_records(
             [pa.field(f.name, f.type.to_arrow(), f.type.nullable) for f in schema.fields]
         ),
     )
+    # one NaN per float key, as Java's Double.compare sees it (lakeops.spec.floats)
+    out = canonical_table(out, schema.primary_keys)
     if options.rowkind_field:
         kinds = _row_kinds(out.column(options.rowkind_field), options.rowkind_field)
     else:

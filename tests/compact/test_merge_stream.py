@@ -62,3 +62,58 @@ def test_streaming_equals_one_shot(runs, batch, engine) -> None:
     one_shot = merge_sorted(sort_records(pa.concat_tables(tables), ["a", "b"]), ["a", "b"], e)
     expected = one_shot.select(["a", "b", "v"]).to_pylist()
     assert (got.select(["a", "b", "v"]).to_pylist() if got is not None else []) == expected
+
+
+# float keys: NaN payloads, ±0.0 and ±inf; the model names a key by its label
+_FLOAT_KEYS = {
+    "NaN": [0x7FF8000000000000, 0xFFF8000000000000, 0x7FF8000000000001],
+    "-0": [0x8000000000000000],
+    "0": [0],
+    "1": [0x3FF0000000000000],
+    "inf": [0x7FF0000000000000],
+    "-inf": [0xFFF0000000000000],
+}
+_FLOAT_ORDER = ["-inf", "-0", "0", "1", "inf", "NaN"]  # Double.compare's order
+float_row = st.tuples(st.sampled_from(_FLOAT_ORDER), st.integers(0, 2), st.integers(-9, 9))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    runs=st.lists(st.lists(float_row, max_size=12), min_size=1, max_size=4), batch=st.integers(1, 5)
+)
+def test_streaming_float_keys_in_java_order(runs, batch) -> None:
+    schema = TableSchema.from_arrow(
+        pa.schema([pa.field("k", pa.float64(), False), ("v", pa.int64())]),
+        ["k"],
+        [],
+        {"bucket": "1"},
+    )
+    e = create_merge_engine(TableOptions.from_schema(schema), schema)
+    tables, seq, model = [], 0, {}
+    for rows in runs:
+        bits = [_FLOAT_KEYS[label][p % len(_FLOAT_KEYS[label])] for label, p, _ in rows]
+        t = pa.table(
+            {
+                "k": pa.array(np.array(bits, dtype=np.uint64).view(np.float64), pa.float64()),
+                "v": pa.array([v for _, _, v in rows], pa.int64()),
+                SEQ: pa.array(np.arange(seq, seq + len(rows)), pa.int64()),
+                KIND: pa.array(np.zeros(len(rows), np.int8)),
+            }
+        )
+        for label, _, v in rows:
+            model[label] = v  # sequence numbers grow with input order
+        seq += len(rows)
+        tables.append(sort_records(t, ["k"]))
+    streamed = list(merge_runs([_batches(t, batch) for t in tables], ["k"], e))
+    got = pa.concat_tables(streamed).to_pylist() if streamed else []
+
+    def label(x: float) -> str:
+        if x != x:
+            return "NaN"
+        if x == 0:
+            return "-0" if np.signbit(x) else "0"
+        return {1.0: "1", float("inf"): "inf", float("-inf"): "-inf"}[x]
+
+    assert [(label(r["k"]), r["v"]) for r in got] == [
+        (k, model[k]) for k in _FLOAT_ORDER if k in model
+    ]

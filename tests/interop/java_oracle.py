@@ -162,7 +162,11 @@ def _render(value: Any, arrow_type: pa.DataType) -> Any:
     if t.is_struct(arrow_type):
         return {f.name: _render(value[f.name], f.type) for f in arrow_type}
     if t.is_floating(arrow_type):
-        return float(value)
+        # JSON has no NaN or infinity: Java's Double.parseDouble reads these strings
+        value = float(value)
+        if value != value:
+            return "NaN"
+        return value if abs(value) != float("inf") else ("Infinity" if value > 0 else "-Infinity")
     return value
 
 
