@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from lakeops.compact.options import CompactOptions
+from lakeops.errors import CorruptDataFileError, MissingDataFileError
 from lakeops.io.data_formats import format_of, reader_for
 from lakeops.io.file_io import FileIO
 
@@ -51,7 +52,18 @@ class RecordExpiry:
     def file_has_expired(self, file_io: FileIO, path: str, column: str) -> bool:
         """Whether a data file holds an expired record, from the statistics of ``column`` (the
         name the time field has in that file). ORC and Avro files (whose statistics lakeops
-        cannot read) have that column read instead."""
+        cannot read) have that column read instead. A file that cannot be read is a
+        :class:`~lakeops.errors.CorruptDataFileError` naming it."""
+        try:
+            return self._file_has_expired(file_io, path, column)
+        except FileNotFoundError:
+            raise MissingDataFileError(f"data file {path} is missing", path=path) from None
+        except (pa.ArrowException, OSError, EOFError) as exc:
+            raise CorruptDataFileError(
+                f"data file {path} cannot be read: {exc}", path=path
+            ) from exc
+
+    def _file_has_expired(self, file_io: FileIO, path: str, column: str) -> bool:
         if format_of(path) != "parquet":
             reader = reader_for(path.rsplit("/", 1)[-1], file_io.arrow_fs)
             if column not in reader.names(path):
