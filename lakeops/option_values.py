@@ -20,9 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from lakeops.compact.options import parse_duration
 from lakeops.errors import ConfigurationError
-from lakeops.options import parse_memory_size
+from lakeops.option_parsing import parse_duration, parse_memory_size
 
 __all__ = ["VALUE_SPECS", "ValueSpec", "check_option_values", "parse_int", "spec_for"]
 

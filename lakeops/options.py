@@ -10,64 +10,18 @@ refuses (and the checks at create, write and read) is :mod:`lakeops.option_regis
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from lakeops import option_registry
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
+from lakeops.option_parsing import option_bool, option_list, parse_memory_size
 from lakeops.spec.schema import TableSchema
 
-__all__ = ["MERGE_ENGINES", "TableOptions", "option_bool", "option_list", "parse_memory_size"]
+__all__ = ["MERGE_ENGINES", "TableOptions"]
 
 MERGE_ENGINES = ("deduplicate", "partial-update", "aggregation", "first-row")
 #: engines whose merge functions this version implements
 IMPLEMENTED_ENGINES = MERGE_ENGINES
-
-_UNITS = {
-    "": 1,
-    "b": 1,
-    "bytes": 1,
-    "k": 1 << 10,
-    "kb": 1 << 10,
-    "kibibytes": 1 << 10,
-    "m": 1 << 20,
-    "mb": 1 << 20,
-    "mebibytes": 1 << 20,
-    "g": 1 << 30,
-    "gb": 1 << 30,
-    "gibibytes": 1 << 30,
-    "t": 1 << 40,
-    "tb": 1 << 40,
-    "tebibytes": 1 << 40,
-}
-
-
-def parse_memory_size(text: str, option: str) -> int:
-    """Parse a Paimon memory size such as ``256 mb`` or ``64kb`` into bytes."""
-    m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", str(text))
-    if not m or m.group(2).lower() not in _UNITS:
-        raise ConfigurationError(
-            f"option {option!r} has invalid memory size {text!r}; use e.g. '256 mb' or '64kb'"
-        )
-    return int(m.group(1)) * _UNITS[m.group(2).lower()]
-
-
-def option_bool(options: dict[str, str], key: str, default: bool, *fallbacks: str) -> bool:
-    """A boolean option (``true``/``false``), trying ``key`` then its fallback keys."""
-    for k in (key, *fallbacks):
-        if k in options:
-            value = options[k].strip().lower()
-            if value not in ("true", "false"):
-                raise ConfigurationError(
-                    f"option {k!r} must be 'true' or 'false', got {options[k]!r}"
-                )
-            return value == "true"
-    return default
-
-
-def option_list(value: str | None) -> tuple[str, ...]:
-    """A comma-separated option value as a tuple of trimmed, non-empty names."""
-    return tuple(v.strip() for v in (value or "").split(",") if v.strip())
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from lakeops.commit.orphan import OrphanResult, check_threshold, remove_orphan_f
 from lakeops.commit.rollback import rollback_to
 from lakeops.commit.stats import CommitStats, commit_stats
 from lakeops.compact.health import TableHealth, table_health
-from lakeops.compact.options import CompactOptions, parse_duration
+from lakeops.compact.options import CompactOptions
 from lakeops.compact.planner import plan_compaction
 from lakeops.errors import (
     CommitStateUnknownError,
@@ -30,6 +30,7 @@ from lakeops.errors import (
 )
 from lakeops.io.file_io import FileIO
 from lakeops.merge import create_merge_engine
+from lakeops.option_parsing import parse_duration
 from lakeops.options import TableOptions
 from lakeops.read.lookup import lookup
 from lakeops.read.merge_read import SplitReader
@@ -51,22 +52,6 @@ log = logging.getLogger(__name__)
 
 #: write input that can be read again (a stale write is re-run on it)
 _REPLAYABLE = (pa.Table, pa.RecordBatch)
-
-
-def read_state(
-    store: TableStore, schema: TableSchema, options: TableOptions, snapshot_id: int
-) -> pa.Table:
-    """The merged rows of a snapshot (what ``Table.read(snapshot_id=…)`` returns)."""
-    snapshot = store.snapshot(snapshot_id)
-    reader = SplitReader(store, schema, options, create_merge_engine(options, schema))
-    parts = [
-        reader.read(s, schema.field_names) for s in plan_splits(store, schema, options, snapshot)
-    ]
-    return (
-        pa.concat_tables([p.cast(schema.arrow_schema()) for p in parts])
-        if parts
-        else schema.arrow_schema().empty_table()
-    )
 
 
 def _append_table_refusal(identifier: str, schema: TableSchema) -> str:

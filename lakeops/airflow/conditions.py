@@ -9,7 +9,7 @@ from typing import Any
 
 from lakeops import Catalog, Table
 from lakeops.compact.health import BucketHealth, TableHealth
-from lakeops.options import option_bool
+from lakeops.option_parsing import option_bool
 
 __all__ = [
     "committed_tables",

@@ -27,8 +27,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeops.compact.options import parse_duration
 from lakeops.errors import ConfigurationError
+from lakeops.option_parsing import parse_duration
 from lakeops.spec.index_manifest import HASH_INDEX, IndexManifestEntry
 from lakeops.spec.schema import TableSchema
 

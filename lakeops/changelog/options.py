@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lakeops.errors import ConfigurationError
-from lakeops.options import TableOptions, option_bool, option_list, parse_memory_size
+from lakeops.option_parsing import option_bool, option_list, parse_memory_size
+from lakeops.options import TableOptions
 from lakeops.spec.schema import TableSchema
 
 __all__ = ["PRODUCERS", "ChangelogOptions"]

@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 from lakeops.errors import ConfigurationError
 from lakeops.options import TableOptions
 from lakeops.read.kv_reader import KeyValueReader
+from lakeops.read.state import read_state
 from lakeops.spec.floats import total_order
 from lakeops.spec.kv import KIND, ROW_KINDS
 from lakeops.spec.locations import FileLocations
@@ -118,7 +119,6 @@ def _diff(
     to: int,
     columns: Sequence[str],
 ) -> pa.Table:
-    from lakeops.table import read_state
 
     keys = list(dict.fromkeys([*schema.primary_keys]))
     names = schema.field_names

@@ -27,8 +27,8 @@ from typing import Any
 
 from lakeops.commit.confine import check_snapshots, entry_paths, index_paths
 from lakeops.commit.keep_alive import consumer_floor, protected_snapshots
-from lakeops.compact.options import parse_duration
 from lakeops.errors import ConfigurationError
+from lakeops.option_parsing import parse_duration
 from lakeops.options import TableOptions
 from lakeops.spec import paths
 from lakeops.spec.locations import FileLocations

@@ -2,49 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from lakeops.errors import ConfigurationError
-from lakeops.options import TableOptions, option_bool, parse_memory_size
+from lakeops.option_parsing import option_bool, parse_duration, parse_memory_size
+from lakeops.options import TableOptions
 from lakeops.spec.schema import TableSchema
 
-__all__ = ["CompactOptions", "parse_duration"]
-
-_DURATION_UNITS = {
-    "ms": 1,
-    "milli": 1,
-    "millis": 1,
-    "millisecond": 1,
-    "milliseconds": 1,
-    "s": 1000,
-    "sec": 1000,
-    "secs": 1000,
-    "second": 1000,
-    "seconds": 1000,
-    "min": 60_000,
-    "m": 60_000,
-    "mins": 60_000,
-    "minute": 60_000,
-    "minutes": 60_000,
-    "h": 3_600_000,
-    "hour": 3_600_000,
-    "hours": 3_600_000,
-    "d": 86_400_000,
-    "day": 86_400_000,
-    "days": 86_400_000,
-}
-
-
-def parse_duration(text: str, option: str) -> int:
-    """Parse a Paimon duration (``30 min``, ``1 h``, ``500ms``, ``2d``) into milliseconds."""
-    m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", str(text))
-    unit = (m.group(2).lower() if m else "") or "ms"
-    if not m or unit not in _DURATION_UNITS:
-        raise ConfigurationError(
-            f"option {option!r} has invalid duration {text!r}; use e.g. '30 min', '1 h' or '500 ms'"
-        )
-    return int(m.group(1)) * _DURATION_UNITS[unit]
+__all__ = ["CompactOptions"]
 
 
 def _int(options: dict[str, str], key: str, default: int) -> int:

@@ -18,25 +18,12 @@ import pyarrow as pa
 from lakeops.merge.aggregators import refuse_unretractable
 from lakeops.merge.config import MergeConfig, parse_merge_config
 from lakeops.merge.engine import MergeEngine, is_retraction
-from lakeops.merge.segments import Segments
+from lakeops.merge.segments import Segments, build_rows
 from lakeops.options import TableOptions
 from lakeops.spec.kv import KIND, RowKind
 from lakeops.spec.schema import TableSchema
 
-__all__ = ["AggregationEngine", "build_rows"]
-
-
-def build_rows(
-    records: pa.Table, seg: Segments, values: dict[str, pa.Array], kinds: np.ndarray
-) -> pa.Table:
-    """One row per segment: the computed ``values``, other columns from the segment's last
-    record (keys, sequence number), and the given kinds."""
-    last = records.take(pa.array(seg.ends))
-    for name, column in values.items():
-        idx = last.column_names.index(name)
-        last = last.set_column(idx, last.schema.field(idx), column)
-    idx = last.column_names.index(KIND)
-    return last.set_column(idx, last.schema.field(idx), pa.array(kinds, type=pa.int8()))
+__all__ = ["AggregationEngine"]
 
 
 class AggregationEngine(MergeEngine):

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from lakeops.errors import ConfigurationError
 from lakeops.merge.aggregators import Aggregator, FieldAggOptions, create_aggregator
-from lakeops.options import TableOptions, option_bool, option_list
+from lakeops.option_parsing import option_bool, option_list
+from lakeops.options import TableOptions
 from lakeops.spec.schema import TableSchema
 
 __all__ = ["MergeConfig", "SequenceGroup", "parse_merge_config"]

@@ -23,12 +23,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeops.errors import ConfigurationError, DataValidationError
+from lakeops.errors import DataValidationError
 from lakeops.options import TableOptions
 from lakeops.spec.kv import KIND, RowKind
-from lakeops.spec.schema import TableSchema
 
-__all__ = ["MergeEngine", "create_merge_engine", "is_retraction"]
+__all__ = ["DeduplicateEngine", "FirstRowEngine", "MergeEngine", "is_retraction"]
 
 
 def is_retraction(kinds: pa.Array | pa.ChunkedArray) -> pa.Array:
@@ -89,23 +88,3 @@ class FirstRowEngine(MergeEngine):
 
     def merge(self, records: pa.Table, starts: np.ndarray) -> pa.Table:
         return records.take(pa.array(starts))
-
-
-def create_merge_engine(options: TableOptions, schema: TableSchema) -> MergeEngine:
-    """The engine named by ``merge-engine``, with every engine option validated."""
-    from lakeops.merge.aggregation import AggregationEngine
-    from lakeops.merge.partial_update import PartialUpdateEngine
-
-    options.require_supported()
-    if options.merge_engine == "first-row":
-        if options.sequence_fields:
-            raise ConfigurationError(
-                "option 'sequence.field' cannot be used with merge-engine 'first-row' (it keeps "
-                "the first record in input order)"
-            )
-        return FirstRowEngine(options)
-    if options.merge_engine == "aggregation":
-        return AggregationEngine(options, schema)
-    if options.merge_engine == "partial-update":
-        return PartialUpdateEngine(options, schema)
-    return DeduplicateEngine(options)

@@ -22,11 +22,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.errors import DataValidationError
-from lakeops.merge.aggregation import build_rows
 from lakeops.merge.aggregators import refuse_unretractable
 from lakeops.merge.config import MergeConfig, SequenceGroup, parse_merge_config
 from lakeops.merge.engine import MergeEngine
-from lakeops.merge.segments import Segments, rows_of, take_or_null
+from lakeops.merge.segments import Segments, build_rows, rows_of, take_or_null
 from lakeops.options import TableOptions
 from lakeops.spec.floats import total_order
 from lakeops.spec.kv import KIND, RowKind

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["Segments", "rows_of", "take_or_null"]
+from lakeops.spec.kv import KIND
+
+__all__ = ["Segments", "build_rows", "rows_of", "take_or_null"]
 
 
 @dataclass
@@ -92,3 +94,16 @@ def rows_of(index: np.ndarray, n: int) -> np.ndarray:
     mask = np.zeros(n, dtype=bool)
     mask[index[index >= 0]] = True
     return mask
+
+
+def build_rows(
+    records: pa.Table, seg: Segments, values: dict[str, pa.Array], kinds: np.ndarray
+) -> pa.Table:
+    """One row per segment: the computed ``values``, other columns from the segment's last
+    record (keys, sequence number), and the given kinds."""
+    last = records.take(pa.array(seg.ends))
+    for name, column in values.items():
+        idx = last.column_names.index(name)
+        last = last.set_column(idx, last.schema.field(idx), column)
+    idx = last.column_names.index(KIND)
+    return last.set_column(idx, last.schema.field(idx), pa.array(kinds, type=pa.int8()))

@@ -21,26 +21,16 @@ from lakeops.io.file_io import FileIO, join
 from lakeops.spec import binary_row
 from lakeops.spec.data_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
 from lakeops.spec.floats import is_floating, order_value, total_order
-from lakeops.spec.kv import KIND, SEQ, RowKind, key_column
+from lakeops.spec.kv import KIND, SEQ, RowKind, data_file_schema
 from lakeops.spec.locations import ExternalPaths, FileLocations
 from lakeops.spec.schema import TableSchema
 from lakeops.write import avro_layout, orc_layout
 from lakeops.write.file_formats import FileSettings, settings_for, writer_kwargs
 from lakeops.write.parquet_layout import writer_options
 
-__all__ = ["KeyValueFileWriter", "RollingKeyValueWriter", "data_file_schema"]
+__all__ = ["KeyValueFileWriter", "RollingKeyValueWriter"]
 
 _ROWS_PER_WRITE = 65_536
-
-
-def data_file_schema(schema: TableSchema) -> pa.Schema:
-    """``_KEY_<k>…, _SEQUENCE_NUMBER, _VALUE_KIND`` then every table field."""
-    keys = [
-        pa.field(key_column(k), schema.field(k).type.to_arrow(), False)
-        for k in schema.trimmed_primary_keys
-    ]
-    system = [pa.field(SEQ, pa.int64(), False), pa.field(KIND, pa.int8(), False)]
-    return pa.schema(keys + system + list(schema.arrow_schema()))
 
 
 def _key_bounds(column: pa.ChunkedArray | pa.Array) -> tuple[Any, Any]:

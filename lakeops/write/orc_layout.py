@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 import pyarrow.orc as orc
 
 from lakeops.errors import UnsupportedFeatureError
+from lakeops.spec.kv import data_file_schema
 from lakeops.spec.schema import TableSchema
 
 __all__ = ["check_values", "check_writable", "open_writer"]
@@ -43,7 +44,6 @@ STRIPE_SIZE = 64 * 1024 * 1024
 def check_writable(schema: TableSchema, what: str = "write this table") -> None:
     """Raise :class:`UnsupportedFeatureError` when pyarrow's ORC writer cannot write a data
     file of ``schema`` (tried on an empty file in memory, nothing touches the table)."""
-    from lakeops.write.file_writer import data_file_schema  # (file_writer imports this module)
 
     file_schema = data_file_schema(schema)
     try:
