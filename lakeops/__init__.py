@@ -32,9 +32,9 @@ from lakeops.errors import (
     TableNotFoundError,
     UnsupportedFeatureError,
 )
+from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.snapshot import Snapshot
 from lakeops.table import Table
-from lakeops.write.commit_message import CommitMessage
 
 __all__ = [
     "Catalog",

@@ -35,14 +35,14 @@ from lakeops.options import TableOptions
 from lakeops.read.lookup import lookup
 from lakeops.read.merge_read import SplitReader
 from lakeops.read.predicate import Filter, normalize, to_expression
-from lakeops.read.scan import Split, plan_splits
+from lakeops.read.scan import Split, partition_matches, plan_splits
 from lakeops.schema_commit import alter_schema
+from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.locations import FileLocations
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.schema_change import SchemaChange
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
-from lakeops.write.commit_message import CommitMessage
 from lakeops.write.file_formats import check_writable
 from lakeops.write.table_write import TableWrite, WriteInput
 
@@ -180,8 +180,6 @@ class Table:
             return None
         if overwrite is True:
             return lambda _: True
-        from lakeops.compact.planner import partition_matches
-
         return partition_matches(self.schema, list(overwrite), self.options)
 
     def delete_uncommitted(

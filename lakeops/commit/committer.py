@@ -33,6 +33,7 @@ from lakeops.errors import (
 )
 from lakeops.options import TableOptions
 from lakeops.spec import paths
+from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import DataFileMeta, SimpleStats
 from lakeops.spec.index_manifest import IndexManifestEntry, combine, write_index_manifest
 from lakeops.spec.locations import FileLocations
@@ -47,7 +48,6 @@ from lakeops.spec.manifest_format import ManifestFormat
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore, fold_entries
-from lakeops.write.commit_message import CommitMessage
 from lakeops.write.resequence import Resequenced, resequence_files
 
 __all__ = ["BATCH_COMMIT_IDENTIFIER", "Committer", "PlannedChange"]

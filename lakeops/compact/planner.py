@@ -3,9 +3,8 @@ snapshot (``Table.compact`` and ``Table.flush_level0``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from lakeops.changelog.lookup_cache import RowGroupCache
 from lakeops.changelog.options import ChangelogOptions
@@ -16,24 +15,21 @@ from lakeops.compact.task import BucketContext
 from lakeops.merge import MergeEngine
 from lakeops.option_registry import check_data_files, check_writable
 from lakeops.options import TableOptions
+from lakeops.read.scan import PartitionSpec, partition_matches
+from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.locations import FileLocations
-from lakeops.spec.partition_spec import spec_predicate
 from lakeops.spec.schema import TableSchema
 from lakeops.store import TableStore
-from lakeops.write.commit_message import CommitMessage
 
 __all__ = [
     "BucketJob",
     "CompactionPlan",
     "PartitionSpec",
-    "partition_matches",
     "plan_buckets",
     "plan_compaction",
     "run_bucket",
 ]
-
-PartitionSpec = Mapping[str, Any]
 
 
 @dataclass
@@ -55,23 +51,6 @@ class CompactionPlan:
             for f in m.compact_after
             if f.file_name not in {b.file_name for b in m.compact_before}
         )
-
-
-def partition_matches(
-    schema: TableSchema,
-    specs: Sequence[PartitionSpec] | None,
-    options: TableOptions | None = None,
-) -> Callable[[bytes], bool]:
-    """A test of serialized partitions: does one of ``specs`` match it (None matches every
-    partition)? Values are written as users write them (``{"pd": "2024-01-01"}``), see
-    :mod:`lakeops.spec.partition_spec`; invalid values raise ConfigurationError here."""
-    opts = options if options is not None else TableOptions.from_schema(schema)
-    return spec_predicate(
-        schema.partition_keys,
-        schema.types_of(schema.partition_keys),
-        specs,
-        opts.partition_default_name,
-    )
 
 
 @dataclass(frozen=True)

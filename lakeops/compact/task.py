@@ -24,13 +24,13 @@ from lakeops.changelog.emit import changelog_records
 from lakeops.changelog.lookup_cache import LEVEL, LevelLookup, RowGroupCache
 from lakeops.changelog.options import ChangelogOptions
 from lakeops.compact.expire import RecordExpiry
-from lakeops.compact.interval_partition import partition_runs
 from lakeops.compact.merge_stream import merge_runs
 from lakeops.compact.options import CompactOptions
 from lakeops.compact.strategy import CompactUnit
 from lakeops.io.file_io import FileIO
 from lakeops.merge import MergeEngine, merge_sorted, sort_records
 from lakeops.merge.engine import is_retraction
+from lakeops.merge.interval_partition import partition_runs
 from lakeops.merge.ordering import key_order
 from lakeops.options import TableOptions
 from lakeops.read.evolution import SchemaLookup

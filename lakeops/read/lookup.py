@@ -17,7 +17,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeops.bucket.hashing import assign_buckets
 from lakeops.errors import DataValidationError
 from lakeops.merge import MergeEngine, merge_sorted, sort_records
 from lakeops.merge.engine import is_retraction
@@ -25,6 +24,7 @@ from lakeops.options import TableOptions
 from lakeops.read.kv_reader import KeyValueReader
 from lakeops.read.scan import require_no_deletion_vectors
 from lakeops.spec import binary_row
+from lakeops.spec.bucket_hash import assign_buckets
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.floats import canonical_table, is_floating, order_value
 from lakeops.spec.kv import KIND, key_column

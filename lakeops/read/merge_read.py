@@ -1,7 +1,7 @@
 """Merge-on-read of one split: sections of overlapping files are merged with the engine.
 
 Within a (partition, bucket), files are split into key-disjoint sections
-(:mod:`lakeops.compact.interval_partition`). A section of one file with unique keys is read as
+(:mod:`lakeops.merge.interval_partition`). A section of one file with unique keys is read as
 it is; otherwise its files are concatenated, sorted by (key, sequence order) and merged with the
 same merge engine the writer uses. Keys whose merged kind is a retraction are dropped. Only the
 columns needed for the merge and the requested output are read from Parquet.
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeops.compact.interval_partition import partition_sections
 from lakeops.merge import MergeEngine, group_starts, merge_sorted, sort_records
+from lakeops.merge.interval_partition import partition_sections
 from lakeops.merge.ordering import as_table
 from lakeops.options import TableOptions
 from lakeops.read.kv_reader import KeyValueReader

@@ -3,6 +3,7 @@ with partition and key-range pruning from the filter."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,11 +13,15 @@ from lakeops.read.evolution import SchemaEvolution
 from lakeops.read.predicate import Condition, may_match
 from lakeops.spec import binary_row
 from lakeops.spec.data_file import DataFileMeta
+from lakeops.spec.partition_spec import spec_predicate
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
 
-__all__ = ["Split", "plan_splits"]
+__all__ = ["PartitionSpec", "Split", "partition_matches", "plan_splits"]
+
+#: one partition as users write it: ``{"dt": "2024-01-01"}``
+PartitionSpec = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -82,3 +87,20 @@ def plan_splits(
         assert part is not None
         splits.append(Split(part, pbytes, bucket, tuple(files)))
     return splits
+
+
+def partition_matches(
+    schema: TableSchema,
+    specs: Sequence[PartitionSpec] | None,
+    options: TableOptions | None = None,
+) -> Callable[[bytes], bool]:
+    """A test of serialized partitions: does one of ``specs`` match it (None matches every
+    partition)? Values are written as users write them (``{"pd": "2024-01-01"}``), see
+    :mod:`lakeops.spec.partition_spec`; invalid values raise ConfigurationError here."""
+    opts = options if options is not None else TableOptions.from_schema(schema)
+    return spec_predicate(
+        schema.partition_keys,
+        schema.types_of(schema.partition_keys),
+        specs,
+        opts.partition_default_name,
+    )

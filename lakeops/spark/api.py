@@ -9,8 +9,8 @@ from typing import Any, Literal
 import numpy as np
 import pyarrow as pa
 
-from lakeops.bucket.hashing import assign_buckets
 from lakeops.spark.bucket_expr import bucket_steps
+from lakeops.spec.bucket_hash import assign_buckets
 from lakeops.spec.snapshot import Snapshot
 from lakeops.write.file_formats import check_writable
 

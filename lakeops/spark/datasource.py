@@ -42,8 +42,8 @@ from pyspark.sql.types import StructType
 from lakeops.errors import CommitStateUnknownError, ConfigurationError
 from lakeops.io.file_io import FileIO
 from lakeops.read.scan import Split
+from lakeops.spec.commit_message import CommitMessage
 from lakeops.table import Table
-from lakeops.write.commit_message import CommitMessage
 
 __all__ = ["LakeopsDataSource", "open_table"]
 

@@ -52,7 +52,7 @@ def assign_dynamic(df: Any, options: dict[str, str]) -> Any:
 
     def add_channel(batches: Any) -> Any:
         from lakeops.bucket.dynamic import assigner_of
-        from lakeops.bucket.hashing import hash_rows
+        from lakeops.spec.bucket_hash import hash_rows
 
         t = open_table(options)
         key_types = t.schema.types_of(keys)
@@ -93,8 +93,8 @@ def assign_dynamic(df: Any, options: dict[str, str]) -> Any:
 
     def assign(group: pa.Table) -> pa.Table:
         from lakeops.bucket.dynamic import PartitionIndex, partition_groups
-        from lakeops.bucket.hashing import hash_rows
         from lakeops.spec import binary_row
+        from lakeops.spec.bucket_hash import hash_rows
         from lakeops.write.records import to_records
 
         t = open_table(options)

@@ -13,7 +13,7 @@ Layout of one row (all offsets relative to the row start, little-endian values):
   millis; the slot holds ``offset << 32 | nano-of-millisecond``).
 
 Manifests store rows *serialized*: a 4-byte big-endian arity, then the row (:func:`serialize`).
-Bucket hashing uses the row bytes without that prefix (:mod:`lakeops.bucket.hashing`).
+Bucket hashing uses the row bytes without that prefix (:mod:`lakeops.spec.bucket_hash`).
 """
 
 from __future__ import annotations

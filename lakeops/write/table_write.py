@@ -28,7 +28,6 @@ from lakeops.bucket.dynamic import (
     partition_codes,
     partition_groups,
 )
-from lakeops.bucket.hashing import assign_buckets, hash_rows
 from lakeops.changelog.lookup_cache import RowGroupCache
 from lakeops.changelog.options import ChangelogOptions
 from lakeops.compact.expire import RecordExpiry
@@ -44,6 +43,8 @@ from lakeops.option_registry import check_data_files
 from lakeops.options import TableOptions
 from lakeops.read.merge_read import SplitReader
 from lakeops.spec import binary_row, paths
+from lakeops.spec.bucket_hash import assign_buckets, hash_rows
+from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.identifiers import MAX_NAME_BYTES
 from lakeops.spec.index_manifest import HASH_INDEX, IndexFileMeta, encode_hashes
@@ -51,7 +52,6 @@ from lakeops.spec.kv import KIND, SEQ
 from lakeops.spec.locations import ExternalPaths, FileLocations
 from lakeops.spec.schema import TableSchema
 from lakeops.store import TableStore
-from lakeops.write.commit_message import CommitMessage
 from lakeops.write.file_writer import KeyValueFileWriter
 from lakeops.write.records import BUCKET_COLUMN, KIND_COLUMN, to_records
 

@@ -11,7 +11,7 @@ import pytest
 
 from lakeops import Catalog, Table
 from lakeops.bucket.dynamic import PartitionIndex, assigner_of, fill_buckets
-from lakeops.bucket.hashing import hash_rows
+from lakeops.spec.bucket_hash import hash_rows
 from lakeops.spec.index_manifest import HASH_INDEX
 from lakeops.spec.types import DataType
 

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog
-from lakeops.bucket.hashing import assign_buckets
+from lakeops.spec.bucket_hash import assign_buckets
 from lakeops.spec.types import DataType
 from tests.interop.java_oracle import json_rows, run_ops
 

@@ -9,8 +9,8 @@ import random
 import pyarrow as pa
 import pytest
 
-from lakeops.bucket.hashing import assign_buckets
 from lakeops.spark.bucket_expr import bucket_steps
+from lakeops.spec.bucket_hash import assign_buckets
 from lakeops.spec.types import DataType
 
 _EXTREMES = {

@@ -11,9 +11,9 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog
-from lakeops.bucket.hashing import hash_rows
 from lakeops.merge.ordering import group_starts, sort_records
 from lakeops.spec import binary_row
+from lakeops.spec.bucket_hash import hash_rows
 from lakeops.spec.floats import canonical_nan, order_value, total_order
 from lakeops.spec.kv import SEQ
 from lakeops.spec.types import DataType

@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lakeops.compact.interval_partition import partition_runs
+from lakeops.merge.interval_partition import partition_runs
 
 
 def test_inclusive_ranges_overlap() -> None:

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lakeops.bucket.hashing import assign_buckets, bucket_of_hash, hash_rows, murmur3_words
 from lakeops.spec.binary_row import EncodedRows, encode_rows
+from lakeops.spec.bucket_hash import assign_buckets, bucket_of_hash, hash_rows, murmur3_words
 from lakeops.spec.types import DataType
 from tests.conftest import GOLDEN
 
