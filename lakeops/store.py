@@ -14,6 +14,7 @@ from typing import TypeVar
 import numpy as np
 
 from lakeops.errors import (
+    ConfigurationError,
     CorruptDataFileError,
     CorruptMetadataError,
     CorruptTableError,
@@ -21,7 +22,6 @@ from lakeops.errors import (
     MissingDataFileError,
     MissingMetadataError,
     TableNotFoundError,
-    UnsupportedFeatureError,
 )
 from lakeops.io.file_io import FileIO, join
 from lakeops.spec import paths
@@ -95,7 +95,8 @@ class TableStore:
         Every failure names the file: a missing file, one larger than ``max_bytes``, nesting
         too deep for the parser, or content that does not decode are
         :class:`CorruptMetadataError` (``way_out`` is appended: what the operator can do).
-        A missing codec library stays an :class:`UnsupportedFeatureError` (the file is fine).
+        A :class:`ConfigurationError` from decoding (a missing codec library, a type or feature
+        lakeops does not serve) is raised as it is: the file is fine.
         """
         tail = f" {way_out}" if way_out else ""
         try:
@@ -112,8 +113,8 @@ class TableStore:
             )
         try:
             return decode(data)
-        except UnsupportedFeatureError:
-            raise
+        except ConfigurationError:
+            raise  # a well-formed file asking for something lakeops does not serve
         except RecursionError:
             raise CorruptMetadataError(
                 f"{what} {relative} of table {self.root} is nested too deeply to be "
