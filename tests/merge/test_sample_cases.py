@@ -1,4 +1,4 @@
-"""The sample behavioural cases of ../shared/examples, run through the public API.
+"""The sample behavioural cases (copied into tests/data/examples/cases), run through the public API.
 
 Each case defines a table, the records of one key in order, and the expected merged rows (or a
 configuration / input error). Records are written with ``rowkind.field`` = an extra ``rk``
