@@ -44,6 +44,28 @@ def join(*parts: str) -> str:
     return out
 
 
+def _fresh_listings(uri: str, storage_options: dict[str, Any] | None) -> dict[str, Any]:
+    """The filesystem options, with fsspec's directory-listing cache off for remote stores.
+
+    fsspec caches directory listings per filesystem instance, and s3fs answers ``exists`` from
+    that cache: a process that once listed ``snapshot/`` would never see a snapshot another
+    process published afterwards (its reads stay on an old snapshot, and its commits lose every
+    retry to a snapshot it cannot see). Table metadata changes under every reader, so no
+    listing may be reused; a caller that asks for the cache is refused rather than served stale.
+    """
+    options = dict(storage_options or {})
+    if fsspec.utils.get_protocol(uri) in ("file", "local"):
+        return options
+    if options.get("use_listings_cache"):
+        raise ConfigurationError(
+            "storage option use_listings_cache=True would let this process read a table's "
+            "snapshot directory from a stale listing (missing snapshots other writers "
+            "published); remove the option — lakeops lists metadata afresh on every read"
+        )
+    options["use_listings_cache"] = False
+    return options
+
+
 class FileIO:
     """Storage for one warehouse URI.
 
@@ -71,7 +93,7 @@ class FileIO:
         self._publisher: PublishStrategy | None = None
         # the lock options are parsed and checked now, when the catalog is created
         self._lock = create_lock(self._commit_options)
-        fs, root = fsspec.core.url_to_fs(str(uri), **self._storage_options)
+        fs, root = fsspec.core.url_to_fs(str(uri), **_fresh_listings(str(uri), storage_options))
         self.fs: fsspec.AbstractFileSystem = fs
         self.root: str = root.rstrip("/") or "/"
         protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]

@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from lakeops import Catalog, CommitConflictError
+from lakeops import Catalog, CommitConflictError, ConfigurationError
 from lakeops.io.file_io import FileIO
 
 WRITERS = 8
@@ -126,3 +126,32 @@ def test_publish_exclusive_has_one_winner(tmp_path) -> None:
     assert fio.publish_exclusive(target, b"second") is False
     assert (tmp_path / "snapshot" / "snapshot-1").read_bytes() == b"first"
     assert [p.name for p in (tmp_path / "snapshot").iterdir()] == ["snapshot-1"]
+
+
+def test_s3_sees_commits_of_other_processes(s3_warehouse) -> None:
+    """A process that listed the snapshot directory still sees, reads and commits on top of
+    snapshots another process publishes afterwards (no stale listing is reused)."""
+    uri, storage = s3_warehouse
+    catalog = Catalog(uri, storage)
+    catalog.create_database("db")
+    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"])
+    table.write(pa.table({"id": [0], "writer": [0]}, schema=SCHEMA))
+    assert [s.id for s in table.snapshots()] == [1]  # lists snapshot/
+    ctx = mp.get_context("spawn")
+    start = ctx.Event()
+    start.set()
+    other = ctx.Process(target=_writer, args=(uri, storage, {}, 1, 1, start))
+    other.start()
+    other.join(timeout=300)
+    assert other.exitcode == 0
+    latest = table.latest_snapshot()
+    assert latest is not None and latest.id == 2
+    assert sorted(table.read().column("id").to_pylist()) == [0, *range(10, 20)]
+    table.write(pa.table({"id": [1], "writer": [0]}, schema=SCHEMA))
+    assert [s.id for s in table.snapshots()] == [1, 2, 3]
+
+
+def test_listing_cache_is_refused(s3_warehouse) -> None:
+    uri, storage = s3_warehouse
+    with pytest.raises(ConfigurationError, match="use_listings_cache"):
+        Catalog(uri, {**storage, "use_listings_cache": True})
