@@ -617,8 +617,8 @@ def test_hook_reads_connection(
     pytest.importorskip("s3fs")
     from lakeops import Catalog
     from lakeops.airflow.hook import LakeopsHook
-    from lakeops.io.commit import LockedPublish
     from lakeops.io.lock import PostgresLock
+    from lakeops.io.publish import LockedPublish
 
     raw = parse_env(read(template))["AIRFLOW_CONN_LAKEOPS_DEFAULT"]
     monkeypatch.setenv("AIRFLOW_CONN_LAKEOPS_DEFAULT", raw)

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 from lakeops.changelog.lookup_cache import RowGroupCache
 from lakeops.changelog.options import ChangelogOptions
-from lakeops.compact.expire import RecordExpiry
 from lakeops.compact.manager import BucketCompactor
 from lakeops.compact.options import CompactOptions
+from lakeops.compact.record_ttl import RecordExpiry
 from lakeops.compact.task import BucketContext
 from lakeops.merge import MergeEngine
 from lakeops.option_registry import check_data_files, check_writable

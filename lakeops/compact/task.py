@@ -23,9 +23,9 @@ import pyarrow.compute as pc
 from lakeops.changelog.emit import changelog_records
 from lakeops.changelog.lookup_cache import LEVEL, LevelLookup, RowGroupCache
 from lakeops.changelog.options import ChangelogOptions
-from lakeops.compact.expire import RecordExpiry
 from lakeops.compact.merge_stream import merge_runs
 from lakeops.compact.options import CompactOptions
+from lakeops.compact.record_ttl import RecordExpiry
 from lakeops.compact.strategy import CompactUnit
 from lakeops.io.file_io import FileIO
 from lakeops.merge import MergeEngine, merge_sorted, sort_records

@@ -4,7 +4,7 @@ Everything lakeops reads or writes goes through :class:`FileIO`. Paths are strin
 nothing: callers join them with :func:`join`. The commit point of a table, publishing
 ``snapshot-N`` so that exactly one writer wins, is :meth:`FileIO.publish_exclusive`.
 
-The strategy is chosen per store (:mod:`lakeops.io.commit`): hard link on local disk, rename
+The strategy is chosen per store (:mod:`lakeops.io.publish`): hard link on local disk, rename
 without overwrite on HDFS, conditional put on object stores (probed), or a lock when the catalog
 options enable one (``lock.enabled``, ``lock.type``).
 """
@@ -21,14 +21,14 @@ import fsspec
 import pyarrow.fs as pafs
 
 from lakeops.errors import ConfigurationError
-from lakeops.io.commit import (
+from lakeops.io.lock import create_lock
+from lakeops.io.publish import (
     ConditionalPutPublish,
     LinkPublish,
     LockedPublish,
     PublishStrategy,
     RenamePublish,
 )
-from lakeops.io.lock import create_lock
 from lakeops.redact import redact_uri, uri_has_password
 
 __all__ = ["FileIO", "join"]
@@ -193,7 +193,7 @@ class FileIO:
     @property
     def publisher(self) -> PublishStrategy:
         """The exclusive-create strategy for this store (chosen once, see
-        :mod:`lakeops.io.commit`)."""
+        :mod:`lakeops.io.publish`)."""
         if self._publisher is None:
             if self._lock is not None:
                 self._publisher = LockedPublish(self._lock)

@@ -30,10 +30,10 @@ from lakeops.bucket.dynamic import (
 )
 from lakeops.changelog.lookup_cache import RowGroupCache
 from lakeops.changelog.options import ChangelogOptions
-from lakeops.compact.expire import RecordExpiry
 from lakeops.compact.levels import level_runs
 from lakeops.compact.manager import BucketCompactor
 from lakeops.compact.options import CompactOptions
+from lakeops.compact.record_ttl import RecordExpiry
 from lakeops.compact.task import BucketContext, CompactResult
 from lakeops.errors import DataValidationError, LakeopsError
 from lakeops.io.file_io import FileIO

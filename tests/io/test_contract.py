@@ -12,8 +12,8 @@ import pytest
 from fsspec.implementations.memory import MemoryFileSystem
 
 from lakeops import Catalog
-from lakeops.io.commit import RenamePublish, StoreRefusedError
 from lakeops.io.file_io import FileIO, join
+from lakeops.io.publish import RenamePublish, StoreRefusedError
 
 
 class StoreContract:
