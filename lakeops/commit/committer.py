@@ -11,6 +11,9 @@ Order of work (a crash at any point leaves only unreferenced files, never a brok
    jittered) and retry on top of the new latest snapshot. Appends never conflict; a commit that
    deletes files (compaction) fails with :class:`CommitConflictError` if they are gone.
 4. after winning, update the ``LATEST`` (and, on the first commit, ``EARLIEST``) hints.
+
+What the snapshot holds (ids, record counts, the index manifest it names) is computed without
+I/O by :mod:`lakeops.commit.snapshot_builder`; this module writes, publishes and retries.
 """
 
 from __future__ import annotations
@@ -21,22 +24,32 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from lakeops.commit.since_base import data_committed, index_changed, sequence_ceilings
+from lakeops.commit.append_planner import AppendPlanner
+from lakeops.commit.snapshot_builder import (
+    CommitLists,
+    PlannedChange,
+    backoff_seconds,
+    base_is_stale,
+    check_deletes_live,
+    has_deletes,
+    manifest_file_meta,
+    new_base_manifests,
+    next_snapshot,
+    next_snapshot_id,
+    overwrite_change,
+)
 from lakeops.errors import (
     CommitConflictError,
     CommitError,
     CommitStateUnknownError,
     LockUnavailableError,
-    StaleWriteError,
 )
 from lakeops.options import TableOptions
 from lakeops.spec import paths
 from lakeops.spec.commit_message import CommitMessage
-from lakeops.spec.data_file import DataFileMeta, SimpleStats
 from lakeops.spec.index_manifest import IndexManifestEntry, combine, write_index_manifest
-from lakeops.spec.locations import FileLocations
 from lakeops.spec.manifest import (
     FileKind,
     ManifestEntry,
@@ -46,9 +59,8 @@ from lakeops.spec.manifest import (
 )
 from lakeops.spec.manifest_format import ManifestFormat
 from lakeops.spec.schema import TableSchema
-from lakeops.spec.snapshot import Snapshot
+from lakeops.spec.snapshot import CommitKind, Snapshot
 from lakeops.store import TableStore, fold_entries
-from lakeops.write.resequence import Resequenced, resequence_files
 
 __all__ = ["BATCH_COMMIT_IDENTIFIER", "Committer", "PlannedChange"]
 
@@ -76,63 +88,6 @@ class Committer:
         #: manifests are written in the table's ``manifest.format`` and
         #: ``manifest.compression``, as Paimon does
         self.manifest_format = ManifestFormat.of(schema.options)
-
-    # --------------------------------------------------------------- manifests
-    def _write_manifest(self, entries: Sequence[ManifestEntry]) -> ManifestFileMeta:
-        name = paths.manifest_name()
-        data = write_manifest(entries, self.manifest_format)
-        self.store.file_io.write_bytes(self.store.path(paths.manifest_path(name)), data)
-        return ManifestFileMeta(
-            file_name=name,
-            file_size=len(data),
-            num_added_files=sum(1 for e in entries if e.kind == FileKind.ADD),
-            num_deleted_files=sum(1 for e in entries if e.kind == FileKind.DELETE),
-            partition_stats=self._partition_stats(entries),
-            schema_id=self.schema.id,
-            min_bucket=min(e.bucket for e in entries),
-            max_bucket=max(e.bucket for e in entries),
-            min_level=min(e.file.level for e in entries),
-            max_level=max(e.file.level for e in entries),
-            total_buckets=entries[0].total_buckets,
-        )
-
-    def _partition_stats(self, entries: Sequence[ManifestEntry]) -> SimpleStats:
-        from lakeops.spec import binary_row
-
-        if not self.partition_types:
-            return SimpleStats(binary_row.serialize([], []), binary_row.serialize([], []), ())
-        values = [
-            binary_row.deserialize(p, self.partition_types) for p in {e.partition for e in entries}
-        ]
-        mins, maxs, nulls = [], [], []
-        for i in range(len(self.partition_types)):
-            present = [v[i] for v in values if v[i] is not None]
-            mins.append(min(present) if present else None)
-            maxs.append(max(present) if present else None)
-            nulls.append(sum(1 for v in values if v[i] is None))
-        return SimpleStats(
-            binary_row.serialize(mins, self.partition_types),
-            binary_row.serialize(maxs, self.partition_types),
-            tuple(nulls),
-        )
-
-    def _write_list(self, metas: Sequence[ManifestFileMeta]) -> tuple[str, int]:
-        name = paths.manifest_list_name()
-        data = write_manifest_list(metas, self.manifest_format)
-        self.store.file_io.write_bytes(self.store.path(paths.manifest_path(name)), data)
-        return name, len(data)
-
-    def _base_manifests(self, latest: Snapshot | None) -> list[ManifestFileMeta]:
-        """Manifests of every live file of ``latest``, merged into one when there are many."""
-        if latest is None:
-            return []
-        metas = self.store.data_manifests(latest)
-        if len(metas) <= self.options.manifest_merge_min_count:
-            return metas
-        live = list(
-            fold_entries(e for m in metas for e in self.store.manifest(m.file_name)).values()
-        )
-        return [self._write_manifest(live)] if live else []
 
     # ------------------------------------------------------------------ commit
     def commit(
@@ -174,55 +129,79 @@ class Committer:
 
             def plan_overwrite(latest: Snapshot | None) -> PlannedChange:
                 # computed on every attempt: files another writer added meanwhile go too
-                replaced = [
-                    ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
-                    for e in self.store.live_entries(latest)
-                    if overwrite(e.partition)
-                ]
-                dropped = [  # the overwritten partitions' index files go too
-                    IndexManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.file)
-                    for e in self.store.index_entries(latest)
-                    if overwrite(e.partition)
-                ]
-                return PlannedChange(replaced + appends, append_changelog, dropped + index_changes)
-
-            snapshot = self.commit_planned(plan_overwrite, "OVERWRITE", commit_identifier)
-        elif appends or append_changelog or index_changes:
-            planner = _AppendPlanner(self, messages, appends, append_changelog, index_changes)
-            try:
-                snapshot = self.commit_planned(planner.plan, "APPEND", commit_identifier)
-            except CommitStateUnknownError:
-                raise  # every file is kept: the snapshot may reference them
-            except BaseException:
-                planner.discard_rewrites()
-                raise
-            planner.published()
-        if compacts or compact_changelog:
-            try:
-                snapshot = self.commit_entries(
-                    compacts, "COMPACT", commit_identifier, compact_changelog
+                return overwrite_change(
+                    self.store.live_entries(latest),
+                    self.store.index_entries(latest),  # the partitions' index files go too
+                    overwrite,
+                    appends,
+                    append_changelog,
+                    index_changes,
                 )
-            except CommitStateUnknownError:
-                if snapshot is None:
-                    raise
-                # the data is committed; the compaction may be too, so its files stay
-                log.warning("%s: in-writer compaction commit state unknown", self.store.root)
-            except CommitError as conflict:
-                if on_compact_conflict is None:
-                    raise
-                on_compact_conflict(conflict)
-            except Exception as exc:
-                if snapshot is None or on_compact_conflict is None:
-                    raise
-                # the data commit is published: a failing compaction commit (a full disk, a
-                # lost store) drops the compaction only, never the committed data
-                on_compact_conflict(CommitError(f"in-writer compaction not committed: {exc}"))
+
+            snapshot = self.commit_planned(plan_overwrite, CommitKind.OVERWRITE, commit_identifier)
+        elif appends or append_changelog or index_changes:
+            snapshot = self._commit_appends(
+                messages, PlannedChange(appends, append_changelog, index_changes), commit_identifier
+            )
+        if compacts or compact_changelog:
+            snapshot = self._commit_compaction(
+                PlannedChange(compacts, compact_changelog),
+                commit_identifier,
+                appended=snapshot,
+                on_conflict=on_compact_conflict,
+            )
         return snapshot
+
+    def _commit_appends(
+        self, messages: Sequence[CommitMessage], change: PlannedChange, commit_identifier: int
+    ) -> Snapshot:
+        """The ``APPEND`` snapshot, re-sequenced above concurrent commits where needed."""
+        planner = AppendPlanner(self.store, self.schema, self.options, messages, change)
+        try:
+            snapshot = self.commit_planned(planner.plan, CommitKind.APPEND, commit_identifier)
+        except CommitStateUnknownError:
+            raise  # every file is kept: the snapshot may reference them
+        except BaseException:
+            planner.discard_rewrites()
+            raise
+        planner.published()
+        return snapshot
+
+    def _commit_compaction(
+        self,
+        change: PlannedChange,
+        commit_identifier: int,
+        *,
+        appended: Snapshot | None,
+        on_conflict: Callable[[CommitError], None] | None,
+    ) -> Snapshot | None:
+        """The ``COMPACT`` snapshot after ``appended`` (the data snapshot of the same commit,
+        if any); returns the last snapshot published."""
+        try:
+            return self.commit_entries(
+                change.entries, CommitKind.COMPACT, commit_identifier, change.changelog
+            )
+        except CommitStateUnknownError:
+            if appended is None:
+                raise
+            # the data is committed; the compaction may be too, so its files stay
+            log.warning("%s: in-writer compaction commit state unknown", self.store.root)
+        except CommitError as conflict:
+            if on_conflict is None:
+                raise
+            on_conflict(conflict)
+        except Exception as exc:
+            if appended is None or on_conflict is None:
+                raise
+            # the data commit is published: a failing compaction commit (a full disk, a
+            # lost store) drops the compaction only, never the committed data
+            on_conflict(CommitError(f"in-writer compaction not committed: {exc}"))
+        return appended
 
     def commit_entries(
         self,
         entries: Sequence[ManifestEntry],
-        commit_kind: str,
+        commit_kind: CommitKind,
         commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
         changelog: Sequence[ManifestEntry] = (),
         index_changes: Sequence[IndexManifestEntry] = (),
@@ -236,141 +215,132 @@ class Committer:
     def commit_planned(
         self,
         plan: Callable[[Snapshot | None], PlannedChange],
-        commit_kind: str,
+        commit_kind: CommitKind,
         commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
     ) -> Snapshot:
         """Publish one snapshot of what ``plan`` makes of the latest snapshot, re-planned on
         every attempt (a plan may raise :class:`CommitConflictError` to give up)."""
-        fio = self.store.file_io
-        fio.check_commit_ready()  # an unreachable lock fails before any manifest is written
-        own: list[str] = []  # manifests written for the current plan
-        current: PlannedChange | None = None
-
-        def discard(names: Sequence[str]) -> None:
-            for name in names:
-                fio.delete(self.store.path(paths.manifest_path(name)))
-
-        written: list[ManifestFileMeta] = []
-        changelog_meta: ManifestFileMeta | None = None
+        self.store.file_io.check_commit_ready()  # an unreachable lock fails before any write
+        own = _OwnManifests()
         attempts = max(self.options.commit_max_retries, 1)
         for attempt in range(attempts + 1):
             latest = self.store.latest_snapshot()
-            next_id = (latest.id + 1) if latest else 1
-            lists: list[str] = []
-            try:
-                if attempt == 0:
-                    self._check_schema()
-                change = plan(latest)
-                if change is not current:  # a new plan: its own manifests
-                    discard(own)
-                    own = []
-                    current = change
-                    written = [self._write_manifest(change.entries)] if change.entries else []
-                    changelog_meta = (
-                        self._write_manifest(change.changelog) if change.changelog else None
-                    )
-                    own = [m.file_name for m in written] + (
-                        [changelog_meta.file_name] if changelog_meta else []
-                    )
-                entries, changelog = change.entries, change.changelog
-                index_changes = change.index_changes
-                self._check_deletes(latest, entries)
-                base_metas = self._base_manifests(latest)
-                base_name, base_size = self._write_list(base_metas)
-                lists.append(base_name)
-                index_name = latest.index_manifest if latest else None
-                if index_changes:
-                    index_name = self._write_index_manifest(latest, index_changes)
-                    if index_name is not None:
-                        lists.append(index_name)
-            except FileNotFoundError:
-                # the base's metadata vanished: expiry removed it after a newer snapshot came
-                discard(lists)
-                if self._base_is_stale(next_id):
-                    continue
-                discard(own)
-                raise
-            except BaseException:
-                with contextlib.suppress(Exception):  # nothing is published: all of it goes
-                    discard([*own, *lists])
-                raise
-            delta_name, delta_size = self._write_list(written)
-            lists.append(delta_name)
-            changelog_name = changelog_size = None
-            if changelog_meta is not None:
-                changelog_name, changelog_size = self._write_list([changelog_meta])
-                lists.append(changelog_name)
-            added = sum(e.file.row_count for e in entries if e.kind == FileKind.ADD)
-            removed = sum(e.file.row_count for e in entries if e.kind == FileKind.DELETE)
-            snapshot = Snapshot(
-                id=next_id,
-                schema_id=self.schema.id,
-                base_manifest_list=base_name,
-                delta_manifest_list=delta_name,
-                commit_user=self.commit_user,
-                commit_identifier=commit_identifier,
-                commit_kind=commit_kind,
-                time_millis=int(time.time() * 1000),
-                total_record_count=(latest.total_record_count if latest else 0) + added - removed,
-                delta_record_count=added - removed,
-                base_manifest_list_size=base_size,
-                delta_manifest_list_size=delta_size,
-                changelog_manifest_list=changelog_name,
-                changelog_manifest_list_size=changelog_size,
-                changelog_record_count=sum(e.file.row_count for e in changelog)
-                if changelog_meta is not None
-                else None,
-                index_manifest=index_name,
-            )
-            path = self.store.path(paths.snapshot_path(snapshot.id))
-            # ids only grow: never publish a name an expired snapshot may have had
-            try:
-                won = not self._base_is_stale(snapshot.id) and self._publish(path, snapshot)
-            except LockUnavailableError:
-                # the lock was never taken (or lapsed before writing): nothing is published
-                with contextlib.suppress(Exception):
-                    discard([*own, *lists])
-                raise
-            if won:
+            prepared = self._prepare(plan, latest, own, check_schema=attempt == 0)
+            if prepared is None:
+                continue  # expiry removed the base under this attempt: re-plan on the new one
+            snapshot = self._snapshot(prepared, own, commit_kind, commit_identifier)
+            if self._publish_attempt(snapshot, own, prepared):
                 self._update_hints(snapshot.id)
                 return snapshot
-            discard(lists)
-            if latest is not None:
-                with contextlib.suppress(FileNotFoundError):  # else left for orphan cleaning
-                    discard(
-                        list(
-                            {m.file_name for m in base_metas}
-                            - {m.file_name for m in self.store.data_manifests(latest)}
-                        )
-                    )
+            self._discard_lost(prepared)
             if attempt < attempts:
-                time.sleep(min(1.0, 0.01 * 2**attempt) * (0.5 + random.random()))
-        discard(own)
+                time.sleep(backoff_seconds(attempt, random.random()))
+        self._discard(own.names)
         raise CommitConflictError(
             f"could not publish a snapshot of {self.store.root} after {attempts + 1} attempts: "
             "other writers kept committing first; retry later or raise 'commit.max-retries'"
         )
 
-    def _write_index_manifest(
-        self, latest: Snapshot | None, changes: Sequence[IndexManifestEntry]
-    ) -> str | None:
-        """The new index manifest (None when no index file stays live)."""
-        live = combine(self.store.index_entries(latest), changes)
-        if not live:
-            return None
-        name = paths.index_manifest_name()
-        data = write_index_manifest(live, self.manifest_format)
-        self.store.file_io.write_bytes(self.store.path(paths.manifest_path(name)), data)
-        return name
+    # --------------------------------------------------------- one attempt's steps
+    def _prepare(
+        self,
+        plan: Callable[[Snapshot | None], PlannedChange],
+        latest: Snapshot | None,
+        own: _OwnManifests,
+        *,
+        check_schema: bool,
+    ) -> _Attempt | None:
+        """Plan on ``latest`` and write what the plan needs: its own manifests (only when the
+        plan changed), the base manifest list and, for index changes, the index manifest.
 
-    def _base_is_stale(self, snapshot_id: int) -> bool:
-        """Whether a snapshot newer than this commit's base exists or existed: then the id
-        ``snapshot_id`` may have been used (and expired) already, so the commit must re-plan on
-        the new latest snapshot instead of publishing it."""
-        # a newer snapshot that still exists makes the exclusive publish of ``snapshot_id`` fail
-        # anyway; one that was expired shows in EARLIEST, which expiry moves before it deletes
-        earliest = self.store._hint(paths.EARLIEST_HINT)
-        return earliest is not None and earliest >= snapshot_id
+        Returns None when the base's metadata vanished because expiry removed it after a newer
+        snapshot came (the caller re-plans). On any other failure everything written for the
+        commit is deleted (nothing is published) and the error propagates.
+        """
+        written: list[str] = []  # this attempt's lists and index manifest, as written
+        try:
+            if check_schema:
+                self._check_schema()
+            change = plan(latest)
+            if change is not own.change:
+                self._write_own(own, change)
+            self._check_deletes(latest, change.entries)
+            base = self._base_manifests(latest)
+            base_list, base_size = self._write_list(base, written)
+            index_manifest = None
+            if change.index_changes:
+                index_manifest = self._write_index_manifest(latest, change.index_changes)
+                if index_manifest is not None:
+                    written.append(index_manifest)
+        except FileNotFoundError:
+            self._discard(written)
+            if self._base_is_stale(next_snapshot_id(latest)):
+                return None
+            self._discard(own.names)
+            raise
+        except BaseException:
+            with contextlib.suppress(Exception):  # nothing is published: all of it goes
+                self._discard([*own.names, *written])
+            raise
+        return _Attempt(latest, change, base, base_list, base_size, index_manifest, written)
+
+    def _snapshot(
+        self,
+        prepared: _Attempt,
+        own: _OwnManifests,
+        commit_kind: CommitKind,
+        commit_identifier: int,
+    ) -> Snapshot:
+        """Write the delta (and changelog) manifest list and build the attempt's snapshot."""
+        delta, delta_size = self._write_list(own.delta, prepared.written)
+        changelog = changelog_size = None
+        if own.changelog is not None:
+            changelog, changelog_size = self._write_list([own.changelog], prepared.written)
+        lists = CommitLists(
+            base=prepared.base_list,
+            base_size=prepared.base_size,
+            delta=delta,
+            delta_size=delta_size,
+            changelog=changelog,
+            changelog_size=changelog_size,
+            index_manifest=prepared.index_manifest,
+        )
+        return next_snapshot(
+            prepared.latest,
+            prepared.change,
+            lists,
+            commit_kind=commit_kind,
+            commit_identifier=commit_identifier,
+            schema_id=self.schema.id,
+            commit_user=self.commit_user,
+            time_millis=int(time.time() * 1000),
+        )
+
+    def _publish_attempt(self, snapshot: Snapshot, own: _OwnManifests, prepared: _Attempt) -> bool:
+        """Publish ``snapshot``; True if it is ours. If the lock was never taken (or lapsed
+        before writing) nothing is published, so everything written goes."""
+        path = self.store.path(paths.snapshot_path(snapshot.id))
+        try:
+            # ids only grow: never publish a name an expired snapshot may have had
+            return not self._base_is_stale(snapshot.id) and self._publish(path, snapshot)
+        except LockUnavailableError:
+            with contextlib.suppress(Exception):
+                self._discard([*own.names, *prepared.written])
+            raise
+
+    def _discard_lost(self, prepared: _Attempt) -> None:
+        """After another writer won: delete the attempt's lists and the base manifests it
+        merged itself (the plan's own manifests stay for the next attempt)."""
+        self._discard(prepared.written)
+        if prepared.latest is not None:
+            with contextlib.suppress(FileNotFoundError):  # else left for orphan cleaning
+                self._discard(
+                    new_base_manifests(prepared.base, self.store.data_manifests(prepared.latest))
+                )
+
+    def _discard(self, names: Sequence[str]) -> None:
+        for name in names:
+            self.store.file_io.delete(self.store.path(paths.manifest_path(name)))
 
     def _publish(self, path: str, snapshot: Snapshot) -> bool:
         """Publish ``snapshot`` exclusively; True if it is ours on storage afterwards.
@@ -411,6 +381,73 @@ class Committer:
             and stored.base_manifest_list == snapshot.base_manifest_list
         )
 
+    # --------------------------------------------------------------- manifests
+    def _write_own(self, own: _OwnManifests, change: PlannedChange) -> None:
+        """Replace the manifests of the previous plan by ``change``'s."""
+        self._discard(own.names)
+        own.change, own.delta, own.changelog = None, [], None
+        if change.entries:
+            own.delta = [self._write_manifest(change.entries)]
+        if change.changelog:
+            own.changelog = self._write_manifest(change.changelog)
+        own.change = change
+
+    def _write_manifest(self, entries: Sequence[ManifestEntry]) -> ManifestFileMeta:
+        name = paths.manifest_name()
+        data = write_manifest(entries, self.manifest_format)
+        self.store.file_io.write_bytes(self.store.path(paths.manifest_path(name)), data)
+        return manifest_file_meta(
+            entries,
+            file_name=name,
+            file_size=len(data),
+            schema_id=self.schema.id,
+            partition_types=self.partition_types,
+        )
+
+    def _write_list(self, metas: Sequence[ManifestFileMeta], written: list[str]) -> tuple[str, int]:
+        """Write a manifest list of ``metas``; its name is appended to ``written``."""
+        name = paths.manifest_list_name()
+        data = write_manifest_list(metas, self.manifest_format)
+        self.store.file_io.write_bytes(self.store.path(paths.manifest_path(name)), data)
+        written.append(name)
+        return name, len(data)
+
+    def _base_manifests(self, latest: Snapshot | None) -> list[ManifestFileMeta]:
+        """Manifests of every live file of ``latest``, merged into one when there are many."""
+        if latest is None:
+            return []
+        metas = self.store.data_manifests(latest)
+        if len(metas) <= self.options.manifest_merge_min_count:
+            return metas
+        live = list(
+            fold_entries(e for m in metas for e in self.store.manifest(m.file_name)).values()
+        )
+        return [self._write_manifest(live)] if live else []
+
+    def _write_index_manifest(
+        self, latest: Snapshot | None, changes: Sequence[IndexManifestEntry]
+    ) -> str | None:
+        """The new index manifest (None when no index file stays live)."""
+        live = combine(self.store.index_entries(latest), changes)
+        if not live:
+            return None
+        name = paths.index_manifest_name()
+        data = write_index_manifest(live, self.manifest_format)
+        self.store.file_io.write_bytes(self.store.path(paths.manifest_path(name)), data)
+        return name
+
+    # ------------------------------------------------------------------ checks
+    def _base_is_stale(self, snapshot_id: int) -> bool:
+        """Whether ``snapshot_id`` may have been used already (see
+        :func:`~lakeops.commit.snapshot_builder.base_is_stale`)."""
+        return base_is_stale(snapshot_id, self.store._hint(paths.EARLIEST_HINT))
+
+    def _check_deletes(self, latest: Snapshot | None, entries: Sequence[ManifestEntry]) -> None:
+        """Refuse deletes of files ``latest`` no longer holds (live files are read only when
+        the commit deletes any)."""
+        if has_deletes(entries):
+            check_deletes_live(entries, fold_entries(self.store.live_entries(latest)))
+
     def _check_schema(self) -> None:
         """Refuse to commit files written under a schema that a newer one contradicts.
 
@@ -438,18 +475,7 @@ class Committer:
             "the new schema"
         )
 
-    def _check_deletes(self, latest: Snapshot | None, entries: Sequence[ManifestEntry]) -> None:
-        deletes = [e for e in entries if e.kind == FileKind.DELETE]
-        if not deletes:
-            return
-        live = fold_entries(self.store.live_entries(latest))
-        gone = [e.file.file_name for e in deletes if e.identifier not in live]
-        if gone:
-            raise CommitConflictError(
-                f"files {gone[:3]} this commit replaces are no longer live (another job "
-                "compacted or overwrote them); re-plan and retry"
-            )
-
+    # ------------------------------------------------------------------ hints
     def _update_hints(self, snapshot_id: int) -> None:
         """Best effort: readers never trust hints blindly, so a failure here is harmless."""
         with contextlib.suppress(OSError):
@@ -462,168 +488,35 @@ class Committer:
             fio.overwrite_atomic(self.store.path(paths.EARLIEST_HINT), b"1")
 
 
-@dataclass(frozen=True)
-class PlannedChange:
-    """What one commit attempt publishes."""
+class _OwnManifests:
+    """The manifests written for the current plan: kept while attempts re-plan to the same
+    change, replaced when the plan changes, deleted when nothing is published."""
 
-    entries: Sequence[ManifestEntry]
-    changelog: Sequence[ManifestEntry] = ()
-    index_changes: Sequence[IndexManifestEntry] = ()
+    def __init__(self) -> None:
+        #: the plan they hold; None until both are written
+        self.change: PlannedChange | None = None
+        self.delta: list[ManifestFileMeta] = []
+        self.changelog: ManifestFileMeta | None = None
+
+    @property
+    def names(self) -> list[str]:
+        return [m.file_name for m in self.delta] + (
+            [self.changelog.file_name] if self.changelog is not None else []
+        )
 
 
-Bucket = tuple[bytes, int]
+@dataclass
+class _Attempt:
+    """One attempt's plan and what it wrote on top of the plan's own manifests (deleted when
+    the attempt loses)."""
 
-
-class _AppendPlanner:
-    """Plans an ``APPEND`` on each attempt's latest snapshot, against what other commits did
-    since the writers' base snapshots (:mod:`lakeops.commit.since_base`):
-
-    * a dynamic-bucket write whose partitions' key index another commit changed, or a
-      cross-partition write after another data commit, is refused with
-      :class:`StaleWriteError` (its bucket assignments may no longer hold);
-    * new files of a bucket that another commit added files to are re-sequenced above them
-      (:mod:`lakeops.write.resequence`), so commit order is sequence order in every bucket.
-    """
-
-    def __init__(
-        self,
-        committer: Committer,
-        messages: Sequence[CommitMessage],
-        appends: list[ManifestEntry],
-        changelog: list[ManifestEntry],
-        index_changes: list[IndexManifestEntry],
-    ) -> None:
-        self.committer = committer
-        self.store = committer.store
-        self.messages = [m for m in messages if m.new_files or m.new_index_files]
-        self.appends = appends
-        self.current = PlannedChange(appends, changelog, index_changes)
-        self.original = self.current
-        self.offsets: dict[Bucket, int] = {}
-        self.rewrites: dict[Bucket, Resequenced] = {}
-        options = committer.options
-        self.dynamic = options.bucket == -1
-        self.cross_partition = self.dynamic and committer.schema.cross_partition_update
-
-    # ------------------------------------------------------------------ planning
-    def plan(self, latest: Snapshot | None) -> PlannedChange:
-        self._check_assignments(latest)
-        offsets = self._offsets(latest)
-        if offsets == self.offsets:
-            return self.current
-        self.discard_rewrites()
-        self.offsets = offsets
-        replaced: dict[tuple[Bucket, str], DataFileMeta] = {}
-        for bucket, offset in sorted(offsets.items()):
-            files = [f for f in self._new_files(bucket)]
-            rewrite = resequence_files(
-                self.store, self.committer.schema, bucket[0], bucket[1], files, offset
-            )
-            self.rewrites[bucket] = rewrite
-            if len(rewrite.files) != len(files):
-                raise CommitError("re-sequencing did not rewrite every file one for one")
-            for old, new in zip(files, rewrite.files, strict=True):
-                replaced[(bucket, old.file_name)] = new
-        entries = [
-            ManifestEntry(
-                e.kind,
-                e.partition,
-                e.bucket,
-                e.total_buckets,
-                replaced.get(((e.partition, e.bucket), e.file.file_name), e.file),
-            )
-            for e in self.appends
-        ]
-        self.current = PlannedChange(entries, self.original.changelog, self.original.index_changes)
-        if offsets:
-            log.info(
-                "%s: re-sequenced new files of %d bucket(s) above concurrent commits",
-                self.store.root,
-                len(offsets),
-            )
-        return self.current
-
-    def _new_files(self, bucket: Bucket) -> list[DataFileMeta]:
-        return [f for m in self.messages if (m.partition, m.bucket) == bucket for f in m.new_files]
-
-    def _offsets(self, latest: Snapshot | None) -> dict[Bucket, int]:
-        """How far each bucket's new files must move up (only buckets that must move)."""
-        by_base: dict[int | None, set[Bucket]] = {}
-        for m in self.messages:
-            if m.new_files and not (latest is not None and m.base_snapshot_id == latest.id):
-                by_base.setdefault(m.base_snapshot_id, set()).add((m.partition, m.bucket))
-        ceilings: dict[Bucket, int] = {}
-        for base, buckets in by_base.items():
-            found = sequence_ceilings(self.store, base, latest, buckets)
-            for bucket, ceiling in found.items():
-                ceilings[bucket] = max(ceilings.get(bucket, -1), ceiling)
-        out: dict[Bucket, int] = {}
-        for bucket, ceiling in ceilings.items():
-            lowest = min(f.min_sequence_number for f in self._new_files(bucket))
-            if ceiling >= lowest:
-                out[bucket] = ceiling + 1 - lowest
-        return out
-
-    def _check_assignments(self, latest: Snapshot | None) -> None:
-        """Refuse a write whose key placement other commits may have contradicted."""
-        if not self.dynamic or latest is None:
-            return
-        for base in {m.base_snapshot_id for m in self.messages}:
-            if base is not None and base == latest.id:
-                continue
-            mine = [m for m in self.messages if m.base_snapshot_id == base]
-            if self.cross_partition:
-                changed = None if base is None else data_committed(self.store, base, latest)
-                if changed is not False:
-                    raise StaleWriteError(
-                        f"another commit wrote to {self.store.root} (a cross-partition-update "
-                        "table) after this write read its key locations, so its rows might "
-                        "duplicate or lose keys; nothing was committed — run the write again "
-                        "(these tables take one writer at a time)"
-                    )
-                continue
-            partitions = {m.partition for m in mine if m.new_index_files}
-            if not partitions:
-                continue  # every key was known at the base: its bucket still holds
-            touched = None
-            if base is not None:
-                base_index = None
-                readable = True
-                if base > 0:
-                    try:
-                        base_index = self.store.snapshot(base).index_manifest
-                    except Exception:
-                        readable = False  # expired: cannot tell
-                if readable:
-                    touched = index_changed(self.store, base_index, latest, partitions)
-            if touched is None or touched:
-                raise StaleWriteError(
-                    f"another commit changed the key index of {self.store.root} (a "
-                    "dynamic-bucket table) in a partition this write adds keys to, after this "
-                    "write read it, so its bucket assignments might duplicate keys; nothing was "
-                    "committed — run the write again"
-                )
-
-    # ------------------------------------------------------------------ files
-    def discard_rewrites(self) -> None:
-        """Delete every re-sequenced copy (the plan they belong to is not published)."""
-        for rewrite in self.rewrites.values():
-            for path in rewrite.paths:
-                with contextlib.suppress(Exception):
-                    self.store.file_io.delete(path)
-        self.rewrites = {}
-        self.offsets = {}
-        self.current = self.original
-
-    def published(self) -> None:
-        """After the publish: the originals of re-sequenced files are referenced by nothing."""
-        if not self.rewrites:
-            return
-        schema = self.committer.schema
-        locations = FileLocations.of(self.store.file_io, self.store.root, schema)
-        for partition, bucket in self.rewrites:
-            for f in self._new_files((partition, bucket)):
-                with contextlib.suppress(Exception):  # else left for orphan cleaning
-                    self.store.file_io.delete(
-                        locations.entry_path(partition, bucket, f.file_name, f.external_path)
-                    )
+    latest: Snapshot | None
+    change: PlannedChange
+    #: the base list's manifests (a merged one of them was written by this attempt)
+    base: list[ManifestFileMeta]
+    base_list: str
+    base_size: int
+    #: the index manifest written for the change's index changes (None: none written)
+    index_manifest: str | None
+    #: names of the manifest lists (and index manifest) this attempt wrote
+    written: list[str] = field(default_factory=list)

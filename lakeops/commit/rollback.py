@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from lakeops.commit.committer import Committer, PlannedChange
+from lakeops.commit.committer import Committer
 from lakeops.commit.confine import check_snapshots
+from lakeops.commit.snapshot_builder import PlannedChange
 from lakeops.errors import CommitStateUnknownError, LakeopsError
 from lakeops.io.data_formats import format_of
 from lakeops.options import TableOptions
@@ -28,7 +29,7 @@ from lakeops.spec.index_manifest import IndexManifestEntry
 from lakeops.spec.locations import FileLocations
 from lakeops.spec.manifest import FileKind, ManifestEntry
 from lakeops.spec.schema import TableSchema
-from lakeops.spec.snapshot import Snapshot
+from lakeops.spec.snapshot import CommitKind, Snapshot
 from lakeops.store import TableStore
 
 __all__ = ["holds", "rollback_to"]
@@ -78,7 +79,7 @@ def rollback_to(
         copies.discard(keep=())
         return None
     try:
-        snapshot = Committer(store, schema, options).commit_planned(plan, "OVERWRITE")
+        snapshot = Committer(store, schema, options).commit_planned(plan, CommitKind.OVERWRITE)
     except CommitStateUnknownError:
         raise  # the snapshot may reference the copies: keep them
     except BaseException:

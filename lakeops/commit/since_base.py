@@ -22,7 +22,7 @@ from collections.abc import Collection
 
 from lakeops.spec.index_manifest import IndexManifestEntry
 from lakeops.spec.manifest import FileKind, ManifestEntry
-from lakeops.spec.snapshot import Snapshot
+from lakeops.spec.snapshot import CommitKind, Snapshot
 from lakeops.store import TableStore
 
 __all__ = ["MAX_DELTAS", "data_committed", "index_changed", "sequence_ceilings", "since"]
@@ -119,4 +119,4 @@ def data_committed(store: TableStore, base_id: int | None, latest: Snapshot | No
     snapshots = since(store, base_id, latest)
     if snapshots is None:
         return None
-    return any(s.commit_kind != "COMPACT" for s in snapshots)
+    return any(s.commit_kind != CommitKind.COMPACT for s in snapshots)

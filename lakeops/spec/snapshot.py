@@ -4,14 +4,29 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, fields
-from typing import Any, Literal
+from enum import StrEnum
+from typing import Any
 
 from lakeops.errors import CorruptTableError
 from lakeops.spec.paths import check_file_name
 
 __all__ = ["CommitKind", "Snapshot"]
 
-CommitKind = Literal["APPEND", "COMPACT", "OVERWRITE", "ANALYZE"]
+
+class CommitKind(StrEnum):
+    """Paimon's ``commitKind``: what a snapshot did. A member is its JSON string (it compares
+    equal to it and serializes as it), so snapshots read from storage keep plain strings and
+    still compare equal to the members."""
+
+    #: new data files (and their changelog)
+    APPEND = "APPEND"
+    #: files compaction replaced, with what it produced
+    COMPACT = "COMPACT"
+    #: every live file of some partitions replaced (also lakeops' rollback)
+    OVERWRITE = "OVERWRITE"
+    #: statistics only (written by Paimon's ANALYZE, never by lakeops)
+    ANALYZE = "ANALYZE"
+
 
 #: Python attribute -> JSON key, in the order Paimon writes them.
 _KEYS = {
