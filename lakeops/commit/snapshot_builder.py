@@ -121,7 +121,7 @@ def next_snapshot(
         delta_manifest_list=lists.delta,
         commit_user=commit_user,
         commit_identifier=commit_identifier,
-        commit_kind=commit_kind,
+        commit_kind=str(commit_kind),  # a plain string, as in snapshots read back
         time_millis=time_millis,
         total_record_count=(latest.total_record_count if latest is not None else 0) + delta,
         delta_record_count=delta,

@@ -242,8 +242,11 @@ def test_ids_and_record_delta() -> None:
 
 def test_commit_kind_is_its_json_string() -> None:
     assert [k.value for k in CommitKind] == ["APPEND", "COMPACT", "OVERWRITE", "ANALYZE"]
-    stored = Snapshot.from_json(build(None, PlannedChange([]), kind=CommitKind.COMPACT).to_json())
+    built = build(None, PlannedChange([]), kind=CommitKind.COMPACT)
+    stored = Snapshot.from_json(built.to_json())
     assert stored.commit_kind == CommitKind.COMPACT and stored.commit_kind == "COMPACT"
+    # a built snapshot carries the plain string, like one read back (XCom, JSON, repr agree)
+    assert type(built.commit_kind) is str and built == stored
 
 
 # ---------------------------------------------------------------------- manifest metadata
