@@ -9,13 +9,16 @@ Per (partition, bucket) of the latest snapshot:
   meaning: how much a full compaction would shrink the bucket). The merged size is *estimated
   from the manifests*, without reading data: each sorted run holds every key at most once, files
   whose key ranges do not overlap cannot share a key, and where files of several runs overlap
-  the newer rows are taken to update the keys of the largest of those runs. So the files are
-  swept in key order into clusters of overlapping key ranges; a cluster's merged size is the
-  rows and bytes of its largest run there; the bucket's is the sum over clusters. The estimate
-  is exact for upserts of existing keys and for new keys outside the existing key ranges; new
-  keys *interleaved* with existing ones are counted as upserts, so the figure is then an upper
-  bound (never below the truth when the runs hold distinct keys). Retraction rows are counted
-  as stored rows.
+  the rows of the other runs are taken to update the keys of the run that holds most rows
+  there. So the files are swept in key order into clusters of overlapping key ranges. When the
+  first key field is a number or a date/time (a length can be measured) and no file of the
+  cluster has a single-valued first field, each file's rows and bytes are spread evenly over
+  its key range, the range is cut at every file boundary, and each piece counts the run with
+  the most rows there; otherwise the cluster counts the run with the most rows in it. The sum
+  over clusters (and pieces) is the merged size. The estimate is exact for upserts of existing
+  keys and for new keys outside the existing key ranges; new keys *interleaved* with existing
+  ones in the same key range are counted as upserts, so there the figure is too high (an
+  upper bound when the runs hold distinct keys). Retraction rows count as stored rows.
 
 Per table:
 
@@ -31,6 +34,9 @@ Per table:
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
+import itertools
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -193,39 +199,81 @@ def written_bytes(snapshot: Snapshot, delta: Sequence[ManifestEntry]) -> tuple[i
     return ingested, compacted
 
 
+def _coordinate(value: Any) -> float | None:
+    """A measurable position of a key's first field (None where lengths mean nothing)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float | decimal.Decimal):
+        return float(value)
+    if isinstance(value, dt.datetime):
+        return value.replace(tzinfo=value.tzinfo or dt.UTC).timestamp()
+    if isinstance(value, dt.date):
+        return float(value.toordinal())
+    return None
+
+
+def _largest_run(rows_bytes: Iterable[tuple[float, float]]) -> tuple[float, float]:
+    return max(rows_bytes, default=(0.0, 0.0))
+
+
+def _cluster_size(members: Sequence[tuple[KeyRange, int, DataFileMeta]]) -> tuple[float, float]:
+    """Merged (rows, bytes) of one cluster of overlapping files (module docstring)."""
+    spans = [(_coordinate(lo[0]), _coordinate(hi[0])) for (lo, hi), _, _ in members]
+    measurable = all(a is not None and b is not None and b > a for a, b in spans)
+    if not measurable:
+        per_run: dict[int, list[float]] = {}
+        for _, run, f in members:
+            acc = per_run.setdefault(run, [0.0, 0.0])
+            acc[0] += f.row_count
+            acc[1] += f.file_size
+        return _largest_run((r, b) for r, b in per_run.values())
+    # sweep: per run, the rows and bytes per unit of key length of the files covering a piece
+    events: dict[float, list[tuple[int, float, float]]] = {}
+    for (a, b), (_, run, f) in zip(spans, members, strict=True):
+        assert a is not None and b is not None
+        length = b - a
+        events.setdefault(a, []).append((run, f.row_count / length, f.file_size / length))
+        events.setdefault(b, []).append((run, -f.row_count / length, -f.file_size / length))
+    density: dict[int, list[float]] = {}
+    rows = size = 0.0
+    bounds = sorted(events)
+    for left, right in itertools.pairwise(bounds):
+        for run, d_rows, d_bytes in events[left]:
+            acc = density.setdefault(run, [0.0, 0.0])
+            acc[0] += d_rows
+            acc[1] += d_bytes
+        r, by = _largest_run((d[0], d[1]) for d in density.values())
+        rows += r * (right - left)
+        size += by * (right - left)
+    return rows, size
+
+
 def merged_size_estimate(
     runs: Sequence[LevelSortedRun], key_range: Callable[[DataFileMeta], KeyRange]
 ) -> tuple[int, int]:
     """(rows, bytes) the bucket of sorted ``runs`` would hold after a full compaction, estimated
     from file metadata only (module docstring): files swept in key order into clusters of
-    overlapping closed key ranges; per cluster the rows and bytes of the run holding most rows
-    there; summed over clusters."""
+    overlapping closed key ranges; per cluster (or per measured piece of it) the rows and bytes
+    of the run holding most rows there; summed."""
     items = sorted(
-        ((*key_range(f), i, f) for i, run in enumerate(runs) for f in run.files),
-        key=lambda item: item[0],
+        ((key_range(f), i, f) for i, run in enumerate(runs) for f in run.files),
+        key=lambda item: item[0][0],
     )
-    rows = size = 0
-    cluster: dict[int, list[int]] = {}
+    rows = size = 0.0
+    cluster: list[tuple[KeyRange, int, DataFileMeta]] = []
     cluster_hi: tuple[Any, ...] | None = None
-
-    def close() -> None:
-        nonlocal rows, size
-        if cluster:
-            best_rows, best_bytes = max((r, b) for r, b in cluster.values())
-            rows += best_rows
-            size += best_bytes
-            cluster.clear()
-
-    for lo, hi, run_index, f in items:
-        if cluster_hi is not None and lo > cluster_hi:
-            close()
-            cluster_hi = None
-        per_run = cluster.setdefault(run_index, [0, 0])
-        per_run[0] += f.row_count
-        per_run[1] += f.file_size
-        cluster_hi = hi if cluster_hi is None or hi > cluster_hi else cluster_hi
-    close()
-    return rows, size
+    for item in items:
+        lo, hi = item[0]
+        if cluster and cluster_hi is not None and lo > cluster_hi:
+            r, b = _cluster_size(cluster)
+            rows, size = rows + r, size + b
+            cluster = []
+        cluster_hi = hi if not cluster or cluster_hi is None or hi > cluster_hi else cluster_hi
+        cluster.append(item)
+    if cluster:
+        r, b = _cluster_size(cluster)
+        rows, size = rows + r, size + b
+    return round(rows), round(size)
 
 
 def _key_range_of(schema: TableSchema) -> Callable[[DataFileMeta], KeyRange]:
