@@ -246,3 +246,26 @@ def test_message_page_escapes() -> None:
     page = render_message_html("Not found", "no table '<x>'")
     assert "<h1>Not found</h1>" in page
     assert "no table &#x27;&lt;x&gt;&#x27;" in page
+
+
+def test_page_as_the_plugin_renders_it_shows_the_cli_figures(catalog: Catalog) -> None:
+    """More snapshots than the chart shows, a compaction among them: the page's header (as the
+    plugin renders it, 20 snapshots charted) shows the figures of ``table.health()``, which
+    ``lakeops health`` prints."""
+    from lakeops.compact.health import DEFAULT_WINDOW
+    from lakeops.health_view import format_ratio
+
+    table = make_table(catalog, writes=12)
+    table.compact(full=True)
+    for i in range(10):
+        table.write(rows(10 + i, "2024-01-01", "n"))
+    page = render_table_html("db.t", table, recent_snapshots=20)
+    health = table.health(recent_snapshots=DEFAULT_WINDOW)
+    assert health.write_amplification is not None and health.write_amplification > 0
+    assert (
+        f'<header data-snapshot-id="{health.snapshot_id}" '
+        f'data-write-amplification="{format_ratio(health.write_amplification)}" '
+        f'data-space-amplification="{format_ratio(health.space_amplification)}">'
+    ) in page
+    got = [g["data-space-amplification"] for g in parse(page).buckets]
+    assert got == [format_ratio(b.space_amplification) for b in health.buckets]
