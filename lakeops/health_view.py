@@ -11,6 +11,8 @@ and the amplification of the recent snapshots:
 * a header with the table identifier, latest snapshot, merge engine, bucket count,
   changelog producer, compaction triggers, space amplification and the write amplification of
   the window :func:`~lakeops.compact.health.table_health` reports (the CLI's figures);
+* beyond :data:`MAX_BANDS` buckets, a row per partition (buckets, files, bytes, most sorted
+  runs, space amplification) and bands only for the buckets with the most sorted runs;
 * a chart of the last ``recent_snapshots`` snapshots: live files, the largest sorted-run count of
   any bucket, and bytes written by ingestion vs. compaction per snapshot. It costs one full read
   of the oldest charted snapshot's manifests plus one delta manifest per later snapshot.
@@ -57,6 +59,10 @@ __all__ = [
 
 #: files drawn per sorted run; the rest are summarised as "+N more"
 MAX_FILES_PER_RUN = 300
+
+#: buckets drawn as bands; a larger table gets a per-partition summary and the bands of its
+#: buckets with the most sorted runs (then the most bytes)
+MAX_BANDS = 64
 
 _LABEL_W = 64
 _ROW_H = 18
@@ -144,6 +150,10 @@ h1 { font-size: 20px; margin: 0 0 4px; word-break: break-all; }
 h2 { font-size: 16px; margin: 24px 0 8px; }
 a { color: var(--accent); }
 .muted { color: var(--muted); }
+table.partitions { border-collapse: collapse; font-size: 13px; }
+table.partitions th, table.partitions td { padding: 2px 10px; border-bottom: 1px solid var(--line);
+  text-align: right; }
+table.partitions th:first-child, table.partitions td:first-child { text-align: left; }
 dl.facts { display: grid; grid-template-columns: repeat(auto-fill, minmax(190px, 1fr));
   gap: 6px 16px; margin: 12px 0; padding: 12px; background: var(--panel);
   border: 1px solid var(--line); border-radius: 6px; }
@@ -396,6 +406,30 @@ def _window_label(health: TableHealth) -> str:
     return f"write amplification (snapshots {first}..{last})"
 
 
+def _partition_summary(buckets: Sequence[BucketHealth], default_name: str) -> str:
+    """One row per partition: buckets, files, bytes, the most sorted runs of a bucket and
+    the partition's space amplification (stored ÷ estimated live bytes)."""
+    by_partition: dict[str, list[BucketHealth]] = {}
+    for b in buckets:
+        by_partition.setdefault(partition_label(b.partition, default_name), []).append(b)
+    rows = []
+    for label, members in by_partition.items():
+        stored = sum(b.total_bytes for b in members)
+        live = sum(b.live_bytes for b in members)
+        runs = max(b.sorted_runs for b in members)
+        rows.append(
+            f'<tr class="partition" data-partition="{_e(label)}" data-buckets="{len(members)}" '
+            f'data-max-sorted-runs="{runs}"><td>{_e(label or "-")}</td><td>{len(members)}</td>'
+            f"<td>{sum(b.files for b in members)}</td><td>{_e(human_bytes(stored))}</td>"
+            f"<td>{runs}</td><td>{format_ratio(stored / live if live else 1.0)}</td></tr>"
+        )
+    head = (
+        "<tr><th>partition</th><th>buckets</th><th>files</th><th>bytes</th>"
+        "<th>max sorted runs</th><th>space amplification</th></tr>"
+    )
+    return f'<h2>Partitions</h2><table class="partitions">{head}{"".join(rows)}</table>'
+
+
 # --------------------------------------------------------------------------- public
 def render_table_html(
     identifier: str,
@@ -443,9 +477,19 @@ def render_table_html(
 
     files: list[DataFileMeta] = [f for b in health.buckets for run in b.runs for f in run.files]
     max_size = max((f.file_size for f in files), default=0)
+    drawn = health.buckets
+    summary = ""
+    if len(drawn) > MAX_BANDS:
+        worst = sorted(drawn, key=lambda b: (-b.sorted_runs, -b.total_bytes))[:MAX_BANDS]
+        chosen = {id(b) for b in worst}
+        drawn = [b for b in health.buckets if id(b) in chosen]
+        summary = _partition_summary(health.buckets, default_name) + (
+            f'<p class="muted">{len(health.buckets)} buckets: the {MAX_BANDS} with the most '
+            "sorted runs are drawn below.</p>"
+        )
     bands = [
         _band(b, partition_label(b.partition, default_name), max_size, trigger, stop_trigger)
-        for b in health.buckets
+        for b in drawn
     ]
     levels = sorted({f.level for f in files})
     legend = "".join(
@@ -460,7 +504,7 @@ def render_table_html(
         '<div class="muted">lakeops table health · Paimon primary-key table</div>'
         f"{_facts(facts)}</header>"
         f"<h2>Recent snapshots</h2>{_history_chart(points)}"
-        "<h2>LSM shape per bucket</h2>"
+        f"{summary}<h2>LSM shape per bucket</h2>"
         '<p class="muted">One row per sorted run (each level-0 file is its own run, newest '
         "first; each level ≥ 1 is one run). Width grows with the square root of file size. "
         "Amber: sorted runs at the compaction trigger; red: at the stop trigger. Space "

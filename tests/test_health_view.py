@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
@@ -269,3 +270,29 @@ def test_page_as_the_plugin_renders_it_shows_the_cli_figures(catalog: Catalog) -
     ) in page
     got = [g["data-space-amplification"] for g in parse(page).buckets]
     assert got == [format_ratio(b.space_amplification) for b in health.buckets]
+
+
+def test_large_tables_are_summarised_per_partition(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beyond MAX_BANDS buckets: a row per partition, and bands for the buckets with the most
+    sorted runs only."""
+    import lakeops.health_view as view
+
+    table = make_table(catalog, writes=2)
+    table.compact(full=True, partitions=[{"dt": "2024-01-01"}])
+    monkeypatch.setattr(view, "MAX_BANDS", 2)
+    page = render_table_html("db.t", table)
+    drawn = parse(page).buckets
+    # the two buckets of the uncompacted partition have two runs, the others one
+    assert [g["data-partition"] for g in drawn] == [f"dt={EVIL}"] * 2
+    assert all(g["data-sorted-runs"] == "2" for g in drawn)
+    summary = dict(
+        (html.unescape(p), (int(n), int(r)))
+        for p, n, r in re.findall(
+            r'<tr class="partition" data-partition="([^"]*)" data-buckets="(\d+)" '
+            r'data-max-sorted-runs="(\d+)"',
+            page,
+        )
+    )
+    assert summary == {"dt=2024-01-01": (2, 1), f"dt={EVIL}": (2, 2)}
