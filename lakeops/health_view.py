@@ -1,4 +1,5 @@
-"""The table-health picture: one self-contained HTML page per table.
+"""The table-health picture: one self-contained HTML page per table (rendering only: every
+figure comes from :mod:`lakeops.compact.health`, the metrics the CLI and the sensors use too).
 
 :func:`render_table_html` draws the LSM shape of every (partition, bucket) of the latest snapshot
 and the amplification of the recent snapshots:
@@ -8,7 +9,10 @@ and the amplification of the recent snapshots:
   with the square root of its size, labelled with its level; the band's header gives sorted runs,
   files, bytes, rows, space amplification and the age of the oldest level-0 file;
 * a header with the table identifier, latest snapshot, merge engine, bucket count,
-  changelog producer, compaction triggers and the write amplification of the recent snapshots;
+  changelog producer, compaction triggers, space amplification and the write amplification of
+  the window :func:`~lakeops.compact.health.table_health` reports (the CLI's figures);
+* beyond :data:`MAX_BANDS` buckets, a row per partition (buckets, files, bytes, most sorted
+  runs, space amplification) and bands only for the buckets with the most sorted runs;
 * a chart of the last ``recent_snapshots`` snapshots: live files, the largest sorted-run count of
   any bucket, and bytes written by ingestion vs. compaction per snapshot. It costs one full read
   of the oldest charted snapshot's manifests plus one delta manifest per later snapshot.
@@ -17,9 +21,11 @@ The page is plain HTML with inline CSS and inline SVG: no JavaScript, no externa
 Every value shown is HTML-escaped (partition values are user data). The page names the table by
 its identifier only; it never shows the warehouse URI, table path or storage options.
 
-Stable hooks for tests and tools: ``<g class="bucket" data-partition data-bucket
-data-sorted-runs data-files>`` per band, ``<rect class="file" data-level>`` per file, and
-``<g class="snapshot" data-snapshot-id data-commit-kind data-files data-max-sorted-runs
+Stable hooks for tests and tools: ``<header data-snapshot-id data-write-amplification
+data-space-amplification>`` (the figures as shown), ``<g class="bucket" data-partition
+data-bucket data-sorted-runs data-files data-space-amplification>`` per band (inside a
+``<section class="band">``), ``<rect class="file" data-level>`` per file, and ``<g
+class="snapshot" data-snapshot-id data-commit-kind data-files data-max-sorted-runs
 data-ingested-bytes data-compacted-bytes>`` per charted snapshot.
 
 The core library does not import Airflow; this module is reused by the Airflow plugin and the CLI.
@@ -30,35 +36,33 @@ from __future__ import annotations
 import datetime as dt
 import html
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from lakeops.compact.health import BucketHealth, TableHealth
-from lakeops.compact.levels import level_runs
+from lakeops.compact.health import BucketHealth, SnapshotPoint, TableHealth, snapshot_history
 from lakeops.compact.options import CompactOptions
-from lakeops.spec import binary_row
+from lakeops.errors import ConfigurationError
 from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.manifest import FileKind, ManifestEntry
 from lakeops.spec.paths import partition_value_string
-from lakeops.spec.snapshot import Snapshot
-from lakeops.store import fold_entries
 
 if TYPE_CHECKING:
     from lakeops.table import Table
 
 __all__ = [
-    "SnapshotPoint",
+    "format_ratio",
     "human_bytes",
     "partition_label",
     "render_index_html",
     "render_message_html",
     "render_table_html",
-    "snapshot_history",
 ]
 
 #: files drawn per sorted run; the rest are summarised as "+N more"
 MAX_FILES_PER_RUN = 300
+
+#: buckets drawn as bands; a larger table gets a per-partition summary and the bands of its
+#: buckets with the most sorted runs (then the most bytes)
+MAX_BANDS = 64
 
 _LABEL_W = 64
 _ROW_H = 18
@@ -115,6 +119,11 @@ def _utc(millis: int) -> str:
     return dt.datetime.fromtimestamp(millis / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
+def format_ratio(value: float | None) -> str:
+    """An amplification as the CLI and the page show it: ``1.5`` → ``1.50``, None → ``-``."""
+    return "-" if value is None else f"{value:.2f}"
+
+
 def _level_color(level: int) -> str:
     return _LEVEL_COLORS[min(level, len(_LEVEL_COLORS) - 1)]
 
@@ -126,100 +135,6 @@ def partition_label(partition: Mapping[str, Any], default_name: str) -> str:
         text = partition_value_string(value)
         parts.append(f"{name}={default_name if text is None else text}")
     return "/".join(parts)
-
-
-# --------------------------------------------------------------------------- history
-@dataclass(frozen=True)
-class SnapshotPoint:
-    """One charted snapshot: its live files, the largest sorted-run count of any bucket, and
-    the bytes its commit wrote — new data (``ingested_bytes``, APPEND/OVERWRITE) or compaction
-    output (``compacted_bytes``; upgraded files move no bytes and do not count)."""
-
-    snapshot_id: int
-    commit_kind: str
-    time_millis: int
-    total_record_count: int
-    delta_record_count: int
-    files: int
-    max_sorted_runs: int
-    ingested_bytes: int
-    compacted_bytes: int
-
-
-def _sorted_runs(live: Iterable[ManifestEntry]) -> int:
-    """The largest number of sorted runs of any (partition, bucket) of ``live``."""
-    level0: dict[tuple[bytes, int], int] = {}
-    levels: dict[tuple[bytes, int], set[int]] = {}
-    for e in live:
-        key = (e.partition, e.bucket)
-        if e.file.level == 0:
-            level0[key] = level0.get(key, 0) + 1
-        else:
-            levels.setdefault(key, set()).add(e.file.level)
-    keys = set(level0) | set(levels)
-    return max((level0.get(k, 0) + len(levels.get(k, ())) for k in keys), default=0)
-
-
-def _written_bytes(snapshot: Snapshot, delta: Sequence[ManifestEntry]) -> tuple[int, int]:
-    """(ingested, compacted) bytes the commit of ``snapshot`` wrote, as ``table.health()``
-    counts them."""
-    removed = {e.file.file_name for e in delta if e.kind == FileKind.DELETE}
-    ingested = compacted = 0
-    for e in delta:
-        if e.kind != FileKind.ADD:
-            continue
-        if snapshot.commit_kind == "COMPACT":
-            if e.file.file_name not in removed:
-                compacted += e.file.file_size
-        else:
-            ingested += e.file.file_size
-    return ingested, compacted
-
-
-def snapshot_history(table: Table, recent_snapshots: int = 20) -> list[SnapshotPoint]:
-    """The last ``recent_snapshots`` snapshots (oldest first), up to the latest.
-
-    The oldest one's live files are read in full; each later one applies its commit's delta,
-    so the cost is one snapshot's manifests plus one delta manifest list per snapshot. A
-    snapshot that vanishes while reading (expired concurrently) is skipped.
-    """
-    store = table.store
-    latest = store.latest_snapshot_id()
-    if latest is None or recent_snapshots <= 0:
-        return []
-    first = max(store.earliest_snapshot_id() or 1, latest - recent_snapshots + 1)
-    points: list[SnapshotPoint] = []
-    live: dict[tuple[bytes, int, int, str], ManifestEntry] | None = None
-    for sid in range(first, latest + 1):
-        try:
-            snap = store.snapshot(sid)
-            delta = store.delta_entries(snap)
-            if live is None:
-                live = fold_entries(store.live_entries(snap))
-            else:
-                for e in delta:
-                    if e.kind == FileKind.ADD:
-                        live[e.identifier] = e
-                    else:
-                        live.pop(e.identifier, None)
-        except Exception:
-            live = None  # restart from a full read at the next snapshot
-            continue
-        ingested, compacted = _written_bytes(snap, delta)
-        points.append(
-            SnapshotPoint(
-                snapshot_id=snap.id,
-                commit_kind=snap.commit_kind,
-                time_millis=snap.time_millis,
-                total_record_count=snap.total_record_count,
-                delta_record_count=snap.delta_record_count,
-                files=len(live),
-                max_sorted_runs=_sorted_runs(live.values()),
-                ingested_bytes=ingested,
-                compacted_bytes=compacted,
-            )
-        )
-    return points
 
 
 # --------------------------------------------------------------------------- page parts
@@ -235,6 +150,10 @@ h1 { font-size: 20px; margin: 0 0 4px; word-break: break-all; }
 h2 { font-size: 16px; margin: 24px 0 8px; }
 a { color: var(--accent); }
 .muted { color: var(--muted); }
+table.partitions { border-collapse: collapse; font-size: 13px; }
+table.partitions th, table.partitions td { padding: 2px 10px; border-bottom: 1px solid var(--line);
+  text-align: right; }
+table.partitions th:first-child, table.partitions td:first-child { text-align: left; }
 dl.facts { display: grid; grid-template-columns: repeat(auto-fill, minmax(190px, 1fr));
   gap: 6px 16px; margin: 12px 0; padding: 12px; background: var(--panel);
   border: 1px solid var(--line); border-radius: 6px; }
@@ -301,11 +220,9 @@ def _file_rect(f: DataFileMeta, x: float, y: float, w: float) -> str:
     )
 
 
-def _bucket_svg(
-    b: BucketHealth, files: Sequence[DataFileMeta], label: str, max_size: int
-) -> tuple[str, int]:
-    """The SVG of one band and its sorted-run count as drawn."""
-    runs = level_runs(files)
+def _bucket_svg(b: BucketHealth, label: str, max_size: int) -> str:
+    """The SVG of one band: one row per sorted run of ``b``."""
+    runs = b.runs
     rows: list[str] = []
     width = 0.0
     level0_index = 0
@@ -341,36 +258,36 @@ def _bucket_svg(
     svg_title = f"{label or 'table'} bucket {b.bucket}: {len(runs)} sorted runs"
     group = (
         f'<g class="bucket" data-partition="{_e(label)}" data-bucket="{b.bucket}" '
-        f'data-sorted-runs="{len(runs)}" data-files="{len(files)}">{"".join(rows)}</g>'
+        f'data-sorted-runs="{b.sorted_runs}" data-files="{b.files}" '
+        f'data-space-amplification="{format_ratio(b.space_amplification)}">{"".join(rows)}</g>'
     )
-    svg = (
+    return (
         f'<svg class="lsm" role="img" width="{width:.0f}" height="{height}" '
         f'viewBox="0 0 {width:.0f} {height}" xmlns="http://www.w3.org/2000/svg">'
         f"<title>{_e(svg_title)}</title>"
         f"{group}</svg>"
     )
-    return svg, len(runs)
 
 
 def _band(
     b: BucketHealth,
-    files: Sequence[DataFileMeta],
     label: str,
     max_size: int,
     trigger: int | None,
     stop_trigger: int | None,
 ) -> str:
-    svg, runs = _bucket_svg(b, files, label, max_size)
+    svg = _bucket_svg(b, label, max_size)
     state = ""
-    if stop_trigger is not None and runs >= stop_trigger:
+    if stop_trigger is not None and b.sorted_runs >= stop_trigger:
         state = " stalled"
-    elif trigger is not None and runs >= trigger:
+    elif trigger is not None and b.sorted_runs >= trigger:
         state = " due"
     by_level = ", ".join(f"L{lv}: {n}" for lv, n in sorted(b.files_by_level.items()))
     stats = (
-        f"<b>{b.sorted_runs}</b> sorted runs · <b>{sum(b.files_by_level.values())}</b> files "
-        f"({_e(by_level)}) · <b>{_e(human_bytes(b.total_bytes))}</b> · <b>{b.rows}</b> rows · "
-        f"space amplification <b>{b.space_amplification:.2f}</b> · oldest level-0 file "
+        f"<b>{b.sorted_runs}</b> sorted runs · <b>{b.files}</b> files "
+        f"({_e(by_level)}) · <b>{_e(human_bytes(b.total_bytes))}</b> · <b>{b.rows}</b> rows "
+        f"(≈ <b>{b.live_rows}</b> live) · space amplification "
+        f"<b>{format_ratio(b.space_amplification)}</b> · oldest level-0 file "
         f"<b>{_e(_human_age(b.oldest_level0_age_s))}</b>"
     )
     title = f"{label} · bucket {b.bucket}" if label else f"bucket {b.bucket}"
@@ -459,7 +376,16 @@ def _history_chart(points: Sequence[SnapshotPoint]) -> str:
     )
 
 
-def _options_facts(table: Table) -> list[tuple[str, object]]:
+def _compact_options(table: Table) -> CompactOptions | None:
+    """The table's compaction options, or None if lakeops cannot parse them (the page then
+    leaves them out and shows the rest; reads and compaction report the error themselves)."""
+    try:
+        return CompactOptions.from_schema(table.schema, table.options)
+    except ConfigurationError:
+        return None
+
+
+def _options_facts(table: Table, copts: CompactOptions | None) -> list[tuple[str, object]]:
     """The table options shown in the header; never storage or catalog options."""
     raw = table.schema.options
     facts: list[tuple[str, object]] = [
@@ -467,41 +393,41 @@ def _options_facts(table: Table) -> list[tuple[str, object]]:
         ("buckets", table.options.bucket),
         ("changelog producer", raw.get("changelog-producer", "none")),
     ]
-    try:
-        copts = CompactOptions.from_schema(table.schema, table.options)
+    if copts is not None:
         facts.append(("compaction trigger / stop", f"{copts.trigger} / {copts.stop_trigger}"))
         facts.append(("write-only", "yes" if copts.write_only else "no"))
-    except Exception:  # an option lakeops cannot parse: show the rest of the page anyway
-        pass
     return facts
 
 
-def _triggers(table: Table) -> tuple[int | None, int | None]:
-    try:
-        copts = CompactOptions.from_schema(table.schema, table.options)
-    except Exception:
-        return None, None
-    return copts.trigger, copts.stop_trigger
+def _window_label(health: TableHealth) -> str:
+    first, last = health.window_first_snapshot, health.window_last_snapshot
+    if first is None:
+        return "write amplification (no commits in the window)"
+    return f"write amplification (snapshots {first}..{last})"
 
 
-def _live_files(
-    table: Table, health: TableHealth
-) -> dict[tuple[tuple[Any, ...], int], list[DataFileMeta]]:
-    """Live files of the snapshot ``health`` describes, by (partition values, bucket)."""
-    if health.snapshot_id is None:
-        return {}
-    store = table.store
-    schema = table.schema
-    types = schema.types_of(schema.partition_keys)
-    snapshot = store.snapshot(health.snapshot_id)
-    groups: dict[tuple[tuple[Any, ...], int], list[DataFileMeta]] = {}
-    decoded: dict[bytes, tuple[Any, ...]] = {}
-    for e in store.live_entries(snapshot):
-        values = decoded.get(e.partition)
-        if values is None:
-            values = decoded[e.partition] = binary_row.deserialize(e.partition, types)
-        groups.setdefault((values, e.bucket), []).append(e.file)
-    return groups
+def _partition_summary(buckets: Sequence[BucketHealth], default_name: str) -> str:
+    """One row per partition: buckets, files, bytes, the most sorted runs of a bucket and
+    the partition's space amplification (stored ÷ estimated live bytes)."""
+    by_partition: dict[str, list[BucketHealth]] = {}
+    for b in buckets:
+        by_partition.setdefault(partition_label(b.partition, default_name), []).append(b)
+    rows = []
+    for label, members in by_partition.items():
+        stored = sum(b.total_bytes for b in members)
+        live = sum(b.live_bytes for b in members)
+        runs = max(b.sorted_runs for b in members)
+        rows.append(
+            f'<tr class="partition" data-partition="{_e(label)}" data-buckets="{len(members)}" '
+            f'data-max-sorted-runs="{runs}"><td>{_e(label or "-")}</td><td>{len(members)}</td>'
+            f"<td>{sum(b.files for b in members)}</td><td>{_e(human_bytes(stored))}</td>"
+            f"<td>{runs}</td><td>{format_ratio(stored / live if live else 1.0)}</td></tr>"
+        )
+    head = (
+        "<tr><th>partition</th><th>buckets</th><th>files</th><th>bytes</th>"
+        "<th>max sorted runs</th><th>space amplification</th></tr>"
+    )
+    return f'<h2>Partitions</h2><table class="partitions">{head}{"".join(rows)}</table>'
 
 
 # --------------------------------------------------------------------------- public
@@ -511,61 +437,78 @@ def render_table_html(
     *,
     recent_snapshots: int = 20,
     back_href: str | None = None,
+    health: TableHealth | None = None,
 ) -> str:
     """The health page of ``table`` (named ``identifier`` on the page) as a complete HTML
     document: header facts, the chart of the last ``recent_snapshots`` snapshots and one LSM
-    band per (partition, bucket) of the latest snapshot (see the module docstring). With
-    ``back_href``, the page starts with an "all tables" link to it."""
-    health = table.health(recent_snapshots=max(recent_snapshots, 1))
-    groups = _live_files(table, health)
-    points = snapshot_history(table, recent_snapshots)
+    band per (partition, bucket) of the latest snapshot (see the module docstring). ``health``
+    is ``table.health()`` unless given (the CLI passes the report it prints, so both show the
+    same figures). With ``back_href``, the page starts with an "all tables" link to it."""
+    if health is None:
+        health = table.health()
+    points = snapshot_history(table.store, recent_snapshots)
     default_name = table.options.partition_default_name
-    trigger, stop_trigger = _triggers(table)
+    copts = _compact_options(table)
+    trigger = None if copts is None else copts.trigger
+    stop_trigger = None if copts is None else copts.stop_trigger
 
-    total_files = sum(len(f) for f in groups.values())
-    total_bytes = sum(b.total_bytes for b in health.buckets)
     latest = table.store.snapshot(health.snapshot_id) if health.snapshot_id is not None else None
+    write_amp = format_ratio(health.write_amplification)
+    space_amp = format_ratio(health.space_amplification)
+    partitions = len({tuple(b.partition.values()) for b in health.buckets})
     facts: list[tuple[str, object]] = [
         ("latest snapshot", "none" if latest is None else f"{latest.id} ({latest.commit_kind})"),
         ("committed", "-" if latest is None else _utc(latest.time_millis)),
         ("records", "-" if latest is None else latest.total_record_count),
-        *_options_facts(table),
+        *_options_facts(table, copts),
         ("primary keys", ", ".join(table.schema.primary_keys) or "-"),
         ("partition keys", ", ".join(table.schema.partition_keys) or "-"),
-        ("partitions · buckets", f"{len({k[0] for k in groups})} · {len(health.buckets)}"),
-        ("live files", total_files),
-        ("bytes", human_bytes(total_bytes)),
+        ("partitions · buckets", f"{partitions} · {len(health.buckets)}"),
+        ("live files", sum(b.files for b in health.buckets)),
+        ("bytes", human_bytes(health.total_bytes)),
+        ("space amplification", space_amp),
         ("max sorted runs", health.max_sorted_runs),
-        (
-            f"write amplification (last {len(points)} snapshots)",
-            f"{health.write_amplification:.2f}",
-        ),
+        (_window_label(health), write_amp),
         (
             "ingested · compacted",
             f"{human_bytes(health.ingested_bytes)} · {human_bytes(health.compaction_bytes)}",
         ),
     ]
 
-    files_of = [groups.get((tuple(b.partition.values()), b.bucket), []) for b in health.buckets]
-    max_size = max((f.file_size for fs in files_of for f in fs), default=0)
+    files: list[DataFileMeta] = [f for b in health.buckets for run in b.runs for f in run.files]
+    max_size = max((f.file_size for f in files), default=0)
+    drawn = health.buckets
+    summary = ""
+    if len(drawn) > MAX_BANDS:
+        worst = sorted(drawn, key=lambda b: (-b.sorted_runs, -b.total_bytes))[:MAX_BANDS]
+        chosen = {id(b) for b in worst}
+        drawn = [b for b in health.buckets if id(b) in chosen]
+        summary = _partition_summary(health.buckets, default_name) + (
+            f'<p class="muted">{len(health.buckets)} buckets: the {MAX_BANDS} with the most '
+            "sorted runs are drawn below.</p>"
+        )
     bands = [
-        _band(b, fs, partition_label(b.partition, default_name), max_size, trigger, stop_trigger)
-        for b, fs in zip(health.buckets, files_of, strict=True)
+        _band(b, partition_label(b.partition, default_name), max_size, trigger, stop_trigger)
+        for b in drawn
     ]
-    levels = sorted({f.level for fs in files_of for f in fs})
+    levels = sorted({f.level for f in files})
     legend = "".join(
         f'<span><i style="background:{_level_color(lv)}"></i>level {lv}</span>' for lv in levels
     )
     back = f'<nav><a class="back" href="{_e(back_href)}">all tables</a></nav>' if back_href else ""
+    snapshot_attr = "" if health.snapshot_id is None else str(health.snapshot_id)
     body = (
-        f"{back}<header><h1>{_e(identifier)}</h1>"
+        f'{back}<header data-snapshot-id="{snapshot_attr}" '
+        f'data-write-amplification="{write_amp}" data-space-amplification="{space_amp}">'
+        f"<h1>{_e(identifier)}</h1>"
         '<div class="muted">lakeops table health · Paimon primary-key table</div>'
         f"{_facts(facts)}</header>"
         f"<h2>Recent snapshots</h2>{_history_chart(points)}"
-        "<h2>LSM shape per bucket</h2>"
+        f"{summary}<h2>LSM shape per bucket</h2>"
         '<p class="muted">One row per sorted run (each level-0 file is its own run, newest '
         "first; each level ≥ 1 is one run). Width grows with the square root of file size. "
-        "Amber: sorted runs at the compaction trigger; red: at the stop trigger.</p>"
+        "Amber: sorted runs at the compaction trigger; red: at the stop trigger. Space "
+        "amplification: stored bytes ÷ estimated bytes after a full compaction.</p>"
         f'<div class="legend">{legend}</div>'
         + ("".join(bands) if bands else '<p class="muted">The table holds no data files.</p>')
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
@@ -246,3 +247,52 @@ def test_message_page_escapes() -> None:
     page = render_message_html("Not found", "no table '<x>'")
     assert "<h1>Not found</h1>" in page
     assert "no table &#x27;&lt;x&gt;&#x27;" in page
+
+
+def test_page_as_the_plugin_renders_it_shows_the_cli_figures(catalog: Catalog) -> None:
+    """More snapshots than the chart shows, a compaction among them: the page's header (as the
+    plugin renders it, 20 snapshots charted) shows the figures of ``table.health()``, which
+    ``lakeops health`` prints."""
+    from lakeops.compact.health import DEFAULT_WINDOW
+    from lakeops.health_view import format_ratio
+
+    table = make_table(catalog, writes=12)
+    table.compact(full=True)
+    for i in range(10):
+        table.write(rows(10 + i, "2024-01-01", "n"))
+    page = render_table_html("db.t", table, recent_snapshots=20)
+    health = table.health(recent_snapshots=DEFAULT_WINDOW)
+    assert health.write_amplification is not None and health.write_amplification > 0
+    assert (
+        f'<header data-snapshot-id="{health.snapshot_id}" '
+        f'data-write-amplification="{format_ratio(health.write_amplification)}" '
+        f'data-space-amplification="{format_ratio(health.space_amplification)}">'
+    ) in page
+    got = [g["data-space-amplification"] for g in parse(page).buckets]
+    assert got == [format_ratio(b.space_amplification) for b in health.buckets]
+
+
+def test_large_tables_are_summarised_per_partition(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beyond MAX_BANDS buckets: a row per partition, and bands for the buckets with the most
+    sorted runs only."""
+    import lakeops.health_view as view
+
+    table = make_table(catalog, writes=2)
+    table.compact(full=True, partitions=[{"dt": "2024-01-01"}])
+    monkeypatch.setattr(view, "MAX_BANDS", 2)
+    page = render_table_html("db.t", table)
+    drawn = parse(page).buckets
+    # the two buckets of the uncompacted partition have two runs, the others one
+    assert [g["data-partition"] for g in drawn] == [f"dt={EVIL}"] * 2
+    assert all(g["data-sorted-runs"] == "2" for g in drawn)
+    summary = dict(
+        (html.unescape(p), (int(n), int(r)))
+        for p, n, r in re.findall(
+            r'<tr class="partition" data-partition="([^"]*)" data-buckets="(\d+)" '
+            r'data-max-sorted-runs="(\d+)"',
+            page,
+        )
+    )
+    assert summary == {"dt=2024-01-01": (2, 1), f"dt={EVIL}": (2, 2)}

@@ -256,7 +256,7 @@ def _table(user: Any, conn_id: str, database: str, table: str) -> HTMLResponse:
         )
     except CatalogError:  # dropped meanwhile
         return _html(render_message_html("Not found", not_found), 404)
-    except Exception:
+    except LakeopsError:  # unreadable or unsupported metadata; anything else is a bug: a 500
         log.exception("lakeops: rendering %s of %r failed", identifier, conn_id)
         return _html(render_message_html("Error", f"Table {identifier!r} could not be read."), 500)
     return _html(page)

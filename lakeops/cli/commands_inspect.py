@@ -13,6 +13,7 @@ from lakeops.cli.arguments import TableArg
 from lakeops.cli.context import state
 from lakeops.cli.screenshot import find_chromium, screenshot_html
 from lakeops.cli.views import describe_data, health_data, render_describe, render_health
+from lakeops.compact.health import DEFAULT_WINDOW
 from lakeops.health_view import render_table_html
 
 __all__ = ["register"]
@@ -54,15 +55,21 @@ def health(
     ] = None,
     recent_snapshots: Annotated[
         int,
-        typer.Option(min=1, metavar="N", help="Recent snapshots counted for write amplification."),
-    ] = 100,
+        typer.Option(
+            min=1,
+            metavar="N",
+            help="Retained snapshots in the write-amplification window (see docs/health.md).",
+        ),
+    ] = DEFAULT_WINDOW,
 ) -> None:
     """Show the LSM health of every bucket: sorted runs, level-0 files, files and bytes by
-    level, space amplification; and the write amplification of recent snapshots.
+    level, space amplification (stored bytes / estimated bytes after a full compaction); and
+    the write amplification of recent snapshots.
 
     Many sorted runs slow reads (compact the table); space amplification well above 1 means
     stale versions are still stored (a full compaction removes them). --html/--png draw the
-    page the Airflow plugin shows (the last 20 snapshots charted).
+    page the Airflow plugin shows, with the same figures (the last 20 snapshots charted); the
+    PNG is sized to the whole page.
     """
     st = state(ctx)
     if png is not None:
@@ -71,7 +78,7 @@ def health(
     report = target.health(recent_snapshots=recent_snapshots)
     data: dict[str, Any] = health_data(table, report)
     if html is not None or png is not None:
-        page = render_table_html(table, target)
+        page = render_table_html(table, target, health=report)
         with st.out.spinner(f"rendering the health page of {table}"):
             _write_page(page, html, png)
         data["html"] = None if html is None else str(html)

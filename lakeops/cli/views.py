@@ -12,7 +12,7 @@ from rich.table import Table as RichTable
 
 from lakeops.cli.output import human_bytes
 from lakeops.compact.health import TableHealth
-from lakeops.health_view import partition_label
+from lakeops.health_view import format_ratio, partition_label
 from lakeops.spec.snapshot import Snapshot
 from lakeops.table import Table
 
@@ -140,7 +140,9 @@ def health_data(identifier: str, health: TableHealth) -> dict[str, Any]:
 
 def render_health(console: Console, identifier: str, health: TableHealth, default: str) -> None:
     """Per bucket: partition, bucket, sorted runs, level-0 files, files by level, bytes, rows,
-    space amplification; then the write amplification of the recent snapshots."""
+    estimated live rows, space amplification; then the table's space amplification and the
+    write amplification of its window (figures from :mod:`lakeops.compact.health`, formatted
+    as the health page formats them)."""
     if health.snapshot_id is None:
         console.print(f"{escape(identifier)} has no snapshot yet")
         return
@@ -152,6 +154,7 @@ def render_health(console: Console, identifier: str, health: TableHealth, defaul
         "files by level",
         "bytes",
         "rows",
+        "≈ live rows",
         "space amp",
         title=f"{escape(identifier)} at snapshot {health.snapshot_id}",
         title_justify="left",
@@ -165,11 +168,17 @@ def render_health(console: Console, identifier: str, health: TableHealth, defaul
             " ".join(f"L{lv}:{n}" for lv, n in b.files_by_level.items()),
             human_bytes(b.total_bytes),
             f"{b.rows:,}",
-            f"{b.space_amplification:.2f}",
+            f"{b.live_rows:,}",
+            format_ratio(b.space_amplification),
         )
     console.print(grid)
+    first, last = health.window_first_snapshot, health.window_last_snapshot
+    window = "no commits in the window" if first is None else f"snapshots {first}..{last}"
     console.print(
-        f"write amplification {health.write_amplification:.2f} (compaction wrote "
-        f"{human_bytes(health.compaction_bytes)} for {human_bytes(health.ingested_bytes)} "
-        f"ingested); max sorted runs {health.max_sorted_runs}"
+        f"space amplification {format_ratio(health.space_amplification)} (stored "
+        f"{human_bytes(health.total_bytes)}, ≈ {human_bytes(health.live_bytes)} after a full "
+        f"compaction); write amplification {format_ratio(health.write_amplification)} "
+        f"({window}: compaction wrote {human_bytes(health.compaction_bytes)} for "
+        f"{human_bytes(health.ingested_bytes)} ingested); max sorted runs "
+        f"{health.max_sorted_runs}"
     )

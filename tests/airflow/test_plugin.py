@@ -510,3 +510,30 @@ def test_catalog_from_connection_maps_credentials(warehouse: Path) -> None:
     Conn.extra_dejson = {}
     with pytest.raises(ConnectionUnavailable):
         _catalog_from_connection(Conn())
+
+
+def test_page_shows_the_cli_figures(server: Server, token: str) -> None:
+    """The plugin page and ``lakeops health --json`` report the same amplification figures
+    (one metrics implementation, one window)."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from lakeops.cli.main import app
+
+    result = CliRunner().invoke(app, ["-w", str(server.warehouse), "health", "db.t", "--json"])
+    assert result.exit_code == 0, result.stderr
+    cli = json.loads(result.stdout)
+    status, body, _ = _get(f"{server.base}/lakeops/tables/lakeops_default/db/t", token=token)
+    assert status == 200
+    header = re.search(r'<header data-snapshot-id="(\d+)" data-write-amplification="([^"]*)" '
+                       r'data-space-amplification="([^"]*)"', body)  # fmt: skip
+    assert header is not None
+    write_amp = cli["write_amplification"]
+    assert header.groups() == (
+        str(cli["snapshot_id"]),
+        "-" if write_amp is None else f"{write_amp:.2f}",
+        f"{cli['space_amplification']:.2f}",
+    )
+    bands = re.findall(r'data-bucket="(\d+)" [^>]*data-space-amplification="([^"]*)"', body)
+    assert bands == [(str(b["bucket"]), f"{b['space_amplification']:.2f}") for b in cli["buckets"]]

@@ -3,10 +3,17 @@ table's schema, snapshots, health and splits."""
 
 from __future__ import annotations
 
+import json
+import re
+import shutil
+import subprocess
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 import pytest
 
+from lakeops import Catalog, Table
 from lakeops.cli import screenshot
 from lakeops.cli.errors import CliError
 from tests.cli.conftest import Cli
@@ -65,7 +72,8 @@ def test_health_json(cli: Cli, loaded: str) -> None:
 def test_health_text(cli: Cli, loaded: str) -> None:
     text = cli.ok("health", loaded).stdout
     assert "dt=2024-01-01" in text and "dt=2024-01-02" in text
-    assert "write amplification 0.00" in text and "max sorted runs 3" in text
+    assert "write amplification 0.00 (snapshots 1..3" in text and "max sorted runs 3" in text
+    assert "space amplification" in text
 
 
 def test_health_html(cli: Cli, loaded: str, tmp_path: Path) -> None:
@@ -90,10 +98,7 @@ def test_health_png(cli: Cli, loaded: str, tmp_path: Path) -> None:
     width, height = _png_size(png.read_bytes())
     assert width > 100 and height > 100
     assert f"PNG written to {png}" in result.stdout
-    both = tmp_path / "both.png"
-    cli.ok("health", loaded, "--png", str(both), "--html", str(tmp_path / "both.html"))
-    assert _png_size(both.read_bytes()) == (width, height)
-    assert (tmp_path / "both.html").is_file()
+    # --png with --html: test_health_png_holds_every_bucket
 
 
 def test_health_png_without_chromium(
@@ -120,3 +125,106 @@ def test_chromium_failure_is_one_line(tmp_path: Path, monkeypatch: pytest.Monkey
     page.write_text("<html></html>")
     with pytest.raises(CliError, match="cannot open display"):
         screenshot.screenshot_html(page, tmp_path / "p.png")
+
+
+def _kv_table(cli: Cli, name: str, buckets: int) -> Table:
+    catalog = Catalog(str(cli.warehouse))
+    catalog.create_database("db", ignore_if_exists=True)
+    return catalog.create_table(
+        name,
+        schema=pa.schema([("id", pa.int64()), ("v", pa.string())]),
+        primary_keys=["id"],
+        options={"bucket": str(buckets), "write-only": "true"},
+    )
+
+
+def _kv(ids: range, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    payload = [bytes(r).hex() for r in rng.integers(0, 256, size=(len(ids), 16), dtype=np.uint8)]
+    return pa.table({"id": pa.array(ids, pa.int64()), "v": payload})
+
+
+def test_health_json_space_amplification_per_bucket(cli: Cli, tmp_path: Path) -> None:
+    """1000 keys, 1000 new keys, 1000 upserts of the first: per bucket the reported space
+    amplification is stored ÷ live bytes (a fully compacted copy, measured) within 20%."""
+    table = _kv_table(cli, "db.kv", buckets=2)
+    for ids, seed in ((range(1000), 1), (range(1000, 2000), 2), (range(1000), 3)):
+        table.write(_kv(ids, seed))
+    out = json.loads(cli.ok("health", "db.kv", "--json").stdout)  # --json after the command
+    copy_dir = tmp_path / "copy"
+    shutil.copytree(cli.warehouse, copy_dir)
+    copy = Catalog(str(copy_dir)).get_table("db.kv")
+    copy.compact(full=True)
+    live = {s.bucket: sum(f.file_size for f in s.files) for s in copy.splits()}
+    bucket_dir = cli.warehouse / "db.db" / "kv"
+    assert len(out["buckets"]) == 2
+    for b in out["buckets"]:
+        stored = sum(p.stat().st_size for p in (bucket_dir / f"bucket-{b['bucket']}").iterdir())
+        truth = stored / live[b["bucket"]]
+        assert 1.3 < truth < 1.7
+        assert abs(b["space_amplification"] - truth) <= 0.2 * truth, (b, truth)
+    assert sum(b["live_rows"] for b in out["buckets"]) == 2000
+    assert sum(b["rows"] for b in out["buckets"]) == 3000
+
+
+def test_health_html_shows_the_json_figures(cli: Cli, tmp_path: Path) -> None:
+    table = _kv_table(cli, "db.kv", buckets=2)
+    for i in range(4):
+        table.write(_kv(range(i * 100, i * 100 + 300), i))
+    table.compact(full=True)
+    table.write(_kv(range(50), 9))
+    page = tmp_path / "h.html"
+    out = cli.json("health", "db.kv", "--html", str(page))
+    header = re.search(
+        r'<header data-snapshot-id="(\d+)" data-write-amplification="([^"]*)" '
+        r'data-space-amplification="([^"]*)"',
+        page.read_text(),
+    )
+    assert header is not None
+    assert header.groups() == (
+        str(out["snapshot_id"]),
+        f"{out['write_amplification']:.2f}",
+        f"{out['space_amplification']:.2f}",
+    )
+    assert out["write_amplification"] > 0
+    assert out["write_amplification_window"] == {"first_snapshot": 1, "last_snapshot": 6}
+
+
+_BUCKET_RECTS = (
+    "<script>document.documentElement.setAttribute('data-rects', JSON.stringify("
+    "Array.from(document.querySelectorAll('g.bucket')).map(g => {"
+    "const r = g.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom];})));"
+    "</script>"
+)
+
+
+@pytest.mark.skipif(not Path("/usr/bin/chromium").is_file(), reason="needs Debian's chromium")
+def test_health_png_holds_every_bucket(cli: Cli, tmp_path: Path) -> None:
+    """Eight buckets of six runs each make a page taller than a browser window: every bucket
+    group, as the browser lays the page out, lies inside the PNG."""
+    table = _kv_table(cli, "db.tall", buckets=8)
+    for i in range(6):
+        table.write(_kv(range(i * 100, i * 100 + 400), i))
+    png, page = tmp_path / "h.png", tmp_path / "h.html"
+    cli.ok("health", "db.tall", "--png", str(png), "--html", str(page))
+    width, height = _png_size(png.read_bytes())
+    # lay the written page out at the PNG's width, as the screenshot did, and measure the groups
+    probe = tmp_path / "probe.html"
+    probe.write_text(
+        page.read_text().replace(
+            "</body>", f"<style>{screenshot.FULL_PAGE_CSS}</style>{_BUCKET_RECTS}</body>"
+        )
+    )
+    dom = subprocess.run(
+        ["/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
+         f"--user-data-dir={tmp_path / 'profile'}", f"--window-size={width},{height}",
+         probe.as_uri()],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    found = re.search(r'data-rects="([^"]*)"', dom)
+    assert found is not None
+    rects = json.loads(found.group(1).replace("&quot;", '"'))
+    assert len(rects) == 8
+    assert height > 1600  # the old fixed window would have cut the last buckets
+    for left, top, right, bottom in rects:
+        assert 0 <= left < right <= width and 0 <= top < bottom <= height
