@@ -32,11 +32,13 @@ __all__ = [
     "backoff_seconds",
     "base_is_stale",
     "check_deletes_live",
+    "has_deletes",
     "manifest_file_meta",
     "new_base_manifests",
     "next_snapshot",
     "next_snapshot_id",
     "overwrite_change",
+    "partition_stats",
     "record_delta",
 ]
 
