@@ -37,6 +37,7 @@ from lakeops.compact.options import CompactOptions
 from lakeops.compact.task import BucketContext, CompactResult
 from lakeops.errors import DataValidationError, LakeopsError
 from lakeops.io.file_io import FileIO
+from lakeops.kv.writer import KeyValueFileWriter
 from lakeops.merge import create_merge_engine, merge_sorted, sort_records
 from lakeops.merge.ordering import as_table
 from lakeops.option_registry import check_data_files
@@ -52,7 +53,6 @@ from lakeops.spec.kv import KIND, SEQ
 from lakeops.spec.locations import ExternalPaths, FileLocations
 from lakeops.spec.schema import TableSchema
 from lakeops.store import TableStore
-from lakeops.write.file_writer import KeyValueFileWriter
 from lakeops.write.records import BUCKET_COLUMN, KIND_COLUMN, to_records
 
 __all__ = ["TableWrite", "WriteInput"]

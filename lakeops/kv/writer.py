@@ -1,7 +1,7 @@
 """Writing merged, key-sorted records as Paimon key-value data files, with their metadata.
 
 Each file is Parquet, ORC or Avro as the table asks for the level it is written at
-(:mod:`lakeops.write.file_formats`).
+(:mod:`lakeops.kv.formats`).
 
 :class:`RollingKeyValueWriter` streams batches into files of one (partition, bucket) and level,
 rolling to a new file once the current one reaches ``target-file-size`` on disk; it tracks each
@@ -18,15 +18,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from lakeops.io.file_io import FileIO, join
+from lakeops.kv import avro_layout, orc_layout
+from lakeops.kv.formats import FileSettings, settings_for, writer_kwargs
+from lakeops.kv.parquet_layout import writer_options
 from lakeops.spec import binary_row
 from lakeops.spec.data_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
 from lakeops.spec.floats import is_floating, order_value, total_order
 from lakeops.spec.kv import KIND, SEQ, RowKind, data_file_schema
 from lakeops.spec.locations import ExternalPaths, FileLocations
 from lakeops.spec.schema import TableSchema
-from lakeops.write import avro_layout, orc_layout
-from lakeops.write.file_formats import FileSettings, settings_for, writer_kwargs
-from lakeops.write.parquet_layout import writer_options
 
 __all__ = ["KeyValueFileWriter", "RollingKeyValueWriter"]
 
