@@ -72,7 +72,7 @@ __all__ = [
     "unknown_keys",
 ]
 
-#: data file formats lakeops writes (lakeops.write.file_formats writes them)
+#: data file formats lakeops writes (lakeops.kv.formats writes them)
 WRITABLE_FORMATS = ("parquet", "orc", "avro")
 
 OptionStatus = Literal["honoured", "ignorable", "refused"]

@@ -13,6 +13,7 @@ from lakeops.changelog.options import ChangelogOptions
 from lakeops.commit.expire import Retention
 from lakeops.compact.options import CompactOptions
 from lakeops.errors import CommitConflictError
+from lakeops.kv.formats import check_writable
 from lakeops.merge import create_merge_engine
 from lakeops.option_registry import check_create_options
 from lakeops.option_values import check_option_values
@@ -22,7 +23,6 @@ from lakeops.spec.manifest_format import ManifestFormat
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.schema_change import SchemaChange, apply_changes
 from lakeops.store import TableStore
-from lakeops.write.file_formats import check_writable
 
 __all__ = ["alter_schema", "validate_schema"]
 

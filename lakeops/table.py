@@ -29,6 +29,7 @@ from lakeops.errors import (
     UnsupportedFeatureError,
 )
 from lakeops.io.file_io import FileIO
+from lakeops.kv.formats import check_writable
 from lakeops.merge import create_merge_engine
 from lakeops.option_parsing import parse_duration
 from lakeops.options import TableOptions
@@ -43,7 +44,6 @@ from lakeops.spec.schema import TableSchema
 from lakeops.spec.schema_change import SchemaChange
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
-from lakeops.write.file_formats import check_writable
 from lakeops.write.table_write import TableWrite, WriteInput
 
 __all__ = ["Table"]

@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from lakeops.read.kv_reader import KeyValueReader
+from lakeops.kv.reader import KeyValueReader
 from lakeops.spec.data_file import DataFileMeta
 
 __all__ = ["LEVEL", "LevelLookup", "RowGroupCache"]

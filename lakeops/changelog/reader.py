@@ -27,8 +27,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.errors import ConfigurationError
+from lakeops.kv.reader import KeyValueReader
 from lakeops.options import TableOptions
-from lakeops.read.kv_reader import KeyValueReader
 from lakeops.read.state import read_state
 from lakeops.spec.floats import total_order
 from lakeops.spec.kv import KIND, ROW_KINDS

@@ -28,19 +28,19 @@ from lakeops.compact.options import CompactOptions
 from lakeops.compact.record_ttl import RecordExpiry
 from lakeops.compact.strategy import CompactUnit
 from lakeops.io.file_io import FileIO
+from lakeops.kv.evolution import SchemaLookup
+from lakeops.kv.reader import KeyValueReader
+from lakeops.kv.writer import RollingKeyValueWriter
 from lakeops.merge import MergeEngine, merge_sorted, sort_records
 from lakeops.merge.engine import is_retraction
 from lakeops.merge.interval_partition import partition_runs
 from lakeops.merge.ordering import key_order
 from lakeops.options import TableOptions
-from lakeops.read.evolution import SchemaLookup
-from lakeops.read.kv_reader import KeyValueReader
 from lakeops.spec.data_file import FILE_SOURCE_COMPACT, DataFileMeta
 from lakeops.spec.floats import order_value
 from lakeops.spec.kv import KIND
 from lakeops.spec.locations import ExternalPaths
 from lakeops.spec.schema import TableSchema
-from lakeops.write.file_writer import RollingKeyValueWriter
 
 __all__ = ["BucketContext", "CompactResult", "CompactTask"]
 

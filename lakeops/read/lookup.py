@@ -18,10 +18,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.errors import DataValidationError
+from lakeops.kv.reader import KeyValueReader
 from lakeops.merge import MergeEngine, merge_sorted, sort_records
 from lakeops.merge.engine import is_retraction
 from lakeops.options import TableOptions
-from lakeops.read.kv_reader import KeyValueReader
 from lakeops.read.scan import require_no_deletion_vectors
 from lakeops.spec import binary_row
 from lakeops.spec.bucket_hash import assign_buckets

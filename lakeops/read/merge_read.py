@@ -14,11 +14,11 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lakeops.kv.reader import KeyValueReader
 from lakeops.merge import MergeEngine, group_starts, merge_sorted, sort_records
 from lakeops.merge.interval_partition import partition_sections
 from lakeops.merge.ordering import as_table
 from lakeops.options import TableOptions
-from lakeops.read.kv_reader import KeyValueReader
 from lakeops.read.scan import Split
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.kv import KIND, RowKind, key_column

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from lakeops.errors import UnsupportedFeatureError
+from lakeops.kv.evolution import SchemaEvolution
 from lakeops.options import TableOptions
-from lakeops.read.evolution import SchemaEvolution
 from lakeops.read.predicate import Condition, may_match
 from lakeops.spec import binary_row
 from lakeops.spec.data_file import DataFileMeta

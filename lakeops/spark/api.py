@@ -9,10 +9,10 @@ from typing import Any, Literal
 import numpy as np
 import pyarrow as pa
 
+from lakeops.kv.formats import check_writable
 from lakeops.spark.bucket_expr import bucket_steps
 from lakeops.spec.bucket_hash import assign_buckets
 from lakeops.spec.snapshot import Snapshot
-from lakeops.write.file_formats import check_writable
 
 __all__ = ["compact", "read", "register", "write"]
 

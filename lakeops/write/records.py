@@ -14,14 +14,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeops.errors import DataValidationError
+from lakeops.errors import DataValidationError, LakeopsError
 from lakeops.options import TableOptions
 from lakeops.spec.floats import canonical_table
 from lakeops.spec.kv import KIND, ROW_KINDS, RowKind
 from lakeops.spec.schema import TableSchema
 from lakeops.write.conversions import check_conversion
 
-__all__ = ["BUCKET_COLUMN", "KIND_COLUMN", "to_records"]
+__all__ = ["BUCKET_COLUMN", "KIND_COLUMN", "assigned_records", "to_records"]
 
 #: optional input columns set by an upstream assigner (Spark) for dynamic-bucket tables: the
 #: bucket of each row, and its row kind (int8; retractions of moved keys are ``-D``)
@@ -111,3 +111,23 @@ def to_records(
     else:
         kinds = pa.array(np.full(out.num_rows, RowKind.INSERT, dtype=np.int8))
     return out.append_column(pa.field(KIND, pa.int8(), False), kinds)
+
+
+def assigned_records(data: pa.Table, schema: TableSchema, options: TableOptions) -> pa.Table:
+    """Input whose buckets (and retraction kinds) were assigned upstream, by a Spark assigner
+    stage that already validated it and applied the engine's ``prepare``: the records of
+    :func:`to_records` with the assigned kinds, plus :data:`BUCKET_COLUMN`. Only dynamic-bucket
+    tables accept it."""
+    if options.bucket != -1:
+        raise LakeopsError(
+            f"column {BUCKET_COLUMN!r} (pre-assigned buckets) is only accepted by "
+            "dynamic-bucket tables"
+        )
+    buckets = data.column(BUCKET_COLUMN)
+    kinds = data.column(KIND_COLUMN) if KIND_COLUMN in data.column_names else None
+    data = data.drop_columns([c for c in (BUCKET_COLUMN, KIND_COLUMN) if c in data.column_names])
+    records = to_records(data, schema, options)
+    if kinds is not None:
+        idx = records.schema.get_field_index(KIND)
+        records = records.set_column(idx, records.schema.field(KIND), kinds.cast(pa.int8()))
+    return records.append_column(BUCKET_COLUMN, buckets.cast(pa.int32()))

@@ -18,13 +18,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.io.file_io import FileIO
-from lakeops.read.kv_reader import KeyValueReader
+from lakeops.kv.reader import KeyValueReader
+from lakeops.kv.writer import RollingKeyValueWriter
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.kv import SEQ
 from lakeops.spec.locations import FileLocations
 from lakeops.spec.schema import TableSchema
 from lakeops.store import TableStore
-from lakeops.write.file_writer import RollingKeyValueWriter
 
 __all__ = ["Resequenced", "resequence_files"]
 

@@ -17,7 +17,7 @@ import pytest
 
 from lakeops import Catalog
 from lakeops.errors import UnsupportedFeatureError
-from lakeops.write.avro_layout import avro_schema
+from lakeops.kv.avro_layout import avro_schema
 from tests.interop.java_oracle import json_rows, normalize, run_ops
 from tests.interop.oracle import oracle_read
 from tests.interop.test_java_interop import (

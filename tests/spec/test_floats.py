@@ -11,13 +11,13 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog
+from lakeops.kv import writer as kv_writer
 from lakeops.merge.ordering import group_starts, sort_records
 from lakeops.spec import binary_row
 from lakeops.spec.bucket_hash import hash_rows
 from lakeops.spec.floats import canonical_nan, order_value, total_order
 from lakeops.spec.kv import SEQ
 from lakeops.spec.types import DataType
-from lakeops.write import file_writer
 
 DOUBLE_BITS = [
     0x7FF8000000000000,  # Double.NaN
@@ -102,7 +102,7 @@ def test_key_statistics_and_filters_with_nan_keys(
 ) -> None:
     """Key statistics bound float keys in Java's order (NaN the greatest, whatever slice it
     came in), and a filter never prunes a file by a NaN bound: ``k > 5`` finds 7.0."""
-    monkeypatch.setattr(file_writer, "_ROWS_PER_WRITE", 2)  # slices: [NaN, NaN], [-1, 7], …
+    monkeypatch.setattr(kv_writer, "_ROWS_PER_WRITE", 2)  # slices: [NaN, NaN], [-1, 7], …
     catalog = Catalog(str(tmp_path))
     catalog.create_database("db")
     schema = pa.schema([pa.field("k", pa.float64(), False), ("v", pa.int64())])

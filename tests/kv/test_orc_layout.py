@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops.errors import UnsupportedFeatureError
-from lakeops.write.orc_layout import check_values
+from lakeops.kv.orc_layout import check_values
 
 
 def _table(values: list, type_: pa.DataType) -> pa.Table:

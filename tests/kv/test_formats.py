@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lakeops.errors import UnsupportedFeatureError
-from lakeops.write.file_formats import FileSettings, formats_in_use, settings_for, writer_kwargs
+from lakeops.kv.formats import FileSettings, formats_in_use, settings_for, writer_kwargs
 
 
 def test_defaults_are_parquet_and_zstd_level_1() -> None:

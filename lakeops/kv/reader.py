@@ -4,7 +4,7 @@ Every file is read as ``_KEY_<k>…, _SEQUENCE_NUMBER, _VALUE_KIND`` plus the re
 columns of the table's *current* schema, with one Arrow schema for all files of a table, so
 records of different files (and writers: lakeops, pypaimon, Java Paimon) concatenate and merge
 directly. Each file is read through the schema it was written with, mapped to the current one
-by field id (:mod:`lakeops.read.evolution`): renamed columns take their new name, columns the
+by field id (:mod:`lakeops.kv.evolution`): renamed columns take their new name, columns the
 file's schema lacks read as nulls, changed types are widened. Thin-mode files (no ``_KEY_``
 columns) get them from the key fields. Parquet, ORC and Avro files are read alike, each by its
 own format (:mod:`lakeops.io.data_formats`).
@@ -28,8 +28,8 @@ import pyarrow.fs as pafs
 from lakeops.errors import CorruptDataFileError, LakeopsError, MissingDataFileError
 from lakeops.io.data_formats import DataFormat, reader_for
 from lakeops.io.file_io import FileIO
+from lakeops.kv.evolution import SchemaEvolution, SchemaLookup, read_cast
 from lakeops.option_registry import check_data_file, check_readable
-from lakeops.read.evolution import SchemaEvolution, SchemaLookup, read_cast
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.floats import canonical_nan, is_floating
 from lakeops.spec.kv import KIND, SEQ, key_column

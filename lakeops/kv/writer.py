@@ -1,7 +1,7 @@
 """Writing merged, key-sorted records as Paimon key-value data files, with their metadata.
 
 Each file is Parquet, ORC or Avro as the table asks for the level it is written at
-(:mod:`lakeops.write.file_formats`).
+(:mod:`lakeops.kv.formats`).
 
 :class:`RollingKeyValueWriter` streams batches into files of one (partition, bucket) and level,
 rolling to a new file once the current one reaches ``target-file-size`` on disk; it tracks each
@@ -17,18 +17,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lakeops.io.file_io import FileIO, join
+from lakeops.io.file_io import FileIO
+from lakeops.kv import avro_layout, orc_layout
+from lakeops.kv.formats import FileSettings, settings_for, writer_kwargs
+from lakeops.kv.parquet_layout import writer_options
 from lakeops.spec import binary_row
 from lakeops.spec.data_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
 from lakeops.spec.floats import is_floating, order_value, total_order
 from lakeops.spec.kv import KIND, SEQ, RowKind, data_file_schema
 from lakeops.spec.locations import ExternalPaths, FileLocations
 from lakeops.spec.schema import TableSchema
-from lakeops.write import avro_layout, orc_layout
-from lakeops.write.file_formats import FileSettings, settings_for, writer_kwargs
-from lakeops.write.parquet_layout import writer_options
 
-__all__ = ["KeyValueFileWriter", "RollingKeyValueWriter"]
+__all__ = ["RollingKeyValueWriter"]
 
 _ROWS_PER_WRITE = 65_536
 
@@ -229,57 +229,6 @@ class RollingKeyValueWriter:
             self.file_io.delete(path)
         self.written.clear()
         self.files.clear()
-
-
-class KeyValueFileWriter:
-    """Writes level-0 files for one (partition, bucket) (one rolling writer per flush)."""
-
-    def __init__(
-        self,
-        file_io: FileIO,
-        table_root: str,
-        bucket_path: str,
-        schema: TableSchema,
-        target_file_size: int,
-        external: ExternalPaths | None = None,
-    ) -> None:
-        self.file_io = file_io
-        self.directory = join(table_root, bucket_path)
-        self.external = external
-        self.locations = FileLocations("", schema.options, file_io.protocol, file_io.is_local)
-        self.schema = schema
-        self.target_file_size = target_file_size
-        self.written: list[str] = []
-
-    def write(
-        self,
-        records: pa.Table,
-        level: int = 0,
-        file_source: int = FILE_SOURCE_APPEND,
-        prefix: str = "data",
-    ) -> list[DataFileMeta]:
-        """Write key-sorted records; one :class:`DataFileMeta` per file (``prefix``
-        ``changelog`` writes changelog files)."""
-        writer = RollingKeyValueWriter(
-            self.file_io,
-            self.directory,
-            self.schema,
-            self.target_file_size,
-            level,
-            file_source,
-            prefix,
-            self.external,
-        )
-        writer.write(records)
-        files = writer.close()
-        self.written.extend(writer.written)
-        return files
-
-    def abort(self) -> None:
-        """Delete every file this writer wrote."""
-        for path in self.written:
-            self.file_io.delete(path)
-        self.written.clear()
 
 
 def _local_millis() -> int:

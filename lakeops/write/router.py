@@ -1,0 +1,175 @@
+"""Routing: which (partition, bucket) every record of a write goes to.
+
+A table with a fixed number of buckets hashes the bucket key as Paimon does
+(:mod:`lakeops.spec.bucket_hash`). A dynamic-bucket table (``bucket = -1``) asks each
+partition's assigner, loaded from the base snapshot's HASH index, and keeps the key hashes the
+new HASH index must record; a cross-partition table asks its global key index, which may drop,
+move or retract records. Input whose buckets an upstream stage (Spark) already assigned carries
+them in :data:`~lakeops.write.records.BUCKET_COLUMN`.
+
+:meth:`Router.route` groups the records by (partition, bucket), each group in input order (the
+order that numbers them), the groups ordered by partition and then bucket.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from lakeops.bucket.cross_partition import GlobalIndex
+from lakeops.bucket.dynamic import (
+    DynamicBucketOptions,
+    PartitionIndex,
+    partition_codes,
+    partition_groups,
+)
+from lakeops.merge import MergeEngine
+from lakeops.options import TableOptions
+from lakeops.read.merge_read import SplitReader
+from lakeops.spec import binary_row
+from lakeops.spec.bucket_hash import assign_buckets, hash_rows
+from lakeops.spec.schema import TableSchema
+from lakeops.spec.snapshot import Snapshot
+from lakeops.store import TableStore
+from lakeops.write.records import BUCKET_COLUMN
+
+__all__ = ["Routed", "Router"]
+
+
+@dataclass(frozen=True)
+class Routed:
+    """The records of one (partition, bucket) from one routed slice, in input order."""
+
+    partition: tuple[object, ...]
+    bucket: int
+    records: pa.Table
+    #: dynamic buckets: the bucket-key hash of every record, for the bucket's HASH index
+    key_hashes: np.ndarray | None
+
+
+class Router:
+    """Assigns every record its bucket and groups records by (partition, bucket).
+
+    Holds the bucket assigners of one write (dynamic-bucket partition indexes, the global index
+    of a cross-partition table), loaded from ``base`` on first use.
+    """
+
+    def __init__(
+        self,
+        store: TableStore,
+        schema: TableSchema,
+        options: TableOptions,
+        engine: MergeEngine,
+        base: Snapshot | None,
+    ) -> None:
+        self.store = store
+        self.schema = schema
+        self.options = options
+        self.engine = engine
+        self.base = base
+        self.bucket_key_types = schema.types_of(schema.bucket_keys)
+        self.partition_types = schema.types_of(schema.partition_keys)
+        self.dynamic = DynamicBucketOptions.from_schema(schema) if options.bucket == -1 else None
+        self.cross_partition = options.bucket == -1 and schema.cross_partition_update
+        self._partition_indexes: dict[bytes, PartitionIndex] = {}
+        self._global_index: GlobalIndex | None = None
+
+    def route(self, records: pa.Table) -> list[Routed]:
+        """``records`` grouped by (partition, bucket); see the module docstring."""
+        records, buckets, hashes = self.assign(records)
+        if records.num_rows == 0:
+            return []
+        part_ids = partition_codes(records, self.schema.partition_keys)[0]
+        width = int(buckets.max()) + 1 if len(buckets) else 1
+        group = part_ids * width + buckets
+        if len(group) and group.max() < 2**31:
+            group = group.astype(np.int32)  # argsort on narrow ints is several times faster
+        order = np.argsort(group, kind="stable")
+        sorted_group = group[order]
+        bounds = np.concatenate(
+            ([0], np.flatnonzero(np.diff(sorted_group)) + 1, [len(sorted_group)])
+        )
+        routed = records.take(pa.array(order))
+        out = []
+        for lo, hi in itertools.pairwise(bounds):
+            part = routed.slice(int(lo), int(hi - lo))
+            values = tuple(part.column(k)[0].as_py() for k in self.schema.partition_keys)
+            out.append(
+                Routed(
+                    values,
+                    int(buckets[order[lo]]),
+                    part,
+                    None if hashes is None else hashes[order[lo:hi]],
+                )
+            )
+        return out
+
+    def assign(self, records: pa.Table) -> tuple[pa.Table, np.ndarray, np.ndarray | None]:
+        """The bucket of every record (fixed hash, dynamic assigner, the global index of
+        cross-partition tables, or assigned upstream) and, for dynamic buckets, the key hashes
+        the hash index must record. Cross-partition tables may drop, move or add (retraction)
+        records, so the records come back too."""
+        if BUCKET_COLUMN in records.column_names:
+            buckets = records.column(BUCKET_COLUMN).to_numpy().astype(np.int32)
+            records = records.drop_columns([BUCKET_COLUMN])
+            hashes = None if self.cross_partition else self._key_hashes(records)
+            return records, buckets, hashes
+        if self.options.bucket > 0:
+            buckets = assign_buckets(
+                [records.column(k) for k in self.schema.bucket_keys],
+                self.bucket_key_types,
+                self.options.bucket,
+            )
+            return records, buckets, None
+        if self.cross_partition:
+            records, buckets = self._cross_partition_index().resolve(records)
+            return records, buckets, None
+        hashes = self._key_hashes(records)
+        buckets = np.empty(records.num_rows, dtype=np.int32)
+        for values, rows in partition_groups(records, self.schema.partition_keys):
+            buckets[rows] = self._partition_index(list(values)).assign(hashes[rows])
+        return records, buckets, hashes
+
+    def _key_hashes(self, records: pa.Table) -> np.ndarray:
+        return hash_rows(
+            [records.column(k) for k in self.schema.bucket_keys], self.bucket_key_types
+        )
+
+    def _partition_index(self, values: list[object]) -> PartitionIndex:
+        """The dynamic-bucket assigner state of a partition (one assigner: owns every id)."""
+        pbytes = binary_row.serialize(values, self.partition_types)
+        index = self._partition_indexes.get(pbytes)
+        if index is None:
+            assert self.dynamic is not None
+            entries = [e for e in self.store.index_entries(self.base) if e.partition == pbytes]
+            index = PartitionIndex.load(
+                entries,
+                lambda e: self.store.hash_index(e, self.schema),
+                partition_hash=0,
+                num_channels=1,
+                num_assigners=1,
+                assign_id=0,
+                target_row_num=self.dynamic.target_row_num,
+                max_buckets=self.dynamic.max_buckets,
+            )
+            self._partition_indexes[pbytes] = index
+        return index
+
+    def _cross_partition_index(self) -> GlobalIndex:
+        """The global key index, bootstrapped from the base snapshot on first use (as Paimon,
+        once per write job)."""
+        if self._global_index is None:
+            assert self.dynamic is not None
+            index = GlobalIndex(self.schema, self.engine.name, self.dynamic.target_row_num)
+            index.bootstrap(
+                self.store,
+                SplitReader(self.store, self.schema, self.options, self.engine),
+                self.base,
+                parallelism=self.dynamic.bootstrap_parallelism,
+                ttl_ms=self.dynamic.index_ttl_ms,
+            )
+            self._global_index = index
+        return self._global_index
