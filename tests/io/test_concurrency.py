@@ -134,6 +134,7 @@ def test_publish_exclusive_has_one_winner(tmp_path) -> None:
     assert [p.name for p in (tmp_path / "snapshot").iterdir()] == ["snapshot-1"]
 
 
+@pytest.mark.slow
 def test_s3_sees_commits_of_other_processes(s3_warehouse) -> None:
     """A process that listed the snapshot directory still sees, reads and commits on top of
     snapshots another process publishes afterwards (no stale listing is reused)."""
