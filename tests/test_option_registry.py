@@ -343,6 +343,7 @@ def orc_table(warehouse: Path) -> Path:
     return table_dir
 
 
+@pytest.mark.interop
 def test_orc_table_reads_takes_writes_and_compacts(warehouse: Path, orc_table: Path) -> None:
     table = Catalog(str(warehouse)).get_table("db.o")
     assert table.read().sort_by("id").equals(ROWS)
@@ -355,6 +356,7 @@ def test_orc_table_reads_takes_writes_and_compacts(warehouse: Path, orc_table: P
     assert table.read().sort_by("id").equals(want)
 
 
+@pytest.mark.interop
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))
 def test_a_format_lakeops_cannot_write_refuses_mutations(
     warehouse: Path, orc_table: Path, mutation: str
@@ -367,6 +369,7 @@ def test_a_format_lakeops_cannot_write_refuses_mutations(
     assert tree_digest(orc_table) == before
 
 
+@pytest.mark.interop
 def test_avro_files_lakeops_writes_into_an_orc_table_are_read_by_pypaimon(
     warehouse: Path, orc_table: Path
 ) -> None:
@@ -382,6 +385,7 @@ def test_avro_files_lakeops_writes_into_an_orc_table_are_read_by_pypaimon(
     assert table.read().sort_by("id").equals(want)
 
 
+@pytest.mark.interop
 def test_orc_files_left_after_switching_to_parquet_take_parquet_writes(
     warehouse: Path, orc_table: Path
 ) -> None:

@@ -169,15 +169,19 @@ def test_matches_the_reference_model(tmp_path_factory, engine: str, batches) -> 
     assert _state(table) == model(batches, engine)
 
 
-def test_index_ttl_skips_old_keys_as_paimon_warns(catalog: Catalog) -> None:
+def test_index_ttl_skips_old_keys_as_paimon_warns(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With ``cross-partition-upsert.index-ttl`` the bootstrap skips splits whose files are all
     older than the TTL: their keys are unknown to the index, so a move duplicates them."""
     import time
 
-    table = _table(catalog, "deduplicate", **{"cross-partition-upsert.index-ttl": "1 ms"})
+    table = _table(catalog, "deduplicate", **{"cross-partition-upsert.index-ttl": "1 min"})
     table.write(_batch([("+I", 1, "paris", "ann", 10)]))
-    time.sleep(0.05)
-    table.write(_batch([("+I", 1, "oslo", "ann", 11)]))
+    real = time.time
+    with monkeypatch.context() as later:  # the next write runs two minutes later
+        later.setattr(time, "time", lambda: real() + 120)
+        table.write(_batch([("+I", 1, "oslo", "ann", 11)]))
     cities = sorted(r["city"] for r in table.read(columns=["user_id", "city"]).to_pylist())
     assert cities == ["oslo", "paris"]
 

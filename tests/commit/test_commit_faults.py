@@ -37,6 +37,7 @@ def _rows(table: pa.Table) -> dict[int, str]:
     return dict(zip(table.column("id").to_pylist(), table.column("v").to_pylist(), strict=True))
 
 
+@pytest.mark.interop
 def test_a_stalled_writer_never_reuses_an_expired_snapshot_id(
     catalog: Catalog, warehouse: Path
 ) -> None:
@@ -91,6 +92,7 @@ def test_a_publish_that_landed_but_reported_an_error_is_kept(catalog: Catalog) -
     assert _rows(catalog.get_table("db.t").read()) == _model(data)
 
 
+@pytest.mark.interop
 def test_an_unknown_commit_state_keeps_every_file(catalog: Catalog, warehouse: Path) -> None:
     table = _table(catalog)
     fio = table.file_io
@@ -118,6 +120,7 @@ def test_an_unknown_commit_state_keeps_every_file(catalog: Catalog, warehouse: P
     assert _rows(oracle_read(warehouse, "db.t")) == _model(data)
 
 
+@pytest.mark.interop
 def test_a_full_disk_after_the_data_commit_drops_only_the_compaction(
     catalog: Catalog, warehouse: Path
 ) -> None:

@@ -27,6 +27,7 @@ def _kv(ids: list[int], tag: str) -> pa.Table:
     return pa.table({"id": ids, "v": [f"{tag}{i}" for i in ids]}, schema=KV)
 
 
+@pytest.mark.interop
 def test_the_later_commit_wins_before_and_after_compaction(
     catalog: Catalog, warehouse: Path
 ) -> None:
@@ -74,6 +75,7 @@ def _wide(ids: list[int], column: str, value: int) -> pa.Table:
     )
 
 
+@pytest.mark.interop
 @pytest.mark.parametrize(
     "options",
     [
@@ -130,6 +132,7 @@ def _count_keys(table: pa.Table) -> tuple[int, int]:
     return len(ids), len(set(ids))
 
 
+@pytest.mark.interop
 def test_dynamic_bucket_writers_on_one_snapshot_never_duplicate_keys(
     catalog: Catalog, warehouse: Path
 ) -> None:
@@ -172,6 +175,7 @@ def test_dynamic_bucket_writers_without_new_keys_both_commit(catalog: Catalog) -
 PARTED = pa.schema([("id", pa.int64()), ("p", pa.string()), ("v", pa.string())])
 
 
+@pytest.mark.interop
 def test_cross_partition_writers_on_one_snapshot_never_duplicate_keys(
     catalog: Catalog, warehouse: Path
 ) -> None:

@@ -19,6 +19,8 @@ import pytest
 from lakeops import Catalog, CommitConflictError, StaleWriteError
 from tests.interop.oracle import oracle_read
 
+pytestmark = [pytest.mark.slow, pytest.mark.interop]  # processes racing, judged by pypaimon
+
 WRITERS = 6
 COMMITS_EACH = 4
 KEYS = 120

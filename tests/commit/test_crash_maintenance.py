@@ -1,5 +1,6 @@
-"""A process that writes, compacts, expires and rolls back in a loop is SIGKILLed at random
-points, again and again. After every kill the table must read (lakeops, and pypaimon along the
+"""A process that writes, compacts, expires and rolls back in a loop is SIGKILLed at seeded
+points (it kills itself at its N-th storage call: :mod:`tests.io.kill_points`), again and
+again. After every kill the table must read (lakeops, and pypaimon along the
 way), every visible commit must be whole, snapshot ids contiguous, and after the last kill
 orphan cleanup must remove exactly the unreferenced files and change no row."""
 
@@ -10,7 +11,6 @@ import multiprocessing as mp
 import os
 import random
 import signal
-import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -19,9 +19,12 @@ import pytest
 from lakeops import Catalog, CommitConflictError, Table
 from lakeops.commit.orphan import referenced_files
 from tests.interop.oracle import oracle_read
+from tests.io.kill_points import die_at
 
 SCHEMA = pa.schema([("id", pa.int64()), ("tag", pa.int64()), ("pad", pa.string())])
 ROWS = 40
+#: the kill point: the N-th storage call (a write is ~14, a compaction or expiry more)
+MAX_POINT = 150
 
 
 def _batch(tag: int) -> pa.Table:
@@ -32,8 +35,10 @@ def _batch(tag: int) -> pa.Table:
     )
 
 
-def _maintain(warehouse: str, first_tag: int, seed: int) -> None:
-    """Until killed: write, compact, expire, roll back."""
+def _maintain(warehouse: str, first_tag: int, seed: int, point: int) -> None:
+    """Until it kills itself at its ``point``-th storage call: write, compact, expire, roll
+    back."""
+    die_at(point)
     rng = random.Random(seed)
     table = Catalog(warehouse).get_table("db.t")
     tag = first_tag
@@ -72,6 +77,7 @@ def _content(table: pa.Table) -> list[tuple[int, int, str]]:
     return sorted(zip(*(table.column(c).to_pylist() for c in ("id", "tag", "pad")), strict=True))
 
 
+@pytest.mark.interop
 @pytest.mark.slow
 def test_killed_maintenance_never_breaks_the_table(warehouse: Path) -> None:
     catalog = Catalog(str(warehouse))
@@ -88,11 +94,11 @@ def test_killed_maintenance_never_breaks_the_table(warehouse: Path) -> None:
     rng = random.Random(20261125)
     next_tag = 100
     for kill in range(12):
-        proc = ctx.Process(target=_maintain, args=(str(warehouse), next_tag, kill))
+        point = rng.randint(1, MAX_POINT)
+        proc = ctx.Process(target=_maintain, args=(str(warehouse), next_tag, kill, point))
         proc.start()
-        time.sleep(1.0 + rng.random() * 1.5)  # ~1 s to start, then a random point of work
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.join()
+        proc.join(timeout=300)
+        assert proc.exitcode == -signal.SIGKILL, (point, proc.exitcode)
         next_tag += 1000
         current = catalog.get_table("db.t")
         _check(current)

@@ -77,6 +77,8 @@ def _rows(table: pa.Table) -> dict[int, str]:
     return dict(zip(ids, table.column("v").to_pylist(), strict=True))
 
 
+@pytest.mark.slow  # a write at each of 46 fill levels, judged by pypaimon too
+@pytest.mark.interop
 def test_a_full_disk_at_every_point_never_loses_or_invents_a_row(small_disk: Path) -> None:
     warehouse = small_disk / "wh"
     catalog = Catalog(str(warehouse))

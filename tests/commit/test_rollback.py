@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 
 from lakeops import Catalog
 from tests.interop.oracle import oracle_read
@@ -28,6 +29,7 @@ def _model(*batches: pa.Table) -> dict[int, str]:
     return out
 
 
+@pytest.mark.interop
 def test_rollback_publishes_a_new_snapshot_and_keeps_history(
     catalog: Catalog, warehouse: Path
 ) -> None:
@@ -52,6 +54,7 @@ def test_rollback_publishes_a_new_snapshot_and_keeps_history(
     assert _rows(oracle_read(warehouse, "db.t")) == _model(first, after)
 
 
+@pytest.mark.interop
 def test_a_writer_racing_a_rollback_commits_on_top_of_it(catalog: Catalog, warehouse: Path) -> None:
     table = catalog.create_table("db.t", SCHEMA, ["id"], options={"bucket": "2"})
     base, later = _kv(list(range(40)), "a"), _kv(list(range(20, 60)), "b")
@@ -76,6 +79,7 @@ def test_a_writer_racing_a_rollback_commits_on_top_of_it(catalog: Catalog, wareh
     assert ids == list(range(1, ids[-1] + 1))
 
 
+@pytest.mark.interop
 def test_rollback_of_a_dynamic_bucket_table_restores_its_key_index(
     catalog: Catalog, warehouse: Path
 ) -> None:

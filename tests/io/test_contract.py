@@ -58,6 +58,7 @@ class StoreContract:
         assert clone.read_bytes(join(base, "p")) == b"x"
         assert "secret" not in repr(clone) and "testing" not in repr(clone)
 
+    @pytest.mark.slow  # 3 rounds of 6 spawned processes racing to publish
     def test_racing_processes_one_winner(self, store) -> None:
         fio, base = store
         ctx = mp.get_context("spawn")

@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 from lakeops import Catalog, LakeopsError
 from tests.merge import reference as ref
 
+pytestmark = pytest.mark.slow  # 150 examples per engine: about a minute on two cores
+
 SETTINGS = settings(
     max_examples=150,
     deadline=None,

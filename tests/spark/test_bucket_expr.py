@@ -33,6 +33,7 @@ def _values(root: str, n: int, rng: random.Random) -> list:
     return (extremes * (n // len(extremes) + 1))[: n // 4] + rand[: n - n // 4]
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize(
     ("roots", "buckets"),
     [

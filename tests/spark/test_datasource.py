@@ -14,7 +14,7 @@ import pytest
 import lakeops.spark as ls
 from lakeops import Catalog, Table
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
 SCHEMA = pa.schema(
     [("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64()), ("op", pa.string())]
