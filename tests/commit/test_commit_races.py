@@ -38,10 +38,12 @@ def _batch(writer: int, commit: int) -> pa.Table:
     )
 
 
-def _writer(warehouse: str, writer: int, start: Any, results: Any) -> None:
+def _writer(warehouse: str, writer: int, start: Any, rolled: Any, results: Any) -> None:
     table = Catalog(warehouse).get_table("db.t")
     start.wait()
     for commit in range(COMMITS_EACH):
+        if commit == COMMITS_EACH - 1:  # the last commits race a rollback, however slow the box
+            rolled.wait(timeout=300)
         user = f"w{writer}c{commit}-{uuid.uuid4()}"  # finds this commit's APPEND afterwards
         last = None
         for _ in range(20):  # what Table.write does, with a commit user of its own
@@ -66,7 +68,7 @@ def _writer(warehouse: str, writer: int, start: Any, results: Any) -> None:
     results.put(None)
 
 
-def _maintainer(warehouse: str, start: Any, stop: Any, results: Any) -> None:
+def _maintainer(warehouse: str, start: Any, stop: Any, rolled: Any, results: Any) -> None:
     """Compacts and expires, and every third round rolls the table back two snapshots."""
     table = Catalog(warehouse).get_table("db.t")
     start.wait()
@@ -81,9 +83,9 @@ def _maintainer(warehouse: str, start: Any, stop: Any, results: Any) -> None:
         if rounds % 3 == 0 and len(ids) > 3:
             target = ids[-3]
             with contextlib.suppress(CommitConflictError):
-                rolled = table.rollback_to(target)
-                if rolled is not None:
-                    results.put(((rolled.id, 1), -1, target))
+                if (done := table.rollback_to(target)) is not None:
+                    results.put(((done.id, 1), -1, target))
+                    rolled.set()
     results.put("done")
 
 
@@ -107,12 +109,14 @@ def test_racing_writers_lose_and_duplicate_nothing(
         options={"commit.max-retries": "50", **options},
     )
     ctx = mp.get_context("spawn")
-    start, stop, results = ctx.Event(), ctx.Event(), ctx.Queue()
+    start, stop, rolled, results = ctx.Event(), ctx.Event(), ctx.Event(), ctx.Queue()
     writers = [
-        ctx.Process(target=_writer, args=(str(warehouse), w, start, results))
+        ctx.Process(target=_writer, args=(str(warehouse), w, start, rolled, results))
         for w in range(WRITERS)
     ]
-    maintainer = ctx.Process(target=_maintainer, args=(str(warehouse), start, stop, results))
+    maintainer = ctx.Process(
+        target=_maintainer, args=(str(warehouse), start, stop, rolled, results)
+    )
     for p in [*writers, maintainer]:
         p.start()
     start.set()
