@@ -351,8 +351,8 @@ class _ScratchFiles:
     and overwritten in place from one read to the next: writing over pages the system already
     holds costs a quarter of writing a new file. A file is held by one read from the copy to
     its last batch, so reads in other threads, or several open at once in one thread, never
-    share one. At most :attr:`keep` files of at most :attr:`keep_bytes` are kept; all are
-    removed when the process exits."""
+    share one; a forked process starts with none of its parent's. At most :attr:`keep` files
+    of at most :attr:`keep_bytes` are kept; all are removed when the process exits."""
 
     keep = 2 * (os.cpu_count() or 2)
     keep_bytes = 64 << 20
@@ -362,6 +362,12 @@ class _ScratchFiles:
         self._free: list[str] = []
         self._made: set[str] = set()
         atexit.register(self._remove_all)
+        if hasattr(os, "register_at_fork"):  # a forked child must not write its parent's files
+            os.register_at_fork(after_in_child=self._forget_all)
+
+    def _forget_all(self) -> None:
+        self._lock = threading.Lock()
+        self._free, self._made = [], set()
 
     @contextlib.contextmanager
     def open(self) -> Iterator[tuple[str, IO[bytes]]]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import os
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -656,3 +657,28 @@ def test_reads_open_at_once_never_share_a_scratch_file(
     for path, rows in (big, small, big, small):  # scratch files reused, shorter and longer
         assert AvroFormat(fs).read(path, ["k", "s"]).to_pylist() == rows
     assert len(avro_data._SCRATCH._free) <= avro_data._SCRATCH.keep
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
+def test_a_forked_process_never_writes_its_parents_scratch_files(
+    tmp_path: Path, fs: pafs.FileSystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert avro_data.fast_reader() is not None, "install lakeops[avro] (datafusion)"
+    monkeypatch.setattr(avro_data, "_SCRATCH", avro_data._ScratchFiles())
+    with avro_data._SCRATCH.open() as (parents, _):
+        pass
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report the scratch file it would use, then leave at once
+        os.close(read)
+        with avro_data._SCRATCH.open() as (childs, _):
+            os.write(write, childs.encode())
+        os.remove(childs)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as f:
+        childs = f.read().decode()
+    os.waitpid(pid, 0)
+    assert childs and childs != parents
+    with avro_data._SCRATCH.open() as (again, _):
+        assert again == parents  # the parent's pool is its own still
