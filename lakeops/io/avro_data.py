@@ -34,13 +34,17 @@ Two decoders give the same Arrow tables:
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import functools
 import importlib
 import itertools
 import json
 import os
 import shutil
+import sys
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -49,7 +53,6 @@ from typing import IO, Any
 import fastavro
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from fastavro import _read as fastavro_read
 
 from lakeops.errors import CorruptTableError, UnsupportedFeatureError
@@ -322,14 +325,101 @@ _FAST_LEAVES = frozenset(
 )
 
 
+#: how long (milliseconds) datafusion's allocator (mimalloc, linked into its module) keeps
+#: memory it freed before handing it back to the system, unless ``MIMALLOC_PURGE_DELAY`` is
+#: set already. mimalloc's own default, 10 ms, hands back the buffers of one file's decoded
+#: batches between two reads, so every read faults fresh, zeroed pages in again: at 200,000
+#: rows that was ~4,000 page faults and a fifth of the whole read's CPU time. The setting
+#: affects only how soon idle memory of that allocator is returned, never what is read.
+_PURGE_DELAY_MS = "1000"
+
+
 @functools.cache
 def fast_reader() -> ModuleType | None:
     """The ``datafusion`` module when it is installed (the ``lakeops[avro]`` extra), else None:
     Avro data files are then read by fastavro alone."""
     try:
+        if "datafusion" not in sys.modules:  # mimalloc reads its options when first used
+            os.environ.setdefault("MIMALLOC_PURGE_DELAY", _PURGE_DELAY_MS)
         return importlib.import_module("datafusion")
     except Exception:  # not installed, or not importable here: fastavro reads every file
         return None
+
+
+class _ScratchFiles:
+    """Local files the fast path copies data files into (the decoder reads only paths), kept
+    and overwritten in place from one read to the next: writing over pages the system already
+    holds costs a quarter of writing a new file. A file is held by one read from the copy to
+    its last batch, so reads in other threads, or several open at once in one thread, never
+    share one; a forked process starts with none of its parent's. At most :attr:`keep` files
+    of at most :attr:`keep_bytes` are kept; all are removed when the process exits."""
+
+    keep = 2 * (os.cpu_count() or 2)
+    keep_bytes = 64 << 20
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._free: list[str] = []
+        self._made: set[str] = set()
+        atexit.register(self._remove_all)
+        if hasattr(os, "register_at_fork"):  # a forked child must not write its parent's files
+            os.register_at_fork(after_in_child=self._forget_all)
+
+    def _forget_all(self) -> None:
+        self._lock = threading.Lock()
+        self._free, self._made = [], set()
+
+    @contextlib.contextmanager
+    def open(self) -> Iterator[tuple[str, IO[bytes]]]:
+        """A scratch file's path and the file, opened for writing from its start (the caller
+        truncates it where its content ends)."""
+        with self._lock:
+            path = self._free.pop() if self._free else None
+        out = self._reopen(path) if path is not None else None
+        if out is None:
+            fd, path = tempfile.mkstemp(prefix="lakeops-avro-", suffix=".avro")
+            with self._lock:
+                self._made.add(path)
+            out = os.fdopen(fd, "r+b")
+        assert path is not None
+        size = self.keep_bytes + 1
+        try:
+            with out:
+                yield path, out
+                size = out.tell()
+        finally:
+            self._release(path, size)
+
+    def _reopen(self, path: str) -> IO[bytes] | None:
+        try:  # never through a link that replaced the file (a shared temporary directory)
+            fd = os.open(path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            self._forget(path)
+            return None
+        return os.fdopen(fd, "r+b")
+
+    def _release(self, path: str, size: int) -> None:
+        with self._lock:
+            if size <= self.keep_bytes and len(self._free) < self.keep:
+                self._free.append(path)
+                return
+        self._forget(path)
+
+    def _forget(self, path: str) -> None:
+        with self._lock:
+            self._made.discard(path)
+        with contextlib.suppress(OSError):
+            os.remove(path)
+
+    def _remove_all(self) -> None:
+        with self._lock:
+            paths, self._made, self._free = list(self._made), set(), []
+        for path in paths:
+            with contextlib.suppress(OSError):
+                os.remove(path)
+
+
+_SCRATCH = _ScratchFiles()
 
 
 class _NotExact(Exception):
@@ -515,10 +605,12 @@ class AvroColumns:
         if df is None:
             raise _NotExact("datafusion is not installed")
         schema = pa.schema([pa.field(n, node.arrow, node.nullable) for n, node in fields])
-        with tempfile.TemporaryDirectory(prefix="lakeops-avro-") as tmp:
-            local = os.path.join(tmp, "data.avro")
-            with open(local, "wb") as f:
-                marker, branch = _copy_as_record(self.stream, f, self.root)
+        with _SCRATCH.open() as (local, out):
+            marker, branch = _copy_as_record(self.stream, out, self.root)
+            out.truncate()
+            out.flush()
+            # a new context per file: nothing a context caches about a path (the scratch
+            # file's is reused) outlives the read
             config = df.SessionConfig().with_target_partitions(1).with_batch_size(chunk_rows)
             context = df.SessionContext(config)
             pending: list[pa.RecordBatch] = []
@@ -527,7 +619,9 @@ class AvroColumns:
                 raw = batch.to_pyarrow()
                 if marker is not None:
                     index = raw.column(marker)
-                    if index.null_count or not pc.all(pc.equal(index, branch)).as_py():
+                    if index.null_count or bool(
+                        (index.to_numpy(zero_copy_only=False) != branch).any()
+                    ):
                         raise CorruptTableError(f"Avro data file {self.path} holds a NULL row")
                 arrays = [_conform(raw.column(name), node) for name, node in fields]
                 pending.append(pa.RecordBatch.from_arrays(arrays, schema=schema))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import os
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -615,3 +616,69 @@ def test_a_fast_path_failure_mid_file_goes_on_with_fastavro(
 
     monkeypatch.setattr(avro_data.AvroColumns, "_fast_chunks", first_chunk_then_fail)
     _equal(AvroFormat(fs).read(str(path), ARROW.names), _expected(rows))
+
+
+def test_reads_open_at_once_never_share_a_scratch_file(
+    tmp_path: Path, fs: pafs.FileSystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast path copies each file into a scratch file it reuses from read to read: a read
+    still open in the same thread keeps its own, and a smaller file read into a reused one
+    ends where that file ends."""
+    assert avro_data.fast_reader() is not None, "install lakeops[avro] (datafusion)"
+    monkeypatch.setattr(avro_data.AvroColumns, "_fastavro_chunks", _no_fastavro)
+    monkeypatch.setattr(avro_data, "_SCRATCH", avro_data._ScratchFiles())
+    with avro_data._SCRATCH.open() as (one, _), avro_data._SCRATCH.open() as (two, _):
+        assert one != two  # a held file is never handed out again
+    with avro_data._SCRATCH.open() as (again, _):
+        assert again in (one, two)  # and is reused once given back
+    schema = [
+        "null",
+        {
+            "type": "record",
+            "name": "r",
+            "fields": [{"name": "k", "type": "long"}, {"name": "s", "type": ["null", "string"]}],
+        },
+    ]
+    files = {}
+    for name, n in (("big", 20_000), ("small", 70)):
+        rows = [{"k": i * 3 + len(name), "s": f"{name}{i}" if i % 7 else None} for i in range(n)]
+        path = tmp_path / f"data-13-{name}.avro"
+        with path.open("wb") as f:
+            fastavro.writer(f, schema, rows, codec="zstandard", sync_interval=1_000)
+        files[name] = (str(path), rows)
+    big, small = files["big"], files["small"]
+    with open(big[0], "rb") as f:
+        chunks = avro_data.open_columns(f, big[0]).chunks(["k", "s"], chunk_rows=3_000)
+        got = [next(chunks)]
+        assert got[0].num_rows < len(big[1])  # the big file's read is still open
+        assert AvroFormat(fs).read(small[0], ["k", "s"]).to_pylist() == small[1]
+        got += list(chunks)
+    assert pa.concat_tables(got).to_pylist() == big[1]
+    for path, rows in (big, small, big, small):  # scratch files reused, shorter and longer
+        assert AvroFormat(fs).read(path, ["k", "s"]).to_pylist() == rows
+    assert len(avro_data._SCRATCH._free) <= avro_data._SCRATCH.keep
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
+def test_a_forked_process_never_writes_its_parents_scratch_files(
+    tmp_path: Path, fs: pafs.FileSystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert avro_data.fast_reader() is not None, "install lakeops[avro] (datafusion)"
+    monkeypatch.setattr(avro_data, "_SCRATCH", avro_data._ScratchFiles())
+    with avro_data._SCRATCH.open() as (parents, _):
+        pass
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report the scratch file it would use, then leave at once
+        os.close(read)
+        with avro_data._SCRATCH.open() as (childs, _):
+            os.write(write, childs.encode())
+        os.remove(childs)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as f:
+        childs = f.read().decode()
+    os.waitpid(pid, 0)
+    assert childs and childs != parents
+    with avro_data._SCRATCH.open() as (again, _):
+        assert again == parents  # the parent's pool is its own still
