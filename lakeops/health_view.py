@@ -40,8 +40,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lakeops.compact.health import BucketHealth, SnapshotPoint, TableHealth, snapshot_history
-from lakeops.compact.options import CompactOptions
 from lakeops.errors import ConfigurationError
+from lakeops.options.compaction import CompactOptions
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.paths import partition_value_string
 
@@ -380,7 +380,7 @@ def _compact_options(table: Table) -> CompactOptions | None:
     """The table's compaction options, or None if lakeops cannot parse them (the page then
     leaves them out and shows the rest; reads and compaction report the error themselves)."""
     try:
-        return CompactOptions.from_schema(table.schema, table.options)
+        return table.context.compaction
     except ConfigurationError:
         return None
 

@@ -1,6 +1,6 @@
 """Parsing Paimon's option value forms: durations (``30 min``), memory sizes (``256 mb``),
 booleans and comma lists. The one owner of these forms, below every option family
-(:mod:`lakeops.options`, :mod:`lakeops.compact.options`, :mod:`lakeops.option_values`, …)."""
+(:mod:`lakeops.options`, :mod:`lakeops.options.compaction`, :mod:`lakeops.option_values`, …)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ levels, off-peak hours are hours of the day or -1, counts of snapshots are at le
 Value syntax, as Paimon's ``OptionsUtils``: integers are decimal digits with an optional sign
 (surrounding blanks are ignored); booleans are ``true`` / ``false`` (any case); memory sizes
 ``256 mb``, ``64kb`` (:func:`lakeops.options.parse_memory_size`); durations ``30 min``, ``1 h``,
-``500 ms`` (:func:`lakeops.compact.options.parse_duration`).
+``500 ms`` (:func:`lakeops.options.compaction.parse_duration`).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def _spec(kind: ValueKind, low: float | None = None, high: float | None = None,
 
 _COUNT = "a count"
 #: every option lakeops interprets that has a typed value (enumerations and column lists are
-#: checked where they are parsed: lakeops.options, lakeops.compact.options …)
+#: checked where they are parsed: lakeops.options, lakeops.options.compaction …)
 VALUE_SPECS: dict[str, ValueSpec] = {
     # layout and buckets
     "bucket": _spec("int", 1, INT_MAX, -1, -2, meaning="the number of buckets (-1: dynamic)"),

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lakeops.changelog.options import ChangelogOptions
 from lakeops.commit.expire import Retention
-from lakeops.compact.options import CompactOptions
 from lakeops.errors import CommitConflictError
 from lakeops.kv.formats import check_writable
 from lakeops.merge import create_merge_engine
 from lakeops.option_registry import check_create_options
 from lakeops.option_values import check_option_values
 from lakeops.options import TableOptions
+from lakeops.options.changelog import ChangelogOptions
+from lakeops.options.compaction import CompactOptions
 from lakeops.spec import paths
 from lakeops.spec.manifest_format import ManifestFormat
 from lakeops.spec.schema import TableSchema

@@ -11,7 +11,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from lakeops.changelog.options import ChangelogOptions
 from lakeops.changelog.reader import ChangeMode, read_changes
 from lakeops.commit.check import CheckReport, check_table
 from lakeops.commit.committer import Committer
@@ -20,8 +19,8 @@ from lakeops.commit.orphan import OrphanResult, check_threshold, remove_orphan_f
 from lakeops.commit.rollback import rollback_to
 from lakeops.commit.stats import CommitStats, commit_stats
 from lakeops.compact.health import TableHealth, table_health
-from lakeops.compact.options import CompactOptions
 from lakeops.compact.planner import plan_compaction
+from lakeops.context import TableContext
 from lakeops.errors import (
     CommitStateUnknownError,
     ConfigurationError,
@@ -30,7 +29,6 @@ from lakeops.errors import (
 )
 from lakeops.io.file_io import FileIO
 from lakeops.kv.formats import check_writable
-from lakeops.merge import create_merge_engine
 from lakeops.option_parsing import parse_duration
 from lakeops.options import TableOptions
 from lakeops.read.lookup import lookup
@@ -39,7 +37,6 @@ from lakeops.read.predicate import Filter, normalize, to_expression
 from lakeops.read.scan import Split, partition_matches, plan_splits
 from lakeops.schema_commit import alter_schema
 from lakeops.spec.commit_message import CommitMessage
-from lakeops.spec.locations import FileLocations
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.schema_change import SchemaChange
 from lakeops.spec.snapshot import Snapshot
@@ -92,10 +89,21 @@ class Table:
         self.file_io = file_io
         self.root = root
         self.store = TableStore(file_io, root)
-        self.schema: TableSchema = self.store.latest_schema()
+        #: the table at its current schema, every option family parsed once
+        self.context = TableContext.latest(self.store)
         if not self.schema.primary_keys:
             raise UnsupportedFeatureError(_append_table_refusal(identifier, self.schema))
-        self.options = TableOptions.from_schema(self.schema)
+        self.context.options  # noqa: B018 - a malformed table-wide option fails at open
+
+    @property
+    def schema(self) -> TableSchema:
+        """The table's current schema."""
+        return self.context.schema
+
+    @property
+    def options(self) -> TableOptions:
+        """The table-wide options of the current schema, parsed."""
+        return self.context.options
 
     def __repr__(self) -> str:
         return f"Table({self.identifier!r}, {self.file_io!r})"
@@ -126,8 +134,8 @@ class Table:
             ...              sc.AddColumn("note", DataType.parse("STRING"))])
         """
         batch = [changes] if isinstance(changes, SchemaChange) else list(changes)
-        self.schema = alter_schema(self.store, batch)
-        self.options = TableOptions.from_schema(self.schema)
+        self.context = self.context.with_schema(alter_schema(self.store, batch))
+        self.context.options  # noqa: B018 - parsed now, as at open
         return self.schema
 
     # -------------------------------------------------------------------- write
@@ -140,7 +148,7 @@ class Table:
         self._require_writable("write")
         check_writable(self.schema)
         self.file_io.check_commit_ready()  # an unreachable commit lock fails before any file
-        return TableWrite(self.store, self.schema, self.options, ignore_previous=overwrite)
+        return TableWrite(self.context, ignore_previous=overwrite)
 
     def commit(
         self,
@@ -188,7 +196,7 @@ class Table:
         """Delete the files never-committed messages carry (what an aborted job wrote): new
         data, changelog and compaction outputs — or, with ``compaction_only``, only what their
         compactions wrote. Upgraded files (same name before and after) are kept."""
-        locations = FileLocations.of(self.file_io, self.root, self.schema, self.options)
+        locations = self.context.locations
         for m in messages:
             keep = {f.file_name for f in m.compact_before}
             produced = [*m.compact_after, *m.compact_changelog_files]
@@ -221,12 +229,7 @@ class Table:
 
     def split_reader(self) -> SplitReader:
         """Reads merged rows of this table's splits."""
-        return SplitReader(
-            self.store,
-            self.schema,
-            self.options,
-            create_merge_engine(self.options, self.schema),
-        )
+        return SplitReader(self.context)
 
     def write(self, data: WriteInput) -> Snapshot | None:
         """Write ``data`` as one commit and return its snapshot (None if no rows).
@@ -293,10 +296,7 @@ class Table:
         check_writable(self.schema, "compact this table")
         self.file_io.check_commit_ready()
         plan = plan_compaction(
-            self.store,
-            self.schema,
-            self.options,
-            create_merge_engine(self.options, self.schema),
+            self.context,
             full=full,
             force_level0=force_level0,
             partitions=partitions,
@@ -386,15 +386,11 @@ class Table:
         unknown = [c for c in wanted if c not in names]
         if unknown:
             raise ConfigurationError(f"unknown column(s) {unknown}; the table has {names}")
-        copts = CompactOptions.from_schema(self.schema, self.options)
         return lookup(
-            self.store,
-            self.schema,
-            self.options,
-            create_merge_engine(self.options, self.schema),
+            self.context,
             keys,
             wanted,
-            levels_from=1 if copts.needs_lookup else 0,
+            levels_from=1 if self.context.compaction.needs_lookup else 0,
         )
 
     # --------------------------------------------------------------------- read
@@ -419,7 +415,7 @@ class Table:
         """The (partition, bucket) splits a read of the snapshot would merge."""
         dnf = normalize(filter, self.schema.field_names)
         snapshot = self._snapshot_or_latest(snapshot_id)
-        return plan_splits(self.store, self.schema, self.options, snapshot, dnf)
+        return plan_splits(self.context, snapshot, dnf)
 
     def read(
         self,
@@ -443,7 +439,7 @@ class Table:
             raise ConfigurationError(f"unknown column(s) {unknown}; the table has {names}")
         dnf = normalize(filter, names)
         snapshot = self._snapshot_or_latest(snapshot_id)
-        splits = plan_splits(self.store, self.schema, self.options, snapshot, dnf)
+        splits = plan_splits(self.context, snapshot, dnf)
         needed = list(wanted)
         if dnf:
             needed += [c for g in dnf for c, _, _ in g if c not in needed]
@@ -482,12 +478,8 @@ class Table:
         unknown = [c for c in wanted if c not in names]
         if unknown:
             raise ConfigurationError(f"unknown column(s) {unknown}; the table has {names}")
-        producer = ChangelogOptions.from_schema(self.schema, self.options).producer
         return read_changes(
-            self.store,
-            self.schema,
-            self.options,
-            producer,
+            self.context,
             from_snapshot,
             to_snapshot,
             mode,

@@ -26,16 +26,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lakeops.context import TableContext
 from lakeops.errors import ConfigurationError
 from lakeops.kv.reader import KeyValueReader
-from lakeops.options import TableOptions
 from lakeops.read.state import read_state
 from lakeops.spec.floats import total_order
 from lakeops.spec.kv import KIND, ROW_KINDS
-from lakeops.spec.locations import FileLocations
 from lakeops.spec.manifest import FileKind, ManifestEntry
 from lakeops.spec.schema import TableSchema
-from lakeops.store import TableStore
 
 __all__ = ["ROW_KIND_COLUMN", "ChangeMode", "read_changes"]
 
@@ -60,16 +58,14 @@ def _empty(schema: TableSchema, columns: Sequence[str]) -> pa.Table:
 
 
 def read_changes(
-    store: TableStore,
-    schema: TableSchema,
-    options: TableOptions,
-    producer: str,
+    ctx: TableContext,
     from_snapshot: int,
     to_snapshot: int | None,
     mode: ChangeMode,
     columns: Sequence[str],
 ) -> pa.Table:
     """See the module docstring."""
+    store, schema, producer = ctx.store, ctx.schema, ctx.changelog.producer
     latest = store.latest_snapshot_id() or 0
     to = latest if to_snapshot is None else to_snapshot
     if from_snapshot < 0 or to > latest or from_snapshot > to:
@@ -82,7 +78,7 @@ def read_changes(
     if mode == "auto":
         mode = "changelog" if producer != "none" else "delta"
     if mode == "diff":
-        return _diff(store, schema, options, from_snapshot, to, columns)
+        return _diff(ctx, from_snapshot, to, columns)
     earliest = store.earliest_snapshot_id() or 1
     if mode == "delta" and from_snapshot + 1 < earliest and from_snapshot < to:
         raise ConfigurationError(
@@ -91,7 +87,7 @@ def read_changes(
         )
     reader = KeyValueReader(store.file_io, schema, store.schema, store.root)
     fields = schema.field_names
-    locations = FileLocations.of(store.file_io, store.root, schema, options)
+    locations = ctx.locations
     parts = []
     for sid in range(from_snapshot + 1, to + 1):
         # changelog of expired snapshots may have been kept (changelog/changelog-<id>)
@@ -112,22 +108,17 @@ def read_changes(
 
 
 def _diff(
-    store: TableStore,
-    schema: TableSchema,
-    options: TableOptions,
+    ctx: TableContext,
     from_snapshot: int,
     to: int,
     columns: Sequence[str],
 ) -> pa.Table:
+    schema = ctx.schema
 
     keys = list(dict.fromkeys([*schema.primary_keys]))
     names = schema.field_names
-    old = (
-        read_state(store, schema, options, from_snapshot)
-        if from_snapshot
-        else schema.arrow_schema().empty_table()
-    )
-    new = read_state(store, schema, options, to) if to else schema.arrow_schema().empty_table()
+    old = read_state(ctx, from_snapshot) if from_snapshot else schema.arrow_schema().empty_table()
+    new = read_state(ctx, to) if to else schema.arrow_schema().empty_table()
     suffix = "__old"
     old_r = old.rename_columns([c if c in keys else c + suffix for c in old.column_names])
     old_r = old_r.append_column("__in_old", pa.array(np.ones(old.num_rows, dtype=bool)))

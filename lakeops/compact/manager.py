@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from lakeops.compact.levels import level_runs, non_empty_highest_level
-from lakeops.compact.options import CompactOptions
 from lakeops.compact.strategy import (
     CompactUnit,
     EarlyFullCompaction,
@@ -16,6 +15,7 @@ from lakeops.compact.strategy import (
     pick_full_compaction,
 )
 from lakeops.compact.task import BucketContext, CompactResult, CompactTask
+from lakeops.options.compaction import CompactOptions
 from lakeops.spec.data_file import FILE_SOURCE_COMPACT, DataFileMeta
 
 __all__ = ["BucketCompactor", "make_universal"]

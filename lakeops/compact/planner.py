@@ -7,18 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from lakeops.changelog.lookup_cache import RowGroupCache
-from lakeops.changelog.options import ChangelogOptions
 from lakeops.compact.manager import BucketCompactor
-from lakeops.compact.options import CompactOptions
-from lakeops.compact.record_ttl import RecordExpiry
 from lakeops.compact.task import BucketContext
-from lakeops.merge import MergeEngine
+from lakeops.context import TableContext
 from lakeops.option_registry import check_data_files, check_writable
-from lakeops.options import TableOptions
 from lakeops.read.scan import PartitionSpec, partition_matches
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.locations import FileLocations
 from lakeops.spec.schema import TableSchema
 from lakeops.store import TableStore
 
@@ -84,10 +79,7 @@ def plan_buckets(
 
 
 def run_bucket(
-    store: TableStore,
-    schema: TableSchema,
-    options: TableOptions,
-    engine: MergeEngine,
+    table: TableContext,
     job: BucketJob,
     *,
     full: bool = False,
@@ -95,22 +87,13 @@ def run_bucket(
     cache: RowGroupCache | None = None,
 ) -> tuple[CommitMessage | None, list[str]]:
     """Compact one bucket: its commit message (None if nothing to do) and the files written."""
-    copts = CompactOptions.from_schema(schema, options)
-    changelog = ChangelogOptions.from_schema(schema, options)
-    locations = FileLocations.of(store.file_io, store.root, schema, options)
+    locations = table.locations
     locations.check_writable()
-    ctx = BucketContext(
-        store.file_io,
+    ctx = BucketContext.of(
+        table,
         locations.bucket_path(job.partition, job.bucket),
-        schema,
-        store.schema,
-        options,
-        copts,
-        engine,
-        RecordExpiry(copts) if copts.expire_ms is not None else None,
-        changelog,
-        cache or RowGroupCache(changelog.lookup_cache_bytes),
-        locations.external_paths_of(job.partition, job.bucket),
+        external=locations.external_paths_of(job.partition, job.bucket),
+        cache=cache,
     )
     files = list(job.files)
     result = BucketCompactor(ctx, files).compact(files, full=full, force_level0=force_level0)
@@ -128,10 +111,7 @@ def run_bucket(
 
 
 def plan_compaction(
-    store: TableStore,
-    schema: TableSchema,
-    options: TableOptions,
-    engine: MergeEngine,
+    table: TableContext,
     *,
     full: bool = False,
     force_level0: bool = False,
@@ -139,14 +119,12 @@ def plan_compaction(
 ) -> CompactionPlan:
     """Compact every bucket of the latest snapshot (or only the given partitions)."""
     plan = CompactionPlan()
-    cache = RowGroupCache(ChangelogOptions.from_schema(schema, options).lookup_cache_bytes)
+    store = table.store
+    cache = RowGroupCache(table.changelog.lookup_cache_bytes)
     try:
-        for job in plan_buckets(store, schema, partitions):
+        for job in plan_buckets(store, table.schema, partitions):
             message, written = run_bucket(
-                store,
-                schema,
-                options,
-                engine,
+                table,
                 job,
                 full=full,
                 force_level0=force_level0,

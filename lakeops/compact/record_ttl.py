@@ -15,10 +15,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lakeops.compact.options import CompactOptions
 from lakeops.errors import CorruptDataFileError, MissingDataFileError
 from lakeops.io.data_formats import format_of, reader_for
 from lakeops.io.file_io import FileIO
+from lakeops.options.compaction import CompactOptions
 
 __all__ = ["RecordExpiry"]
 

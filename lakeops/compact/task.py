@@ -22,11 +22,10 @@ import pyarrow.compute as pc
 
 from lakeops.changelog.emit import changelog_records
 from lakeops.changelog.lookup_cache import LEVEL, LevelLookup, RowGroupCache
-from lakeops.changelog.options import ChangelogOptions
 from lakeops.compact.merge_stream import merge_runs
-from lakeops.compact.options import CompactOptions
 from lakeops.compact.record_ttl import RecordExpiry
 from lakeops.compact.strategy import CompactUnit
+from lakeops.context import TableContext
 from lakeops.io.file_io import FileIO
 from lakeops.kv.evolution import SchemaLookup
 from lakeops.kv.reader import KeyValueReader
@@ -36,6 +35,8 @@ from lakeops.merge.engine import is_retraction
 from lakeops.merge.interval_partition import partition_runs
 from lakeops.merge.ordering import key_order
 from lakeops.options import TableOptions
+from lakeops.options.changelog import ChangelogOptions
+from lakeops.options.compaction import CompactOptions
 from lakeops.spec.data_file import FILE_SOURCE_COMPACT, DataFileMeta
 from lakeops.spec.floats import order_value
 from lakeops.spec.kv import KIND
@@ -66,6 +67,33 @@ class BucketContext:
     cache: RowGroupCache | None = None
     #: where new files of this bucket go when the table writes external paths
     external: ExternalPaths | None = None
+
+    @classmethod
+    def of(
+        cls,
+        table: TableContext,
+        directory: str,
+        *,
+        external: ExternalPaths | None = None,
+        cache: RowGroupCache | None = None,
+    ) -> BucketContext:
+        """What compaction of the bucket in ``directory`` of ``table`` needs (``external``:
+        where its new files go when the table writes external paths; ``cache``: a lookup cache
+        shared between buckets)."""
+        copts = table.compaction
+        return cls(
+            table.file_io,
+            directory,
+            table.schema,
+            table.store.schema,
+            table.options,
+            copts,
+            table.engine,
+            RecordExpiry(copts) if copts.expire_ms is not None else None,
+            table.changelog,
+            cache or RowGroupCache(table.changelog.lookup_cache_bytes),
+            external,
+        )
 
     def __post_init__(self) -> None:
         self.reader = KeyValueReader(self.file_io, self.schema, self.schemas)

@@ -17,20 +17,17 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lakeops.context import TableContext
 from lakeops.errors import DataValidationError
 from lakeops.kv.reader import KeyValueReader
-from lakeops.merge import MergeEngine, merge_sorted, sort_records
+from lakeops.merge import merge_sorted, sort_records
 from lakeops.merge.engine import is_retraction
-from lakeops.options import TableOptions
 from lakeops.read.scan import require_no_deletion_vectors
 from lakeops.spec import binary_row
 from lakeops.spec.bucket_hash import assign_buckets
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.floats import canonical_table, is_floating, order_value
 from lakeops.spec.kv import KIND, key_column
-from lakeops.spec.locations import FileLocations
-from lakeops.spec.schema import TableSchema
-from lakeops.store import TableStore
 
 __all__ = ["lookup"]
 
@@ -40,15 +37,13 @@ def _key_tuples(table: pa.Table, names: Sequence[str]) -> list[tuple[Any, ...]]:
 
 
 def lookup(
-    store: TableStore,
-    schema: TableSchema,
-    options: TableOptions,
-    engine: MergeEngine,
+    ctx: TableContext,
     keys: pa.Table,
     columns: Sequence[str],
     levels_from: int,
 ) -> pa.Table:
     """The current rows of ``keys`` (a table of the primary-key columns)."""
+    store, schema, options, engine = ctx.store, ctx.schema, ctx.options, ctx.engine
     needed = list(dict.fromkeys([*schema.primary_keys, *schema.partition_keys]))
     missing = [k for k in needed if k not in keys.column_names]
     if missing:
@@ -97,7 +92,7 @@ def lookup(
         ):
             wanted.setdefault((pbytes, bucket), []).append(i)
     files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
-    locations = FileLocations.of(store.file_io, store.root, schema, options)
+    locations = ctx.locations
     for e in live:
         if e.file.level >= levels_from and (e.partition, e.bucket) in wanted:
             files.setdefault((e.partition, e.bucket), []).append(e.file)

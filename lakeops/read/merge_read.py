@@ -14,17 +14,14 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lakeops.context import TableContext
 from lakeops.kv.reader import KeyValueReader
-from lakeops.merge import MergeEngine, group_starts, merge_sorted, sort_records
+from lakeops.merge import group_starts, merge_sorted, sort_records
 from lakeops.merge.interval_partition import partition_sections
 from lakeops.merge.ordering import as_table
-from lakeops.options import TableOptions
 from lakeops.read.scan import Split
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.kv import KIND, RowKind, key_column
-from lakeops.spec.locations import FileLocations
-from lakeops.spec.schema import TableSchema
-from lakeops.store import TableStore
 
 __all__ = ["SplitReader"]
 
@@ -32,24 +29,18 @@ __all__ = ["SplitReader"]
 class SplitReader:
     """Reads merged rows of splits of one table."""
 
-    def __init__(
-        self,
-        store: TableStore,
-        schema: TableSchema,
-        options: TableOptions,
-        engine: MergeEngine,
-    ) -> None:
+    def __init__(self, ctx: TableContext) -> None:
+        store, schema = ctx.store, ctx.schema
         self.file_io = store.file_io
         self.table_root = store.root
         self.schema = schema
-        self.options = options
-        self.engine = engine
+        self.options = ctx.options
+        self.engine = ctx.engine
         self.key_names = schema.trimmed_primary_keys
         self.key_types = schema.types_of(self.key_names)
         self.merge_keys = [key_column(k) for k in self.key_names]
         self.files = KeyValueReader(store.file_io, schema, store.schema, store.root)
-        #: the one resolver of bucket directories and file locations (issue 24)
-        self.locations = FileLocations.of(store.file_io, store.root, schema, options)
+        self.locations = ctx.locations
 
     def read(self, split: Split, columns: Sequence[str]) -> pa.Table:
         """Merged, live rows of ``split`` with the given table columns (partition columns are

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lakeops.context import TableContext
 from lakeops.errors import UnsupportedFeatureError
 from lakeops.kv.evolution import SchemaEvolution
 from lakeops.options import TableOptions
@@ -53,9 +54,7 @@ def require_no_deletion_vectors(
 
 
 def plan_splits(
-    store: TableStore,
-    schema: TableSchema,
-    options: TableOptions,
+    ctx: TableContext,
     snapshot: Snapshot | None,
     dnf: list[list[Condition]] | None = None,
 ) -> list[Split]:
@@ -64,6 +63,7 @@ def plan_splits(
     Level-0 files are left out for tables whose batch reads skip them (first-row,
     deletion vectors), as Paimon's readers do.
     """
+    store, schema, options = ctx.store, ctx.schema, ctx.options
     require_no_deletion_vectors(store, options, snapshot)
     part_types = schema.types_of(schema.partition_keys)
     evolution = SchemaEvolution(schema, store.schema)

@@ -158,16 +158,12 @@ def write(
 def _compact_bucket(payload: tuple[dict[str, str], Any, bool, bool]) -> tuple[Any, list[str]]:
     """Executor side: compact one bucket (see :func:`compact`)."""
     from lakeops.compact.planner import run_bucket
-    from lakeops.merge import create_merge_engine
     from lakeops.spark.datasource import open_table
 
     options, job, full, force_level0 = payload
     table = open_table(options)
     return run_bucket(
-        table.store,
-        table.schema,
-        table.options,
-        create_merge_engine(table.options, table.schema),
+        table.context,
         job,
         full=full,
         force_level0=force_level0,

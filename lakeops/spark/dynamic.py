@@ -145,20 +145,16 @@ def assign_dynamic(df: Any, options: dict[str, str]) -> Any:
 def _prepare_mask(table: Any, records: pa.Table) -> np.ndarray:
     """Which records the merge engine's ``prepare`` keeps (ignore-delete etc.); raises what it
     raises (first-row refusing deletes)."""
-    from lakeops.merge import create_merge_engine
-
     marker = "__lakeops_row"
     tagged = records.append_column(marker, pa.array(np.arange(records.num_rows)))
-    kept = create_merge_engine(table.options, table.schema).prepare(tagged)
+    kept = table.context.engine.prepare(tagged)
     mask = np.zeros(records.num_rows, dtype=bool)
     mask[kept.column(marker).to_numpy()] = True
     return mask
 
 
 def _dynamic_options(table: Any) -> Any:
-    from lakeops.bucket.dynamic import DynamicBucketOptions
-
-    return DynamicBucketOptions.from_schema(table.schema)
+    return table.context.buckets
 
 
 def assign_cross_partition(df: Any, options: dict[str, str]) -> tuple[Any, Any]:

@@ -19,20 +19,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from lakeops.changelog.lookup_cache import RowGroupCache
-from lakeops.changelog.options import ChangelogOptions
 from lakeops.compact.levels import level_runs
 from lakeops.compact.manager import BucketCompactor
-from lakeops.compact.options import CompactOptions
-from lakeops.compact.record_ttl import RecordExpiry
 from lakeops.compact.task import BucketContext, CompactResult
+from lakeops.context import TableContext
 from lakeops.errors import LakeopsError
 from lakeops.io.file_io import FileIO
-from lakeops.merge import MergeEngine
-from lakeops.options import TableOptions
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.locations import ExternalPaths, FileLocations
-from lakeops.spec.schema import TableSchema
-from lakeops.store import TableStore
 
 __all__ = ["BucketLsm", "CompactionCadence"]
 
@@ -115,21 +109,12 @@ class BucketLsm:
 class CompactionCadence:
     """When one writer compacts (see the module docstring), and the compactors it runs."""
 
-    def __init__(
-        self,
-        store: TableStore,
-        schema: TableSchema,
-        options: TableOptions,
-        engine: MergeEngine,
-        locations: FileLocations,
-    ) -> None:
-        self.store = store
-        self.schema = schema
-        self.options = options
-        self.engine = engine
-        self.locations = locations
-        self.compact_options = CompactOptions.from_schema(schema, options)
-        self.changelog_options = ChangelogOptions.from_schema(schema, options)
+    def __init__(self, table: TableContext) -> None:
+        self.table = table
+        self.store = table.store
+        self.locations = table.locations
+        self.compact_options = table.compaction
+        self.changelog_options = table.changelog
         self._lookup_cache: RowGroupCache | None = None
 
     def bucket(
@@ -147,23 +132,9 @@ class CompactionCadence:
     ) -> BucketContext:
         """What compaction of a bucket in ``directory`` needs (``external``: where its new
         files go when the table writes external paths)."""
-        copts = self.compact_options
-        expiry = RecordExpiry(copts) if copts.expire_ms is not None else None
         if self._lookup_cache is None:
             self._lookup_cache = RowGroupCache(self.changelog_options.lookup_cache_bytes)
-        return BucketContext(
-            self.store.file_io,
-            directory,
-            self.schema,
-            self.store.schema,
-            self.options,
-            copts,
-            self.engine,
-            expiry,
-            self.changelog_options,
-            self._lookup_cache,
-            external,
-        )
+        return BucketContext.of(self.table, directory, external=external, cache=self._lookup_cache)
 
     def after_flush(self, lsm: BucketLsm) -> None:
         """Compact a bucket that a flush just added level-0 files to."""

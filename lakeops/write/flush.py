@@ -19,12 +19,11 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from lakeops.changelog.options import ChangelogOptions
+from lakeops.context import TableContext
 from lakeops.io.file_io import FileIO
 from lakeops.kv.writer import RollingKeyValueWriter
 from lakeops.merge import MergeEngine, merge_sorted, sort_records
 from lakeops.merge.ordering import as_table
-from lakeops.options import TableOptions
 from lakeops.spec.data_file import FILE_SOURCE_APPEND, DataFileMeta
 from lakeops.spec.locations import ExternalPaths
 from lakeops.spec.schema import TableSchema
@@ -47,23 +46,18 @@ class FlushSettings:
     input_changelog: bool
 
     @classmethod
-    def of(
-        cls,
-        file_io: FileIO,
-        schema: TableSchema,
-        options: TableOptions,
-        engine: MergeEngine,
-        changelog: ChangelogOptions,
-    ) -> FlushSettings:
+    def of(cls, table: TableContext) -> FlushSettings:
+        """The flush settings of ``table``."""
+        schema, options = table.schema, table.options
         return cls(
-            file_io,
+            table.file_io,
             schema,
-            engine,
+            table.engine,
             options.target_file_size,
             tuple(schema.trimmed_primary_keys),
             options.sequence_fields,
             options.sequence_descending,
-            changelog.producer == "input",
+            table.changelog.producer == "input",
         )
 
 

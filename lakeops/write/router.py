@@ -20,20 +20,12 @@ import numpy as np
 import pyarrow as pa
 
 from lakeops.bucket.cross_partition import GlobalIndex
-from lakeops.bucket.dynamic import (
-    DynamicBucketOptions,
-    PartitionIndex,
-    partition_codes,
-    partition_groups,
-)
-from lakeops.merge import MergeEngine
-from lakeops.options import TableOptions
+from lakeops.bucket.dynamic import PartitionIndex, partition_codes, partition_groups
+from lakeops.context import TableContext
 from lakeops.read.merge_read import SplitReader
 from lakeops.spec import binary_row
 from lakeops.spec.bucket_hash import assign_buckets, hash_rows
-from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import Snapshot
-from lakeops.store import TableStore
 from lakeops.write.records import BUCKET_COLUMN
 
 __all__ = ["Routed", "Router"]
@@ -57,22 +49,16 @@ class Router:
     of a cross-partition table), loaded from ``base`` on first use.
     """
 
-    def __init__(
-        self,
-        store: TableStore,
-        schema: TableSchema,
-        options: TableOptions,
-        engine: MergeEngine,
-        base: Snapshot | None,
-    ) -> None:
-        self.store = store
-        self.schema = schema
-        self.options = options
-        self.engine = engine
+    def __init__(self, table: TableContext, base: Snapshot | None) -> None:
+        self.table = table
+        self.store = table.store
+        self.schema = schema = table.schema
+        self.options = options = table.options
+        self.engine = table.engine
         self.base = base
         self.bucket_key_types = schema.types_of(schema.bucket_keys)
         self.partition_types = schema.types_of(schema.partition_keys)
-        self.dynamic = DynamicBucketOptions.from_schema(schema) if options.bucket == -1 else None
+        self.dynamic = table.buckets if options.bucket == -1 else None
         self.cross_partition = options.bucket == -1 and schema.cross_partition_update
         self._partition_indexes: dict[bytes, PartitionIndex] = {}
         self._global_index: GlobalIndex | None = None
@@ -166,7 +152,7 @@ class Router:
             index = GlobalIndex(self.schema, self.engine.name, self.dynamic.target_row_num)
             index.bootstrap(
                 self.store,
-                SplitReader(self.store, self.schema, self.options, self.engine),
+                SplitReader(self.table),
                 self.base,
                 parallelism=self.dynamic.bootstrap_parallelism,
                 ttl_ms=self.dynamic.index_ttl_ms,

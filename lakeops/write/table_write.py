@@ -23,19 +23,16 @@ from typing import TypeAlias
 import numpy as np
 import pyarrow as pa
 
+from lakeops.context import TableContext
 from lakeops.errors import DataValidationError, LakeopsError
 from lakeops.io.file_io import join
-from lakeops.merge import create_merge_engine
 from lakeops.option_registry import check_data_files
-from lakeops.options import TableOptions
 from lakeops.spec import binary_row, paths
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.identifiers import MAX_NAME_BYTES
 from lakeops.spec.index_manifest import IndexFileMeta
-from lakeops.spec.locations import ExternalPaths, FileLocations
-from lakeops.spec.schema import TableSchema
-from lakeops.store import TableStore
+from lakeops.spec.locations import ExternalPaths
 from lakeops.write.buffer import BucketBuffer
 from lakeops.write.cadence import BucketLsm, CompactionCadence
 from lakeops.write.flush import Flushed, FlushSettings, flush_bucket
@@ -102,32 +99,24 @@ class TableWrite:
         >>> table.commit(writer.prepare_commit()) # doctest: +SKIP
     """
 
-    def __init__(
-        self,
-        store: TableStore,
-        schema: TableSchema,
-        options: TableOptions,
-        *,
-        ignore_previous: bool = False,
-    ) -> None:
-        self.store = store
-        self.schema = schema
-        self.options = options
-        self.engine = create_merge_engine(options, schema)
+    def __init__(self, table: TableContext, *, ignore_previous: bool = False) -> None:
+        self.table = table
+        self.store = store = table.store
+        self.schema = schema = table.schema
+        self.options = table.options
+        self.engine = table.engine
         self.partition_types = schema.types_of(schema.partition_keys)
-        self.locations = FileLocations.of(store.file_io, store.root, schema, options)
+        self.locations = table.locations
         self.locations.check_writable()
-        self.cadence = CompactionCadence(store, schema, options, self.engine, self.locations)
-        self.flush_settings = FlushSettings.of(
-            store.file_io, schema, options, self.engine, self.cadence.changelog_options
-        )
+        self.cadence = CompactionCadence(table)
+        self.flush_settings = FlushSettings.of(table)
         self._buckets: dict[tuple[bytes, int], _Bucket] = {}
         self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
         self._closed = False
         # the snapshot this write builds on (none for an overwrite, which replaces it)
         self._ignore_previous = ignore_previous
         self._base = None if ignore_previous else store.latest_snapshot()
-        self.router = Router(store, schema, options, self.engine, self._base)
+        self.router = Router(table, self._base)
 
     # -------------------------------------------------------------------- input
     def write(self, data: WriteInput) -> None:

@@ -156,16 +156,9 @@ def test_record_level_expiry(catalog: Catalog) -> None:
 
 def test_compaction_conflict_fails_cleanly(table: Table) -> None:
     from lakeops.compact.planner import plan_compaction
-    from lakeops.merge import create_merge_engine
 
     before = _state(table)
-    plan = plan_compaction(
-        table.store,
-        table.schema,
-        table.options,
-        create_merge_engine(table.options, table.schema),
-        full=True,
-    )
+    plan = plan_compaction(table.context, full=True)
     assert table.compact(full=True) is not None  # another job wins first
     from lakeops.commit.committer import Committer
 

@@ -12,8 +12,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from lakeops import Catalog
-from lakeops.changelog.options import ChangelogOptions
-from lakeops.merge import create_merge_engine
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.kv import SEQ
 from lakeops.table import Table
@@ -33,13 +31,7 @@ def _table(catalog: Catalog, producer: str) -> tuple[Table, FlushSettings, str]:
         primary_keys=["id"],
         options={"bucket": "1", "changelog-producer": producer},
     )
-    settings = FlushSettings.of(
-        table.store.file_io,
-        table.schema,
-        table.options,
-        create_merge_engine(table.options, table.schema),
-        ChangelogOptions.from_schema(table.schema, table.options),
-    )
+    settings = FlushSettings.of(table.context)
     return table, settings, f"{table.root}/bucket-0"
 
 

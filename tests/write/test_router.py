@@ -11,7 +11,6 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog
-from lakeops.merge import create_merge_engine
 from lakeops.spec.bucket_hash import hash_rows
 from lakeops.write.records import to_records
 from lakeops.write.router import Router
@@ -39,13 +38,7 @@ def test_groups_partition_and_bucket_in_input_order(catalog: Catalog, bucket: st
         schema=SCHEMA,
     )
     records = to_records(data, table.schema, table.options)
-    router = Router(
-        table.store,
-        table.schema,
-        table.options,
-        create_merge_engine(table.options, table.schema),
-        table.latest_snapshot(),
-    )
+    router = Router(table.context, table.latest_snapshot())
     groups = router.route(records)
 
     seen: list[int] = []
