@@ -88,7 +88,10 @@ def main() -> None:
         formats = (("parquet", "parquet"), ("orc", "orc"), ("avro", "avro"), ("evolved", "parquet"))
         for name, fmt in formats:
             t = catalog.create_table(
-                f"b.{name}", SCHEMA, ["id"], options={"bucket": "4", "file.format": fmt}
+                f"b.{name}",
+                schema=SCHEMA,
+                primary_keys=["id"],
+                options={"bucket": "4", "file.format": fmt},
             )
             t.write(data)
             t.compact(full=True)

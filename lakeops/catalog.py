@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -67,6 +67,7 @@ class Catalog:
     def __init__(
         self,
         warehouse: str,
+        *,
         storage_options: dict[str, Any] | None = None,
         options: dict[str, str] | None = None,
     ) -> None:
@@ -96,7 +97,7 @@ class Catalog:
         path = self._db_path(database)
         return self.file_io.is_dir(path) or self.file_io.exists(join(path, _DB_MARKER))
 
-    def create_database(self, database: str, ignore_if_exists: bool = False) -> None:
+    def create_database(self, database: str, *, ignore_if_exists: bool = False) -> None:
         """Create ``<warehouse>/<database>.db``."""
         if self.database_exists(database):
             if ignore_if_exists:
@@ -124,10 +125,11 @@ class Catalog:
     def create_table(
         self,
         identifier: str,
+        *,
         schema: pa.Schema,
-        primary_keys: list[str],
-        partition_keys: list[str] | None = None,
-        options: dict[str, str] | None = None,
+        primary_keys: Sequence[str],
+        partition_keys: Sequence[str] | None = None,
+        options: Mapping[str, object] | None = None,
         comment: str | None = None,
         ignore_if_exists: bool = False,
     ) -> Table:

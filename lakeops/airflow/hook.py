@@ -142,7 +142,9 @@ class LakeopsHook(BaseHook):
 
     def get_catalog(self) -> Catalog:
         """A :class:`~lakeops.Catalog` on the connection's warehouse."""
-        return Catalog(self.warehouse, self.storage_options, self.catalog_options)
+        return Catalog(
+            self.warehouse, storage_options=self.storage_options, options=self.catalog_options
+        )
 
     def get_table(self, identifier: str) -> Table:
         """Table ``identifier`` (``database.table``)."""

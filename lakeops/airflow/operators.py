@@ -352,7 +352,7 @@ class LakeopsRemoveOrphanFilesOperator(_LakeopsOperator):
         start = time.monotonic()
         table = self.hook().get_table(self.table)
         result = table.remove_orphan_files(
-            self.older_than, dry_run=self.report_only, force=self.force
+            older_than=self.older_than, dry_run=self.report_only, force=self.force
         )
         return self._done(
             context,

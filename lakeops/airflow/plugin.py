@@ -154,7 +154,7 @@ def _catalog_from_connection(conn: Any) -> Catalog:
     if conn.password:
         storage.setdefault("secret", conn.password)
     catalog = {str(k): str(v) for k, v in (extra.get("catalog_options") or {}).items()}
-    return Catalog(str(warehouse), storage, catalog)
+    return Catalog(str(warehouse), storage_options=storage, options=catalog)
 
 
 def open_catalog(conn_id: str) -> Catalog:

@@ -202,4 +202,4 @@ def compact(
     written = [p for _, paths in results for p in paths]
     if not messages:
         return None
-    return table.commit_compaction(messages, written)
+    return table.commit_compaction(messages, written=written)

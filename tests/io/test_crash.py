@@ -75,7 +75,7 @@ def test_killed_writers_leave_only_whole_commits(warehouse) -> None:
     assert next_tag > 5  # the writers did commit between kills
     table = catalog.get_table("db.t")
     before = table.read().sort_by("id").to_pylist()
-    removed = table.remove_orphan_files(dt.timedelta(0), force=True)
+    removed = table.remove_orphan_files(older_than=dt.timedelta(0), force=True)
     assert table.read().sort_by("id").to_pylist() == before
     _check(table)
     # what is left is exactly what snapshots reference (plus metadata)
