@@ -30,6 +30,7 @@ from lakeops.airflow.assets import ASSET_ALIAS, table_asset
 from lakeops.airflow.hook import LakeopsHook
 from lakeops.airflow.links import XCOM_KEY, LakeopsTableLink, table_xcom_value
 from lakeops.errors import ConfigurationError
+from lakeops.modes import WriteMode
 
 __all__ = [
     "LakeopsCompactOperator",
@@ -151,7 +152,7 @@ class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
         *,
         source: str,
         table: str,
-        mode: str = "append",
+        mode: WriteMode = "append",
         source_format: str = "parquet",
         overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
         master: str | None = None,

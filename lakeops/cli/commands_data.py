@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
+from lakeops import Snapshot
+from lakeops import Table as LakeTable
 from lakeops.cli.arguments import TableArg
 from lakeops.cli.context import state
 from lakeops.cli.errors import CliError
@@ -17,8 +19,6 @@ from lakeops.cli.input_files import Format, open_inputs, read_batches
 from lakeops.cli.lookup_keys import key_columns, parse_lookup_keys
 from lakeops.cli.output import human_bytes, jsonable
 from lakeops.errors import CommitStateUnknownError, LakeopsError
-from lakeops.spec.snapshot import Snapshot
-from lakeops.table import Table as LakeTable
 
 __all__ = ["register"]
 

@@ -46,7 +46,7 @@ from lakeops.spec.manifest import (
 )
 from lakeops.spec.manifest_format import ManifestFormat
 from lakeops.spec.schema import TableSchema
-from lakeops.spec.snapshot import Snapshot
+from lakeops.spec.snapshot import CommitKind, Snapshot
 from lakeops.store import TableStore, fold_entries
 from lakeops.write.resequence import Resequenced, resequence_files
 
@@ -222,7 +222,7 @@ class Committer:
     def commit_entries(
         self,
         entries: Sequence[ManifestEntry],
-        commit_kind: str,
+        commit_kind: CommitKind,
         commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
         changelog: Sequence[ManifestEntry] = (),
         index_changes: Sequence[IndexManifestEntry] = (),
@@ -236,7 +236,7 @@ class Committer:
     def commit_planned(
         self,
         plan: Callable[[Snapshot | None], PlannedChange],
-        commit_kind: str,
+        commit_kind: CommitKind,
         commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
     ) -> Snapshot:
         """Publish one snapshot of what ``plan`` makes of the latest snapshot, re-planned on

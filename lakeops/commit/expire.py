@@ -112,9 +112,23 @@ class Retention:
         )
 
 
-@dataclass
+@dataclass(frozen=True)
 class ExpireResult:
-    """What one expiry pass removed."""
+    """What one expiry pass removed: the snapshot and changelog ids it expired (ascending),
+    how many data, changelog and manifest files it deleted, and the ids of expired snapshots
+    whose changelog it kept (``changelog.*`` retention longer than ``snapshot.*``)."""
+
+    expired_snapshots: tuple[int, ...] = ()
+    expired_changelogs: tuple[int, ...] = ()
+    data_files_deleted: int = 0
+    changelog_files_deleted: int = 0
+    manifests_deleted: int = 0
+    kept_changelogs: tuple[int, ...] = ()
+
+
+@dataclass
+class _Tally:
+    """The counts of an expiry pass while it runs (frozen into an :class:`ExpireResult`)."""
 
     expired_snapshots: list[int] = field(default_factory=list)
     expired_changelogs: list[int] = field(default_factory=list)
@@ -122,6 +136,16 @@ class ExpireResult:
     changelog_files_deleted: int = 0
     manifests_deleted: int = 0
     kept_changelogs: list[int] = field(default_factory=list)
+
+    def freeze(self) -> ExpireResult:
+        return ExpireResult(
+            expired_snapshots=tuple(self.expired_snapshots),
+            expired_changelogs=tuple(self.expired_changelogs),
+            data_files_deleted=self.data_files_deleted,
+            changelog_files_deleted=self.changelog_files_deleted,
+            manifests_deleted=self.manifests_deleted,
+            kept_changelogs=tuple(self.kept_changelogs),
+        )
 
 
 def _end_exclusive(
@@ -151,7 +175,7 @@ def expire_snapshots(
     now_ms: int | None = None,
 ) -> ExpireResult:
     """One expiry pass; see the module docstring."""
-    result = ExpireResult()
+    result = _Tally()
     now = int(time.time() * 1000) if now_ms is None else now_ms
     ids = store.snapshot_ids()
     earliest = (store.earliest_snapshot_id() or ids[0]) if ids else 0
@@ -199,7 +223,7 @@ def expire_snapshots(
                 store, schema, options, snapshots, ids[0], end, keep_changelog_from, result
             )
     _expire_changelogs(store, schema, options, retention, now, result)
-    return result
+    return result.freeze()
 
 
 def _retained_manifests(store: TableStore, keep: list[Snapshot]) -> set[str]:
@@ -224,7 +248,7 @@ def _expire_range(
     first: int,
     end: int,
     keep_changelog_from: int,
-    result: ExpireResult,
+    result: _Tally,
 ) -> None:
     """Expire snapshots ``first`` … ``end - 1``, crash-safe: every file to delete is found
     first; then the kept changelogs are written, ``EARLIEST`` moves and the snapshot files go
@@ -341,7 +365,7 @@ def _expire_changelogs(
     options: TableOptions,
     retention: Retention,
     now: int,
-    result: ExpireResult,
+    result: _Tally,
 ) -> None:
     """Long-lived changelogs beyond the changelog retention go, with their files."""
     ids = _changelog_ids(store)

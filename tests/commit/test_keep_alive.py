@@ -30,7 +30,7 @@ def test_expiry_keeps_a_live_consumers_next_snapshot(catalog: Catalog, warehouse
     consumer.parent.mkdir()
     consumer.write_text(json.dumps({"nextSnapshot": 3}))
     result = table.expire_snapshots(retain_min=1, retain_max=1, time_retained="0 ms")
-    assert result.expired_snapshots == [1, 2]
+    assert result.expired_snapshots == (1, 2)
     assert table.store.snapshot_ids()[0] == 3
     assert consumer.exists()
     # a consumer not updated for longer than consumer.expiration-time no longer holds expiry

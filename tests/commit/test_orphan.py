@@ -59,11 +59,11 @@ def test_dry_run_lists_young_candidates_and_force_deletes_them(
     stray.write_bytes(b"left by a crashed writer")
     with pytest.raises(ConfigurationError, match="negative"):
         table.remove_orphan_files(older_than=-dt.timedelta(seconds=1), dry_run=True)
-    assert table.remove_orphan_files(older_than=dt.timedelta(0), dry_run=True).deleted == [
-        "bucket-0/data-crashed.parquet"
-    ]
+    assert table.remove_orphan_files(older_than=dt.timedelta(0), dry_run=True).deleted == (
+        "bucket-0/data-crashed.parquet",
+    )
     assert stray.exists()
-    assert table.remove_orphan_files(older_than=dt.timedelta(hours=1)).deleted == []  # too young
+    assert table.remove_orphan_files(older_than=dt.timedelta(hours=1)).deleted == ()  # too young
     removed = table.remove_orphan_files(older_than=dt.timedelta(0), force=True)
-    assert removed.deleted == ["bucket-0/data-crashed.parquet"] and not stray.exists()
+    assert removed.deleted == ("bucket-0/data-crashed.parquet",) and not stray.exists()
     assert table.read().num_rows == 10
