@@ -8,7 +8,6 @@ from typing import Any
 import pyarrow as pa
 
 from lakeops.errors import (
-    ConfigurationError,
     DatabaseAlreadyExistsError,
     DatabaseNotFoundError,
     TableAlreadyExistsError,
@@ -18,7 +17,7 @@ from lakeops.io.file_io import FileIO, join
 from lakeops.option_registry import check_create_options
 from lakeops.schema_commit import validate_schema
 from lakeops.spec import paths
-from lakeops.spec.identifiers import check_identifier
+from lakeops.spec.identifiers import check_identifier, parse_identifier
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.schema_change import SchemaChange
 from lakeops.table import Table
@@ -27,23 +26,6 @@ __all__ = ["Catalog"]
 
 _DB_SUFFIX = ".db"
 _DB_MARKER = ".lakeops-database"
-
-
-def _check_name(kind: str, name: str) -> str:
-    return check_identifier(kind, name)
-
-
-def _split_identifier(identifier: str) -> tuple[str, str]:
-    if not isinstance(identifier, str):
-        raise ConfigurationError(
-            f"a table identifier must be a string 'database.table', got {type(identifier).__name__}"
-        )
-    parts = identifier.split(".")
-    if len(parts) != 2:
-        raise ConfigurationError(
-            f"table identifier {identifier!r} must be 'database.table', e.g. 'db.orders'"
-        )
-    return _check_name("database", parts[0]), _check_name("table", parts[1])
 
 
 class Catalog:
@@ -78,10 +60,10 @@ class Catalog:
         return f"Catalog({self.file_io!r})"
 
     def _db_path(self, database: str) -> str:
-        return join(self.warehouse, _check_name("database", database) + _DB_SUFFIX)
+        return join(self.warehouse, check_identifier("database", database) + _DB_SUFFIX)
 
     def _table_path(self, identifier: str) -> str:
-        db, name = _split_identifier(identifier)
+        db, name = parse_identifier(identifier)
         return join(self._db_path(db), name)
 
     # ---------------------------------------------------------------- databases
@@ -142,7 +124,7 @@ class Catalog:
         :class:`~lakeops.errors.UnsupportedFeatureError`. Primary-key columns
         become NOT NULL. ``options`` values are strings, as in Paimon (``{"bucket": "4"}``).
         """
-        db, _ = _split_identifier(identifier)
+        db, _ = parse_identifier(identifier)
         if not self.database_exists(db):
             raise DatabaseNotFoundError(
                 f"database {db!r} does not exist; call catalog.create_database({db!r}) first"
