@@ -18,7 +18,7 @@ from typing import TypeVar
 import pyarrow.fs as pafs
 
 from lakeops.commit.keep_alive import protected_snapshots
-from lakeops.errors import CorruptTableError, LakeopsError
+from lakeops.errors import CorruptTableError, LakeopsError, SnapshotNotFoundError
 from lakeops.io.data_formats import format_of, reader_for
 from lakeops.spec import paths
 from lakeops.spec.locations import FileLocations
@@ -117,7 +117,7 @@ def check_table(store: TableStore) -> CheckReport:
             if not isinstance(exc, FileNotFoundError):  # else: expired since it was listed
                 report.problems.append(Problem(exc.path or "", str(exc), (sid,)))
             return
-        except LakeopsError:
+        except SnapshotNotFoundError:
             return  # expired since it was listed
         seen.add(f"snapshot {sid}")
 

@@ -212,7 +212,7 @@ class FileIO:
         writer won). Readers never see a partially written file.
         """
         if not data:
-            raise ValueError("refusing to publish an empty file")
+            raise ConfigurationError("refusing to publish an empty file")
         if not self.is_local:  # (local strategies create the directory themselves)
             self.mkdirs(path.rsplit("/", 1)[0])
         return self.publisher.publish(self.fs, path, data)

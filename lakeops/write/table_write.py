@@ -35,7 +35,7 @@ from lakeops.compact.levels import level_runs
 from lakeops.compact.manager import BucketCompactor
 from lakeops.compact.options import CompactOptions
 from lakeops.compact.task import BucketContext, CompactResult
-from lakeops.errors import DataValidationError, LakeopsError
+from lakeops.errors import DataValidationError, LakeopsError, SnapshotNotFoundError
 from lakeops.io.file_io import FileIO
 from lakeops.merge import create_merge_engine, merge_sorted, sort_records
 from lakeops.merge.ordering import as_table
@@ -478,7 +478,7 @@ class TableWrite:
         while sid is not None and sid >= 1 and appends < every:
             try:
                 snapshot = self.store.snapshot(sid)
-            except LakeopsError:
+            except SnapshotNotFoundError:
                 break
             if snapshot.commit_kind == "COMPACT" and snapshot.changelog_manifest_list:
                 break
