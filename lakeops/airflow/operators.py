@@ -86,7 +86,7 @@ class _SparkJobMixin:
     spark_conf: dict[str, str]
     py_files: list[str]
 
-    def _submit(self, hook: LakeopsHook, job: str, args: list[str], submit: bool) -> dict:
+    def _submit(self, hook: LakeopsHook, job: str, args: list[str], submit: bool) -> dict[str, Any]:
         from lakeops.spark import jobs
         from lakeops.spark.submit import spark_submit
 

@@ -180,7 +180,8 @@ class FileIO:
 
     def open_output(self, path: str) -> IO[bytes]:
         self.mkdirs(path.rsplit("/", 1)[0])
-        return self.fs.open(path, "wb")
+        result: IO[bytes] = self.fs.open(path, "wb")
+        return result
 
     @property
     def arrow_fs(self) -> pafs.FileSystem:
