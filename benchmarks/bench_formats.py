@@ -146,7 +146,10 @@ def main() -> None:
             if name not in wanted:
                 continue
             t = catalog.create_table(
-                f"b.{name}", SCHEMA, ["id"], options={"bucket": "4", "file.format": fmt}
+                f"b.{name}",
+                schema=SCHEMA,
+                primary_keys=["id"],
+                options={"bucket": "4", "file.format": fmt},
             )
             t.write(data)
             t.compact(full=True)

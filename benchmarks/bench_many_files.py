@@ -40,7 +40,7 @@ def main() -> None:
     catalog = Catalog(root)
     catalog.create_database("db")
     table = catalog.create_table(
-        "db.t", SCHEMA, ["id"], options={"bucket": "4", "write-only": "true"}
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "4", "write-only": "true"}
     )
     rng = np.random.default_rng(1)
     for _ in range(args.commits):

@@ -14,6 +14,11 @@ Write, read, merge and compact tables in Paimon's own on-disk format, vectorised
 """
 
 from lakeops.catalog import Catalog
+from lakeops.commit.check import CheckReport, Problem
+from lakeops.commit.expire import ExpireResult
+from lakeops.commit.orphan import OrphanResult
+from lakeops.commit.stats import CommitStats
+from lakeops.compact.health import BucketHealth, TableHealth
 from lakeops.errors import (
     CatalogError,
     CommitConflictError,
@@ -26,23 +31,36 @@ from lakeops.errors import (
     DatabaseAlreadyExistsError,
     DatabaseNotFoundError,
     DataValidationError,
+    JobError,
     LakeopsError,
+    LockUnavailableError,
+    MissingDataFileError,
+    MissingMetadataError,
+    SnapshotNotFoundError,
     StaleWriteError,
     TableAlreadyExistsError,
     TableNotFoundError,
     UnsupportedFeatureError,
 )
+from lakeops.modes import ChangeMode, CommitKind, WriteMode
+from lakeops.read.scan import Split
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.snapshot import Snapshot
 from lakeops.table import Table
+from lakeops.write.table_write import TableWrite
 
 __all__ = [
+    "BucketHealth",
     "Catalog",
     "CatalogError",
+    "ChangeMode",
+    "CheckReport",
     "CommitConflictError",
     "CommitError",
+    "CommitKind",
     "CommitMessage",
     "CommitStateUnknownError",
+    "CommitStats",
     "ConfigurationError",
     "CorruptDataFileError",
     "CorruptMetadataError",
@@ -50,13 +68,25 @@ __all__ = [
     "DataValidationError",
     "DatabaseAlreadyExistsError",
     "DatabaseNotFoundError",
+    "ExpireResult",
+    "JobError",
     "LakeopsError",
+    "LockUnavailableError",
+    "MissingDataFileError",
+    "MissingMetadataError",
+    "OrphanResult",
+    "Problem",
     "Snapshot",
+    "SnapshotNotFoundError",
+    "Split",
     "StaleWriteError",
     "Table",
     "TableAlreadyExistsError",
+    "TableHealth",
     "TableNotFoundError",
+    "TableWrite",
     "UnsupportedFeatureError",
+    "WriteMode",
 ]
 
 __version__ = "0.1.0"

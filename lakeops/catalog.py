@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
 
 from lakeops.errors import (
-    ConfigurationError,
     DatabaseAlreadyExistsError,
     DatabaseNotFoundError,
     TableAlreadyExistsError,
@@ -18,7 +17,7 @@ from lakeops.io.file_io import FileIO, join
 from lakeops.option_registry import check_create_options
 from lakeops.schema_commit import validate_schema
 from lakeops.spec import paths
-from lakeops.spec.identifiers import check_identifier
+from lakeops.spec.identifiers import check_identifier, parse_identifier
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.schema_change import SchemaChange
 from lakeops.table import Table
@@ -27,23 +26,6 @@ __all__ = ["Catalog"]
 
 _DB_SUFFIX = ".db"
 _DB_MARKER = ".lakeops-database"
-
-
-def _check_name(kind: str, name: str) -> str:
-    return check_identifier(kind, name)
-
-
-def _split_identifier(identifier: str) -> tuple[str, str]:
-    if not isinstance(identifier, str):
-        raise ConfigurationError(
-            f"a table identifier must be a string 'database.table', got {type(identifier).__name__}"
-        )
-    parts = identifier.split(".")
-    if len(parts) != 2:
-        raise ConfigurationError(
-            f"table identifier {identifier!r} must be 'database.table', e.g. 'db.orders'"
-        )
-    return _check_name("database", parts[0]), _check_name("table", parts[1])
 
 
 class Catalog:
@@ -67,6 +49,7 @@ class Catalog:
     def __init__(
         self,
         warehouse: str,
+        *,
         storage_options: dict[str, Any] | None = None,
         options: dict[str, str] | None = None,
     ) -> None:
@@ -77,10 +60,10 @@ class Catalog:
         return f"Catalog({self.file_io!r})"
 
     def _db_path(self, database: str) -> str:
-        return join(self.warehouse, _check_name("database", database) + _DB_SUFFIX)
+        return join(self.warehouse, check_identifier("database", database) + _DB_SUFFIX)
 
     def _table_path(self, identifier: str) -> str:
-        db, name = _split_identifier(identifier)
+        db, name = parse_identifier(identifier)
         return join(self._db_path(db), name)
 
     # ---------------------------------------------------------------- databases
@@ -96,7 +79,7 @@ class Catalog:
         path = self._db_path(database)
         return self.file_io.is_dir(path) or self.file_io.exists(join(path, _DB_MARKER))
 
-    def create_database(self, database: str, ignore_if_exists: bool = False) -> None:
+    def create_database(self, database: str, *, ignore_if_exists: bool = False) -> None:
         """Create ``<warehouse>/<database>.db``."""
         if self.database_exists(database):
             if ignore_if_exists:
@@ -124,10 +107,11 @@ class Catalog:
     def create_table(
         self,
         identifier: str,
+        *,
         schema: pa.Schema,
-        primary_keys: list[str],
-        partition_keys: list[str] | None = None,
-        options: dict[str, str] | None = None,
+        primary_keys: Sequence[str],
+        partition_keys: Sequence[str] | None = None,
+        options: Mapping[str, object] | None = None,
         comment: str | None = None,
         ignore_if_exists: bool = False,
     ) -> Table:
@@ -140,7 +124,7 @@ class Catalog:
         :class:`~lakeops.errors.UnsupportedFeatureError`. Primary-key columns
         become NOT NULL. ``options`` values are strings, as in Paimon (``{"bucket": "4"}``).
         """
-        db, _ = _split_identifier(identifier)
+        db, _ = parse_identifier(identifier)
         if not self.database_exists(db):
             raise DatabaseNotFoundError(
                 f"database {db!r} does not exist; call catalog.create_database({db!r}) first"

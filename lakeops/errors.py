@@ -12,6 +12,7 @@ Every error the library raises on purpose derives from :class:`LakeopsError`, so
     │   ├── TableNotFoundError
     │   └── TableAlreadyExistsError
     ├── DataValidationError         input rows are rejected before anything is written
+    ├── SnapshotNotFoundError       the snapshot asked for does not exist (never was, or expired)
     ├── CommitError                 a commit could not be published
     │   ├── CommitConflictError     another writer won and retrying did not help
     │   │   └── StaleWriteError     another commit changed what the write was planned on
@@ -44,6 +45,7 @@ __all__ = [
     "LockUnavailableError",
     "MissingDataFileError",
     "MissingMetadataError",
+    "SnapshotNotFoundError",
     "StaleWriteError",
     "TableAlreadyExistsError",
     "TableNotFoundError",
@@ -85,6 +87,16 @@ class TableAlreadyExistsError(CatalogError):
 
 class DataValidationError(LakeopsError, ValueError):
     """Input rows were rejected before anything was written (null keys, bad types, kinds)."""
+
+
+class SnapshotNotFoundError(LakeopsError, LookupError):
+    """The snapshot asked for (time travel, ``rollback_to``, ``commit_stats``, a changelog
+    read) does not exist: it was never written, or expiry removed it (and, for a changelog read,
+    its changelog was not kept). ``snapshot_id`` is the id asked for."""
+
+    def __init__(self, message: str, *, snapshot_id: int | None = None) -> None:
+        super().__init__(message)
+        self.snapshot_id = snapshot_id
 
 
 class CommitError(LakeopsError):

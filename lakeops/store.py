@@ -21,6 +21,7 @@ from lakeops.errors import (
     LakeopsError,
     MissingDataFileError,
     MissingMetadataError,
+    SnapshotNotFoundError,
     TableNotFoundError,
 )
 from lakeops.io.file_io import FileIO, join
@@ -184,13 +185,14 @@ class TableStore:
         return ids[0] if ids else None
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
-        """Snapshot ``snapshot_id``; a :class:`LakeopsError` if there is no such snapshot, a
+        """Snapshot ``snapshot_id``; a :class:`SnapshotNotFoundError` if there is none, a
         :class:`CorruptMetadataError` naming the file (and the way out) if it is unreadable."""
         try:
             return self._load_snapshot(snapshot_id)
         except MissingMetadataError:
-            raise LakeopsError(
-                f"snapshot {snapshot_id} does not exist in table {self.root}"
+            raise SnapshotNotFoundError(
+                f"snapshot {snapshot_id} does not exist in table {self.root}",
+                snapshot_id=snapshot_id,
             ) from None
 
     def _load_snapshot(self, snapshot_id: int) -> Snapshot:
@@ -213,15 +215,17 @@ class TableStore:
         return self.load(relative, "changelog", lambda data: Snapshot.from_json(data, relative))
 
     def changelog_or_snapshot(self, snapshot_id: int) -> Snapshot:
-        """A snapshot, or the kept changelog of an expired one."""
+        """A snapshot, or the kept changelog of an expired one (else
+        :class:`SnapshotNotFoundError`)."""
         if self.snapshot_exists(snapshot_id):
             return self.snapshot(snapshot_id)
         try:
             return self.changelog(snapshot_id)
         except FileNotFoundError:
-            raise LakeopsError(
+            raise SnapshotNotFoundError(
                 f"snapshot {snapshot_id} of {self.root} has expired and its "
-                "changelog was not kept (see changelog.num-retained.*)"
+                "changelog was not kept (see changelog.num-retained.*)",
+                snapshot_id=snapshot_id,
             ) from None
 
     def latest_snapshot(self) -> Snapshot | None:

@@ -211,7 +211,7 @@ class Table:
                     )
 
     def commit_compaction(
-        self, messages: Sequence[CommitMessage], written: Sequence[str]
+        self, messages: Sequence[CommitMessage], *, written: Sequence[str]
     ) -> Snapshot:
         """Commit a compaction job's messages as one ``COMPACT`` snapshot; on any failure
         (a conflict included) nothing is committed and ``written`` files are deleted."""
@@ -303,7 +303,7 @@ class Table:
         )
         if not plan.messages:
             return None
-        return self.commit_compaction(plan.messages, plan.written)
+        return self.commit_compaction(plan.messages, written=plan.written)
 
     def expire_snapshots(
         self,
@@ -321,9 +321,9 @@ class Table:
         self._require_writable("expire snapshots of")
         retention = Retention.from_options(
             self.schema,
-            min_retained=retain_min,
-            max_retained=retain_max,
-            expire_limit=limit,
+            retain_min=retain_min,
+            retain_max=retain_max,
+            limit=limit,
             time_retained_ms=parse_duration(time_retained, "time_retained")
             if time_retained is not None
             else None,
@@ -332,8 +332,8 @@ class Table:
 
     def remove_orphan_files(
         self,
-        older_than: dt.timedelta = dt.timedelta(days=1),
         *,
+        older_than: dt.timedelta = dt.timedelta(days=1),
         dry_run: bool = False,
         force: bool = False,
     ) -> OrphanResult:
@@ -371,12 +371,12 @@ class Table:
             raise ConfigurationError(f"table {self.root} has no snapshot yet")
         return commit_stats(self.store, snapshot)
 
-    def health(self, recent_snapshots: int = 100) -> TableHealth:
+    def health(self, *, recent_snapshots: int = 100) -> TableHealth:
         """Per bucket: sorted runs, files and bytes by level, amplification; see
         :mod:`lakeops.compact.health`."""
         return table_health(self.store, self.schema, recent_snapshots)
 
-    def lookup(self, keys: pa.Table, columns: Sequence[str] | None = None) -> pa.Table:
+    def lookup(self, keys: pa.Table, *, columns: Sequence[str] | None = None) -> pa.Table:
         """Current rows of the given primary keys (a table of the key columns, plus the
         partition columns). Lookup tables are looked up in levels ≥ 1 only, like Paimon's
         lookups; other tables in every level. Only files whose key range holds a key are read.
@@ -419,6 +419,7 @@ class Table:
 
     def read(
         self,
+        *,
         columns: Sequence[str] | None = None,
         filter: Filter | None = None,
         snapshot_id: int | None = None,

@@ -630,7 +630,11 @@ def test_hook_reads_connection(
     if "login" in conn:
         assert config["storage_options"]["key"] == conn["login"]
         assert config["storage_options"]["secret"] == conn["password"]
-    catalog = Catalog(config["warehouse"], config["storage_options"], config["catalog_options"])
+    catalog = Catalog(
+        config["warehouse"],
+        storage_options=config["storage_options"],
+        options=config["catalog_options"],
+    )
     assert catalog.file_io.protocol in ("s3", "s3a")
     publisher = catalog.file_io.publisher
     assert isinstance(publisher, LockedPublish) and isinstance(publisher.lock, PostgresLock)

@@ -57,7 +57,9 @@ def add_schema_options(table_dir: Path, options: dict[str, str]) -> None:
 @pytest.fixture
 def written(catalog: Catalog, warehouse: Path) -> Path:
     """A lakeops table with two commits (so expire and rollback have something to do)."""
-    table = catalog.create_table("db.t", SCHEMA, ["id"], options={"bucket": "1"})
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"}
+    )
     table.write(ROWS)
     table.write(pa.table({"id": [2], "v": ["B"]}, schema=SCHEMA))
     table.compact(full=True)  # nothing at level 0, which deletion-vector reads skip
@@ -215,7 +217,7 @@ def test_create_table_refuses_a_typo_with_did_you_mean(
 ) -> None:
     before = tree_digest(warehouse)
     with pytest.raises(ConfigurationError) as err:
-        catalog.create_table("db.t", SCHEMA, ["id"], options={key: "first-row"})
+        catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options={key: "first-row"})
     assert not isinstance(err.value, UnsupportedFeatureError)
     assert repr(key) in str(err.value) and repr(closest) in str(err.value)
     assert "did you mean" in str(err.value)
@@ -246,7 +248,7 @@ def test_create_table_refuses_what_lakeops_cannot_honour(
 ) -> None:
     before = tree_digest(warehouse)
     with pytest.raises(UnsupportedFeatureError) as err:
-        catalog.create_table("db.t", SCHEMA, ["id"], options=options)
+        catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options=options)
     assert any(repr(k) in str(err.value) for k in options)
     assert tree_digest(warehouse) == before
 
@@ -258,7 +260,7 @@ def test_create_table_keeps_ignorable_options(catalog: Catalog) -> None:
         "scan.mode": "latest",
         "file.compression": "lz4",
     }
-    table = catalog.create_table("db.t", SCHEMA, ["id"], options=opts)
+    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options=opts)
     assert table.schema.options == opts
 
 

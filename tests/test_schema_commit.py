@@ -30,7 +30,7 @@ def _alterer(warehouse: str, n: int, start: Any) -> None:
 def test_concurrent_alters_all_land_with_unique_ids(warehouse: Path) -> None:
     catalog = Catalog(str(warehouse))
     catalog.create_database("db")
-    catalog.create_table("db.t", SCHEMA, ["id"])
+    catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"])
     ctx = mp.get_context("spawn")
     start = ctx.Event()
     procs = [ctx.Process(target=_alterer, args=(str(warehouse), n, start)) for n in range(ALTERERS)]
@@ -54,7 +54,7 @@ def test_concurrent_alters_all_land_with_unique_ids(warehouse: Path) -> None:
 
 
 def test_a_writer_does_not_commit_across_a_schema_change(catalog: Catalog) -> None:
-    table = catalog.create_table("db.t", SCHEMA, ["id"])
+    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"])
     table.write(pa.table({"id": [1], "v": ["a"]}, schema=SCHEMA))
     writer = table.new_write()
     writer.write(pa.table({"id": [2], "v": ["b"]}, schema=SCHEMA))
@@ -67,7 +67,7 @@ def test_a_writer_does_not_commit_across_a_schema_change(catalog: Catalog) -> No
 
 
 def test_a_comment_change_does_not_stop_a_writer(catalog: Catalog) -> None:
-    table = catalog.create_table("db.t", SCHEMA, ["id"])
+    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"])
     writer = table.new_write()
     writer.write(pa.table({"id": [2], "v": ["b"]}, schema=SCHEMA))
     messages = writer.prepare_commit()

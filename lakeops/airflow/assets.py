@@ -11,6 +11,9 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import SplitResult
 
+from lakeops.errors import ConfigurationError
+from lakeops.spec.identifiers import check_identifier, parse_identifier
+
 __all__ = ["ASSET_ALIAS", "SCHEME", "parse_table_uri", "sanitize_uri", "table_asset", "table_uri"]
 
 SCHEME = "lakeops"
@@ -20,24 +23,35 @@ ASSET_ALIAS = "lakeops-commits"
 
 
 def table_uri(conn_id: str, identifier: str) -> str:
-    """The Asset URI of table ``identifier`` (``db.table``) reached through ``conn_id``."""
-    database, _, table = identifier.partition(".")
-    if not database or not table or "." in table or "/" in identifier or not conn_id:
-        raise ValueError(f"expected a table identifier 'database.table', got {identifier!r}")
+    """The Asset URI of table ``identifier`` (``db.table``, parsed by
+    :func:`~lakeops.spec.identifiers.parse_identifier`) reached through ``conn_id``; raises
+    :class:`~lakeops.errors.ConfigurationError` for a malformed identifier or connection id."""
+    database, table = parse_identifier(identifier)
+    _check_conn_id(conn_id)
     return f"{SCHEME}://{conn_id}/{database}/{table}"
 
 
+def _check_conn_id(conn_id: object) -> str:
+    if not isinstance(conn_id, str) or not conn_id or "/" in conn_id:
+        raise ConfigurationError(
+            f"an Airflow connection id must be a non-empty string without '/', got {conn_id!r}"
+        )
+    return conn_id
+
+
 def parse_table_uri(uri: str) -> tuple[str, str]:
-    """``(conn_id, "db.table")`` of a table Asset URI."""
+    """``(conn_id, "db.table")`` of a table Asset URI; raises
+    :class:`~lakeops.errors.ConfigurationError` (a ``ValueError``) for any other string."""
     prefix = f"{SCHEME}://"
     if not uri.startswith(prefix):
-        raise ValueError(f"not a lakeops table URI: {uri!r}")
+        raise ConfigurationError(f"not a lakeops table URI: {uri!r}")
     parts = uri[len(prefix) :].split("/")
     if len(parts) != 3 or not all(parts):
-        raise ValueError(
+        raise ConfigurationError(
             f"a lakeops table URI is lakeops://<conn_id>/<database>/<table>, got {uri!r}"
         )
-    return parts[0], f"{parts[1]}.{parts[2]}"
+    conn_id, database, table = parts
+    return conn_id, f"{check_identifier('database', database)}.{check_identifier('table', table)}"
 
 
 def table_asset(conn_id: str, identifier: str) -> Any:
@@ -50,8 +64,8 @@ def table_asset(conn_id: str, identifier: str) -> Any:
 def sanitize_uri(uri: SplitResult) -> SplitResult:
     """Airflow's Asset URI handler for the ``lakeops`` scheme: rejects malformed URIs."""
     if not uri.netloc:
-        raise ValueError("a lakeops Asset URI needs the connection id as its host")
+        raise ConfigurationError("a lakeops Asset URI needs the connection id as its host")
     segments = [s for s in uri.path.split("/") if s]
     if len(segments) != 2 or uri.query or uri.fragment:
-        raise ValueError("a lakeops Asset URI is lakeops://<conn_id>/<database>/<table>")
+        raise ConfigurationError("a lakeops Asset URI is lakeops://<conn_id>/<database>/<table>")
     return uri

@@ -26,12 +26,14 @@ line (:mod:`lakeops.spark.submit`).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from functools import cached_property
 from typing import Any
 
 from airflow.sdk import BaseHook
 
 from lakeops import Catalog, Table
+from lakeops.airflow.connection import ConnectionConfig, parse_connection
 from lakeops.redact import is_secret_key, redact_text, register_secret
 
 __all__ = ["LakeopsHook"]
@@ -44,11 +46,11 @@ def _is_secret(name: str) -> bool:
     return any(word in lowered for word in _SECRET_WORDS)
 
 
-def _mask(values: dict[str, Any]) -> None:
+def _mask(values: Mapping[str, Any]) -> None:
     from airflow.sdk.log import mask_secret
 
     for name, value in values.items():
-        if isinstance(value, dict):
+        if isinstance(value, Mapping):
             _mask(value)
         elif _is_secret(name) and value not in (None, ""):
             mask_secret(str(value))
@@ -93,48 +95,41 @@ class LakeopsHook(BaseHook):
         }
 
     @cached_property
-    def config(self) -> dict[str, Any]:
-        """``warehouse``, ``storage_options``, ``catalog_options``, ``spark_master`` and
-        ``spark_conf`` read from the connection; credentials are masked in logs."""
-        conn = self.get_connection(self.lakeops_conn_id)
-        extra = conn.extra_dejson or {}
-        warehouse = extra.get("warehouse") or conn.host
-        if not warehouse:
-            raise ValueError(
-                f"connection {self.lakeops_conn_id!r} names no warehouse: set its host (or "
-                "extra.warehouse) to the warehouse path or URI, e.g. s3://bucket/warehouse"
-            )
-        storage = dict(extra.get("storage_options") or {})
-        if conn.login:
-            storage.setdefault("key", conn.login)
-        if conn.password:
-            storage.setdefault("secret", conn.password)
-        catalog = {str(k): str(v) for k, v in (extra.get("catalog_options") or {}).items()}
-        spark_conf = {str(k): str(v) for k, v in (extra.get("spark_conf") or {}).items()}
-        _mask(storage)
-        _mask(catalog)
-        for key, value in spark_conf.items():  # e.g. spark.hadoop.fs.s3a.secret.key
+    def connection(self) -> ConnectionConfig:
+        """The connection as :func:`~lakeops.airflow.connection.parse_connection` reads it;
+        its credentials are registered with Airflow's secrets masker on first access."""
+        config = parse_connection(self.get_connection(self.lakeops_conn_id), self.lakeops_conn_id)
+        _mask(config.storage_options)
+        _mask(config.catalog_options)
+        for key, value in config.spark_conf.items():  # e.g. spark.hadoop.fs.s3a.secret.key
             if is_secret_key(key):
                 register_secret(value)
+        return config
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """``warehouse``, ``storage_options``, ``catalog_options``, ``spark_master`` and
+        ``spark_conf`` of :attr:`connection`, as a dict (copies)."""
+        c = self.connection
         return {
-            "warehouse": str(warehouse),
-            "storage_options": storage,
-            "catalog_options": catalog,
-            "spark_master": extra.get("spark_master"),
-            "spark_conf": spark_conf,
+            "warehouse": c.warehouse,
+            "storage_options": dict(c.storage_options),
+            "catalog_options": dict(c.catalog_options),
+            "spark_master": c.spark_master,
+            "spark_conf": dict(c.spark_conf),
         }
 
     @property
     def warehouse(self) -> str:
-        return str(self.config["warehouse"])
+        return self.connection.warehouse
 
     @property
     def storage_options(self) -> dict[str, Any]:
-        return dict(self.config["storage_options"])
+        return dict(self.connection.storage_options)
 
     @property
     def catalog_options(self) -> dict[str, str]:
-        return dict(self.config["catalog_options"])
+        return dict(self.connection.catalog_options)
 
     def get_conn(self) -> Catalog:
         """The catalog (Airflow's name for "the client")."""
@@ -142,7 +137,7 @@ class LakeopsHook(BaseHook):
 
     def get_catalog(self) -> Catalog:
         """A :class:`~lakeops.Catalog` on the connection's warehouse."""
-        return Catalog(self.warehouse, self.storage_options, self.catalog_options)
+        return self.connection.catalog()
 
     def get_table(self, identifier: str) -> Table:
         """Table ``identifier`` (``database.table``)."""

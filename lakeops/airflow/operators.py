@@ -30,6 +30,7 @@ from lakeops.airflow.assets import ASSET_ALIAS, table_asset
 from lakeops.airflow.hook import LakeopsHook
 from lakeops.airflow.links import XCOM_KEY, LakeopsTableLink, table_xcom_value
 from lakeops.errors import ConfigurationError
+from lakeops.modes import WriteMode
 
 __all__ = [
     "LakeopsCompactOperator",
@@ -85,7 +86,7 @@ class _SparkJobMixin:
     spark_conf: dict[str, str]
     py_files: list[str]
 
-    def _submit(self, hook: LakeopsHook, job: str, args: list[str], submit: bool) -> dict:
+    def _submit(self, hook: LakeopsHook, job: str, args: list[str], submit: bool) -> dict[str, Any]:
         from lakeops.spark import jobs
         from lakeops.spark.submit import spark_submit
 
@@ -151,7 +152,7 @@ class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
         *,
         source: str,
         table: str,
-        mode: str = "append",
+        mode: WriteMode = "append",
         source_format: str = "parquet",
         overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
         master: str | None = None,
@@ -352,7 +353,7 @@ class LakeopsRemoveOrphanFilesOperator(_LakeopsOperator):
         start = time.monotonic()
         table = self.hook().get_table(self.table)
         result = table.remove_orphan_files(
-            self.older_than, dry_run=self.report_only, force=self.force
+            older_than=self.older_than, dry_run=self.report_only, force=self.force
         )
         return self._done(
             context,

@@ -43,6 +43,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from lakeops import Catalog
+from lakeops.airflow.connection import parse_connection
 from lakeops.errors import CatalogError, ConfigurationError, LakeopsError
 from lakeops.health_view import render_index_html, render_message_html, render_table_html
 
@@ -142,19 +143,14 @@ def configured_conn_ids() -> list[str]:
     return ids
 
 
-def _catalog_from_connection(conn: Any) -> Catalog:
-    """A catalog from a connection object, read as :class:`LakeopsHook` reads it."""
-    extra = conn.extra_dejson or {}
-    warehouse = extra.get("warehouse") or conn.host
-    if not warehouse:
-        raise ConnectionUnavailable("no warehouse")
-    storage = dict(extra.get("storage_options") or {})
-    if conn.login:
-        storage.setdefault("key", conn.login)
-    if conn.password:
-        storage.setdefault("secret", conn.password)
-    catalog = {str(k): str(v) for k, v in (extra.get("catalog_options") or {}).items()}
-    return Catalog(str(warehouse), storage, catalog)
+def _catalog_from_connection(conn: Any, conn_id: str = "") -> Catalog:
+    """A catalog from a connection object, read by
+    :func:`~lakeops.airflow.connection.parse_connection` as :class:`LakeopsHook` reads it."""
+    try:
+        config = parse_connection(conn, conn_id)
+    except ConfigurationError as exc:
+        raise ConnectionUnavailable("no warehouse") from exc
+    return config.catalog()
 
 
 def open_catalog(conn_id: str) -> Catalog:
@@ -179,7 +175,7 @@ def open_catalog(conn_id: str) -> Catalog:
     except Exception as exc:
         raise ConnectionUnavailable("not defined") from exc
     try:
-        return _catalog_from_connection(conn)
+        return _catalog_from_connection(conn, conn_id)
     except ConnectionUnavailable:
         raise
     except Exception as exc:  # e.g. a warehouse URI no filesystem handles

@@ -126,7 +126,7 @@ class LakeopsSnapshotSensor(_TableSensor):
         if value in (None, "", "None"):
             return None
         try:
-            return int(value)  # type: ignore[arg-type]
+            return int(value)
         except ValueError:
             raise ConfigurationError(
                 f"since_snapshot_id must be a snapshot id, got {value!r}"

@@ -20,7 +20,7 @@ class _PollingTrigger(BaseTrigger):
     payload, then fires one ``{"status": "met", ...}`` event (``"error"`` if the check raised)."""
 
     def __init__(self, *, lakeops_conn_id: str, table: str, poll_interval: float) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.lakeops_conn_id = lakeops_conn_id
         self.table = table
         self.poll_interval = poll_interval
@@ -39,10 +39,12 @@ class _PollingTrigger(BaseTrigger):
             try:
                 payload = await asyncio.to_thread(check)
             except Exception as exc:
-                yield TriggerEvent({"status": "error", "table": self.table, "message": str(exc)})
+                error = {"status": "error", "table": self.table, "message": str(exc)}
+                yield TriggerEvent(error)  # type: ignore[no-untyped-call]
                 return
             if payload is not None:
-                yield TriggerEvent({"status": "met", "table": self.table, **payload})
+                met = {"status": "met", "table": self.table, **payload}
+                yield TriggerEvent(met)  # type: ignore[no-untyped-call]
                 return
             await asyncio.sleep(self.poll_interval)
 

@@ -91,7 +91,8 @@ class GlobalIndex:
         )
 
     def __len__(self) -> int:
-        return self.table.num_rows
+        result: int = self.table.num_rows
+        return result
 
     def partition_id(self, values: tuple[Any, ...]) -> int:
         pid = self._part_ids.get(values)

@@ -90,7 +90,8 @@ def assigner_of(
     """Paimon's assigner channel of each key: ``(|partHash % channels| + |keyHash %
     assigners|) % channels``."""
     part = abs(int(java_mod(partition_hash, num_channels)))
-    return (part + np.abs(java_mod(key_hashes, num_assigners))) % num_channels
+    result: np.ndarray = (part + np.abs(java_mod(key_hashes, num_assigners))) % num_channels
+    return result
 
 
 def fill_buckets(

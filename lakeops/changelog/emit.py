@@ -39,7 +39,8 @@ def _equal(a: pa.ChunkedArray, b: pa.ChunkedArray) -> np.ndarray:
     both_null = a.is_null().to_numpy(zero_copy_only=False) & b.is_null().to_numpy(
         zero_copy_only=False
     )
-    return eq | both_null
+    result: np.ndarray = eq | both_null
+    return result
 
 
 def changelog_records(

@@ -10,15 +10,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
+from lakeops import Snapshot
+from lakeops import Table as LakeTable
 from lakeops.cli.arguments import TableArg
 from lakeops.cli.context import state
 from lakeops.cli.errors import CliError
 from lakeops.cli.input_files import Format, open_inputs, read_batches
 from lakeops.cli.lookup_keys import key_columns, parse_lookup_keys
 from lakeops.cli.output import human_bytes, jsonable
-from lakeops.errors import CommitStateUnknownError, LakeopsError
-from lakeops.spec.snapshot import Snapshot
-from lakeops.table import Table as LakeTable
+from lakeops.errors import CommitStateUnknownError, SnapshotNotFoundError
 
 __all__ = ["register"]
 
@@ -112,7 +112,7 @@ def _own_snapshots(table: LakeTable, last: Snapshot | None) -> list[Snapshot]:
     while ours[0].id > 1:
         try:
             previous = table.snapshot(ours[0].id - 1)
-        except LakeopsError:  # expired meanwhile
+        except SnapshotNotFoundError:  # expired meanwhile
             break
         if previous.commit_user != last.commit_user:
             break

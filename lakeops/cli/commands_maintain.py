@@ -4,21 +4,20 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
+from lakeops import Snapshot, Table
 from lakeops.cli.arguments import PartitionOpt, TableArg
 from lakeops.cli.context import CliState, state
 from lakeops.cli.errors import CliError
 from lakeops.cli.output import human_bytes
 from lakeops.cli.parsing import parse_partitions
 from lakeops.commit.rollback import holds
-from lakeops.spec.snapshot import Snapshot
-from lakeops.table import Table
 
 __all__ = ["register"]
 
@@ -39,7 +38,7 @@ def _partitions(table: Table, values: list[str] | None) -> list[dict[str, str]] 
     return specs
 
 
-def _id_range(ids: list[int]) -> str:
+def _id_range(ids: Sequence[int]) -> str:
     """``[3]`` → ``'3'``, ``[3, 4, 5]`` → ``'3..5'`` (ids are contiguous)."""
     return str(ids[0]) if len(ids) == 1 else f"{ids[0]}..{ids[-1]}"
 

@@ -8,11 +8,10 @@ from functools import cached_property
 
 import typer
 
-from lakeops.catalog import Catalog
+from lakeops import Catalog, Table
 from lakeops.cli.output import Output
 from lakeops.cli.parsing import parse_json_object
 from lakeops.errors import TableNotFoundError
-from lakeops.table import Table
 
 __all__ = ["CliState", "state"]
 

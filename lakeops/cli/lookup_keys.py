@@ -13,9 +13,9 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lakeops import Table
 from lakeops.cli.errors import CliError
 from lakeops.cli.parsing import parse_assignments
-from lakeops.table import Table
 
 __all__ = ["key_columns", "parse_lookup_keys"]
 

@@ -10,11 +10,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
+from lakeops import Snapshot, Table, TableHealth
 from lakeops.cli.output import human_bytes
-from lakeops.compact.health import TableHealth
 from lakeops.health_view import format_ratio, partition_label
-from lakeops.spec.snapshot import Snapshot
-from lakeops.table import Table
 
 __all__ = ["describe_data", "health_data", "render_describe", "render_health"]
 

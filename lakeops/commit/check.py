@@ -18,7 +18,7 @@ from typing import TypeVar
 import pyarrow.fs as pafs
 
 from lakeops.commit.keep_alive import protected_snapshots
-from lakeops.errors import CorruptTableError, LakeopsError
+from lakeops.errors import CorruptTableError, LakeopsError, SnapshotNotFoundError
 from lakeops.io.data_formats import format_of, reader_for
 from lakeops.spec import paths
 from lakeops.spec.locations import FileLocations
@@ -42,18 +42,28 @@ class Problem:
     snapshots: tuple[int, ...] = ()
 
 
-@dataclass
+@dataclass(frozen=True)
 class CheckReport:
     """What :func:`check_table` looked at and found; ``ok`` when nothing is wrong."""
 
     snapshots: int = 0
     metadata_files: int = 0
     data_files: int = 0
-    problems: list[Problem] = field(default_factory=list)
+    problems: tuple[Problem, ...] = ()
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+
+@dataclass
+class _Findings:
+    """A :class:`CheckReport` while the check runs."""
+
+    snapshots: int = 0
+    metadata_files: int = 0
+    data_files: int = 0
+    problems: list[Problem] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -69,7 +79,7 @@ def _relative(store: TableStore, path: str) -> str:
 
 
 def _expect_entry(
-    report: CheckReport,
+    report: _Findings,
     locations: FileLocations,
     e: ManifestEntry,
     expect: Callable[[str, int, int | None], None],
@@ -85,7 +95,7 @@ def _expect_entry(
 def check_table(store: TableStore) -> CheckReport:
     """Verify every file the table's snapshots, kept changelogs, tags and branches reference
     (see the module docstring); never writes or deletes anything."""
-    report = CheckReport()
+    report = _Findings()
     expected: dict[str, _Expected] = {}
     users: dict[str, set[int]] = {}
     seen: set[str] = set()
@@ -107,7 +117,7 @@ def check_table(store: TableStore) -> CheckReport:
             if not isinstance(exc, FileNotFoundError):  # else: expired since it was listed
                 report.problems.append(Problem(exc.path or "", str(exc), (sid,)))
             return
-        except LakeopsError:
+        except SnapshotNotFoundError:
             return  # expired since it was listed
         seen.add(f"snapshot {sid}")
 
@@ -189,8 +199,12 @@ def check_table(store: TableStore) -> CheckReport:
             report.problems.append(
                 Problem(_relative(store, item.path), problem, tuple(sorted(users[item.path])))
             )
-    report.problems = _merged(report.problems)
-    return report
+    return CheckReport(
+        snapshots=report.snapshots,
+        metadata_files=report.metadata_files,
+        data_files=report.data_files,
+        problems=tuple(_merged(report.problems)),
+    )
 
 
 def _merged(problems: list[Problem]) -> list[Problem]:

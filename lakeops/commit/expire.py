@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 from lakeops.commit.confine import check_snapshots, entry_paths, index_paths
 from lakeops.commit.keep_alive import consumer_floor, protected_snapshots
@@ -46,8 +45,8 @@ INT_MAX = 2**31 - 1
 class Retention:
     """Retention of snapshots and of changelog."""
 
-    min_retained: int
-    max_retained: int
+    retain_min: int
+    retain_max: int
     time_retained_ms: int
     expire_limit: int
     changelog_min: int
@@ -55,7 +54,19 @@ class Retention:
     changelog_time_ms: int
 
     @classmethod
-    def from_options(cls, schema: TableSchema, **overrides: Any) -> Retention:
+    def from_options(
+        cls,
+        schema: TableSchema,
+        *,
+        retain_min: int | None = None,
+        retain_max: int | None = None,
+        time_retained_ms: int | None = None,
+        limit: int | None = None,
+    ) -> Retention:
+        """The table's retention options, each overridden by the argument of the same
+        meaning when given (``retain_min`` = ``snapshot.num-retained.min``, ``retain_max`` =
+        ``snapshot.num-retained.max``, ``time_retained_ms`` = ``snapshot.time-retained``,
+        ``limit`` = ``snapshot.expire.limit``)."""
         o = schema.options
 
         def num(key: str, default: int) -> int:
@@ -64,19 +75,19 @@ class Retention:
             except ValueError:
                 raise ConfigurationError(f"option {key!r} must be an integer") from None
 
-        given = {k: v for k, v in overrides.items() if v is not None}
-        smin = given.get("min_retained", num("snapshot.num-retained.min", 10))
-        smax = given.get("max_retained", num("snapshot.num-retained.max", INT_MAX))
-        stime = given.get(
-            "time_retained_ms",
-            parse_duration(o.get("snapshot.time-retained", "1 h"), "snapshot.time-retained"),
+        smin = retain_min if retain_min is not None else num("snapshot.num-retained.min", 10)
+        smax = retain_max if retain_max is not None else num("snapshot.num-retained.max", INT_MAX)
+        stime = (
+            time_retained_ms
+            if time_retained_ms is not None
+            else parse_duration(o.get("snapshot.time-retained", "1 h"), "snapshot.time-retained")
         )
         # changelog retention defaults to the effective snapshot retention
         r = cls(
-            min_retained=smin,
-            max_retained=smax,
+            retain_min=smin,
+            retain_max=smax,
             time_retained_ms=stime,
-            expire_limit=given.get("expire_limit", num("snapshot.expire.limit", 50)),
+            expire_limit=limit if limit is not None else num("snapshot.expire.limit", 50),
             changelog_min=num("changelog.num-retained.min", smin),
             changelog_max=num("changelog.num-retained.max", smax),
             changelog_time_ms=parse_duration(
@@ -85,7 +96,7 @@ class Retention:
             if "changelog.time-retained" in o
             else stime,
         )
-        if r.min_retained < 1 or r.max_retained < r.min_retained:
+        if r.retain_min < 1 or r.retain_max < r.retain_min:
             raise ConfigurationError(
                 "snapshot retention needs 1 <= snapshot.num-retained.min "
                 "<= snapshot.num-retained.max"
@@ -95,15 +106,29 @@ class Retention:
     @property
     def changelog_decoupled(self) -> bool:
         return (
-            self.changelog_max > self.max_retained
-            or self.changelog_min > self.min_retained
+            self.changelog_max > self.retain_max
+            or self.changelog_min > self.retain_min
             or self.changelog_time_ms > self.time_retained_ms
         )
 
 
-@dataclass
+@dataclass(frozen=True)
 class ExpireResult:
-    """What one expiry pass removed."""
+    """What one expiry pass removed: the snapshot and changelog ids it expired (ascending),
+    how many data, changelog and manifest files it deleted, and the ids of expired snapshots
+    whose changelog it kept (``changelog.*`` retention longer than ``snapshot.*``)."""
+
+    expired_snapshots: tuple[int, ...] = ()
+    expired_changelogs: tuple[int, ...] = ()
+    data_files_deleted: int = 0
+    changelog_files_deleted: int = 0
+    manifests_deleted: int = 0
+    kept_changelogs: tuple[int, ...] = ()
+
+
+@dataclass
+class _Tally:
+    """The counts of an expiry pass while it runs (frozen into an :class:`ExpireResult`)."""
 
     expired_snapshots: list[int] = field(default_factory=list)
     expired_changelogs: list[int] = field(default_factory=list)
@@ -111,6 +136,16 @@ class ExpireResult:
     changelog_files_deleted: int = 0
     manifests_deleted: int = 0
     kept_changelogs: list[int] = field(default_factory=list)
+
+    def freeze(self) -> ExpireResult:
+        return ExpireResult(
+            expired_snapshots=tuple(self.expired_snapshots),
+            expired_changelogs=tuple(self.expired_changelogs),
+            data_files_deleted=self.data_files_deleted,
+            changelog_files_deleted=self.changelog_files_deleted,
+            manifests_deleted=self.manifests_deleted,
+            kept_changelogs=tuple(self.kept_changelogs),
+        )
 
 
 def _end_exclusive(
@@ -140,7 +175,7 @@ def expire_snapshots(
     now_ms: int | None = None,
 ) -> ExpireResult:
     """One expiry pass; see the module docstring."""
-    result = ExpireResult()
+    result = _Tally()
     now = int(time.time() * 1000) if now_ms is None else now_ms
     ids = store.snapshot_ids()
     earliest = (store.earliest_snapshot_id() or ids[0]) if ids else 0
@@ -164,8 +199,8 @@ def expire_snapshots(
         end = _end_exclusive(
             ids,
             times,
-            retention.min_retained,
-            retention.max_retained,
+            retention.retain_min,
+            retention.retain_max,
             now - retention.time_retained_ms,
             retention.expire_limit,
         )
@@ -188,7 +223,7 @@ def expire_snapshots(
                 store, schema, options, snapshots, ids[0], end, keep_changelog_from, result
             )
     _expire_changelogs(store, schema, options, retention, now, result)
-    return result
+    return result.freeze()
 
 
 def _retained_manifests(store: TableStore, keep: list[Snapshot]) -> set[str]:
@@ -213,7 +248,7 @@ def _expire_range(
     first: int,
     end: int,
     keep_changelog_from: int,
-    result: ExpireResult,
+    result: _Tally,
 ) -> None:
     """Expire snapshots ``first`` … ``end - 1``, crash-safe: every file to delete is found
     first; then the kept changelogs are written, ``EARLIEST`` moves and the snapshot files go
@@ -330,7 +365,7 @@ def _expire_changelogs(
     options: TableOptions,
     retention: Retention,
     now: int,
-    result: ExpireResult,
+    result: _Tally,
 ) -> None:
     """Long-lived changelogs beyond the changelog retention go, with their files."""
     ids = _changelog_ids(store)

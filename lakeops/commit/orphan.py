@@ -17,7 +17,7 @@ any threshold that is not negative.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from lakeops.commit.keep_alive import KEPT_DIRS, protected_snapshots
 from lakeops.errors import ConfigurationError
@@ -38,11 +38,12 @@ SAFE_OLDER_THAN_MS = 3_600_000
 """The shortest orphan threshold accepted without ``force``: one hour."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class OrphanResult:
-    """What an orphan-file pass deleted (or would delete, in a dry run)."""
+    """What an orphan-file pass deleted (or would delete, in a dry run): the files, relative
+    to the table directory, in listing order, and their total size in bytes."""
 
-    deleted: list[str] = field(default_factory=list)
+    deleted: tuple[str, ...] = ()
     bytes: int = 0
 
 
@@ -127,7 +128,8 @@ def remove_orphan_files(
     referenced = referenced_files(store)
     protected_dirs = {paths.SCHEMA_DIR, paths.SNAPSHOT_DIR, paths.CHANGELOG_DIR}
     root = store.root.rstrip("/")
-    result = OrphanResult()
+    deleted: list[str] = []
+    size = 0
     for path in fio.fs.find(root):
         relative = path[len(root) :].lstrip("/") if path.startswith(root) else path
         name = relative.rsplit("/", 1)[-1]
@@ -147,8 +149,8 @@ def remove_orphan_files(
             continue
         if fio.modified_ms(path) > cutoff:
             continue  # younger than the threshold: may belong to a commit still in progress
-        result.bytes += fio.size(path)
-        result.deleted.append(relative)
+        size += fio.size(path)
+        deleted.append(relative)
         if not dry_run:
             fio.delete(path)
-    return result
+    return OrphanResult(deleted=tuple(deleted), bytes=size)

@@ -22,7 +22,7 @@ from dataclasses import replace
 from lakeops.commit.committer import Committer
 from lakeops.commit.confine import check_snapshots
 from lakeops.commit.snapshot_builder import PlannedChange
-from lakeops.errors import CommitStateUnknownError, LakeopsError
+from lakeops.errors import CommitStateUnknownError, SnapshotNotFoundError
 from lakeops.io.data_formats import format_of
 from lakeops.options import TableOptions
 from lakeops.spec.index_manifest import IndexManifestEntry
@@ -42,9 +42,10 @@ def rollback_to(
     latest snapshot already has exactly those files."""
     if not store.snapshot_exists(snapshot_id):
         ids = store.snapshot_ids()
-        raise LakeopsError(
+        raise SnapshotNotFoundError(
             f"cannot roll back to snapshot {snapshot_id}: it does not exist "
-            f"(snapshots {ids[0] if ids else None}..{ids[-1] if ids else None})"
+            f"(snapshots {ids[0] if ids else None}..{ids[-1] if ids else None})",
+            snapshot_id=snapshot_id,
         )
     target = store.snapshot(snapshot_id)
     copies = _Copies(store, schema)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from lakeops.errors import CommitConflictError, CommitError
 from lakeops.spec import binary_row
@@ -123,7 +124,8 @@ def next_snapshot(
         delta_manifest_list=lists.delta,
         commit_user=commit_user,
         commit_identifier=commit_identifier,
-        commit_kind=str(commit_kind),  # a plain string, as in snapshots read back
+        # a plain string, as in snapshots read back (a member compares equal to it)
+        commit_kind=cast(CommitKind, str(commit_kind)),
         time_millis=time_millis,
         total_record_count=(latest.total_record_count if latest is not None else 0) + delta,
         delta_record_count=delta,

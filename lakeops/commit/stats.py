@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from lakeops.spec.manifest import FileKind
-from lakeops.spec.snapshot import Snapshot
+from lakeops.spec.snapshot import CommitKind, Snapshot
 from lakeops.store import TableStore
 
 __all__ = ["CommitStats", "commit_stats"]
@@ -18,7 +18,7 @@ class CommitStats:
     rewrote; a level-only upgrade counts as one deleted and one added file of the same bytes)."""
 
     snapshot_id: int
-    commit_kind: str
+    commit_kind: CommitKind
     files_added: int
     files_deleted: int
     bytes_added: int

@@ -89,7 +89,7 @@ def merge_runs(
             if rest:
                 yield merge(rest)
             return
-        watermark = min(_last_key(buffers[i], keys) for i in active)  # type: ignore[arg-type]
+        watermark = min(_last_key(buffers[i], keys) for i in active)
         parts = []
         for i, buf in enumerate(buffers):
             if buf is None or buf.num_rows == 0:

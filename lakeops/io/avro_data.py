@@ -55,7 +55,7 @@ import numpy as np
 import pyarrow as pa
 from fastavro import _read as fastavro_read
 
-from lakeops.errors import CorruptTableError, UnsupportedFeatureError
+from lakeops.errors import ConfigurationError, CorruptTableError, UnsupportedFeatureError
 
 __all__ = ["AvroColumns", "decimal_from_bytes", "fast_reader", "open_columns"]
 
@@ -558,7 +558,7 @@ class AvroColumns:
     def _plan(self, columns: list[str]) -> tuple[Any, list[tuple[str, _Node]]]:
         by_name = dict(zip(self.root.names, self.root.children, strict=True))
         if not columns:
-            raise ValueError("read at least one column of an Avro data file")
+            raise ConfigurationError("read at least one column of an Avro data file")
         missing = [c for c in columns if c not in by_name]
         if missing:
             raise CorruptTableError(f"Avro data file {self.path} has no column {missing}")

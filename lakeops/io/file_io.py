@@ -180,7 +180,8 @@ class FileIO:
 
     def open_output(self, path: str) -> IO[bytes]:
         self.mkdirs(path.rsplit("/", 1)[0])
-        return self.fs.open(path, "wb")
+        result: IO[bytes] = self.fs.open(path, "wb")
+        return result
 
     @property
     def arrow_fs(self) -> pafs.FileSystem:
@@ -212,7 +213,7 @@ class FileIO:
         writer won). Readers never see a partially written file.
         """
         if not data:
-            raise ValueError("refusing to publish an empty file")
+            raise ConfigurationError("refusing to publish an empty file")
         if not self.is_local:  # (local strategies create the directory themselves)
             self.mkdirs(path.rsplit("/", 1)[0])
         return self.publisher.publish(self.fs, path, data)

@@ -24,7 +24,7 @@ import uuid
 from abc import ABC, abstractmethod
 from typing import Any
 
-from lakeops.errors import CommitError, LockUnavailableError
+from lakeops.errors import CommitError, ConfigurationError, LockUnavailableError
 from lakeops.io.lock import Lock
 
 __all__ = [
@@ -142,7 +142,7 @@ class ConditionalPutPublish(PublishStrategy):
 
     def publish(self, fs: Any, path: str, data: bytes) -> bool:
         if not data:
-            raise ValueError("refusing to publish an empty object (not exclusive on S3)")
+            raise ConfigurationError("refusing to publish an empty object (not exclusive on S3)")
         self._probe(fs, path.rsplit("/", 1)[0])
         try:
             fs.pipe_file(path, data, mode="create")

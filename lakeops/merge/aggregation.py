@@ -37,9 +37,10 @@ class AggregationEngine(MergeEngine):
 
     def _retracting_rows(self, kinds: np.ndarray) -> np.ndarray:
         """Rows that call ``retract`` (a ``-D`` resets instead with remove-record-on-delete)."""
-        if self.config.remove_record_on_delete:
-            return kinds == RowKind.UPDATE_BEFORE
-        return (kinds == RowKind.UPDATE_BEFORE) | (kinds == RowKind.DELETE)
+        result: np.ndarray = kinds == RowKind.UPDATE_BEFORE
+        if not self.config.remove_record_on_delete:
+            result = result | (kinds == RowKind.DELETE)
+        return result
 
     def prepare(self, records: pa.Table) -> pa.Table:
         records = super().prepare(records)

@@ -426,7 +426,8 @@ class FirstNonNullValue(FirstValue):
     name = "first_non_null_value"
 
     def _counts(self, values: pa.Array, rows: np.ndarray) -> np.ndarray:
-        return rows & _nonnull(values)
+        result: np.ndarray = rows & _nonnull(values)
+        return result
 
     def agg(self, acc, value):  # type: ignore[no-untyped-def]
         if not self._initialized and value is not None:

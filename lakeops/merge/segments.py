@@ -65,7 +65,8 @@ class Segments:
 
     def after(self, cutoff: np.ndarray) -> np.ndarray:
         """Row mask: rows after their segment's ``cutoff`` index (-1 keeps the whole segment)."""
-        return np.arange(self.n, dtype=np.int64) > cutoff[self.ids]
+        result: np.ndarray = np.arange(self.n, dtype=np.int64) > cutoff[self.ids]
+        return result
 
     def running_max_before(self, values: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """For every row, the max of ``values`` over earlier rows of its segment where ``mask``
@@ -79,7 +80,8 @@ class Segments:
         running = np.maximum.accumulate(shifted)
         before = np.concatenate(([0], running[:-1]))
         before[self.starts] = self.ids[self.starts] * width  # nothing before a segment's start
-        return before - self.ids * width - 1
+        result: np.ndarray = before - self.ids * width - 1
+        return result
 
 
 def take_or_null(values: pa.Array | pa.ChunkedArray, idx: np.ndarray) -> pa.Array:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from lakeops.kv.formats import check_writable
+from lakeops.modes import WriteMode
 from lakeops.spark.bucket_expr import bucket_steps
 from lakeops.spec.bucket_hash import assign_buckets
 from lakeops.spec.snapshot import Snapshot
@@ -68,7 +69,7 @@ def write(
     df: Any,
     path: str,
     *,
-    mode: Literal["append", "overwrite"] = "append",
+    mode: WriteMode = "append",
     storage_options: Mapping[str, Any] | None = None,
     catalog_options: Mapping[str, str] | None = None,
     overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
@@ -198,4 +199,4 @@ def compact(
     written = [p for _, paths in results for p in paths]
     if not messages:
         return None
-    return table.commit_compaction(messages, written)
+    return table.commit_compaction(messages, written=written)

@@ -248,7 +248,7 @@ def main(
             )
         else:
             removed = table.remove_orphan_files(
-                dt.timedelta(hours=args.older_than_hours), force=args.force
+                older_than=dt.timedelta(hours=args.older_than_hours), force=args.force
             )
             summary.update(files_deleted=len(removed.deleted), bytes=removed.bytes)
         snapshot = table.latest_snapshot()

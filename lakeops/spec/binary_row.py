@@ -129,7 +129,8 @@ def _fixed_slots(arr: pa.Array, t: DataType) -> np.ndarray:
         vals = _timestamp_parts(arr)[0].view(np.uint64)
     if arr.null_count:
         vals = np.where(arr.is_null().to_numpy(zero_copy_only=False), np.uint64(0), vals)
-    return vals.astype(np.uint64)
+    result: np.ndarray = vals.astype(np.uint64)
+    return result
 
 
 def _timestamp_parts(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:

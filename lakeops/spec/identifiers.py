@@ -13,7 +13,9 @@ visible, portable path component. A name is valid when:
 * it contains none of ``/`` and ``\\`` (path separators), ``.`` (the separator of
   ``database.table``) or ``$`` (Paimon's separator of system tables and branches, ``t$files``).
 
-:func:`check_identifier` applies exactly this rule and its message states it.
+:func:`check_identifier` applies exactly this rule and its message states it;
+:func:`parse_identifier` splits a table identifier ``database.table`` and applies it to both
+parts — the one parser of identifiers that the catalog, the Airflow assets and links use.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import unicodedata
 
 from lakeops.errors import ConfigurationError
 
-__all__ = ["MAX_NAME_BYTES", "RULE", "check_identifier"]
+__all__ = ["MAX_NAME_BYTES", "RULE", "check_identifier", "parse_identifier"]
 
 #: the longest path component of common file systems (ext4, xfs, APFS, NTFS, HDFS default)
 MAX_NAME_BYTES = 255
@@ -76,3 +78,20 @@ def check_identifier(kind: str, name: object) -> str:
         shown = name if len(name) <= 80 else name[:80] + "…"
         raise ConfigurationError(f"invalid {kind} name {shown!r}: {problem}; {RULE}")
     return name
+
+
+def parse_identifier(identifier: object) -> tuple[str, str]:
+    """``(database, table)`` of a table identifier ``'database.table'``; raises
+    :class:`ConfigurationError` unless it is a string of exactly two names joined by one ``.``,
+    each valid by :func:`check_identifier` (so neither can contain ``.``)."""
+    if not isinstance(identifier, str):
+        raise ConfigurationError(
+            f"a table identifier must be a string 'database.table', got {type(identifier).__name__}"
+        )
+    parts = identifier.split(".")
+    if len(parts) != 2:
+        shown = identifier if len(identifier) <= 80 else identifier[:80] + "…"
+        raise ConfigurationError(
+            f"table identifier {shown!r} must be 'database.table', e.g. 'db.orders'"
+        )
+    return check_identifier("database", parts[0]), check_identifier("table", parts[1])

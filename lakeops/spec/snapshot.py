@@ -62,7 +62,7 @@ class Snapshot:
     delta_manifest_list: str
     commit_user: str
     commit_identifier: int
-    commit_kind: str
+    commit_kind: CommitKind
     time_millis: int
     total_record_count: int
     delta_record_count: int

@@ -23,7 +23,7 @@ from lakeops.compact.levels import level_runs
 from lakeops.compact.manager import BucketCompactor
 from lakeops.compact.task import BucketContext, CompactResult
 from lakeops.context import TableContext
-from lakeops.errors import LakeopsError
+from lakeops.errors import SnapshotNotFoundError
 from lakeops.io.file_io import FileIO
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.locations import ExternalPaths, FileLocations
@@ -156,7 +156,7 @@ class CompactionCadence:
         while sid is not None and sid >= 1 and appends < every:
             try:
                 snapshot = self.store.snapshot(sid)
-            except LakeopsError:
+            except SnapshotNotFoundError:
                 break
             if snapshot.commit_kind == "COMPACT" and snapshot.changelog_manifest_list:
                 break

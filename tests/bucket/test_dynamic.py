@@ -157,7 +157,7 @@ def test_expiry_and_orphan_cleanup_respect_index_files(catalog: Catalog) -> None
     assert set(os.listdir(index_dir)) > live  # superseded files of older snapshots
     table.expire_snapshots()
     assert set(os.listdir(index_dir)) == live
-    removed = table.remove_orphan_files(dt.timedelta(0), force=True)
+    removed = table.remove_orphan_files(older_than=dt.timedelta(0), force=True)
     assert not [p for p in removed.deleted if "/index/" in p or "index-manifest" in p]
     assert set(os.listdir(index_dir)) == live
     assert table.read().num_rows == 200

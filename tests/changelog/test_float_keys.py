@@ -74,9 +74,9 @@ def test_float_keys_changelog_and_indexes(warehouse: Path, options: dict[str, st
     cross = "changelog-producer" not in options  # primary key without the partition column
     table = catalog.create_table(
         "db.t",
-        SCHEMA,
-        ["k"] if cross else ["p", "k"],
-        ["p"],
+        schema=SCHEMA,
+        primary_keys=["k"] if cross else ["p", "k"],
+        partition_keys=["p"],
         options={**options, "rowkind.field": "op"},
     )
     state: dict[str, int] = {}
@@ -119,7 +119,7 @@ def test_row_deduplicate_compares_float_values_as_java(warehouse: Path) -> None:
         "changelog-producer": "lookup",
         "changelog-producer.row-deduplicate": "true",
     }
-    table = catalog.create_table("db.t", schema, ["k"], options=options)
+    table = catalog.create_table("db.t", schema=schema, primary_keys=["k"], options=options)
     values = [_key("nan", 0), _key("nan", 2), -0.0, 0.0, 0.0]
     emitted = []
     for x in values:

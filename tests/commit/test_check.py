@@ -30,7 +30,7 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 @pytest.fixture
 def table(catalog: Catalog) -> Table:
-    t = catalog.create_table("db.t", SCHEMA, ["id"], options={"bucket": "1"})
+    t = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"})
     t.write(pa.table({"id": list(range(650)), "v": [f"a{i}" for i in range(650)]}, schema=SCHEMA))
     t.write(pa.table({"id": list(range(639)), "v": [f"b{i}" for i in range(639)]}, schema=SCHEMA))
     return t
@@ -128,7 +128,7 @@ def test_a_corrupt_latest_snapshot_is_named_with_the_way_out(table: Table, conte
     for operation in (
         table.read,
         table.expire_snapshots,
-        lambda: table.remove_orphan_files(dt.timedelta(0), force=True),
+        lambda: table.remove_orphan_files(older_than=dt.timedelta(0), force=True),
         lambda: table.write(pa.table({"id": [1], "v": ["x"]}, schema=SCHEMA)),
     ):
         with pytest.raises(CorruptMetadataError) as raised:

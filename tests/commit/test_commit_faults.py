@@ -23,7 +23,9 @@ def _batch(lo: int, hi: int, tag: str) -> pa.Table:
 
 
 def _table(catalog: Catalog, **options: str):
-    return catalog.create_table("db.t", SCHEMA, ["id"], options={"bucket": "2", **options})
+    return catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "2", **options}
+    )
 
 
 def _model(*batches: pa.Table) -> dict[int, str]:

@@ -31,7 +31,7 @@ def _kv(ids: list[int], tag: str) -> pa.Table:
 def test_the_later_commit_wins_before_and_after_compaction(
     catalog: Catalog, warehouse: Path
 ) -> None:
-    table = catalog.create_table("db.t", KV, ["id"], options={"bucket": "2"})
+    table = catalog.create_table("db.t", schema=KV, primary_keys=["id"], options={"bucket": "2"})
     table.write(_kv(list(range(N)), "base"))
     first, second = table.new_write(), table.new_write()  # both see snapshot 1
     first.write(_kv(list(range(N)), "first"))
@@ -93,7 +93,9 @@ def test_two_streams_of_disjoint_columns_keep_every_latest_value(
 ) -> None:
     """The wide table of the design documents: stream A writes column a, stream B column b,
     each from a writer opened before the other's commit and a compaction in between."""
-    table = catalog.create_table("db.w", WIDE, ["id"], options={"bucket": "2", **options})
+    table = catalog.create_table(
+        "db.w", schema=WIDE, primary_keys=["id"], options={"bucket": "2", **options}
+    )
     ids = list(range(N))
     table.write(_wide(ids, "a", 0))
     table.write(_wide(ids, "b", 0))
@@ -114,7 +116,7 @@ def test_two_streams_of_disjoint_columns_keep_every_latest_value(
 def test_a_user_sequence_field_keeps_the_users_order(catalog: Catalog) -> None:
     schema = pa.schema([("id", pa.int64()), ("ts", pa.int64()), ("v", pa.string())])
     table = catalog.create_table(
-        "db.s", schema, ["id"], options={"bucket": "1", "sequence.field": "ts"}
+        "db.s", schema=schema, primary_keys=["id"], options={"bucket": "1", "sequence.field": "ts"}
     )
     late, early = table.new_write(), table.new_write()
     late.write(pa.table({"id": [1, 2], "ts": [10, 10], "v": ["new", "new"]}, schema=schema))
@@ -137,7 +139,10 @@ def test_dynamic_bucket_writers_on_one_snapshot_never_duplicate_keys(
     catalog: Catalog, warehouse: Path
 ) -> None:
     table = catalog.create_table(
-        "db.d", KV, ["id"], options={"bucket": "-1", "dynamic-bucket.target-row-num": "100"}
+        "db.d",
+        schema=KV,
+        primary_keys=["id"],
+        options={"bucket": "-1", "dynamic-bucket.target-row-num": "100"},
     )
     table.write(_kv(list(range(50)), "base"))
     first, second = table.new_write(), table.new_write()
@@ -161,7 +166,7 @@ def test_dynamic_bucket_writers_on_one_snapshot_never_duplicate_keys(
 
 
 def test_dynamic_bucket_writers_without_new_keys_both_commit(catalog: Catalog) -> None:
-    table = catalog.create_table("db.d2", KV, ["id"], options={"bucket": "-1"})
+    table = catalog.create_table("db.d2", schema=KV, primary_keys=["id"], options={"bucket": "-1"})
     table.write(_kv(list(range(100)), "base"))
     first, second = table.new_write(), table.new_write()
     first.write(_kv(list(range(0, 60)), "first"))
@@ -180,7 +185,7 @@ def test_cross_partition_writers_on_one_snapshot_never_duplicate_keys(
     catalog: Catalog, warehouse: Path
 ) -> None:
     table = catalog.create_table(
-        "db.x", PARTED, ["id"], partition_keys=["p"], options={"bucket": "-1"}
+        "db.x", schema=PARTED, primary_keys=["id"], partition_keys=["p"], options={"bucket": "-1"}
     )
 
     def rows(ids: list[int], p: str, tag: str) -> pa.Table:

@@ -103,8 +103,8 @@ def test_racing_writers_lose_and_duplicate_nothing(
 ) -> None:
     catalog.create_table(
         "db.t",
-        SCHEMA,
-        ["id"],
+        schema=SCHEMA,
+        primary_keys=["id"],
         partition_keys=["p"] if partitioned else None,
         options={"commit.max-retries": "50", **options},
     )
@@ -217,8 +217,8 @@ def test_two_stream_processes_keep_every_columns_latest_value(
     the same keys while a third compacts: every column ends with its stream's last value."""
     catalog.create_table(
         "db.w",
-        WIDE,
-        ["id"],
+        schema=WIDE,
+        primary_keys=["id"],
         options={"bucket": "2", "commit.max-retries": "50", **options},
     )
     ctx = mp.get_context("spawn")

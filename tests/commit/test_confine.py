@@ -120,7 +120,7 @@ def test_crafted_metadata_never_reaches_outside_the_table(warehouse: Path, attac
     with pytest.raises(refused, match=names):
         table.expire_snapshots(retain_min=1, retain_max=1, time_retained="0 ms")
     with pytest.raises(refused, match=names):
-        table.remove_orphan_files(dt.timedelta(days=1))
+        table.remove_orphan_files(older_than=dt.timedelta(days=1))
     with pytest.raises(refused, match=names):
         table.rollback_to(4)
     assert _tree(victim) == before

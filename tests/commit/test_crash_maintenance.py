@@ -106,7 +106,7 @@ def test_killed_maintenance_never_breaks_the_table(warehouse: Path) -> None:
             assert _content(oracle_read(warehouse, "db.t")) == _content(current.read())
     table = catalog.get_table("db.t")
     before = _content(table.read())
-    removed = table.remove_orphan_files(dt.timedelta(0), force=True)
+    removed = table.remove_orphan_files(older_than=dt.timedelta(0), force=True)
     assert _content(catalog.get_table("db.t").read()) == before
     assert _content(oracle_read(warehouse, "db.t")) == before
     referenced = referenced_files(table.store)

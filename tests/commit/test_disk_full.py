@@ -85,8 +85,8 @@ def test_a_full_disk_at_every_point_never_loses_or_invents_a_row(small_disk: Pat
     catalog.create_database("db")
     catalog.create_table(
         "db.t",
-        SCHEMA,
-        ["id"],
+        schema=SCHEMA,
+        primary_keys=["id"],
         options={"bucket": "2", "num-sorted-run.compaction-trigger": "3"},
     )
     rng = np.random.default_rng(20261125)

@@ -58,7 +58,7 @@ def test_expire_keeps_min_and_leaves_no_garbage(catalog: Catalog) -> None:
     latest = t.latest_snapshot().id
     result = t.expire_snapshots(retain_min=3, time_retained="0 ms")
     assert [s.id for s in t.snapshots()] == list(range(latest - 2, latest + 1))
-    assert result.expired_snapshots == list(range(1, latest - 2))
+    assert result.expired_snapshots == tuple(range(1, latest - 2))
     assert result.data_files_deleted > 0 and result.manifests_deleted > 0
     assert t.read().sort_by("id").to_pylist() == state
     assert t.read(snapshot_id=latest - 2) is not None
@@ -71,9 +71,9 @@ def test_retention_rules(catalog: Catalog) -> None:
     for i in range(10):
         _commit(t, i)
     n = len(t.snapshots())
-    assert t.expire_snapshots().expired_snapshots == list(range(1, n - 5))  # max 6, despite 1 h
+    assert t.expire_snapshots().expired_snapshots == tuple(range(1, n - 5))  # max 6, despite 1 h
     assert len(t.snapshots()) == 6
-    assert t.expire_snapshots(retain_min=2).expired_snapshots == []  # all newer than 1 h
+    assert t.expire_snapshots(retain_min=2).expired_snapshots == ()  # all newer than 1 h
     assert (
         len(t.expire_snapshots(retain_min=2, time_retained="0 s", limit=2).expired_snapshots) == 2
     )  # expire limit

@@ -79,7 +79,10 @@ def _sweep(catalog: Catalog, warehouse: str, oracle: bool, ops: int, stride: int
     """Fail the n-th storage call of each of ``ops`` operations, for n = 1, 1 + stride, … until
     an operation makes fewer calls than n."""
     table = catalog.create_table(
-        "db.t", SCHEMA, ["id"], options={"bucket": "2", "num-sorted-run.compaction-trigger": "2"}
+        "db.t",
+        schema=SCHEMA,
+        primary_keys=["id"],
+        options={"bucket": "2", "num-sorted-run.compaction-trigger": "2"},
     )
     first = _batch(0, 30, "base")
     table.write(first)
@@ -155,7 +158,7 @@ def test_faults_at_every_step_on_local_disk(catalog: Catalog, warehouse: Path) -
 @pytest.mark.slow
 def test_faults_at_every_step_on_s3(s3_warehouse: tuple[str, dict]) -> None:
     uri, storage = s3_warehouse
-    catalog = Catalog(uri, storage)
+    catalog = Catalog(uri, storage_options=storage)
     catalog.create_database("db")
     # a write with its in-writer compaction, every other storage call (the S3 test server
     # serialises every request; the local-disk sweep covers every call of five operations)

@@ -62,7 +62,7 @@ def test_expire_and_orphans_at_configured_locations(warehouse: Path, external: b
 
     table.expire_snapshots(retain_min=1, retain_max=1)
     assert _files(data_home) - {orphan} == live  # dead files deleted, live ones kept
-    result = table.remove_orphan_files(dt.timedelta(minutes=1), force=True)
+    result = table.remove_orphan_files(older_than=dt.timedelta(minutes=1), force=True)
     assert not orphan.exists() and any(p.endswith("data-orphan-0.parquet") for p in result.deleted)
     assert _files(data_home) - {orphan} == live
     got = table.read().sort_by("id").to_pylist()

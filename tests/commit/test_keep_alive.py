@@ -16,7 +16,9 @@ SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 
 
 def _table(catalog: Catalog, **options: str):
-    table = catalog.create_table("db.t", SCHEMA, ["id"], options={"bucket": "1", **options})
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1", **options}
+    )
     for n in range(6):
         table.write(pa.table({"id": [n, n + 100], "v": [f"v{n}", "x"]}, schema=SCHEMA))
     return table
@@ -28,7 +30,7 @@ def test_expiry_keeps_a_live_consumers_next_snapshot(catalog: Catalog, warehouse
     consumer.parent.mkdir()
     consumer.write_text(json.dumps({"nextSnapshot": 3}))
     result = table.expire_snapshots(retain_min=1, retain_max=1, time_retained="0 ms")
-    assert result.expired_snapshots == [1, 2]
+    assert result.expired_snapshots == (1, 2)
     assert table.store.snapshot_ids()[0] == 3
     assert consumer.exists()
     # a consumer not updated for longer than consumer.expiration-time no longer holds expiry
@@ -65,6 +67,6 @@ def test_orphan_cleanup_keeps_what_it_does_not_know(catalog: Catalog, warehouse:
         path.write_text("{}")
     orphan = root / "bucket-0/data-crashed-0.parquet"
     orphan.write_bytes(b"junk")
-    removed = catalog.get_table("db.t").remove_orphan_files(dt.timedelta(0), force=True)
+    removed = catalog.get_table("db.t").remove_orphan_files(older_than=dt.timedelta(0), force=True)
     assert [r.rsplit("/", 1)[-1] for r in removed.deleted] == ["data-crashed-0.parquet"]
     assert all(p.exists() for p in unknown)

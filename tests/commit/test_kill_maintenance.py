@@ -61,7 +61,7 @@ def _expire(warehouse: str) -> None:
 
 
 def _orphans(warehouse: str) -> None:
-    Catalog(warehouse).get_table("db.t").remove_orphan_files(dt.timedelta(hours=1))
+    Catalog(warehouse).get_table("db.t").remove_orphan_files(older_than=dt.timedelta(hours=1))
 
 
 def _child(job: str, warehouse: str, n: int, counted: Any) -> None:
@@ -75,7 +75,9 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[int, 
     warehouse = tmp_path_factory.mktemp("template") / "wh"
     catalog = Catalog(str(warehouse))
     catalog.create_database("db")
-    table = catalog.create_table("db.t", SCHEMA, ["id"], options={"bucket": "2"})
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "2"}
+    )
     model: dict[int, str] = {}
     for n in range(10):
         batch = _batch(n)

@@ -29,7 +29,9 @@ def _tree(root: Path) -> dict[str, bytes]:
 def test_short_thresholds_keep_a_commit_in_progress(
     catalog: Catalog, warehouse: Path, older_than: dt.timedelta
 ) -> None:
-    table = catalog.create_table("db.t", SCHEMA, ["id"], options={"bucket": "2"})
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "2"}
+    )
     table.write(_rows(range(10), "a"))
     writer = table.new_write()
     writer.write(_rows(range(5, 20), "b"))
@@ -37,7 +39,7 @@ def test_short_thresholds_keep_a_commit_in_progress(
     root = warehouse / "db.db" / "t"
     before = _tree(root)
     with pytest.raises(ConfigurationError, match="force") as refused:
-        table.remove_orphan_files(older_than)
+        table.remove_orphan_files(older_than=older_than)
     assert "publishes the snapshot" in str(refused.value) or "negative" in str(refused.value)
     assert _tree(root) == before  # nothing deleted
     table.commit(messages)
@@ -49,17 +51,19 @@ def test_short_thresholds_keep_a_commit_in_progress(
 def test_dry_run_lists_young_candidates_and_force_deletes_them(
     catalog: Catalog, warehouse: Path
 ) -> None:
-    table = catalog.create_table("db.t", SCHEMA, ["id"], options={"bucket": "1"})
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"}
+    )
     table.write(_rows(range(10), "a"))
     stray = warehouse / "db.db" / "t" / "bucket-0" / "data-crashed.parquet"
     stray.write_bytes(b"left by a crashed writer")
     with pytest.raises(ConfigurationError, match="negative"):
-        table.remove_orphan_files(-dt.timedelta(seconds=1), dry_run=True)
-    assert table.remove_orphan_files(dt.timedelta(0), dry_run=True).deleted == [
-        "bucket-0/data-crashed.parquet"
-    ]
+        table.remove_orphan_files(older_than=-dt.timedelta(seconds=1), dry_run=True)
+    assert table.remove_orphan_files(older_than=dt.timedelta(0), dry_run=True).deleted == (
+        "bucket-0/data-crashed.parquet",
+    )
     assert stray.exists()
-    assert table.remove_orphan_files(dt.timedelta(hours=1)).deleted == []  # too young
-    removed = table.remove_orphan_files(dt.timedelta(0), force=True)
-    assert removed.deleted == ["bucket-0/data-crashed.parquet"] and not stray.exists()
+    assert table.remove_orphan_files(older_than=dt.timedelta(hours=1)).deleted == ()  # too young
+    removed = table.remove_orphan_files(older_than=dt.timedelta(0), force=True)
+    assert removed.deleted == ("bucket-0/data-crashed.parquet",) and not stray.exists()
     assert table.read().num_rows == 10

@@ -33,7 +33,9 @@ def _model(*batches: pa.Table) -> dict[int, str]:
 def test_rollback_publishes_a_new_snapshot_and_keeps_history(
     catalog: Catalog, warehouse: Path
 ) -> None:
-    table = catalog.create_table("db.t", SCHEMA, ["id"], options={"bucket": "2"})
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "2"}
+    )
     first, second, third = _kv(list(range(50)), "a"), _kv(list(range(25, 75)), "b"), _kv([1], "c")
     table.write(first)
     table.write(second)
@@ -56,7 +58,9 @@ def test_rollback_publishes_a_new_snapshot_and_keeps_history(
 
 @pytest.mark.interop
 def test_a_writer_racing_a_rollback_commits_on_top_of_it(catalog: Catalog, warehouse: Path) -> None:
-    table = catalog.create_table("db.t", SCHEMA, ["id"], options={"bucket": "2"})
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "2"}
+    )
     base, later = _kv(list(range(40)), "a"), _kv(list(range(20, 60)), "b")
     table.write(base)
     table.write(later)
@@ -84,7 +88,10 @@ def test_rollback_of_a_dynamic_bucket_table_restores_its_key_index(
     catalog: Catalog, warehouse: Path
 ) -> None:
     table = catalog.create_table(
-        "db.d", SCHEMA, ["id"], options={"bucket": "-1", "dynamic-bucket.target-row-num": "20"}
+        "db.d",
+        schema=SCHEMA,
+        primary_keys=["id"],
+        options={"bucket": "-1", "dynamic-bucket.target-row-num": "20"},
     )
     first = _kv(list(range(30)), "a")
     table.write(first)

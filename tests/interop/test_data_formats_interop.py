@@ -74,7 +74,7 @@ def test_table_written_by_pypaimon_in_format_reads_exactly(warehouse, fmt: str) 
     # NaN != NaN: compare the rows with the float column rendered as text
     render = lambda t: [{**r, "x": repr(r["x"])} for r in t.to_pylist()]  # noqa: E731
     assert render(got) == render(expected)
-    assert table.lookup(pa.table({"id": pa.array([2], pa.int64())}), ["v"]).to_pylist() == [
+    assert table.lookup(pa.table({"id": pa.array([2], pa.int64())}), columns=["v"]).to_pylist() == [
         {"v": "b"}
     ]
 

@@ -140,7 +140,7 @@ def _check_locations(table: object, options: dict[str, str], tmp: Path, root: Pa
 
 def _maintain_and_check(table: object, options: dict[str, str], tmp: Path, root: Path) -> None:
     table.expire_snapshots(retain_min=1, retain_max=1)  # type: ignore[attr-defined]
-    table.remove_orphan_files(dt.timedelta(0), force=True)  # type: ignore[attr-defined]
+    table.remove_orphan_files(older_than=dt.timedelta(0), force=True)  # type: ignore[attr-defined]
     _check_locations(table, options, tmp, root)
 
 

@@ -158,7 +158,9 @@ def _float_keys_before_java(catalog: Catalog) -> tuple[Ops, dict[str, list[Any]]
         n = _buckets_apart(arrow, paimon)
         options = {"bucket": str(n), "rowkind.field": "op"}
         table = f"db.ours_{paimon}"
-        ours = catalog.create_table(table, _schema(arrow), ["k"], options=options)
+        ours = catalog.create_table(
+            table, schema=_schema(arrow), primary_keys=["k"], options=options
+        )
         reads = ours_reads[paimon] = []
         for i, (rows, kind) in enumerate(COMMITS, start=1):
             ours.write(_batch(arrow, rows, kind))
@@ -318,7 +320,9 @@ def _sequence_before_java(catalog: Catalog) -> tuple[Ops, dict[str, Any]]:
     writes the same batch into its own table (its write buffer orders a batch by normalized
     keys: NaN highest) and reads both."""
     options = {"bucket": "1", "sequence.field": "s"}
-    ours = catalog.create_table("db.seq_ours", _seq_batch(SEQ_BATCH).schema, ["k"], options=options)
+    ours = catalog.create_table(
+        "db.seq_ours", schema=_seq_batch(SEQ_BATCH).schema, primary_keys=["k"], options=options
+    )
     ours.write(_seq_batch(SEQ_BATCH))
     first = _kv(ours.read().to_pylist())
     assert first == _seq_model([SEQ_BATCH])

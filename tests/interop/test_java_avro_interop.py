@@ -115,7 +115,10 @@ def test_java_reads_every_type_lakeops_wrote_as_avro(warehouse: Path, java_class
     # a table lakeops creates from an Arrow schema, and one Java creates with every type
     arrow_cols = [c[0] for c in COLUMNS if c[0] not in ("c", "vc", "bn", "vb")]
     own = catalog.create_table(
-        "db.own", first.select(arrow_cols).schema, ["id"], options={"bucket": "2", **AVRO}
+        "db.own",
+        schema=first.select(arrow_cols).schema,
+        primary_keys=["id"],
+        options={"bucket": "2", **AVRO},
     )
     run_ops(
         java_classpath,
@@ -244,7 +247,7 @@ def test_per_level_avro_and_parquet_compacted_by_lakeops_read_by_java_and_pypaim
     }
     catalog = Catalog(str(warehouse))
     catalog.create_database("db")
-    table = catalog.create_table("db.p", schema, ["id"], options=options)
+    table = catalog.create_table("db.p", schema=schema, primary_keys=["id"], options=options)
     a, b, c = rows(range(0, 40), "a"), rows(range(10, 30), "b"), rows(range(35, 60), "c")
     table.write(a)
     table.write(b)
@@ -288,7 +291,9 @@ def test_timestamps_paimon_cannot_write_as_avro_are_refused_byte_identical(
     catalog = Catalog(str(warehouse))
     data = _ns_rows(list(range(5)))
     with pytest.raises(UnsupportedFeatureError, match=r"precision 0\.\.6"):
-        catalog.create_table("db.mine", data.schema, ["id"], options={"bucket": "1", **AVRO})
+        catalog.create_table(
+            "db.mine", schema=data.schema, primary_keys=["id"], options={"bucket": "1", **AVRO}
+        )
     run_ops(
         java_classpath,
         warehouse,

@@ -30,7 +30,9 @@ def _rows(table: pa.Table) -> dict[int, str]:
 def test_a_rollback_survives_paimons_own_expiry(warehouse: Path, java_classpath: str) -> None:
     catalog = Catalog(str(warehouse))
     catalog.create_database("db")
-    table = catalog.create_table("db.t", SCHEMA, ["id"], options={"bucket": "2"})
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "2"}
+    )
     first = _kv(list(range(60)), "a")
     table.write(first)  # 1
     table.write(_kv(list(range(30, 90)), "b"))  # 2
@@ -61,7 +63,9 @@ def test_a_rollback_survives_paimons_own_expiry(warehouse: Path, java_classpath:
 def test_resequenced_commits_read_the_same_in_java(warehouse: Path, java_classpath: str) -> None:
     catalog = Catalog(str(warehouse))
     catalog.create_database("db")
-    table = catalog.create_table("db.t", SCHEMA, ["id"], options={"bucket": "2"})
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "2"}
+    )
     table.write(_kv(list(range(100)), "base"))
     first, second = table.new_write(), table.new_write()
     first.write(_kv(list(range(100)), "first"))

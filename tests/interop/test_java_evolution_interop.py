@@ -114,7 +114,7 @@ def test_java_reads_a_table_lakeops_evolved(warehouse: Path, java_classpath: str
     catalog = Catalog(str(warehouse))
     catalog.create_database("db")
     schema = pa.schema([("k", pa.int64()), ("v", pa.int32()), ("s", pa.string())])
-    table = catalog.create_table("db.t", schema, ["k"], options={"bucket": "2"})
+    table = catalog.create_table("db.t", schema=schema, primary_keys=["k"], options={"bucket": "2"})
     table.write(pa.table({"k": [1, 2, 3], "v": [1, 2, 3], "s": ["a", "b", "c"]}, schema=schema))
     table.alter(
         [

@@ -283,9 +283,14 @@ def test_java_reads_every_type_lakeops_wrote(warehouse: Path, java_classpath: st
     # tables lakeops creates from Arrow schemas (no CHAR/VARCHAR(n)/BINARY(n) there) ...
     arrow_cols = [c for c in COLUMNS if c[0] not in ("c", "vc", "bn", "vb")]
     own = catalog.create_table(
-        "db.own", data.select([c[0] for c in arrow_cols]).schema, ["id"], options={"bucket": "2"}
+        "db.own",
+        schema=data.select([c[0] for c in arrow_cols]).schema,
+        primary_keys=["id"],
+        options={"bucket": "2"},
     )
-    own_ns = catalog.create_table("db.own_ns", ns_data.schema, ["id"], options={"bucket": "2"})
+    own_ns = catalog.create_table(
+        "db.own_ns", schema=ns_data.schema, primary_keys=["id"], options={"bucket": "2"}
+    )
     # ... and tables Java creates with every type, which lakeops writes and Java writes alike
     run_ops(
         java_classpath,
@@ -369,8 +374,8 @@ def test_compaction_by_either_side_keeps_what_both_read(
     # lakeops' table: three commits with updates and deletes, compacted by Java
     ours = catalog.create_table(
         "db.ours",
-        kinds_schema.append(pa.field("op", pa.string())),
-        ["id"],
+        schema=kinds_schema.append(pa.field("op", pa.string())),
+        primary_keys=["id"],
         options={"bucket": "2", "rowkind.field": "op"},
     )
 
@@ -390,7 +395,9 @@ def test_compaction_by_either_side_keeps_what_both_read(
     ns_want = normalize(
         list({r["id"]: r for r in json_rows(ns_first) + json_rows(ns_second)}.values()), ["id"]
     )
-    ours_ns = catalog.create_table("db.ours_ns", ns_first.schema, ["id"], options={"bucket": "2"})
+    ours_ns = catalog.create_table(
+        "db.ours_ns", schema=ns_first.schema, primary_keys=["id"], options={"bucket": "2"}
+    )
     ours_ns.write(ns_first)
     ours_ns.write(ns_second)
     # partitioned: every (partition, bucket) is compacted
@@ -414,7 +421,11 @@ def test_compaction_by_either_side_keeps_what_both_read(
         ["dt", "id"],
     )
     ours_parted = catalog.create_table(
-        "db.ours_parted", parted_schema, ["dt", "id"], ["dt"], options={"bucket": "2"}
+        "db.ours_parted",
+        schema=parted_schema,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": "2"},
     )
     ours_parted.write(parted_first)
     ours_parted.write(parted_second)
@@ -508,7 +519,7 @@ def test_mixed_timestamp_layouts_are_refused_before_writing(
     catalog.create_database("db")
     schema = pa.schema([("id", pa.int64()), ("a", pa.timestamp("ns")), ("b", pa.timestamp("ms"))])
     with pytest.raises(UnsupportedFeatureError, match="INT96"):
-        catalog.create_table("db.mixed", schema, ["id"])
+        catalog.create_table("db.mixed", schema=schema, primary_keys=["id"])
     assert not catalog.table_exists("db.mixed")
     # a table Java created and wrote: lakeops reads it, but refuses to write or compact it
     rows = [{"id": 1, "a": "2024-01-01T00:00:00.123456789", "b": "2024-01-01T00:00:00.123000000"}]

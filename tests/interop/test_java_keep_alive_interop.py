@@ -62,8 +62,8 @@ def test_java_tags_branches_and_consumers_survive_lakeops_maintenance(
     table = Catalog(str(warehouse)).get_table("db.t")
     table.compact(full=True)
     result = table.expire_snapshots(retain_min=1, retain_max=1, time_retained="0 ms")
-    assert result.expired_snapshots == [1, 2]  # the consumer reads snapshot 3 next
-    table.remove_orphan_files(dt.timedelta(0), force=True)
+    assert result.expired_snapshots == (1, 2)  # the consumer reads snapshot 3 next
+    table.remove_orphan_files(older_than=dt.timedelta(0), force=True)
     assert table.check().ok
     assert (
         sorted(

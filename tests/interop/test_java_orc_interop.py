@@ -100,8 +100,8 @@ def test_java_reads_every_type_lakeops_wrote_as_orc(warehouse: Path, java_classp
     arrow_cols = [c[0] for c in COLUMNS if c[0] not in ("c", "vc", "bn", "vb")]
     own = catalog.create_table(
         "db.own",
-        first.select(arrow_cols).schema,
-        ["id"],
+        schema=first.select(arrow_cols).schema,
+        primary_keys=["id"],
         options={"bucket": "2", "file.format": "orc"},
     )
     run_ops(
@@ -219,7 +219,7 @@ def test_per_level_formats_compacted_by_lakeops_read_by_java_and_pypaimon(
     }
     catalog = Catalog(str(warehouse))
     catalog.create_database("db")
-    table = catalog.create_table("db.p", schema, ["id"], options=options)
+    table = catalog.create_table("db.p", schema=schema, primary_keys=["id"], options=options)
     a, b, c = rows(range(0, 40), "a"), rows(range(10, 30), "b"), rows(range(35, 60), "c")
     table.write(a)
     table.write(b)

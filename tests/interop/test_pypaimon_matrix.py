@@ -1218,7 +1218,7 @@ def test_removing_orphan_files_keeps_tags_and_branches(warehouse: Path) -> None:
     models = _tagged_and_branched(warehouse)
     table = Catalog(str(warehouse)).get_table(TABLE)
     table.compact(full=True)
-    table.remove_orphan_files(dt.timedelta(0), force=True)
+    table.remove_orphan_files(older_than=dt.timedelta(0), force=True)
     _check_tag_and_branch(warehouse, models)
 
 

@@ -104,7 +104,7 @@ def test_lookup_and_filtered_read_see_the_renamed_field(warehouse) -> None:
     model = _setup(warehouse)
     oracle_alter(warehouse, "db.t", [{"op": "rename", "field": "s", "new_name": "label"}])
     table = Catalog(str(warehouse)).get_table("db.t")
-    got = table.lookup(pa.table({"k": pa.array([5, 6, 99], pa.int64())}), ["k", "label"])
+    got = table.lookup(pa.table({"k": pa.array([5, 6, 99], pa.int64())}), columns=["k", "label"])
     assert sorted(got.to_pylist(), key=lambda r: r["k"]) == [
         {"k": 5, "label": model[5]["s"]},
         {"k": 6, "label": model[6]["s"]},
@@ -133,7 +133,7 @@ def test_pypaimon_reads_a_table_lakeops_altered(warehouse) -> None:
 
     catalog = Catalog(str(warehouse))
     catalog.create_database("db")
-    table = catalog.create_table("db.t", BASE, ["k"], options={"bucket": "2"})
+    table = catalog.create_table("db.t", schema=BASE, primary_keys=["k"], options={"bucket": "2"})
     table.write(pa.table({"k": [1, 2, 3], "v": [10, 20, 30], "s": ["a", "b", "c"]}, schema=BASE))
     table.alter(
         [

@@ -25,7 +25,7 @@ SCHEMA = pa.schema([("id", pa.int64()), ("writer", pa.int32())])
 def _writer(
     uri: str, storage: dict, options: dict, writer_id: int, commits: int, start: Any
 ) -> None:
-    table = Catalog(uri, storage, options).get_table("db.t")
+    table = Catalog(uri, storage_options=storage, options=options).get_table("db.t")
     start.wait()
     for c in range(commits):
         base = (writer_id * commits + c) * 10
@@ -39,7 +39,7 @@ def _writer(
 def _compactor(uri: str, storage: dict, options: dict, start: Any, stop: Any, results: Any) -> None:
     """Compact while the writers run (losing some races), then once fully after they
     stopped; report how many compactions it committed."""
-    table = Catalog(uri, storage, options).get_table("db.t")
+    table = Catalog(uri, storage_options=storage, options=options).get_table("db.t")
     start.wait()
     done = 0
     while not stop.is_set():
@@ -56,7 +56,7 @@ def _run(
     writers: int = WRITERS,
     commits: int = COMMITS_EACH,
 ) -> None:
-    catalog = Catalog(uri, storage, options)
+    catalog = Catalog(uri, storage_options=storage, options=options)
     catalog.create_database("db", ignore_if_exists=True)
     table = catalog.create_table(
         "db.t",
@@ -120,7 +120,7 @@ def test_s3_with_lock(s3_warehouse, postgres_dsn, tmp_path) -> None:
             "lock.type": "sqlite",
             "lock.sqlite.path": str(tmp_path / "locks.db"),
         }
-    catalog = Catalog(uri, storage, options)
+    catalog = Catalog(uri, storage_options=storage, options=options)
     assert type(catalog.file_io.publisher).__name__ == "LockedPublish"
     _run(uri, storage, options, S3_WRITERS, S3_COMMITS_EACH)
 
@@ -139,7 +139,7 @@ def test_s3_sees_commits_of_other_processes(s3_warehouse) -> None:
     """A process that listed the snapshot directory still sees, reads and commits on top of
     snapshots another process publishes afterwards (no stale listing is reused)."""
     uri, storage = s3_warehouse
-    catalog = Catalog(uri, storage)
+    catalog = Catalog(uri, storage_options=storage)
     catalog.create_database("db")
     table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"])
     table.write(pa.table({"id": [0], "writer": [0]}, schema=SCHEMA))
@@ -161,4 +161,4 @@ def test_s3_sees_commits_of_other_processes(s3_warehouse) -> None:
 def test_listing_cache_is_refused(s3_warehouse) -> None:
     uri, storage = s3_warehouse
     with pytest.raises(ConfigurationError, match="use_listings_cache"):
-        Catalog(uri, {**storage, "use_listings_cache": True})
+        Catalog(uri, storage_options={**storage, "use_listings_cache": True})

@@ -92,7 +92,7 @@ def test_killed_writers_leave_only_whole_commits(warehouse: Path) -> None:
     before_rows = table.read().sort_by("id").to_pylist()
     orphans = _unreferenced(table)
     assert orphans  # the kills left files behind
-    removed = table.remove_orphan_files(dt.timedelta(0), force=True)
+    removed = table.remove_orphan_files(older_than=dt.timedelta(0), force=True)
     assert table.read().sort_by("id").to_pylist() == before_rows
     _check(table)
     # exactly the unreferenced files went; what is left is what snapshots reference

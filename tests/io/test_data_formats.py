@@ -409,7 +409,7 @@ def test_an_avro_table_on_s3(s3_warehouse: tuple[str, dict]) -> None:
     catalog.create_database("db")
     schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
     table = catalog.create_table(
-        "db.a", schema, ["id"], options={"bucket": "2", "file.format": "avro"}
+        "db.a", schema=schema, primary_keys=["id"], options={"bucket": "2", "file.format": "avro"}
     )
     table.write(pa.table({"id": list(range(50)), "v": [f"a{i}" for i in range(50)]}, schema=schema))
     table.write(pa.table({"id": [3, 70], "v": [None, "z"]}, schema=schema))
@@ -439,7 +439,7 @@ def test_avro_files_read_through_schema_evolution(tmp_path: Path) -> None:
     catalog.create_database("db")
     schema = pa.schema([pa.field("id", pa.int64(), False), ("t", pa.int8()), ("s", pa.string())])
     table = catalog.create_table(
-        "db.e", schema, ["id"], options={"bucket": "1", "file.format": "avro"}
+        "db.e", schema=schema, primary_keys=["id"], options={"bucket": "1", "file.format": "avro"}
     )
     table.write(pa.table({"id": [1, 2, 3], "t": [-128, None, 127], "s": ["a", "b", None]}, schema))
     table.alter(

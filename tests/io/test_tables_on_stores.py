@@ -54,8 +54,8 @@ def test_lifecycle(catalog: Catalog) -> None:
     ]
     for path in leftovers:
         fio.write_bytes(path, b"junk")
-    assert table.remove_orphan_files(dt.timedelta(hours=1)).deleted == []  # too young
-    removed = table.remove_orphan_files(dt.timedelta(0), force=True)
+    assert table.remove_orphan_files(older_than=dt.timedelta(hours=1)).deleted == ()  # too young
+    removed = table.remove_orphan_files(older_than=dt.timedelta(0), force=True)
     assert sorted(r.rsplit("/", 1)[-1] for r in removed.deleted) == [
         "data-crashed-0.parquet",
         "manifest-crashed-0",
@@ -69,5 +69,5 @@ def test_lifecycle(catalog: Catalog) -> None:
     assert table.read().sort_by([("dt", "ascending"), ("id", "ascending")]).to_pylist() == state
     _write(table, 300)  # commits continue after the rollback, ids stay contiguous
     assert [s.id for s in table.snapshots()] == list(range(before - 1, before + 5))
-    removed = table.remove_orphan_files(dt.timedelta(0), force=True)
-    assert removed.deleted == []  # rollback left no garbage
+    removed = table.remove_orphan_files(older_than=dt.timedelta(0), force=True)
+    assert removed.deleted == ()  # rollback left no garbage

@@ -108,7 +108,7 @@ def test_random_evolution_reads_like_the_model(catalog: Catalog, seed: int) -> N
     model = Model()
     table = catalog.create_table(
         "db.t",
-        model.arrow_schema(),
+        schema=model.arrow_schema(),
         primary_keys=["k"],
         options={"bucket": "2", "num-sorted-run.compaction-trigger": "3"},
     )

@@ -68,7 +68,7 @@ def _files(warehouse: Path, name: str) -> list[Path]:
 
 def test_every_primitive_has_paimons_physical_type(catalog: Catalog, warehouse: Path) -> None:
     schema = pa.schema([("id", pa.int64())] + [(n, t) for n, (t, _, _) in PAIMON_LAYOUT.items()])
-    table = catalog.create_table("db.t", schema, ["id"])
+    table = catalog.create_table("db.t", schema=schema, primary_keys=["id"])
     table.write(pa.Table.from_pylist([{"id": 1}, {"id": 2}], schema=schema))
     [path] = _files(warehouse, "t")
     leaves = _leaves(path)
@@ -86,7 +86,7 @@ def test_precision_above_six_is_int96_in_keys_values_and_nested(
             ("r", pa.struct([("t", pa.timestamp("ns"))])),
         ]
     )
-    table = catalog.create_table("db.ns", schema, ["k"])
+    table = catalog.create_table("db.ns", schema=schema, primary_keys=["k"])
     data = pa.table(
         {
             "k": pa.array([1, -1_500_000_001], pa.int64()).cast(pa.timestamp("ns")),
@@ -117,7 +117,7 @@ def test_files_mixing_int96_and_int64_timestamps_are_refused(
     with pytest.raises(UnsupportedFeatureError, match="INT96"):
         check_writable(TableSchema.from_arrow(schema, ["id"]))
     with pytest.raises(UnsupportedFeatureError, match="create this table"):
-        catalog.create_table("db.mixed", schema, ["id"])
+        catalog.create_table("db.mixed", schema=schema, primary_keys=["id"])
     assert not catalog.table_exists("db.mixed")
 
 

@@ -106,7 +106,7 @@ def test_key_statistics_and_filters_with_nan_keys(
     catalog = Catalog(str(tmp_path))
     catalog.create_database("db")
     schema = pa.schema([pa.field("k", pa.float64(), False), ("v", pa.int64())])
-    table = catalog.create_table("db.t", schema, ["k"], options={"bucket": "1"})
+    table = catalog.create_table("db.t", schema=schema, primary_keys=["k"], options={"bucket": "1"})
     keys = [float("nan"), -1.0, 7.0, -0.0, 0.0]
     table.write(pa.table({"k": pa.array(keys), "v": pa.array(range(5), pa.int64())}))
     (entry,) = table.store.live_entries(table.store.latest_snapshot())

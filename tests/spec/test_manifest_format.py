@@ -92,7 +92,9 @@ def test_a_format_or_codec_paimon_does_not_write_is_refused(
     catalog = Catalog(str(warehouse))
     catalog.create_database("db")
     with pytest.raises((ConfigurationError, UnsupportedFeatureError), match=r"manifest\."):
-        catalog.create_table("db.t", SCHEMA, ["id"], options={"bucket": "1", **options})
+        catalog.create_table(
+            "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1", **options}
+        )
     assert not (warehouse / "db.db" / "t").exists()
 
 
@@ -195,7 +197,9 @@ def test_every_record_kind_survives_each_format(fmt: ManifestFormat) -> None:
 def test_a_table_whose_manifest_format_changed_reads_both(warehouse: Path) -> None:
     catalog = Catalog(str(warehouse))
     catalog.create_database("db")
-    table = catalog.create_table("db.t", SCHEMA, ["id"], options={"bucket": "1"})
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"}
+    )
     table.write(pa.table({"id": [1, 2], "v": ["a", "b"]}, schema=SCHEMA))
     table.alter(SetOption("manifest.format", "parquet"))
     table = catalog.get_table("db.t")
@@ -210,7 +214,10 @@ def test_a_manifest_of_no_known_format_is_named(warehouse: Path) -> None:
     catalog = Catalog(str(warehouse))
     catalog.create_database("db")
     table = catalog.create_table(
-        "db.t", SCHEMA, ["id"], options={"bucket": "1", "manifest.format": "orc"}
+        "db.t",
+        schema=SCHEMA,
+        primary_keys=["id"],
+        options={"bucket": "1", "manifest.format": "orc"},
     )
     table.write(pa.table({"id": [1], "v": ["a"]}, schema=SCHEMA))
     manifests = [
