@@ -20,7 +20,7 @@ A plain-pyarrow floor runs in its own process, on a thread pool of all cores: sp
 upsert); read every file back and keep the last row of each key per bucket (read); read, merge
 and write each bucket again (compact).
 
-Printed per step: seconds, rows/s, cores used (process CPU time ÷ wall time of the step) and
+Printed per step: seconds, rows/s, cores used (process CPU time / wall time of the step) and
 the process's peak RSS after the step (``ru_maxrss``: a running maximum over the steps of one
 process).
 
@@ -222,7 +222,8 @@ def main() -> None:
         cmd += ["--buckets", str(args.buckets)]
         proc = subprocess.run(cmd, check=True, capture_output=True, text=True)
         results[run] = json.loads(proc.stdout.strip().splitlines()[-1])
-    print(f"{'step':8} {'run':>8} {'s':>7} {'rows/s':>10} {'×floor':>7} {'cores':>6} {'RSS MiB':>8}")
+    header = ("step", "run", "s", "rows/s", "/floor", "cores", "RSS MiB")
+    print("{:8} {:>8} {:>7} {:>10} {:>7} {:>6} {:>8}".format(*header))
     for step in STEPS:
         n = args.rows if step != "upsert" else args.rows * 3 // 10
         for run in runs:
