@@ -24,8 +24,8 @@ Printed per step: seconds, rows/s, cores used (process CPU time / wall time of t
 the process's peak RSS after the step (``ru_maxrss``: a running maximum over the steps of one
 process).
 
-Figures on the 2-core development machine (shared and loaded: load average 1.6 at the start),
-1M rows, 8 buckets, 2026-11-26 — see the table in ``benchmarks/scaling.md``.
+Figures on the 2-core development machine (shared and loaded: load average 1.75-2.6),
+1M and 8M rows, 8 buckets, 2026-11-26: see ``benchmarks/scaling.md``.
 """
 
 from __future__ import annotations
