@@ -31,6 +31,7 @@ from lakeops.io.file_io import FileIO
 from lakeops.kv.formats import check_writable
 from lakeops.option_parsing import parse_duration
 from lakeops.options import TableOptions
+from lakeops.parallel import check_parallelism
 from lakeops.read.lookup import lookup
 from lakeops.read.merge_read import SplitReader
 from lakeops.read.predicate import Filter, normalize, to_expression
@@ -139,7 +140,7 @@ class Table:
         return self.schema
 
     # -------------------------------------------------------------------- write
-    def new_write(self, *, overwrite: bool = False) -> TableWrite:
+    def new_write(self, *, overwrite: bool = False, parallelism: int | None = None) -> TableWrite:
         """A two-phase writer: ``write`` batches, then ``prepare_commit`` → :meth:`commit`.
 
         ``overwrite=True`` prepares messages for ``commit(..., overwrite=…)``: the writer
@@ -148,7 +149,7 @@ class Table:
         self._require_writable("write")
         check_writable(self.schema)
         self.file_io.check_commit_ready()  # an unreachable commit lock fails before any file
-        return TableWrite(self.context, ignore_previous=overwrite)
+        return TableWrite(self.context, ignore_previous=overwrite, parallelism=parallelism)
 
     def commit(
         self,
@@ -231,8 +232,11 @@ class Table:
         """Reads merged rows of this table's splits."""
         return SplitReader(self.context)
 
-    def write(self, data: WriteInput) -> Snapshot | None:
+    def write(self, data: WriteInput, *, parallelism: int | None = None) -> Snapshot | None:
         """Write ``data`` as one commit and return its snapshot (None if no rows).
+
+        ``parallelism``: how many buckets are flushed and compacted at once (default: the cores
+        available, capped by the buckets in play); the result is the same at every value.
 
         Every row is validated before its bucket is flushed; on any error before the data is
         published every file this call wrote is deleted and the table is left exactly as it was.
@@ -250,7 +254,7 @@ class Table:
         # in-memory input can be written again when another commit made the plan stale
         attempts = self.options.commit_max_retries if isinstance(data, _REPLAYABLE) else 0
         for attempt in range(attempts + 1):
-            writer = self.new_write()
+            writer = self.new_write(parallelism=parallelism)
             try:
                 writer.write(data)
                 return self.commit(writer.prepare_commit())
@@ -268,7 +272,11 @@ class Table:
 
     # --------------------------------------------------------------- compaction
     def compact(
-        self, *, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None
+        self,
+        *,
+        full: bool = False,
+        partitions: Sequence[Mapping[str, Any]] | None = None,
+        parallelism: int | None = None,
     ) -> Snapshot | None:
         """Compact every bucket (or those of ``partitions``, e.g. ``[{"dt": "2024-01-01"}]``)
         with the table's strategy, or fully (everything to the max level) with ``full=True``.
@@ -276,22 +284,35 @@ class Table:
         Commits one ``COMPACT`` snapshot; None if nothing needed compacting. If a concurrent
         job replaced any input file, nothing is committed, the new files are deleted, and
         :class:`~lakeops.errors.CommitConflictError` is raised — retry on the new snapshot.
+        ``parallelism``: how many buckets are compacted at once (default: the cores available,
+        capped by the buckets to compact); the result is the same at every value.
         """
-        return self._run_compaction(full=full, force_level0=False, partitions=partitions)
+        return self._run_compaction(
+            full=full, force_level0=False, partitions=partitions, parallelism=parallelism
+        )
 
     def flush_level0(
         self,
         *,
         partitions: Sequence[Mapping[str, Any]] | None = None,
+        parallelism: int | None = None,
     ) -> Snapshot | None:
         """Lift every level-0 file to a higher level (ForceUpLevel0), so lookups and batch
         reads of lookup tables (first-row, ``changelog-producer=lookup``, deletion vectors)
         see the newest data. One ``COMPACT`` snapshot, or None if level 0 was empty."""
-        return self._run_compaction(full=False, force_level0=True, partitions=partitions)
+        return self._run_compaction(
+            full=False, force_level0=True, partitions=partitions, parallelism=parallelism
+        )
 
     def _run_compaction(
-        self, *, full: bool, force_level0: bool, partitions: Sequence[Mapping[str, Any]] | None
+        self,
+        *,
+        full: bool,
+        force_level0: bool,
+        partitions: Sequence[Mapping[str, Any]] | None,
+        parallelism: int | None = None,
     ) -> Snapshot | None:
+        check_parallelism(parallelism)
         self._require_writable("compact")
         check_writable(self.schema, "compact this table")
         self.file_io.check_commit_ready()
@@ -300,6 +321,7 @@ class Table:
             full=full,
             force_level0=force_level0,
             partitions=partitions,
+            parallelism=parallelism,
         )
         if not plan.messages:
             return None

@@ -10,6 +10,7 @@ of keys reads only the row groups overlapping its key range, once.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
@@ -26,7 +27,11 @@ LEVEL = "__level"
 
 
 class RowGroupCache:
-    """Decoded row groups, least recently used evicted beyond ``budget_bytes``."""
+    """Decoded row groups, least recently used evicted beyond ``budget_bytes``.
+
+    Thread-safe: compactions of different buckets running on a pool share one cache (one
+    budget). Loading runs outside the lock, so two workers missing the same row group at once
+    may both decode it; the cache keeps one copy."""
 
     def __init__(self, budget_bytes: int) -> None:
         self.budget = budget_bytes
@@ -34,26 +39,34 @@ class RowGroupCache:
         self._tables: OrderedDict[tuple[str, int], pa.Table] = OrderedDict()
         self._ranges: dict[str, list[tuple[Any, Any] | None]] = {}
         self.hits = self.misses = 0
+        self._lock = threading.Lock()
 
     def ranges(self, key: str, load: Any) -> list[tuple[Any, Any] | None]:
-        if key not in self._ranges:
-            self._ranges[key] = load()
-        return self._ranges[key]
+        with self._lock:
+            found = self._ranges.get(key)
+        if found is None:
+            found = load()
+            with self._lock:
+                found = self._ranges.setdefault(key, found)
+        return found
 
     def get(self, key: tuple[str, int], load: Any) -> pa.Table:
-        table = self._tables.get(key)
-        if table is not None:
-            self.hits += 1
-            self._tables.move_to_end(key)
-            return table
-        self.misses += 1
+        with self._lock:
+            table = self._tables.get(key)
+            if table is not None:
+                self.hits += 1
+                self._tables.move_to_end(key)
+                return table
+            self.misses += 1
         table = load()
         if table.nbytes <= self.budget:
-            self._tables[key] = table
-            self.size += table.nbytes
-            while self.size > self.budget:
-                _, old = self._tables.popitem(last=False)
-                self.size -= old.nbytes
+            with self._lock:
+                if key not in self._tables:
+                    self._tables[key] = table
+                    self.size += table.nbytes
+                while self.size > self.budget:
+                    _, old = self._tables.popitem(last=False)
+                    self.size -= old.nbytes
         return table
 
 

@@ -11,6 +11,7 @@ from lakeops.compact.manager import BucketCompactor
 from lakeops.compact.task import BucketContext
 from lakeops.context import TableContext
 from lakeops.option_registry import check_data_files, check_writable
+from lakeops.parallel import run_ordered
 from lakeops.read.scan import PartitionSpec, partition_matches
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import DataFileMeta
@@ -116,23 +117,34 @@ def plan_compaction(
     full: bool = False,
     force_level0: bool = False,
     partitions: Sequence[PartitionSpec] | None = None,
+    parallelism: int | None = None,
 ) -> CompactionPlan:
-    """Compact every bucket of the latest snapshot (or only the given partitions)."""
+    """Compact every bucket of the latest snapshot (or only the given partitions).
+
+    Buckets are compacted on up to ``parallelism`` threads (default: the cores available,
+    capped by the number of buckets; see :mod:`lakeops.parallel`), sharing one thread-safe
+    lookup cache. Each bucket's compaction streams, so memory is bounded by the number of
+    workers, not by the table. The plan lists the buckets' messages in bucket order whatever
+    the parallelism. If any bucket fails, every file any bucket wrote is deleted and the first
+    error is raised."""
     plan = CompactionPlan()
     store = table.store
     cache = RowGroupCache(table.changelog.lookup_cache_bytes)
+    jobs = plan_buckets(store, table.schema, partitions)
+    # parse the option families once, before workers read them
+    table.options, table.compaction, table.changelog, table.engine, table.locations  # noqa: B018
+
+    def compact_one(job: BucketJob) -> tuple[CommitMessage | None, list[str]]:
+        return run_bucket(table, job, full=full, force_level0=force_level0, cache=cache)
+
+    def record(_: BucketJob, done: tuple[CommitMessage | None, list[str]]) -> None:
+        message, written = done
+        plan.written.extend(written)
+        if message is not None:
+            plan.messages.append(message)
+
     try:
-        for job in plan_buckets(store, table.schema, partitions):
-            message, written = run_bucket(
-                table,
-                job,
-                full=full,
-                force_level0=force_level0,
-                cache=cache,
-            )
-            plan.written.extend(written)
-            if message is not None:
-                plan.messages.append(message)
+        run_ordered(compact_one, jobs, parallelism, on_success=record)
     except BaseException:
         for path in plan.written:
             store.file_io.delete(path)

@@ -25,6 +25,7 @@ from lakeops.compact.task import BucketContext, CompactResult
 from lakeops.context import TableContext
 from lakeops.errors import SnapshotNotFoundError
 from lakeops.io.file_io import FileIO
+from lakeops.parallel import run_ordered
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.locations import ExternalPaths, FileLocations
 
@@ -140,11 +141,12 @@ class CompactionCadence:
         """Compact a bucket that a flush just added level-0 files to."""
         lsm.compact(self.compact_options.stop_trigger)
 
-    def before_commit(self, lsms: Iterable[BucketLsm]) -> None:
-        """Compact every bucket fully if the commit being prepared calls for it."""
+    def before_commit(self, lsms: Iterable[BucketLsm], parallelism: int | None = 1) -> None:
+        """Compact every bucket fully if the commit being prepared calls for it (on up to
+        ``parallelism`` threads, one bucket per thread at a time)."""
         if self.compact_options.force_compact_on_commit or self.full_compaction_due():
-            for lsm in lsms:
-                lsm.compact(self.compact_options.stop_trigger, full=True)
+            stop = self.compact_options.stop_trigger
+            run_ordered(lambda lsm: lsm.compact(stop, full=True), list(lsms), parallelism)
 
     def full_compaction_due(self) -> bool:
         """``changelog-producer=full-compaction``: full-compact every

@@ -27,6 +27,7 @@ from lakeops.context import TableContext
 from lakeops.errors import DataValidationError, LakeopsError
 from lakeops.io.file_io import join
 from lakeops.option_registry import check_data_files
+from lakeops.parallel import check_parallelism, run_ordered
 from lakeops.spec import binary_row, paths
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import DataFileMeta
@@ -99,7 +100,15 @@ class TableWrite:
         >>> table.commit(writer.prepare_commit()) # doctest: +SKIP
     """
 
-    def __init__(self, table: TableContext, *, ignore_previous: bool = False) -> None:
+    def __init__(
+        self,
+        table: TableContext,
+        *,
+        ignore_previous: bool = False,
+        parallelism: int | None = None,
+    ) -> None:
+        #: how many buckets a flush writes (and compacts) at once; see :mod:`lakeops.parallel`
+        self.parallelism = check_parallelism(parallelism)
         self.table = table
         self.store = store = table.store
         self.schema = schema = table.schema
@@ -190,21 +199,35 @@ class TableWrite:
     # -------------------------------------------------------------------- flush
     def flush(self) -> None:
         """Sort, merge and write every buffered bucket as level-0 files, then let each
-        bucket's compaction strategy run (unless ``write-only``)."""
-        for bucket in self._buckets.values():
-            if not bucket.buffer.batches:
-                continue
-            flushed = flush_bucket(
-                bucket.buffer.take(), self.flush_settings, bucket.directory, bucket.external
-            )
-            bucket.add(flushed)
-            self.cadence.after_flush(bucket.lsm)
+        bucket's compaction strategy run (unless ``write-only``).
+
+        Buckets are flushed, and then compacted, on up to ``parallelism`` threads (each bucket
+        by one thread at a time; see :mod:`lakeops.parallel`): a bucket's files, sequence
+        numbers and compactions do not depend on the other buckets, so the result is the same
+        at every parallelism. If any bucket fails, the files of the buckets that succeeded are
+        still recorded (so :meth:`abort` deletes them) and the first error is raised."""
+        pending = [b for b in self._buckets.values() if b.buffer.batches]
+        if not pending:
+            return
+        work = [(b, b.buffer.take()) for b in pending]
+        settings = self.flush_settings
+
+        def flush_one(item: tuple[_Bucket, list[pa.Table]]) -> Flushed:
+            bucket, batches = item
+            return flush_bucket(batches, settings, bucket.directory, bucket.external)
+
+        run_ordered(
+            flush_one, work, self.parallelism, on_success=lambda item, done: item[0].add(done)
+        )
+        # each bucket's compaction touches only its own LSM state; the lookup cache they
+        # share is thread-safe
+        run_ordered(lambda b: self.cadence.after_flush(b.lsm), pending, self.parallelism)
 
     # -------------------------------------------------------------------- commit
     def prepare_commit(self) -> list[CommitMessage]:
         """Flush everything and return one message per (partition, bucket) with changes."""
         self.flush()
-        self.cadence.before_commit(b.lsm for b in self._buckets.values())
+        self.cadence.before_commit((b.lsm for b in self._buckets.values()), self.parallelism)
         self._closed = True
         base_id = None if self._ignore_previous else (self._base.id if self._base else 0)
         messages = [

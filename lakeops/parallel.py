@@ -1,0 +1,109 @@
+"""How many buckets lakeops writes or compacts at once, and the pool that runs them.
+
+The knob is the keyword-only ``parallelism`` argument of ``Table.new_write``, ``Table.write``,
+``Table.compact`` and ``Table.flush_level0``. It is deliberately not a table option: how many
+cores one process uses is a property of the machine and the job that runs the write, not of the
+table (a table option would be stored in the schema and seen by every engine and every writer
+of the table on every machine). Paimon's own parallelism settings (``sink.parallelism``,
+``scan.parallelism`` …) are Flink settings that lakeops stores untouched and ignores.
+
+Default (``None``): the cores this process may run on (``os.sched_getaffinity``, else
+``os.cpu_count()``), capped by the number of buckets in play. Parallelism 1 runs everything
+in the calling thread, in order.
+
+Work runs on a thread pool: the heavy steps (sorting, merging, Parquet encoding and writing)
+are pyarrow and numpy calls that release the GIL. Each unit of work is one (partition, bucket),
+and every unit is a function of its own inputs, so the results do not depend on the
+parallelism: they are returned in the order of the inputs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from typing import TypeVar
+
+from lakeops.errors import ConfigurationError
+
+__all__ = ["available_cores", "check_parallelism", "run_ordered", "workers_for"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def available_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(os.cpu_count() or 1, 1)
+
+
+def check_parallelism(parallelism: int | None) -> int | None:
+    """``parallelism`` itself if it is None or a positive int; a ConfigurationError
+    otherwise (raised before anything is written)."""
+    if parallelism is None:
+        return None
+    if isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism < 1:
+        raise ConfigurationError(
+            f"parallelism must be a positive integer (or None for the cores available, "
+            f"{available_cores()} here), got {parallelism!r}"
+        )
+    return parallelism
+
+
+def workers_for(parallelism: int | None, units: int) -> int:
+    """How many workers run ``units`` units of work: ``parallelism`` (default: the cores
+    available), capped by ``units``, at least 1."""
+    wanted = check_parallelism(parallelism) or available_cores()
+    return max(min(wanted, units), 1)
+
+
+def run_ordered(
+    work: Callable[[T], R],
+    items: Sequence[T],
+    parallelism: int | None,
+    *,
+    on_success: Callable[[T, R], None] | None = None,
+) -> list[R]:
+    """``[work(item) for item in items]``, on up to ``parallelism`` threads.
+
+    ``on_success(item, result)`` is called in the calling thread for every unit that finished
+    without error, in the order of ``items`` — also when another unit failed, so the caller can
+    record (and later delete) what the successful units wrote. When any unit fails, the units
+    not yet started are cancelled, the running ones are waited for, and the first error (in the
+    order of ``items``) is raised after ``on_success`` saw every successful unit.
+    """
+    workers = workers_for(parallelism, len(items))
+    if workers == 1:
+        results: list[R] = []
+        for item in items:
+            result = work(item)
+            if on_success is not None:
+                on_success(item, result)
+            results.append(result)
+        return results
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lakeops") as pool:
+        futures: list[Future[R]] = [pool.submit(work, item) for item in items]
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        if any(f.exception() is not None for f in done if not f.cancelled()):
+            for f in futures:
+                f.cancel()
+        wait(futures)
+    error: BaseException | None = None
+    results = []
+    for item, future in zip(items, futures, strict=True):
+        if future.cancelled():
+            continue
+        failure = future.exception()
+        if failure is not None:
+            error = error or failure
+            continue
+        result = future.result()
+        if on_success is not None:
+            on_success(item, result)
+        results.append(result)
+    if error is not None:
+        raise error
+    return results

@@ -1,0 +1,52 @@
+"""The ordered pool (``lakeops.parallel``): results in input order at every parallelism, the
+default capped by the units of work, and on a failure every finished unit reported to
+``on_success`` before the first error (in input order) is raised."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from lakeops import parallel
+from lakeops.errors import ConfigurationError
+
+
+@pytest.mark.parametrize("workers", [1, 3, 8])
+def test_results_come_in_input_order(workers: int) -> None:
+    seen: list[int] = []
+    out = parallel.run_ordered(
+        lambda n: n * n, list(range(20)), workers, on_success=lambda n, _: seen.append(n)
+    )
+    assert out == [n * n for n in range(20)]
+    assert seen == list(range(20))
+
+
+def test_the_default_is_the_cores_capped_by_the_units(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "available_cores", lambda: 6)
+    assert parallel.workers_for(None, 4) == 4
+    assert parallel.workers_for(None, 40) == 6
+    assert parallel.workers_for(3, 40) == 3
+    assert parallel.workers_for(None, 0) == 1
+
+
+def test_a_failure_reports_every_finished_unit_then_raises_the_first_error() -> None:
+    # units 2 and 5 fail; a barrier makes every unit start before any fails, so all run
+    barrier = threading.Barrier(8)
+    finished: list[int] = []
+
+    def work(n: int) -> int:
+        barrier.wait(timeout=10)
+        if n in (2, 5):
+            raise ValueError(f"unit {n}")
+        return n
+
+    with pytest.raises(ValueError, match="unit 2"):
+        parallel.run_ordered(work, list(range(8)), 8, on_success=lambda n, _: finished.append(n))
+    assert finished == [0, 1, 3, 4, 6, 7]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.0, False, "2"])
+def test_parallelism_must_be_a_positive_integer(bad: object) -> None:
+    with pytest.raises(ConfigurationError, match="positive integer"):
+        parallel.check_parallelism(bad)  # type: ignore[arg-type]
