@@ -171,7 +171,7 @@ class Table:
         data stays committed.
         """
         self._require_writable("commit to")
-        committer = Committer(self.store, self.schema, self.options, commit_user)
+        committer = Committer(self.context, commit_user)
 
         def drop(conflict: Exception) -> None:
             log.warning("%s: in-writer compaction dropped: %s", self.identifier, conflict)
@@ -218,7 +218,7 @@ class Table:
         (a conflict included) nothing is committed and ``written`` files are deleted."""
         try:
             self._require_writable("commit a compaction of")
-            snapshot = Committer(self.store, self.schema, self.options).commit(messages)
+            snapshot = Committer(self.context).commit(messages)
         except CommitStateUnknownError:
             raise  # the snapshot may reference these files: keep them
         except BaseException:
@@ -350,7 +350,7 @@ class Table:
             if time_retained is not None
             else None,
         )
-        return expire_snapshots(self.store, self.schema, self.options, retention)
+        return expire_snapshots(self.context, retention)
 
     def remove_orphan_files(
         self,
@@ -384,7 +384,7 @@ class Table:
         concurrent writers are safe: a writer committing later builds on the rolled-back
         table (see :mod:`lakeops.commit.rollback`)."""
         self._require_writable("roll back")
-        return rollback_to(self.store, self.schema, self.options, snapshot_id)
+        return rollback_to(self.context, snapshot_id)
 
     def commit_stats(self, snapshot_id: int | None = None) -> CommitStats:
         """Files and bytes a snapshot (default: the latest) added and removed."""

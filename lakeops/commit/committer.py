@@ -40,13 +40,13 @@ from lakeops.commit.snapshot_builder import (
     next_snapshot_id,
     overwrite_change,
 )
+from lakeops.context import TableContext
 from lakeops.errors import (
     CommitConflictError,
     CommitError,
     CommitStateUnknownError,
     LockUnavailableError,
 )
-from lakeops.options import TableOptions
 from lakeops.spec import paths
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.index_manifest import IndexManifestEntry, combine, write_index_manifest
@@ -58,9 +58,8 @@ from lakeops.spec.manifest import (
     write_manifest_list,
 )
 from lakeops.spec.manifest_format import ManifestFormat
-from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import CommitKind, Snapshot
-from lakeops.store import TableStore, fold_entries
+from lakeops.store import fold_entries
 
 __all__ = ["BATCH_COMMIT_IDENTIFIER", "Committer", "PlannedChange"]
 
@@ -73,16 +72,11 @@ BATCH_COMMIT_IDENTIFIER = 2**63 - 1
 class Committer:
     """Commits to one table. ``commit_user`` identifies the writer in snapshots."""
 
-    def __init__(
-        self,
-        store: TableStore,
-        schema: TableSchema,
-        options: TableOptions,
-        commit_user: str | None = None,
-    ) -> None:
-        self.store = store
-        self.schema = schema
-        self.options = options
+    def __init__(self, table: TableContext, commit_user: str | None = None) -> None:
+        self.table = table
+        self.store = table.store
+        self.schema = schema = table.schema
+        self.options = table.options
         self.commit_user = commit_user or str(uuid.uuid4())
         self.partition_types = schema.types_of(schema.partition_keys)
         #: manifests are written in the table's ``manifest.format`` and

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from lakeops.commit.confine import check_snapshots, entry_paths, index_paths
 from lakeops.commit.keep_alive import consumer_floor, protected_snapshots
+from lakeops.context import TableContext
 from lakeops.errors import ConfigurationError
 from lakeops.option_parsing import parse_duration
 from lakeops.options import TableOptions
@@ -168,13 +169,10 @@ def _lists(s: Snapshot) -> list[str]:
 
 
 def expire_snapshots(
-    store: TableStore,
-    schema: TableSchema,
-    options: TableOptions,
-    retention: Retention,
-    now_ms: int | None = None,
+    table: TableContext, retention: Retention, now_ms: int | None = None
 ) -> ExpireResult:
     """One expiry pass; see the module docstring."""
+    store, schema, options = table.store, table.schema, table.options
     result = _Tally()
     now = int(time.time() * 1000) if now_ms is None else now_ms
     ids = store.snapshot_ids()

@@ -22,9 +22,9 @@ from dataclasses import replace
 from lakeops.commit.committer import Committer
 from lakeops.commit.confine import check_snapshots
 from lakeops.commit.snapshot_builder import PlannedChange
+from lakeops.context import TableContext
 from lakeops.errors import CommitStateUnknownError, SnapshotNotFoundError
 from lakeops.io.data_formats import format_of
-from lakeops.options import TableOptions
 from lakeops.spec.index_manifest import IndexManifestEntry
 from lakeops.spec.locations import FileLocations
 from lakeops.spec.manifest import FileKind, ManifestEntry
@@ -35,11 +35,10 @@ from lakeops.store import TableStore
 __all__ = ["holds", "rollback_to"]
 
 
-def rollback_to(
-    store: TableStore, schema: TableSchema, options: TableOptions, snapshot_id: int
-) -> Snapshot | None:
+def rollback_to(table: TableContext, snapshot_id: int) -> Snapshot | None:
     """Publish a snapshot with the contents of ``snapshot_id``; returns it, or None when the
     latest snapshot already has exactly those files."""
+    store, schema = table.store, table.schema
     if not store.snapshot_exists(snapshot_id):
         ids = store.snapshot_ids()
         raise SnapshotNotFoundError(
@@ -80,7 +79,7 @@ def rollback_to(
         copies.discard(keep=())
         return None
     try:
-        snapshot = Committer(store, schema, options).commit_planned(plan, CommitKind.OVERWRITE)
+        snapshot = Committer(table).commit_planned(plan, CommitKind.OVERWRITE)
     except CommitStateUnknownError:
         raise  # the snapshot may reference the copies: keep them
     except BaseException:

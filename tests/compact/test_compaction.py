@@ -163,7 +163,7 @@ def test_compaction_conflict_fails_cleanly(table: Table) -> None:
     from lakeops.commit.committer import Committer
 
     with pytest.raises(CommitConflictError):
-        Committer(table.store, table.schema, table.options).commit(plan.messages)
+        Committer(table.context).commit(plan.messages)
     for path in plan.written:
         table.file_io.delete(path)
     assert _state(table) == before
