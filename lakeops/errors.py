@@ -28,30 +28,6 @@ Every error the library raises on purpose derives from :class:`LakeopsError`, so
 
 from __future__ import annotations
 
-__all__ = [
-    "CatalogError",
-    "CommitConflictError",
-    "CommitError",
-    "CommitStateUnknownError",
-    "ConfigurationError",
-    "CorruptDataFileError",
-    "CorruptMetadataError",
-    "CorruptTableError",
-    "DataValidationError",
-    "DatabaseAlreadyExistsError",
-    "DatabaseNotFoundError",
-    "JobError",
-    "LakeopsError",
-    "LockUnavailableError",
-    "MissingDataFileError",
-    "MissingMetadataError",
-    "SnapshotNotFoundError",
-    "StaleWriteError",
-    "TableAlreadyExistsError",
-    "TableNotFoundError",
-    "UnsupportedFeatureError",
-]
-
 
 class LakeopsError(Exception):
     """Base class of every error lakeops raises on purpose."""
@@ -156,3 +132,11 @@ class MissingDataFileError(CorruptDataFileError, FileNotFoundError):
 
 class JobError(LakeopsError):
     """A Spark job submitted by lakeops (``spark-submit``) exited with an error."""
+
+
+#: every class of the tree (the one list; ``lakeops`` re-exports it)
+__all__ = sorted(
+    name
+    for name, value in list(globals().items())
+    if isinstance(value, type) and issubclass(value, LakeopsError)
+)

@@ -187,15 +187,8 @@ def _add(
         _ENTRIES.append(OptionRule(key, status, note, fix, refuse_value, reads_wrong))
 
 
-def _honoured(
-    keys: Iterable[str],
-    note: str,
-    *,
-    fix: str = "",
-    refuse_value: ValueRule | None = None,
-    reads_wrong: bool = False,
-) -> None:
-    _add("honoured", keys, note, fix=fix, refuse_value=refuse_value, reads_wrong=reads_wrong)
+#: an option lakeops honours (``_add`` with the status bound)
+_honoured = functools.partial(_add, "honoured")
 
 
 def _ignorable(keys: Iterable[str], note: str) -> None:

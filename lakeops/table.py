@@ -403,11 +403,7 @@ class Table:
         partition columns). Lookup tables are looked up in levels ≥ 1 only, like Paimon's
         lookups; other tables in every level. Only files whose key range holds a key are read.
         """
-        names = self.schema.field_names
-        wanted = list(columns) if columns is not None else names
-        unknown = [c for c in wanted if c not in names]
-        if unknown:
-            raise ConfigurationError(f"unknown column(s) {unknown}; the table has {names}")
+        wanted = self._columns(columns)
         return lookup(
             self.context,
             keys,
@@ -455,12 +451,8 @@ class Table:
                 skip partitions and files, then applied exactly to the merged rows.
             snapshot_id: time travel to an older snapshot.
         """
-        names = self.schema.field_names
-        wanted = list(columns) if columns is not None else names
-        unknown = [c for c in wanted if c not in names]
-        if unknown:
-            raise ConfigurationError(f"unknown column(s) {unknown}; the table has {names}")
-        dnf = normalize(filter, names)
+        wanted = self._columns(columns)
+        dnf = normalize(filter, self.schema.field_names)
         snapshot = self._snapshot_or_latest(snapshot_id)
         splits = plan_splits(self.context, snapshot, dnf)
         needed = list(wanted)
@@ -496,11 +488,7 @@ class Table:
         ``diff`` (net changes between the two merged states). See
         :mod:`lakeops.changelog.reader`.
         """
-        names = self.schema.field_names
-        wanted = list(columns) if columns is not None else names
-        unknown = [c for c in wanted if c not in names]
-        if unknown:
-            raise ConfigurationError(f"unknown column(s) {unknown}; the table has {names}")
+        wanted = self._columns(columns)
         return read_changes(
             self.context,
             from_snapshot,
@@ -508,6 +496,15 @@ class Table:
             mode,
             wanted,
         )
+
+    def _columns(self, columns: Sequence[str] | None) -> list[str]:
+        """The named columns (every column for ``None``); refuses a name the table lacks."""
+        names = self.schema.field_names
+        wanted = list(columns) if columns is not None else names
+        unknown = [c for c in wanted if c not in names]
+        if unknown:
+            raise ConfigurationError(f"unknown column(s) {unknown}; the table has {names}")
+        return wanted
 
     def _snapshot_or_latest(self, snapshot_id: int | None) -> Snapshot | None:
         if snapshot_id is None:

@@ -30,6 +30,21 @@ class _PollingTrigger(BaseTrigger):
 
         return LakeopsHook(self.lakeops_conn_id).get_table(self.table)
 
+    def _arguments(self) -> dict[str, Any]:
+        """The subclass's own constructor arguments, for :meth:`serialize`."""
+        raise NotImplementedError
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return (
+            f"{type(self).__module__}.{type(self).__qualname__}",
+            {
+                "lakeops_conn_id": self.lakeops_conn_id,
+                "table": self.table,
+                **self._arguments(),
+                "poll_interval": self.poll_interval,
+            },
+        )
+
     def check(self) -> dict[str, Any] | None:  # runs in a thread
         raise NotImplementedError
 
@@ -67,17 +82,11 @@ class LakeopsHealthTrigger(_PollingTrigger):
         self.max_sorted_runs = max_sorted_runs
         self.max_level0_age_s = max_level0_age_s
 
-    def serialize(self) -> tuple[str, dict[str, Any]]:
-        return (
-            f"{type(self).__module__}.{type(self).__qualname__}",
-            {
-                "lakeops_conn_id": self.lakeops_conn_id,
-                "table": self.table,
-                "max_sorted_runs": self.max_sorted_runs,
-                "max_level0_age_s": self.max_level0_age_s,
-                "poll_interval": self.poll_interval,
-            },
-        )
+    def _arguments(self) -> dict[str, Any]:
+        return {
+            "max_sorted_runs": self.max_sorted_runs,
+            "max_level0_age_s": self.max_level0_age_s,
+        }
 
     def check(self) -> dict[str, Any] | None:
         age = None if self.max_level0_age_s is None else dt.timedelta(seconds=self.max_level0_age_s)
@@ -106,17 +115,11 @@ class LakeopsSnapshotTrigger(_PollingTrigger):
         self.since_snapshot_id = since_snapshot_id
         self.since = since
 
-    def serialize(self) -> tuple[str, dict[str, Any]]:
-        return (
-            f"{type(self).__module__}.{type(self).__qualname__}",
-            {
-                "lakeops_conn_id": self.lakeops_conn_id,
-                "table": self.table,
-                "since_snapshot_id": self.since_snapshot_id,
-                "since": self.since,
-                "poll_interval": self.poll_interval,
-            },
-        )
+    def _arguments(self) -> dict[str, Any]:
+        return {
+            "since_snapshot_id": self.since_snapshot_id,
+            "since": self.since,
+        }
 
     def check(self) -> dict[str, Any] | None:
         since = dt.datetime.fromisoformat(self.since) if self.since else None

@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from lakeops import Snapshot, Table
 from lakeops.cli.arguments import PartitionOpt, TableArg
-from lakeops.cli.context import CliState, state
+from lakeops.cli.context import state
 from lakeops.cli.errors import CliError
 from lakeops.cli.output import human_bytes
 from lakeops.cli.parsing import parse_partitions
@@ -44,16 +44,20 @@ def _id_range(ids: Sequence[int]) -> str:
 
 
 def _run_rewrite(
-    st: CliState,
+    ctx: typer.Context,
     table: str,
+    partition: list[str] | None,
     action: str,
-    run: Callable[[], Snapshot | None],
+    run: Callable[[Table, list[dict[str, str]] | None], Snapshot | None],
     nothing: str,
-    target: Table,
 ) -> None:
-    """Run a compaction-like call under a spinner and report its COMPACT snapshot."""
+    """Run a compaction-like call on the table's named partitions (all without --partition)
+    under a spinner and report its COMPACT snapshot."""
+    st = state(ctx)
+    target = st.table(table)
+    specs = _partitions(target, partition)
     with st.out.spinner(f"{action} {table}"):
-        snapshot = run()
+        snapshot = run(target, specs)
     stats = target.commit_stats(snapshot.id) if snapshot is not None else None
 
     def human(console: Console) -> None:
@@ -91,16 +95,13 @@ def compact(
     bytes written, or "nothing to compact". Level-only upgrades count as a file rewritten and
     written with the same bytes.
     """
-    st = state(ctx)
-    target = st.table(table)
-    specs = _partitions(target, partition)
     _run_rewrite(
-        st,
+        ctx,
         table,
+        partition,
         "fully compacting" if full else "compacting",
-        lambda: target.compact(full=full, partitions=specs),
+        lambda target, specs: target.compact(full=full, partitions=specs),
         "nothing to compact",
-        target,
     )
 
 
@@ -110,16 +111,13 @@ def flush(ctx: typer.Context, table: TableArg, partition: PartitionOpt = None) -
     Lookup tables (first-row, changelog-producer=lookup, deletion vectors) written with
     write-only=true show new keys to reads and lookups only after this.
     """
-    st = state(ctx)
-    target = st.table(table)
-    specs = _partitions(target, partition)
     _run_rewrite(
-        st,
+        ctx,
         table,
+        partition,
         "flushing level 0 of",
-        lambda: target.flush_level0(partitions=specs),
+        lambda target, specs: target.flush_level0(partitions=specs),
         "nothing to flush: level 0 is empty",
-        target,
     )
 
 

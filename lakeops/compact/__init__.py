@@ -1,21 +1,7 @@
-"""LSM compaction: levels, strategies (pure objects), unit execution, per-bucket compactors."""
+"""LSM compaction: levels, strategies (pure objects), unit execution, per-bucket compactors.
 
-from lakeops.compact.strategy import (
-    CompactUnit,
-    EarlyFullCompaction,
-    ForceUpLevel0Compaction,
-    LevelSortedRun,
-    OffPeakHours,
-    UniversalCompaction,
-    pick_full_compaction,
-)
+The package exports the strategies of :mod:`lakeops.compact.strategy` (its ``__all__``).
+"""
 
-__all__ = [
-    "CompactUnit",
-    "EarlyFullCompaction",
-    "ForceUpLevel0Compaction",
-    "LevelSortedRun",
-    "OffPeakHours",
-    "UniversalCompaction",
-    "pick_full_compaction",
-]
+from lakeops.compact.strategy import *  # noqa: F403 - the strategies are the package's API
+from lakeops.compact.strategy import __all__ as __all__

@@ -106,13 +106,34 @@ class Lock(ABC):
     def _try_acquire(self, key: str, owner: str) -> Lease | None:
         """Grant the key if it is free or its lease expired; None otherwise."""
 
-    @abstractmethod
+    #: the DB-API parameter placeholder of the lock service's driver ("?" or "%s")
+    _param = "?"
+
     def is_held(self, lease: Lease) -> bool:
         """Whether ``lease`` is still the current, unexpired grant of its key."""
+        p = self._param
+        row = (
+            self._db()
+            .execute(
+                f"SELECT owner, token, expires_ms FROM lakeops_locks WHERE key = {p}", (lease.key,)
+            )
+            .fetchone()
+        )
+        return (
+            row is not None
+            and row[0] == lease.owner
+            and int(row[1]) == lease.token
+            and int(row[2]) > _now_ms()
+        )
 
-    @abstractmethod
     def release(self, lease: Lease) -> None:
         """Give the key back (no effect if the lease was taken over)."""
+        p = self._param
+        self._db().execute(
+            f"UPDATE lakeops_locks SET expires_ms = 0 WHERE key = {p} AND owner = {p} "
+            f"AND token = {p}",
+            (lease.key, lease.owner, lease.token),
+        )
 
     def __getstate__(self) -> dict[str, Any]:  # connections are per process
         state = dict(self.__dict__)
@@ -164,30 +185,11 @@ class SQLiteLock(Lock):
             raise
         return Lease(key, owner, token, now + self.ttl_ms)
 
-    def is_held(self, lease: Lease) -> bool:
-        row = (
-            self._db()
-            .execute(
-                "SELECT owner, token, expires_ms FROM lakeops_locks WHERE key = ?", (lease.key,)
-            )
-            .fetchone()
-        )
-        return (
-            row is not None
-            and row[0] == lease.owner
-            and row[1] == lease.token
-            and row[2] > _now_ms()
-        )
-
-    def release(self, lease: Lease) -> None:
-        self._db().execute(
-            "UPDATE lakeops_locks SET expires_ms = 0 WHERE key = ? AND owner = ? AND token = ?",
-            (lease.key, lease.owner, lease.token),
-        )
-
 
 class PostgresLock(Lock):
     """A lock table in PostgreSQL (``lock.postgres.dsn``): many hosts."""
+
+    _param = "%s"
 
     def __init__(self, dsn: str, ttl_ms: int = 60_000, wait_ms: int = 120_000) -> None:
         super().__init__(ttl_ms, wait_ms)
@@ -247,27 +249,6 @@ class PostgresLock(Lock):
             .fetchone()
         )
         return None if row is None else Lease(key, owner, int(row[0]), now + self.ttl_ms)
-
-    def is_held(self, lease: Lease) -> bool:
-        row = (
-            self._db()
-            .execute(
-                "SELECT owner, token, expires_ms FROM lakeops_locks WHERE key = %s", (lease.key,)
-            )
-            .fetchone()
-        )
-        return (
-            row is not None
-            and row[0] == lease.owner
-            and int(row[1]) == lease.token
-            and int(row[2]) > _now_ms()
-        )
-
-    def release(self, lease: Lease) -> None:
-        self._db().execute(
-            "UPDATE lakeops_locks SET expires_ms = 0 WHERE key = %s AND owner = %s AND token = %s",
-            (lease.key, lease.owner, lease.token),
-        )
 
 
 #: the catalog options of the commit lock, and what each holds

@@ -506,14 +506,19 @@ class _Bool(Aggregator):
             values, active, seg, self.func, pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)
         )
 
+    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+        """Nulls are skipped; two values combine by the subclass's ``_combine``."""
+        if acc is None or value is None:
+            return value if acc is None else acc
+        return self._combine(acc, value)
+
 
 class BoolAnd(_Bool):
     name = "bool_and"
     func = "all"
 
-    def agg(self, acc, value):  # type: ignore[no-untyped-def]
-        if acc is None or value is None:
-            return value if acc is None else acc
+    @staticmethod
+    def _combine(acc, value):  # type: ignore[no-untyped-def]
         return acc and value
 
 
@@ -521,9 +526,8 @@ class BoolOr(_Bool):
     name = "bool_or"
     func = "any"
 
-    def agg(self, acc, value):  # type: ignore[no-untyped-def]
-        if acc is None or value is None:
-            return value if acc is None else acc
+    @staticmethod
+    def _combine(acc, value):  # type: ignore[no-untyped-def]
         return acc or value
 
 

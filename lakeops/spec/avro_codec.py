@@ -5,7 +5,7 @@ plus ``zstd`` for zstandard — Paimon's default)."""
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import fastavro
@@ -30,15 +30,21 @@ _CODECS = {
 }
 
 
-def avro_codec(compression: str) -> str:
-    """The Avro codec for a ``manifest.compression`` value."""
-    codec = _CODECS.get(compression.strip().lower())
+def codec_of(compression: str, codecs: Mapping[str, str], *, refusal: str) -> str:
+    """The writer codec that ``codecs`` maps a ``manifest.compression`` value to (case and
+    surrounding blanks ignored); a value it lacks is refused with ``ConfigurationError``:
+    "manifest.compression '<value>' is not <refusal>; use one of <the known values>"."""
+    codec = codecs.get(compression.strip().lower())
     if codec is None:
         raise ConfigurationError(
-            f"manifest.compression {compression!r} is not an Avro codec Paimon writes; use one "
-            f"of {sorted(_CODECS)}"
+            f"manifest.compression {compression!r} is not {refusal}; use one of {sorted(codecs)}"
         )
     return codec
+
+
+def avro_codec(compression: str) -> str:
+    """The Avro codec for a ``manifest.compression`` value."""
+    return codec_of(compression, _CODECS, refusal="an Avro codec Paimon writes")
 
 
 def write_avro(schema: Any, records: Iterable[dict[str, Any]], codec: str) -> bytes:

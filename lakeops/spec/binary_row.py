@@ -250,22 +250,22 @@ def serialize(values: Sequence[Any], types: Sequence[DataType]) -> bytes:
 
 def deserialize(data: bytes, types: Sequence[DataType]) -> tuple[Any, ...]:
     """Inverse of :func:`serialize` (checks the arity prefix)."""
-    if len(data) < 4:
-        raise CorruptTableError(f"serialized BinaryRow too short ({len(data)} bytes)")
-    (arity,) = struct.unpack_from(">i", data, 0)
-    if arity != len(types):
-        raise CorruptTableError(f"BinaryRow has arity {arity}, expected {len(types)}")
-    return decode(data[4:], types)
+    return decode(_checked_body(data, types), types)
 
 
 def deserialize_internal(data: bytes, types: Sequence[DataType]) -> tuple[Any, ...]:
     """:func:`deserialize` into Paimon's internal values (see :func:`decode_internal`)."""
+    return decode(_checked_body(data, types), types, internal=True)
+
+
+def _checked_body(data: bytes, types: Sequence[DataType]) -> bytes:
+    """The row bytes after a serialized BinaryRow's arity prefix, once the prefix matches."""
     if len(data) < 4:
         raise CorruptTableError(f"serialized BinaryRow too short ({len(data)} bytes)")
     (arity,) = struct.unpack_from(">i", data, 0)
     if arity != len(types):
         raise CorruptTableError(f"BinaryRow has arity {arity}, expected {len(types)}")
-    return decode(data[4:], types, internal=True)
+    return data[4:]
 
 
 def decode(row: bytes, types: Sequence[DataType], *, internal: bool = False) -> tuple[Any, ...]:

@@ -250,12 +250,17 @@ class FileLocations:
                 f"it (no read, no expiry, no orphan cleanup, no rollback). Add its root to "
                 f"'{EXTERNAL_PATHS}' if the location is trusted, else repair the metadata"
             )
+        self._refuse_other_fs(what, scheme, "read it")
+        return path
+
+    def _refuse_other_fs(self, what: str, scheme: str, action: str) -> None:
+        """Refuse (UnsupportedFeatureError) a location whose scheme is not the table's file
+        system: ``"<what> is on another file system … lakeops cannot <action> …"``."""
         if not _same_fs(scheme, self.protocol, self.is_local):
             raise UnsupportedFeatureError(
                 f"{what} is on another file system ({scheme}) than the table "
-                f"({self.protocol}); lakeops cannot read it (option '{EXTERNAL_PATHS}')"
+                f"({self.protocol}); lakeops cannot {action} (option '{EXTERNAL_PATHS}')"
             )
-        return path
 
     def index_file(
         self, partition_dir: str, bucket: int, file_name: str, external_path: str | None
@@ -289,12 +294,7 @@ class FileLocations:
                     f"external path {root!r} has no scheme (e.g. file:/…, s3://…); Paimon "
                     f"refuses it (option '{EXTERNAL_PATHS}')"
                 )
-            if not _same_fs(scheme, self.protocol, self.is_local):
-                raise UnsupportedFeatureError(
-                    f"external path {root!r} is on another file system ({scheme}) than the "
-                    f"table ({self.protocol}); lakeops cannot write there (option "
-                    f"'{EXTERNAL_PATHS}')"
-                )
+            self._refuse_other_fs(f"external path {root!r}", scheme, "write there")
 
     def external_paths(self, partition_dir: str, bucket: int) -> ExternalPaths | None:
         """The external-path provider of one bucket, or None when files stay in the table."""

@@ -29,7 +29,13 @@ import fastavro
 import pyarrow as pa
 
 from lakeops.errors import ConfigurationError, CorruptTableError, UnsupportedFeatureError
-from lakeops.spec.avro_codec import DEFAULT_COMPRESSION, avro_codec, read_avro, write_avro
+from lakeops.spec.avro_codec import (
+    DEFAULT_COMPRESSION,
+    avro_codec,
+    codec_of,
+    read_avro,
+    write_avro,
+)
 
 __all__ = [
     "AVRO_ZSTD",
@@ -116,13 +122,8 @@ AVRO_ZSTD = ManifestFormat()
 
 
 def _codec(fmt: str, compression: str, codecs: Mapping[str, str]) -> str:
-    codec = codecs.get(compression.strip().lower())
-    if codec is None:
-        raise ConfigurationError(
-            f"manifest.compression {compression!r} is not a {fmt.upper()} codec lakeops writes "
-            f"manifests in (with manifest.format={fmt}); use one of {sorted(codecs)}"
-        )
-    return codec
+    refusal = f"a {fmt.upper()} codec lakeops writes manifests in (with manifest.format={fmt})"
+    return codec_of(compression, codecs, refusal=refusal)
 
 
 def read_records(data: bytes, what: str) -> list[dict[str, Any]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import importlib
+import threading
 from typing import Any
 
 import pyarrow as pa
@@ -86,11 +87,20 @@ def test_deferrable_health_sensor_defers_and_its_trigger_fires(
     assert isinstance(trigger, LakeopsHealthTrigger)
     assert deferred.value.method_name == "execute_complete"
     trigger = _roundtrip(trigger)
+    polled = threading.Event()
+    check = trigger.check
+
+    def check_and_tell() -> Any:
+        payload = check()
+        polled.set()
+        return payload
+
+    trigger.check = check_and_tell
 
     async def write_later() -> Any:
         """The trigger polls (from a thread) while the loop stays free to run this."""
         task = asyncio.ensure_future(_collect(trigger))
-        await asyncio.sleep(0.5)
+        assert await asyncio.to_thread(polled.wait, 30)  # a first poll: 1 run, not met
         assert not task.done()
         await asyncio.to_thread(_write, table, 2)  # now 2 runs per bucket
         return await asyncio.wait_for(task, 30)

@@ -91,6 +91,7 @@ def _png_size(data: bytes) -> tuple[int, int]:
     return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
 
 
+@pytest.mark.slow  # starts headless Chromium
 @pytest.mark.skipif(not Path("/usr/bin/chromium").is_file(), reason="needs Debian's chromium")
 def test_health_png(cli: Cli, loaded: str, tmp_path: Path) -> None:
     png = tmp_path / "health.png"
@@ -198,6 +199,7 @@ _BUCKET_RECTS = (
 )
 
 
+@pytest.mark.slow  # starts headless Chromium
 @pytest.mark.skipif(not Path("/usr/bin/chromium").is_file(), reason="needs Debian's chromium")
 def test_health_png_holds_every_bucket(cli: Cli, tmp_path: Path) -> None:
     """Eight buckets of six runs each make a page taller than a browser window: every bucket
