@@ -36,7 +36,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lakeops.compact.health import BucketHealth, SnapshotPoint, TableHealth, snapshot_history
@@ -304,7 +304,7 @@ def _history_chart(points: Sequence[SnapshotPoint]) -> str:
     col = max(10, min(36, 720 // len(points)))
     bar = max(col - 4, 4)
     left, row_h, gap = 120, 44, 14
-    rows = (
+    rows: tuple[tuple[str, Callable[[SnapshotPoint], int]], ...] = (
         ("live files", lambda p: p.files),
         ("max sorted runs", lambda p: p.max_sorted_runs),
         ("bytes written", lambda p: p.ingested_bytes + p.compacted_bytes),

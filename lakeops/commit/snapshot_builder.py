@@ -252,4 +252,4 @@ def new_base_manifests(
 def backoff_seconds(attempt: int, jitter: float) -> float:
     """The pause after losing attempt ``attempt`` (0-based): 10 ms doubling per attempt, at
     most 1 s, scaled by ``0.5 + jitter`` (``jitter`` uniform in [0, 1))."""
-    return min(1.0, 0.01 * 2**attempt) * (0.5 + jitter)
+    return min(1.0, 0.01 * 2.0**attempt) * (0.5 + jitter)

@@ -512,13 +512,17 @@ class _Bool(Aggregator):
             return value if acc is None else acc
         return self._combine(acc, value)
 
+    @staticmethod
+    def _combine(acc: bool, value: bool) -> bool:
+        raise NotImplementedError
+
 
 class BoolAnd(_Bool):
     name = "bool_and"
     func = "all"
 
     @staticmethod
-    def _combine(acc, value):  # type: ignore[no-untyped-def]
+    def _combine(acc: bool, value: bool) -> bool:
         return acc and value
 
 
@@ -527,7 +531,7 @@ class BoolOr(_Bool):
     func = "any"
 
     @staticmethod
-    def _combine(acc, value):  # type: ignore[no-untyped-def]
+    def _combine(acc: bool, value: bool) -> bool:
         return acc or value
 
 
