@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-__all__ = ["PartitionOpt", "TableArg"]
+__all__ = ["ParallelismOpt", "PartitionOpt", "TableArg"]
 
 TableArg = Annotated[
     str,
@@ -20,6 +20,17 @@ PartitionOpt = Annotated[
         "-p",
         metavar="K=V[,K=V]",
         help="Only this partition, as k=v[,k2=v2]; repeat for several (default: all).",
+        show_default=False,
+    ),
+]
+
+ParallelismOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--parallelism",
+        metavar="N",
+        help="Buckets written or compacted at once (default: the cores available, capped by "
+        "the buckets in play). The result is the same at every value.",
         show_default=False,
     ),
 ]

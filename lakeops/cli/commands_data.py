@@ -12,13 +12,14 @@ from rich.table import Table as RichTable
 
 from lakeops import Snapshot
 from lakeops import Table as LakeTable
-from lakeops.cli.arguments import TableArg
+from lakeops.cli.arguments import ParallelismOpt, TableArg
 from lakeops.cli.context import state
 from lakeops.cli.errors import CliError
 from lakeops.cli.input_files import Format, open_inputs, read_batches
 from lakeops.cli.lookup_keys import key_columns, parse_lookup_keys
 from lakeops.cli.output import human_bytes, jsonable
 from lakeops.errors import CommitStateUnknownError, SnapshotNotFoundError
+from lakeops.parallel import check_parallelism
 
 __all__ = ["register"]
 
@@ -48,6 +49,7 @@ def write(
     batch_rows: Annotated[
         int, typer.Option(min=1, metavar="N", help="Rows read and written per batch.")
     ] = 100_000,
+    parallelism: ParallelismOpt = None,
 ) -> None:
     """Write Parquet or CSV files into a table as ONE commit (upserts by primary key).
 
@@ -55,6 +57,7 @@ def write(
     in batches; on any error every file written so far is deleted and nothing is committed.
     Prints the new snapshot id and the rows written.
     """
+    check_parallelism(parallelism)
     st = state(ctx)
     target = st.table(table)
     inputs = open_inputs(files, fmt)
@@ -62,7 +65,7 @@ def write(
     total = None if any(c is None for c in counts) else sum(c or 0 for c in counts)
     schema = target.arrow_schema
     rows = 0
-    writer = target.new_write()
+    writer = target.new_write(parallelism=parallelism)
     try:
         with st.out.progress(f"writing {table}", total) as advance:
             for item in inputs:

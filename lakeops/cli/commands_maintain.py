@@ -12,12 +12,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from lakeops import Snapshot, Table
-from lakeops.cli.arguments import PartitionOpt, TableArg
+from lakeops.cli.arguments import ParallelismOpt, PartitionOpt, TableArg
 from lakeops.cli.context import state
 from lakeops.cli.errors import CliError
 from lakeops.cli.output import human_bytes
 from lakeops.cli.parsing import parse_partitions
 from lakeops.commit.rollback import holds
+from lakeops.parallel import check_parallelism
 
 __all__ = ["register"]
 
@@ -50,9 +51,11 @@ def _run_rewrite(
     action: str,
     run: Callable[[Table, list[dict[str, str]] | None], Snapshot | None],
     nothing: str,
+    parallelism: int | None = None,
 ) -> None:
     """Run a compaction-like call on the table's named partitions (all without --partition)
     under a spinner and report its COMPACT snapshot."""
+    check_parallelism(parallelism)
     st = state(ctx)
     target = st.table(table)
     specs = _partitions(target, partition)
@@ -87,6 +90,7 @@ def compact(
         bool, typer.Option("--full", metavar="", help="Rewrite every bucket into one sorted run.")
     ] = False,
     partition: PartitionOpt = None,
+    parallelism: ParallelismOpt = None,
 ) -> None:
     """Compact the table's buckets as one COMPACT snapshot.
 
@@ -100,12 +104,18 @@ def compact(
         table,
         partition,
         "fully compacting" if full else "compacting",
-        lambda target, specs: target.compact(full=full, partitions=specs),
+        lambda target, specs: target.compact(full=full, partitions=specs, parallelism=parallelism),
         "nothing to compact",
+        parallelism,
     )
 
 
-def flush(ctx: typer.Context, table: TableArg, partition: PartitionOpt = None) -> None:
+def flush(
+    ctx: typer.Context,
+    table: TableArg,
+    partition: PartitionOpt = None,
+    parallelism: ParallelismOpt = None,
+) -> None:
     """Lift every level-0 file to a higher level (one COMPACT snapshot).
 
     Lookup tables (first-row, changelog-producer=lookup, deletion vectors) written with
@@ -116,8 +126,9 @@ def flush(ctx: typer.Context, table: TableArg, partition: PartitionOpt = None) -
         table,
         partition,
         "flushing level 0 of",
-        lambda target, specs: target.flush_level0(partitions=specs),
+        lambda target, specs: target.flush_level0(partitions=specs, parallelism=parallelism),
         "nothing to flush: level 0 is empty",
+        parallelism,
     )
 
 

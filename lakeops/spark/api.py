@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from lakeops.kv.formats import check_writable
 from lakeops.modes import WriteMode
+from lakeops.parallel import check_parallelism
 from lakeops.spark.bucket_expr import bucket_steps
 from lakeops.spec.bucket_hash import assign_buckets
 from lakeops.spec.snapshot import Snapshot
@@ -73,8 +74,12 @@ def write(
     storage_options: Mapping[str, Any] | None = None,
     catalog_options: Mapping[str, str] | None = None,
     overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
+    parallelism: int | None = None,
 ) -> None:
     """Write ``df`` into the table as one commit, one writer per (partition, bucket).
+
+    ``parallelism``: the most buckets one task flushes at once; default and cap: the task's
+    CPUs (``spark.task.cpus``), so executors never run more threads than their task slots.
 
     The bucket of every row is computed with Paimon's hash (in the JVM for integer-like keys, see
     :mod:`lakeops.spark.bucket_expr`, otherwise in a vectorised Arrow UDF), the DataFrame is
@@ -86,9 +91,12 @@ def write(
 
     from lakeops.spark.datasource import open_table
 
+    check_parallelism(parallelism)
     spark = df.sparkSession
     register(spark)
     options = _options(path, storage_options, catalog_options)
+    if parallelism is not None:
+        options["parallelism"] = str(parallelism)
     table = open_table(options)
     check_writable(table.schema)
     keys = table.schema.bucket_keys
@@ -183,7 +191,8 @@ def compact(
 ) -> Snapshot | None:
     """Distributed compaction (``full``) or level-0 flush (``force_level0``): buckets are
     planned on the driver, compacted on executors, and committed once by the driver as one
-    ``COMPACT`` snapshot. On a conflict nothing is committed and the new files are deleted."""
+    ``COMPACT`` snapshot. On a conflict nothing is committed and the new files are deleted.
+    Each task compacts one bucket on one thread, so it uses exactly its task slot."""
     from lakeops.compact.planner import plan_buckets
     from lakeops.spark.datasource import open_table
 

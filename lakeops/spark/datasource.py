@@ -5,7 +5,8 @@ Options (all strings): ``path`` — the table directory ``<warehouse>/<db>.db/<t
 credentials; they travel to executors inside the pickled source, and the ``secret`` in the key
 makes Spark redact them from plans, logs and the UI); ``catalog_options_secret`` — JSON (commit
 lock); for writes ``overwrite_partitions`` — JSON list of partition specs for a static
-partition overwrite.
+partition overwrite; ``parallelism`` — the most buckets one write task writes at once (default
+and cap: the task's ``spark.task.cpus``).
 
 Reads: one input partition per (partition, bucket) split; pushed filters prune partitions and
 files (Spark still applies them exactly). Writes (``append`` / ``overwrite``): every task writes
@@ -41,14 +42,28 @@ from pyspark.sql.types import StructType
 
 from lakeops.errors import CommitStateUnknownError, ConfigurationError
 from lakeops.io.file_io import FileIO
+from lakeops.parallel import check_parallelism
 from lakeops.read.scan import Split
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.table import Table
 
-__all__ = ["LakeopsDataSource", "open_table"]
+__all__ = ["LakeopsDataSource", "open_table", "task_parallelism"]
 
 #: rows a write task gathers before validating and routing them in one go
 _COALESCE_ROWS = 262_144
+
+
+def task_parallelism(requested: str | None) -> int:
+    """How many buckets one Spark task writes at once: the task's CPUs (``spark.task.cpus``;
+    1 outside a task), lowered to ``requested`` (the ``parallelism`` write option) when that is
+    smaller — never more, so a task does not oversubscribe the slots its executor gave it."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    slots = max(int(context.cpus()), 1) if context is not None else 1
+    if requested is None:
+        return slots
+    return min(check_parallelism(int(requested)) or slots, slots)
 
 
 def open_table(options: dict[str, str]) -> Table:
@@ -138,7 +153,10 @@ class LakeopsWriter(DataSourceArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
         table = open_table(self.options)
-        writer = table.new_write(overwrite=self.overwrite)
+        writer = table.new_write(
+            overwrite=self.overwrite,
+            parallelism=task_parallelism(self.options.get("parallelism")),
+        )
         pending: list[pa.RecordBatch] = []
         rows = 0
         try:

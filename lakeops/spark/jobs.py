@@ -22,6 +22,11 @@ values are strings (any text: ``,``, ``=``, quotes, non-ASCII, empty), numbers, 
 ``,``-separated piece is one ``key=value`` with exactly one ``=``, each key once; anything else
 (a value holding ``,`` or ``=``) is refused — use ``--partitions``.
 
+``--parallelism N``: for ``write``, the most buckets one Spark task writes at once (default and
+cap: the task's ``spark.task.cpus``, so executors are never oversubscribed); ``compact`` and
+``flush`` tasks compact one bucket each on one core; for ``expire`` and ``orphans`` (run on the
+driver), how many files are deleted at once.
+
 Common: ``--master`` (default: the session's, ``local[*]`` when run by hand), storage options
 as JSON in ``--storage-options`` or the ``LAKEOPS_STORAGE_OPTIONS`` environment variable and
 catalog options (commit lock) in ``LAKEOPS_CATALOG_OPTIONS`` — never printed. The last line of
@@ -41,6 +46,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lakeops.errors import ConfigurationError
+from lakeops.parallel import check_parallelism
 
 __all__ = [
     "decode_partitions",
@@ -187,6 +193,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--force", action="store_true", help="orphans: accept a threshold below one hour"
     )
+    parser.add_argument(
+        "--parallelism",
+        type=int,
+        help="write: most buckets one task writes at once (default and cap: spark.task.cpus); "
+        "expire/orphans: files deleted at once on the driver",
+    )
     parser.add_argument("--master")
     parser.add_argument(
         "--storage-options",
@@ -201,6 +213,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     Raises :class:`~lakeops.errors.ConfigurationError` for partitions it cannot read exactly."""
     args = _parser().parse_args(None if argv is None else list(argv))
     args.partitions = _partitions(args.partitions, args.partition)
+    check_parallelism(args.parallelism)
     return args
 
 
@@ -267,6 +280,7 @@ def main(
                     storage_options=storage,
                     catalog_options=catalog,
                     overwrite_partitions=partitions,
+                    parallelism=args.parallelism,
                 )
                 snapshot = open_table(opts).latest_snapshot()
             else:

@@ -295,3 +295,40 @@ def test_spark_write_in_process_then_compact_through_spark_submit(
     }
     assert all(f.level > 0 for k, s in after.items() if k[0] == hostile for f in s.files)
     assert table.read().sort_by(order).to_pylist() == expected
+
+
+def test_parallelism_is_passed_on_and_checked_up_front(
+    catalog: Catalog, lakeops_conn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lakeops.spark import jobs, submit
+    from lakeops.table import Table
+
+    _table(catalog)
+    seen: list[tuple[str, int | None]] = []
+    monkeypatch.setattr(
+        Table, "compact", lambda self, **kw: seen.append(("compact", kw["parallelism"]))
+    )
+    monkeypatch.setattr(
+        Table, "flush_level0", lambda self, **kw: seen.append(("flush", kw["parallelism"]))
+    )
+    LakeopsCompactOperator(task_id="c", table="db.t", parallelism=3).execute(_context())
+    LakeopsFlushLevel0Operator(task_id="f", table="db.t", parallelism=2).execute(_context())
+    LakeopsCompactOperator(task_id="d", table="db.t").execute(_context())
+    assert seen == [("compact", 3), ("flush", 2), ("compact", None)]
+
+    argvs: list[list[str]] = []
+    monkeypatch.setattr(
+        submit, "_run", lambda command, *a: argvs.append(command) or {"snapshot_id": None}
+    )
+    LakeopsSparkWriteOperator(task_id="w", source="/in", table="db.t", parallelism=4).execute(
+        _context()
+    )
+    (argv,) = argvs
+    assert jobs.parse_args(argv[argv.index(submit.job_file()) + 1 :]).parallelism == 4
+
+    for bad in (0, -1, True):
+        with pytest.raises(ConfigurationError, match="parallelism must be a positive integer"):
+            LakeopsCompactOperator(task_id="c", table="db.t", parallelism=bad)
+        with pytest.raises(ConfigurationError, match="parallelism must be a positive integer"):
+            LakeopsSparkWriteOperator(task_id="w", source="/in", table="db.t", parallelism=bad)
+    assert catalog.get_table("db.t").latest_snapshot() is None

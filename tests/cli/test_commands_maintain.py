@@ -6,8 +6,12 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
+from pathlib import Path
 
-from tests.cli.conftest import Cli, sorted_rows
+import pyarrow as pa
+
+from tests.cli.conftest import Cli, rows, sorted_rows
 
 
 def test_compact_full_leaves_one_sorted_run_per_bucket(cli: Cli, loaded: str) -> None:
@@ -189,3 +193,29 @@ def test_compact_a_date_partition_named_as_users_write_it(cli: Cli) -> None:
     cli.ok("compact", "db.days", "--full", "-p", "pd=2024-01-02")
     runs = {b.partition["pd"]: b.sorted_runs for b in cli.table("db.days").health().buckets}
     assert runs == {dt.date(2024, 1, 1): 2, dt.date(2024, 1, 2): 1}
+
+
+def test_parallelism_zero_refused_before_anything_is_written(
+    cli: Cli, loaded: str, parquet: Callable[[str, pa.Table], Path]
+) -> None:
+    data = parquet("more.parquet", rows("2024-01-01", range(100, 110)))
+    for args in (
+        ("write", loaded, str(data)),
+        ("compact", loaded, "--full"),
+        ("flush", loaded),
+    ):
+        bad = cli(*args, "--parallelism", "0")
+        assert bad.exit_code == 1, args
+        lines = bad.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: parallelism must be a positive")
+        assert cli.table().latest_snapshot().id == 3  # type: ignore[union-attr]
+
+
+def test_compact_and_flush_take_parallelism(cli: Cli, loaded: str) -> None:
+    before = sorted_rows(cli.table().read())
+    out = cli.json("compact", loaded, "--full", "--parallelism", "1")
+    assert out["stats"]["files_deleted"] == 12
+    assert [b.sorted_runs for b in cli.table().health().buckets] == [1, 1, 1, 1]
+    assert sorted_rows(cli.table().read()) == before
+    out = cli.json("flush", loaded, "--parallelism", "2")
+    assert out["snapshot_id"] is None  # nothing left on level 0
