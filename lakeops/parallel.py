@@ -26,7 +26,18 @@ from typing import TypeVar
 
 from lakeops.errors import ConfigurationError
 
-__all__ = ["available_cores", "check_parallelism", "run_ordered", "workers_for"]
+__all__ = [
+    "IO_THREADS",
+    "available_cores",
+    "check_parallelism",
+    "delete_files",
+    "run_ordered",
+    "workers_for",
+]
+
+IO_THREADS = 16
+"""Default pool size for work that waits on storage (deleting files): the count
+:mod:`lakeops.commit.check` checks files with, independent of the cores."""
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -107,3 +118,14 @@ def run_ordered(
     if error is not None:
         raise error
     return results
+
+
+def delete_files(
+    delete: Callable[[str], None], files: Sequence[str], parallelism: int | None = None
+) -> None:
+    """``delete(path)`` for every path of ``files``, on up to ``parallelism`` threads (default
+    :data:`IO_THREADS`: deleting is waiting on storage, not computing). Every deletion is
+    attempted or cancelled, and the first error (in the order of ``files``) is raised once the
+    running ones finished — what ``delete`` itself suppresses (a missing file) stays
+    suppressed. Parallelism 1 deletes in order in the calling thread."""
+    run_ordered(delete, files, IO_THREADS if parallelism is None else parallelism)

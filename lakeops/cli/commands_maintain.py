@@ -24,6 +24,16 @@ __all__ = ["register"]
 
 PANEL = "Maintenance"
 
+DeleteParallelismOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--parallelism",
+        metavar="N",
+        help="Files deleted at once (default 16: deleting waits on storage).",
+        show_default=False,
+    ),
+]
+
 
 def _partitions(table: Table, values: list[str] | None) -> list[dict[str, str]] | None:
     """Parse ``--partition`` values and check they name partition columns of ``table``."""
@@ -158,6 +168,7 @@ def expire(
         int | None,
         typer.Option(min=1, metavar="N", help="Expire at most N snapshots in this pass."),
     ] = None,
+    parallelism: DeleteParallelismOpt = None,
 ) -> None:
     """Expire old snapshots by the table's retention (options override it for this run).
 
@@ -166,7 +177,11 @@ def expire(
     st = state(ctx)
     target = st.table(table)
     result = target.expire_snapshots(
-        retain_min=retain_min, retain_max=retain_max, time_retained=time_retained, limit=limit
+        retain_min=retain_min,
+        retain_max=retain_max,
+        time_retained=time_retained,
+        limit=limit,
+        parallelism=parallelism,
     )
 
     def human(console: Console) -> None:
@@ -209,6 +224,7 @@ def orphans(
             help="Accept a threshold below one hour: only when no writer can be running.",
         ),
     ] = False,
+    parallelism: DeleteParallelismOpt = None,
 ) -> None:
     """Delete files no snapshot references (what crashed writers left behind).
 
@@ -219,7 +235,10 @@ def orphans(
     st = state(ctx)
     target = st.table(table)
     result = target.remove_orphan_files(
-        older_than=dt.timedelta(hours=older_than_hours), dry_run=dry_run, force=force
+        older_than=dt.timedelta(hours=older_than_hours),
+        dry_run=dry_run,
+        force=force,
+        parallelism=parallelism,
     )
 
     def human(console: Console) -> None:

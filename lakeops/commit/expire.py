@@ -30,6 +30,7 @@ from lakeops.context import TableContext
 from lakeops.errors import ConfigurationError
 from lakeops.option_parsing import parse_duration
 from lakeops.options import TableOptions
+from lakeops.parallel import check_parallelism, delete_files
 from lakeops.spec import paths
 from lakeops.spec.locations import FileLocations
 from lakeops.spec.manifest import FileKind, ManifestEntry
@@ -169,9 +170,16 @@ def _lists(s: Snapshot) -> list[str]:
 
 
 def expire_snapshots(
-    table: TableContext, retention: Retention, now_ms: int | None = None
+    table: TableContext,
+    retention: Retention,
+    now_ms: int | None = None,
+    *,
+    parallelism: int | None = None,
 ) -> ExpireResult:
-    """One expiry pass; see the module docstring."""
+    """One expiry pass; see the module docstring. ``parallelism``: how many files the final
+    step of each expiry deletes at once (default :data:`~lakeops.parallel.IO_THREADS`); the
+    order of the steps does not change."""
+    check_parallelism(parallelism)
     store, schema, options = table.store, table.schema, table.options
     result = _Tally()
     now = int(time.time() * 1000) if now_ms is None else now_ms
@@ -218,9 +226,17 @@ def expire_snapshots(
                     INT_MAX,
                 )
             _expire_range(
-                store, schema, options, snapshots, ids[0], end, keep_changelog_from, result
+                store,
+                schema,
+                options,
+                snapshots,
+                ids[0],
+                end,
+                keep_changelog_from,
+                result,
+                parallelism,
             )
-    _expire_changelogs(store, schema, options, retention, now, result)
+    _expire_changelogs(store, schema, options, retention, now, result, parallelism)
     return result.freeze()
 
 
@@ -247,12 +263,13 @@ def _expire_range(
     end: int,
     keep_changelog_from: int,
     result: _Tally,
+    parallelism: int | None = None,
 ) -> None:
     """Expire snapshots ``first`` … ``end - 1``, crash-safe: every file to delete is found
     first; then the kept changelogs are written, ``EARLIEST`` moves and the snapshot files go
     (oldest first); only then their files. A kill at any point leaves intact snapshots and at
     most unreferenced files (for ``remove_orphan_files``), never a snapshot whose files are
-    gone."""
+    gone. Only that last step runs on a pool (``parallelism`` files at once)."""
     fio = store.file_io
     locations = FileLocations.of(fio, store.root, schema, options)
     # what stays: the retained snapshots, and every snapshot a tag or a branch keeps alive
@@ -322,9 +339,8 @@ def _expire_range(
     for sid in range(first, end):
         fio.delete(store.path(paths.snapshot_path(sid)))
         result.expired_snapshots.append(sid)
-    # 5. what only they referenced
-    for path in doomed:
-        fio.delete(path)
+    # 5. what only they referenced (nothing references them any more: any order will do)
+    delete_files(fio.delete, doomed, parallelism)
 
 
 def _readable(store: TableStore, snapshots: list[Snapshot]) -> list[Snapshot]:
@@ -364,8 +380,10 @@ def _expire_changelogs(
     retention: Retention,
     now: int,
     result: _Tally,
+    parallelism: int | None = None,
 ) -> None:
-    """Long-lived changelogs beyond the changelog retention go, with their files."""
+    """Long-lived changelogs beyond the changelog retention go, with their files (deleted
+    ``parallelism`` at once, after the changelog metadata)."""
     ids = _changelog_ids(store)
     if not ids:
         return
@@ -390,7 +408,6 @@ def _expire_changelogs(
                 result.manifests_deleted += 1
             doomed.append(store.path(paths.manifest_path(kept.changelog_manifest_list)))
         fio.delete(store.path(f"{paths.CHANGELOG_DIR}/changelog-{sid}"))
-        for path in doomed:
-            fio.delete(path)
+        delete_files(fio.delete, doomed, parallelism)
         result.expired_changelogs.append(sid)
         total -= 1

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from lakeops.commit.keep_alive import KEPT_DIRS, protected_snapshots
 from lakeops.errors import ConfigurationError
+from lakeops.parallel import check_parallelism, delete_files
 from lakeops.spec import paths
 from lakeops.spec.locations import FileLocations
 from lakeops.spec.snapshot import Snapshot
@@ -119,16 +120,21 @@ def remove_orphan_files(
     now_ms: int | None = None,
     *,
     force: bool = False,
+    parallelism: int | None = None,
 ) -> OrphanResult:
     """Delete unreferenced files older than ``older_than_ms`` (see the module docstring);
-    thresholds are checked by :func:`check_threshold` before anything is listed."""
+    thresholds are checked by :func:`check_threshold` before anything is listed. The
+    candidates are all found first, then deleted ``parallelism`` at once (default
+    :data:`~lakeops.parallel.IO_THREADS`); the first failed deletion is raised."""
     check_threshold(older_than_ms, dry_run=dry_run, force=force)
+    check_parallelism(parallelism)
     fio = store.file_io
     cutoff = (time.time() * 1000 if now_ms is None else now_ms) - older_than_ms
     referenced = referenced_files(store)
     protected_dirs = {paths.SCHEMA_DIR, paths.SNAPSHOT_DIR, paths.CHANGELOG_DIR}
     root = store.root.rstrip("/")
     deleted: list[str] = []
+    doomed: list[str] = []  # storage paths of ``deleted``
     size = 0
     for path in fio.fs.find(root):
         relative = path[len(root) :].lstrip("/") if path.startswith(root) else path
@@ -151,6 +157,7 @@ def remove_orphan_files(
             continue  # younger than the threshold: may belong to a commit still in progress
         size += fio.size(path)
         deleted.append(relative)
-        if not dry_run:
-            fio.delete(path)
+        doomed.append(path)
+    if not dry_run:
+        delete_files(fio.delete, doomed, parallelism)
     return OrphanResult(deleted=tuple(deleted), bytes=size)

@@ -255,13 +255,16 @@ def main(
                 retain_min=args.retain_min,
                 retain_max=args.retain_max,
                 time_retained=args.time_retained,
+                parallelism=args.parallelism,
             )
             summary.update(
                 expired=len(result.expired_snapshots), files_deleted=result.data_files_deleted
             )
         else:
             removed = table.remove_orphan_files(
-                older_than=dt.timedelta(hours=args.older_than_hours), force=args.force
+                older_than=dt.timedelta(hours=args.older_than_hours),
+                force=args.force,
+                parallelism=args.parallelism,
             )
             summary.update(files_deleted=len(removed.deleted), bytes=removed.bytes)
         snapshot = table.latest_snapshot()

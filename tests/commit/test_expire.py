@@ -148,3 +148,54 @@ def test_expiry_never_deletes_live_files(catalog: Catalog) -> None:
         e for s in t.snapshots() for e in t.store.delta_entries(s) if e.kind == FileKind.DELETE
     ]
     assert all(e.file.file_name in _on_disk(t)[0] or e.file.file_name not in live for e in deletes)
+
+
+@pytest.mark.parametrize("parallelism", [1, 3, None])
+def test_pooled_deletes_remove_exactly_the_unreferenced_files(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch, parallelism: int | None
+) -> None:
+    """Model: after expiry the files on disk are exactly those the retained snapshots reference,
+    and every file deleted was on disk before; snapshot files and EARLIEST go before any data
+    file or manifest."""
+    from lakeops.io.file_io import FileIO
+
+    t = _table(catalog)
+    for i in range(12):
+        _commit(t, i)
+    before = _on_disk(t)
+    order: list[str] = []
+    real = FileIO.delete
+    monkeypatch.setattr(FileIO, "delete", lambda self, path: (order.append(path), real(self, path)))
+    t.expire_snapshots(retain_min=2, time_retained="0 ms", parallelism=parallelism)
+    after = _on_disk(t)
+    assert after == _referenced(t)
+    assert after[0] < before[0] and after[1] < before[1]
+    kinds = ["snapshot" if "/snapshot/snapshot-" in p else "file" for p in order]
+    assert kinds == sorted(kinds, key=lambda k: k == "file")  # snapshots first, then files
+    assert len(order) == len(set(order))  # each file deleted once
+
+
+def test_a_failed_pooled_delete_surfaces_after_the_snapshots_went(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lakeops.io.file_io import FileIO
+
+    t = _table(catalog)
+    for i in range(8):
+        _commit(t, i)
+    state = t.read().sort_by("id").to_pylist()
+    real = FileIO.delete
+
+    def delete(self: FileIO, path: str) -> None:
+        if path.endswith(".parquet"):
+            raise PermissionError(f"denied: {path}")
+        real(self, path)
+
+    monkeypatch.setattr(FileIO, "delete", delete)
+    with pytest.raises(PermissionError, match="denied"):
+        t.expire_snapshots(retain_min=2, time_retained="0 ms", parallelism=4)
+    monkeypatch.undo()
+    assert len(t.snapshots()) == 2  # the crash-safe steps before the deletes all happened
+    assert t.read().sort_by("id").to_pylist() == state
+    files, _ = _on_disk(t)
+    assert files > _referenced(t)[0]  # the undeleted data files are left for orphan cleanup

@@ -67,3 +67,50 @@ def test_dry_run_lists_young_candidates_and_force_deletes_them(
     removed = table.remove_orphan_files(older_than=dt.timedelta(0), force=True)
     assert removed.deleted == ("bucket-0/data-crashed.parquet",) and not stray.exists()
     assert table.read().num_rows == 10
+
+
+@pytest.mark.parametrize("parallelism", [1, 4, None])
+def test_pooled_orphan_deletes_remove_exactly_the_strays(
+    catalog: Catalog, warehouse: Path, parallelism: int | None
+) -> None:
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "2"}
+    )
+    table.write(_rows(range(30), "a"))
+    root = warehouse / "db.db" / "t"
+    strays = {f"bucket-{i % 2}/data-crashed-{i}.parquet" for i in range(9)}
+    strays |= {f"manifest/manifest-crashed-{i}" for i in range(3)}
+    for name in strays:
+        (root / name).write_bytes(b"left by a crashed writer")
+    before = _tree(root)
+    removed = table.remove_orphan_files(
+        older_than=dt.timedelta(0), force=True, parallelism=parallelism
+    )
+    assert set(removed.deleted) == strays and len(removed.deleted) == len(strays)
+    assert _tree(root) == {k: v for k, v in before.items() if k not in strays}
+    assert table.read().num_rows == 30
+
+
+def test_a_failed_orphan_delete_surfaces(
+    catalog: Catalog, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lakeops.io.file_io import FileIO
+
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"}
+    )
+    table.write(_rows(range(3), "a"))
+    for i in range(5):
+        (warehouse / "db.db" / "t" / "bucket-0" / f"data-crashed-{i}.parquet").write_bytes(b"x")
+    real = FileIO.delete
+
+    def delete(self: FileIO, path: str) -> None:
+        if path.endswith("crashed-3.parquet"):
+            raise PermissionError("denied")
+        real(self, path)
+
+    monkeypatch.setattr(FileIO, "delete", delete)
+    with pytest.raises(PermissionError, match="denied"):
+        table.remove_orphan_files(older_than=dt.timedelta(0), force=True, parallelism=3)
+    with pytest.raises(ConfigurationError, match="parallelism"):
+        table.remove_orphan_files(older_than=dt.timedelta(0), force=True, parallelism=0)
