@@ -124,3 +124,27 @@ def test_encode_refuses_what_json_cannot_carry() -> None:
         encode_partitions([{"b": b"\x00"}])
     with pytest.raises(ConfigurationError, match="column names"):
         encode_partitions([{1: "x"}])  # type: ignore[dict-item]
+
+
+def test_parallelism_argument_and_the_task_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--parallelism`` is checked up front; a write task never runs more buckets at once
+    than its CPUs (``spark.task.cpus``), which is also its default."""
+    from pyspark import TaskContext
+
+    from lakeops.spark.datasource import task_parallelism
+
+    assert parse_args(["write", "--table", "t", "--parallelism", "3"]).parallelism == 3
+    assert parse_args(["expire", "--table", "t"]).parallelism is None
+    with pytest.raises(ConfigurationError, match="parallelism must be a positive integer"):
+        parse_args(["compact", "--table", "t", "--parallelism", "0"])
+
+    assert task_parallelism(None) == 1 and task_parallelism("8") == 1  # outside a task
+
+    class FourCpus:
+        def cpus(self) -> int:
+            return 4
+
+    monkeypatch.setattr(TaskContext, "get", classmethod(lambda cls: FourCpus()))
+    assert [task_parallelism(v) for v in (None, "2", "4", "16")] == [4, 2, 4, 4]
+    with pytest.raises(ConfigurationError):
+        task_parallelism("0")
