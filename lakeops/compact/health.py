@@ -45,9 +45,9 @@ from typing import Any
 from lakeops.compact.levels import level_runs
 from lakeops.compact.strategy import LevelSortedRun
 from lakeops.errors import LakeopsError, MissingMetadataError
+from lakeops.kv.evolution import SchemaEvolution
 from lakeops.spec import binary_row
 from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.floats import order_value
 from lakeops.spec.manifest import FileKind, ManifestEntry
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import Snapshot
@@ -276,18 +276,6 @@ def merged_size_estimate(
     return round(rows), round(size)
 
 
-def _key_range_of(schema: TableSchema) -> Callable[[DataFileMeta], KeyRange]:
-    """Decodes a file's (min key, max key) as comparable tuples of the trimmed primary key."""
-    types = schema.types_of(schema.trimmed_primary_keys)
-
-    def key_range(f: DataFileMeta) -> KeyRange:
-        lo = binary_row.deserialize(f.min_key, types)
-        hi = binary_row.deserialize(f.max_key, types)
-        return tuple(map(order_value, lo)), tuple(map(order_value, hi))
-
-    return key_range
-
-
 def _bucket_health(
     partition: dict[str, Any],
     bucket: int,
@@ -367,7 +355,8 @@ def table_health(
     groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     for e in store.live_entries(snapshot):
         groups.setdefault((e.partition, e.bucket), []).append(e.file)
-    key_range = _key_range_of(schema)
+    # each file's key bounds decoded through the schema it was written with (one decoder)
+    key_range = SchemaEvolution(schema, store.schema).key_range
     now_ms = time.time() * 1000
     buckets = []
     for (pbytes, bucket), files in sorted(groups.items()):
