@@ -174,7 +174,7 @@ def test_a_failed_writer_can_only_be_aborted(
     with pytest.raises(OSError, match="disk full"):
         writer.write(batch(1, 6000))
         writer.prepare_commit()
-    with pytest.raises(LakeopsError, match="failed earlier .*call abort"):
+    with pytest.raises(LakeopsError, match=r"failed earlier .*call abort"):
         writer.prepare_commit()
     with pytest.raises(LakeopsError, match="failed earlier"):
         writer.write(batch(2))
