@@ -18,6 +18,7 @@ from lakeops.commit.check import CheckReport, Problem
 from lakeops.commit.expire import ExpireResult
 from lakeops.commit.orphan import OrphanResult
 from lakeops.commit.stats import CommitStats
+from lakeops.commit.tags import Tag
 from lakeops.compact.health import BucketHealth, TableHealth
 from lakeops.errors import (
     CatalogError,
@@ -40,6 +41,8 @@ from lakeops.errors import (
     StaleWriteError,
     TableAlreadyExistsError,
     TableNotFoundError,
+    TagAlreadyExistsError,
+    TagNotFoundError,
     UnsupportedFeatureError,
 )
 from lakeops.modes import ChangeMode, CommitKind, WriteMode
@@ -85,6 +88,9 @@ __all__ = [
     "TableHealth",
     "TableNotFoundError",
     "TableWrite",
+    "Tag",
+    "TagAlreadyExistsError",
+    "TagNotFoundError",
     "UnsupportedFeatureError",
     "WriteMode",
 ]

@@ -13,6 +13,8 @@ Every error the library raises on purpose derives from :class:`LakeopsError`, so
     │   └── TableAlreadyExistsError
     ├── DataValidationError         input rows are rejected before anything is written
     ├── SnapshotNotFoundError       the snapshot asked for does not exist (never was, or expired)
+    │   └── TagNotFoundError        … asked for by a tag name that does not exist
+    ├── TagAlreadyExistsError       a tag of that name exists (for another snapshot)
     ├── CommitError                 a commit could not be published
     │   ├── CommitConflictError     another writer won and retrying did not help
     │   │   └── StaleWriteError     another commit changed what the write was planned on
@@ -73,6 +75,20 @@ class SnapshotNotFoundError(LakeopsError, LookupError):
     def __init__(self, message: str, *, snapshot_id: int | None = None) -> None:
         super().__init__(message)
         self.snapshot_id = snapshot_id
+
+
+class TagNotFoundError(SnapshotNotFoundError):
+    """The tag asked for (``read(tag=…)``, ``rollback_to(tag=…)``, ``delete_tag``) does not
+    exist. ``tag`` is its name."""
+
+    def __init__(self, message: str, *, tag: str) -> None:
+        super().__init__(message)
+        self.tag = tag
+
+
+class TagAlreadyExistsError(LakeopsError):
+    """A tag of that name already exists and tags another snapshot; tags are never moved
+    silently — delete it first."""
 
 
 class CommitError(LakeopsError):
