@@ -42,7 +42,7 @@ from lakeops.errors import (
 )
 from lakeops.spec import paths
 from lakeops.spec.snapshot import Snapshot
-from lakeops.store import MAX_JSON_METADATA_BYTES, TableStore
+from lakeops.store import TableStore
 
 __all__ = [
     "TAG_DIR",
@@ -272,4 +272,3 @@ def delete_tag(store: TableStore, name: str) -> Tag:
     tag = get_tag(store, name)
     store.file_io.delete(store.path(_relative(name)))
     return tag
-

@@ -75,9 +75,10 @@ def snapshot_at(store: TableStore, millis: int) -> Snapshot | None:
         )
     if found.id == latest or found.id + 1 in known:
         return found
+    after = min(i for i in known if i > found.id)
     raise SnapshotNotFoundError(
         f"the snapshot of table {store.root} at {when} cannot be told: tagged snapshot "
-        f"{found.id} is older, and the snapshots after it up to {min(i for i in known if i > found.id)} "
+        f"{found.id} is older, and the snapshots after it up to {after} "
         "expired (read the tag, or a snapshot id, instead)",
         snapshot_id=None,
     )
@@ -92,9 +93,15 @@ def resolve_snapshot(
 ) -> Snapshot | None:
     """The snapshot to read: by ``snapshot_id``, ``tag`` or ``as_of`` (at most one), else the
     latest. None when there is nothing to read (no snapshot, or none yet at ``as_of``)."""
-    given = [n for n, v in (("snapshot_id", snapshot_id), ("tag", tag), ("as_of", as_of)) if v is not None]
+    given = [
+        n
+        for n, v in (("snapshot_id", snapshot_id), ("tag", tag), ("as_of", as_of))
+        if v is not None
+    ]
     if len(given) > 1:
-        raise ConfigurationError(f"time travel takes one of snapshot_id, tag and as_of, not {given}")
+        raise ConfigurationError(
+            f"time travel takes one of snapshot_id, tag and as_of, not {given}"
+        )
     if tag is not None:
         return get_tag(store, tag).snapshot
     if as_of is not None:
