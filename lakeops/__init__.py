@@ -30,6 +30,7 @@ from lakeops.errors import (
     CorruptMetadataError,
     CorruptTableError,
     DatabaseAlreadyExistsError,
+    DatabaseNotEmptyError,
     DatabaseNotFoundError,
     DataValidationError,
     JobError,
@@ -44,6 +45,7 @@ from lakeops.errors import (
     TagAlreadyExistsError,
     TagNotFoundError,
     UnsupportedFeatureError,
+    WarehouseNotFoundError,
 )
 from lakeops.modes import ChangeMode, CommitKind, WriteMode
 from lakeops.read.scan import Split
@@ -70,6 +72,7 @@ __all__ = [
     "CorruptTableError",
     "DataValidationError",
     "DatabaseAlreadyExistsError",
+    "DatabaseNotEmptyError",
     "DatabaseNotFoundError",
     "ExpireResult",
     "JobError",
@@ -92,6 +95,7 @@ __all__ = [
     "TagAlreadyExistsError",
     "TagNotFoundError",
     "UnsupportedFeatureError",
+    "WarehouseNotFoundError",
     "WriteMode",
 ]
 

@@ -7,8 +7,10 @@ Every error the library raises on purpose derives from :class:`LakeopsError`, so
     ├── ConfigurationError          a table option, schema or argument is invalid
     │   └── UnsupportedFeatureError the table uses a Paimon feature lakeops does not serve yet
     ├── CatalogError                catalog-level problems
+    │   ├── WarehouseNotFoundError
     │   ├── DatabaseNotFoundError
     │   ├── DatabaseAlreadyExistsError
+    │   ├── DatabaseNotEmptyError
     │   ├── TableNotFoundError
     │   └── TableAlreadyExistsError
     ├── DataValidationError         input rows are rejected before anything is written
@@ -47,12 +49,21 @@ class CatalogError(LakeopsError):
     """A catalog operation failed."""
 
 
+class WarehouseNotFoundError(CatalogError):
+    """The warehouse path does not exist (or, on an object store, its bucket does not): a
+    typo, or a warehouse not created yet — ``create_database`` creates it."""
+
+
 class DatabaseNotFoundError(CatalogError):
     """The named database does not exist in the warehouse."""
 
 
 class DatabaseAlreadyExistsError(CatalogError):
     """The database exists and ``ignore_if_exists`` was false."""
+
+
+class DatabaseNotEmptyError(CatalogError):
+    """The database still holds tables and ``cascade`` was false."""
 
 
 class TableNotFoundError(CatalogError):
