@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import os
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -32,10 +30,12 @@ from lakeops.kv.formats import check_writable
 from lakeops.option_parsing import parse_duration
 from lakeops.options import TableOptions
 from lakeops.parallel import check_parallelism
+from lakeops.read import handoff
 from lakeops.read.lookup import lookup
 from lakeops.read.merge_read import SplitReader
-from lakeops.read.predicate import Filter, normalize, to_expression
+from lakeops.read.predicate import Filter, row_filter
 from lakeops.read.scan import Split, partition_matches, plan_splits
+from lakeops.read.stream import read_batches
 from lakeops.schema_commit import alter_schema
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.schema import TableSchema
@@ -438,9 +438,40 @@ class Table:
         snapshot_id: int | None = None,
     ) -> list[Split]:
         """The (partition, bucket) splits a read of the snapshot would merge."""
-        dnf = normalize(filter, self.schema.field_names)
+        rf = row_filter(filter, self.arrow_schema)
         snapshot = self._snapshot_or_latest(snapshot_id)
-        return plan_splits(self.context, snapshot, dnf)
+        return plan_splits(self.context, snapshot, rf)
+
+    def to_batches(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        batch_rows: int | None = None,
+        parallelism: int | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """The merged rows of :meth:`read`, streamed as record batches with bounded memory.
+
+        Arguments as :meth:`read`, and ``batch_rows`` (rows read at once per file, and at most
+        per batch; default 131072) and ``parallelism`` (sections merged at once, in order;
+        default the cores available). About ``parallelism × 4 × batch_rows`` rows are held at
+        any time, whatever the table's size (:mod:`lakeops.read.stream`)."""
+        return self._stream(columns, filter, snapshot_id, batch_rows, parallelism)[1]
+
+    def to_arrow_batch_reader(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        batch_rows: int | None = None,
+        parallelism: int | None = None,
+    ) -> pa.RecordBatchReader:
+        """:meth:`to_batches` as a ``pyarrow.RecordBatchReader`` (for engines that take
+        Arrow streams: DuckDB, Polars, DataFusion, ``pyarrow.dataset.write_dataset`` …)."""
+        schema, batches = self._stream(columns, filter, snapshot_id, batch_rows, parallelism)
+        return pa.RecordBatchReader.from_batches(schema, batches)
 
     def read(
         self,
@@ -448,36 +479,60 @@ class Table:
         columns: Sequence[str] | None = None,
         filter: Filter | None = None,
         snapshot_id: int | None = None,
+        parallelism: int | None = None,
     ) -> pa.Table:
-        """The merged rows of the table (latest snapshot unless ``snapshot_id``).
+        """The merged rows of the table (latest snapshot unless ``snapshot_id``), whole: the
+        batches of :meth:`to_batches` as one table.
 
         Args:
-            columns: the columns to return (all by default); only these, the key and the
-                sequence fields are read from storage.
-            filter: conditions in ``pyarrow.parquet`` form, e.g. ``[("dt", "=", "x")]``; used to
-                skip partitions and files, then applied exactly to the merged rows.
+            columns: the columns to return (all by default); only these, the key, the
+                sequence fields and what the filter reads are read from storage.
+            filter: a ``pyarrow.compute.Expression`` (``pc.field("id") > 5``) or conditions in
+                ``pyarrow.parquet`` form (``[("dt", "=", "x")]``); used to skip partitions,
+                buckets, files and row groups, then applied exactly to the merged rows.
             snapshot_id: time travel to an older snapshot.
+            parallelism: sections merged at once (default: the cores available).
         """
+        schema, batches = self._stream(columns, filter, snapshot_id, None, parallelism)
+        return pa.Table.from_batches(list(batches), schema=schema)
+
+    def to_pandas(self, **read_args: Any) -> Any:
+        """:meth:`read` as a pandas DataFrame (``pip install 'lakeops[pandas]'``)."""
+        return handoff.to_pandas(self.read(**read_args))
+
+    def to_polars(self, **read_args: Any) -> Any:
+        """:meth:`read` as a Polars DataFrame, sharing the Arrow buffers where the types allow
+        (``pip install 'lakeops[polars]'``)."""
+        return handoff.to_polars(self.read(**read_args))
+
+    def to_duckdb(
+        self, *, connection: Any = None, streaming: bool = False, **read_args: Any
+    ) -> Any:
+        """A DuckDB relation over the merged rows, scanned in place by DuckDB (no copy).
+
+        By default over :meth:`read`'s table (the relation can run many queries); with
+        ``streaming=True`` over :meth:`to_arrow_batch_reader` (bounded memory, one query).
+        ``read_args``: the arguments of :meth:`read` / :meth:`to_batches`
+        (``pip install 'lakeops[duckdb]'``)."""
+        handoff.require("duckdb", "duckdb")
+        data = self.to_arrow_batch_reader(**read_args) if streaming else self.read(**read_args)
+        return handoff.to_duckdb(data, connection)
+
+    def _stream(
+        self,
+        columns: Sequence[str] | None,
+        filter: Filter | None,
+        snapshot_id: int | None,
+        batch_rows: int | None,
+        parallelism: int | None,
+    ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
         wanted = self._columns(columns)
-        dnf = normalize(filter, self.schema.field_names)
+        rf = row_filter(filter, self.arrow_schema)
         snapshot = self._snapshot_or_latest(snapshot_id)
-        splits = plan_splits(self.context, snapshot, dnf)
-        needed = list(wanted)
-        if dnf:
-            needed += [c for g in dnf for c, _, _ in g if c not in needed]
-        reader = self.split_reader()
-        if len(splits) > 1:
-            with ThreadPoolExecutor(max_workers=min(len(splits), os.cpu_count() or 2)) as pool:
-                parts = list(pool.map(lambda s: reader.read(s, needed), splits))
-        else:
-            parts = [reader.read(s, needed) for s in splits]
-        schema = pa.schema([self.arrow_schema.field(c) for c in needed])
-        result = (
-            pa.concat_tables([p.cast(schema) for p in parts]) if parts else schema.empty_table()
+        splits = plan_splits(self.context, snapshot, rf)
+        return read_batches(
+            self.context, splits, wanted, rf, batch_rows=batch_rows, parallelism=parallelism
         )
-        if dnf:
-            result = result.filter(to_expression(dnf))
-        return result.select(wanted)
 
     def read_changes(
         self,

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 
 from lakeops.changelog.emit import changelog_records
 from lakeops.changelog.lookup_cache import LEVEL, LevelLookup, RowGroupCache
-from lakeops.compact.merge_stream import merge_runs
+from lakeops.merge.stream import merge_runs
 from lakeops.compact.record_ttl import RecordExpiry
 from lakeops.compact.strategy import CompactUnit
 from lakeops.context import TableContext
