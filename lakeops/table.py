@@ -455,7 +455,7 @@ class Table:
 
         Arguments as :meth:`read`, and ``batch_rows`` (rows read at once per file, and at most
         per batch; default 131072) and ``parallelism`` (sections merged at once, in order;
-        default the cores available). About ``parallelism × 4 × batch_rows`` rows are held at
+        default the cores available). About ``parallelism * 4 * batch_rows`` rows are held at
         any time, whatever the table's size (:mod:`lakeops.read.stream`)."""
         return self._stream(columns, filter, snapshot_id, batch_rows, parallelism)[1]
 
@@ -493,29 +493,57 @@ class Table:
             snapshot_id: time travel to an older snapshot.
             parallelism: sections merged at once (default: the cores available).
         """
-        schema, batches = self._stream(columns, filter, snapshot_id, None, parallelism)
-        return pa.Table.from_batches(list(batches), schema=schema)
+        wanted = self._columns(columns)
+        rf = row_filter(filter, self.arrow_schema)
+        splits = plan_splits(self.context, self._snapshot_or_latest(snapshot_id), rf)
+        # the filter runs once on the whole result, not on every batch
+        schema, batches = read_batches(
+            self.context, splits, wanted, rf, parallelism=parallelism, apply_filter=False
+        )
+        result = pa.Table.from_batches(list(batches), schema=schema)
+        return result.filter(rf.expression).select(wanted) if rf is not None else result
 
-    def to_pandas(self, **read_args: Any) -> Any:
+    def to_pandas(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+    ) -> Any:
         """:meth:`read` as a pandas DataFrame (``pip install 'lakeops[pandas]'``)."""
-        return handoff.to_pandas(self.read(**read_args))
+        handoff.require("pandas", "pandas")
+        return handoff.to_pandas(self.read(columns=columns, filter=filter, snapshot_id=snapshot_id))
 
-    def to_polars(self, **read_args: Any) -> Any:
+    def to_polars(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+    ) -> Any:
         """:meth:`read` as a Polars DataFrame, sharing the Arrow buffers where the types allow
         (``pip install 'lakeops[polars]'``)."""
-        return handoff.to_polars(self.read(**read_args))
+        handoff.require("polars", "polars")
+        return handoff.to_polars(self.read(columns=columns, filter=filter, snapshot_id=snapshot_id))
 
     def to_duckdb(
-        self, *, connection: Any = None, streaming: bool = False, **read_args: Any
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        connection: Any = None,
+        streaming: bool = False,
     ) -> Any:
-        """A DuckDB relation over the merged rows, scanned in place by DuckDB (no copy).
+        """A DuckDB relation over the merged rows, scanned in place by DuckDB (no copy), on
+        ``connection`` (default: DuckDB's default connection).
 
         By default over :meth:`read`'s table (the relation can run many queries); with
         ``streaming=True`` over :meth:`to_arrow_batch_reader` (bounded memory, one query).
-        ``read_args``: the arguments of :meth:`read` / :meth:`to_batches`
-        (``pip install 'lakeops[duckdb]'``)."""
+        (``pip install 'lakeops[duckdb]'``)"""
         handoff.require("duckdb", "duckdb")
-        data = self.to_arrow_batch_reader(**read_args) if streaming else self.read(**read_args)
+        args: dict[str, Any] = {"columns": columns, "filter": filter, "snapshot_id": snapshot_id}
+        data = self.to_arrow_batch_reader(**args) if streaming else self.read(**args)
         return handoff.to_duckdb(data, connection)
 
     def _stream(

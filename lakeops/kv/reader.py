@@ -312,7 +312,7 @@ class KeyValueReader:
         if units is not None and len(files) != 1:
             raise ValueError("units select the units of one file")
         for f in files:
-            path = self._checked(directory, f, footer_rows=units is None)
+            path = self._checked(directory, f, footer_rows=units is not None)
             with self._reading(path):
                 plan = self._plan(path, f, value_cols)
                 batches = self._format(f).iter_batches(path, plan.read_cols, batch_rows, units)

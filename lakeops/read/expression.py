@@ -184,9 +184,7 @@ def _node(pairs: list[tuple[str, str]], at: int, literals: pa.Table) -> tuple[No
             return Call(value, tuple(args), options), at + 1
         if k == "options":
             scalar = literals.column(int(v))[0]
-            options = {
-                name: scalar[name] for name in scalar.type.names if name != "_type_name"
-            }
+            options = {name: scalar[name] for name in scalar.type.names if name != "_type_name"}
             at += 1
             continue
         arg, at = _node(pairs, at, literals)
@@ -209,8 +207,12 @@ def _kind(value: Any) -> str | None:
     """The comparison family of a Python value (None: not compared here)."""
     if isinstance(value, bool):
         return "bool"
-    if isinstance(value, int | float | decimal.Decimal):
-        return "number"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, decimal.Decimal):
+        return "decimal"
     if isinstance(value, str):
         return "str"
     if isinstance(value, bytes):
@@ -224,9 +226,22 @@ def _kind(value: Any) -> str | None:
     return None
 
 
+#: integers compare exactly with floats (as Arrow compares them, in doubles) up to 2**53
+_EXACT_INT = 2**53
+
+
 def _comparable(a: Any, b: Any) -> bool:
-    ka = _kind(a)
-    return ka is not None and ka == _kind(b) and not _is_nan(a) and not _is_nan(b)
+    """Do Python and Arrow agree on comparing ``a`` and ``b``? Same families only, plus ints
+    with floats (within 2**53) and ints with decimals; never NaN."""
+    ka, kb = _kind(a), _kind(b)
+    if ka is None or kb is None or _is_nan(a) or _is_nan(b):
+        return False
+    if ka == kb:
+        return True
+    pair = {ka, kb}
+    if pair == {"int", "float"}:
+        return all(abs(x) <= _EXACT_INT for x in (a, b) if isinstance(x, int))
+    return pair == {"int", "decimal"}
 
 
 def _is_nan(value: Any) -> bool:
@@ -314,9 +329,8 @@ def _comparison(op: str, s: Stats, value: Any) -> frozenset[Truth]:
     lo, hi = s.lo, s.hi
     if lo is None or hi is None or not _comparable(lo, value) or not _comparable(hi, value):
         return ALL
-    if _is_float(lo) or _is_float(hi) or _is_float(value):
-        if op == "not_equal":
-            return ALL  # NaN != anything is true: never pruned on floats
+    if op == "not_equal" and (_is_float(lo) or _is_float(hi) or _is_float(value)):
+        return ALL  # NaN != anything is true: never pruned on floats
     try:
 
         def true_if(a: Any, b: Any) -> bool:
@@ -395,9 +409,7 @@ def _starts_with(s: Stats, options: Mapping[str, Any]) -> frozenset[Truth]:
 
 
 def _null_test(s: Stats, options: Mapping[str, Any] | None, want_null: bool) -> frozenset[Truth]:
-    nan_is_null = options is not None and bool(
-        options.get("nan_is_null", pa.scalar(False)).as_py()
-    )
+    nan_is_null = options is not None and bool(options.get("nan_is_null", pa.scalar(False)).as_py())
     if nan_is_null:
         return frozenset({True, False})
     may_null, may_value = _null_part(s)
@@ -444,8 +456,14 @@ def possible(node: Node, stats: Mapping[str, Stats]) -> frozenset[Truth]:
 
 
 def may_hold(node: Node | None, stats: Mapping[str, Stats]) -> bool:
-    """False only when no row within ``stats`` can make ``node`` true."""
-    return node is None or True in possible(node, stats)
+    """False only when no row within ``stats`` can make ``node`` true (a literal or a bound
+    Python cannot handle decides nothing)."""
+    if node is None:
+        return True
+    try:
+        return True in possible(node, stats)
+    except (ValueError, TypeError, ArithmeticError, OverflowError, pa.ArrowException):
+        return True
 
 
 # ----------------------------------------------------------------------------- buckets
@@ -489,12 +507,16 @@ def _pins(node: Node) -> dict[str, list[pa.Scalar]] | None:
 def _same_family(literal: pa.DataType, column: pa.DataType) -> bool:
     """Literals whose equality with the column is plain value equality after a safe cast."""
     t = pa.types
-    return (
+    return bool(
         (t.is_integer(literal) and t.is_integer(column))
-        or (t.is_string(literal) or t.is_large_string(literal))
-        and (t.is_string(column) or t.is_large_string(column))
-        or (t.is_binary(literal) or t.is_large_binary(literal))
-        and (t.is_binary(column) or t.is_large_binary(column))
+        or (
+            (t.is_string(literal) or t.is_large_string(literal))
+            and (t.is_string(column) or t.is_large_string(column))
+        )
+        or (
+            (t.is_binary(literal) or t.is_large_binary(literal))
+            and (t.is_binary(column) or t.is_large_binary(column))
+        )
         or (t.is_date32(literal) and t.is_date32(column))
     )
 
@@ -529,6 +551,4 @@ def bucket_values(
     if combos > limit:
         return None
     rows = list(itertools.product(*(arr.to_pylist() for arr in per_column)))
-    return [
-        pa.array([r[i] for r in rows], type=arr.type) for i, arr in enumerate(per_column)
-    ]
+    return [pa.array([r[i] for r in rows], type=arr.type) for i, arr in enumerate(per_column)]

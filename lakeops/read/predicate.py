@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -32,7 +32,7 @@ from lakeops.read.expression import Node, Stats, may_hold, parse, referenced
 __all__ = ["Filter", "RowFilter", "may_match", "normalize", "row_filter", "to_expression"]
 
 Condition = tuple[str, str, Any]
-Filter = Sequence[Condition] | Sequence[Sequence[Condition]] | pc.Expression
+Filter: TypeAlias = Sequence[Condition] | Sequence[Sequence[Condition]] | pc.Expression
 
 
 @dataclass(frozen=True)
@@ -68,8 +68,7 @@ def row_filter(filter: Filter | None, schema: pa.Schema) -> RowFilter | None:
         probe = schema.empty_table().filter(expression)
     except (pa.ArrowException, TypeError) as exc:
         raise ConfigurationError(
-            f"filter {expression} cannot be applied to the table's columns "
-            f"({schema.names}): {exc}"
+            f"filter {expression} cannot be applied to the table's columns ({schema.names}): {exc}"
         ) from exc
     del probe
     tree = parse(expression)
@@ -78,6 +77,8 @@ def row_filter(filter: Filter | None, schema: pa.Schema) -> RowFilter | None:
         return RowFilter(expression, None, tuple(schema.names))
     used = referenced(tree)
     return RowFilter(expression, tree, tuple(n for n in schema.names if n in used))
+
+
 _OPS = {"=", "==", "!=", "<", "<=", ">", ">=", "in", "not in"}
 
 

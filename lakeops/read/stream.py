@@ -20,7 +20,7 @@ Memory budget. Up to ``parallelism`` sections are read at once
 (:func:`~lakeops.read.window.ordered_streams`), in order; each holds at most
 :data:`QUEUE_DEPTH` finished batches plus the one it is merging, and a merge holds about
 ``batch_rows`` records of its runs (plus the rows of one key when a key spans batches). So
-about ``parallelism × (QUEUE_DEPTH + 2) × batch_rows`` rows of the read columns are in memory
+about ``parallelism * (QUEUE_DEPTH + 2) * batch_rows`` rows of the read columns are in memory
 at any time — independent of the size of the table — plus what a file format decodes at once
 (a Parquet page, an ORC stripe, an Avro file's block). Batches are yielded in the order a
 serial read gives them: splits by (partition, bucket), sections by key, rows by key.
@@ -34,12 +34,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.context import TableContext
+from lakeops.errors import ConfigurationError
 from lakeops.kv.reader import KeyValueReader
 from lakeops.merge import group_starts, merge_sorted, sort_records
 from lakeops.merge.interval_partition import partition_runs
 from lakeops.merge.stream import merge_runs
 from lakeops.parallel import check_parallelism, workers_for
-from lakeops.errors import ConfigurationError
 from lakeops.read.expression import Stats
 from lakeops.read.predicate import RowFilter
 from lakeops.read.scan import Split
@@ -57,6 +57,10 @@ QUEUE_DEPTH = 2
 
 MIN_RUN_BATCH_ROWS = 4_096
 """The fewest rows a run of a multi-run section reads at once."""
+
+ROW_GROUP_PRUNING_MIN_ROWS = 65_536
+"""Files with fewer rows are read without looking at their row groups' statistics (reading
+the footer costs more than it can save)."""
 
 
 class Section:
@@ -76,6 +80,8 @@ class SplitStream:
         columns: Sequence[str],
         row_filter: RowFilter | None,
         batch_rows: int,
+        *,
+        apply_filter: bool = True,
     ) -> None:
         schema = ctx.schema
         self.schema = schema
@@ -86,10 +92,14 @@ class SplitStream:
         self.key_names = schema.trimmed_primary_keys
         self.merge_keys = [key_column(k) for k in self.key_names]
         self.row_filter = row_filter
+        #: False: the caller applies the exact filter itself (to the columns it asked for)
+        self.apply_filter = apply_filter
         self.batch_rows = batch_rows
         self.columns = list(columns)
         #: what the exact filter reads besides the requested columns
-        self.needed = list(dict.fromkeys([*self.columns, *(row_filter.columns if row_filter else ())]))
+        self.needed = list(
+            dict.fromkeys([*self.columns, *(row_filter.columns if row_filter else ())])
+        )
         value_cols = [c for c in self.needed if c not in self.key_names]
         extra = [
             f
@@ -98,7 +108,9 @@ class SplitStream:
         ]
         self.value_cols = value_cols + list(dict.fromkeys(extra))
         arrow = schema.arrow_schema()
-        self.out_schema = pa.schema([arrow.field(c) for c in self.columns])
+        self.out_schema = pa.schema(
+            [arrow.field(c) for c in (self.columns if apply_filter else self.needed)]
+        )
         self._needed_schema = pa.schema([arrow.field(c) for c in self.needed])
         #: key columns the filter reads: row groups are pruned by their statistics
         self._filter_keys = (
@@ -118,7 +130,11 @@ class SplitStream:
     # ------------------------------------------------------------------ records
     def _units(self, directory: str, f: DataFileMeta) -> list[int] | None:
         """The units of ``f`` that may hold a kept row (None: all of them)."""
-        if not self._filter_keys or self.row_filter is None:
+        if (
+            not self._filter_keys
+            or self.row_filter is None
+            or f.row_count < ROW_GROUP_PRUNING_MIN_ROWS
+        ):
             return None
         ranges = self.files.unit_key_ranges(directory, f, self._filter_keys)
         if not any(ranges):
@@ -170,7 +186,9 @@ class SplitStream:
         if len(section.runs) == 1:
             yield from self._one_run(directory, section.runs[0])
             return
-        per_run = max(MIN_RUN_BATCH_ROWS, self.batch_rows // len(section.runs))
+        per_run = max(
+            min(MIN_RUN_BATCH_ROWS, self.batch_rows), self.batch_rows // len(section.runs)
+        )
         yield from merge_runs(
             [self._run_batches(directory, run, per_run) for run in section.runs],
             self.merge_keys,
@@ -192,9 +210,10 @@ class SplitStream:
             col = live.column(key_column(c)) if c in self.key_names else live.column(c)
             out.append(col if col.type == field.type else col.cast(field.type))
         rows = pa.Table.from_arrays(out, schema=self._needed_schema)
-        if self.row_filter is not None:
+        if self.row_filter is not None and self.apply_filter:
             rows = rows.filter(self.row_filter.expression)
-        return rows.select(self.columns) if self.needed != self.columns else rows
+            return rows.select(self.columns) if self.needed != self.columns else rows
+        return rows
 
     def batches(self, section: Section) -> Iterator[pa.RecordBatch]:
         """Merged, live, filtered rows of one section as record batches of the output schema."""
@@ -203,7 +222,7 @@ class SplitStream:
                 continue
             rows = self._rows(merged)
             if rows.num_rows:
-                yield from rows.cast(self.out_schema).to_batches()
+                yield from rows.cast(self.out_schema).to_batches(max_chunksize=self.batch_rows)
 
 
 def read_batches(
@@ -214,14 +233,19 @@ def read_batches(
     *,
     batch_rows: int | None = None,
     parallelism: int | None = None,
+    apply_filter: bool = True,
 ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
     """The output schema and the merged rows of ``splits`` (see the module docstring for the
-    order and the memory budget): ``columns`` of the rows ``row_filter`` keeps."""
+    order and the memory budget): ``columns`` of the rows ``row_filter`` keeps.
+
+    ``apply_filter=False`` leaves the exact filter to the caller (who filters a whole table
+    once instead of every batch): the batches then hold every merged row, with the columns
+    the filter reads after ``columns``."""
     check_parallelism(parallelism)
     rows = DEFAULT_BATCH_ROWS if batch_rows is None else batch_rows
     if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
         raise ConfigurationError(f"batch_rows must be a positive integer, got {batch_rows!r}")
-    stream = SplitStream(ctx, columns, row_filter, rows)
+    stream = SplitStream(ctx, columns, row_filter, rows, apply_filter=apply_filter)
     sections = stream.sections(splits)
     window = workers_for(parallelism, len(sections))
     return stream.out_schema, ordered_streams(sections, stream.batches, window, QUEUE_DEPTH)
