@@ -9,7 +9,8 @@ many units there are. The work is pyarrow calls that release the GIL.
 
 The first error of a unit is raised when the consumer reaches that unit. When the consumer
 stops early (closes the generator, or drops it), the running units stop after their current
-item and every thread is joined before the generator returns.
+item and every thread is joined before the generator returns. The threads are daemons: a
+generator abandoned without being closed never keeps the interpreter from exiting.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import queue
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 __all__ = ["ordered_streams"]
@@ -60,22 +60,24 @@ def ordered_streams(
             return
         out.put((_END, None))
 
-    pending: deque[queue.Queue[tuple[int, Any]]] = deque()
+    pending: deque[tuple[queue.Queue[tuple[int, Any]], threading.Thread]] = deque()
     upcoming = iter(units)
-    pool = ThreadPoolExecutor(max_workers=min(window, len(units)), thread_name_prefix="lakeops")
 
     def start_next() -> None:
         for unit in upcoming:
             out: queue.Queue[tuple[int, Any]] = queue.Queue(maxsize=depth)
-            pool.submit(run, unit, out)
-            pending.append(out)
+            worker = threading.Thread(
+                target=run, args=(unit, out), name="lakeops-read", daemon=True
+            )
+            worker.start()
+            pending.append((out, worker))
             return
 
     try:
         for _ in range(window):
             start_next()
         while pending:
-            head = pending[0]
+            head, _ = pending[0]
             while True:
                 tag, item = head.get()
                 if tag == _ITEM:
@@ -88,7 +90,7 @@ def ordered_streams(
             start_next()
     finally:
         stop.set()
-        for out in pending:  # unblock the running units: each ends after one more item
+        for out, worker in pending:  # unblock the running units: each ends after one item
             while out.get()[0] == _ITEM:
                 pass
-        pool.shutdown(wait=True)
+            worker.join()
