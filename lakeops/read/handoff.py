@@ -53,5 +53,7 @@ def to_duckdb(data: pa.Table | pa.RecordBatchReader, connection: Any = None) -> 
     """A DuckDB relation scanning ``data`` in place, on ``connection`` (default: DuckDB's
     default connection)."""
     duckdb = require("duckdb", "duckdb")
-    con = connection if connection is not None else duckdb.default_connection()
-    return con.from_arrow(data)
+    if connection is None:
+        default = duckdb.default_connection  # a function since DuckDB 1.1, before a connection
+        connection = default() if callable(default) else default
+    return connection.from_arrow(data)

@@ -53,6 +53,8 @@ def test_duckdb(table: Any, streaming: bool) -> None:
     assert rel.fetchall() == [(3, "c", -2.0)]
     if not streaming:  # over a table the relation runs again
         assert rel.aggregate("count(*)").fetchall() == [(1,)]
+    default = table.to_duckdb(streaming=streaming, columns=["id"])  # DuckDB's own connection
+    assert sorted(default.fetchall()) == [(1,), (2,), (3,)]
 
 
 @pytest.mark.parametrize(
