@@ -9,6 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet
 import pytest
 
 from lakeops import Catalog, ConfigurationError
@@ -169,3 +170,34 @@ def test_early_stop_and_bad_arguments(written: tuple[Any, pa.Table]) -> None:
         table.to_batches(parallelism=0)
     with pytest.raises(ConfigurationError, match="cannot be applied"):
         table.read(filter=pc.field("nope") == 1)
+
+
+def test_parquet_row_groups_are_skipped_by_their_key_statistics(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    schema = pa.schema([("id", pa.int64()), ("v", pa.int64())])
+    table = catalog.create_table(
+        "db.rg", schema=schema, primary_keys=["id"], options={"bucket": "1"}
+    )
+    n = 140_000  # three row groups of the writer's 65,536 rows
+    table.write(
+        pa.table({"id": pa.array(range(n), pa.int64()), "v": pa.array(range(n), pa.int64())})
+    )
+    (entry,) = table.store.live_entries(table.latest_snapshot())
+    path = f"{table.root}/bucket-0/{entry.file.file_name}"
+    assert pa.parquet.ParquetFile(path).metadata.num_row_groups == 3
+    seen: list[Any] = []
+    original = stream_module.KeyValueReader.iter_batches
+
+    def spy(self: Any, directory: str, files: Any, cols: Any, rows: int, units: Any = None) -> Any:
+        seen.append(units)
+        return original(self, directory, files, cols, rows, units)
+
+    monkeypatch.setattr(stream_module.KeyValueReader, "iter_batches", spy)
+    expr = (pc.field("id") >= 132_000) & (pc.bit_wise_and(pc.field("v"), 1) == 0)
+    got = table.read(filter=expr)
+    assert seen == [[2]]
+    assert sorted(got.column("id").to_pylist()) == list(range(132_000, n, 2))
+    seen.clear()
+    assert table.read(filter=pc.field("id") == -1).num_rows == 0
+    assert seen == []  # the file's key statistics already excluded it
