@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import os
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 
@@ -35,10 +33,12 @@ from lakeops.kv.formats import check_writable
 from lakeops.option_parsing import parse_duration
 from lakeops.options import TableOptions
 from lakeops.parallel import check_parallelism
+from lakeops.read import handoff
 from lakeops.read.lookup import lookup
 from lakeops.read.merge_read import SplitReader
-from lakeops.read.predicate import Filter, normalize, to_expression
+from lakeops.read.predicate import Filter, row_filter
 from lakeops.read.scan import Split, partition_matches, plan_splits
+from lakeops.read.stream import read_batches
 from lakeops.schema_commit import alter_schema
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.schema import TableSchema
@@ -53,6 +53,14 @@ log = logging.getLogger(__name__)
 
 #: write input that can be read again (a stale write is re-run on it)
 _REPLAYABLE = (pa.Table, pa.RecordBatch)
+
+
+class _When(NamedTuple):
+    """Which snapshot a read is of (see :func:`lakeops.commit.time_travel.resolve_snapshot`)."""
+
+    snapshot_id: int | None
+    tag: str | None
+    as_of: AsOf | None
 
 
 def _append_table_refusal(identifier: str, schema: TableSchema) -> str:
@@ -491,9 +499,46 @@ class Table:
         as_of: AsOf | None = None,
     ) -> list[Split]:
         """The (partition, bucket) splits a read of the snapshot would merge."""
-        dnf = normalize(filter, self.schema.field_names)
+        rf = row_filter(filter, self.arrow_schema)
         snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
-        return plan_splits(self.context, snapshot, dnf)
+        return plan_splits(self.context, snapshot, rf)
+
+    def to_batches(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+        batch_rows: int | None = None,
+        parallelism: int | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """The merged rows of :meth:`read`, streamed as record batches with bounded memory.
+
+        Arguments as :meth:`read`, and ``batch_rows`` (rows read at once per file, and at most
+        per batch; default 131072) and ``parallelism`` (sections merged at once, in order;
+        default the cores available). About ``parallelism * 4 * batch_rows`` rows are held at
+        any time, whatever the table's size (:mod:`lakeops.read.stream`)."""
+        when = _When(snapshot_id, tag, as_of)
+        return self._stream(columns, filter, when, batch_rows, parallelism)[1]
+
+    def to_arrow_batch_reader(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+        batch_rows: int | None = None,
+        parallelism: int | None = None,
+    ) -> pa.RecordBatchReader:
+        """:meth:`to_batches` as a ``pyarrow.RecordBatchReader`` (for engines that take
+        Arrow streams: DuckDB, Polars, DataFusion, ``pyarrow.dataset.write_dataset`` …)."""
+        when = _When(snapshot_id, tag, as_of)
+        schema, batches = self._stream(columns, filter, when, batch_rows, parallelism)
+        return pa.RecordBatchReader.from_batches(schema, batches)
 
     def read(
         self,
@@ -503,41 +548,108 @@ class Table:
         snapshot_id: int | None = None,
         tag: str | None = None,
         as_of: AsOf | None = None,
+        parallelism: int | None = None,
     ) -> pa.Table:
         """The merged rows of the table (latest snapshot unless ``snapshot_id``, ``tag`` or
-        ``as_of``).
+        ``as_of``), whole: the batches of :meth:`to_batches` as one table.
 
         Args:
-            columns: the columns to return (all by default); only these, the key and the
-                sequence fields are read from storage.
-            filter: conditions in ``pyarrow.parquet`` form, e.g. ``[("dt", "=", "x")]``; used to
-                skip partitions and files, then applied exactly to the merged rows.
+            columns: the columns to return (all by default); only these, the key, the
+                sequence fields and what the filter reads are read from storage.
+            filter: a ``pyarrow.compute.Expression`` (``pc.field("id") > 5``) or conditions in
+                ``pyarrow.parquet`` form (``[("dt", "=", "x")]``); used to skip partitions,
+                buckets, files and row groups, then applied exactly to the merged rows.
             snapshot_id: time travel to an older snapshot.
             tag: time travel to a tag's snapshot (see :meth:`create_tag`).
             as_of: time travel by time, as Paimon's ``scan.timestamp-millis``: the newest
                 snapshot committed at or before it (a datetime, naive = local time, or epoch
                 milliseconds); see :mod:`lakeops.commit.time_travel`.
+            parallelism: sections merged at once (default: the cores available).
         """
         wanted = self._columns(columns)
-        dnf = normalize(filter, self.schema.field_names)
+        rf = row_filter(filter, self.arrow_schema)
         snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
-        splits = plan_splits(self.context, snapshot, dnf)
-        needed = list(wanted)
-        if dnf:
-            needed += [c for g in dnf for c, _, _ in g if c not in needed]
-        reader = self.split_reader()
-        if len(splits) > 1:
-            with ThreadPoolExecutor(max_workers=min(len(splits), os.cpu_count() or 2)) as pool:
-                parts = list(pool.map(lambda s: reader.read(s, needed), splits))
-        else:
-            parts = [reader.read(s, needed) for s in splits]
-        schema = pa.schema([self.arrow_schema.field(c) for c in needed])
-        result = (
-            pa.concat_tables([p.cast(schema) for p in parts]) if parts else schema.empty_table()
+        splits = plan_splits(self.context, snapshot, rf)
+        # the filter runs once on the whole result, not on every batch
+        schema, batches = read_batches(
+            self.context, splits, wanted, rf, parallelism=parallelism, apply_filter=False
         )
-        if dnf:
-            result = result.filter(to_expression(dnf))
-        return result.select(wanted)
+        result = pa.Table.from_batches(list(batches), schema=schema)
+        return result.filter(rf.expression).select(wanted) if rf is not None else result
+
+    def to_pandas(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+    ) -> Any:
+        """:meth:`read` as a pandas DataFrame (``pip install 'lakeops[pandas]'``)."""
+        handoff.require("pandas", "pandas")
+        table = self.read(
+            columns=columns, filter=filter, snapshot_id=snapshot_id, tag=tag, as_of=as_of
+        )
+        return handoff.to_pandas(table)
+
+    def to_polars(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+    ) -> Any:
+        """:meth:`read` as a Polars DataFrame, sharing the Arrow buffers where the types allow
+        (``pip install 'lakeops[polars]'``)."""
+        handoff.require("polars", "polars")
+        table = self.read(
+            columns=columns, filter=filter, snapshot_id=snapshot_id, tag=tag, as_of=as_of
+        )
+        return handoff.to_polars(table)
+
+    def to_duckdb(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+        connection: Any = None,
+        streaming: bool = False,
+    ) -> Any:
+        """A DuckDB relation over the merged rows, scanned in place by DuckDB (no copy), on
+        ``connection`` (default: DuckDB's default connection).
+
+        By default over :meth:`read`'s table (the relation can run many queries); with
+        ``streaming=True`` over :meth:`to_arrow_batch_reader` (bounded memory, one query).
+        (``pip install 'lakeops[duckdb]'``)"""
+        handoff.require("duckdb", "duckdb")
+        args: dict[str, Any] = {"columns": columns, "filter": filter, "snapshot_id": snapshot_id}
+        args |= {"tag": tag, "as_of": as_of}
+        data = self.to_arrow_batch_reader(**args) if streaming else self.read(**args)
+        return handoff.to_duckdb(data, connection)
+
+    def _stream(
+        self,
+        columns: Sequence[str] | None,
+        filter: Filter | None,
+        when: _When,
+        batch_rows: int | None,
+        parallelism: int | None,
+    ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+        wanted = self._columns(columns)
+        rf = row_filter(filter, self.arrow_schema)
+        snapshot = resolve_snapshot(
+            self.store, snapshot_id=when.snapshot_id, tag=when.tag, as_of=when.as_of
+        )
+        splits = plan_splits(self.context, snapshot, rf)
+        return read_batches(
+            self.context, splits, wanted, rf, batch_rows=batch_rows, parallelism=parallelism
+        )
 
     def read_changes(
         self,
@@ -572,8 +684,3 @@ class Table:
         if unknown:
             raise ConfigurationError(f"unknown column(s) {unknown}; the table has {names}")
         return wanted
-
-    def _snapshot_or_latest(self, snapshot_id: int | None) -> Snapshot | None:
-        if snapshot_id is None:
-            return self.store.latest_snapshot()
-        return self.store.snapshot(snapshot_id)

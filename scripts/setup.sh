@@ -26,7 +26,7 @@ fi
 # Airflow and PySpark share .venv: Airflow's Spark provider is deliberately NOT installed, since
 # it pulls pyspark-client, which silently overwrites pyspark 4.3's files (the operators run
 # spark-submit themselves). tests/airflow asserts the pyspark version and that it is absent.
-.venv/bin/python -m pip install --quiet -e ".[dev,spark,airflow,cli]"
+.venv/bin/python -m pip install --quiet -e ".[dev,spark,airflow,cli,pandas,polars,duckdb]"
 
 if [ "${1:-}" = "--oracle" ]; then
   if ! command -v chromium >/dev/null 2>&1; then

@@ -22,7 +22,6 @@ import pyarrow.compute as pc
 
 from lakeops.changelog.emit import changelog_records
 from lakeops.changelog.lookup_cache import LEVEL, LevelLookup, RowGroupCache
-from lakeops.compact.merge_stream import merge_runs
 from lakeops.compact.record_ttl import RecordExpiry
 from lakeops.compact.strategy import CompactUnit
 from lakeops.context import TableContext
@@ -34,6 +33,7 @@ from lakeops.merge import MergeEngine, merge_sorted, sort_records
 from lakeops.merge.engine import is_retraction
 from lakeops.merge.interval_partition import partition_runs
 from lakeops.merge.ordering import key_order
+from lakeops.merge.stream import merge_runs
 from lakeops.options import TableOptions
 from lakeops.options.changelog import ChangelogOptions
 from lakeops.options.compaction import CompactOptions

@@ -9,7 +9,7 @@ and per-unit min/max of one column where the format's footer has them (Parquet o
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -49,8 +49,11 @@ class DataFormat(Protocol):
     def read_unit(self, path: str, unit: int, columns: list[str]) -> pa.Table: ...
 
     def iter_batches(
-        self, path: str, columns: list[str], batch_rows: int
-    ) -> Iterator[pa.Table]: ...
+        self, path: str, columns: list[str], batch_rows: int, units: Sequence[int] | None = None
+    ) -> Iterator[pa.Table]:
+        """The file's rows (of ``units`` only, in order, when given) in batches of at most
+        ``batch_rows``."""
+        ...
 
     def unit_ranges(self, path: str, column: str) -> list[tuple[Any, Any] | None]: ...
 
@@ -84,11 +87,19 @@ class ParquetFormat:
         with self.fs.open_input_file(path) as source:
             return pq.ParquetFile(source, pre_buffer=False).read_row_group(unit, columns=columns)
 
-    def iter_batches(self, path: str, columns: list[str], batch_rows: int) -> Iterator[pa.Table]:
+    def iter_batches(
+        self, path: str, columns: list[str], batch_rows: int, units: Sequence[int] | None = None
+    ) -> Iterator[pa.Table]:
+        if units is not None and not units:
+            return
         with self.fs.open_input_file(path) as source:
             # no pre-buffering: it reads far ahead of the batch and defeats bounded memory
             pf = pq.ParquetFile(source, pre_buffer=False)
-            for batch in pf.iter_batches(batch_size=batch_rows, columns=columns):
+            for batch in pf.iter_batches(
+                batch_size=batch_rows,
+                columns=columns,
+                row_groups=list(units) if units is not None else None,
+            ):
                 yield pa.Table.from_batches([batch])
 
     def unit_ranges(self, path: str, column: str) -> list[tuple[Any, Any] | None]:
@@ -143,10 +154,12 @@ class OrcFormat:
         with source:
             return pa.Table.from_batches([f.read_stripe(unit, columns=columns)])
 
-    def iter_batches(self, path: str, columns: list[str], batch_rows: int) -> Iterator[pa.Table]:
+    def iter_batches(
+        self, path: str, columns: list[str], batch_rows: int, units: Sequence[int] | None = None
+    ) -> Iterator[pa.Table]:
         source, f = self._open(path)
         with source:
-            for stripe in range(f.nstripes):
+            for stripe in range(f.nstripes) if units is None else units:
                 table = pa.Table.from_batches([f.read_stripe(stripe, columns=columns)])
                 for start in range(0, table.num_rows, batch_rows):
                     yield table.slice(start, batch_rows)
@@ -231,7 +244,11 @@ class AvroFormat:
             raise IndexError(f"Avro data file {path} is one unit; no unit {unit}")
         return self.read(path, columns)
 
-    def iter_batches(self, path: str, columns: list[str], batch_rows: int) -> Iterator[pa.Table]:
+    def iter_batches(
+        self, path: str, columns: list[str], batch_rows: int, units: Sequence[int] | None = None
+    ) -> Iterator[pa.Table]:
+        if units is not None and 0 not in units:
+            return
         for chunk in self._chunks(path, columns):
             for start in range(0, chunk.num_rows, batch_rows):
                 yield chunk.slice(start, batch_rows)

@@ -272,19 +272,50 @@ class KeyValueReader:
             table = self._format(f).read_unit(path, row_group, plan.read_cols)
         return self._normalize(table, plan, value_cols)
 
+    def unit_key_ranges(
+        self, directory: str, f: DataFileMeta, keys: Sequence[str]
+    ) -> list[dict[str, tuple[Any, Any]]]:
+        """Per unit (Parquet row group), (min, max) of each of the key columns ``keys`` (trimmed
+        primary-key fields) from the file's statistics; a column is left out where they are
+        missing, and float keys always (statistics leave NaN out). ORC and Avro units have
+        none."""
+        path = self._checked(directory, f)
+        fmt = self._format(f)
+        mapping = self.evolution.mapping(f.schema_id)
+        with self._reading(path):
+            names = set(fmt.names(path))
+            out: list[dict[str, tuple[Any, Any]]] = [{} for _ in range(fmt.unit_count(path))]
+            for k in keys:
+                if key_column(k) in self._float_keys:
+                    continue
+                source = mapping.source_name(k)
+                if source is None:
+                    continue
+                column = key_column(source) if key_column(source) in names else source
+                if column not in names:
+                    continue
+                for unit, bounds in enumerate(fmt.unit_ranges(path, column)):
+                    if bounds is not None:
+                        out[unit][k] = bounds
+        return out
+
     def iter_batches(
         self,
         directory: str,
         files: Sequence[DataFileMeta],
         value_cols: Sequence[str],
         batch_rows: int,
+        units: Sequence[int] | None = None,
     ) -> Iterator[pa.Table]:
-        """Records of files read one after another, in batches of at most ``batch_rows``."""
+        """Records of files read one after another, in batches of at most ``batch_rows``
+        (``units``: only these units — Parquet row groups — of a single file)."""
+        if units is not None and len(files) != 1:
+            raise ValueError("units select the units of one file")
         for f in files:
-            path = self._checked(directory, f, footer_rows=False)
+            path = self._checked(directory, f, footer_rows=units is not None)
             with self._reading(path):
                 plan = self._plan(path, f, value_cols)
-                batches = self._format(f).iter_batches(path, plan.read_cols, batch_rows)
+                batches = self._format(f).iter_batches(path, plan.read_cols, batch_rows, units)
             rows = 0
             while True:
                 with self._reading(path):
@@ -293,5 +324,5 @@ class KeyValueReader:
                     break
                 rows += batch.num_rows
                 yield self._normalize(batch, plan, value_cols)
-            if rows != f.row_count:
+            if units is None and rows != f.row_count:
                 raise self._disagrees(path, f"holds {rows} rows", f"{f.row_count} rows")

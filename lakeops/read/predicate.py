@@ -1,10 +1,14 @@
-"""Row filters in disjunctive normal form, and what they let a scan skip.
+"""Row filters, and what they let a scan skip.
 
-A filter is what ``pyarrow.parquet`` accepts as ``filters``: a list of ``(column, op, value)``
-tuples (all must hold), or a list of such lists (any may hold). Operators: ``=``/``==``, ``!=``,
-``<``, ``<=``, ``>``, ``>=``, ``in``, ``not in``. Example::
+A filter is a ``pyarrow.compute.Expression`` (``pc.field("id") > 100``), or what
+``pyarrow.parquet`` accepts as ``filters``: a list of ``(column, op, value)`` tuples (all must
+hold), or a list of such lists (any may hold). Operators: ``=``/``==``, ``!=``, ``<``, ``<=``,
+``>``, ``>=``, ``in``, ``not in``. Examples::
 
     table.read(filter=[("dt", "=", "2024-01-01"), ("id", ">=", 100)])
+    table.read(filter=(pc.field("dt") == "2024-01-01") & pc.field("name").is_null())
+
+Both forms become one :class:`RowFilter` (the tuples through ``pq.filters_to_expression``).
 
 The exact filter always runs on merged rows. Before that, the scan uses it to skip whole
 partitions (conditions on partition columns) and whole files (conditions on primary-key columns
@@ -15,17 +19,66 @@ a partition and file whose values or key ranges match too.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeAlias
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from lakeops.errors import ConfigurationError
+from lakeops.read.expression import Node, Stats, may_hold, parse, referenced
 
-__all__ = ["Filter", "normalize", "to_expression", "may_match"]
+__all__ = ["Filter", "RowFilter", "may_match", "normalize", "row_filter", "to_expression"]
 
 Condition = tuple[str, str, Any]
-Filter = Sequence[Condition] | Sequence[Sequence[Condition]]
+Filter: TypeAlias = Sequence[Condition] | Sequence[Sequence[Condition]] | pc.Expression
+
+
+@dataclass(frozen=True)
+class RowFilter:
+    """A checked filter: ``expression`` is applied exactly to merged rows; ``tree`` (None when
+    the expression could not be read back) decides what the scan skips."""
+
+    expression: pc.Expression
+    tree: Node | None
+    #: the columns the exact filter reads
+    columns: tuple[str, ...]
+
+    def may_hold(self, stats: Mapping[str, Stats]) -> bool:
+        """False only when no row within ``stats`` ({column: Stats}) can be kept."""
+        return may_hold(self.tree, stats)
+
+
+def row_filter(filter: Filter | None, schema: pa.Schema) -> RowFilter | None:
+    """Check a filter of either form against the table's Arrow ``schema`` (None: no filter).
+
+    An expression must be boolean and name only the table's columns; the tuples are checked
+    as :func:`normalize` checks them. A ConfigurationError names what is wrong."""
+    if filter is None:
+        return None
+    if isinstance(filter, pc.Expression):
+        expression = filter
+    else:
+        dnf = normalize(filter, schema.names)
+        if dnf is None:
+            return None
+        expression = to_expression(dnf)
+    try:
+        probe = schema.empty_table().filter(expression)
+    except (pa.ArrowException, TypeError) as exc:
+        raise ConfigurationError(
+            f"filter {expression} cannot be applied to the table's columns ({schema.names}): {exc}"
+        ) from exc
+    del probe
+    tree = parse(expression)
+    names = set(schema.names)
+    if tree is None or not referenced(tree) <= names:
+        return RowFilter(expression, None, tuple(schema.names))
+    used = referenced(tree)
+    return RowFilter(expression, tree, tuple(n for n in schema.names if n in used))
+
+
 _OPS = {"=", "==", "!=", "<", "<=", ">", ">=", "in", "not in"}
 
 
@@ -35,8 +88,7 @@ def normalize(filter: Filter | None, columns: Sequence[str]) -> list[list[Condit
         return None
     if isinstance(filter, pc.Expression):
         raise ConfigurationError(
-            "filter must be a list of (column, op, value) tuples, e.g. [('dt', '=', 'x')], "
-            "or a list of such lists (OR of ANDs); pyarrow Expressions cannot be pruned"
+            "normalize takes the (column, op, value) form; give expressions to row_filter"
         )
     items = list(filter)
     if not items:

@@ -682,3 +682,25 @@ def test_a_forked_process_never_writes_its_parents_scratch_files(
     assert childs and childs != parents
     with avro_data._SCRATCH.open() as (again, _):
         assert again == parents  # the parent's pool is its own still
+
+
+def test_iter_batches_reads_only_the_units_asked_for(tmp_path: Path) -> None:
+    import pyarrow.orc as orc
+    import pyarrow.parquet as pq
+
+    fs = pafs.LocalFileSystem()
+    table = pa.table({"id": pa.array(range(6), pa.int64())})
+    parquet = tmp_path / "data-x.parquet"
+    pq.write_table(table, parquet, row_group_size=2)  # units [0, 1], [2, 3], [4, 5]
+    fmt = reader_for(str(parquet), fs)
+    picked = fmt.iter_batches(str(parquet), ["id"], 10, [0, 2])
+    assert [v for b in picked for v in b.column("id").to_pylist()] == [0, 1, 4, 5]
+    assert list(fmt.iter_batches(str(parquet), ["id"], 10, [])) == []
+    whole = fmt.iter_batches(str(parquet), ["id"], 10)
+    assert [v for b in whole for v in b.column("id").to_pylist()] == list(range(6))
+    orc_path = tmp_path / "data-x.orc"
+    orc.write_table(table, str(orc_path))
+    fmt = reader_for(str(orc_path), fs)
+    assert list(fmt.iter_batches(str(orc_path), ["id"], 10, [])) == []
+    got = [b.column("id").to_pylist() for b in fmt.iter_batches(str(orc_path), ["id"], 10, [0])]
+    assert got == [list(range(6))]

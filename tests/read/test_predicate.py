@@ -9,10 +9,11 @@ import operator
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from lakeops.errors import ConfigurationError
-from lakeops.read.predicate import may_match, normalize, to_expression
+from lakeops.read.predicate import may_match, normalize, row_filter, to_expression
 
 COLUMNS = ["a", "b"]
 DOMAIN = range(-2, 4)
@@ -112,9 +113,31 @@ def test_normalize_forms() -> None:
         ([("c", "=", 1)], "column 'c' is not in the table"),
         ([("a", "=")], "must be a \\(column, op, value\\) tuple"),
         ([["a", "=", 1]], "must be a \\(column, op, value\\) tuple"),
-        (pa.compute.field("a") == 1, "pyarrow Expressions"),
     ],
 )
 def test_bad_filters_are_refused(filter: Any, message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
         normalize(filter, COLUMNS)
+
+
+@pytest.mark.parametrize(
+    ("filter", "message"),
+    [
+        (pc.field("c") == 1, "cannot be applied"),
+        (pc.field("a") + 1, "cannot be applied"),
+        ([("c", "=", 1)], "column 'c' is not in the table"),
+    ],
+)
+def test_bad_row_filters_are_refused(filter: Any, message: str) -> None:
+    schema = pa.schema([("a", pa.int64()), ("b", pa.int64())])
+    with pytest.raises(ConfigurationError, match=message):
+        row_filter(filter, schema)
+
+
+def test_row_filter_reads_both_forms() -> None:
+    schema = pa.schema([("a", pa.int64()), ("b", pa.int64())])
+    assert row_filter(None, schema) is None and row_filter([], schema) is None
+    rf = row_filter([("b", ">", 2)], schema)
+    assert rf is not None and rf.columns == ("b",) and rf.tree is not None
+    rf = row_filter(pc.field("a").is_null() | (pc.field("b") == 1), schema)
+    assert rf is not None and rf.columns == ("a", "b") and rf.tree is not None

@@ -71,13 +71,13 @@ def test_or_filters(table) -> None:
 
 def test_projection_reads_only_needed_columns(table, monkeypatch) -> None:
     seen: list[list[str]] = []
-    original = pq.read_table
+    original = pq.ParquetFile.iter_batches
 
-    def spy(path, columns=None, **kw):
+    def spy(self, *args, columns=None, **kw):
         seen.append(list(columns))
-        return original(path, columns=columns, **kw)
+        return original(self, *args, columns=columns, **kw)
 
-    monkeypatch.setattr(pq, "read_table", spy)
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", spy)
     result = table.read(columns=["id"])
     assert result.column_names == ["id"] and result.num_rows == 198
     assert seen and all("v" not in cols and "op" not in cols for cols in seen)

@@ -7,8 +7,8 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lakeops.compact.merge_stream import merge_runs
 from lakeops.merge import create_merge_engine, merge_sorted, sort_records
+from lakeops.merge.stream import merge_runs
 from lakeops.options import TableOptions
 from lakeops.spec.kv import KIND, SEQ
 from lakeops.spec.schema import TableSchema

@@ -1,0 +1,251 @@
+"""Streaming merge-on-read: merged rows of a snapshot as record batches, with bounded memory.
+
+The scan's splits (one per partition and bucket) are cut into their key-disjoint sections
+(:func:`~lakeops.merge.interval_partition.partition_runs`), and each section is one unit of
+work, merged as a stream:
+
+* a section of one sorted run (the usual case once compacted) is read batch by batch; a batch
+  whose keys are all distinct passes as it is, and the rows of its last key wait for the next
+  batch, in case the key continues there;
+* a section of several overlapping runs is merged by the streaming k-way merge
+  (:func:`~lakeops.merge.stream.merge_runs`), each run read ``batch_rows / runs`` rows at a
+  time.
+
+Merged rows whose kind is a retraction are dropped, the filter is applied exactly to each
+batch, and the batch is cut to the requested columns. Files whose key statistics cannot hold a
+kept row were skipped by the scan; inside a Parquet file, row groups whose key statistics
+cannot hold one are skipped too (safe for the same reason: every record of a key carries it).
+
+Memory budget. Up to ``parallelism`` sections are read at once
+(:func:`~lakeops.read.window.ordered_streams`), in order; each holds at most
+:data:`QUEUE_DEPTH` finished batches plus the one it is merging, and a merge holds about
+``batch_rows`` records of its runs (plus the rows of one key when a key spans batches). So
+about ``parallelism * (QUEUE_DEPTH + 2) * batch_rows`` rows of the read columns are in memory
+at any time — independent of the size of the table — plus what a file format decodes at once
+(a Parquet page, an ORC stripe, an Avro file's block). Batches are yielded in the order a
+serial read gives them: splits by (partition, bucket), sections by key, rows by key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lakeops.context import TableContext
+from lakeops.errors import ConfigurationError
+from lakeops.kv.reader import KeyValueReader
+from lakeops.merge import group_starts, merge_sorted, sort_records
+from lakeops.merge.interval_partition import partition_runs
+from lakeops.merge.stream import merge_runs
+from lakeops.parallel import check_parallelism, workers_for
+from lakeops.read.expression import Stats
+from lakeops.read.predicate import RowFilter
+from lakeops.read.scan import Split
+from lakeops.read.window import ordered_streams
+from lakeops.spec.data_file import DataFileMeta
+from lakeops.spec.kv import KIND, RowKind, key_column
+
+__all__ = ["DEFAULT_BATCH_ROWS", "QUEUE_DEPTH", "Section", "SplitStream", "read_batches"]
+
+DEFAULT_BATCH_ROWS = 131_072
+"""Rows read from a file at once, and at most per yielded batch (the filter may leave fewer)."""
+
+QUEUE_DEPTH = 2
+"""Finished batches a section read ahead of the consumer may hold."""
+
+MIN_RUN_BATCH_ROWS = 4_096
+"""The fewest rows a run of a multi-run section reads at once."""
+
+ROW_GROUP_PRUNING_MIN_ROWS = 65_536
+"""Files with fewer rows are read without looking at their row groups' statistics (reading
+the footer costs more than it can save)."""
+
+
+class Section:
+    """One unit of a streaming read: key-disjoint sorted runs of one split."""
+
+    def __init__(self, split: Split, runs: list[list[DataFileMeta]]) -> None:
+        self.split = split
+        self.runs = runs
+
+
+class SplitStream:
+    """Merged rows of the sections of one table's splits, batch by batch."""
+
+    def __init__(
+        self,
+        ctx: TableContext,
+        columns: Sequence[str],
+        row_filter: RowFilter | None,
+        batch_rows: int,
+        *,
+        apply_filter: bool = True,
+    ) -> None:
+        schema = ctx.schema
+        self.schema = schema
+        self.options = ctx.options
+        self.engine = ctx.engine
+        self.locations = ctx.locations
+        self.files = KeyValueReader(ctx.store.file_io, schema, ctx.store.schema, ctx.store.root)
+        self.key_names = schema.trimmed_primary_keys
+        self.merge_keys = [key_column(k) for k in self.key_names]
+        self.row_filter = row_filter
+        #: False: the caller applies the exact filter itself (to the columns it asked for)
+        self.apply_filter = apply_filter
+        self.batch_rows = batch_rows
+        self.columns = list(columns)
+        #: what the exact filter reads besides the requested columns
+        self.needed = list(
+            dict.fromkeys([*self.columns, *(row_filter.columns if row_filter else ())])
+        )
+        value_cols = [c for c in self.needed if c not in self.key_names]
+        extra = [
+            f
+            for f in (*self.options.sequence_fields, *self.engine.merge_columns())
+            if f not in value_cols
+        ]
+        self.value_cols = value_cols + list(dict.fromkeys(extra))
+        arrow = schema.arrow_schema()
+        self.out_schema = pa.schema(
+            [arrow.field(c) for c in (self.columns if apply_filter else self.needed)]
+        )
+        self._needed_schema = pa.schema([arrow.field(c) for c in self.needed])
+        #: key columns the filter reads: row groups are pruned by their statistics
+        self._filter_keys = (
+            [k for k in self.key_names if k in row_filter.columns]
+            if row_filter is not None and row_filter.tree is not None
+            else []
+        )
+
+    def sections(self, splits: Sequence[Split]) -> list[Section]:
+        """The units of work of ``splits``, in read order."""
+        return [
+            Section(split, runs)
+            for split in splits
+            for runs in partition_runs(split.files, self.files.key_range)
+        ]
+
+    # ------------------------------------------------------------------ records
+    def _units(self, directory: str, f: DataFileMeta) -> list[int] | None:
+        """The units of ``f`` that may hold a kept row (None: all of them)."""
+        if (
+            not self._filter_keys
+            or self.row_filter is None
+            or f.row_count < ROW_GROUP_PRUNING_MIN_ROWS
+        ):
+            return None
+        ranges = self.files.unit_key_ranges(directory, f, self._filter_keys)
+        if not any(ranges):
+            return None
+        keep = [
+            unit
+            for unit, bounds in enumerate(ranges)
+            if self.row_filter.may_hold(
+                {k: Stats(lo, hi, 0, None) for k, (lo, hi) in bounds.items()}
+            )
+        ]
+        return None if len(keep) == len(ranges) else keep
+
+    def _run_batches(
+        self, directory: str, run: list[DataFileMeta], batch_rows: int
+    ) -> Iterator[pa.Table]:
+        for f in run:
+            units = self._units(directory, f)
+            if units is not None and not units:
+                continue
+            yield from self.files.iter_batches(directory, [f], self.value_cols, batch_rows, units)
+
+    def _merge(self, records: pa.Table, distinct: bool) -> pa.Table:
+        if distinct:
+            return records  # one record per key: nothing to merge
+        ordered = sort_records(
+            records, self.merge_keys, self.options.sequence_fields, self.options.sequence_descending
+        )
+        return merge_sorted(ordered, self.merge_keys, self.engine)
+
+    def _one_run(self, directory: str, run: list[DataFileMeta]) -> Iterator[pa.Table]:
+        """Merged records of one sorted run, chunk by chunk (the last key of a chunk waits)."""
+        carry: pa.Table | None = None
+        for batch in self._run_batches(directory, run, self.batch_rows):
+            if batch.num_rows == 0:
+                continue
+            records = batch if carry is None else pa.concat_tables([carry, batch])
+            starts = group_starts(records, self.merge_keys)
+            last = int(starts[-1])
+            carry = records.slice(last)
+            if last:
+                yield self._merge(records.slice(0, last), len(starts) - 1 == last)
+        if carry is not None and carry.num_rows:
+            yield self._merge(carry, carry.num_rows == 1)
+
+    def _merged(self, section: Section) -> Iterator[pa.Table]:
+        split = section.split
+        directory = self.locations.bucket_path(split.partition_bytes, split.bucket)
+        if len(section.runs) == 1:
+            yield from self._one_run(directory, section.runs[0])
+            return
+        per_run = max(
+            min(MIN_RUN_BATCH_ROWS, self.batch_rows), self.batch_rows // len(section.runs)
+        )
+        yield from merge_runs(
+            [self._run_batches(directory, run, per_run) for run in section.runs],
+            self.merge_keys,
+            self.engine,
+            self.options.sequence_fields,
+            self.options.sequence_descending,
+        )
+
+    # ------------------------------------------------------------------- output
+    def _rows(self, merged: pa.Table) -> pa.Table:
+        """Live rows of merged records as the requested columns, filter applied."""
+        kinds = merged.column(KIND)
+        live = merged.filter(
+            pc.or_(pc.equal(kinds, RowKind.INSERT), pc.equal(kinds, RowKind.UPDATE_AFTER))
+        )
+        out = []
+        for field in self._needed_schema:
+            c = field.name
+            col = live.column(key_column(c)) if c in self.key_names else live.column(c)
+            out.append(col if col.type == field.type else col.cast(field.type))
+        rows = pa.Table.from_arrays(out, schema=self._needed_schema)
+        if self.row_filter is not None and self.apply_filter:
+            rows = rows.filter(self.row_filter.expression)
+            return rows.select(self.columns) if self.needed != self.columns else rows
+        return rows
+
+    def batches(self, section: Section) -> Iterator[pa.RecordBatch]:
+        """Merged, live, filtered rows of one section as record batches of the output schema."""
+        for merged in self._merged(section):
+            if merged.num_rows == 0:
+                continue
+            rows = self._rows(merged)
+            if rows.num_rows:
+                yield from rows.cast(self.out_schema).to_batches(max_chunksize=self.batch_rows)
+
+
+def read_batches(
+    ctx: TableContext,
+    splits: Sequence[Split],
+    columns: Sequence[str],
+    row_filter: RowFilter | None,
+    *,
+    batch_rows: int | None = None,
+    parallelism: int | None = None,
+    apply_filter: bool = True,
+) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    """The output schema and the merged rows of ``splits`` (see the module docstring for the
+    order and the memory budget): ``columns`` of the rows ``row_filter`` keeps.
+
+    ``apply_filter=False`` leaves the exact filter to the caller (who filters a whole table
+    once instead of every batch): the batches then hold every merged row, with the columns
+    the filter reads after ``columns``."""
+    check_parallelism(parallelism)
+    rows = DEFAULT_BATCH_ROWS if batch_rows is None else batch_rows
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
+        raise ConfigurationError(f"batch_rows must be a positive integer, got {batch_rows!r}")
+    stream = SplitStream(ctx, columns, row_filter, rows, apply_filter=apply_filter)
+    sections = stream.sections(splits)
+    window = workers_for(parallelism, len(sections))
+    return stream.out_schema, ordered_streams(sections, stream.batches, window, QUEUE_DEPTH)
