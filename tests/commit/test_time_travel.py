@@ -99,3 +99,13 @@ def test_rollback_by_time(table: Table) -> None:
         table.rollback_to(as_of=BASE)
     with pytest.raises(ConfigurationError, match="needs a snapshot_id"):
         table.rollback_to()
+
+
+def test_every_read_entry_point_travels_by_tag_and_time(table: Table) -> None:
+    table.create_tag("two", 2)
+    streamed = pa.Table.from_batches(list(table.to_batches(tag="two")))
+    assert _rows(streamed) == _model(2)
+    assert _rows(table.to_arrow_batch_reader(as_of=BASE + 3000).read_all()) == _model(3)
+    frame = table.to_pandas(tag="two")
+    assert dict(zip(frame["id"], frame["v"], strict=True)) == _model(2)
+    assert len(table.splits(as_of=BASE + 1000)) == len(table.splits(snapshot_id=1))
