@@ -68,7 +68,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: test hook: a directory with two FIFOs, ``reached`` and ``release``; when set, the sink's commit
-#: writes ``"<point> <batch id>"`` to ``reached`` before (``commit``) and after (``committed``)
+#: writes ``"<point> <batch id> <pid>"`` to ``reached`` before (``commit``) and after (``committed``)
 #: publishing, then waits for a line on ``release`` (so a test can kill it at either point)
 COMMIT_GATE_ENV = "LAKEOPS_TEST_STREAM_COMMIT_GATE"
 
@@ -135,7 +135,7 @@ def _gate(point: str, batch_id: int) -> None:
     if not gate:
         return
     with open(os.path.join(gate, "reached"), "w") as reached:
-        reached.write(f"{point} {batch_id}\n")
+        reached.write(f"{point} {batch_id} {os.getpid()}\n")
     with open(os.path.join(gate, "release")) as release:
         release.readline()
 
