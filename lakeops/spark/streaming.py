@@ -67,9 +67,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: test hook: a directory with two FIFOs, ``reached`` and ``release``; when set, the sink's commit
-#: writes ``"<point> <batch id> <pid>"`` to ``reached`` before (``commit``) and after (``committed``)
-#: publishing, then waits for a line on ``release`` (so a test can kill it at either point)
+#: test hook: a directory with two FIFOs, ``reached`` and ``release``; when set, the sink's
+#: commit writes ``"<point> <batch id> <pid>"`` to ``reached`` before (``commit``) and after
+#: (``committed``) publishing, then waits for a line on ``release`` (so a test can kill it there)
 COMMIT_GATE_ENV = "LAKEOPS_TEST_STREAM_COMMIT_GATE"
 
 _SCAN_MODES = ("latest-full", "latest", "from-snapshot", "from-snapshot-full")

@@ -3,6 +3,7 @@ change source, checked against pypaimon (tests/interop/oracle.py) and plain mode
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import signal
@@ -146,10 +147,8 @@ def _query(
 
 def _kill(proc: subprocess.Popen[bytes], committer_pid: int) -> None:
     os.killpg(proc.pid, signal.SIGKILL)
-    try:
-        os.kill(committer_pid, signal.SIGKILL)  # a Python worker may live in its own group
-    except ProcessLookupError:
-        pass
+    with contextlib.suppress(ProcessLookupError):  # a Python worker may have its own group
+        os.kill(committer_pid, signal.SIGKILL)
     proc.wait()
 
 
@@ -203,22 +202,23 @@ def test_killed_between_write_and_commit_then_restarted(tmp_path: Path, catalog:
 
 
 # ------------------------------------------------------------------------------------- source
-def _stream_once(spark, path: str, checkpoint: Path, name: str, **options: str) -> list[tuple]:
-    """Run the change stream on what is there now (availableNow) into a memory table."""
+def _stream_once(spark, path: str, out: Path, **options: str) -> list[tuple]:
+    """Run the change stream on what is there now (availableNow) into a parquet sink at ``out``
+    (checkpointed beside it); returns every row the sink holds so far."""
     reader = spark.readStream.format("lakeops").option("row-kind", "true")
     for key, value in options.items():
         reader = reader.option(key, value)
     query = (
         reader.load(path)
-        .writeStream.format("memory")
-        .queryName(name)
-        .option("checkpointLocation", str(checkpoint))
+        .writeStream.format("parquet")
+        .option("path", str(out))
+        .option("checkpointLocation", str(out) + "-checkpoint")
         .trigger(availableNow=True)
         .start()
     )
     query.awaitTermination()
     assert query.exception() is None
-    return sorted(tuple(r) for r in spark.table(name).collect())
+    return sorted(tuple(r) for r in spark.read.parquet(str(out)).collect())
 
 
 def _rows(table: pa.Table) -> list[tuple]:
@@ -231,21 +231,22 @@ def test_source_emits_full_state_then_changes(spark, catalog: Catalog, tmp_path:
         "db.src", schema=schema, primary_keys=["id"], options={"bucket": "2", "rowkind.field": "op"}
     )
     t.write(pa.table({"id": [1, 2, 3, 1], "v": [10, 20, 30, 11], "op": ["+I"] * 4}, schema=schema))
-    checkpoint = tmp_path / "ck"
+    out = tmp_path / "out"
     warehouse = Path(t.root).parents[1]
 
-    first = _stream_once(spark, t.root, checkpoint, "src_1")
+    first = _stream_once(spark, t.root, out)
     assert first == sorted(("+I", *r) for r in _rows(oracle_read(warehouse, "db.src", 1)))
 
     t.write(pa.table({"id": [2, 4], "v": [21, 40], "op": ["-D", "+I"]}, schema=schema))
     t.write(pa.table({"id": [3], "v": [31], "op": ["+U"]}, schema=schema))
-    second = _stream_once(spark, t.root, checkpoint, "src_2")  # restarted from the checkpoint
-    assert second == _rows(oracle_changes(warehouse, "db.src", 1, 3))
-    assert {r[0] for r in second} == {"-D", "+I", "+U"}
+    second = _stream_once(spark, t.root, out)  # restarted from the checkpoint
+    changes = _rows(oracle_changes(warehouse, "db.src", 1, 3))
+    assert second == sorted(first + changes)
+    assert {r[0] for r in changes} == {"-D", "+I", "+U"}
 
     # from a given snapshot on: only its changes and later ones, no full state
-    from_two = _stream_once(spark, t.root, tmp_path / "ck2", "src_3", **{"scan.snapshot-id": "2"})
-    assert from_two == second
+    from_two = _stream_once(spark, t.root, tmp_path / "out2", **{"scan.snapshot-id": "2"})
+    assert from_two == changes
     with pytest.raises(Exception, match="row-kind"):
         spark.readStream.format("lakeops").load(t.root).writeStream.format("memory").queryName(
             "src_4"
