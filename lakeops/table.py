@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from lakeops.changelog.reader import ChangeMode, read_changes
 from lakeops.commit.check import CheckReport, check_table
-from lakeops.commit.committer import Committer
+from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER, Committer
 from lakeops.commit.expire import ExpireResult, Retention, expire_snapshots
 from lakeops.commit.orphan import OrphanResult, check_threshold, remove_orphan_files
 from lakeops.commit.rollback import rollback_to
@@ -167,6 +167,7 @@ class Table:
         messages: Sequence[CommitMessage],
         *,
         commit_user: str | None = None,
+        commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
         overwrite: bool | Sequence[Mapping[str, Any]] = False,
     ) -> Snapshot | None:
         """Publish the messages of one or many writers: new data as one ``APPEND`` snapshot,
@@ -180,6 +181,11 @@ class Table:
         Appends never fail because of compaction: if another job replaced the files a writer's
         compaction read, that compaction is dropped (its new files deleted) and the appended
         data stays committed.
+
+        ``commit_user`` and ``commit_identifier`` are stored in the snapshots, as Paimon's
+        streaming writers use them: one stable user per job and an increasing identifier per
+        checkpoint (or micro-batch) let a restarted job tell what it already committed
+        (see :mod:`lakeops.spark.streaming`). Batch commits use ``Long.MAX_VALUE``.
         """
         self._require_writable("commit to")
         committer = Committer(self.context, commit_user)
@@ -189,7 +195,10 @@ class Table:
             self.delete_uncommitted(messages, compaction_only=True)
 
         return committer.commit(
-            messages, on_compact_conflict=drop, overwrite=self._overwrite_predicate(overwrite)
+            messages,
+            commit_identifier,
+            on_compact_conflict=drop,
+            overwrite=self._overwrite_predicate(overwrite),
         )
 
     def _overwrite_predicate(

@@ -27,6 +27,8 @@ from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
     EqualTo,
     Filter,
     GreaterThan,
@@ -207,10 +209,27 @@ class LakeopsDataSource(DataSource):
         return "lakeops"
 
     def schema(self) -> StructType:
-        return from_arrow_schema(open_table(dict(self.options)).arrow_schema)
+        from lakeops.spark.streaming import source_schema  # the stream's _row_kind (row-kind)
+
+        options = dict(self.options)
+        return from_arrow_schema(source_schema(options, open_table(options)))
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return LakeopsReader(dict(self.options), schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> LakeopsWriter:
         return LakeopsWriter(dict(self.options), overwrite)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        """``df.writeStream.format("lakeops")``: exactly-once micro-batch commits
+        (:mod:`lakeops.spark.streaming`)."""
+        from lakeops.spark.streaming import LakeopsStreamWriter
+
+        return LakeopsStreamWriter(dict(self.options), overwrite)
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        """``spark.readStream.format("lakeops")``: the table's changes, snapshot by snapshot
+        (:mod:`lakeops.spark.streaming`)."""
+        from lakeops.spark.streaming import LakeopsStreamReader
+
+        return LakeopsStreamReader(dict(self.options), schema)
