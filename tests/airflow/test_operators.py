@@ -330,9 +330,7 @@ def test_parallelism_is_passed_on_and_checked_up_front(
     monkeypatch.setattr(Table, "expire_snapshots", expire)
     monkeypatch.setattr(Table, "remove_orphan_files", orphans)
     LakeopsExpireSnapshotsOperator(task_id="e", table="db.t", parallelism=5).execute(_context())
-    LakeopsRemoveOrphanFilesOperator(task_id="o", table="db.t", parallelism=6).execute(
-        _context()
-    )
+    LakeopsRemoveOrphanFilesOperator(task_id="o", table="db.t", parallelism=6).execute(_context())
     LakeopsExpireSnapshotsOperator(task_id="e2", table="db.t").execute(_context())
     assert maintenance == [("expire", 5), ("orphans", 6), ("expire", None)]
 
