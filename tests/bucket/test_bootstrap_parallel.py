@@ -121,3 +121,31 @@ def test_a_failing_split_read_fails_the_write_before_anything_is_written(
     with pytest.raises(CorruptDataFileError, match="injected"):
         table.write(batch)
     assert table.latest_snapshot() == before
+
+
+def test_the_writer_knob_wins_over_the_table_option(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bootstrap reads ``parallelism`` splits at once; without it the table's
+    ``cross-partition-upsert.bootstrap-parallelism``; without that the cores (None)."""
+    seen: list[int | None] = []
+    real = cross_partition.GlobalIndex.bootstrap
+
+    def spy(self: Any, *args: Any, parallelism: int | None = None, **kw: Any) -> None:
+        seen.append(parallelism)
+        real(self, *args, parallelism=parallelism, **kw)
+
+    monkeypatch.setattr(cross_partition.GlobalIndex, "bootstrap", spy)
+    table = _table(catalog)
+    _index(table, 3)
+    Router(table.context, table.latest_snapshot()).assign(
+        to_records(SCHEMA.empty_table(), table.schema, table.options)
+    )
+    from lakeops.spec.schema_change import SetOption
+
+    table.alter([SetOption("cross-partition-upsert.bootstrap-parallelism", "5")])
+    again = catalog.get_table("db.t")
+    Router(again.context, again.latest_snapshot()).assign(
+        to_records(SCHEMA.empty_table(), again.schema, again.options)
+    )
+    assert seen == [None] * 4 + [3, None, 5]  # the 4 writes of _table, then the 3 routers
