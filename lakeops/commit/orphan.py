@@ -23,7 +23,13 @@ from typing import Any
 from lakeops.commit.keep_alive import KEPT_DIRS, protected_snapshots
 from lakeops.errors import ConfigurationError
 from lakeops.io.file_io import FileIO
-from lakeops.parallel import IO_THREADS, check_parallelism, delete_files, run_ordered
+from lakeops.parallel import (
+    IO_THREADS,
+    check_parallelism,
+    delete_files,
+    imap_ordered,
+    run_ordered,
+)
 from lakeops.spec import paths
 from lakeops.store import TableStore
 
@@ -83,7 +89,7 @@ def referenced_files(store: TableStore, parallelism: int | None = None) -> set[s
     )
     names.update(lists)
     manifests = sorted(
-        {m.file_name for metas in run_ordered(store.manifest_list, lists, threads) for m in metas}
+        {m.file_name for metas in imap_ordered(store.manifest_list, lists, threads) for m in metas}
     )
     names.update(manifests)
 
@@ -93,7 +99,7 @@ def referenced_files(store: TableStore, parallelism: int | None = None) -> set[s
             locations.entry_path(e.partition, e.bucket, e.file.file_name, e.file.external_path)
         return {e.file.file_name for e in entries}
 
-    for files in run_ordered(data_files, manifests, threads):
+    for files in imap_ordered(data_files, manifests, threads):  # folded as they come
         names |= files
     index_manifests = sorted({s.index_manifest for s in snapshots if s.index_manifest})
     names.update(index_manifests)
@@ -104,7 +110,7 @@ def referenced_files(store: TableStore, parallelism: int | None = None) -> set[s
             locations.index_entry_path(i.partition, i.bucket, i.file)
         return {i.file.file_name for i in entries}
 
-    for files in run_ordered(index_files, index_manifests, threads):
+    for files in imap_ordered(index_files, index_manifests, threads):
         names |= files
     return names
 
