@@ -20,7 +20,8 @@ parallelism: they are returned in the order of the inputs.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Executor, Future, ThreadPoolExecutor, wait
 from typing import TypeVar
 
@@ -32,6 +33,7 @@ __all__ = [
     "pool_for",
     "check_parallelism",
     "delete_files",
+    "imap_ordered",
     "run_ordered",
     "workers_for",
 ]
@@ -141,6 +143,41 @@ def _run_all(executor: Executor, work: Callable[[T], R], items: Sequence[T]) -> 
             f.cancel()
     wait(futures)
     return futures
+
+
+def imap_ordered(
+    work: Callable[[T], R], items: Sequence[T], parallelism: int | None
+) -> Iterator[R]:
+    """``work(item)`` for every item, yielded in the order of ``items``, computed on up to
+    ``parallelism`` threads — with at most twice as many units submitted ahead of the one the
+    caller consumes, so at most that many results are held at once whatever the number of
+    items (listings that fold thousands of manifests stay bounded in memory).
+
+    The first error (in the order of ``items``) is raised where its result would have been
+    yielded, after every earlier result; the units not yet started are cancelled and the
+    running ones waited for. Parallelism 1 runs in the calling thread, in order."""
+    workers = workers_for(parallelism, len(items))
+    if workers == 1:
+        for item in items:
+            yield work(item)
+        return
+    remaining = iter(items)
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lakeops-io") as pool:
+        pending: deque[Future[R]] = deque()
+        try:
+            for item in remaining:
+                pending.append(pool.submit(work, item))
+                if len(pending) >= 2 * workers:
+                    break
+            while pending:
+                result = pending.popleft().result()
+                for item in remaining:
+                    pending.append(pool.submit(work, item))
+                    break
+                yield result
+        finally:
+            for future in pending:
+                future.cancel()
 
 
 def delete_files(

@@ -7,8 +7,9 @@ starting at the hint and probing upward until ``snapshot-(N+1)`` does not exist.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -25,6 +26,7 @@ from lakeops.errors import (
     TableNotFoundError,
 )
 from lakeops.io.file_io import FileIO, join
+from lakeops.parallel import run_ordered
 from lakeops.spec import paths
 from lakeops.spec.index_manifest import (
     HASH_INDEX,
@@ -77,6 +79,9 @@ class TableStore:
         self.file_io = file_io
         self.root = root
         self._manifest_cache: OrderedDict[str, list[ManifestEntry]] = OrderedDict()
+        # guards the manifest cache only (never held while reading): maintenance and the
+        # cross-partition bootstrap read manifests on several threads
+        self._cache_lock = threading.Lock()
         self._index_cache: dict[str, list[IndexManifestEntry]] = {}
         self._schema_cache: dict[int, TableSchema] = {}
 
@@ -243,10 +248,12 @@ class TableStore:
         )
 
     def manifest(self, name: str) -> list[ManifestEntry]:
-        cached = self._manifest_cache.get(name)
-        if cached is not None:
-            self._manifest_cache.move_to_end(name)
-            return cached
+        """The entries of manifest ``name`` (cached; safe to call from several threads)."""
+        with self._cache_lock:
+            cached = self._manifest_cache.get(name)
+            if cached is not None:
+                self._manifest_cache.move_to_end(name)
+                return cached
         relative = paths.manifest_path(paths.check_file_name(name, "manifest", "manifest list"))
         entries = self.load(
             relative,
@@ -254,10 +261,18 @@ class TableStore:
             lambda data: read_manifest(data, relative),
             MAX_AVRO_METADATA_BYTES,
         )
-        self._manifest_cache[name] = entries
-        if len(self._manifest_cache) > self._CACHE_SIZE:
-            self._manifest_cache.popitem(last=False)
+        with self._cache_lock:
+            self._manifest_cache[name] = entries
+            if len(self._manifest_cache) > self._CACHE_SIZE:
+                self._manifest_cache.popitem(last=False)
         return entries
+
+    def manifests(
+        self, names: Sequence[str], parallelism: int | None = 1
+    ) -> list[list[ManifestEntry]]:
+        """``[self.manifest(n) for n in names]``, ``parallelism`` manifests read at once (the
+        work waits on storage); the first failure in the order of ``names`` is raised."""
+        return run_ordered(self.manifest, names, parallelism)
 
     def data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
         """Base + delta manifests of a snapshot: together they describe every live file."""
@@ -336,11 +351,16 @@ class TableStore:
             )
         return decode_hashes(data, meta.file_name)
 
-    def live_entries(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
-        """Every data file live in ``snapshot`` (ADD entries that were not deleted)."""
+    def live_entries(
+        self, snapshot: Snapshot | None, *, parallelism: int | None = 1
+    ) -> list[ManifestEntry]:
+        """Every data file live in ``snapshot`` (ADD entries that were not deleted). Its
+        manifests are read ``parallelism`` at once and folded in their order, so the result
+        does not depend on ``parallelism``."""
         if snapshot is None:
             return []
+        names = [meta.file_name for meta in self.data_manifests(snapshot)]
         entries: list[ManifestEntry] = []
-        for meta in self.data_manifests(snapshot):
-            entries.extend(self.manifest(meta.file_name))
+        for manifest in self.manifests(names, parallelism):
+            entries.extend(manifest)
         return list(fold_entries(entries).values())

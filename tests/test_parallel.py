@@ -50,3 +50,37 @@ def test_a_failure_reports_every_finished_unit_then_raises_the_first_error() -> 
 def test_parallelism_must_be_a_positive_integer(bad: object) -> None:
     with pytest.raises(ConfigurationError, match="positive integer"):
         parallel.check_parallelism(bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("workers", [1, 3, 8])
+def test_imap_ordered_yields_in_input_order_with_bounded_read_ahead(workers: int) -> None:
+    """Model: the results of ``work`` in input order; no unit starts more than ``2 * workers``
+    units ahead of the one the caller consumes."""
+    started: list[int] = []
+    lock = threading.Lock()
+
+    def work(n: int) -> int:
+        with lock:
+            started.append(n)
+        return n * n
+
+    consumed = 0
+    for i, result in enumerate(parallel.imap_ordered(work, list(range(50)), workers)):
+        assert result == i * i
+        with lock:
+            assert max(started) < i + 2 * workers + 1
+        consumed += 1
+    assert consumed == 50 and sorted(started) == list(range(50))
+
+
+def test_imap_ordered_raises_the_first_error_after_the_earlier_results() -> None:
+    def work(n: int) -> int:
+        if n in (5, 9):
+            raise ValueError(f"unit {n}")
+        return n
+
+    got: list[int] = []
+    with pytest.raises(ValueError, match="unit 5"):
+        for n in parallel.imap_ordered(work, list(range(30)), 4):
+            got.append(n)
+    assert got == [0, 1, 2, 3, 4]

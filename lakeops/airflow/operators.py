@@ -302,6 +302,9 @@ class LakeopsExpireSnapshotsOperator(_LakeopsOperator):
     """Expire snapshots by the table's retention options, or the arguments given here
     (``retain_min``, ``retain_max``, ``time_retained`` such as ``"1 h"``). Makes no commit.
 
+    ``parallelism``: files listed, read and deleted at once in the worker (default 16: the
+    work waits on storage); the crash-safe order of the steps does not change.
+
     Returns (XCom): ``table, expired_snapshots, expired_changelogs, data_files_deleted,
     changelog_files_deleted, seconds``.
     """
@@ -314,12 +317,14 @@ class LakeopsExpireSnapshotsOperator(_LakeopsOperator):
         retain_min: int | None = None,
         retain_max: int | None = None,
         time_retained: str | None = None,
+        parallelism: int | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.retain_min = retain_min
         self.retain_max = retain_max
         self.time_retained = time_retained
+        self.parallelism = check_parallelism(parallelism)
 
     def execute(self, context: Context) -> dict[str, Any]:
         start = time.monotonic()
@@ -330,6 +335,7 @@ class LakeopsExpireSnapshotsOperator(_LakeopsOperator):
                 retain_min=self.retain_min,
                 retain_max=self.retain_max,
                 time_retained=self.time_retained,
+                parallelism=self.parallelism,
             )
         )
         return self._done(
@@ -349,7 +355,9 @@ class LakeopsRemoveOrphanFilesOperator(_LakeopsOperator):
     as Paimon; younger files may belong to a running writer). ``report_only`` counts them and
     deletes nothing (a dry run; the name ``dry_run`` is taken by ``BaseOperator.dry_run()``).
     A threshold below one hour fails the task unless ``force=True`` (files of a commit in
-    progress look like orphans until it publishes).
+    progress look like orphans until it publishes). ``parallelism``: directories listed,
+    manifests read and files deleted at once in the worker (default 16: the work waits on
+    storage).
 
     Returns (XCom): ``table, files_deleted, bytes, report_only, seconds``.
     """
@@ -362,18 +370,23 @@ class LakeopsRemoveOrphanFilesOperator(_LakeopsOperator):
         older_than: dt.timedelta = dt.timedelta(days=1),
         report_only: bool = False,
         force: bool = False,
+        parallelism: int | None = None,
         **kw: Any,
     ) -> None:
         super().__init__(**kw)
         self.older_than = older_than
         self.report_only = report_only
         self.force = force
+        self.parallelism = check_parallelism(parallelism)
 
     def execute(self, context: Context) -> dict[str, Any]:
         start = time.monotonic()
         table = self.hook().get_table(self.table)
         result = table.remove_orphan_files(
-            older_than=self.older_than, dry_run=self.report_only, force=self.force
+            older_than=self.older_than,
+            dry_run=self.report_only,
+            force=self.force,
+            parallelism=self.parallelism,
         )
         return self._done(
             context,

@@ -19,22 +19,23 @@ free id).
 The index is columnar — an Arrow table of the key columns plus int32 partition id and bucket —
 so tens of millions of keys cost bytes per key, not Python objects. Lookups are Arrow hash joins.
 It is bootstrapped from the latest snapshot by reading only the key columns of every split (all
-levels, merged, so deleted keys are absent), ``cross-partition-upsert.bootstrap-parallelism``
-splits at a time; splits whose files are all older than ``cross-partition-upsert.index-ttl``
-are skipped (as in Paimon, at the risk of duplicates for such old keys).
+levels, merged, so deleted keys are absent), several splits at a time (the writer's
+``parallelism``; see :meth:`GlobalIndex.bootstrap`); splits whose files are all older than
+``cross-partition-upsert.index-ttl`` are skipped (as in Paimon, at the risk of duplicates for
+such old keys).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from lakeops.bucket.dynamic import fill_buckets, partition_groups
+from lakeops.parallel import IO_THREADS, imap_ordered
 from lakeops.read.merge_read import SplitReader
 from lakeops.read.scan import Split
 from lakeops.spec import binary_row
@@ -110,15 +111,20 @@ class GlobalIndex:
         reader: SplitReader,
         snapshot: Snapshot | None,
         *,
-        parallelism: int = 10,
+        parallelism: int | None = None,
         ttl_ms: int | None = None,
     ) -> None:
-        """Load every live key of ``snapshot`` (see :func:`bootstrap_splits`)."""
+        """Load every live key of ``snapshot`` (see :func:`bootstrap_splits`).
+
+        The splits (one per partition and bucket) are read ``parallelism`` at once (default:
+        the cores available, capped by the number of splits) and loaded in split order as they
+        come, so the index is the same at every parallelism. Memory: the index itself (the key
+        columns of every live key, plus 8 bytes a key) and the merge of at most
+        ``2 * parallelism`` splits' key columns at a time."""
         splits = bootstrap_splits(store, self.schema, snapshot, ttl_ms)
-        with ThreadPoolExecutor(max(1, min(parallelism, len(splits) or 1))) as pool:
-            loaded = list(pool.map(lambda s: split_keys(reader, self.schema, s), splits))
-        for split, keys in zip(splits, loaded, strict=True):
-            self.load(keys, split.bucket)
+        keys = imap_ordered(lambda s: split_keys(reader, self.schema, s), splits, parallelism)
+        for split, split_keys_ in zip(splits, keys, strict=True):
+            self.load(split_keys_, split.bucket)
 
     def load(self, keys: pa.Table, bucket: int | np.ndarray, *, count: bool = True) -> None:
         """Add existing keys: ``keys`` holds the primary-key and partition columns (as read by
@@ -270,10 +276,11 @@ def bootstrap_splits(
     store: TableStore, schema: TableSchema, snapshot: Snapshot | None, ttl_ms: int | None
 ) -> list[Split]:
     """Every (partition, bucket) of ``snapshot`` with all its live files (level 0 included,
-    whatever the merge engine), except those whose files are all older than ``ttl_ms``."""
+    whatever the merge engine), except those whose files are all older than ``ttl_ms``. The
+    manifests are read :data:`~lakeops.parallel.IO_THREADS` at once."""
     part_types = schema.types_of(schema.partition_keys)
     groups: dict[tuple[bytes, int], list[Any]] = {}
-    for e in store.live_entries(snapshot):
+    for e in store.live_entries(snapshot, parallelism=IO_THREADS):
         groups.setdefault((e.partition, e.bucket), []).append(e.file)
     now = time.time() * 1000
     splits = []

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from lakeops.parallel import imap_ordered
 from lakeops.spec.index_manifest import IndexManifestEntry
 from lakeops.spec.locations import FileLocations
 from lakeops.spec.manifest import ManifestEntry
@@ -42,13 +43,19 @@ def check_snapshots(
     snapshots: Iterable[Snapshot],
     *,
     live: bool = False,
+    parallelism: int | None = 1,
 ) -> None:
     """Locate every file the commits of ``snapshots`` added or deleted (delta and changelog
     entries) and their index files — with ``live`` also every live file — so that a snapshot
-    naming a file outside the table is refused before maintenance deletes anything."""
-    for snapshot in snapshots:
+    naming a file outside the table is refused before maintenance deletes anything.
+    ``parallelism`` snapshots are read at once; the first refusal in their order is raised."""
+
+    def check(snapshot: Snapshot) -> None:
         entry_paths(locations, store.delta_entries(snapshot))
         entry_paths(locations, store.changelog_entries(snapshot))
         index_paths(locations, store.index_entries(snapshot))
         if live:
             entry_paths(locations, store.live_entries(snapshot))
+
+    for _ in imap_ordered(check, list(snapshots), parallelism):
+        pass

@@ -31,7 +31,7 @@ from lakeops.context import TableContext
 from lakeops.errors import ConfigurationError
 from lakeops.option_parsing import parse_duration
 from lakeops.options import TableOptions
-from lakeops.parallel import check_parallelism, delete_files
+from lakeops.parallel import IO_THREADS, check_parallelism, delete_files, imap_ordered, run_ordered
 from lakeops.spec import paths
 from lakeops.spec.locations import FileLocations
 from lakeops.spec.manifest import FileKind, ManifestEntry
@@ -179,22 +179,26 @@ def expire_snapshots(
     *,
     parallelism: int | None = None,
 ) -> ExpireResult:
-    """One expiry pass; see the module docstring. ``parallelism``: how many files the final
-    step of each expiry deletes at once (default :data:`~lakeops.parallel.IO_THREADS`); the
-    order of the steps does not change."""
+    """One expiry pass; see the module docstring. ``parallelism``: how many metadata files
+    the pass reads at once while it finds what to delete, and how many files the final step of
+    each expiry deletes at once (default :data:`~lakeops.parallel.IO_THREADS`: the work waits
+    on storage); the order of the steps does not change, nor does the result."""
     check_parallelism(parallelism)
+    threads = IO_THREADS if parallelism is None else parallelism
     store, schema, options = table.store, table.schema, table.options
     result = _Tally()
     now = int(time.time() * 1000) if now_ms is None else now_ms
     ids = store.snapshot_ids()
     earliest = (store.earliest_snapshot_id() or ids[0]) if ids else 0
-    snapshots = {i: store.snapshot(i) for i in ids if i >= earliest}
+    current = [i for i in ids if i >= earliest]
+    snapshots = dict(zip(current, run_ordered(store.snapshot, current, threads), strict=True))
     # issue 24: every file this pass may delete is located (inside the table, or below a root
     # the table names) before the first delete; a crafted entry refuses the whole pass
     check_snapshots(
         store,
         FileLocations.of(store.file_io, store.root, schema, options),
-        [*snapshots.values(), *(store.changelog(c) for c in _changelog_ids(store))],
+        [*snapshots.values(), *run_ordered(store.changelog, _changelog_ids(store), threads)],
+        parallelism=threads,
     )
     if ids:
         # snapshot files below EARLIEST are what an interrupted pass announced expired but did
@@ -243,17 +247,17 @@ def expire_snapshots(
     return result.freeze()
 
 
-def _retained_manifests(store: TableStore, keep: list[Snapshot]) -> set[str]:
-    names: set[str] = set()
-    for s in keep:
-        for lst in _lists(s):
-            names.add(lst)
-            names.update(m.file_name for m in store.manifest_list(lst))
-    for sid in _changelog_ids(store):
-        kept = store.changelog(sid)
-        if kept.changelog_manifest_list:
-            names.add(kept.changelog_manifest_list)
-            names.update(m.file_name for m in store.manifest_list(kept.changelog_manifest_list))
+def _retained_manifests(store: TableStore, keep: list[Snapshot], threads: int) -> set[str]:
+    """The manifest lists of ``keep`` and of the kept changelogs, and the manifests they name
+    (the lists read ``threads`` at once, folded as they come: bounded in memory)."""
+    kept = run_ordered(store.changelog, _changelog_ids(store), threads)
+    lists = sorted(
+        {lst for s in keep for lst in _lists(s)}
+        | {k.changelog_manifest_list for k in kept if k.changelog_manifest_list}
+    )
+    names: set[str] = set(lists)
+    for metas in imap_ordered(store.manifest_list, lists, threads):
+        names.update(m.file_name for m in metas)
     return names
 
 
@@ -272,49 +276,61 @@ def _expire_range(
     first; then the kept changelogs are written, ``EARLIEST`` moves and the snapshot files go
     (oldest first); only then their files. A kill at any point leaves intact snapshots and at
     most unreferenced files (for ``remove_orphan_files``), never a snapshot whose files are
-    gone. Only that last step runs on a pool (``parallelism`` files at once)."""
+    gone. The finding (steps 1 to 3b) reads its metadata ``parallelism`` files at once and
+    folds it in the serial order, so it finds the same files; the last step deletes on a pool
+    (``parallelism`` files at once)."""
+    threads = IO_THREADS if parallelism is None else parallelism
     fio = store.file_io
     locations = FileLocations.of(fio, store.root, schema, options)
     # what stays: the retained snapshots, and every snapshot a tag or a branch keeps alive
     tagged = protected_snapshots(store)
     protected = _readable(store, tagged)
     keep = [s for i, s in snapshots.items() if i >= end] + protected
-    live = {e.file.file_name for e in store.live_entries(snapshots[end])}
+    live = {e.file.file_name for e in store.live_entries(snapshots[end], parallelism=threads)}
     for kept in protected:
-        live |= {e.file.file_name for e in store.live_entries(kept)}
+        live |= {e.file.file_name for e in store.live_entries(kept, parallelism=threads)}
     doomed: list[str] = []  # storage paths, deleted after the snapshot files
     # 1. data files the expired commits deleted (snapshot `end` is the first that stays, and its
     #    own deletions removed files still present in the expired snapshot end - 1)
-    for sid in range(first + 1, end + 1):
-        for e in store.delta_entries(snapshots[sid]):
+    deltas = [snapshots[sid] for sid in range(first + 1, end + 1)]
+    for entries in imap_ordered(store.delta_entries, deltas, threads):
+        for e in entries:
             if e.kind == FileKind.DELETE and e.file.file_name not in live:
                 doomed += _entry_path(locations, e)
                 result.data_files_deleted += 1
     # 2. changelog: kept as changelog/changelog-<id>, or deleted with its snapshot
-    kept_changelogs: list[int] = []
-    for sid in range(first, end):
-        snap = snapshots[sid]
-        if sid >= keep_changelog_from:  # every id, so reads across it know it had none
-            kept_changelogs.append(sid)
-        elif snap.changelog_manifest_list:
-            for e in store.changelog_entries(snap):
-                doomed += _entry_path(locations, e)
-                result.changelog_files_deleted += 1
+    kept_changelogs = [sid for sid in range(first, end) if sid >= keep_changelog_from]
+    dropped = [
+        snapshots[sid]
+        for sid in range(first, end)
+        if sid < keep_changelog_from and snapshots[sid].changelog_manifest_list
+    ]
+    for entries in imap_ordered(store.changelog_entries, dropped, threads):
+        for e in entries:
+            doomed += _entry_path(locations, e)
+            result.changelog_files_deleted += 1
     # 3. manifests and lists no retained snapshot (or kept changelog) references
-    retained = _retained_manifests(store, keep)
+    retained = _retained_manifests(store, keep, threads)
     for sid in kept_changelogs:
         lst = snapshots[sid].changelog_manifest_list
         if lst:
             retained.add(lst)
             retained.update(m.file_name for m in store.manifest_list(lst))
-    for sid in range(first, end):
-        for lst in _lists(snapshots[sid]):
-            for name in [m.file_name for m in store.manifest_list(lst)] + [lst]:
-                if name not in retained:
-                    doomed.append(store.path(paths.manifest_path(name)))
-                    retained.add(name)  # deleted once
-                    result.manifests_deleted += 1
+    expired_lists = [lst for sid in range(first, end) for lst in _lists(snapshots[sid])]
+    for lst, metas in zip(
+        expired_lists, imap_ordered(store.manifest_list, expired_lists, threads), strict=True
+    ):
+        for name in [m.file_name for m in metas] + [lst]:
+            if name not in retained:
+                doomed.append(store.path(paths.manifest_path(name)))
+                retained.add(name)  # deleted once
+                result.manifests_deleted += 1
     # 3b. index manifests and hash index files (dynamic buckets) no retained snapshot uses
+    index_manifests = sorted(
+        {s.index_manifest for s in [*keep, *snapshots.values()] if s.index_manifest}
+    )
+    for _ in imap_ordered(store.index_manifest_entries, index_manifests, threads):
+        pass  # read ahead into the store's cache of index manifests
     kept_index: set[str] = set()
     for s in keep:
         if s.index_manifest:

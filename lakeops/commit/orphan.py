@@ -18,19 +18,26 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from lakeops.commit.keep_alive import KEPT_DIRS, protected_snapshots
 from lakeops.errors import ConfigurationError
-from lakeops.parallel import check_parallelism, delete_files
+from lakeops.io.file_io import FileIO
+from lakeops.parallel import (
+    IO_THREADS,
+    check_parallelism,
+    delete_files,
+    imap_ordered,
+    run_ordered,
+)
 from lakeops.spec import paths
-from lakeops.spec.locations import FileLocations
-from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
 
 __all__ = [
     "SAFE_OLDER_THAN_MS",
     "OrphanResult",
     "check_threshold",
+    "list_files",
     "referenced_files",
     "remove_orphan_files",
 ]
@@ -48,46 +55,96 @@ class OrphanResult:
     bytes: int = 0
 
 
-def _snapshot_files(store: TableStore, snapshot: Snapshot, locations: FileLocations) -> set[str]:
-    """Base names of every manifest list, manifest, data and changelog file it references.
-    Each data, changelog and index file is located through ``locations`` on the way: an entry
-    outside the table (issue 24) refuses the pass before anything is deleted."""
-    names: set[str] = set()
-    for lst in (
-        snapshot.base_manifest_list,
-        snapshot.delta_manifest_list,
-        snapshot.changelog_manifest_list,
-    ):
-        if not lst:
-            continue
-        names.add(lst)
-        for meta in store.manifest_list(lst):
-            names.add(meta.file_name)
-            entries = store.manifest(meta.file_name)
-            for e in entries:
-                locations.entry_path(e.partition, e.bucket, e.file.file_name, e.file.external_path)
-            names.update(e.file.file_name for e in entries)
-    if snapshot.index_manifest:  # dynamic-bucket hash indexes
-        names.add(snapshot.index_manifest)
-        for i in store.index_entries(snapshot):
-            locations.index_entry_path(i.partition, i.bucket, i.file)
-            names.add(i.file.file_name)
-    return names
+def _io_threads(parallelism: int | None) -> int:
+    return IO_THREADS if parallelism is None else parallelism
 
 
-def referenced_files(store: TableStore) -> set[str]:
-    """Every file name some snapshot or kept changelog references (each file located by the
-    latest schema's options, as reads locate them)."""
-    names: set[str] = set()
+def referenced_files(store: TableStore, parallelism: int | None = None) -> set[str]:
+    """Every file name some snapshot, kept changelog, tag or branch references: manifest
+    lists, manifests, data, changelog and index files, and index manifests.
+
+    Each data, changelog and index file is located through the latest schema's options on the
+    way (as reads locate them): an entry outside the table (issue 24) refuses the pass before
+    anything is deleted. The snapshots, then their manifest lists, then the distinct manifests
+    are read ``parallelism`` at once (default :data:`~lakeops.parallel.IO_THREADS`: the work
+    waits on storage); the result is a set, the same at every parallelism."""
+    threads = _io_threads(parallelism)
     locations = store.locations()
-    for sid in store.snapshot_ids():
-        names |= _snapshot_files(store, store.snapshot(sid), locations)
-    for name in store.file_io.list_names(store.path(paths.CHANGELOG_DIR)):
-        if name.startswith("changelog-") and name[10:].isdigit():
-            names |= _snapshot_files(store, store.changelog(int(name[10:])), locations)
-    for kept in protected_snapshots(store):  # tags and branches keep their files alive
-        names |= _snapshot_files(store, kept, locations)
+    snapshots = run_ordered(store.snapshot, store.snapshot_ids(), threads)
+    changelogs = [
+        int(name[10:])
+        for name in store.file_io.list_names(store.path(paths.CHANGELOG_DIR))
+        if name.startswith("changelog-") and name[10:].isdigit()
+    ]
+    snapshots += run_ordered(store.changelog, changelogs, threads)
+    snapshots += protected_snapshots(store)  # tags and branches keep their files alive
+    names: set[str] = set()
+    lists = sorted(
+        {
+            lst
+            for s in snapshots
+            for lst in (s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list)
+            if lst
+        }
+    )
+    names.update(lists)
+    manifests = sorted(
+        {m.file_name for metas in imap_ordered(store.manifest_list, lists, threads) for m in metas}
+    )
+    names.update(manifests)
+
+    def data_files(manifest: str) -> set[str]:
+        entries = store.manifest(manifest)
+        for e in entries:
+            locations.entry_path(e.partition, e.bucket, e.file.file_name, e.file.external_path)
+        return {e.file.file_name for e in entries}
+
+    for files in imap_ordered(data_files, manifests, threads):  # folded as they come
+        names |= files
+    index_manifests = sorted({s.index_manifest for s in snapshots if s.index_manifest})
+    names.update(index_manifests)
+
+    def index_files(index_manifest: str) -> set[str]:
+        entries = store.index_manifest_entries(index_manifest)
+        for i in entries:
+            locations.index_entry_path(i.partition, i.bucket, i.file)
+        return {i.file.file_name for i in entries}
+
+    for files in imap_ordered(index_files, index_manifests, threads):
+        names |= files
     return names
+
+
+def list_files(fio: FileIO, root: str, parallelism: int | None = None) -> list[str]:
+    """Every file below ``root`` (sorted, as ``fsspec``'s ``find``), except below the
+    top-level :data:`~lakeops.commit.keep_alive.KEPT_DIRS` (tags, branches, consumers: never
+    candidates). The directories of each level of the tree (partitions, then buckets) are
+    listed ``parallelism`` at once (default :data:`~lakeops.parallel.IO_THREADS`)."""
+    threads = _io_threads(parallelism)
+    base = root.rstrip("/")
+
+    def entries(directory: str) -> list[dict[str, Any]]:
+        try:
+            listed: list[dict[str, Any]] = fio.fs.ls(directory, detail=True)
+        except FileNotFoundError:  # removed meanwhile (an empty partition dropped)
+            return []
+        return listed
+
+    files: list[str] = []
+    level = [base]
+    while level:
+        below: list[str] = []
+        for directory, listed in zip(level, run_ordered(entries, level, threads), strict=True):
+            for info in listed:
+                path = str(info["name"]).rstrip("/")
+                if path == directory.rstrip("/"):
+                    continue  # some stores list the directory itself
+                if info.get("type") != "directory":
+                    files.append(path)
+                elif directory != base or path.rsplit("/", 1)[-1] not in KEPT_DIRS:
+                    below.append(path)
+        level = below
+    return sorted(files)
 
 
 def check_threshold(older_than_ms: int, *, dry_run: bool = False, force: bool = False) -> None:
@@ -124,19 +181,19 @@ def remove_orphan_files(
 ) -> OrphanResult:
     """Delete unreferenced files older than ``older_than_ms`` (see the module docstring);
     thresholds are checked by :func:`check_threshold` before anything is listed. The
-    candidates are all found first, then deleted ``parallelism`` at once (default
-    :data:`~lakeops.parallel.IO_THREADS`); the first failed deletion is raised."""
+    candidates are all found first — the referenced files, the directory listing and the age
+    and size of each unreferenced file, each ``parallelism`` requests at once (default
+    :data:`~lakeops.parallel.IO_THREADS`) — then deleted ``parallelism`` at once; the first
+    failed deletion is raised. The result does not depend on ``parallelism``."""
     check_threshold(older_than_ms, dry_run=dry_run, force=force)
     check_parallelism(parallelism)
     fio = store.file_io
     cutoff = (time.time() * 1000 if now_ms is None else now_ms) - older_than_ms
-    referenced = referenced_files(store)
+    referenced = referenced_files(store, parallelism)
     protected_dirs = {paths.SCHEMA_DIR, paths.SNAPSHOT_DIR, paths.CHANGELOG_DIR}
     root = store.root.rstrip("/")
-    deleted: list[str] = []
-    doomed: list[str] = []  # storage paths of ``deleted``
-    size = 0
-    for path in fio.fs.find(root):
+    candidates: list[tuple[str, str]] = []  # (storage path, path relative to the table)
+    for path in list_files(fio, root, parallelism):
         relative = path[len(root) :].lstrip("/") if path.startswith(root) else path
         name = relative.rsplit("/", 1)[-1]
         parts = relative.split("/")
@@ -153,9 +210,19 @@ def remove_orphan_files(
             continue
         if name in referenced or name.startswith(".lakeops-database"):
             continue
-        if fio.modified_ms(path) > cutoff:
+        candidates.append((path, relative))
+
+    def age_and_size(candidate: tuple[str, str]) -> tuple[float, int]:
+        return fio.modified_ms(candidate[0]), fio.size(candidate[0])
+
+    deleted: list[str] = []
+    doomed: list[str] = []  # storage paths of ``deleted``
+    size = 0
+    stats = run_ordered(age_and_size, candidates, _io_threads(parallelism))
+    for (path, relative), (modified, file_size) in zip(candidates, stats, strict=True):
+        if modified > cutoff:
             continue  # younger than the threshold: may belong to a commit still in progress
-        size += fio.size(path)
+        size += file_size
         deleted.append(relative)
         doomed.append(path)
     if not dry_run:

@@ -11,7 +11,7 @@ from lakeops.compact.manager import BucketCompactor
 from lakeops.compact.task import BucketContext
 from lakeops.context import TableContext
 from lakeops.option_registry import check_data_files, check_writable
-from lakeops.parallel import run_ordered
+from lakeops.parallel import IO_THREADS, run_ordered
 from lakeops.read.scan import PartitionSpec, partition_matches
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import DataFileMeta
@@ -62,12 +62,13 @@ class BucketJob:
 def plan_buckets(
     store: TableStore, schema: TableSchema, partitions: Sequence[PartitionSpec] | None = None
 ) -> list[BucketJob]:
-    """The buckets of the latest snapshot (or of the given partitions), with their files."""
+    """The buckets of the latest snapshot (or of the given partitions), with their files (the
+    manifests read :data:`~lakeops.parallel.IO_THREADS` at once)."""
     matches = partition_matches(schema, partitions)
     check_writable(schema.options, "compact")
     buckets: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     totals: dict[tuple[bytes, int], int] = {}
-    live = store.live_entries(store.latest_snapshot())
+    live = store.live_entries(store.latest_snapshot(), parallelism=IO_THREADS)
     check_data_files((e.file.file_name for e in live), "compact")
     for e in live:
         buckets.setdefault((e.partition, e.bucket), []).append(e.file)

@@ -34,7 +34,9 @@ class DynamicBucketOptions:
     initial_buckets: int | None = None
     max_buckets: int = -1
     assigner_parallelism: int | None = None
-    bootstrap_parallelism: int = 10
+    #: ``cross-partition-upsert.bootstrap-parallelism`` when set (Paimon's default is 10); the
+    #: writer's ``parallelism`` argument wins over it, the cores available stand in for it
+    bootstrap_parallelism: int | None = None
     index_ttl_ms: int | None = None
 
     @classmethod
@@ -52,7 +54,6 @@ class DynamicBucketOptions:
             initial_buckets=_positive(o, "dynamic-bucket.initial-buckets"),
             max_buckets=max_buckets,
             assigner_parallelism=_positive(o, "dynamic-bucket.assigner-parallelism"),
-            bootstrap_parallelism=_positive(o, "cross-partition-upsert.bootstrap-parallelism")
-            or 10,
+            bootstrap_parallelism=_positive(o, "cross-partition-upsert.bootstrap-parallelism"),
             index_ttl_ms=parse_duration(ttl, "cross-partition-upsert.index-ttl") if ttl else None,
         )

@@ -22,9 +22,11 @@ import pyarrow as pa
 from lakeops.bucket.cross_partition import GlobalIndex
 from lakeops.bucket.dynamic import PartitionIndex, partition_codes, partition_groups
 from lakeops.context import TableContext
+from lakeops.parallel import IO_THREADS, check_parallelism, run_ordered
 from lakeops.read.merge_read import SplitReader
 from lakeops.spec import binary_row
 from lakeops.spec.bucket_hash import assign_buckets, hash_rows
+from lakeops.spec.index_manifest import HASH_INDEX
 from lakeops.spec.snapshot import Snapshot
 from lakeops.write.records import BUCKET_COLUMN
 
@@ -46,11 +48,18 @@ class Router:
     """Assigns every record its bucket and groups records by (partition, bucket).
 
     Holds the bucket assigners of one write (dynamic-bucket partition indexes, the global index
-    of a cross-partition table), loaded from ``base`` on first use.
+    of a cross-partition table), loaded from ``base`` on first use. ``parallelism``: the
+    writer's knob (:mod:`lakeops.parallel`): how many splits the cross-partition bootstrap
+    reads at once (when None, ``cross-partition-upsert.bootstrap-parallelism`` if the table
+    sets it, else the cores available). A partition's HASH index files are read
+    :data:`~lakeops.parallel.IO_THREADS` at once. Neither changes the assignment.
     """
 
-    def __init__(self, table: TableContext, base: Snapshot | None) -> None:
+    def __init__(
+        self, table: TableContext, base: Snapshot | None, *, parallelism: int | None = None
+    ) -> None:
         self.table = table
+        self.parallelism = check_parallelism(parallelism)
         self.store = table.store
         self.schema = schema = table.schema
         self.options = options = table.options
@@ -131,9 +140,14 @@ class Router:
         if index is None:
             assert self.dynamic is not None
             entries = [e for e in self.store.index_entries(self.base) if e.partition == pbytes]
+            hash_entries = [e for e in entries if e.file.index_type == HASH_INDEX]
+            read = run_ordered(
+                lambda e: self.store.hash_index(e, self.schema), hash_entries, IO_THREADS
+            )
+            hashes = {id(e): h for e, h in zip(hash_entries, read, strict=True)}
             index = PartitionIndex.load(
                 entries,
-                lambda e: self.store.hash_index(e, self.schema),
+                lambda e: hashes[id(e)],
                 partition_hash=0,
                 num_channels=1,
                 num_assigners=1,
@@ -154,7 +168,7 @@ class Router:
                 self.store,
                 SplitReader(self.table),
                 self.base,
-                parallelism=self.dynamic.bootstrap_parallelism,
+                parallelism=self.parallelism or self.dynamic.bootstrap_parallelism,
                 ttl_ms=self.dynamic.index_ttl_ms,
             )
             self._global_index = index

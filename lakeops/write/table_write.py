@@ -31,7 +31,7 @@ from lakeops.context import TableContext
 from lakeops.errors import DataValidationError, LakeopsError
 from lakeops.io.file_io import join
 from lakeops.option_registry import check_data_files
-from lakeops.parallel import check_parallelism, pool_for, run_ordered
+from lakeops.parallel import IO_THREADS, check_parallelism, pool_for, run_ordered
 from lakeops.spec import binary_row, paths
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import DataFileMeta
@@ -133,7 +133,7 @@ class TableWrite:
         # the snapshot this write builds on (none for an overwrite, which replaces it)
         self._ignore_previous = ignore_previous
         self._base = None if ignore_previous else store.latest_snapshot()
-        self.router = Router(table, self._base)
+        self.router = Router(table, self._base, parallelism=self.parallelism)
 
     # -------------------------------------------------------------------- input
     def write(self, data: WriteInput) -> None:
@@ -221,7 +221,7 @@ class TableWrite:
         """The bucket's live files in the latest snapshot (read once per writer)."""
         if self._restored is None:
             self._restored = {}
-            live = self.store.live_entries(self._base)
+            live = self.store.live_entries(self._base, parallelism=IO_THREADS)
             # files in a format lakeops cannot read: refuse before this writer writes anything
             check_data_files((e.file.file_name for e in live), "write to")
             for e in live:

@@ -316,6 +316,24 @@ def test_parallelism_is_passed_on_and_checked_up_front(
     LakeopsCompactOperator(task_id="d", table="db.t").execute(_context())
     assert seen == [("compact", 3), ("flush", 2), ("compact", None)]
 
+    maintenance: list[tuple[str, int | None]] = []
+    real_expire, real_orphans = Table.expire_snapshots, Table.remove_orphan_files
+
+    def expire(self: Table, **kw: Any) -> Any:
+        maintenance.append(("expire", kw["parallelism"]))
+        return real_expire(self, **kw)
+
+    def orphans(self: Table, **kw: Any) -> Any:
+        maintenance.append(("orphans", kw["parallelism"]))
+        return real_orphans(self, **kw)
+
+    monkeypatch.setattr(Table, "expire_snapshots", expire)
+    monkeypatch.setattr(Table, "remove_orphan_files", orphans)
+    LakeopsExpireSnapshotsOperator(task_id="e", table="db.t", parallelism=5).execute(_context())
+    LakeopsRemoveOrphanFilesOperator(task_id="o", table="db.t", parallelism=6).execute(_context())
+    LakeopsExpireSnapshotsOperator(task_id="e2", table="db.t").execute(_context())
+    assert maintenance == [("expire", 5), ("orphans", 6), ("expire", None)]
+
     argvs: list[list[str]] = []
     monkeypatch.setattr(
         submit, "_run", lambda command, *a: argvs.append(command) or {"snapshot_id": None}
@@ -331,4 +349,8 @@ def test_parallelism_is_passed_on_and_checked_up_front(
             LakeopsCompactOperator(task_id="c", table="db.t", parallelism=bad)
         with pytest.raises(ConfigurationError, match="parallelism must be a positive integer"):
             LakeopsSparkWriteOperator(task_id="w", source="/in", table="db.t", parallelism=bad)
+        with pytest.raises(ConfigurationError, match="parallelism must be a positive integer"):
+            LakeopsExpireSnapshotsOperator(task_id="e", table="db.t", parallelism=bad)
+        with pytest.raises(ConfigurationError, match="parallelism must be a positive integer"):
+            LakeopsRemoveOrphanFilesOperator(task_id="o", table="db.t", parallelism=bad)
     assert catalog.get_table("db.t").latest_snapshot() is None

@@ -114,3 +114,52 @@ def test_a_failed_orphan_delete_surfaces(
         table.remove_orphan_files(older_than=dt.timedelta(0), force=True, parallelism=3)
     with pytest.raises(ConfigurationError, match="parallelism"):
         table.remove_orphan_files(older_than=dt.timedelta(0), force=True, parallelism=0)
+
+
+def test_parallel_listing_finds_the_strays_the_serial_listing_finds(
+    catalog: Catalog, warehouse: Path
+) -> None:
+    """Two copies of a table with 6 partitions of 2 buckets, strays planted in bucket
+    directories, manifest/ and index/, and files under tag/ (never candidates): cleanup at
+    parallelism 1 and 8 deletes exactly the strays, in the same (sorted) order, and the
+    parallel directory listing is fsspec's ``find`` less the kept directories."""
+    import shutil
+
+    from lakeops.commit.orphan import list_files
+
+    pschema = pa.schema([("p", pa.string()), ("id", pa.int64()), ("v", pa.string())])
+    table = catalog.create_table(
+        "db.a",
+        schema=pschema,
+        primary_keys=["p", "id"],
+        partition_keys=["p"],
+        options={"bucket": "2"},
+    )
+    for n in range(3):
+        ids = list(range(n * 20, n * 20 + 30))
+        rows = {"p": [f"x{i % 6}" for i in ids], "id": ids, "v": [f"v{n}"] * len(ids)}
+        table.write(pa.table(rows, schema=pschema))
+    root_a, root_b = warehouse / "db.db" / "a", warehouse / "db.db" / "b"
+    strays = {f"p=x{i % 6}/bucket-{i % 2}/data-crashed-{i}.parquet" for i in range(14)}
+    strays |= {f"manifest/manifest-crashed-{i}" for i in range(3)}
+    strays |= {"index/index-crashed-0", "snapshot/.snapshot-9.tmp"}
+    kept = {"tag/.tag-x.tmp", "tag/deep/bucket-0/data-x.parquet", "README.operators"}
+    for name in strays | kept:
+        (root_a / name).parent.mkdir(parents=True, exist_ok=True)
+        (root_a / name).write_bytes(b"left by a crashed writer")
+    shutil.copytree(root_a, root_b)
+    fio = table.store.file_io
+    listed = list_files(fio, str(root_a), 8)
+    assert listed == list_files(fio, str(root_a), 1)
+    assert listed == [p for p in fio.fs.find(str(root_a)) if "/tag/" not in p]
+    results = [
+        catalog.get_table(name).remove_orphan_files(
+            older_than=dt.timedelta(0), force=True, parallelism=parallelism
+        )
+        for name, parallelism in (("db.a", 1), ("db.b", 8))
+    ]
+    assert results[0] == results[1]
+    assert list(results[0].deleted) == sorted(strays)
+    assert _tree(root_a) == _tree(root_b)
+    assert all((root_a / name).exists() for name in kept)
+    assert catalog.get_table("db.b").read().num_rows == 70

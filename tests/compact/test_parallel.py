@@ -14,7 +14,15 @@ import pytest
 
 from lakeops import Catalog
 from lakeops.compact import planner
-from tests.write.test_parallel import CASES, create, layout, model, rows_of, write_all
+from tests.write.test_parallel import (
+    CASES,
+    batches,
+    create,
+    layout,
+    model,
+    rows_of,
+    write_all,
+)
 
 
 @pytest.mark.parametrize(("bucket", "producer", "extra"), CASES[:2])
@@ -61,3 +69,42 @@ def test_a_failing_bucket_commits_nothing_and_deletes_every_file(
     assert any(written for _, written in finished)  # other workers wrote files
     assert table.store.latest_snapshot_id() == last
     assert sorted(p for p in Path(table.root).rglob("*") if p.is_file()) == before
+
+
+def test_lookup_reads_of_different_buckets_overlap(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lookup changelog producer's reads of higher-level row groups run inside each bucket's
+    compaction, concurrently across buckets: the shared lookup cache holds its lock only for its
+    bookkeeping, never while a row group is read. Two lookup reads must be in flight at once
+    (a barrier of two; serial reads would break it at its timeout)."""
+    import threading
+
+    from lakeops.kv.reader import KeyValueReader
+
+    table = create(catalog, "t", "4", "lookup", {"write-only": "true"})
+    write_all(table, 3, parallelism=1)
+    table.compact(full=True, parallelism=1)  # the higher level flush_level0 looks keys up in
+    expected = model(3)
+    for seed in (4, 5):  # small level-0 runs: flushed to a level above the max level
+        (small,) = batches(seed, rounds=1, rows=40)
+        table.write(small)
+        expected |= {(r["p"], r["id"]): r["s"] for r in small.to_pylist()}
+    barrier = threading.Barrier(2, timeout=20)
+    entered: list[str] = []
+    lock = threading.Lock()
+    real = KeyValueReader.read_row_group
+
+    def read_row_group(self: KeyValueReader, directory: str, *args: Any) -> Any:
+        with lock:
+            first_two = len(entered) < 2 and directory not in entered
+            if first_two:
+                entered.append(directory)
+        if first_two:
+            barrier.wait()  # raises BrokenBarrierError if the other bucket cannot get here
+        return real(self, directory, *args)
+
+    monkeypatch.setattr(KeyValueReader, "read_row_group", read_row_group)
+    assert table.flush_level0(parallelism=4) is not None
+    assert len(entered) == 2
+    assert rows_of(table) == expected
