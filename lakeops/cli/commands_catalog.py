@@ -35,7 +35,11 @@ def tables(
     ctx: typer.Context,
     database: Annotated[
         str | None,
-        typer.Argument(help="Only this database (default: every database).", show_default=False),
+        typer.Argument(
+            metavar="DATABASE",
+            help="Only this database (default: every database).",
+            show_default=False,
+        ),
     ] = None,
 ) -> None:
     """List tables as database.table."""

@@ -257,7 +257,10 @@ def rollback(
     ctx: typer.Context,
     table: TableArg,
     snapshot_id: Annotated[
-        int, typer.Argument(help="The snapshot to make the latest again.", show_default=False)
+        int,
+        typer.Argument(
+            metavar="SNAPSHOT_ID", help="The snapshot to make the latest again.", show_default=False
+        ),
     ],
     yes: Annotated[
         bool, typer.Option("--yes", "-y", metavar="", help="Do not ask for confirmation.")
