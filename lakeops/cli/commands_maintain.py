@@ -18,7 +18,9 @@ from lakeops.cli.errors import CliError
 from lakeops.cli.output import human_bytes
 from lakeops.cli.parsing import parse_partitions
 from lakeops.commit.rollback import holds
+from lakeops.option_parsing import parse_duration
 from lakeops.parallel import check_parallelism
+from lakeops.read.scan import partition_matches
 
 __all__ = ["register"]
 
@@ -28,6 +30,7 @@ DeleteParallelismOpt = Annotated[
     int | None,
     typer.Option(
         "--parallelism",
+        min=1,
         metavar="N",
         help="Files deleted at once (default 16: deleting waits on storage).",
         show_default=False,
@@ -46,7 +49,38 @@ def _partitions(table: Table, values: list[str] | None) -> list[dict[str, str]] 
                 f"--partition names {unknown}, which are not partition columns of "
                 f"{table.identifier} (partition columns: {keys or 'none'})"
             )
+    if specs:
+        _require_existing(table, specs)
     return specs
+
+
+#: how many existing partitions a missing partition's error lists
+_SHOWN_PARTITIONS = 5
+
+
+def _require_existing(table: Table, specs: list[dict[str, str]]) -> None:
+    """Refuse a ``--partition`` that matches no partition of the latest snapshot, listing a
+    few that exist (a typo must not look like "nothing to do")."""
+    splits = table.splits()
+    existing = {s.partition_bytes: s.partition for s in splits}
+    keys = list(table.schema.partition_keys)
+    for spec in specs:
+        matches = partition_matches(table.schema, [spec])
+        if any(matches(b) for b in existing):
+            continue
+        named = ",".join(f"{k}={v}" for k, v in spec.items())
+        values = sorted(
+            {",".join(f"{k}={v}" for k, v in zip(keys, p, strict=True)) for p in existing.values()}
+        )
+        if not values:
+            raise CliError(f"partition {named} does not exist: {table.identifier} holds no data")
+        shown = ", ".join(values[:_SHOWN_PARTITIONS])
+        hidden = len(values) - _SHOWN_PARTITIONS
+        more = f" and {hidden} more" if hidden > 0 else ""
+        raise CliError(
+            f"partition {named} does not exist in {table.identifier}; existing partitions: "
+            f"{shown}{more}"
+        )
 
 
 def _id_range(ids: Sequence[int]) -> str:
@@ -142,6 +176,42 @@ def flush(
     )
 
 
+#: Paimon's defaults of the retention options the expire command overrides
+_DEFAULT_RETAIN_MIN = 10
+
+
+def _check_retention(
+    table: Table, retain_min: int | None, retain_max: int | None, time_retained: str | None
+) -> None:
+    """Check the expire options against each other and the table's retention, with messages
+    naming the CLI's options (the library names its Python arguments)."""
+    if time_retained is not None:
+        parse_duration(time_retained, "--time-retained")
+    options = table.schema.options
+    if retain_min is None and retain_max is not None:
+        text = options.get("snapshot.num-retained.min")
+        where = "the table's option" if text is not None else "Paimon's default"
+        current = int(text) if text is not None and text.isdigit() else _DEFAULT_RETAIN_MIN
+        if retain_max < current:
+            raise CliError(
+                f"--retain-max {retain_max} is below snapshot.num-retained.min, which is "
+                f"{current} ({where}); pass --retain-min too, e.g. --retain-min {retain_max} "
+                f"--retain-max {retain_max}"
+            )
+    if retain_min is not None and retain_max is not None and retain_max < retain_min:
+        raise CliError(
+            f"--retain-max {retain_max} is below --retain-min {retain_min}; "
+            "keep --retain-min <= --retain-max"
+        )
+    if retain_min is not None and retain_max is None:
+        text = options.get("snapshot.num-retained.max")
+        if text is not None and text.isdigit() and int(text) < retain_min:
+            raise CliError(
+                f"--retain-min {retain_min} is above the table's snapshot.num-retained.max "
+                f"({text}); pass --retain-max too, e.g. --retain-max {retain_min}"
+            )
+
+
 def expire(
     ctx: typer.Context,
     table: TableArg,
@@ -176,6 +246,7 @@ def expire(
     """
     st = state(ctx)
     target = st.table(table)
+    _check_retention(target, retain_min, retain_max, time_retained)
     result = target.expire_snapshots(
         retain_min=retain_min,
         retain_max=retain_max,
@@ -234,6 +305,12 @@ def orphans(
     """
     st = state(ctx)
     target = st.table(table)
+    if older_than_hours < 1 and not force and not dry_run:
+        raise CliError(
+            f"--older-than-hours {older_than_hours:g} is below one hour: files of a commit in "
+            "progress look like orphans until it publishes its snapshot; keep the default (24) "
+            "or pass --force only when no writer can be running"
+        )
     result = target.remove_orphan_files(
         older_than=dt.timedelta(hours=older_than_hours),
         dry_run=dry_run,
