@@ -21,7 +21,7 @@ from lakeops.commit.stats import CommitStats, commit_stats
 from lakeops.commit.tags import Tag, create_tag, delete_tag, list_tags
 from lakeops.commit.time_travel import AsOf, resolve_snapshot
 from lakeops.compact.health import TableHealth, table_health
-from lakeops.compact.planner import plan_compaction
+from lakeops.compact.planner import CompactionProgress, plan_compaction
 from lakeops.context import TableContext
 from lakeops.errors import (
     CommitStateUnknownError,
@@ -280,6 +280,7 @@ class Table:
         full: bool = False,
         partitions: Sequence[Mapping[str, Any]] | None = None,
         parallelism: int | None = None,
+        progress: Callable[[CompactionProgress], None] | None = None,
     ) -> Snapshot | None:
         """Compact every bucket (or those of ``partitions``, e.g. ``[{"dt": "2024-01-01"}]``)
         with the table's strategy, or fully (everything to the max level) with ``full=True``.
@@ -289,9 +290,16 @@ class Table:
         :class:`~lakeops.errors.CommitConflictError` is raised — retry on the new snapshot.
         ``parallelism``: how many buckets are compacted at once (default: the cores available,
         capped by the buckets to compact); the result is the same at every value.
+        ``progress``: called in the calling thread before the first bucket and after each
+        bucket with a :class:`~lakeops.compact.planner.CompactionProgress` (buckets, input
+        files and bytes done of the total), e.g. to drive a progress bar.
         """
         return self._run_compaction(
-            full=full, force_level0=False, partitions=partitions, parallelism=parallelism
+            full=full,
+            force_level0=False,
+            partitions=partitions,
+            parallelism=parallelism,
+            progress=progress,
         )
 
     def flush_level0(
@@ -299,12 +307,18 @@ class Table:
         *,
         partitions: Sequence[Mapping[str, Any]] | None = None,
         parallelism: int | None = None,
+        progress: Callable[[CompactionProgress], None] | None = None,
     ) -> Snapshot | None:
         """Lift every level-0 file to a higher level (ForceUpLevel0), so lookups and batch
         reads of lookup tables (first-row, ``changelog-producer=lookup``, deletion vectors)
-        see the newest data. One ``COMPACT`` snapshot, or None if level 0 was empty."""
+        see the newest data. One ``COMPACT`` snapshot, or None if level 0 was empty.
+        ``progress``: as for :meth:`compact`."""
         return self._run_compaction(
-            full=False, force_level0=True, partitions=partitions, parallelism=parallelism
+            full=False,
+            force_level0=True,
+            partitions=partitions,
+            parallelism=parallelism,
+            progress=progress,
         )
 
     def _run_compaction(
@@ -314,6 +328,7 @@ class Table:
         force_level0: bool,
         partitions: Sequence[Mapping[str, Any]] | None,
         parallelism: int | None = None,
+        progress: Callable[[CompactionProgress], None] | None = None,
     ) -> Snapshot | None:
         check_parallelism(parallelism)
         self._require_writable("compact")
@@ -325,6 +340,7 @@ class Table:
             force_level0=force_level0,
             partitions=partitions,
             parallelism=parallelism,
+            progress=progress,
         )
         if not plan.messages:
             return None

@@ -18,6 +18,7 @@ from lakeops.cli.errors import CliError
 from lakeops.cli.output import human_bytes
 from lakeops.cli.parsing import parse_partitions
 from lakeops.commit.rollback import holds
+from lakeops.compact.planner import CompactionProgress
 from lakeops.option_parsing import parse_duration
 from lakeops.parallel import check_parallelism
 from lakeops.read.scan import partition_matches
@@ -93,18 +94,22 @@ def _run_rewrite(
     table: str,
     partition: list[str] | None,
     action: str,
-    run: Callable[[Table, list[dict[str, str]] | None], Snapshot | None],
+    run: Callable[
+        [Table, list[dict[str, str]] | None, Callable[[CompactionProgress], None]],
+        Snapshot | None,
+    ],
     nothing: str,
     parallelism: int | None = None,
 ) -> None:
     """Run a compaction-like call on the table's named partitions (all without --partition)
-    under a spinner and report its COMPACT snapshot."""
+    under a progress bar over the buckets (files and bytes) and report its COMPACT
+    snapshot."""
     check_parallelism(parallelism)
     st = state(ctx)
     target = st.table(table)
     specs = _partitions(target, partition)
-    with st.out.spinner(f"{action} {table}"):
-        snapshot = run(target, specs)
+    with st.out.buckets(f"{action} {table}") as progress:
+        snapshot = run(target, specs, progress)
     stats = target.commit_stats(snapshot.id) if snapshot is not None else None
 
     def human(console: Console) -> None:
@@ -148,7 +153,9 @@ def compact(
         table,
         partition,
         "fully compacting" if full else "compacting",
-        lambda target, specs: target.compact(full=full, partitions=specs, parallelism=parallelism),
+        lambda target, specs, progress: target.compact(
+            full=full, partitions=specs, parallelism=parallelism, progress=progress
+        ),
         "nothing to compact",
         parallelism,
     )
@@ -170,7 +177,9 @@ def flush(
         table,
         partition,
         "flushing level 0 of",
-        lambda target, specs: target.flush_level0(partitions=specs, parallelism=parallelism),
+        lambda target, specs, progress: target.flush_level0(
+            partitions=specs, parallelism=parallelism, progress=progress
+        ),
         "nothing to flush: level 0 is empty",
         parallelism,
     )

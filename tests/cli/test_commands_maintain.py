@@ -275,3 +275,27 @@ def test_compact_and_flush_take_parallelism(cli: Cli, loaded: str) -> None:
     assert sorted_rows(cli.table().read()) == before
     out = cli.json("flush", loaded, "--parallelism", "2")
     assert out["snapshot_id"] is None  # nothing left on level 0
+
+
+@pytest.mark.parametrize("parallelism", ["1", "4"])
+def test_compact_and_flush_show_bucket_progress(cli: Cli, loaded: str, parallelism: str) -> None:
+    seen: list[tuple[int, int, int, int]] = []
+    before = cli.table()
+    files = [f for s in before.splits() for f in s.files]
+    size = sum(f.file_size for f in files)
+    # the library seam the CLI's bar is driven by: a callback per bucket, totals up front
+    before.compact(
+        full=True,
+        parallelism=int(parallelism),
+        progress=lambda p: seen.append((p.buckets_done, p.buckets, p.files_done, p.files)),
+    )
+    assert seen[0] == (0, 4, 0, len(files)) and seen[-1] == (4, 4, len(files), len(files))
+    assert [b for b, *_ in seen] == [0, 1, 2, 3, 4]
+    cli.ok("rollback", loaded, "3", "--yes")
+    result = cli.ok("compact", loaded, "--full", "--parallelism", parallelism)
+    human = " ".join(result.stderr.split())
+    assert "fully compacting db.orders" in human
+    assert f"4/4 buckets, {len(files)}/{len(files)} files" in human
+    assert "KiB/" in human or " B/" in human
+    assert size > 0
+    assert "buckets" not in cli.ok("--json", "compact", loaded, "--full").stderr
