@@ -163,11 +163,17 @@ def _run_all(
 
 
 def delete_files(
-    delete: Callable[[str], None], files: Sequence[str], parallelism: int | None = None
+    delete: Callable[[str], None],
+    files: Sequence[str],
+    parallelism: int | None = None,
+    on_deleted: Callable[[str], None] | None = None,
 ) -> None:
     """``delete(path)`` for every path of ``files``, on up to ``parallelism`` threads (default
     :data:`IO_THREADS`: deleting is waiting on storage, not computing). Every deletion is
     attempted or cancelled, and the first error (in the order of ``files``) is raised once the
     running ones finished — what ``delete`` itself suppresses (a missing file) stays
-    suppressed. Parallelism 1 deletes in order in the calling thread."""
-    run_ordered(delete, files, IO_THREADS if parallelism is None else parallelism)
+    suppressed. Parallelism 1 deletes in order in the calling thread. ``on_deleted(path)`` is
+    called in the calling thread as each deletion finishes (progress reports)."""
+    run_ordered(
+        delete, files, IO_THREADS if parallelism is None else parallelism, on_done=on_deleted
+    )

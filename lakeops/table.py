@@ -354,13 +354,15 @@ class Table:
         time_retained: str | None = None,
         limit: int | None = None,
         parallelism: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> ExpireResult:
         """Expire old snapshots by the table's ``snapshot.*`` / ``changelog.*`` retention (the
         arguments override ``snapshot.num-retained.min`` / ``.max``,
         ``snapshot.time-retained`` such as ``"30 min"``, ``snapshot.expire.limit``). Deletes
         only files no retained snapshot references; safe while writers run. ``parallelism``:
-        files deleted at once in the last step (default 16: the work waits on storage). See
-        :mod:`lakeops.commit.expire`."""
+        files deleted at once in the last step (default 16: the work waits on storage).
+        ``progress(done, total)``: files deleted so far of those found to delete so far, in the
+        calling thread. See :mod:`lakeops.commit.expire`."""
         check_parallelism(parallelism)
         self._require_writable("expire snapshots of")
         retention = Retention.from_options(
@@ -372,7 +374,7 @@ class Table:
             if time_retained is not None
             else None,
         )
-        return expire_snapshots(self.context, retention, parallelism=parallelism)
+        return expire_snapshots(self.context, retention, parallelism=parallelism, progress=progress)
 
     def remove_orphan_files(
         self,
@@ -381,19 +383,26 @@ class Table:
         dry_run: bool = False,
         force: bool = False,
         parallelism: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> OrphanResult:
         """Delete files no snapshot references that are older than ``older_than`` (default one
         day, as Paimon) — what crashed writers left. Younger files are never touched. A
         threshold below one hour (or negative) is refused unless ``force=True``: the files of
         a commit in progress look like orphans until it publishes. ``dry_run`` lists what
-        would go and deletes nothing. ``parallelism``: files deleted at once (default 16)."""
+        would go and deletes nothing. ``parallelism``: files deleted at once (default 16).
+        ``progress(done, total)``: files deleted of those to delete, in the calling thread."""
         check_parallelism(parallelism)
         older_than_ms = int(older_than.total_seconds() * 1000)
         check_threshold(older_than_ms, dry_run=dry_run, force=force)
         if not dry_run:
             self._require_writable("remove orphan files of")
         return remove_orphan_files(
-            self.store, older_than_ms, dry_run, force=force, parallelism=parallelism
+            self.store,
+            older_than_ms,
+            dry_run,
+            force=force,
+            parallelism=parallelism,
+            progress=progress,
         )
 
     def check(self) -> CheckReport:

@@ -256,13 +256,15 @@ def expire(
     st = state(ctx)
     target = st.table(table)
     _check_retention(target, retain_min, retain_max, time_retained)
-    result = target.expire_snapshots(
-        retain_min=retain_min,
-        retain_max=retain_max,
-        time_retained=time_retained,
-        limit=limit,
-        parallelism=parallelism,
-    )
+    with st.out.files(f"expiring {table}") as progress:
+        result = target.expire_snapshots(
+            retain_min=retain_min,
+            retain_max=retain_max,
+            time_retained=time_retained,
+            limit=limit,
+            parallelism=parallelism,
+            progress=progress,
+        )
 
     def human(console: Console) -> None:
         ids = result.expired_snapshots
@@ -320,12 +322,14 @@ def orphans(
             "progress look like orphans until it publishes its snapshot; keep the default (24) "
             "or pass --force only when no writer can be running"
         )
-    result = target.remove_orphan_files(
-        older_than=dt.timedelta(hours=older_than_hours),
-        dry_run=dry_run,
-        force=force,
-        parallelism=parallelism,
-    )
+    with st.out.files(f"removing orphans of {table}") as progress:
+        result = target.remove_orphan_files(
+            older_than=dt.timedelta(hours=older_than_hours),
+            dry_run=dry_run,
+            force=force,
+            parallelism=parallelism,
+            progress=progress,
+        )
 
     def human(console: Console) -> None:
         for path in result.deleted:

@@ -143,6 +143,25 @@ class Output:
             yield update
 
     @contextmanager
+    def files(self, description: str) -> Iterator[Callable[[int, int], None]]:
+        """A progress bar over files deleted; yields the ``progress(done, total)`` callback of
+        :meth:`~lakeops.Table.expire_snapshots` / :meth:`~lakeops.Table.remove_orphan_files`.
+        Nothing in JSON mode."""
+        if self.json_mode:
+            yield lambda done, total: None
+            return
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("files deleted"),
+            TimeElapsedColumn(),
+        )
+        with Progress(*columns, console=self.status) as bar:
+            task = bar.add_task(description, total=None)
+            yield lambda done, total: bar.update(task, total=total, completed=done)
+
+    @contextmanager
     def spinner(self, description: str) -> Iterator[None]:
         """A spinner on a terminal while a long call runs (nothing in JSON mode or when stderr
         is not a terminal)."""

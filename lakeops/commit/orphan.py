@@ -17,6 +17,7 @@ any threshold that is not negative.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from lakeops.commit.keep_alive import KEPT_DIRS, protected_snapshots
@@ -121,11 +122,13 @@ def remove_orphan_files(
     *,
     force: bool = False,
     parallelism: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> OrphanResult:
     """Delete unreferenced files older than ``older_than_ms`` (see the module docstring);
     thresholds are checked by :func:`check_threshold` before anything is listed. The
     candidates are all found first, then deleted ``parallelism`` at once (default
-    :data:`~lakeops.parallel.IO_THREADS`); the first failed deletion is raised."""
+    :data:`~lakeops.parallel.IO_THREADS`); the first failed deletion is raised.
+    ``progress(done, total)``: files deleted of those to delete, in the calling thread."""
     check_threshold(older_than_ms, dry_run=dry_run, force=force)
     check_parallelism(parallelism)
     fio = store.file_io
@@ -159,5 +162,14 @@ def remove_orphan_files(
         deleted.append(relative)
         doomed.append(path)
     if not dry_run:
-        delete_files(fio.delete, doomed, parallelism)
+        done = [0]
+
+        def on_deleted(_path: str) -> None:
+            done[0] += 1
+            if progress is not None:
+                progress(done[0], len(doomed))
+
+        if progress is not None:
+            progress(0, len(doomed))
+        delete_files(fio.delete, doomed, parallelism, on_deleted)
     return OrphanResult(deleted=tuple(deleted), bytes=size)

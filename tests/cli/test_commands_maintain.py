@@ -299,3 +299,27 @@ def test_compact_and_flush_show_bucket_progress(cli: Cli, loaded: str, paralleli
     assert "KiB/" in human or " B/" in human
     assert size > 0
     assert "buckets" not in cli.ok("--json", "compact", loaded, "--full").stderr
+
+
+def test_expire_and_orphans_show_file_progress(cli: Cli, loaded: str) -> None:
+    calls: list[tuple[int, int]] = []
+    table = cli.table()
+    result = table.expire_snapshots(
+        retain_min=2, retain_max=2, progress=lambda done, total: calls.append((done, total))
+    )
+    deleted = result.data_files_deleted + result.changelog_files_deleted + result.manifests_deleted
+    assert list(result.expired_snapshots) == [1]
+    assert calls and calls[-1] == (deleted, deleted) and calls[0][0] == 0
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+    out = cli.ok("expire", loaded, "--retain-min", "1", "--retain-max", "1")
+    assert "expiring db.orders" in out.stderr and "files deleted" in out.stderr
+
+    bucket = cli.warehouse / "db.db" / "orders" / "dt=2024-01-01" / "bucket-0"
+    for i in range(3):
+        stray = bucket / f"data-stray-{i}.parquet"
+        stray.write_bytes(b"x")
+        os.utime(stray, (time.time() - 2 * 86400,) * 2)
+    out = cli.ok("orphans", loaded)
+    assert "deleted 3 orphan file(s)" in out.stdout
+    assert "3/3 files deleted" in " ".join(out.stderr.split())
