@@ -12,7 +12,7 @@ from lakeops.cli.arguments import TableArg
 from lakeops.cli.commands_alter import alter
 from lakeops.cli.context import state
 from lakeops.cli.schema_file import load_schema_file
-from lakeops.errors import DatabaseNotFoundError
+from lakeops.errors import DatabaseNotFoundError, TableAlreadyExistsError
 
 __all__ = ["register"]
 
@@ -91,15 +91,21 @@ def create(
     existed = catalog.table_exists(table)  # also validates the identifier
     database = table.split(".", 1)[0]
     catalog.create_database(database, ignore_if_exists=True)
-    created = catalog.create_table(
-        table,
-        schema=spec.schema,
-        primary_keys=spec.primary_keys,
-        partition_keys=spec.partition_keys,
-        options=spec.options,
-        comment=spec.comment,
-        ignore_if_exists=if_not_exists,
-    )
+    try:
+        created = catalog.create_table(
+            table,
+            schema=spec.schema,
+            primary_keys=spec.primary_keys,
+            partition_keys=spec.partition_keys,
+            options=spec.options,
+            comment=spec.comment,
+            ignore_if_exists=if_not_exists,
+        )
+    except TableAlreadyExistsError as exc:
+        raise TableAlreadyExistsError(
+            f"{exc} — pass --if-not-exists to accept an existing table, or see it with "
+            f"'lakeops describe {table}'"
+        ) from exc
     fields = [(f.name, f.type.to_paimon()) for f in created.schema.fields]
 
     def human(console: Console) -> None:

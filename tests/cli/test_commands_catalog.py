@@ -60,7 +60,10 @@ def test_create_types_and_comment(cli: Cli, tmp_path: Path) -> None:
 def test_create_twice(cli: Cli, orders: str, schema_file: Path) -> None:
     result = cli("create", orders, "--schema", str(schema_file))
     assert result.exit_code == 1
-    assert result.stderr.strip() == f"error: table '{orders}' already exists"
+    assert result.stderr.strip() == (
+        f"error: table '{orders}' already exists — pass --if-not-exists to accept an existing "
+        f"table, or see it with 'lakeops describe {orders}'"
+    )
     out = cli.json("create", orders, "--schema", str(schema_file), "--if-not-exists")
     assert out["created"] is False
 
