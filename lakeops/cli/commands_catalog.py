@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Annotated
 
@@ -49,7 +50,13 @@ def tables(
         try:
             names = [f"{database}.{t}" for t in catalog.list_tables(database)]
         except DatabaseNotFoundError as exc:
-            raise DatabaseNotFoundError(f"{exc} — list databases with 'lakeops databases'") from exc
+            close = difflib.get_close_matches(database, catalog.list_databases(), n=3, cutoff=0.7)
+            hint = (
+                "did you mean " + " or ".join(close) + "?"
+                if close
+                else "list databases with 'lakeops databases'"
+            )
+            raise DatabaseNotFoundError(f"{exc} — {hint}") from exc
     else:
         names = [f"{db}.{t}" for db in catalog.list_databases() for t in catalog.list_tables(db)]
 

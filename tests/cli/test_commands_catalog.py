@@ -126,3 +126,9 @@ def test_empty_warehouse_lists_nothing(cli: Cli) -> None:
     cli.warehouse.mkdir()  # a warehouse that does not exist is an error (tests/cli/test_context)
     assert cli.json("databases")["databases"] == []
     assert cli.json("tables")["tables"] == []
+
+
+def test_tables_of_a_mistyped_database(cli: Cli, orders: str) -> None:
+    result = cli("tables", "dbb")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == ["error: database 'dbb' does not exist — did you mean db?"]
