@@ -22,7 +22,13 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Executor, Future, ThreadPoolExecutor, wait
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    Executor,
+    Future,
+    ThreadPoolExecutor,
+    wait,
+)
 from typing import TypeVar
 
 from lakeops.errors import ConfigurationError
@@ -91,6 +97,7 @@ def run_ordered(
     *,
     on_success: Callable[[T, R], None] | None = None,
     executor: Executor | None = None,
+    on_done: Callable[[T], None] | None = None,
 ) -> list[R]:
     """``[work(item) for item in items]``, on up to ``parallelism`` threads — those of
     ``executor`` when one is given (it is not shut down), else a pool of this call's own.
@@ -100,21 +107,25 @@ def run_ordered(
     record (and later delete) what the successful units wrote. When any unit fails, the units
     not yet started are cancelled, the running ones are waited for, and the first error (in the
     order of ``items``) is raised after ``on_success`` saw every successful unit.
+    ``on_done(item)`` (for progress reports) is called in the calling thread as soon as a unit
+    finishes without error, in the order units finish, while no unit has failed.
     """
     workers = workers_for(parallelism, len(items))
     if workers == 1:
         results: list[R] = []
         for item in items:
             result = work(item)
+            if on_done is not None:
+                on_done(item)
             if on_success is not None:
                 on_success(item, result)
             results.append(result)
         return results
     if executor is not None:
-        futures = _run_all(executor, work, items)
+        futures = _run_all(executor, work, items, on_done)
     else:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lakeops") as pool:
-            futures = _run_all(pool, work, items)
+            futures = _run_all(pool, work, items, on_done)
     error: BaseException | None = None
     results = []
     for item, future in zip(items, futures, strict=True):
@@ -133,14 +144,28 @@ def run_ordered(
     return results
 
 
-def _run_all(executor: Executor, work: Callable[[T], R], items: Sequence[T]) -> list[Future[R]]:
+def _run_all(
+    executor: Executor,
+    work: Callable[[T], R],
+    items: Sequence[T],
+    on_done: Callable[[T], None] | None = None,
+) -> list[Future[R]]:
     """Submit every item and wait for all; on the first failure, cancel what has not
-    started."""
+    started. ``on_done(item)`` is called in the calling thread as each unit finishes without
+    error (in the order they finish), until a failure is seen."""
     futures: list[Future[R]] = [executor.submit(work, item) for item in items]
-    done, _ = wait(futures, return_when=FIRST_EXCEPTION)
-    if any(f.exception() is not None for f in done if not f.cancelled()):
-        for f in futures:
-            f.cancel()
+    index = {f: i for i, f in enumerate(futures)}
+    pending: set[Future[R]] = set(futures)
+    while pending:
+        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+        failed = any(f.exception() is not None for f in done if not f.cancelled())
+        if failed:
+            for f in futures:
+                f.cancel()
+            break
+        if on_done is not None:
+            for f in sorted(done, key=index.__getitem__):
+                on_done(items[index[f]])
     wait(futures)
     return futures
 
@@ -181,11 +206,17 @@ def imap_ordered(
 
 
 def delete_files(
-    delete: Callable[[str], None], files: Sequence[str], parallelism: int | None = None
+    delete: Callable[[str], None],
+    files: Sequence[str],
+    parallelism: int | None = None,
+    on_deleted: Callable[[str], None] | None = None,
 ) -> None:
     """``delete(path)`` for every path of ``files``, on up to ``parallelism`` threads (default
     :data:`IO_THREADS`: deleting is waiting on storage, not computing). Every deletion is
     attempted or cancelled, and the first error (in the order of ``files``) is raised once the
     running ones finished — what ``delete`` itself suppresses (a missing file) stays
-    suppressed. Parallelism 1 deletes in order in the calling thread."""
-    run_ordered(delete, files, IO_THREADS if parallelism is None else parallelism)
+    suppressed. Parallelism 1 deletes in order in the calling thread. ``on_deleted(path)`` is
+    called in the calling thread as each deletion finishes (progress reports)."""
+    run_ordered(
+        delete, files, IO_THREADS if parallelism is None else parallelism, on_done=on_deleted
+    )

@@ -19,7 +19,7 @@ from lakeops.commit.stats import CommitStats, commit_stats
 from lakeops.commit.tags import Tag, create_tag, delete_tag, list_tags
 from lakeops.commit.time_travel import AsOf, resolve_snapshot
 from lakeops.compact.health import TableHealth, table_health
-from lakeops.compact.planner import plan_compaction
+from lakeops.compact.planner import CompactionProgress, plan_compaction
 from lakeops.context import TableContext
 from lakeops.errors import (
     CommitStateUnknownError,
@@ -297,6 +297,7 @@ class Table:
         full: bool = False,
         partitions: Sequence[Mapping[str, Any]] | None = None,
         parallelism: int | None = None,
+        progress: Callable[[CompactionProgress], None] | None = None,
     ) -> Snapshot | None:
         """Compact every bucket (or those of ``partitions``, e.g. ``[{"dt": "2024-01-01"}]``)
         with the table's strategy, or fully (everything to the max level) with ``full=True``.
@@ -306,9 +307,16 @@ class Table:
         :class:`~lakeops.errors.CommitConflictError` is raised — retry on the new snapshot.
         ``parallelism``: how many buckets are compacted at once (default: the cores available,
         capped by the buckets to compact); the result is the same at every value.
+        ``progress``: called in the calling thread before the first bucket and after each
+        bucket with a :class:`~lakeops.compact.planner.CompactionProgress` (buckets, input
+        files and bytes done of the total), e.g. to drive a progress bar.
         """
         return self._run_compaction(
-            full=full, force_level0=False, partitions=partitions, parallelism=parallelism
+            full=full,
+            force_level0=False,
+            partitions=partitions,
+            parallelism=parallelism,
+            progress=progress,
         )
 
     def flush_level0(
@@ -316,12 +324,18 @@ class Table:
         *,
         partitions: Sequence[Mapping[str, Any]] | None = None,
         parallelism: int | None = None,
+        progress: Callable[[CompactionProgress], None] | None = None,
     ) -> Snapshot | None:
         """Lift every level-0 file to a higher level (ForceUpLevel0), so lookups and batch
         reads of lookup tables (first-row, ``changelog-producer=lookup``, deletion vectors)
-        see the newest data. One ``COMPACT`` snapshot, or None if level 0 was empty."""
+        see the newest data. One ``COMPACT`` snapshot, or None if level 0 was empty.
+        ``progress``: as for :meth:`compact`."""
         return self._run_compaction(
-            full=False, force_level0=True, partitions=partitions, parallelism=parallelism
+            full=False,
+            force_level0=True,
+            partitions=partitions,
+            parallelism=parallelism,
+            progress=progress,
         )
 
     def _run_compaction(
@@ -331,6 +345,7 @@ class Table:
         force_level0: bool,
         partitions: Sequence[Mapping[str, Any]] | None,
         parallelism: int | None = None,
+        progress: Callable[[CompactionProgress], None] | None = None,
     ) -> Snapshot | None:
         check_parallelism(parallelism)
         self._require_writable("compact")
@@ -342,6 +357,7 @@ class Table:
             force_level0=force_level0,
             partitions=partitions,
             parallelism=parallelism,
+            progress=progress,
         )
         if not plan.messages:
             return None
@@ -355,13 +371,15 @@ class Table:
         time_retained: str | None = None,
         limit: int | None = None,
         parallelism: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> ExpireResult:
         """Expire old snapshots by the table's ``snapshot.*`` / ``changelog.*`` retention (the
         arguments override ``snapshot.num-retained.min`` / ``.max``,
         ``snapshot.time-retained`` such as ``"30 min"``, ``snapshot.expire.limit``). Deletes
         only files no retained snapshot references; safe while writers run. ``parallelism``:
-        files deleted at once in the last step (default 16: the work waits on storage). See
-        :mod:`lakeops.commit.expire`."""
+        files deleted at once in the last step (default 16: the work waits on storage).
+        ``progress(done, total)``: files deleted so far of those found to delete so far, in the
+        calling thread. See :mod:`lakeops.commit.expire`."""
         check_parallelism(parallelism)
         self._require_writable("expire snapshots of")
         retention = Retention.from_options(
@@ -373,7 +391,7 @@ class Table:
             if time_retained is not None
             else None,
         )
-        return expire_snapshots(self.context, retention, parallelism=parallelism)
+        return expire_snapshots(self.context, retention, parallelism=parallelism, progress=progress)
 
     def remove_orphan_files(
         self,
@@ -382,19 +400,26 @@ class Table:
         dry_run: bool = False,
         force: bool = False,
         parallelism: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> OrphanResult:
         """Delete files no snapshot references that are older than ``older_than`` (default one
         day, as Paimon) — what crashed writers left. Younger files are never touched. A
         threshold below one hour (or negative) is refused unless ``force=True``: the files of
         a commit in progress look like orphans until it publishes. ``dry_run`` lists what
-        would go and deletes nothing. ``parallelism``: files deleted at once (default 16)."""
+        would go and deletes nothing. ``parallelism``: files deleted at once (default 16).
+        ``progress(done, total)``: files deleted of those to delete, in the calling thread."""
         check_parallelism(parallelism)
         older_than_ms = int(older_than.total_seconds() * 1000)
         check_threshold(older_than_ms, dry_run=dry_run, force=force)
         if not dry_run:
             self._require_writable("remove orphan files of")
         return remove_orphan_files(
-            self.store, older_than_ms, dry_run, force=force, parallelism=parallelism
+            self.store,
+            older_than_ms,
+            dry_run,
+            force=force,
+            parallelism=parallelism,
+            progress=progress,
         )
 
     def check(self) -> CheckReport:

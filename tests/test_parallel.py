@@ -84,3 +84,38 @@ def test_imap_ordered_raises_the_first_error_after_the_earlier_results() -> None
         for n in parallel.imap_ordered(work, list(range(30)), 4):
             got.append(n)
     assert got == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_on_done_reports_each_unit_as_it_finishes_in_the_calling_thread(workers: int) -> None:
+    # with a pool, unit 1 finishes only after on_done saw unit 0: progress is live, not
+    # reported when everything is over
+    reported = threading.Event()
+    done: list[tuple[int, bool]] = []
+    caller = threading.current_thread()
+
+    def work(n: int) -> int:
+        if n == 1 and workers > 1 and not reported.wait(timeout=10):
+            raise AssertionError("unit 0 was not reported while unit 1 ran")
+        return n
+
+    def on_done(n: int) -> None:
+        done.append((n, threading.current_thread() is caller))
+        reported.set()
+
+    assert parallel.run_ordered(work, [0, 1, 2], workers, on_done=on_done) == [0, 1, 2]
+    assert sorted(done) == [(0, True), (1, True), (2, True)]
+    assert done[0] == (0, True)
+
+
+def test_on_done_stops_at_a_failure() -> None:
+    done: list[int] = []
+
+    def work(n: int) -> int:
+        if n == 0:
+            raise ValueError("unit 0")
+        return n
+
+    with pytest.raises(ValueError, match="unit 0"):
+        parallel.run_ordered(work, [0, 1], 1, on_done=done.append)
+    assert done == []

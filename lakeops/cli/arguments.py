@@ -28,6 +28,7 @@ ParallelismOpt = Annotated[
     int | None,
     typer.Option(
         "--parallelism",
+        min=1,
         metavar="N",
         help="Buckets written or compacted at once (default: the cores available, capped by "
         "the buckets in play). The result is the same at every value.",

@@ -172,6 +172,7 @@ def alter(
     data) and narrowing type changes are refused before anything is written.
     """
     st = state(ctx)
+    st.table(table)  # a missing table or warehouse: the CLI's message, with did-you-mean
     changes = parse_changes(
         add=add or [],
         rename=rename or [],

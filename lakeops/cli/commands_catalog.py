@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Annotated
 
@@ -12,7 +13,7 @@ from lakeops.cli.arguments import TableArg
 from lakeops.cli.commands_alter import alter
 from lakeops.cli.context import state
 from lakeops.cli.schema_file import load_schema_file
-from lakeops.errors import DatabaseNotFoundError
+from lakeops.errors import DatabaseNotFoundError, TableAlreadyExistsError
 
 __all__ = ["register"]
 
@@ -35,7 +36,11 @@ def tables(
     ctx: typer.Context,
     database: Annotated[
         str | None,
-        typer.Argument(help="Only this database (default: every database).", show_default=False),
+        typer.Argument(
+            metavar="DATABASE",
+            help="Only this database (default: every database).",
+            show_default=False,
+        ),
     ] = None,
 ) -> None:
     """List tables as database.table."""
@@ -45,7 +50,13 @@ def tables(
         try:
             names = [f"{database}.{t}" for t in catalog.list_tables(database)]
         except DatabaseNotFoundError as exc:
-            raise DatabaseNotFoundError(f"{exc} — list databases with 'lakeops databases'") from exc
+            close = difflib.get_close_matches(database, catalog.list_databases(), n=3, cutoff=0.7)
+            hint = (
+                "did you mean " + " or ".join(close) + "?"
+                if close
+                else "list databases with 'lakeops databases'"
+            )
+            raise DatabaseNotFoundError(f"{exc} — {hint}") from exc
     else:
         names = [f"{db}.{t}" for db in catalog.list_databases() for t in catalog.list_tables(db)]
 
@@ -87,15 +98,21 @@ def create(
     existed = catalog.table_exists(table)  # also validates the identifier
     database = table.split(".", 1)[0]
     catalog.create_database(database, ignore_if_exists=True)
-    created = catalog.create_table(
-        table,
-        schema=spec.schema,
-        primary_keys=spec.primary_keys,
-        partition_keys=spec.partition_keys,
-        options=spec.options,
-        comment=spec.comment,
-        ignore_if_exists=if_not_exists,
-    )
+    try:
+        created = catalog.create_table(
+            table,
+            schema=spec.schema,
+            primary_keys=spec.primary_keys,
+            partition_keys=spec.partition_keys,
+            options=spec.options,
+            comment=spec.comment,
+            ignore_if_exists=if_not_exists,
+        )
+    except TableAlreadyExistsError as exc:
+        raise TableAlreadyExistsError(
+            f"{exc} — pass --if-not-exists to accept an existing table, or see it with "
+            f"'lakeops describe {table}'"
+        ) from exc
     fields = [(f.name, f.type.to_paimon()) for f in created.schema.fields]
 
     def human(console: Console) -> None:

@@ -153,6 +153,12 @@ def lookup(
     wanted = [c.strip() for c in columns.split(",")] if columns else None
     if wanted is not None and not all(wanted):
         raise CliError(f"--columns {columns!r} has an empty column name")
+    unknown = [c for c in wanted or [] if c not in target.schema.field_names]
+    if unknown:
+        raise CliError(
+            f"--columns names unknown column(s) {unknown}; the table has "
+            f"{list(target.schema.field_names)}"
+        )
     key_table = parse_lookup_keys(keys, target)
     found = target.lookup(key_table, columns=wanted)
     rows = found.to_pylist()

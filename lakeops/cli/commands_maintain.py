@@ -18,7 +18,10 @@ from lakeops.cli.errors import CliError
 from lakeops.cli.output import human_bytes
 from lakeops.cli.parsing import parse_partitions
 from lakeops.commit.rollback import holds
+from lakeops.compact.planner import CompactionProgress
+from lakeops.option_parsing import parse_duration
 from lakeops.parallel import check_parallelism
+from lakeops.read.scan import partition_matches
 
 __all__ = ["register"]
 
@@ -28,6 +31,7 @@ DeleteParallelismOpt = Annotated[
     int | None,
     typer.Option(
         "--parallelism",
+        min=1,
         metavar="N",
         help="Files deleted at once (default 16: deleting waits on storage).",
         show_default=False,
@@ -46,7 +50,38 @@ def _partitions(table: Table, values: list[str] | None) -> list[dict[str, str]] 
                 f"--partition names {unknown}, which are not partition columns of "
                 f"{table.identifier} (partition columns: {keys or 'none'})"
             )
+    if specs:
+        _require_existing(table, specs)
     return specs
+
+
+#: how many existing partitions a missing partition's error lists
+_SHOWN_PARTITIONS = 5
+
+
+def _require_existing(table: Table, specs: list[dict[str, str]]) -> None:
+    """Refuse a ``--partition`` that matches no partition of the latest snapshot, listing a
+    few that exist (a typo must not look like "nothing to do")."""
+    splits = table.splits()
+    existing = {s.partition_bytes: s.partition for s in splits}
+    keys = list(table.schema.partition_keys)
+    for spec in specs:
+        matches = partition_matches(table.schema, [spec])
+        if any(matches(b) for b in existing):
+            continue
+        named = ",".join(f"{k}={v}" for k, v in spec.items())
+        values = sorted(
+            {",".join(f"{k}={v}" for k, v in zip(keys, p, strict=True)) for p in existing.values()}
+        )
+        if not values:
+            raise CliError(f"partition {named} does not exist: {table.identifier} holds no data")
+        shown = ", ".join(values[:_SHOWN_PARTITIONS])
+        hidden = len(values) - _SHOWN_PARTITIONS
+        more = f" and {hidden} more" if hidden > 0 else ""
+        raise CliError(
+            f"partition {named} does not exist in {table.identifier}; existing partitions: "
+            f"{shown}{more}"
+        )
 
 
 def _id_range(ids: Sequence[int]) -> str:
@@ -59,18 +94,22 @@ def _run_rewrite(
     table: str,
     partition: list[str] | None,
     action: str,
-    run: Callable[[Table, list[dict[str, str]] | None], Snapshot | None],
+    run: Callable[
+        [Table, list[dict[str, str]] | None, Callable[[CompactionProgress], None]],
+        Snapshot | None,
+    ],
     nothing: str,
     parallelism: int | None = None,
 ) -> None:
     """Run a compaction-like call on the table's named partitions (all without --partition)
-    under a spinner and report its COMPACT snapshot."""
+    under a progress bar over the buckets (files and bytes) and report its COMPACT
+    snapshot."""
     check_parallelism(parallelism)
     st = state(ctx)
     target = st.table(table)
     specs = _partitions(target, partition)
-    with st.out.spinner(f"{action} {table}"):
-        snapshot = run(target, specs)
+    with st.out.buckets(f"{action} {table}") as progress:
+        snapshot = run(target, specs, progress)
     stats = target.commit_stats(snapshot.id) if snapshot is not None else None
 
     def human(console: Console) -> None:
@@ -114,7 +153,9 @@ def compact(
         table,
         partition,
         "fully compacting" if full else "compacting",
-        lambda target, specs: target.compact(full=full, partitions=specs, parallelism=parallelism),
+        lambda target, specs, progress: target.compact(
+            full=full, partitions=specs, parallelism=parallelism, progress=progress
+        ),
         "nothing to compact",
         parallelism,
     )
@@ -136,10 +177,48 @@ def flush(
         table,
         partition,
         "flushing level 0 of",
-        lambda target, specs: target.flush_level0(partitions=specs, parallelism=parallelism),
+        lambda target, specs, progress: target.flush_level0(
+            partitions=specs, parallelism=parallelism, progress=progress
+        ),
         "nothing to flush: level 0 is empty",
         parallelism,
     )
+
+
+#: Paimon's defaults of the retention options the expire command overrides
+_DEFAULT_RETAIN_MIN = 10
+
+
+def _check_retention(
+    table: Table, retain_min: int | None, retain_max: int | None, time_retained: str | None
+) -> None:
+    """Check the expire options against each other and the table's retention, with messages
+    naming the CLI's options (the library names its Python arguments)."""
+    if time_retained is not None:
+        parse_duration(time_retained, "--time-retained")
+    options = table.schema.options
+    if retain_min is None and retain_max is not None:
+        text = options.get("snapshot.num-retained.min")
+        where = "the table's option" if text is not None else "Paimon's default"
+        current = int(text) if text is not None and text.isdigit() else _DEFAULT_RETAIN_MIN
+        if retain_max < current:
+            raise CliError(
+                f"--retain-max {retain_max} is below snapshot.num-retained.min, which is "
+                f"{current} ({where}); pass --retain-min too, e.g. --retain-min {retain_max} "
+                f"--retain-max {retain_max}"
+            )
+    if retain_min is not None and retain_max is not None and retain_max < retain_min:
+        raise CliError(
+            f"--retain-max {retain_max} is below --retain-min {retain_min}; "
+            "keep --retain-min <= --retain-max"
+        )
+    if retain_min is not None and retain_max is None:
+        text = options.get("snapshot.num-retained.max")
+        if text is not None and text.isdigit() and int(text) < retain_min:
+            raise CliError(
+                f"--retain-min {retain_min} is above the table's snapshot.num-retained.max "
+                f"({text}); pass --retain-max too, e.g. --retain-max {retain_min}"
+            )
 
 
 def expire(
@@ -176,13 +255,16 @@ def expire(
     """
     st = state(ctx)
     target = st.table(table)
-    result = target.expire_snapshots(
-        retain_min=retain_min,
-        retain_max=retain_max,
-        time_retained=time_retained,
-        limit=limit,
-        parallelism=parallelism,
-    )
+    _check_retention(target, retain_min, retain_max, time_retained)
+    with st.out.files(f"expiring {table}") as progress:
+        result = target.expire_snapshots(
+            retain_min=retain_min,
+            retain_max=retain_max,
+            time_retained=time_retained,
+            limit=limit,
+            parallelism=parallelism,
+            progress=progress,
+        )
 
     def human(console: Console) -> None:
         ids = result.expired_snapshots
@@ -234,12 +316,20 @@ def orphans(
     """
     st = state(ctx)
     target = st.table(table)
-    result = target.remove_orphan_files(
-        older_than=dt.timedelta(hours=older_than_hours),
-        dry_run=dry_run,
-        force=force,
-        parallelism=parallelism,
-    )
+    if older_than_hours < 1 and not force and not dry_run:
+        raise CliError(
+            f"--older-than-hours {older_than_hours:g} is below one hour: files of a commit in "
+            "progress look like orphans until it publishes its snapshot; keep the default (24) "
+            "or pass --force only when no writer can be running"
+        )
+    with st.out.files(f"removing orphans of {table}") as progress:
+        result = target.remove_orphan_files(
+            older_than=dt.timedelta(hours=older_than_hours),
+            dry_run=dry_run,
+            force=force,
+            parallelism=parallelism,
+            progress=progress,
+        )
 
     def human(console: Console) -> None:
         for path in result.deleted:
@@ -257,7 +347,10 @@ def rollback(
     ctx: typer.Context,
     table: TableArg,
     snapshot_id: Annotated[
-        int, typer.Argument(help="The snapshot to make the latest again.", show_default=False)
+        int,
+        typer.Argument(
+            metavar="SNAPSHOT_ID", help="The snapshot to make the latest again.", show_default=False
+        ),
     ],
     yes: Annotated[
         bool, typer.Option("--yes", "-y", metavar="", help="Do not ask for confirmation.")

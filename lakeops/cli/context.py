@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -11,9 +12,30 @@ import typer
 from lakeops import Catalog, Table
 from lakeops.cli.output import Output
 from lakeops.cli.parsing import parse_json_object
-from lakeops.errors import TableNotFoundError
+from lakeops.errors import TableNotFoundError, WarehouseNotFoundError
 
-__all__ = ["CliState", "state"]
+__all__ = ["CliState", "state", "table_hint", "warehouse_message"]
+
+
+def table_hint(identifier: str, existing: list[str]) -> str:
+    """The way out for a missing ``identifier``, given the ``existing`` tables (as
+    ``database.table``): the closest names (difflib) when some are close, else how to list or
+    create tables."""
+    close = difflib.get_close_matches(identifier, existing, n=3, cutoff=0.7)
+    if close:
+        return "did you mean " + " or ".join(close) + "?"
+    create = f"create it with 'lakeops create {identifier} --schema schema.json'"
+    if existing:
+        return f"list the tables with 'lakeops tables', or {create}"
+    return create
+
+
+def warehouse_message(warehouse: str) -> str:
+    """The one line for a warehouse that does not exist, in the CLI's terms."""
+    return (
+        f"warehouse {warehouse} does not exist: check --warehouse/-w (or LAKEOPS_WAREHOUSE); "
+        "'lakeops create DB.TABLE --schema FILE' creates a new warehouse"
+    )
 
 
 @dataclass
@@ -53,13 +75,21 @@ class CliState:
         return self._catalog
 
     def table(self, identifier: str) -> Table:
-        """Open ``database.table``; a missing table's error says how to create it."""
+        """Open ``database.table``. A missing table's error names the closest existing
+        tables ("did you mean db.orders?") or says how to create it; a missing warehouse's
+        names ``--warehouse``."""
+        catalog = self.catalog()
         try:
-            return self.catalog().get_table(identifier)
+            return catalog.get_table(identifier)
+        except WarehouseNotFoundError as exc:
+            raise WarehouseNotFoundError(warehouse_message(self.warehouse)) from exc
         except TableNotFoundError as exc:
-            raise TableNotFoundError(
-                f"{exc} — create it with 'lakeops create {identifier} --schema schema.json'"
-            ) from exc
+            existing = [
+                f"{db}.{name}"
+                for db in catalog.list_databases()
+                for name in catalog.list_tables(db)
+            ]
+            raise TableNotFoundError(f"{exc} — {table_hint(identifier, existing)}") from exc
 
 
 def state(ctx: typer.Context) -> CliState:

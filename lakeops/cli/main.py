@@ -2,13 +2,17 @@
 
 Every failure a user can cause (a :class:`~lakeops.errors.LakeopsError`, a missing file, bad
 JSON, a malformed ``k=v``) prints one line ``error: …`` on stderr and exits with code 1; with
-``--debug`` the exception propagates with its traceback. Usage errors (unknown option, missing
-argument) are the framework's: a usage message and exit code 2.
+``--debug`` the exception propagates with its traceback. Usage errors (an unknown option, a
+missing argument, a value of the wrong type) are reported the same way: one line naming the
+problem and the command's ``--help``, exit code 1. ``--help`` itself stays the framework's
+(rich) help.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
@@ -16,8 +20,9 @@ from typer.core import TyperGroup
 
 from lakeops import __version__
 from lakeops.cli import commands_catalog, commands_data, commands_inspect, commands_maintain
-from lakeops.cli.context import CliState
+from lakeops.cli.context import CliState, warehouse_message
 from lakeops.cli.errors import error_line
+from lakeops.errors import WarehouseNotFoundError
 
 __all__ = ["app", "main"]
 
@@ -30,6 +35,12 @@ _FRAMEWORK_EXCEPTIONS: tuple[type[BaseException], ...] = (
     typer.Exit,
     typer.Abort,
     *(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"),
+)
+_CLICK_EXCEPTION: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+)
+_USAGE_ERROR: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError"
 )
 
 
@@ -46,12 +57,30 @@ def _hoist_flags(args: list[str]) -> list[str]:
     return flags + [a for a in head if a not in _MOVABLE_FLAGS] + args[end:]
 
 
+def _clean_placeholders(command: Any, ctx: Any) -> Any:
+    """Drop the framework's type placeholders (``<str>``, ``<bool>``, ``<list[Path]>``) from
+    ``command``'s help: an argument is shown by its metavar (``TABLE``, ``FILE``) and a flag
+    takes no value; options keep their metavars (``N``, ``PATH``, ``K=V``, ``DURATION``)."""
+    for param in command.get_params(ctx):
+        if param.param_type_name == "argument" or getattr(param, "is_flag", False):
+            param.display_type_rich = lambda ctx: None
+    return command
+
+
 class _ReportingGroup(TyperGroup):
     """Accepts ``--json``/``--debug`` after the command; runs the command and turns an
     exception into one ``error:`` line and exit code 1 (unless ``--debug``)."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         return super().parse_args(ctx, _hoist_flags(list(args)))
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        return None if command is None else _clean_placeholders(command, ctx)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        _clean_placeholders(self, ctx)
+        super().format_help(ctx, formatter)
 
     def invoke(self, ctx: Any) -> Any:  # ctx: the framework's click Context
         try:
@@ -61,8 +90,51 @@ class _ReportingGroup(TyperGroup):
         except Exception as exc:
             if ctx.params.get("debug"):
                 raise
-            typer.echo(f"error: {error_line(exc)}", err=True)
+            line = error_line(exc)
+            if isinstance(exc, WarehouseNotFoundError) and isinstance(ctx.obj, CliState):
+                line = warehouse_message(ctx.obj.warehouse)
+            typer.echo(f"error: {line}", err=True)
             raise typer.Exit(1) from None
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Run the application; a usage error becomes one ``error:`` line and exit code 1
+        (the framework would print a box and exit with 2). Running without a command still
+        shows the help."""
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _CLICK_EXCEPTION as exc:
+            if not standalone_mode:
+                raise
+            if type(exc).__name__ == "NoArgsIsHelpError":
+                typer.echo(exc.format_message(), err=True)  # type: ignore[attr-defined]
+                sys.exit(0)
+            typer.echo(f"error: {usage_line(exc)}", err=True)
+            sys.exit(1)
+        except typer.Abort:
+            if not standalone_mode:
+                raise
+            typer.echo("error: aborted", err=True)
+            sys.exit(1)
+        if not standalone_mode:
+            return rv
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def usage_line(exc: Any) -> str:
+    """The one line for a framework error ``exc`` (a click ``ClickException``): its message,
+    and for a usage error the command whose ``--help`` explains the usage."""
+    text = " ".join(exc.format_message().split())
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, _USAGE_ERROR) and ctx is not None:
+        text += f" (see '{ctx.command_path} --help')"
+    return text
 
 
 app = typer.Typer(

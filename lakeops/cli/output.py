@@ -30,6 +30,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from lakeops.compact.planner import CompactionProgress
 from lakeops.health_view import human_bytes
 
 __all__ = ["Output", "human_bytes", "jsonable"]
@@ -110,6 +111,55 @@ class Output:
         with Progress(*columns, console=self.status) as bar:
             task = bar.add_task(description, total=total)
             yield lambda n: bar.advance(task, n)
+
+    @contextmanager
+    def buckets(self, description: str) -> Iterator[Callable[[CompactionProgress], None]]:
+        """A progress bar over buckets (with their input files and bytes) for compaction and
+        level-0 flush; yields the ``progress=`` callback of
+        :meth:`~lakeops.Table.compact` / :meth:`~lakeops.Table.flush_level0`. Nothing in JSON
+        mode."""
+        if self.json_mode:
+            yield lambda p: None
+            return
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("buckets, {task.fields[files]} files, {task.fields[size]}"),
+            TimeElapsedColumn(),
+        )
+        with Progress(*columns, console=self.status) as bar:
+            task = bar.add_task(description, total=None, files="0/0", size="0 B")
+
+            def update(p: CompactionProgress) -> None:
+                bar.update(
+                    task,
+                    total=p.buckets,
+                    completed=p.buckets_done,
+                    files=f"{p.files_done}/{p.files}",
+                    size=f"{human_bytes(p.bytes_done)}/{human_bytes(p.bytes)}",
+                )
+
+            yield update
+
+    @contextmanager
+    def files(self, description: str) -> Iterator[Callable[[int, int], None]]:
+        """A progress bar over files deleted; yields the ``progress(done, total)`` callback of
+        :meth:`~lakeops.Table.expire_snapshots` / :meth:`~lakeops.Table.remove_orphan_files`.
+        Nothing in JSON mode."""
+        if self.json_mode:
+            yield lambda done, total: None
+            return
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("files deleted"),
+            TimeElapsedColumn(),
+        )
+        with Progress(*columns, console=self.status) as bar:
+            task = bar.add_task(description, total=None)
+            yield lambda done, total: bar.update(task, total=total, completed=done)
 
     @contextmanager
     def spinner(self, description: str) -> Iterator[None]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lakeops.commit.confine import check_snapshots, entry_paths, index_paths
@@ -172,19 +173,44 @@ def _lists(s: Snapshot) -> list[str]:
     ]
 
 
+class DeleteProgress:
+    """Counts the files a maintenance pass deletes for a ``progress(done, total)`` callback:
+    ``total`` grows as each batch of files to delete is found, ``done`` as deletions finish
+    (both reported in the calling thread)."""
+
+    def __init__(self, report: Callable[[int, int], None] | None) -> None:
+        self.report = report
+        self.done = 0
+        self.total = 0
+
+    def found(self, files: int) -> None:
+        self.total += files
+        if self.report is not None:
+            self.report(self.done, self.total)
+
+    def deleted(self, _path: str) -> None:
+        self.done += 1
+        if self.report is not None:
+            self.report(self.done, self.total)
+
+
 def expire_snapshots(
     table: TableContext,
     retention: Retention,
     now_ms: int | None = None,
     *,
     parallelism: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ExpireResult:
     """One expiry pass; see the module docstring. ``parallelism``: how many metadata files
     the pass reads at once while it finds what to delete, and how many files the final step of
     each expiry deletes at once (default :data:`~lakeops.parallel.IO_THREADS`: the work waits
-    on storage); the order of the steps does not change, nor does the result."""
+    on storage); the order of the steps does not change, nor does the result.
+    ``progress(done, total)``: files deleted so far and found to delete so far, called in the
+    calling thread."""
     check_parallelism(parallelism)
     threads = IO_THREADS if parallelism is None else parallelism
+    tracker = DeleteProgress(progress)
     store, schema, options = table.store, table.schema, table.options
     result = _Tally()
     now = int(time.time() * 1000) if now_ms is None else now_ms
@@ -242,8 +268,9 @@ def expire_snapshots(
                 keep_changelog_from,
                 result,
                 parallelism,
+                tracker,
             )
-    _expire_changelogs(store, schema, options, retention, now, result, parallelism)
+    _expire_changelogs(store, schema, options, retention, now, result, parallelism, tracker)
     return result.freeze()
 
 
@@ -271,6 +298,7 @@ def _expire_range(
     keep_changelog_from: int,
     result: _Tally,
     parallelism: int | None = None,
+    tracker: DeleteProgress | None = None,
 ) -> None:
     """Expire snapshots ``first`` … ``end - 1``, crash-safe: every file to delete is found
     first; then the kept changelogs are written, ``EARLIEST`` moves and the snapshot files go
@@ -374,7 +402,9 @@ def _expire_range(
         result.data_files_deleted = result.changelog_files_deleted = 0
         result.manifests_deleted = 0
         return
-    delete_files(fio.delete, doomed, parallelism)
+    tracker = tracker or DeleteProgress(None)
+    tracker.found(len(doomed))
+    delete_files(fio.delete, doomed, parallelism, tracker.deleted)
 
 
 def _key(s: Snapshot) -> tuple[int, str, str]:
@@ -419,6 +449,7 @@ def _expire_changelogs(
     now: int,
     result: _Tally,
     parallelism: int | None = None,
+    tracker: DeleteProgress | None = None,
 ) -> None:
     """Long-lived changelogs beyond the changelog retention go, with their files (deleted
     ``parallelism`` at once, after the changelog metadata)."""
@@ -446,6 +477,8 @@ def _expire_changelogs(
                 result.manifests_deleted += 1
             doomed.append(store.path(paths.manifest_path(kept.changelog_manifest_list)))
         fio.delete(store.path(f"{paths.CHANGELOG_DIR}/changelog-{sid}"))
-        delete_files(fio.delete, doomed, parallelism)
+        tracker = tracker or DeleteProgress(None)
+        tracker.found(len(doomed))
+        delete_files(fio.delete, doomed, parallelism, tracker.deleted)
         result.expired_changelogs.append(sid)
         total -= 1

@@ -17,6 +17,7 @@ any threshold that is not negative.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -178,13 +179,15 @@ def remove_orphan_files(
     *,
     force: bool = False,
     parallelism: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> OrphanResult:
     """Delete unreferenced files older than ``older_than_ms`` (see the module docstring);
     thresholds are checked by :func:`check_threshold` before anything is listed. The
     candidates are all found first — the referenced files, the directory listing and the age
     and size of each unreferenced file, each ``parallelism`` requests at once (default
     :data:`~lakeops.parallel.IO_THREADS`) — then deleted ``parallelism`` at once; the first
-    failed deletion is raised. The result does not depend on ``parallelism``."""
+    failed deletion is raised. The result does not depend on ``parallelism``.
+    ``progress(done, total)``: files deleted of those to delete, in the calling thread."""
     check_threshold(older_than_ms, dry_run=dry_run, force=force)
     check_parallelism(parallelism)
     fio = store.file_io
@@ -226,5 +229,14 @@ def remove_orphan_files(
         deleted.append(relative)
         doomed.append(path)
     if not dry_run:
-        delete_files(fio.delete, doomed, parallelism)
+        done = [0]
+
+        def on_deleted(_path: str) -> None:
+            done[0] += 1
+            if progress is not None:
+                progress(done[0], len(doomed))
+
+        if progress is not None:
+            progress(0, len(doomed))
+        delete_files(fio.delete, doomed, parallelism, on_deleted)
     return OrphanResult(deleted=tuple(deleted), bytes=size)

@@ -3,7 +3,7 @@ snapshot (``Table.compact`` and ``Table.flush_level0``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from lakeops.changelog.lookup_cache import RowGroupCache
@@ -19,6 +19,7 @@ from lakeops.spec.schema import TableSchema
 from lakeops.store import TableStore
 
 __all__ = [
+    "CompactionProgress",
     "BucketJob",
     "CompactionPlan",
     "PartitionSpec",
@@ -112,6 +113,23 @@ def run_bucket(
     ), result.written
 
 
+@dataclass(frozen=True)
+class CompactionProgress:
+    """How far a compaction (or level-0 flush) is: buckets finished of those to process, and
+    the input files and their bytes those buckets held (a bucket that needed nothing counts
+    as done with its files)."""
+
+    buckets_done: int
+    buckets: int
+    files_done: int
+    files: int
+    bytes_done: int
+    bytes: int
+
+
+ProgressCallback = Callable[[CompactionProgress], None]
+
+
 def plan_compaction(
     table: TableContext,
     *,
@@ -119,6 +137,7 @@ def plan_compaction(
     force_level0: bool = False,
     partitions: Sequence[PartitionSpec] | None = None,
     parallelism: int | None = None,
+    progress: ProgressCallback | None = None,
 ) -> CompactionPlan:
     """Compact every bucket of the latest snapshot (or only the given partitions).
 
@@ -127,7 +146,8 @@ def plan_compaction(
     lookup cache. Each bucket's compaction streams, so memory is bounded by the number of
     workers, not by the table. The plan lists the buckets' messages in bucket order whatever
     the parallelism. If any bucket fails, every file any bucket wrote is deleted and the first
-    error is raised."""
+    error is raised. ``progress`` is called in the calling thread once before any bucket runs
+    (nothing done) and after each bucket finishes, with a :class:`CompactionProgress`."""
     plan = CompactionPlan()
     store = table.store
     cache = RowGroupCache(table.changelog.lookup_cache_bytes)
@@ -144,8 +164,22 @@ def plan_compaction(
         if message is not None:
             plan.messages.append(message)
 
+    on_done: Callable[[BucketJob], None] | None = None
+    if progress is not None:
+        report = progress
+        done = [0, 0, 0]  # buckets, files, bytes
+        files = sum(len(j.files) for j in jobs)
+        size = sum(f.file_size for j in jobs for f in j.files)
+
+        def on_done(job: BucketJob) -> None:
+            done[0] += 1
+            done[1] += len(job.files)
+            done[2] += sum(f.file_size for f in job.files)
+            report(CompactionProgress(done[0], len(jobs), done[1], files, done[2], size))
+
+        report(CompactionProgress(0, len(jobs), 0, files, 0, size))
     try:
-        run_ordered(compact_one, jobs, parallelism, on_success=record)
+        run_ordered(compact_one, jobs, parallelism, on_success=record, on_done=on_done)
     except BaseException:
         for path in plan.written:
             store.file_io.delete(path)

@@ -10,6 +10,9 @@
                                           [--time-retained "1 h"]
     python -m lakeops.spark.jobs orphans --table PATH [--older-than-hours 24] [--force]
 
+The table is named as the CLI names it, ``--warehouse W --table db.table`` (``--warehouse``
+defaults to ``LAKEOPS_WAREHOUSE``), or by its path, ``--table <warehouse>/<db>.db/<table>``.
+
 With ``spark-submit``, pass this file as the application (``spark-submit [options]
 $(python -c 'import lakeops.spark.jobs as j; print(j.__file__)') compact --table …``); its master
 and configuration then come from ``spark-submit``.
@@ -47,6 +50,7 @@ from typing import Any
 
 from lakeops.errors import ConfigurationError
 from lakeops.parallel import check_parallelism
+from lakeops.spec.identifiers import parse_identifier
 
 __all__ = [
     "decode_partitions",
@@ -177,7 +181,14 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m lakeops.spark.jobs", description=(__doc__ or "").splitlines()[0]
     )
     parser.add_argument("job", choices=["write", "compact", "flush", "expire", "orphans"])
-    parser.add_argument("--table", required=True, help="<warehouse>/<db>.db/<table>")
+    parser.add_argument(
+        "--table",
+        required=True,
+        help="db.table (with --warehouse or LAKEOPS_WAREHOUSE) or <warehouse>/<db>.db/<table>",
+    )
+    parser.add_argument(
+        "--warehouse", help="warehouse path or URI, as the CLI's -w (default: LAKEOPS_WAREHOUSE)"
+    )
     parser.add_argument("--source", help="input data (write)")
     parser.add_argument("--format", default="parquet", choices=["parquet", "csv", "json"])
     parser.add_argument("--mode", default="append", choices=["append", "overwrite"])
@@ -207,11 +218,34 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def table_path(table: str, warehouse: str | None) -> str:
+    """The table's path from ``--table`` and ``--warehouse``: ``db.table`` is resolved in the
+    warehouse (``warehouse``, else ``LAKEOPS_WAREHOUSE``) as the CLI resolves it, to
+    ``<warehouse>/<db>.db/<table>``; anything else (a path, with ``/`` or without ``.``) is the
+    table's path itself, as before."""
+    if warehouse is None and ("/" in table or "." not in table):
+        return table
+    if "/" in table:
+        raise ConfigurationError(
+            f"--table {table} is a path, so --warehouse does not apply: pass either "
+            "--warehouse W --table db.table or --table <warehouse>/<db>.db/<table>"
+        )
+    root = warehouse if warehouse is not None else os.environ.get("LAKEOPS_WAREHOUSE")
+    if not root:
+        raise ConfigurationError(
+            f"--table {table} names a table as db.table: pass --warehouse W (or set "
+            "LAKEOPS_WAREHOUSE), or give the table's path <warehouse>/<db>.db/<table>"
+        )
+    db, name = parse_identifier(table)
+    return f"{root.rstrip('/')}/{db}.db/{name}"
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The job's arguments; ``partitions`` holds the decoded partition specs (of
     ``--partitions`` or the unambiguous ``--partition`` form; None for every partition).
     Raises :class:`~lakeops.errors.ConfigurationError` for partitions it cannot read exactly."""
     args = _parser().parse_args(None if argv is None else list(argv))
+    args.table = table_path(args.table, args.warehouse)
     args.partitions = _partitions(args.partitions, args.partition)
     check_parallelism(args.parallelism)
     return args

@@ -12,7 +12,7 @@ from tests.cli.conftest import SCHEMA_DOC, TABLE, Cli
 
 
 def test_create_builds_the_table_and_its_database(cli: Cli, schema_file: Path) -> None:
-    assert Catalog(str(cli.warehouse)).list_databases() == []
+    assert not cli.warehouse.exists()  # create makes the warehouse as well
     out = cli.json("create", TABLE, "--schema", str(schema_file))
     assert out["created"] is True
     table = cli.table()
@@ -60,7 +60,10 @@ def test_create_types_and_comment(cli: Cli, tmp_path: Path) -> None:
 def test_create_twice(cli: Cli, orders: str, schema_file: Path) -> None:
     result = cli("create", orders, "--schema", str(schema_file))
     assert result.exit_code == 1
-    assert result.stderr.strip() == f"error: table '{orders}' already exists"
+    assert result.stderr.strip() == (
+        f"error: table '{orders}' already exists — pass --if-not-exists to accept an existing "
+        f"table, or see it with 'lakeops describe {orders}'"
+    )
     out = cli.json("create", orders, "--schema", str(schema_file), "--if-not-exists")
     assert out["created"] is False
 
@@ -111,6 +114,7 @@ def test_databases_and_tables(cli: Cli, orders: str, schema_file: Path) -> None:
 
 
 def test_tables_of_a_missing_database(cli: Cli) -> None:
+    cli.warehouse.mkdir()
     result = cli("tables", "nodb")
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [
@@ -119,6 +123,7 @@ def test_tables_of_a_missing_database(cli: Cli) -> None:
 
 
 def test_empty_warehouse_lists_nothing(cli: Cli) -> None:
+    cli.warehouse.mkdir()  # a warehouse that does not exist is an error (tests/cli/test_context)
     assert cli.json("databases")["databases"] == []
     assert cli.json("tables")["tables"] == []
 
@@ -131,3 +136,9 @@ def test_a_missing_warehouse_is_one_line_naming_it(cli: Cli) -> None:
         assert result.stderr.count("\n") == 1
         assert "warehouse" in result.stderr and "typo" in result.stderr
         assert "does not exist" in result.stderr
+
+
+def test_tables_of_a_mistyped_database(cli: Cli, orders: str) -> None:
+    result = cli("tables", "dbb")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == ["error: database 'dbb' does not exist — did you mean db?"]

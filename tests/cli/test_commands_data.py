@@ -119,6 +119,10 @@ def test_lookup(cli: Cli, loaded: str) -> None:
 
     shown = cli.json("lookup", loaded, "dt=2024-01-01,id=5", "--columns", "id,name")
     assert shown["rows"] == [{"id": 5, "name": "n5"}]
+    bad = cli("lookup", loaded, "dt=2024-01-01,id=5", "--columns", "id,nme")
+    assert bad.exit_code == 1 and bad.stderr.startswith(
+        "error: --columns names unknown column(s) ['nme']"
+    )
     human = cli.ok("lookup", loaded, "dt=2024-01-02,id=7").stdout
     assert "n7" in human and "1 row(s)" in human
     assert "no rows" in cli.ok("lookup", loaded, "dt=2024-01-02,id=99999").stdout

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 
 from tests.cli.conftest import Cli, rows, sorted_rows
 
@@ -81,6 +82,61 @@ def test_expire(cli: Cli, loaded: str) -> None:
     assert "nothing to expire" in cli.ok("expire", loaded, "--time-retained", "1 h").stdout
     bad = cli("expire", loaded, "--time-retained", "soon")
     assert bad.exit_code == 1 and "soon" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            ["--retain-max", "2"],
+            "--retain-max 2 is below snapshot.num-retained.min, which is 10 (Paimon's default); "
+            "pass --retain-min too",
+        ),
+        (["--retain-min", "3", "--retain-max", "2"], "--retain-max 2 is below --retain-min 3"),
+        (["--time-retained", "1x"], "option '--time-retained' has invalid duration '1x'"),
+        (["--parallelism", "0"], "Invalid value for '--parallelism'"),
+    ],
+)
+def test_expire_messages_name_cli_options(
+    cli: Cli, loaded: str, args: list[str], says: str
+) -> None:
+    bad = cli("expire", loaded, *args)
+    assert bad.exit_code == 1, bad.output
+    lines = bad.stderr.splitlines()
+    assert len(lines) == 1 and says in lines[0], bad.stderr
+    assert "time_retained" not in bad.stderr and "retain_max" not in bad.stderr
+    assert [s.id for s in cli.table().snapshots()] == [1, 2, 3]
+
+
+def test_expire_retain_max_below_the_tables_min(cli: Cli, loaded: str) -> None:
+    cli.ok("alter", loaded, "--set", "snapshot.num-retained.min=3")
+    bad = cli("expire", loaded, "--retain-max", "2")
+    assert bad.exit_code == 1 and "which is 3 (the table's option)" in bad.stderr
+    # with --retain-min named as the message says, it works
+    out = cli.json("expire", loaded, "--retain-min", "2", "--retain-max", "2")
+    assert out["expired_snapshots"] == [1]
+
+
+@pytest.mark.parametrize("command", ["compact", "flush"])
+def test_missing_partition_lists_existing_ones(cli: Cli, loaded: str, command: str) -> None:
+    bad = cli(command, loaded, "-p", "dt=2099-01-01")
+    assert bad.exit_code == 1, bad.output
+    lines = bad.stderr.splitlines()
+    assert lines == [
+        "error: partition dt=2099-01-01 does not exist in db.orders; existing partitions: "
+        "dt=2024-01-01, dt=2024-01-02"
+    ]
+    assert [s.id for s in cli.table().snapshots()] == [1, 2, 3]
+    # one existing and one missing partition: refused as well, nothing written
+    bad = cli(command, loaded, "-p", "dt=2024-01-01", "-p", "dt=2024-01-03")
+    assert bad.exit_code == 1 and "dt=2024-01-03 does not exist" in bad.stderr
+    assert [s.id for s in cli.table().snapshots()] == [1, 2, 3]
+
+
+def test_missing_partition_of_an_empty_table(cli: Cli, orders: str) -> None:
+    bad = cli("compact", orders, "-p", "dt=2024-01-01")
+    assert bad.exit_code == 1
+    assert "partition dt=2024-01-01 does not exist: db.orders holds no data" in bad.stderr
 
 
 def test_orphans(cli: Cli, loaded: str) -> None:
@@ -207,7 +263,7 @@ def test_parallelism_zero_refused_before_anything_is_written(
         bad = cli(*args, "--parallelism", "0")
         assert bad.exit_code == 1, args
         lines = bad.stderr.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("error: parallelism must be a positive")
+        assert len(lines) == 1 and lines[0].startswith("error: Invalid value for '--parallelism'")
         assert cli.table().latest_snapshot().id == 3  # type: ignore[union-attr]
 
 
@@ -219,3 +275,51 @@ def test_compact_and_flush_take_parallelism(cli: Cli, loaded: str) -> None:
     assert sorted_rows(cli.table().read()) == before
     out = cli.json("flush", loaded, "--parallelism", "2")
     assert out["snapshot_id"] is None  # nothing left on level 0
+
+
+@pytest.mark.parametrize("parallelism", ["1", "4"])
+def test_compact_and_flush_show_bucket_progress(cli: Cli, loaded: str, parallelism: str) -> None:
+    seen: list[tuple[int, int, int, int]] = []
+    before = cli.table()
+    files = [f for s in before.splits() for f in s.files]
+    size = sum(f.file_size for f in files)
+    # the library seam the CLI's bar is driven by: a callback per bucket, totals up front
+    before.compact(
+        full=True,
+        parallelism=int(parallelism),
+        progress=lambda p: seen.append((p.buckets_done, p.buckets, p.files_done, p.files)),
+    )
+    assert seen[0] == (0, 4, 0, len(files)) and seen[-1] == (4, 4, len(files), len(files))
+    assert [b for b, *_ in seen] == [0, 1, 2, 3, 4]
+    cli.ok("rollback", loaded, "3", "--yes")
+    result = cli.ok("compact", loaded, "--full", "--parallelism", parallelism)
+    human = " ".join(result.stderr.split())
+    assert "fully compacting db.orders" in human
+    assert f"4/4 buckets, {len(files)}/{len(files)} files" in human
+    assert "KiB/" in human or " B/" in human
+    assert size > 0
+    assert "buckets" not in cli.ok("--json", "compact", loaded, "--full").stderr
+
+
+def test_expire_and_orphans_show_file_progress(cli: Cli, loaded: str) -> None:
+    calls: list[tuple[int, int]] = []
+    table = cli.table()
+    result = table.expire_snapshots(
+        retain_min=2, retain_max=2, progress=lambda done, total: calls.append((done, total))
+    )
+    deleted = result.data_files_deleted + result.changelog_files_deleted + result.manifests_deleted
+    assert list(result.expired_snapshots) == [1]
+    assert calls and calls[-1] == (deleted, deleted) and calls[0][0] == 0
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+    out = cli.ok("expire", loaded, "--retain-min", "1", "--retain-max", "1")
+    assert "expiring db.orders" in out.stderr and "files deleted" in out.stderr
+
+    bucket = cli.warehouse / "db.db" / "orders" / "dt=2024-01-01" / "bucket-0"
+    for i in range(3):
+        stray = bucket / f"data-stray-{i}.parquet"
+        stray.write_bytes(b"x")
+        os.utime(stray, (time.time() - 2 * 86400,) * 2)
+    out = cli.ok("orphans", loaded)
+    assert "deleted 3 orphan file(s)" in out.stdout
+    assert "3/3 files deleted" in " ".join(out.stderr.split())

@@ -64,6 +64,7 @@ def test_version() -> None:
 
 
 def test_missing_table_is_one_line_naming_it(cli: Cli) -> None:
+    cli.warehouse.mkdir()
     for command in (["describe", "db.nope"], ["compact", "db.nope"], ["write", "db.nope", "x"]):
         result = cli(*command)
         assert result.exit_code == 1
@@ -75,6 +76,7 @@ def test_missing_table_is_one_line_naming_it(cli: Cli) -> None:
 
 
 def test_debug_reraises(cli: Cli) -> None:
+    cli.warehouse.mkdir()
     result = cli("--debug", "describe", "db.nope")
     assert isinstance(result.exception, TableNotFoundError)
     assert result.exit_code != 0
@@ -108,9 +110,32 @@ def test_bad_identifier_and_bad_options(cli: Cli) -> None:
     assert result.exit_code == 1 and "must be a JSON object" in result.stderr
 
 
-def test_usage_errors_are_clicks(cli: Cli) -> None:
-    result = cli("compact")
-    assert result.exit_code == 2
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["compact"], "Missing argument 'TABLE'"),
+        (["compact", TABLE, "--ful"], "No such option: --ful"),
+        (["expire", TABLE, "--retain-min", "x"], "'--retain-min'"),
+        (["expire", TABLE, "--retain-min", "0"], "'--retain-min'"),
+        (["nosuchcommand"], "No such command 'nosuchcommand'"),
+    ],
+)
+def test_usage_errors_are_one_line_exit_1(cli: Cli, args: list[str], says: str) -> None:
+    result = cli(*args)
+    assert result.exit_code == 1, result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert says in lines[0]
+    assert "--help" in lines[0] and "╭" not in result.output and result.stdout == ""
+
+
+@pytest.mark.parametrize("command", [[], *([c] for c in COMMANDS)])
+def test_help_has_no_type_placeholders(command: list[str]) -> None:
+    result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    for placeholder in ("<bool>", "<str>", "<int>", "<list[", "<float>", "<Path>"):
+        assert placeholder not in result.stdout, (command, result.stdout)
+    assert "╭" in result.stdout  # still the rich help
 
 
 def test_core_imports_without_typer_or_rich() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -148,3 +149,37 @@ def test_parallelism_argument_and_the_task_cap(monkeypatch: pytest.MonkeyPatch) 
     assert [task_parallelism(v) for v in (None, "2", "4", "16")] == [4, 2, 4, 4]
     with pytest.raises(ConfigurationError):
         task_parallelism("0")
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "path"),
+    [
+        (["--warehouse", "/wh", "--table", "db.orders"], None, "/wh/db.db/orders"),
+        (["--warehouse", "s3://b/wh/", "--table", "db.orders"], None, "s3://b/wh/db.db/orders"),
+        (["--table", "db.orders"], "/env/wh", "/env/wh/db.db/orders"),
+        (["--table", "/wh/db.db/orders"], "/env/wh", "/wh/db.db/orders"),
+        (["--table", "t"], None, "t"),
+    ],
+)
+def test_table_as_the_cli_names_it(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str], env: str | None, path: str
+) -> None:
+    if env is None:
+        monkeypatch.delenv("LAKEOPS_WAREHOUSE", raising=False)
+    else:
+        monkeypatch.setenv("LAKEOPS_WAREHOUSE", env)
+    assert parse_args(["compact", *argv]).table == path
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--table", "db.orders"], "pass --warehouse W"),
+        (["--warehouse", "/wh", "--table", "/wh/db.db/orders"], "--warehouse does not apply"),
+        (["--warehouse", "/wh", "--table", "orders"], "must be 'database.table'"),
+    ],
+)
+def test_table_spelling_errors(monkeypatch: pytest.MonkeyPatch, argv: list[str], says: str) -> None:
+    monkeypatch.delenv("LAKEOPS_WAREHOUSE", raising=False)
+    with pytest.raises(ConfigurationError, match=re.escape(says)):
+        parse_args(["compact", *argv])

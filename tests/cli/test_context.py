@@ -1,0 +1,58 @@
+"""The invocation state: a missing warehouse or table is one line naming the way out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from lakeops.cli.context import table_hint
+from tests.cli.conftest import Cli
+
+
+def test_table_hint_prefers_the_closest_names() -> None:
+    existing = ["db.orders", "db.customers", "sales.orders"]
+    assert table_hint("db.ordrs", existing) == "did you mean db.orders?"
+    assert table_hint("x.orders", existing) == "did you mean db.orders or sales.orders?"
+    assert table_hint("db.custmers", existing) == "did you mean db.customers?"
+    assert table_hint("db.zzz", existing).startswith("list the tables with 'lakeops tables'")
+    assert table_hint("db.zzz", []) == "create it with 'lakeops create db.zzz --schema schema.json'"
+
+
+def test_missing_warehouse_fails_naming_the_path(tmp_path: Path) -> None:
+    cli = Cli(tmp_path / "no" / "such" / "dir", CliRunner())
+    for command in (["tables"], ["databases"], ["describe", "db.orders"], ["compact", "db.o"]):
+        result = cli(*command)
+        assert result.exit_code == 1, (command, result.output)
+        lines = result.stderr.splitlines()
+        assert len(lines) == 1, result.stderr
+        assert lines[0].startswith(f"error: warehouse {cli.warehouse} does not exist")
+        assert "--warehouse" in lines[0] and result.stdout == ""
+    assert not cli.warehouse.exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["describe"],
+        ["health"],
+        ["compact"],
+        ["flush"],
+        ["expire"],
+        ["check"],
+        ["orphans"],
+        ["rollback", "1", "--yes"],
+        ["alter", "--set", "a=b"],
+        ["write", "x.parquet"],
+        ["lookup", "--", "id=1"],
+    ],
+)
+def test_missing_table_suggests_the_closest(cli: Cli, orders: str, command: list[str]) -> None:
+    result = cli(command[0], "db.ordrs", *command[1:])
+    assert result.exit_code == 1, result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "table 'db.ordrs' does not exist" in lines[0]
+    assert lines[0].endswith("did you mean db.orders?")
+    assert "lakeops create" not in lines[0]
