@@ -12,6 +12,7 @@ from tests.cli.conftest import SCHEMA_DOC, TABLE, Cli
 
 
 def test_create_builds_the_table_and_its_database(cli: Cli, schema_file: Path) -> None:
+    cli.warehouse.rmdir()
     assert not cli.warehouse.exists()  # create makes the warehouse as well
     out = cli.json("create", TABLE, "--schema", str(schema_file))
     assert out["created"] is True
@@ -114,7 +115,7 @@ def test_databases_and_tables(cli: Cli, orders: str, schema_file: Path) -> None:
 
 
 def test_tables_of_a_missing_database(cli: Cli) -> None:
-    cli.warehouse.mkdir()
+    cli.warehouse.mkdir(exist_ok=True)
     result = cli("tables", "nodb")
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [
@@ -123,7 +124,7 @@ def test_tables_of_a_missing_database(cli: Cli) -> None:
 
 
 def test_empty_warehouse_lists_nothing(cli: Cli) -> None:
-    cli.warehouse.mkdir()  # a warehouse that does not exist is an error (tests/cli/test_context)
+    cli.warehouse.mkdir(exist_ok=True)  # a missing warehouse is an error (tests/cli/test_context)
     assert cli.json("databases")["databases"] == []
     assert cli.json("tables")["tables"] == []
 

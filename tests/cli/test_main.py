@@ -64,7 +64,7 @@ def test_version() -> None:
 
 
 def test_missing_table_is_one_line_naming_it(cli: Cli) -> None:
-    cli.warehouse.mkdir()
+    cli.warehouse.mkdir(exist_ok=True)
     for command in (["describe", "db.nope"], ["compact", "db.nope"], ["write", "db.nope", "x"]):
         result = cli(*command)
         assert result.exit_code == 1
@@ -76,7 +76,7 @@ def test_missing_table_is_one_line_naming_it(cli: Cli) -> None:
 
 
 def test_debug_reraises(cli: Cli) -> None:
-    cli.warehouse.mkdir()
+    cli.warehouse.mkdir(exist_ok=True)
     result = cli("--debug", "describe", "db.nope")
     assert isinstance(result.exception, TableNotFoundError)
     assert result.exit_code != 0
