@@ -20,6 +20,7 @@ emitted when nothing was committed.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
@@ -86,18 +87,28 @@ class _SparkJobMixin:
     master: str | None
     spark_conf: dict[str, str]
     py_files: list[str]
+    spark_log_level: str | None
 
     def _submit(self, hook: LakeopsHook, job: str, args: list[str], submit: bool) -> dict[str, Any]:
         from lakeops.spark import jobs
-        from lakeops.spark.submit import spark_submit
+        from lakeops.spark.submit import check_log_level, spark_submit
 
-        if not submit:
-            return jobs.main(
-                [job, *args, "--master", self.master or "local[*]"],
-                storage_options=hook.storage_options,
-                catalog_options=hook.catalog_options,
-            )
         config = hook.config
+        level = check_log_level(self.spark_log_level or config["spark_log_level"])
+        if not submit:
+            previous = os.environ.get("LAKEOPS_SPARK_LOG_LEVEL")
+            os.environ["LAKEOPS_SPARK_LOG_LEVEL"] = level
+            try:
+                return jobs.main(
+                    [job, *args, "--master", self.master or "local[*]"],
+                    storage_options=hook.storage_options,
+                    catalog_options=hook.catalog_options,
+                )
+            finally:
+                if previous is None:
+                    os.environ.pop("LAKEOPS_SPARK_LOG_LEVEL", None)
+                else:
+                    os.environ["LAKEOPS_SPARK_LOG_LEVEL"] = previous
         log = self.log  # type: ignore[attr-defined]
         return spark_submit(
             job,
@@ -108,6 +119,7 @@ class _SparkJobMixin:
             storage_options=hook.storage_options,
             catalog_options=hook.catalog_options,
             log=log.info,
+            log_level=level,
         )
 
 
@@ -133,6 +145,8 @@ class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
         master: Spark master; default the connection's ``spark_master``, else ``local[*]``.
         spark_conf: extra ``--conf`` entries (merged over the connection's ``spark_conf``).
         py_files: wheels/zips shipped to executors (``--py-files``) on a real cluster.
+        spark_log_level: level of Spark's own log in the task log (default: the connection's
+            ``spark_log_level``, else ``WARN``; ``INFO`` relays all of it).
         submit: ``spark-submit`` (True) or a Spark session in the worker process (False).
         parallelism: most buckets one Spark task writes at once (``--parallelism`` of the job;
             default and cap: the task's ``spark.task.cpus``, so executors are never
@@ -162,6 +176,7 @@ class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
         master: str | None = None,
         spark_conf: Mapping[str, str] | None = None,
         py_files: Sequence[str] = (),
+        spark_log_level: str | None = None,
         submit: bool = True,
         parallelism: int | None = None,
         **kwargs: Any,
@@ -175,6 +190,7 @@ class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
         self.master = master
         self.spark_conf = dict(spark_conf or {})
         self.py_files = list(py_files)
+        self.spark_log_level = spark_log_level
         self.submit = submit
 
     def execute(self, context: Context) -> dict[str, Any]:
@@ -231,10 +247,12 @@ class _CompactionOperator(_SparkJobMixin, _LakeopsOperator):
         spark_conf: Mapping[str, str] | None = None,
         py_files: Sequence[str] = (),
         parallelism: int | None = None,
+        spark_log_level: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(table=table, **kwargs)
         self.parallelism = check_parallelism(parallelism)
+        self.spark_log_level = spark_log_level
         if engine not in ("local", "spark"):
             raise ConfigurationError(f"engine must be 'local' or 'spark', got {engine!r}")
         self.partitions = partitions
