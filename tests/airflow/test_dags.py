@@ -63,6 +63,7 @@ def test_dag_files_parse_without_a_warehouse() -> None:
         "lakeops_ingest",
         "lakeops_optimize",
         "lakeops_lookup_flush",
+        "lakeops_lookup_flush_on_commit",
         "lakeops_maintenance",
     }
 
