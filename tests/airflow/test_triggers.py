@@ -107,3 +107,72 @@ def test_flush_on_commit_dag_watches_the_listed_tables(
     assert path == "lakeops.airflow.triggers.LakeopsCommitTrigger"
     assert kwargs["table"] == "db.users" and kwargs["poll_interval"] == 5.0
     assert kwargs["commit_kinds"] == ["APPEND", "OVERWRITE"]
+
+
+def test_a_commit_queues_the_flush_dag_through_the_watcher(
+    airflow_db: Path, catalog: Catalog, lakeops_conn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Airflow's event-driven path without its daemons: ``airflow dags reserialize`` (what the
+    DAG processor does) stores the watcher's trigger; it is rebuilt from its database row and
+    run as the triggerer would; a commit fires it; ``Trigger.submit_event`` (what the triggerer
+    calls) queues a run of ``lakeops_lookup_flush_on_commit`` for the table's Asset — what the
+    scheduler turns into a DAG run."""
+    import os
+
+    from airflow.models.asset import AssetDagRunQueue, AssetModel
+    from airflow.models.trigger import Trigger
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    from tests.airflow.conftest import airflow_cli
+
+    table = catalog.create_table(
+        "db.firsts",
+        schema=SCHEMA,
+        primary_keys=["id"],
+        options={"bucket": "1", "merge-engine": "first-row", "write-only": "true"},
+    )
+    _write(table, 1)
+    monkeypatch.setenv("LAKEOPS_WATCHED_LOOKUP_TABLES", "db.firsts")
+    monkeypatch.setenv("LAKEOPS_WATCH_POLL_SECONDS", "0.02")
+    # a paused DAG's Assets get no watchers: the DAG is created unpaused
+    env = {**os.environ, "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False"}
+    airflow_cli("dags", "reserialize", env=env)
+    uri = "lakeops://lakeops_default/db/firsts"
+    with create_session() as session:
+        asset = session.scalars(select(AssetModel).where(AssetModel.uri == uri)).one()
+        (watcher,) = asset.watchers
+        trigger_id, classpath = watcher.trigger.id, watcher.trigger.classpath
+    assert classpath == "lakeops.airflow.triggers.LakeopsCommitTrigger"
+    # the row's kwargs are encrypted with the CLI's Fernet key: take them from the DAG file
+    from tests.airflow.test_dags import _load
+
+    (dag_asset,) = _load("lakeops_lookup_flush_on_commit").timetable.asset_condition.objects
+    trigger = _roundtrip(dag_asset.watchers[0].trigger)
+    polled = threading.Event()
+    latest_id = trigger.latest_id
+
+    def observed() -> int | None:
+        value = latest_id()
+        polled.set()  # the baseline has been read: the commit below is new
+        return value  # type: ignore[no-any-return]
+
+    trigger.latest_id = observed
+    committer = threading.Thread(target=lambda: polled.wait(30) and _write(table, 2))
+
+    async def first_event() -> Any:
+        events = trigger.run()
+        committer.start()
+        event = await asyncio.wait_for(anext(events), 30)
+        await events.aclose()
+        return event
+
+    event = asyncio.run(first_event())
+    committer.join()
+    assert event.payload["snapshot_id"] == 2
+    Trigger.submit_event(trigger_id, event)
+    with create_session() as session:
+        queued = session.scalars(
+            select(AssetDagRunQueue.target_dag_id).where(AssetDagRunQueue.asset_id == asset.id)
+        ).all()
+    assert queued == ["lakeops_lookup_flush_on_commit"]
