@@ -15,6 +15,10 @@ Run it with ``bash scripts/demo.sh`` (or ``python -m lakeops.demo``). It
 4. prints what happened: per table the snapshots, sorted runs, files per level and rows before
    and after, and the time of each step.
 
+Its standard output holds only that summary: everything else — Spark's and the JVM's output,
+Airflow's task logs, the jobs' JSON lines — goes to a log file it names in its first line
+(``--log``, default ``lakeops-demo.log`` next to the Airflow home).
+
 The warehouse is a real Paimon warehouse: pypaimon or Paimon on Spark/Flink can open it.
 """
 
@@ -29,7 +33,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 import pyarrow as pa
@@ -171,21 +175,44 @@ def _shape(table: Any) -> dict[str, Any]:
     }
 
 
+#: where the summary goes: the original standard output, once :func:`_divert_output` has sent
+#: file descriptors 1 and 2 (and so Spark's JVM, Airflow and every library) to the log file
+_OUT: TextIO = sys.stdout
+
+
+def say(text: str = "") -> None:
+    """One line of the main job's own summary."""
+    print(text, file=_OUT, flush=True)
+
+
+def _divert_output(log: Path) -> TextIO:
+    """Point file descriptors 1 and 2 at ``log`` (the JVM that Spark starts later inherits
+    them), keep the original standard output for :func:`say`; return the original standard
+    error, for a failure message."""
+    global _OUT
+    sys.stdout.flush()
+    sys.stderr.flush()
+    _OUT = os.fdopen(os.dup(1), "w", buffering=1)
+    err = os.fdopen(os.dup(2), "w", buffering=1)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    return err
+
+
 def _print_shapes(title: str, shapes: dict[str, dict[str, Any]]) -> None:
-    print(f"\n{title}")
-    print(
-        f"  {'table':24s} {'snapshots':>9s} {'max runs':>9s}  {'files by level':18s} {'rows':>6s}"
-    )
+    say(f"\n{title}")
+    say(f"  {'table':24s} {'snapshots':>9s} {'max runs':>9s}  {'files by level':18s} {'rows':>6s}")
     for name, s in shapes.items():
-        print(
-            f"  {name:24s} {s['snapshots']:>9d} {s['runs']:>9d}  {s['levels']:18s} {s['rows']:>6d}"
-        )
+        say(f"  {name:24s} {s['snapshots']:>9d} {s['runs']:>9d}  {s['levels']:18s} {s['rows']:>6d}")
 
 
 def _timed(label: str, step: Callable[[], Any]) -> Any:
     start = time.perf_counter()
     result = step()
-    print(f"  {label:58s} {time.perf_counter() - start:6.1f} s", flush=True)
+    say(f"  {label:58s} {time.perf_counter() - start:6.1f} s")
     return result
 
 
@@ -195,13 +222,27 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--warehouse", default="warehouse", help="warehouse directory")
     parser.add_argument("--airflow-home", default=".airflow", help="Airflow's home (SQLite DB)")
+    parser.add_argument(
+        "--log", default=None, help="log file of Spark, the JVM and Airflow (lakeops-demo.log)"
+    )
     args = parser.parse_args(argv)
     warehouse, airflow_home = Path(args.warehouse).resolve(), Path(args.airflow_home).resolve()
+    log = Path(args.log).resolve() if args.log else airflow_home.parent / "lakeops-demo.log"
     _environment(warehouse, airflow_home)
+    err = _divert_output(log)
+    try:
+        _main(warehouse, airflow_home, log)
+    except BaseException as exc:
+        if not isinstance(exc, SystemExit) or exc.code not in (0, None):
+            err.write(f"lakeops main job failed: {exc!r}; the full output is in {log}\n")
+            err.flush()
+        raise
+
+
+def _main(warehouse: Path, airflow_home: Path, log: Path) -> None:
     total = time.perf_counter()
-    print(
-        f"lakeops main job: warehouse {warehouse.resolve()}, Airflow home {airflow_home.resolve()}"
-    )
+    say(f"lakeops main job: warehouse {warehouse}, Airflow home {airflow_home}")
+    say(f"Spark, JVM and Airflow output: {log}")
 
     from lakeops import Catalog
 
@@ -212,7 +253,7 @@ def main(argv: list[str] | None = None) -> None:
     catalog.create_database("demo", ignore_if_exists=True)
     tables = {name: catalog.create_table(name, **spec) for name, spec in TABLES.items()}
 
-    print("\nsteps")
+    say("\nsteps")
     _timed(
         "airflow db migrate (SQLite)",
         lambda: subprocess.run(
@@ -230,7 +271,7 @@ def main(argv: list[str] | None = None) -> None:
     def run(dag_id: str, conf: dict[str, Any] | None = None) -> None:
         dag_run = dags.get_dag(dag_id).test(logical_date=None, run_conf=conf)
         if dag_run.state != "success":
-            raise SystemExit(f"{dag_id} ended {dag_run.state}; see the log above")
+            raise SystemExit(f"{dag_id} ended {dag_run.state}; see {log}")
 
     rng = np.random.default_rng(42)
     for batch in (0, 1):
@@ -263,18 +304,18 @@ def main(argv: list[str] | None = None) -> None:
     _print_shapes("after ingest (2 batches per table)", before)
     _print_shapes("after lakeops_lookup_flush", mid)
     _print_shapes("after lakeops_optimize", after)
-    print(
+    say(
         f"\nfirst-row lookup of 2 customers first seen in batch 1: {seen_before} found before "
         f"the flush, {seen_after} after"
     )
     totals = tables["demo.customer_totals"].read().sort_by([("total_amount", "descending")])
     top = totals.slice(0, 1).to_pylist()[0]
-    print(
+    say(
         f"top customer (aggregation): {top['customer_id']} with {top['orders']} orders, "
         f"{top['total_amount']:.2f} in total"
     )
     elapsed = time.perf_counter() - total
-    print(f"\ndone in {elapsed:.1f} s; {warehouse} opens in any Paimon reader")
+    say(f"\ndone in {elapsed:.1f} s; {warehouse} opens in any Paimon reader")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ jobs, lookup flush, optimisation) on a local warehouse."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,8 @@ def test_main_job_runs_the_pipeline(tmp_path: Path) -> None:
             str(tmp_path / "wh"),
             "--airflow-home",
             str(tmp_path / "airflow"),
+            "--log",
+            str(tmp_path / "demo.log"),
         ],
         capture_output=True,
         text=True,
@@ -32,6 +35,19 @@ def test_main_job_runs_the_pipeline(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr[-4000:]
     assert "0 found before the flush, 2 after" in out.stdout
+    # stdout holds only the main job's own summary; Spark, the JVM and Airflow write to the log
+    own = re.compile(
+        r"^(lakeops main job: warehouse .*|Spark, JVM and Airflow output: .*demo\.log|steps"
+        r"|  (lakeops_ingest|lakeops_lookup_flush|lakeops_optimize|airflow db migrate) .* s"
+        r"|after .*|  table +snapshots +max runs  files by level +rows"
+        r"|  demo\.\w+ +\d+ +\d+  ((L\d+:\d+ ?)+|-) +\d+"
+        r"|first-row lookup .*|top customer .*|done in .*)$"
+    )
+    foreign = [line for line in out.stdout.splitlines() if line and not own.match(line)]
+    assert foreign == []
+    assert out.stderr == ""
+    log = (tmp_path / "demo.log").read_text()
+    assert "Spark" in log  # the JVM's output went to the log it named
     catalog = Catalog(str(tmp_path / "wh"))
     assert sorted(catalog.list_tables("demo")) == [
         "customer_profile",

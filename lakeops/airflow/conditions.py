@@ -146,8 +146,18 @@ def committed_tables(events: Iterable[tuple[str, Sequence[Mapping[str, Any]]]]) 
     for uri, extras in events:
         if not uri.startswith("lakeops://"):
             continue
-        if any((extra or {}).get("commit_kind") != "COMPACT" for extra in extras):
+        if any(_commit_kind(extra) != "COMPACT" for extra in extras):
             table = parse_table_uri(uri)[1]
             if table not in out:
                 out.append(table)
     return out
+
+
+def _commit_kind(extra: Mapping[str, Any] | None) -> Any:
+    """The commit kind of an Asset event's extra: an operator's (``commit_kind``) or a
+    :class:`~lakeops.airflow.triggers.LakeopsCommitTrigger`'s (``payload.commit_kind``)."""
+    extra = extra or {}
+    payload = extra.get("payload")
+    if extra.get("from_trigger") and isinstance(payload, Mapping):
+        return payload.get("commit_kind")
+    return extra.get("commit_kind")

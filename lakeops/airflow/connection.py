@@ -4,8 +4,10 @@ plugin both open a :class:`~lakeops.Catalog` from.
 A connection names the warehouse in ``extra.warehouse`` or, failing that, its ``host``;
 ``extra.storage_options`` and ``extra.catalog_options`` become the catalog's storage and
 catalog options; ``login``/``password`` become the ``key``/``secret`` storage options (the names
-s3fs uses) unless the extra sets those; ``extra.spark_master`` and ``extra.spark_conf`` configure
-the Spark-backed operators. Reading is pure: masking credentials in logs is the hook's job.
+s3fs uses) unless the extra sets those; ``extra.spark_master``, ``extra.spark_conf`` and
+``extra.spark_log_level`` (the level of Spark's log relayed to task logs: ``WARN`` unless set,
+``INFO`` to see all of it) configure the Spark-backed operators. Reading is pure: masking
+credentials in logs is the hook's job.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class ConnectionConfig:
     catalog_options: dict[str, str] = field(default_factory=dict)
     spark_master: str | None = None
     spark_conf: dict[str, str] = field(default_factory=dict)
+    spark_log_level: str = "WARN"
 
     def catalog(self) -> Catalog:
         """A :class:`~lakeops.Catalog` on the warehouse, with the storage and catalog options."""
@@ -63,7 +66,17 @@ def parse_connection(conn: Any, conn_id: str) -> ConnectionConfig:
         catalog_options=_strings(_object(extra, "catalog_options", conn_id)),
         spark_master=str(spark_master) if spark_master else None,
         spark_conf=_strings(_object(extra, "spark_conf", conn_id)),
+        spark_log_level=_log_level(extra, conn_id),
     )
+
+
+def _log_level(extra: dict[str, Any], conn_id: str) -> str:
+    from lakeops.spark.submit import check_log_level
+
+    try:
+        return check_log_level(extra.get("spark_log_level") or "WARN")
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"connection {conn_id!r}: extra.spark_log_level: {exc}") from None
 
 
 def _object(extra: dict[str, Any], key: str, conn_id: str) -> dict[str, Any]:

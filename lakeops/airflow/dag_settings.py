@@ -10,7 +10,11 @@ deployment configures them without editing DAG code (``infra/`` env templates li
 * ``LAKEOPS_OPTIMIZE_SCHEDULE`` (``@daily``), ``LAKEOPS_COMPACT_ENGINE`` (``local`` in the worker,
   or ``spark``): ``lakeops_optimize``;
 * ``LAKEOPS_LOOKUP_FLUSH_CRON`` (every 10 minutes), ``LAKEOPS_LOOKUP_TABLES`` (``db.t,db.u``: also
-  run when one of them commits): ``lakeops_lookup_flush``;
+  run when an Airflow operator commits to one of them): ``lakeops_lookup_flush``;
+* ``LAKEOPS_WATCHED_LOOKUP_TABLES`` (``db.t,db.u``), ``LAKEOPS_WATCH_POLL_SECONDS`` (30):
+  ``lakeops_lookup_flush_on_commit``, event-driven (an ``AssetWatcher`` with
+  :class:`~lakeops.airflow.triggers.LakeopsCommitTrigger` per table, polled by the triggerer):
+  it runs when anyone (Spark, Flink, the CLI, Airflow) commits new data to one of them;
 * ``LAKEOPS_MAINTENANCE_SCHEDULE`` (``@daily``), ``LAKEOPS_ORPHAN_OLDER_THAN_HOURS`` (24: younger
   unreferenced files are kept; below 1 the orphan task fails, as the DAG never forces it):
   ``lakeops_maintenance``.
@@ -39,6 +43,10 @@ def _schedule(value: str | None, default: str) -> str | None:
     return None if value.lower() in ("", "none", "off") else value
 
 
+def _tables(value: str) -> tuple[str, ...]:
+    return tuple(t.strip() for t in value.split(",") if t.strip())
+
+
 @dataclass(frozen=True)
 class DagSettings:
     """The DAGs' configuration (see the module docstring for the variables)."""
@@ -53,6 +61,8 @@ class DagSettings:
     compact_engine: str = "local"
     lookup_flush_cron: str = "*/10 * * * *"
     lookup_tables: tuple[str, ...] = ()
+    watched_lookup_tables: tuple[str, ...] = ()
+    watch_poll_seconds: float = 30.0
     maintenance_schedule: str | None = "@daily"
     orphan_older_than_hours: float = 24.0
 
@@ -69,9 +79,9 @@ class DagSettings:
             optimize_schedule=_schedule(e.get("LAKEOPS_OPTIMIZE_SCHEDULE"), "@daily"),
             compact_engine=e.get("LAKEOPS_COMPACT_ENGINE", "local"),
             lookup_flush_cron=e.get("LAKEOPS_LOOKUP_FLUSH_CRON", "*/10 * * * *"),
-            lookup_tables=tuple(
-                t.strip() for t in e.get("LAKEOPS_LOOKUP_TABLES", "").split(",") if t.strip()
-            ),
+            lookup_tables=_tables(e.get("LAKEOPS_LOOKUP_TABLES", "")),
+            watched_lookup_tables=_tables(e.get("LAKEOPS_WATCHED_LOOKUP_TABLES", "")),
+            watch_poll_seconds=float(e.get("LAKEOPS_WATCH_POLL_SECONDS", "30")),
             maintenance_schedule=_schedule(e.get("LAKEOPS_MAINTENANCE_SCHEDULE"), "@daily"),
             orphan_older_than_hours=float(e.get("LAKEOPS_ORPHAN_OLDER_THAN_HOURS", "24")),
         )

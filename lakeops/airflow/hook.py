@@ -108,8 +108,8 @@ class LakeopsHook(BaseHook):
 
     @property
     def config(self) -> dict[str, Any]:
-        """``warehouse``, ``storage_options``, ``catalog_options``, ``spark_master`` and
-        ``spark_conf`` of :attr:`connection`, as a dict (copies)."""
+        """``warehouse``, ``storage_options``, ``catalog_options``, ``spark_master``,
+        ``spark_conf`` and ``spark_log_level`` of :attr:`connection`, as a dict (copies)."""
         c = self.connection
         return {
             "warehouse": c.warehouse,
@@ -117,6 +117,7 @@ class LakeopsHook(BaseHook):
             "catalog_options": dict(c.catalog_options),
             "spark_master": c.spark_master,
             "spark_conf": dict(c.spark_conf),
+            "spark_log_level": c.spark_log_level,
         }
 
     @property

@@ -15,11 +15,19 @@ Every operator that commits emits an Asset event for its table
 (``lakeops://<conn_id>/<db>/<table>``, see :mod:`lakeops.airflow.assets`) through the
 ``lakeops-commits`` alias, with the snapshot id and commit kind as the event's extra; none is
 emitted when nothing was committed.
+
+Where the OpenLineage provider (``apache-airflow-providers-openlineage``) is installed, the
+write, compaction, flush and expiry operators report lineage
+(:meth:`~_LakeopsOperator.get_openlineage_facets_on_complete`): the table as input and output
+dataset (namespace ``lakeops://<conn_id>``, name ``db.table``; the write's source as another
+input), output statistics (files and bytes written) and a ``lakeops`` run facet with the snapshot
+id, commit kind and counts of the result (see :meth:`~_LakeopsOperator.lineage`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
@@ -59,8 +67,49 @@ class _LakeopsOperator(BaseOperator):
         self.table = table
         self.lakeops_conn_id = lakeops_conn_id
 
+    lineage_result: dict[str, Any] | None = None
+
     def hook(self) -> LakeopsHook:
         return LakeopsHook(self.lakeops_conn_id)
+
+    def lineage_inputs(self) -> list[tuple[str, str]]:
+        """``(namespace, name)`` of the datasets read besides the table (none here)."""
+        return []
+
+    def lineage(self) -> dict[str, Any] | None:
+        """What this task read and wrote, after :meth:`execute`: ``{"inputs": [(namespace,
+        name)], "outputs": [...], "run": {snapshot_id, commit_kind, counts…}}`` (None before)."""
+        if self.lineage_result is None:
+            return None
+        table = (f"lakeops://{self.lakeops_conn_id}", str(self.table))
+        run = {k: v for k, v in self.lineage_result.items() if k not in ("table", "seconds")}
+        return {"inputs": [*self.lineage_inputs(), table], "outputs": [table], "run": run}
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage's view of :meth:`lineage` (called by the OpenLineage provider, which
+        this needs; without it lakeops reports nothing)."""
+        from airflow.providers.openlineage.extractors import OperatorLineage
+        from openlineage.client.event_v2 import Dataset as InputDataset
+        from openlineage.client.event_v2 import OutputDataset
+        from openlineage.client.facet_v2 import output_statistics_output_dataset
+
+        lineage = self.lineage()
+        if lineage is None:
+            return OperatorLineage()
+        run = lineage["run"]
+        stats = output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet(
+            rowCount=run.get("total_records"),
+            size=run.get("bytes_written"),
+            fileCount=run.get("files_added"),
+        )
+        return OperatorLineage(
+            inputs=[InputDataset(namespace=ns, name=name) for ns, name in lineage["inputs"]],
+            outputs=[
+                OutputDataset(namespace=ns, name=name, outputFacets={"outputStatistics": stats})
+                for ns, name in lineage["outputs"]
+            ],
+            run_facets={"lakeops": _run_facet(**run)},
+        )
 
     def _done(self, context: Context, result: dict[str, Any], start: float) -> dict[str, Any]:
         result = {"table": self.table, **result, "seconds": round(time.monotonic() - start, 3)}
@@ -77,7 +126,19 @@ class _LakeopsOperator(BaseOperator):
                 },
             )
         self.log.info("lakeops %s: %s", type(self).__name__, result)
+        self.lineage_result = result
         return result
+
+
+def _run_facet(**values: Any) -> Any:
+    """An OpenLineage run facet holding ``values`` (snapshot id, commit kind, counts)."""
+    import attrs
+    from openlineage.client.facet_v2 import RunFacet
+
+    cls = attrs.make_class(
+        "LakeopsRunFacet", {k: attrs.field(default=None) for k in values}, bases=(RunFacet,)
+    )
+    return cls(**values)
 
 
 class _SparkJobMixin:
@@ -86,18 +147,28 @@ class _SparkJobMixin:
     master: str | None
     spark_conf: dict[str, str]
     py_files: list[str]
+    spark_log_level: str | None
 
     def _submit(self, hook: LakeopsHook, job: str, args: list[str], submit: bool) -> dict[str, Any]:
         from lakeops.spark import jobs
-        from lakeops.spark.submit import spark_submit
+        from lakeops.spark.submit import check_log_level, spark_submit
 
-        if not submit:
-            return jobs.main(
-                [job, *args, "--master", self.master or "local[*]"],
-                storage_options=hook.storage_options,
-                catalog_options=hook.catalog_options,
-            )
         config = hook.config
+        level = check_log_level(self.spark_log_level or config["spark_log_level"])
+        if not submit:
+            previous = os.environ.get("LAKEOPS_SPARK_LOG_LEVEL")
+            os.environ["LAKEOPS_SPARK_LOG_LEVEL"] = level
+            try:
+                return jobs.main(
+                    [job, *args, "--master", self.master or "local[*]"],
+                    storage_options=hook.storage_options,
+                    catalog_options=hook.catalog_options,
+                )
+            finally:
+                if previous is None:
+                    os.environ.pop("LAKEOPS_SPARK_LOG_LEVEL", None)
+                else:
+                    os.environ["LAKEOPS_SPARK_LOG_LEVEL"] = previous
         log = self.log  # type: ignore[attr-defined]
         return spark_submit(
             job,
@@ -108,6 +179,7 @@ class _SparkJobMixin:
             storage_options=hook.storage_options,
             catalog_options=hook.catalog_options,
             log=log.info,
+            log_level=level,
         )
 
 
@@ -133,6 +205,8 @@ class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
         master: Spark master; default the connection's ``spark_master``, else ``local[*]``.
         spark_conf: extra ``--conf`` entries (merged over the connection's ``spark_conf``).
         py_files: wheels/zips shipped to executors (``--py-files``) on a real cluster.
+        spark_log_level: level of Spark's own log in the task log (default: the connection's
+            ``spark_log_level``, else ``WARN``; ``INFO`` relays all of it).
         submit: ``spark-submit`` (True) or a Spark session in the worker process (False).
         parallelism: most buckets one Spark task writes at once (``--parallelism`` of the job;
             default and cap: the task's ``spark.task.cpus``, so executors are never
@@ -162,6 +236,7 @@ class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
         master: str | None = None,
         spark_conf: Mapping[str, str] | None = None,
         py_files: Sequence[str] = (),
+        spark_log_level: str | None = None,
         submit: bool = True,
         parallelism: int | None = None,
         **kwargs: Any,
@@ -175,7 +250,17 @@ class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
         self.master = master
         self.spark_conf = dict(spark_conf or {})
         self.py_files = list(py_files)
+        self.spark_log_level = spark_log_level
         self.submit = submit
+
+    def lineage_inputs(self) -> list[tuple[str, str]]:
+        """The source files: namespace ``scheme://host`` (``file`` for a local path), the path."""
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(str(self.source))
+        if parts.scheme and parts.netloc:
+            return [(f"{parts.scheme}://{parts.netloc}", parts.path or "/")]
+        return [("file", parts.path if parts.scheme else str(self.source))]
 
     def execute(self, context: Context) -> dict[str, Any]:
         start = time.monotonic()
@@ -231,10 +316,12 @@ class _CompactionOperator(_SparkJobMixin, _LakeopsOperator):
         spark_conf: Mapping[str, str] | None = None,
         py_files: Sequence[str] = (),
         parallelism: int | None = None,
+        spark_log_level: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(table=table, **kwargs)
         self.parallelism = check_parallelism(parallelism)
+        self.spark_log_level = spark_log_level
         if engine not in ("local", "spark"):
             raise ConfigurationError(f"engine must be 'local' or 'spark', got {engine!r}")
         self.partitions = partitions

@@ -1,5 +1,6 @@
-"""Triggers for the deferrable sensors. They poll the table from a worker thread
-(``asyncio.to_thread``), so the triggerer's event loop never blocks on storage I/O."""
+"""Triggers for the deferrable sensors, and :class:`LakeopsCommitTrigger`, the event trigger
+that schedules a DAG on a table's commits (``AssetWatcher``). They poll the table from a worker
+thread (``asyncio.to_thread``), so the triggerer's event loop never blocks on storage I/O."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import datetime as dt
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from airflow.triggers.base import BaseTrigger, TriggerEvent
+from airflow.triggers.base import BaseEventTrigger, BaseTrigger, TriggerEvent
 
 from lakeops.airflow.conditions import health_violations, new_snapshot
 
-__all__ = ["LakeopsHealthTrigger", "LakeopsSnapshotTrigger"]
+__all__ = ["LakeopsCommitTrigger", "LakeopsHealthTrigger", "LakeopsSnapshotTrigger"]
 
 
 class _PollingTrigger(BaseTrigger):
@@ -124,3 +125,110 @@ class LakeopsSnapshotTrigger(_PollingTrigger):
     def check(self) -> dict[str, Any] | None:
         since = dt.datetime.fromisoformat(self.since) if self.since else None
         return new_snapshot(self._open(), since_snapshot_id=self.since_snapshot_id, since=since)
+
+
+class LakeopsCommitTrigger(BaseEventTrigger):
+    """Fires a :class:`TriggerEvent` for every new commit of ``table`` — for event-driven
+    scheduling: ``Asset(..., watchers=[AssetWatcher(name=..., trigger=LakeopsCommitTrigger(
+    table="db.orders"))])`` starts the DAGs scheduled on that Asset when the table commits,
+    whoever commits (Airflow operators, Spark, Flink, the CLI).
+
+    Every ``poll_interval`` seconds it reads the latest snapshot id (the ``LATEST`` hint and a
+    probe of the next id: no manifest is read); only when that moved does it read the new
+    snapshots' headers. Commits whose kind is not in ``commit_kinds`` (e.g. ``COMPACT``, so a
+    flush's own commits do not start the flush again) are skipped; several commits between two
+    polls fire one event, for the newest that counts. The payload is ``{"table", "snapshot_id",
+    "commit_kind", "time_millis", "previous_snapshot_id"}``.
+
+    Where it starts: after ``since_snapshot_id`` if given, else after the snapshot that is
+    latest when the trigger starts (commits while no triggerer runs it are not replayed).
+    A failing check (storage unreachable) is logged and retried at the next poll.
+    """
+
+    def __init__(
+        self,
+        *,
+        table: str,
+        lakeops_conn_id: str = "lakeops_default",
+        commit_kinds: list[str] | None = None,
+        since_snapshot_id: int | None = None,
+        poll_interval: float = 30.0,
+    ) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.table = table
+        self.lakeops_conn_id = lakeops_conn_id
+        self.commit_kinds = None if commit_kinds is None else [str(k) for k in commit_kinds]
+        self.since_snapshot_id = since_snapshot_id
+        self.poll_interval = poll_interval
+        self._opened: Any = None
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return (
+            f"{type(self).__module__}.{type(self).__qualname__}",
+            {
+                "table": self.table,
+                "lakeops_conn_id": self.lakeops_conn_id,
+                "commit_kinds": self.commit_kinds,
+                "since_snapshot_id": self.since_snapshot_id,
+                "poll_interval": self.poll_interval,
+            },
+        )
+
+    def _table(self) -> Any:
+        if self._opened is None:
+            from lakeops.airflow.hook import LakeopsHook
+
+            self._opened = LakeopsHook(self.lakeops_conn_id).get_table(self.table)
+        return self._opened
+
+    def latest_id(self) -> int | None:
+        """The table's latest snapshot id (the cheap check; runs in a thread)."""
+        return self._table().store.latest_snapshot_id()  # type: ignore[no-any-return]
+
+    def newest_counted(self, after: int | None, latest: int) -> dict[str, Any] | None:
+        """The newest snapshot in ``(after, latest]`` whose kind counts, as the event payload
+        (None if none counts; expired ones are skipped). Runs in a thread."""
+        store = self._table().store
+        first = 1 if after is None else after + 1
+        for snapshot_id in range(latest, first - 1, -1):
+            try:
+                snapshot = store.snapshot(snapshot_id)
+            except FileNotFoundError:
+                continue
+            if self.commit_kinds is None or snapshot.commit_kind in self.commit_kinds:
+                return {
+                    "table": self.table,
+                    "snapshot_id": snapshot.id,
+                    "commit_kind": snapshot.commit_kind,
+                    "time_millis": snapshot.time_millis,
+                    "previous_snapshot_id": after,
+                }
+        return None
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        seen = self.since_snapshot_id
+        if seen is None:  # the baseline: what is latest now (retried until storage answers)
+            while (baseline := await self._poll()) is False:
+                await asyncio.sleep(self.poll_interval)
+            seen = None if baseline is None else int(baseline)
+        while True:
+            latest = await self._poll()
+            if latest is not False and latest is not None and (seen is None or latest > seen):
+                try:
+                    payload = await asyncio.to_thread(self.newest_counted, seen, latest)
+                except Exception as exc:  # storage hiccup: try again at the next poll
+                    self.log.warning("lakeops %s: reading snapshots failed: %s", self.table, exc)
+                else:
+                    seen = latest
+                    if payload is not None:
+                        yield TriggerEvent(payload)  # type: ignore[no-untyped-call]
+            await asyncio.sleep(self.poll_interval)
+
+    async def _poll(self) -> int | bool | None:
+        """The latest snapshot id (None: never written), or False if storage failed to answer
+        (logged; retried at the next poll)."""
+        try:
+            return await asyncio.to_thread(self.latest_id)
+        except Exception as exc:
+            self.log.warning("lakeops %s: reading the latest snapshot failed: %s", self.table, exc)
+            return False

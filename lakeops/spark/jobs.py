@@ -169,11 +169,16 @@ def _session(master: str | None) -> Any:
         builder = builder.master(master)
     elif "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit, which sets master
         builder = builder.master(os.environ.get("LAKEOPS_SPARK_MASTER", "local[*]"))
-    if "PYSPARK_GATEWAY_PORT" not in os.environ:
-        from lakeops.spark.submit import OPTIONS_REDACTION
+    if "PYSPARK_GATEWAY_PORT" in os.environ:  # spark-submit set spark.log.level
+        return builder.getOrCreate()
+    from lakeops.spark.submit import OPTIONS_REDACTION, check_log_level
 
-        builder = builder.config("spark.ui.enabled", "false").config(*OPTIONS_REDACTION)
-    return builder.getOrCreate()
+    # Spark's log at WARN unless LAKEOPS_SPARK_LOG_LEVEL asks otherwise (the operators set it)
+    level = check_log_level(os.environ.get("LAKEOPS_SPARK_LOG_LEVEL") or "WARN")
+    builder = builder.config("spark.ui.enabled", "false").config(*OPTIONS_REDACTION)
+    session = builder.config("spark.log.level", level).getOrCreate()
+    session.sparkContext.setLogLevel(level)  # also for a session that was already running
+    return session
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -11,6 +11,11 @@ applies) that is deleted when the job ends; the other entries stay ``--conf`` ar
 credential is registered with Airflow's secrets masker (inside Airflow) and blanked out of the
 output tail of a :class:`~lakeops.errors.JobError`. ``spark-submit`` is taken from
 ``SPARK_HOME``, else the installed ``pyspark`` package, else ``PATH``.
+
+Spark's own log is kept at ``WARN`` unless asked otherwise (``log_level``): the job starts with
+``spark.log.level`` set (a ``spark.log.level`` in ``conf`` wins), and the few lines Spark logs
+below that level before its context applies it are not relayed to ``log`` (they stay in the
+output tail of a :class:`~lakeops.errors.JobError`).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,6 +37,9 @@ from lakeops.redact import REDACTED, is_secret_key, redact_text, register_secret
 
 __all__ = [
     "OPTIONS_REDACTION",
+    "SPARK_LOG_LEVELS",
+    "check_log_level",
+    "is_spark_log_below",
     "find_spark_home",
     "job_file",
     "properties_file",
@@ -65,6 +74,34 @@ def find_spark_home() -> str:
 #: names match this regex (Spark's default is ``(?i)url``): lakeops' JSON options may hold
 #: credentials. A defence in depth: Spark 4.3 prints no options of a Python data source's scan.
 OPTIONS_REDACTION = ("spark.sql.redaction.options.regex", "(?i)url|storage_options|catalog_options")
+
+
+#: Spark's log levels (``spark.log.level``, ``SparkContext.setLogLevel``), most verbose first.
+SPARK_LOG_LEVELS = ("ALL", "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF")
+
+# a log4j line of Spark's default pattern ("26/11/26 07:47:58 INFO SparkContext: …") or of its
+# structured JSON layout ({"ts": …, "level": "INFO", …})
+_PLAIN_LOG = re.compile(r"^\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} ([A-Z]+) ")
+_JSON_LOG = re.compile(r'^\{"ts":[^,]*,\s*"level":\s*"([A-Z]+)"')
+
+
+def check_log_level(level: str) -> str:
+    """``level`` upper-cased if it is one of :data:`SPARK_LOG_LEVELS`, else a
+    :class:`~lakeops.errors.ConfigurationError` naming them."""
+    upper = str(level).strip().upper()
+    if upper not in SPARK_LOG_LEVELS:
+        raise ConfigurationError(
+            f"Spark log level must be one of {', '.join(SPARK_LOG_LEVELS)}, got {level!r}"
+        )
+    return upper
+
+
+def is_spark_log_below(line: str, level: str) -> bool:
+    """Whether ``line`` is a Spark (log4j) log line of a level below ``level``."""
+    match = _PLAIN_LOG.match(line) or _JSON_LOG.match(line)
+    if match is None or match.group(1) not in SPARK_LOG_LEVELS:
+        return False
+    return SPARK_LOG_LEVELS.index(match.group(1)) < SPARK_LOG_LEVELS.index(level)
 
 
 def split_secret_conf(conf: Mapping[str, str] | None) -> tuple[dict[str, str], dict[str, str]]:
@@ -130,8 +167,10 @@ def spark_submit_command(
     py_files: Sequence[str] = (),
     python: str = sys.executable,
     properties: str | None = None,
+    log_level: str = "WARN",
 ) -> list[str]:
-    """The ``spark-submit`` argument list for ``job`` (``write``, ``compact``, ``flush``…).
+    """The ``spark-submit`` argument list for ``job`` (``write``, ``compact``, ``flush``…),
+    with ``spark.log.level`` at ``log_level`` unless ``conf`` sets it.
 
     ``conf`` entries become ``--conf`` arguments, which anyone can read in a process listing:
     a credential among them is refused — pass it in the ``properties`` file (see
@@ -153,7 +192,11 @@ def spark_submit_command(
         "--conf",
         f"spark.pyspark.driver.python={python}",
     ]
-    for key, value in {**dict([OPTIONS_REDACTION]), **(conf or {})}.items():
+    defaults = {
+        OPTIONS_REDACTION[0]: OPTIONS_REDACTION[1],
+        "spark.log.level": check_log_level(log_level),
+    }
+    for key, value in {**defaults, **(conf or {})}.items():
         command += ["--conf", f"{key}={value}"]
     if properties is not None:
         command += ["--properties-file", properties, "--load-spark-defaults"]
@@ -203,12 +246,14 @@ def spark_submit(
     python: str = sys.executable,
     log: Callable[[str], None] | None = None,
     timeout: float | None = None,
+    log_level: str = "WARN",
 ) -> dict[str, Any]:
-    """Submit a job, stream its output lines to ``log``, and return its JSON summary (the last
-    output line). Raises :class:`~lakeops.errors.JobError` with the tail of the output when it
-    fails. Credential entries of ``conf`` travel in a private properties file, never the
-    command line; every credential is registered with Airflow's secrets masker and blanked out
-    of the lines passed to ``log`` and of the error."""
+    """Submit a job, stream its output lines to ``log`` (Spark's log lines only from
+    ``log_level`` up), and return its JSON summary (the last output line). Raises
+    :class:`~lakeops.errors.JobError` with the tail of the output when it fails. Credential entries
+    of ``conf`` travel in a private properties file, never the command line; every credential is
+    registered with Airflow's secrets masker and blanked out of the lines passed to ``log`` and of
+    the error."""
     plain, secret = split_secret_conf(conf)
     secrets = _secret_values(secret, storage_options, catalog_options)
     for value in secrets:
@@ -223,7 +268,16 @@ def spark_submit(
             py_files=py_files,
             python=python,
             properties=properties,
+            log_level=log_level,
         )
+        level = str((conf or {}).get("spark.log.level") or log_level).upper()
+        if log is not None and level in SPARK_LOG_LEVELS:
+            relay = log
+
+            def log(line: str) -> None:
+                if not is_spark_log_below(line, level):
+                    relay(line)
+
         return _run(command, job, secrets, storage_options, catalog_options, python, log, timeout)
 
 

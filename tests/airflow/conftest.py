@@ -32,8 +32,11 @@ AIRFLOW_ENV = {
 os.environ.update(AIRFLOW_ENV)
 
 
-def airflow_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> str:
-    """Run the ``airflow`` command of this environment; its output, or a failure with it."""
+def airflow_cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 600, stderr: bool = False
+) -> str:
+    """Run the ``airflow`` command of this environment; its output (with ``stderr``: standard
+    output then standard error), or a failure with it."""
     result = subprocess.run(
         [str(Path(sys.executable).parent / "airflow"), *args],
         env={**os.environ, **(env or {})},
@@ -42,7 +45,7 @@ def airflow_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 
         timeout=timeout,
     )
     assert result.returncode == 0, f"airflow {' '.join(args)} failed:\n{result.stderr[-4000:]}"
-    return result.stdout
+    return result.stdout + (result.stderr if stderr else "")
 
 
 @pytest.fixture(scope="session")

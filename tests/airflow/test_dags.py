@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,7 @@ def test_dag_files_parse_without_a_warehouse() -> None:
         "lakeops_ingest",
         "lakeops_optimize",
         "lakeops_lookup_flush",
+        "lakeops_lookup_flush_on_commit",
         "lakeops_maintenance",
     }
 
@@ -166,8 +168,17 @@ def test_airflow_dags_test_cli_ingest_through_spark_submit(
     source = tmp_path / "landing.csv"
     source.write_text("dt,id,v\nd1,1,10\nd1,2,20\nd2,1,30\n")
     conf = {"source": str(source), "table": "db.orders", "mode": "append", "format": "csv"}
-    env = {"AIRFLOW_CONN_LAKEOPS_DEFAULT": connection_json(catalog.warehouse)}
-    airflow_cli("dags", "test", "lakeops_ingest", "-c", json.dumps(conf), env=env)
+    env = {
+        "AIRFLOW_CONN_LAKEOPS_DEFAULT": connection_json(catalog.warehouse),
+        "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",  # task logs as users see them
+    }
+    out = airflow_cli(
+        "dags", "test", "lakeops_ingest", "-c", json.dumps(conf), env=env, stderr=True
+    )
+    # Spark's log is relayed at WARN: none of its INFO lines reach the task log
+    spark_info = re.compile(r"\d\d/\d\d/\d\d \d\d:\d\d:\d\d INFO |\"level\": ?\"INFO\".*spark")
+    assert [line for line in out.splitlines() if spark_info.search(line)] == []
+    assert "lakeops LakeopsSparkWriteOperator" in out  # the task's own log is there
     assert table.read().sort_by([("dt", "ascending"), ("id", "ascending")]).to_pylist() == [
         {"dt": "d1", "id": 1, "v": 10},
         {"dt": "d1", "id": 2, "v": 20},

@@ -354,3 +354,50 @@ def test_parallelism_is_passed_on_and_checked_up_front(
         with pytest.raises(ConfigurationError, match="parallelism must be a positive integer"):
             LakeopsRemoveOrphanFilesOperator(task_id="o", table="db.t", parallelism=bad)
     assert catalog.get_table("db.t").latest_snapshot() is None
+
+
+def test_lineage_of_flush_and_expiry(catalog: Catalog, lakeops_conn: str) -> None:
+    """What the operators report to OpenLineage: the table in and out, the snapshot and the
+    counts of the result, checked against the table itself."""
+    table = _table(catalog, **{"merge-engine": "first-row"})
+    for v in range(2):
+        table.write(_rows(range(30), v))
+    flush = LakeopsFlushLevel0Operator(task_id="flush", table="db.t")
+    assert flush.lineage() is None  # nothing before it ran
+    flush.execute(_context())
+    latest = table.latest_snapshot()
+    stats = table.commit_stats(latest.id)
+    dataset = ("lakeops://lakeops_default", "db.t")
+    assert flush.lineage() == {
+        "inputs": [dataset],
+        "outputs": [dataset],
+        "run": {
+            "snapshot_id": latest.id,
+            "commit_kind": "COMPACT",
+            "files_rewritten": stats.files_deleted,
+            "files_added": stats.files_added,
+            "bytes_written": stats.bytes_added,
+        },
+    }
+    expire = LakeopsExpireSnapshotsOperator(task_id="e", table="db.t", retain_min=1, retain_max=1)
+    expire.execute(_context())
+    lineage = expire.lineage()
+    assert lineage is not None and lineage["outputs"] == [dataset]
+    assert lineage["run"]["expired_snapshots"] == 2 == latest.id - 1
+    write = LakeopsSparkWriteOperator(task_id="w", table="db.t", source="s3://landing/orders/")
+    assert write.lineage_inputs() == [("s3://landing", "/orders/")]
+
+
+def test_openlineage_facets_with_the_client(catalog: Catalog, lakeops_conn: str) -> None:
+    """The facets on a real OpenLineage client (where the provider is installed)."""
+    pytest.importorskip("airflow.providers.openlineage")
+    table = _table(catalog)
+    for v in range(2):
+        table.write(_rows(range(30), v))
+    op = LakeopsCompactOperator(task_id="compact", table="db.t", full=True)
+    op.execute(_context())
+    facets = op.get_openlineage_facets_on_complete(None)
+    (output,) = facets.outputs
+    assert (output.namespace, output.name) == ("lakeops://lakeops_default", "db.t")
+    assert output.outputFacets["outputStatistics"].size > 0
+    assert facets.run_facets["lakeops"].snapshot_id == table.latest_snapshot().id

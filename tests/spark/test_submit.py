@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -33,6 +34,10 @@ if "--properties-file" in args:
 with open({record!r}, "w") as out:
     json.dump(record, out)
 print("log line naming " + {echo!r})
+print("26/11/26 07:47:58 INFO SparkContext: Running Spark version 4.3.0")
+print('{{"ts":"2026-11-26T07:47:58.1Z","level":"INFO","msg":"Running Spark version 4.3.0"}}')
+print("26/11/26 07:47:59 WARN NativeCodeLoader: Unable to load native-hadoop library")
+print("a line the job printed itself")
 if os.environ.get("FAKE_FAIL"):
     sys.exit(3)
 print(json.dumps({{"job": "compact", "snapshot_id": 7}}))
@@ -89,6 +94,29 @@ def test_secrets_go_in_a_private_properties_file_not_argv(fake_spark: Path) -> N
     assert json.loads(record["env_storage"]) == {"key": ACCESS, "secret": SECRET}
     # the job's output reaches the log with every credential blanked out
     assert lines[0] == "log line naming *** and s3://***@bkt/wh"
+
+
+SPARK_INFO = re.compile(r'^(\d\d/\d\d/\d\d \S+ INFO |\{"ts":[^,]*,"level":"INFO")')
+
+
+@pytest.mark.parametrize("level", [None, "WARN", "info"])
+def test_spark_log_relayed_at_warn_unless_asked(fake_spark: Path, level: str | None) -> None:
+    """Spark starts with ``spark.log.level`` at WARN (or the level asked for), and its log lines
+    below that level are not relayed; the job's own lines always are."""
+    lines: list[str] = []
+    _submit(log=lines.append, **({} if level is None else {"log_level": level}))
+    argv = json.loads(fake_spark.read_text())["argv"]
+    expected = "INFO" if level == "info" else "WARN"
+    assert f"spark.log.level={expected}" in argv
+    relayed_info = [line for line in lines if SPARK_INFO.match(line)]
+    assert len(relayed_info) == (2 if expected == "INFO" else 0)
+    assert "a line the job printed itself" in lines
+    assert any(" WARN NativeCodeLoader" in line for line in lines)
+
+
+def test_unknown_spark_log_level_is_refused(fake_spark: Path) -> None:
+    with pytest.raises(ConfigurationError, match="WARN"):
+        _submit(log_level="LOUD")
 
 
 def test_failure_message_holds_no_credential(

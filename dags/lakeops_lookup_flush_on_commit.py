@@ -1,0 +1,69 @@
+"""lakeops_lookup_flush_on_commit: event-driven level-0 flush of the lookup tables listed in
+``LAKEOPS_WATCHED_LOOKUP_TABLES``.
+
+Each table's Asset carries an ``AssetWatcher`` whose
+:class:`~lakeops.airflow.triggers.LakeopsCommitTrigger` polls the table's latest snapshot id in
+Airflow's triggerer (every ``LAKEOPS_WATCH_POLL_SECONDS``); a commit of new data (``APPEND`` or
+``OVERWRITE``, by any writer: Spark, Flink, the CLI, Airflow) starts a run that flushes the tables
+that committed. The flush's own ``COMPACT`` commits do not start it again. With no table listed
+the DAG runs only when triggered by hand (then it flushes every lookup table with level-0 files).
+A table listed here and in ``LAKEOPS_LOOKUP_TABLES`` would be flushed by both DAGs: list it in
+one of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow.sdk import DAG, Asset, AssetAny, AssetWatcher, task
+
+from lakeops.airflow.assets import table_asset
+from lakeops.airflow.conditions import committed_tables, flush_candidates
+from lakeops.airflow.dag_settings import DAG_DEFAULTS, DagSettings
+from lakeops.airflow.hook import LakeopsHook
+from lakeops.airflow.operators import LakeopsFlushLevel0Operator
+from lakeops.airflow.triggers import LakeopsCommitTrigger
+
+settings = DagSettings.from_env()
+
+
+def _watched(identifier: str) -> Asset:
+    asset = table_asset(settings.conn_id, identifier)
+    trigger = LakeopsCommitTrigger(
+        table=identifier,
+        lakeops_conn_id=settings.conn_id,
+        commit_kinds=["APPEND", "OVERWRITE"],
+        poll_interval=settings.watch_poll_seconds,
+    )
+    return Asset(
+        uri=asset.uri,
+        name=asset.name,
+        watchers=[AssetWatcher(name=f"lakeops_commits_{identifier}", trigger=trigger)],
+    )
+
+
+assets = [_watched(t) for t in settings.watched_lookup_tables]
+
+with DAG(
+    dag_id="lakeops_lookup_flush_on_commit",
+    schedule=AssetAny(*assets) if assets else None,
+    **DAG_DEFAULTS,
+    doc_md=__doc__,
+):
+
+    @task
+    def plan(**context: Any) -> list[str]:
+        """The lookup tables to flush: those whose commits triggered the run."""
+        hook = LakeopsHook(settings.conn_id)
+        events = context.get("triggering_asset_events") or {}
+        committed = committed_tables(
+            (getattr(asset, "uri", ""), [e.extra for e in evts]) for asset, evts in events.items()
+        )
+        tables = committed if events else hook.list_tables()
+        return flush_candidates(hook.get_catalog(), tables)
+
+    LakeopsFlushLevel0Operator.partial(
+        task_id="flush_level0",
+        lakeops_conn_id=settings.conn_id,
+        map_index_template="{{ task.table }}",
+    ).expand(table=plan())
