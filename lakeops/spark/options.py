@@ -1,0 +1,231 @@
+"""The options of the ``lakeops`` data source, named as Paimon's Spark connector names them.
+
+Spark hands a Python data source its options with lower-cased keys; every name here is matched
+case-insensitively (``versionAsOf`` = ``versionasof``). An option the data source does not
+know is a :class:`~lakeops.errors.ConfigurationError` naming it and listing the known ones: a
+misspelt option is never silently ignored.
+
+Reads (``spark.read.format("lakeops").option(...)``):
+
+* ``scan.snapshot-id`` / ``versionAsOf`` — time travel to a snapshot id;
+* ``incremental-between`` — ``"start,end"`` snapshot ids: what changed after ``start`` up to
+  ``end``, with a ``rowkind`` column (``+I``/``-U``/``+U``/``-D``) first, as Paimon's
+  ``audit_log`` table has it; ``incremental-between-scan-mode`` — ``auto`` (default),
+  ``delta``, ``changelog`` or ``diff`` (see :meth:`lakeops.Table.read_changes`);
+* ``scan.timestamp-millis`` / ``timestampAsOf`` / ``scan.tag-name`` — known, refused for now
+  (:class:`~lakeops.errors.UnsupportedFeatureError`).
+
+Writes (``df.write.format("lakeops").option(...)``): the connection options, ``parallelism``,
+``overwrite_partitions``, and for a write that creates the table ``primary-key`` and
+``partition`` (comma-separated column names) plus any Paimon table option
+(:mod:`lakeops.option_registry`). On an existing table those must equal what the table has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from lakeops.changelog.reader import ChangeMode
+from lakeops.errors import ConfigurationError, UnsupportedFeatureError
+from lakeops.option_registry import rule_for
+
+__all__ = [
+    "CONNECTION_OPTIONS",
+    "READ_OPTIONS",
+    "ROW_KIND_COLUMN",
+    "WRITE_OPTIONS",
+    "ScanSpec",
+    "TableOptions",
+    "parse_read_options",
+    "split_write_options",
+]
+
+#: where the table is and how to reach it (reads and writes)
+CONNECTION_OPTIONS = (
+    "path",
+    "warehouse",
+    "table",
+    "storage_options",
+    "storage_options_secret",
+    "catalog_options",
+    "catalog_options_secret",
+)
+#: read options, spelt as Paimon's Spark connector spells them
+READ_OPTIONS = (
+    "scan.snapshot-id",
+    "versionAsOf",
+    "scan.timestamp-millis",
+    "timestampAsOf",
+    "scan.tag-name",
+    "incremental-between",
+    "incremental-between-scan-mode",
+)
+#: write options besides table options
+WRITE_OPTIONS = ("parallelism", "overwrite_partitions", "primary-key", "partition")
+#: the row-kind column of incremental reads (Paimon's ``audit_log`` column name)
+ROW_KIND_COLUMN = "rowkind"
+
+_MODES: tuple[ChangeMode, ...] = ("auto", "delta", "changelog", "diff")
+
+
+@dataclass(frozen=True)
+class ScanSpec:
+    """What a read returns: the merged rows of one snapshot (``snapshot_id``; None = latest),
+    or the changes between two snapshots (``incremental`` = (start exclusive, end inclusive))
+    read in ``mode``."""
+
+    snapshot_id: int | None = None
+    incremental: tuple[int, int] | None = None
+    mode: ChangeMode = "auto"
+
+
+def _lower(options: Mapping[str, str]) -> dict[str, str]:
+    return {k.lower(): v for k, v in options.items()}
+
+
+def _known_list(names: tuple[str, ...]) -> str:
+    return ", ".join(names)
+
+
+def _snapshot_id(option: str, value: str) -> int:
+    text = value.strip()
+    if not text.isdigit() or int(text) < 1:
+        raise ConfigurationError(
+            f"option {option!r} must be a snapshot id (a positive integer), got {value!r}"
+        )
+    return int(text)
+
+
+def _not_yet(option: str) -> UnsupportedFeatureError:
+    # TODO(lead): wire to Table.read(tag=..., as_of=...) once the tag/time-travel API is merged
+    return UnsupportedFeatureError(
+        f"read option {option!r} is not supported by the lakeops data source yet: time travel "
+        "by timestamp or tag needs the table API being built; use 'scan.snapshot-id' "
+        "(or versionAsOf) with a snapshot id from Table.snapshots() meanwhile"
+    )
+
+
+def parse_read_options(options: Mapping[str, str]) -> ScanSpec:
+    """Validate the read options and say what to read; unknown or contradicting options are
+    a :class:`ConfigurationError`, known but unsupported ones an
+    :class:`UnsupportedFeatureError`."""
+    opts = _lower(options)
+    known = CONNECTION_OPTIONS + READ_OPTIONS
+    unknown = sorted(k for k in opts if k not in {n.lower() for n in known})
+    if unknown:
+        raise ConfigurationError(
+            f"unknown read option(s) {unknown} for the lakeops data source; the known read "
+            f"options are: {_known_list(known)}"
+        )
+    for option in ("scan.timestamp-millis", "timestampAsOf", "scan.tag-name"):
+        if option.lower() in opts:
+            raise _not_yet(option)
+    ids: dict[str, int] = {}
+    for option in ("scan.snapshot-id", "versionAsOf"):
+        value = opts.get(option.lower())
+        if value is None:
+            continue
+        if option == "versionAsOf" and not value.strip().isdigit():
+            raise _not_yet("versionAsOf (a tag name)")
+        ids[option] = _snapshot_id(option, value)
+    if len(set(ids.values())) > 1:
+        raise ConfigurationError(
+            f"options 'scan.snapshot-id' and 'versionAsOf' name different snapshots {ids}; "
+            "give one of them"
+        )
+    snapshot_id = next(iter(ids.values()), None)
+    mode_text = opts.get("incremental-between-scan-mode")
+    between = opts.get("incremental-between")
+    if between is None:
+        if mode_text is not None:
+            raise ConfigurationError(
+                "option 'incremental-between-scan-mode' needs 'incremental-between' "
+                "('start,end' snapshot ids)"
+            )
+        return ScanSpec(snapshot_id=snapshot_id)
+    if snapshot_id is not None:
+        raise ConfigurationError(
+            "options 'incremental-between' and a snapshot to time-travel to "
+            f"({', '.join(ids)}) contradict each other; give one of them"
+        )
+    parts = [p.strip() for p in between.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise ConfigurationError(
+            f"option 'incremental-between' must be 'start,end' snapshot ids, got {between!r}"
+        )
+    if not all(p.isdigit() for p in parts):
+        raise _not_yet("incremental-between with tag names")
+    start, end = int(parts[0]), int(parts[1])
+    if start >= end:
+        raise ConfigurationError(
+            f"option 'incremental-between' must name an earlier then a later snapshot "
+            f"(start exclusive, end inclusive), got {between!r}"
+        )
+    mode = (mode_text or "auto").strip().lower()
+    if mode not in _MODES:
+        raise ConfigurationError(
+            f"option 'incremental-between-scan-mode' must be one of {list(_MODES)}, "
+            f"got {mode_text!r}"
+        )
+    return ScanSpec(incremental=(start, end), mode=mode)
+
+
+@dataclass(frozen=True)
+class TableOptions:
+    """The table-defining part of write options: the keys (None when not given) and the
+    Paimon table options."""
+
+    primary_keys: list[str] | None
+    partition_keys: list[str] | None
+    options: dict[str, str]
+
+
+def _columns(value: str) -> list[str]:
+    return [c.strip() for c in value.split(",") if c.strip()]
+
+
+def split_write_options(options: Mapping[str, str], field_names: list[str]) -> TableOptions:
+    """Validate write options; return the table-defining ones. Unknown keys are a
+    :class:`ConfigurationError` naming them and the known options.
+
+    Spark lower-cases option keys, so a ``fields.<column>.<option>`` key gets the column's
+    own spelling back from ``field_names`` (matched case-insensitively)."""
+    plain = {n.lower() for n in CONNECTION_OPTIONS + WRITE_OPTIONS}
+    by_lower: dict[str, list[str]] = {}
+    for name in field_names:
+        by_lower.setdefault(name.lower(), []).append(name)
+    table_options: dict[str, str] = {}
+    unknown: list[str] = []
+    for key, value in options.items():
+        k = key.lower()
+        if k in plain:
+            continue
+        if k.startswith("fields.") and k.count(".") >= 2:
+            column, rest = k[len("fields.") :].rsplit(".", 1)
+            names = by_lower.get(column, [column])
+            if len(names) > 1:
+                raise ConfigurationError(
+                    f"write option {key!r}: Spark lower-cases option keys and the columns "
+                    f"{names} differ only in case; rename one of them"
+                )
+            k = f"fields.{names[0]}.{rest}"
+        rule = rule_for(k)
+        if rule is None or k == "path":
+            unknown.append(key)
+        else:
+            table_options[k] = value
+    if unknown:
+        raise ConfigurationError(
+            f"unknown write option(s) {sorted(unknown)} for the lakeops data source; the known "
+            f"write options are: {_known_list(CONNECTION_OPTIONS + WRITE_OPTIONS)} and the "
+            "Paimon table options (lakeops.option_registry.known_keys()), which configure a "
+            "table the write creates"
+        )
+    opts = _lower(options)
+    pk, part = opts.get("primary-key"), opts.get("partition")
+    return TableOptions(
+        primary_keys=_columns(pk) if pk is not None else None,
+        partition_keys=_columns(part) if part is not None else None,
+        options=table_options,
+    )
