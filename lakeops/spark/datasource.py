@@ -68,7 +68,7 @@ from lakeops.spark.options import (
     parse_read_options,
     split_write_options,
 )
-from lakeops.spark.types import spark_arrow_schema, spark_schema, to_spark_arrow
+from lakeops.spark.types import as_nullable, spark_arrow_schema, spark_schema, to_spark_arrow
 from lakeops.spec import paths
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.table import Table
@@ -148,7 +148,7 @@ def ensure_table(options: dict[str, str], schema: StructType) -> Table:
         with contextlib.suppress(TableAlreadyExistsError):
             catalog.create_table(
                 identifier,
-                schema=spark_arrow_schema(schema),
+                schema=as_nullable(spark_arrow_schema(schema)),
                 primary_keys=spec.primary_keys,
                 partition_keys=spec.partition_keys,
                 options=spec.options,

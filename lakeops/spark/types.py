@@ -17,7 +17,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from lakeops.errors import ConfigurationError, DataValidationError
 
-__all__ = ["spark_arrow_schema", "spark_schema", "to_spark_arrow"]
+__all__ = ["as_nullable", "spark_arrow_schema", "spark_schema", "to_spark_arrow"]
 
 
 def spark_schema(arrow_schema: pa.Schema, row_kind: str | None = None) -> StructType:
@@ -37,6 +37,23 @@ def spark_schema(arrow_schema: pa.Schema, row_kind: str | None = None) -> Struct
 def spark_arrow_schema(schema: StructType) -> pa.Schema:
     """The Arrow schema Spark expects a Python data source to return for ``schema``."""
     return to_arrow_schema(schema, timezone="UTC")
+
+
+def _nullable_type(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_list(t):
+        return pa.list_(pa.field(t.value_field.name, _nullable_type(t.value_type), True))
+    if pa.types.is_map(t):  # a map key is never null
+        return pa.map_(t.key_type, pa.field(t.item_field.name, _nullable_type(t.item_type), True))
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, _nullable_type(f.type), True) for f in t])
+    return t
+
+
+def as_nullable(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with every field nullable, nested ones included (map keys aside), as Spark
+    creates a table from a query's schema: a column that happens to hold no null in the first
+    DataFrame does not become NOT NULL (primary-key columns become NOT NULL on creation)."""
+    return pa.schema([pa.field(f.name, _nullable_type(f.type), True) for f in schema])
 
 
 def to_spark_arrow(table: pa.Table, target: pa.Schema) -> pa.Table:
