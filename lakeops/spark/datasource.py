@@ -50,7 +50,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from lakeops.catalog import Catalog
+from lakeops.catalog import Catalog, new_table_schema
 from lakeops.changelog.reader import ROW_KIND_COLUMN as CHANGES_ROW_KIND
 from lakeops.changelog.reader import ChangeMode
 from lakeops.errors import (
@@ -142,13 +142,15 @@ def ensure_table(options: dict[str, str], schema: StructType) -> Table:
                 "Paimon table options)"
             )
         catalog = Catalog(warehouse, storage_options=storage, options=catalog_options)
-        identifier = f"{db_name.removesuffix('.db')}.{name}"
+        arrow_schema = as_nullable(spark_arrow_schema(schema))
+        # validated before the database directory is made: a refused write leaves nothing
+        new_table_schema(arrow_schema, spec.primary_keys, spec.partition_keys, spec.options)
         catalog.create_database(db_name.removesuffix(".db"), ignore_if_exists=True)
         # another writer may create it first: then check it is the table this write means
         with contextlib.suppress(TableAlreadyExistsError):
             catalog.create_table(
-                identifier,
-                schema=as_nullable(spark_arrow_schema(schema)),
+                f"{db_name.removesuffix('.db')}.{name}",
+                schema=arrow_schema,
                 primary_keys=spec.primary_keys,
                 partition_keys=spec.partition_keys,
                 options=spec.options,

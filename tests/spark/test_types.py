@@ -18,7 +18,7 @@ import pytest
 from lakeops import Catalog
 from tests.interop.conftest import java_classpath  # noqa: F401  (the session fixture)
 from tests.interop.java_oracle import json_rows, normalize, run_ops
-from tests.interop.oracle import oracle_read
+from tests.interop.oracle import oracle_script
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark, pytest.mark.interop]
 
@@ -199,9 +199,13 @@ def test_every_type_through_spark_pypaimon_and_java(
             f.dataType.simpleString() for f in df.schema.fields
         ]
         assert _plain(back.toArrow()) == _plain(expected[name])
-        # pypaimon reads the values Spark wrote
-        assert _plain(oracle_read(warehouse, f"db.{name}")) == _plain(expected[name])
-    # and so does Java Paimon
+    # pypaimon reads the values Spark wrote (one oracle process for both tables) ...
+    theirs = oracle_script(
+        warehouse, [{"op": "read", "table": "db.micro"}, {"op": "read", "table": "db.nano"}]
+    )
+    for table, name in zip(theirs, ("micro", "nano"), strict=True):
+        assert _plain(table) == _plain(expected[name])
+    # ... and so does Java Paimon
     results = run_ops(
         java_classpath,
         warehouse,
