@@ -18,6 +18,7 @@ from lakeops.commit.check import CheckReport, Problem
 from lakeops.commit.expire import ExpireResult
 from lakeops.commit.orphan import OrphanResult
 from lakeops.commit.stats import CommitStats
+from lakeops.commit.tags import Tag
 from lakeops.compact.health import BucketHealth, TableHealth
 from lakeops.errors import (
     CatalogError,
@@ -29,6 +30,7 @@ from lakeops.errors import (
     CorruptMetadataError,
     CorruptTableError,
     DatabaseAlreadyExistsError,
+    DatabaseNotEmptyError,
     DatabaseNotFoundError,
     DataValidationError,
     JobError,
@@ -40,7 +42,10 @@ from lakeops.errors import (
     StaleWriteError,
     TableAlreadyExistsError,
     TableNotFoundError,
+    TagAlreadyExistsError,
+    TagNotFoundError,
     UnsupportedFeatureError,
+    WarehouseNotFoundError,
 )
 from lakeops.modes import ChangeMode, CommitKind, WriteMode
 from lakeops.read.scan import Split
@@ -67,6 +72,7 @@ __all__ = [
     "CorruptTableError",
     "DataValidationError",
     "DatabaseAlreadyExistsError",
+    "DatabaseNotEmptyError",
     "DatabaseNotFoundError",
     "ExpireResult",
     "JobError",
@@ -85,7 +91,11 @@ __all__ = [
     "TableHealth",
     "TableNotFoundError",
     "TableWrite",
+    "Tag",
+    "TagAlreadyExistsError",
+    "TagNotFoundError",
     "UnsupportedFeatureError",
+    "WarehouseNotFoundError",
     "WriteMode",
 ]
 

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from fnmatch import fnmatchcase
 from typing import Any
 
 import pyarrow as pa
 
 from lakeops.errors import (
+    CatalogError,
     DatabaseAlreadyExistsError,
+    DatabaseNotEmptyError,
     DatabaseNotFoundError,
     TableAlreadyExistsError,
     TableNotFoundError,
+    WarehouseNotFoundError,
 )
 from lakeops.io.file_io import FileIO, join
 from lakeops.option_registry import check_create_options
@@ -86,14 +90,44 @@ class Catalog:
         db, name = parse_identifier(identifier)
         return join(self._db_path(db), name)
 
+    def _uri(self) -> str:
+        fio = self.file_io
+        return self.warehouse if fio.is_local else f"{fio.protocol}://{self.warehouse}"
+
+    def _warehouse_exists(self) -> bool:
+        """Whether the warehouse exists: its directory, or on an object store (which has no
+        directories, so a new warehouse is an empty prefix) its bucket."""
+        fio = self.file_io
+        if fio.is_object_store:
+            return fio.exists(self.warehouse.split("/", 1)[0])
+        return fio.is_dir(self.warehouse)
+
+    def _not_found(self, error: CatalogError) -> CatalogError:
+        """``error``, or a :class:`WarehouseNotFoundError` when the warehouse itself is
+        missing (a mistyped path must not look like an empty warehouse)."""
+        if self._warehouse_exists():
+            return error
+        return WarehouseNotFoundError(
+            f"warehouse {self._uri()} does not exist: check the path; a new warehouse is "
+            "created by catalog.create_database"
+        )
+
+    def _require_warehouse(self) -> None:
+        if not self._warehouse_exists():
+            raise self._not_found(CatalogError("unreachable"))
+
     # ---------------------------------------------------------------- databases
-    def list_databases(self) -> list[str]:
-        """Names of the databases in the warehouse."""
-        return sorted(
+    def list_databases(self, *, pattern: str | None = None) -> list[str]:
+        """Names of the databases in the warehouse, those matching ``pattern`` only when given
+        (shell-style, case-sensitive: ``"sales_*"``, ``"db?"``). A warehouse that does not
+        exist is a :class:`~lakeops.errors.WarehouseNotFoundError`."""
+        self._require_warehouse()
+        names = sorted(
             n[: -len(_DB_SUFFIX)]
             for n in self.file_io.list_names(self.warehouse)
             if n.endswith(_DB_SUFFIX)
         )
+        return [n for n in names if pattern is None or fnmatchcase(n, pattern)]
 
     def database_exists(self, database: str) -> bool:
         path = self._db_path(database)
@@ -109,17 +143,78 @@ class Catalog:
         if not self.file_io.is_local:  # object stores have no empty directories
             self.file_io.write_bytes(join(self._db_path(database), _DB_MARKER), b"")
 
-    # ------------------------------------------------------------------- tables
-    def list_tables(self, database: str) -> list[str]:
-        """Names of the tables of a database (directories holding a schema)."""
+    def drop_database(
+        self, database: str, *, ignore_if_not_exists: bool = False, cascade: bool = False
+    ) -> None:
+        """Drop ``<warehouse>/<database>.db``, as Paimon's filesystem catalog: a database that
+        still holds tables is a :class:`~lakeops.errors.DatabaseNotEmptyError` unless
+        ``cascade`` (then every table is dropped, see :meth:`drop_table`)."""
         if not self.database_exists(database):
-            raise DatabaseNotFoundError(f"database {database!r} does not exist")
+            if ignore_if_not_exists:
+                return
+            raise self._not_found(DatabaseNotFoundError(f"database {database!r} does not exist"))
+        tables = self.list_tables(database)
+        if tables and not cascade:
+            raise DatabaseNotEmptyError(
+                f"database {database!r} still holds {len(tables)} table(s) ({', '.join(tables[:5])}"
+                f"{', …' if len(tables) > 5 else ''}); drop them first or pass cascade=True"
+            )
+        for name in tables:
+            self.drop_table(f"{database}.{name}", ignore_if_not_exists=True)
+        self.file_io.delete_tree(self._db_path(database))
+
+    # ------------------------------------------------------------------- tables
+    def list_tables(self, database: str, *, pattern: str | None = None) -> list[str]:
+        """Names of the tables of a database (directories holding a schema), those matching
+        ``pattern`` only when given (shell-style, case-sensitive: ``"orders_*"``)."""
+        if not self.database_exists(database):
+            raise self._not_found(DatabaseNotFoundError(f"database {database!r} does not exist"))
         db_path = self._db_path(database)
         return sorted(
             n
             for n in self.file_io.list_names(db_path)
-            if self.file_io.list_names(join(db_path, n, paths.SCHEMA_DIR))
+            if (pattern is None or fnmatchcase(n, pattern))
+            and self.file_io.list_names(join(db_path, n, paths.SCHEMA_DIR))
         )
+
+    def drop_table(self, identifier: str, *, ignore_if_not_exists: bool = False) -> None:
+        """Drop a table: its directory and everything in it (snapshots, tags, branches, data),
+        as Paimon's filesystem catalog. The snapshots go first and the schemas last, so a drop
+        that stops half-way leaves a table that reads as empty (never one whose snapshots name
+        missing files) and is finished by dropping it again. Readers and writers of the table
+        fail from then on."""
+        if not self.table_exists(identifier):
+            if ignore_if_not_exists:
+                return
+            raise self._not_found(TableNotFoundError(f"table {identifier!r} does not exist"))
+        root = self._table_path(identifier)
+        fio = self.file_io
+        fio.delete_tree(join(root, paths.SNAPSHOT_DIR))
+        for name in fio.list_names(root):
+            if name != paths.SCHEMA_DIR:
+                fio.delete_tree(join(root, name))
+        fio.delete_tree(root)
+
+    def rename_table(self, identifier: str, new_identifier: str) -> Table:
+        """Rename a table (to another database too) by renaming its directory, as Paimon's
+        filesystem catalog, and return it under the new name. Refused
+        (:class:`~lakeops.errors.UnsupportedFeatureError`) on object stores, which cannot
+        rename a directory atomically. Tables opened under the old name fail from then on."""
+        db, _ = parse_identifier(new_identifier)
+        if not self.table_exists(identifier):
+            raise self._not_found(TableNotFoundError(f"table {identifier!r} does not exist"))
+        if not self.database_exists(db):
+            raise DatabaseNotFoundError(
+                f"database {db!r} does not exist; call catalog.create_database({db!r}) first"
+            )
+        target = self._table_path(new_identifier)
+        if self.table_exists(new_identifier) or self.file_io.exists(target):
+            raise TableAlreadyExistsError(
+                f"cannot rename {identifier!r} to {new_identifier!r}: {new_identifier!r} "
+                "already exists"
+            )
+        self.file_io.rename_dir(self._table_path(identifier), target)
+        return self.get_table(new_identifier)
 
     def table_exists(self, identifier: str) -> bool:
         return bool(self.file_io.list_names(join(self._table_path(identifier), paths.SCHEMA_DIR)))
@@ -173,5 +268,7 @@ class Catalog:
     def get_table(self, identifier: str) -> Table:
         """Open an existing table."""
         if not self.table_exists(identifier):
-            raise TableNotFoundError(f"table {identifier!r} does not exist in {self.warehouse}")
+            raise self._not_found(
+                TableNotFoundError(f"table {identifier!r} does not exist in {self._uri()}")
+            )
         return Table(identifier, self.file_io, self._table_path(identifier))

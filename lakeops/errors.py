@@ -7,12 +7,16 @@ Every error the library raises on purpose derives from :class:`LakeopsError`, so
     ├── ConfigurationError          a table option, schema or argument is invalid
     │   └── UnsupportedFeatureError the table uses a Paimon feature lakeops does not serve yet
     ├── CatalogError                catalog-level problems
+    │   ├── WarehouseNotFoundError
     │   ├── DatabaseNotFoundError
     │   ├── DatabaseAlreadyExistsError
+    │   ├── DatabaseNotEmptyError
     │   ├── TableNotFoundError
     │   └── TableAlreadyExistsError
     ├── DataValidationError         input rows are rejected before anything is written
     ├── SnapshotNotFoundError       the snapshot asked for does not exist (never was, or expired)
+    │   └── TagNotFoundError        … asked for by a tag name that does not exist
+    ├── TagAlreadyExistsError       a tag of that name exists (for another snapshot)
     ├── CommitError                 a commit could not be published
     │   ├── CommitConflictError     another writer won and retrying did not help
     │   │   └── StaleWriteError     another commit changed what the write was planned on
@@ -45,12 +49,21 @@ class CatalogError(LakeopsError):
     """A catalog operation failed."""
 
 
+class WarehouseNotFoundError(CatalogError):
+    """The warehouse path does not exist (or, on an object store, its bucket does not): a
+    typo, or a warehouse not created yet — ``create_database`` creates it."""
+
+
 class DatabaseNotFoundError(CatalogError):
     """The named database does not exist in the warehouse."""
 
 
 class DatabaseAlreadyExistsError(CatalogError):
     """The database exists and ``ignore_if_exists`` was false."""
+
+
+class DatabaseNotEmptyError(CatalogError):
+    """The database still holds tables and ``cascade`` was false."""
 
 
 class TableNotFoundError(CatalogError):
@@ -73,6 +86,20 @@ class SnapshotNotFoundError(LakeopsError, LookupError):
     def __init__(self, message: str, *, snapshot_id: int | None = None) -> None:
         super().__init__(message)
         self.snapshot_id = snapshot_id
+
+
+class TagNotFoundError(SnapshotNotFoundError):
+    """The tag asked for (``read(tag=…)``, ``rollback_to(tag=…)``, ``delete_tag``) does not
+    exist. ``tag`` is its name."""
+
+    def __init__(self, message: str, *, tag: str) -> None:
+        super().__init__(message)
+        self.tag = tag
+
+
+class TagAlreadyExistsError(LakeopsError):
+    """A tag of that name already exists and tags another snapshot; tags are never moved
+    silently — delete it first."""
 
 
 class CommitError(LakeopsError):

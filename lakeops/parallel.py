@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, Executor, Future, ThreadPoolExecutor, wait
 from typing import TypeVar
 
 from lakeops.errors import ConfigurationError
@@ -29,6 +29,7 @@ from lakeops.errors import ConfigurationError
 __all__ = [
     "IO_THREADS",
     "available_cores",
+    "pool_for",
     "check_parallelism",
     "delete_files",
     "run_ordered",
@@ -71,14 +72,26 @@ def workers_for(parallelism: int | None, units: int) -> int:
     return max(min(wanted, units), 1)
 
 
+def pool_for(parallelism: int | None) -> ThreadPoolExecutor | None:
+    """A pool of ``parallelism`` threads (default: the cores available) for work that outlives
+    one call, such as a writer's background compactions; None where that is one thread (the
+    caller then runs the work itself, in order). The caller shuts it down."""
+    workers = check_parallelism(parallelism) or available_cores()
+    if workers == 1:
+        return None
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lakeops")
+
+
 def run_ordered(
     work: Callable[[T], R],
     items: Sequence[T],
     parallelism: int | None,
     *,
     on_success: Callable[[T, R], None] | None = None,
+    executor: Executor | None = None,
 ) -> list[R]:
-    """``[work(item) for item in items]``, on up to ``parallelism`` threads.
+    """``[work(item) for item in items]``, on up to ``parallelism`` threads — those of
+    ``executor`` when one is given (it is not shut down), else a pool of this call's own.
 
     ``on_success(item, result)`` is called in the calling thread for every unit that finished
     without error, in the order of ``items`` — also when another unit failed, so the caller can
@@ -95,13 +108,11 @@ def run_ordered(
                 on_success(item, result)
             results.append(result)
         return results
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lakeops") as pool:
-        futures: list[Future[R]] = [pool.submit(work, item) for item in items]
-        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
-        if any(f.exception() is not None for f in done if not f.cancelled()):
-            for f in futures:
-                f.cancel()
-        wait(futures)
+    if executor is not None:
+        futures = _run_all(executor, work, items)
+    else:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lakeops") as pool:
+            futures = _run_all(pool, work, items)
     error: BaseException | None = None
     results = []
     for item, future in zip(items, futures, strict=True):
@@ -118,6 +129,18 @@ def run_ordered(
     if error is not None:
         raise error
     return results
+
+
+def _run_all(executor: Executor, work: Callable[[T], R], items: Sequence[T]) -> list[Future[R]]:
+    """Submit every item and wait for all; on the first failure, cancel what has not
+    started."""
+    futures: list[Future[R]] = [executor.submit(work, item) for item in items]
+    done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+    if any(f.exception() is not None for f in done if not f.cancelled()):
+        for f in futures:
+            f.cancel()
+    wait(futures)
+    return futures
 
 
 def delete_files(

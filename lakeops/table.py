@@ -18,12 +18,15 @@ from lakeops.commit.expire import ExpireResult, Retention, expire_snapshots
 from lakeops.commit.orphan import OrphanResult, check_threshold, remove_orphan_files
 from lakeops.commit.rollback import rollback_to
 from lakeops.commit.stats import CommitStats, commit_stats
+from lakeops.commit.tags import Tag, create_tag, delete_tag, list_tags
+from lakeops.commit.time_travel import AsOf, resolve_snapshot
 from lakeops.compact.health import TableHealth, table_health
 from lakeops.compact.planner import plan_compaction
 from lakeops.context import TableContext
 from lakeops.errors import (
     CommitStateUnknownError,
     ConfigurationError,
+    SnapshotNotFoundError,
     StaleWriteError,
     UnsupportedFeatureError,
 )
@@ -384,14 +387,62 @@ class Table:
         size (and, for Parquet and ORC, row count). See :mod:`lakeops.commit.check`."""
         return check_table(self.store)
 
-    def rollback_to(self, snapshot_id: int) -> Snapshot | None:
-        """Make the table hold exactly what snapshot ``snapshot_id`` held, as a new
+    def rollback_to(
+        self,
+        snapshot_id: int | None = None,
+        *,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+    ) -> Snapshot | None:
+        """Make the table hold exactly what snapshot ``snapshot_id`` held — or the snapshot of
+        ``tag`` (restored from the tag when the snapshot itself expired), or the table as of a
+        time (``as_of``: a datetime, naive = local time, or epoch milliseconds) — as a new
         ``OVERWRITE`` snapshot (returned; None when the latest already holds it). Newer
         snapshots are kept until expiry and no file is deleted, so readers on them and
         concurrent writers are safe: a writer committing later builds on the rolled-back
         table (see :mod:`lakeops.commit.rollback`)."""
+        if snapshot_id is None and tag is None and as_of is None:
+            raise ConfigurationError("rollback_to needs a snapshot_id, a tag or an as_of time")
         self._require_writable("roll back")
-        return rollback_to(self.context, snapshot_id)
+        if snapshot_id is not None and tag is None and as_of is None:
+            return rollback_to(self.context, snapshot_id)
+        target = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
+        if target is None:
+            raise SnapshotNotFoundError(
+                f"table {self.identifier!r} had no snapshot at {as_of!r}: nothing to roll back "
+                "to (to empty the table, overwrite it with no rows)"
+            )
+        return rollback_to(self.context, target)
+
+    # --------------------------------------------------------------------- tags
+    def create_tag(
+        self, name: str, snapshot_id: int | None = None, *, time_retained: str | None = None
+    ) -> Tag:
+        """Tag snapshot ``snapshot_id`` (default: the latest) as ``name``, in Paimon's format
+        (``tag/tag-<name>``), so Paimon, pypaimon and lakeops can read it
+        (``read(tag=name)``, Spark ``scan.tag-name``) and expiry and orphan cleanup keep
+        every file it references. ``time_retained`` (e.g. ``"7 d"``; default the table's
+        ``tag.default-time-retained``) is recorded in the tag as Paimon does. A name that
+        exists for the same snapshot returns that tag; for another snapshot it is a
+        :class:`~lakeops.errors.TagAlreadyExistsError`. See :mod:`lakeops.commit.tags`."""
+        retained = time_retained or self.schema.options.get("tag.default-time-retained")
+        return create_tag(
+            self.store,
+            name,
+            snapshot_id,
+            time_retained=dt.timedelta(milliseconds=parse_duration(retained, "time_retained"))
+            if retained
+            else None,
+        )
+
+    def delete_tag(self, name: str) -> Tag:
+        """Delete tag ``name`` and return what it was; files only it kept alive are left for
+        ``remove_orphan_files``."""
+        return delete_tag(self.store, name)
+
+    def tags(self) -> list[Tag]:
+        """The table's tags, by snapshot id then name."""
+        return list_tags(self.store)
 
     def commit_stats(self, snapshot_id: int | None = None) -> CommitStats:
         """Files and bytes a snapshot (default: the latest) added and removed."""
@@ -436,10 +487,12 @@ class Table:
         *,
         filter: Filter | None = None,
         snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
     ) -> list[Split]:
         """The (partition, bucket) splits a read of the snapshot would merge."""
         dnf = normalize(filter, self.schema.field_names)
-        snapshot = self._snapshot_or_latest(snapshot_id)
+        snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
         return plan_splits(self.context, snapshot, dnf)
 
     def read(
@@ -448,8 +501,11 @@ class Table:
         columns: Sequence[str] | None = None,
         filter: Filter | None = None,
         snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
     ) -> pa.Table:
-        """The merged rows of the table (latest snapshot unless ``snapshot_id``).
+        """The merged rows of the table (latest snapshot unless ``snapshot_id``, ``tag`` or
+        ``as_of``).
 
         Args:
             columns: the columns to return (all by default); only these, the key and the
@@ -457,10 +513,14 @@ class Table:
             filter: conditions in ``pyarrow.parquet`` form, e.g. ``[("dt", "=", "x")]``; used to
                 skip partitions and files, then applied exactly to the merged rows.
             snapshot_id: time travel to an older snapshot.
+            tag: time travel to a tag's snapshot (see :meth:`create_tag`).
+            as_of: time travel by time, as Paimon's ``scan.timestamp-millis``: the newest
+                snapshot committed at or before it (a datetime, naive = local time, or epoch
+                milliseconds); see :mod:`lakeops.commit.time_travel`.
         """
         wanted = self._columns(columns)
         dnf = normalize(filter, self.schema.field_names)
-        snapshot = self._snapshot_or_latest(snapshot_id)
+        snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
         splits = plan_splits(self.context, snapshot, dnf)
         needed = list(wanted)
         if dnf:

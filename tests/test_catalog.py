@@ -12,11 +12,13 @@ from lakeops import (
     Catalog,
     ConfigurationError,
     DatabaseAlreadyExistsError,
+    DatabaseNotEmptyError,
     DatabaseNotFoundError,
     LakeopsError,
     TableAlreadyExistsError,
     TableNotFoundError,
     UnsupportedFeatureError,
+    WarehouseNotFoundError,
 )
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.float64())])
@@ -98,3 +100,87 @@ def test_dynamic_bucket_is_the_default(catalog: Catalog) -> None:
 def test_errors_share_one_root() -> None:
     for cls in (ConfigurationError, TableNotFoundError, UnsupportedFeatureError):
         assert issubclass(cls, LakeopsError)
+
+
+# ------------------------------------------------------------- drop, rename, patterns (issue 18)
+def _table(catalog: Catalog, identifier: str) -> None:
+    t = catalog.create_table(identifier, schema=SCHEMA, primary_keys=["dt", "id"])
+    t.write(pa.table({"dt": ["a"], "id": [1], "v": [1.0]}, schema=SCHEMA))
+
+
+def test_drop_table_removes_its_directory(catalog: Catalog, warehouse: Path) -> None:
+    _table(catalog, "db.t")
+    _table(catalog, "db.u")
+    catalog.get_table("db.t").create_tag("kept")
+    catalog.drop_table("db.t")
+    assert not (warehouse / "db.db" / "t").exists()
+    assert catalog.list_tables("db") == ["u"]
+    with pytest.raises(TableNotFoundError):
+        catalog.drop_table("db.t")
+    catalog.drop_table("db.t", ignore_if_not_exists=True)
+    # the name can be used again, for a new, empty table
+    catalog.create_table("db.t", schema=SCHEMA, primary_keys=["dt", "id"])
+    assert catalog.get_table("db.t").read().num_rows == 0
+
+
+def test_rename_table_moves_the_directory(catalog: Catalog, warehouse: Path) -> None:
+    _table(catalog, "db.t")
+    catalog.create_database("other")
+    renamed = catalog.rename_table("db.t", "other.t2")
+    assert renamed.identifier == "other.t2"
+    assert renamed.read().to_pylist() == [{"dt": "a", "id": 1, "v": 1.0}]
+    assert not (warehouse / "db.db" / "t").exists()
+    assert catalog.list_tables("db") == [] and catalog.list_tables("other") == ["t2"]
+    _table(catalog, "db.x")
+    with pytest.raises(TableAlreadyExistsError):
+        catalog.rename_table("db.x", "other.t2")
+    with pytest.raises(TableNotFoundError):
+        catalog.rename_table("db.missing", "db.y")
+    with pytest.raises(DatabaseNotFoundError):
+        catalog.rename_table("db.x", "nope.x")
+    assert catalog.list_tables("db") == ["x"]
+
+
+def test_drop_database(catalog: Catalog, warehouse: Path) -> None:
+    _table(catalog, "db.t")
+    catalog.create_database("empty")
+    catalog.drop_database("empty")
+    assert catalog.list_databases() == ["db"]
+    with pytest.raises(DatabaseNotEmptyError, match=r"\(t\)"):
+        catalog.drop_database("db")
+    assert catalog.table_exists("db.t")
+    catalog.drop_database("db", cascade=True)
+    assert catalog.list_databases() == [] and not (warehouse / "db.db").exists()
+    with pytest.raises(DatabaseNotFoundError):
+        catalog.drop_database("db")
+    catalog.drop_database("db", ignore_if_not_exists=True)
+
+
+def test_list_with_patterns(catalog: Catalog) -> None:
+    for name in ("orders", "orders_eu", "Orders_us", "items"):
+        catalog.create_table(f"db.{name}", schema=SCHEMA, primary_keys=["dt", "id"])
+    catalog.create_database("db2")
+    catalog.create_database("sales")
+    assert catalog.list_tables("db", pattern="orders*") == ["orders", "orders_eu"]
+    assert catalog.list_tables("db", pattern="*_??") == ["Orders_us", "orders_eu"]
+    assert catalog.list_tables("db", pattern="nothing") == []
+    assert catalog.list_databases(pattern="db*") == ["db", "db2"]
+    assert catalog.list_databases(pattern="[s]*") == ["sales"]
+
+
+def test_a_missing_warehouse_is_an_error_not_an_empty_one(tmp_path: Path) -> None:
+    missing = Catalog(str(tmp_path / "typo"))
+    asks = [
+        missing.list_databases,
+        lambda: missing.list_tables("db"),
+        lambda: missing.get_table("db.t"),
+        lambda: missing.drop_table("db.t"),
+        lambda: missing.drop_database("db"),
+    ]
+    for ask in asks:
+        with pytest.raises(WarehouseNotFoundError, match="typo"):
+            ask()
+    assert not (tmp_path / "typo").exists()
+    # creating a database creates a new warehouse
+    missing.create_database("db")
+    assert missing.list_databases() == ["db"]

@@ -21,6 +21,8 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 POSITIONAL_WITH_DEFAULT = {
     ("Table", "read_changes"): {"from_snapshot", "to_snapshot"},
     ("Table", "commit_stats"): {"snapshot_id"},
+    ("Table", "rollback_to"): {"snapshot_id"},
+    ("Table", "create_tag"): {"snapshot_id"},
 }
 
 
@@ -125,6 +127,7 @@ def test_exported_result_types_are_frozen() -> None:
         "Snapshot",
         "Split",
         "TableHealth",
+        "Tag",
     }
     for result in results:
         assert result.__dataclass_params__.frozen, result.__name__  # type: ignore[attr-defined]

@@ -21,6 +21,7 @@ retention expires it, so incremental reads still see it.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 
@@ -41,6 +42,8 @@ from lakeops.store import TableStore
 __all__ = ["ExpireResult", "Retention", "expire_snapshots"]
 
 INT_MAX = 2**31 - 1
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -273,7 +276,8 @@ def _expire_range(
     fio = store.file_io
     locations = FileLocations.of(fio, store.root, schema, options)
     # what stays: the retained snapshots, and every snapshot a tag or a branch keeps alive
-    protected = _readable(store, protected_snapshots(store))
+    tagged = protected_snapshots(store)
+    protected = _readable(store, tagged)
     keep = [s for i, s in snapshots.items() if i >= end] + protected
     live = {e.file.file_name for e in store.live_entries(snapshots[end])}
     for kept in protected:
@@ -339,8 +343,26 @@ def _expire_range(
     for sid in range(first, end):
         fio.delete(store.path(paths.snapshot_path(sid)))
         result.expired_snapshots.append(sid)
-    # 5. what only they referenced (nothing references them any more: any order will do)
+    # 5. what only they referenced (nothing references them any more: any order will do) —
+    #    unless a tag or branch appeared meanwhile: it may name an expired snapshot (a tag is
+    #    created, then its creator checks its snapshot still exists), so its files stay for
+    #    remove_orphan_files, which respects it
+    if {_key(s) for s in protected_snapshots(store)} - {_key(s) for s in tagged}:
+        log.warning(
+            "%s: a tag or branch was created while snapshots %s..%s expired; their files are "
+            "left for remove_orphan_files",
+            store.root,
+            first,
+            end - 1,
+        )
+        result.data_files_deleted = result.changelog_files_deleted = 0
+        result.manifests_deleted = 0
+        return
     delete_files(fio.delete, doomed, parallelism)
+
+
+def _key(s: Snapshot) -> tuple[int, str, str]:
+    return (s.id, s.base_manifest_list, s.delta_manifest_list)
 
 
 def _readable(store: TableStore, snapshots: list[Snapshot]) -> list[Snapshot]:

@@ -35,18 +35,22 @@ from lakeops.store import TableStore
 __all__ = ["holds", "rollback_to"]
 
 
-def rollback_to(table: TableContext, snapshot_id: int) -> Snapshot | None:
-    """Publish a snapshot with the contents of ``snapshot_id``; returns it, or None when the
-    latest snapshot already has exactly those files."""
+def rollback_to(table: TableContext, snapshot: int | Snapshot) -> Snapshot | None:
+    """Publish a snapshot with the contents of ``snapshot`` (an id of a retained snapshot, or
+    a snapshot itself — a tag's, whose snapshot may have expired: the tag kept its files);
+    returns it, or None when the latest snapshot already has exactly those files."""
     store, schema = table.store, table.schema
-    if not store.snapshot_exists(snapshot_id):
+    if isinstance(snapshot, Snapshot):
+        target = snapshot
+    elif not store.snapshot_exists(snapshot):
         ids = store.snapshot_ids()
         raise SnapshotNotFoundError(
-            f"cannot roll back to snapshot {snapshot_id}: it does not exist "
+            f"cannot roll back to snapshot {snapshot}: it does not exist "
             f"(snapshots {ids[0] if ids else None}..{ids[-1] if ids else None})",
-            snapshot_id=snapshot_id,
+            snapshot_id=snapshot,
         )
-    target = store.snapshot(snapshot_id)
+    else:
+        target = store.snapshot(snapshot)
     copies = _Copies(store, schema)
     # issue 24: every file of the target and of the latest snapshot is located first, so a
     # table whose metadata points outside it is refused before anything is copied or committed

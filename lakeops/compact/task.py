@@ -157,6 +157,16 @@ class CompactTask:
         self.result = CompactResult()
 
     def run(self) -> CompactResult:
+        """The unit's result; on any error, the files it had written are deleted first."""
+        try:
+            self._run()
+        except BaseException:
+            for path in self.result.written:
+                self.ctx.file_io.delete(path)
+            raise
+        return self.result
+
+    def _run(self) -> None:
         candidate: list[list[list[DataFileMeta]]] = []
         for section in partition_runs(self.unit.files, self.ctx.key_range):
             if len(section) > 1:
@@ -169,7 +179,6 @@ class CompactTask:
                     self._rewrite(candidate)
                     self._upgrade(f)
         self._rewrite(candidate)
-        return self.result
 
     # -------------------------------------------------------------- decisions
     def _needs_changelog_rewrite(self, f: DataFileMeta) -> bool:

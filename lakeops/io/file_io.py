@@ -20,7 +20,7 @@ from typing import IO, Any
 import fsspec
 import pyarrow.fs as pafs
 
-from lakeops.errors import ConfigurationError
+from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.io.lock import create_lock
 from lakeops.io.publish import (
     ConditionalPutPublish,
@@ -167,6 +167,32 @@ class FileIO:
 
     def is_dir(self, path: str) -> bool:
         return bool(self.fs.isdir(path))
+
+    @property
+    def renames_atomically(self) -> bool:
+        """Whether a directory can be renamed in one atomic step here (a local file system,
+        HDFS) — object stores copy and delete every object instead."""
+        return self.is_local or self.protocol in ("hdfs", "viewfs")
+
+    def rename_dir(self, source: str, target: str) -> None:
+        """Rename directory ``source`` to ``target`` (which must not exist) atomically; an
+        :class:`UnsupportedFeatureError` where the store cannot (see
+        :attr:`renames_atomically`)."""
+        if not self.renames_atomically:
+            raise UnsupportedFeatureError(
+                f"{self.protocol}:// cannot rename a directory atomically (it copies every "
+                "object, and readers and writers would see a half-moved table); create the "
+                "new table and copy the data instead, or use a file system that renames"
+            )
+        if self.is_local:
+            os.rename(source, target)
+        else:
+            self.fs.mv(source, target, recursive=True)
+
+    def delete_tree(self, path: str) -> None:
+        """Delete a directory and everything under it (nothing if it does not exist)."""
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.rm(path, recursive=True)
 
     def size(self, path: str) -> int:
         return int(self.fs.size(path))

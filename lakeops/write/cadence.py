@@ -2,13 +2,27 @@
 
 As Paimon's merge-tree writer does, unless ``write-only`` is set:
 
-* after each flush of a bucket, the bucket's compaction strategy runs the units it picks until
-  it is satisfied; if the bucket still has more sorted runs than
-  ``num-sorted-run.stop-trigger``, it is compacted fully (back-pressure: the write waits);
-* when a commit is prepared, every bucket is compacted fully if ``commit.force-compact`` is set
-  or, with ``changelog-producer = full-compaction``, when the commit being prepared completes
+* after each flush of a bucket, a compaction of the bucket starts **in the background** (on the
+  writer's pool) while the writer goes on accepting and flushing data: the bucket's compaction
+  strategy runs the units it picks until it is satisfied, and if the bucket still has more sorted
+  runs than ``num-sorted-run.stop-trigger`` it is compacted fully;
+* a bucket has at most one compaction in flight. Its result is taken at the bucket's next flush,
+  after that flush's level-0 files are written, waiting for it if it is still running
+  (back-pressure: a writer never runs ahead of a bucket's compaction by more than one flush, so
+  the bucket holds at most ``stop-trigger`` runs plus one flush's files), and when a commit is
+  prepared, which waits for every bucket's compaction — Paimon's batch writer waits there too;
+* when a commit is prepared, every bucket is then compacted fully if ``commit.force-compact`` is
+  set or, with ``changelog-producer = full-compaction``, when the commit being prepared completes
   ``full-compaction.delta-commits`` appends since the last full compaction that produced a
-  changelog (the changelog cadence).
+  changelog (the changelog cadence);
+* aborting a write cancels what has not started and waits for what runs; nothing a background
+  compaction wrote is committed unless its result was taken, and a failed one deletes what it
+  wrote before its error is raised (at the point its result would have been taken).
+
+Where Paimon takes a finished result at whichever flush first finds it done, lakeops takes it at
+a fixed point, so the files a write produces depend only on its input and options, never on
+thread timing or on the parallelism: parallelism 1 runs each compaction in the calling thread
+when it starts, with the same result.
 
 :class:`BucketLsm` holds one bucket's live files during the write and folds each compaction
 result into the changes its commit message reports.
@@ -17,6 +31,7 @@ result into the changes its commit message reports.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from concurrent.futures import Executor, Future
 
 from lakeops.changelog.lookup_cache import RowGroupCache
 from lakeops.compact.levels import level_runs
@@ -65,6 +80,8 @@ class BucketLsm:
         self.written: list[str] = []
         #: changelog files compactions produced
         self.changelog: list[DataFileMeta] = []
+        #: the compaction running in the background on a copy of this state, if any
+        self.pending: Future[BucketLsm] | None = None
 
     def add(self, files: Iterable[DataFileMeta]) -> None:
         """New level-0 files of a flush."""
@@ -90,6 +107,68 @@ class BucketLsm:
             self.after[_id(f)] = f
         self.written.extend(result.written)
         self.changelog.extend(result.changelog)
+
+    def copy(self) -> BucketLsm:
+        """The live files of this bucket with nothing pending: what a background compaction
+        works on (it shares the compactor, which only one compaction at a time uses)."""
+        return BucketLsm(self.live, self.compactor, self.file_io, self.locations, self.directory)
+
+    def absorb(self, done: BucketLsm) -> None:
+        """Take the result of compactions that ran on :meth:`copy` as if they had run here."""
+        self.apply(
+            CompactResult(
+                list(done.before.values()), list(done.after.values()), done.written, done.changelog
+            )
+        )
+
+    def discard(self) -> None:
+        """Delete every file this state's compactions wrote (a copy whose result is not
+        taken)."""
+        for path in self.written:
+            self.file_io.delete(path)
+
+    def start(self, stop_trigger: int, executor: Executor | None) -> None:
+        """Start compacting (see :meth:`compact`) on ``executor``, or now in the calling thread
+        when there is none; the bucket must have no compaction in flight."""
+        if self.compactor is None:
+            return
+        if self.pending is not None:
+            raise AssertionError("a bucket has one compaction in flight at a time")
+        work = self.copy()
+
+        def run() -> BucketLsm:
+            try:
+                work.compact(stop_trigger)
+            except BaseException:
+                work.discard()
+                raise
+            return work
+
+        if executor is None:
+            self.absorb(run())
+        else:
+            self.pending = executor.submit(run)
+
+    def sync(self) -> None:
+        """Wait for the compaction in flight, if any, and take its result; its error, if it
+        failed (having deleted what it wrote), is raised here."""
+        if self.pending is not None:
+            future, self.pending = self.pending, None
+            self.absorb(future.result())
+
+    def cancel(self) -> None:
+        """Drop the compaction in flight: cancelled if it has not started, else waited for;
+        whatever it wrote is deleted and nothing of it is taken."""
+        if self.pending is None:
+            return
+        future, self.pending = self.pending, None
+        if future.cancel():
+            return
+        try:
+            done = future.result()
+        except BaseException:
+            return  # a failed compaction already deleted what it wrote
+        done.discard()
 
     def compact(self, stop_trigger: int, full: bool = False) -> None:
         """Run picked units until the strategy is satisfied, then compact fully if sorted runs
@@ -137,16 +216,32 @@ class CompactionCadence:
             self._lookup_cache = RowGroupCache(self.changelog_options.lookup_cache_bytes)
         return BucketContext.of(self.table, directory, external=external, cache=self._lookup_cache)
 
-    def after_flush(self, lsm: BucketLsm) -> None:
-        """Compact a bucket that a flush just added level-0 files to."""
-        lsm.compact(self.compact_options.stop_trigger)
+    def after_flush(
+        self, lsm: BucketLsm, files: Iterable[DataFileMeta], executor: Executor | None
+    ) -> None:
+        """A flush added level-0 ``files`` to a bucket: take the bucket's compaction in flight
+        (waiting for it), add the files, and start the next compaction."""
+        lsm.sync()
+        lsm.add(files)
+        lsm.start(self.compact_options.stop_trigger, executor)
 
-    def before_commit(self, lsms: Iterable[BucketLsm], parallelism: int | None = 1) -> None:
-        """Compact every bucket fully if the commit being prepared calls for it (on up to
-        ``parallelism`` threads, one bucket per thread at a time)."""
+    def before_commit(
+        self,
+        lsms: Iterable[BucketLsm],
+        parallelism: int | None = 1,
+        executor: Executor | None = None,
+    ) -> None:
+        """Take every bucket's compaction in flight, then compact every bucket fully if the
+        commit being prepared calls for it (on up to ``parallelism`` threads — ``executor``'s
+        when given — one bucket per thread at a time)."""
+        lsms = list(lsms)
+        for lsm in lsms:
+            lsm.sync()
         if self.compact_options.force_compact_on_commit or self.full_compaction_due():
             stop = self.compact_options.stop_trigger
-            run_ordered(lambda lsm: lsm.compact(stop, full=True), list(lsms), parallelism)
+            run_ordered(
+                lambda lsm: lsm.compact(stop, full=True), lsms, parallelism, executor=executor
+            )
 
     def full_compaction_due(self) -> bool:
         """``changelog-producer=full-compaction``: full-compact every

@@ -7,16 +7,20 @@ numbers that continue from the largest already committed in that bucket
 flushed: each is sorted by (key, sequence order), merged with the table's merge engine and
 written as rolling level-0 files (:mod:`lakeops.write.flush`). Memory therefore stays bounded by
 the buffer size whatever the size of the input. After each flush a bucket's compaction strategy
-may compact it (:mod:`lakeops.write.cadence`).
+may compact it, in the background while the writer goes on (:mod:`lakeops.write.cadence`).
+Flushes and compactions run on the writer's pool of ``parallelism`` threads.
 
-``prepare_commit`` flushes everything, writes the HASH index of dynamic-bucket tables
-(:mod:`lakeops.write.hash_index`) and returns picklable :class:`CommitMessage` objects;
-``abort`` deletes every file written so far.
+``prepare_commit`` flushes everything, waits for the compactions in flight, writes the HASH
+index of dynamic-bucket tables (:mod:`lakeops.write.hash_index`) and returns picklable
+:class:`CommitMessage` objects; ``abort`` stops the compactions in flight and deletes every file
+written so far. A writer that failed (any error from ``write`` or ``prepare_commit``) refuses to
+go on: part of its input may be lost, so it can only be aborted.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
@@ -27,7 +31,7 @@ from lakeops.context import TableContext
 from lakeops.errors import DataValidationError, LakeopsError
 from lakeops.io.file_io import join
 from lakeops.option_registry import check_data_files
-from lakeops.parallel import check_parallelism, run_ordered
+from lakeops.parallel import check_parallelism, pool_for, run_ordered
 from lakeops.spec import binary_row, paths
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import DataFileMeta
@@ -84,11 +88,10 @@ class _Bucket:
     index_written: list[str] = field(default_factory=list)
 
     def add(self, flushed: Flushed) -> None:
-        """Record what a flush of this bucket wrote."""
+        """Record what a flush of this bucket wrote (for the commit, or for an abort)."""
         self.files.extend(flushed.files)
         self.changelog.extend(flushed.changelog)
         self.written.extend(flushed.written)
-        self.lsm.add(flushed.files)
 
 
 class TableWrite:
@@ -122,6 +125,11 @@ class TableWrite:
         self._buckets: dict[tuple[bytes, int], _Bucket] = {}
         self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
         self._closed = False
+        #: the error that made this writer unusable (it can only be aborted)
+        self._failure: BaseException | None = None
+        #: flushes and background compactions run here (None: in the calling thread)
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_made = False
         # the snapshot this write builds on (none for an overwrite, which replaces it)
         self._ignore_previous = ignore_previous
         self._base = None if ignore_previous else store.latest_snapshot()
@@ -130,16 +138,40 @@ class TableWrite:
     # -------------------------------------------------------------------- input
     def write(self, data: WriteInput) -> None:
         """Validate and buffer ``data`` (a Table, RecordBatch, reader or iterable of them)."""
+        self._check_usable()
+        try:
+            if isinstance(data, pa.Table | pa.RecordBatch):
+                self._write_table(data)
+                return
+            for part in data:
+                self._write_table(part)
+        except BaseException as error:
+            self._failure = error
+            raise
+
+    def _check_usable(self) -> None:
         if self._closed:
             raise LakeopsError(
                 "this TableWrite was already committed or aborted; "
                 "create a new one with table.new_write()"
             )
-        if isinstance(data, pa.Table | pa.RecordBatch):
-            self._write_table(data)
-            return
-        for part in data:
-            self._write_table(part)
+        if self._failure is not None:
+            raise LakeopsError(
+                f"this TableWrite failed earlier ({type(self._failure).__name__}: "
+                f"{self._failure}) and may have lost buffered rows; call abort() and write "
+                "again with a new writer"
+            ) from self._failure
+
+    def _executor(self) -> ThreadPoolExecutor | None:
+        """The writer's pool, made at the first flush (None at parallelism 1)."""
+        if not self._pool_made:
+            self._pool, self._pool_made = pool_for(self.parallelism), True
+        return self._pool
+
+    def _close_pool(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool = None
 
     def _write_table(self, data: pa.Table | pa.RecordBatch) -> None:
         data = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
@@ -198,36 +230,59 @@ class TableWrite:
 
     # -------------------------------------------------------------------- flush
     def flush(self) -> None:
-        """Sort, merge and write every buffered bucket as level-0 files, then let each
-        bucket's compaction strategy run (unless ``write-only``).
+        """Sort, merge and write every buffered bucket as level-0 files, then start each
+        flushed bucket's next compaction in the background (unless ``write-only``; see
+        :mod:`lakeops.write.cadence`).
 
-        Buckets are flushed, and then compacted, on up to ``parallelism`` threads (each bucket
-        by one thread at a time; see :mod:`lakeops.parallel`): a bucket's files, sequence
-        numbers and compactions do not depend on the other buckets, so the result is the same
-        at every parallelism. If any bucket fails, the files of the buckets that succeeded are
-        still recorded (so :meth:`abort` deletes them) and the first error is raised."""
+        Buckets are flushed on up to ``parallelism`` threads (each bucket by one thread at a
+        time; see :mod:`lakeops.parallel`): a bucket's files, sequence numbers and compactions
+        do not depend on the other buckets or on timing, so the result is the same at every
+        parallelism. If any bucket fails, the files of the buckets that succeeded are still
+        recorded (so :meth:`abort` deletes them) and the first error is raised."""
+        self._check_usable()
+        try:
+            self._flush()
+        except BaseException as error:
+            self._failure = error
+            raise
+
+    def _flush(self) -> None:
         pending = [b for b in self._buckets.values() if b.buffer.batches]
         if not pending:
             return
         work = [(b, b.buffer.take()) for b in pending]
         settings = self.flush_settings
+        executor = self._executor()
 
         def flush_one(item: tuple[_Bucket, list[pa.Table]]) -> Flushed:
             bucket, batches = item
             return flush_bucket(batches, settings, bucket.directory, bucket.external)
 
-        run_ordered(
-            flush_one, work, self.parallelism, on_success=lambda item, done: item[0].add(done)
+        flushed = run_ordered(
+            flush_one,
+            work,
+            self.parallelism,
+            on_success=lambda item, done: item[0].add(done),
+            executor=executor,
         )
         # each bucket's compaction touches only its own LSM state; the lookup cache they
         # share is thread-safe
-        run_ordered(lambda b: self.cadence.after_flush(b.lsm), pending, self.parallelism)
+        for bucket, done in zip(pending, flushed, strict=True):
+            self.cadence.after_flush(bucket.lsm, done.files, executor)
 
     # -------------------------------------------------------------------- commit
     def prepare_commit(self) -> list[CommitMessage]:
-        """Flush everything and return one message per (partition, bucket) with changes."""
+        """Flush everything, wait for the compactions in flight, and return one message per
+        (partition, bucket) with changes."""
         self.flush()
-        self.cadence.before_commit((b.lsm for b in self._buckets.values()), self.parallelism)
+        try:
+            self.cadence.before_commit(
+                (b.lsm for b in self._buckets.values()), self.parallelism, self._executor()
+            )
+        except BaseException as error:
+            self._failure = error
+            raise
+        self._close_pool()
         self._closed = True
         base_id = None if self._ignore_previous else (self._base.id if self._base else 0)
         messages = [
@@ -267,7 +322,11 @@ class TableWrite:
         return (written.meta,)
 
     def abort(self) -> None:
-        """Delete every file written by this writer; nothing of it will be committed."""
+        """Stop the compactions in flight and delete every file written by this writer;
+        nothing of it will be committed."""
+        for bucket in self._buckets.values():
+            bucket.lsm.cancel()
+        self._close_pool()
         for bucket in self._buckets.values():
             for path in [*bucket.written, *bucket.lsm.written, *bucket.index_written]:
                 self.store.file_io.delete(path)

@@ -55,6 +55,7 @@ class Cli:
 
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:
+    (tmp_path / "wh").mkdir()  # an empty warehouse (a missing one is an error)
     return Cli(tmp_path / "wh", CliRunner())
 
 

@@ -121,3 +121,13 @@ def test_tables_of_a_missing_database(cli: Cli) -> None:
 def test_empty_warehouse_lists_nothing(cli: Cli) -> None:
     assert cli.json("databases")["databases"] == []
     assert cli.json("tables")["tables"] == []
+
+
+def test_a_missing_warehouse_is_one_line_naming_it(cli: Cli) -> None:
+    missing = Cli(cli.warehouse / "typo", cli.runner)
+    for command in ("databases", "tables"):
+        result = missing(command)
+        assert result.exit_code == 1
+        assert result.stderr.count("\n") == 1
+        assert "warehouse" in result.stderr and "typo" in result.stderr
+        assert "does not exist" in result.stderr

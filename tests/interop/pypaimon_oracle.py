@@ -52,7 +52,7 @@ Subcommands (all work on a filesystem catalog rooted at ``--warehouse``):
     table or a static partition spec); ``alter`` (``changes`` as for ``alter``); ``tag``
     (``name``, optional ``snapshot_id``: default the latest); ``rollback`` (``to``: a
     snapshot id or a tag name); ``branch`` (``name``, optional ``tag``); ``read`` (``out``:
-    a parquet file; optional ``snapshot_id`` or ``tag``).
+    a parquet file; optional ``snapshot_id``, ``tag`` or ``timestamp_millis``).
 
 Any failure prints the traceback to stderr and exits with status 1.
 """
@@ -243,6 +243,8 @@ def _script_op(catalog: Any, op: dict[str, Any]) -> None:
             table = table.copy({"scan.snapshot-id": str(op["snapshot_id"])})
         elif op.get("tag") is not None:
             table = table.copy({"scan.tag-name": str(op["tag"])})
+        elif op.get("timestamp_millis") is not None:
+            table = table.copy({"scan.timestamp-millis": str(op["timestamp_millis"])})
         _read_table(table, op["out"])
     else:
         raise ValueError(f"unknown script op {kind!r}")

@@ -22,7 +22,9 @@
  *           (name, comment) | updateColumnPosition (name, position, reference?) | setOption (key,
  *           value) | removeOption (key)}]; position: first | last | after | before
  *   compact full compaction of every (partition, bucket) that has files: one commit
- *   read    snapshot_id? -> {"rows": [...]} of the latest (or that) snapshot
+ *   read    snapshot_id? | tag? | timestamp_millis? -> {"rows": [...]} of the latest (or that)
+ *           snapshot (scan.snapshot-id / scan.tag-name / scan.timestamp-millis)
+ *   tags    -> {"tags": {name: snapshot id}} as TagManager lists them
  *   schema  -> {"schema_id", "fields": [{id, name, type}]} of the latest schema
  */
 
@@ -148,6 +150,8 @@ public final class PaimonOracle {
                 return schema((FileStoreTable) catalog.getTable(id));
             case "tag":
                 return tag((FileStoreTable) catalog.getTable(id), op);
+            case "tags":
+                return tags((FileStoreTable) catalog.getTable(id));
             case "branch":
                 ((FileStoreTable) catalog.getTable(id))
                         .createBranch(op.get("name").asText(), op.get("tag").asText());
@@ -364,6 +368,20 @@ public final class PaimonOracle {
         return NODES.objectNode();
     }
 
+    /** Every tag's name and snapshot id, as Java's TagManager reads the tag files. */
+    private static ObjectNode tags(FileStoreTable table) {
+        ObjectNode tags = NODES.objectNode();
+        for (Map.Entry<org.apache.paimon.Snapshot, List<String>> e :
+                table.tagManager().tags().entrySet()) {
+            for (String name : e.getValue()) {
+                tags.put(name, e.getKey().id());
+            }
+        }
+        ObjectNode result = NODES.objectNode();
+        result.set("tags", tags);
+        return result;
+    }
+
     // ------------------------------------------------------------------ read / schema
 
     private static ObjectNode read(FileStoreTable table, JsonNode op) throws Exception {
@@ -377,6 +395,12 @@ public final class PaimonOracle {
         if (tagName != null && !tagName.isNull()) {
             Map<String, String> dynamic = new HashMap<>();
             dynamic.put("scan.tag-name", tagName.asText());
+            table = table.copy(dynamic);
+        }
+        JsonNode millis = op.get("timestamp_millis");
+        if (millis != null && !millis.isNull()) {
+            Map<String, String> dynamic = new HashMap<>();
+            dynamic.put("scan.timestamp-millis", millis.asText());
             table = table.copy(dynamic);
         }
         RowType rowType = table.rowType();
