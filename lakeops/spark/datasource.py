@@ -10,7 +10,8 @@ of partition specs for a static partition overwrite; ``parallelism`` — the mos
 write task writes at once (default and cap: the task's ``spark.task.cpus``).
 
 Reads: one input partition per (partition, bucket) split of the latest snapshot, or of the
-snapshot ``scan.snapshot-id`` / ``versionAsOf`` names; pushed filters prune partitions and files
+snapshot ``scan.snapshot-id``, ``scan.tag-name``, ``scan.timestamp-millis``, ``versionAsOf`` or
+``timestampAsOf`` names (:mod:`lakeops.spark.options`); pushed filters prune partitions and files
 (Spark still applies them exactly). ``incremental-between`` ("start,end") reads the changes
 between two snapshots instead (one input partition), ``rowkind`` first. Column types as
 :mod:`lakeops.spark.types` maps them (timestamps of every precision to Spark's microseconds,
@@ -206,6 +207,19 @@ class ChangesPartition(InputPartition):
     mode: ChangeMode
 
 
+def _snapshot_of(table: Table, ref: int | str) -> int:
+    """The snapshot id ``ref`` names: itself, or the snapshot of the tag of that name."""
+    if isinstance(ref, int):
+        return ref
+    tags = {t.name: t.snapshot.id for t in table.tags()}
+    if ref not in tags:
+        raise ConfigurationError(
+            f"option 'incremental-between' names tag {ref!r}, which table {table.identifier} "
+            f"does not have (its tags: {sorted(tags)})"
+        )
+    return tags[ref]
+
+
 class LakeopsReader(DataSourceReader):
     """Reads merged rows, one input partition per split (or the changes between snapshots)."""
 
@@ -232,14 +246,29 @@ class LakeopsReader(DataSourceReader):
             yield f
 
     def partitions(self) -> Sequence[InputPartition]:
-        if self.scan.incremental is not None:
-            start, end = self.scan.incremental
-            return [ChangesPartition(start, end, self.scan.mode)]
         table = open_table(self.options)
-        return [
-            SplitPartition(s)
-            for s in table.splits(filter=self.conditions or None, snapshot_id=self.scan.snapshot_id)
-        ]
+        if self.scan.incremental is not None:
+            start, end = (_snapshot_of(table, ref) for ref in self.scan.incremental)
+            if start >= end:
+                raise ConfigurationError(
+                    f"option 'incremental-between' {self.scan.incremental} names snapshots "
+                    f"{start} and {end}: the start must be older than the end"
+                )
+            return [ChangesPartition(start, end, self.scan.mode)]
+        scan = self.scan
+        snapshot_id, tag = scan.snapshot_id, scan.tag
+        if scan.version is not None:  # Paimon's VERSION AS OF: a tag of that name first
+            if scan.version.isdigit() and all(t.name != scan.version for t in table.tags()):
+                snapshot_id = int(scan.version)
+            else:
+                tag = scan.version
+        splits = table.splits(
+            filter=self.conditions or None,
+            snapshot_id=snapshot_id,
+            tag=tag,
+            as_of=scan.as_of_millis,
+        )
+        return [SplitPartition(s) for s in splits]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         table = open_table(self.options)

@@ -7,13 +7,15 @@ misspelt option is never silently ignored.
 
 Reads (``spark.read.format("lakeops").option(...)``):
 
-* ``scan.snapshot-id`` / ``versionAsOf`` — time travel to a snapshot id;
-* ``incremental-between`` — ``"start,end"`` snapshot ids: what changed after ``start`` up to
-  ``end``, with a ``rowkind`` column (``+I``/``-U``/``+U``/``-D``) first, as Paimon's
-  ``audit_log`` table has it; ``incremental-between-scan-mode`` — ``auto`` (default),
-  ``delta``, ``changelog`` or ``diff`` (see :meth:`lakeops.Table.read_changes`);
-* ``scan.timestamp-millis`` / ``timestampAsOf`` / ``scan.tag-name`` — known, refused for now
-  (:class:`~lakeops.errors.UnsupportedFeatureError`).
+* time travel: ``scan.snapshot-id`` (a snapshot id), ``scan.tag-name`` (a tag),
+  ``scan.timestamp-millis`` (epoch milliseconds: the newest snapshot committed at or before),
+  and Spark's spellings ``versionAsOf`` (a tag of that name, else a snapshot id, as Paimon's
+  ``VERSION AS OF``) and ``timestampAsOf`` (epoch seconds, or an ISO timestamp with its zone
+  offset); see :mod:`lakeops.commit.time_travel`;
+* ``incremental-between`` — ``"start,end"`` snapshot ids or tag names: what changed after
+  ``start`` up to ``end``, with a ``rowkind`` column (``+I``/``-U``/``+U``/``-D``) first, as
+  Paimon's ``audit_log`` table has it; ``incremental-between-scan-mode`` — ``auto`` (default),
+  ``delta``, ``changelog`` or ``diff`` (see :meth:`lakeops.Table.read_changes`).
 
 Writes (``df.write.format("lakeops").option(...)``): the connection options, ``parallelism``,
 ``overwrite_partitions``, and for a write that creates the table ``primary-key`` and
@@ -23,11 +25,12 @@ Writes (``df.write.format("lakeops").option(...)``): the connection options, ``p
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from lakeops.changelog.reader import ChangeMode
-from lakeops.errors import ConfigurationError, UnsupportedFeatureError
+from lakeops.errors import ConfigurationError
 from lakeops.option_registry import rule_for
 
 __all__ = [
@@ -71,12 +74,17 @@ _MODES: tuple[ChangeMode, ...] = ("auto", "delta", "changelog", "diff")
 
 @dataclass(frozen=True)
 class ScanSpec:
-    """What a read returns: the merged rows of one snapshot (``snapshot_id``; None = latest),
-    or the changes between two snapshots (``incremental`` = (start exclusive, end inclusive))
-    read in ``mode``."""
+    """What a read returns: the merged rows of one snapshot — the latest, or the one
+    ``snapshot_id``, ``tag``, ``as_of_millis`` or ``version`` (``versionAsOf``: a tag of that
+    name, else the snapshot of that id, as Paimon's ``VERSION AS OF`` resolves it) names — or
+    the changes between two snapshots (``incremental`` = (start exclusive, end inclusive),
+    snapshot ids or tag names) read in ``mode``."""
 
     snapshot_id: int | None = None
-    incremental: tuple[int, int] | None = None
+    tag: str | None = None
+    as_of_millis: int | None = None
+    version: str | None = None
+    incremental: tuple[int | str, int | str] | None = None
     mode: ChangeMode = "auto"
 
 
@@ -97,19 +105,34 @@ def _snapshot_id(option: str, value: str) -> int:
     return int(text)
 
 
-def _not_yet(option: str) -> UnsupportedFeatureError:
-    # TODO(lead): wire to Table.read(tag=..., as_of=...) once the tag/time-travel API is merged
-    return UnsupportedFeatureError(
-        f"read option {option!r} is not supported by the lakeops data source yet: time travel "
-        "by timestamp or tag needs the table API being built; use 'scan.snapshot-id' "
-        "(or versionAsOf) with a snapshot id from Table.snapshots() meanwhile"
-    )
+def _millis(option: str, value: str) -> int:
+    """``scan.timestamp-millis``: epoch milliseconds; ``timestampAsOf``: epoch seconds (as
+    Paimon's ``TIMESTAMP AS OF 1678883047``) or an ISO timestamp with its zone offset."""
+    text = value.strip()
+    if option == "scan.timestamp-millis":
+        if not text.isdigit():
+            raise ConfigurationError(
+                f"option 'scan.timestamp-millis' must be epoch milliseconds, got {value!r}"
+            )
+        return int(text)
+    if text.isdigit():
+        return int(text) * 1000
+    try:
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        when = None
+    if when is None or when.tzinfo is None:
+        raise ConfigurationError(
+            f"option 'timestampAsOf' must be epoch seconds or an ISO timestamp with its zone "
+            f"offset (e.g. '2024-06-01 00:00:00.123+00:00'), got {value!r}: a time without a "
+            "zone would be read in whatever zone the Spark worker runs in"
+        )
+    return int(when.timestamp() * 1000)
 
 
 def parse_read_options(options: Mapping[str, str]) -> ScanSpec:
     """Validate the read options and say what to read; unknown or contradicting options are
-    a :class:`ConfigurationError`, known but unsupported ones an
-    :class:`UnsupportedFeatureError`."""
+    a :class:`ConfigurationError`."""
     opts = _lower(options)
     known = CONNECTION_OPTIONS + READ_OPTIONS
     unknown = sorted(k for k in opts if k not in {n.lower() for n in known})
@@ -118,46 +141,48 @@ def parse_read_options(options: Mapping[str, str]) -> ScanSpec:
             f"unknown read option(s) {unknown} for the lakeops data source; the known read "
             f"options are: {_known_list(known)}"
         )
-    for option in ("scan.timestamp-millis", "timestampAsOf", "scan.tag-name"):
-        if option.lower() in opts:
-            raise _not_yet(option)
-    ids: dict[str, int] = {}
-    for option in ("scan.snapshot-id", "versionAsOf"):
-        value = opts.get(option.lower())
-        if value is None:
-            continue
-        if option == "versionAsOf" and not value.strip().isdigit():
-            raise _not_yet("versionAsOf (a tag name)")
-        ids[option] = _snapshot_id(option, value)
-    if len(set(ids.values())) > 1:
-        raise ConfigurationError(
-            f"options 'scan.snapshot-id' and 'versionAsOf' name different snapshots {ids}; "
-            "give one of them"
-        )
-    snapshot_id = next(iter(ids.values()), None)
+    given = [o for o in READ_OPTIONS[:5] if o.lower() in opts]
+    snapshot_id = version = tag = as_of = None
+    for option in given:
+        value = opts[option.lower()]
+        if option == "scan.snapshot-id":
+            snapshot_id = _snapshot_id(option, value)
+        elif option == "versionAsOf":
+            version = value.strip()
+            if not version:
+                raise ConfigurationError("option 'versionAsOf' is empty")
+        elif option == "scan.tag-name":
+            tag = value.strip()
+            if not tag:
+                raise ConfigurationError("option 'scan.tag-name' is empty")
+        else:
+            as_of = _millis(option, value)
+    if version is not None and version == str(snapshot_id):
+        given.remove("versionAsOf")  # the same snapshot spelt twice
+        version = None
+    if len(given) > 1:
+        raise ConfigurationError(f"options {given} each name a snapshot to read; give one of them")
     mode_text = opts.get("incremental-between-scan-mode")
     between = opts.get("incremental-between")
     if between is None:
         if mode_text is not None:
             raise ConfigurationError(
                 "option 'incremental-between-scan-mode' needs 'incremental-between' "
-                "('start,end' snapshot ids)"
+                "('start,end' snapshot ids or tag names)"
             )
-        return ScanSpec(snapshot_id=snapshot_id)
-    if snapshot_id is not None:
+        return ScanSpec(snapshot_id=snapshot_id, tag=tag, as_of_millis=as_of, version=version)
+    if given:
         raise ConfigurationError(
-            "options 'incremental-between' and a snapshot to time-travel to "
-            f"({', '.join(ids)}) contradict each other; give one of them"
+            f"options 'incremental-between' and {given} contradict each other; give one of them"
         )
     parts = [p.strip() for p in between.split(",")]
     if len(parts) != 2 or not all(parts):
         raise ConfigurationError(
-            f"option 'incremental-between' must be 'start,end' snapshot ids, got {between!r}"
+            "option 'incremental-between' must be 'start,end' snapshot ids or tag names, "
+            f"got {between!r}"
         )
-    if not all(p.isdigit() for p in parts):
-        raise _not_yet("incremental-between with tag names")
-    start, end = int(parts[0]), int(parts[1])
-    if start >= end:
+    start, end = (int(p) if p.isdigit() else p for p in parts)
+    if isinstance(start, int) and isinstance(end, int) and start >= end:
         raise ConfigurationError(
             f"option 'incremental-between' must name an earlier then a later snapshot "
             f"(start exclusive, end inclusive), got {between!r}"

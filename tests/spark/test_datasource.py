@@ -274,9 +274,9 @@ def _spark_rows(df) -> list[dict]:  # type: ignore[no-untyped-def]
 
 
 def test_time_travel_and_incremental_reads(spark, catalog: Catalog, warehouse) -> None:
-    """scan.snapshot-id / versionAsOf against a model of each snapshot; incremental-between
-    (delta: pypaimon's incremental read is the oracle; diff: the two models' difference) with
-    Paimon's ``rowkind`` column first."""
+    """scan.snapshot-id / versionAsOf / scan.tag-name / scan.timestamp-millis against a model of
+    each snapshot; incremental-between (delta: pypaimon's incremental read is the oracle; diff,
+    to a tag: the two models' difference) with Paimon's ``rowkind`` column first."""
     from tests.interop.oracle import oracle_changes
 
     t = _table(catalog, "db.tt", {})
@@ -287,7 +287,19 @@ def test_time_travel_and_incremental_reads(spark, catalog: Catalog, warehouse) -
     def load():  # type: ignore[no-untyped-def]  # a fresh reader: options accumulate
         return spark.read.format("lakeops")
 
-    for options, upto in (({"scan.snapshot-id": "1"}, 1), ({"versionAsOf": "2"}, 2), ({}, 3)):
+    t.create_tag("v2", 2)
+    t.create_tag("v3", 3)
+    for options, upto in (
+        ({"scan.snapshot-id": "1"}, 1),
+        ({"versionAsOf": "2"}, 2),
+        ({"scan.tag-name": "v2"}, 2),
+        # the newest snapshot committed at or before the time (two commits may share a ms)
+        (
+            {"scan.timestamp-millis": str(t.snapshot(1).time_millis)},
+            max(i for i in (1, 2, 3) if t.snapshot(i).time_millis <= t.snapshot(1).time_millis),
+        ),
+        ({}, 3),
+    ):
         got = _spark_rows(load().options(**options).load(t.root))
         assert got == sorted(_model(*batches[:upto]).values(), key=_order), options
 
@@ -310,7 +322,7 @@ def test_time_travel_and_incremental_reads(spark, catalog: Catalog, warehouse) -
             expected += [("-U", *old.values()), ("+U", *new.values())]
     diff = (
         load()
-        .option("incremental-between", "1,3")
+        .option("incremental-between", "1,v3")  # a tag name for snapshot 3
         .option("incremental-between-scan-mode", "diff")
         .load(t.root)
     )
