@@ -70,6 +70,15 @@ WRITE_OPTIONS = ("parallelism", "overwrite_partitions", "primary-key", "partitio
 ROW_KIND_COLUMN = "rowkind"
 
 _MODES: tuple[ChangeMode, ...] = ("auto", "delta", "changelog", "diff")
+#: the read options that each name one snapshot to read
+_TIME_TRAVEL = (
+    "scan.snapshot-id",
+    "versionAsOf",
+    "scan.timestamp-millis",
+    "timestampAsOf",
+    "scan.tag-name",
+)
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 @dataclass(frozen=True)
@@ -127,7 +136,7 @@ def _millis(option: str, value: str) -> int:
             f"offset (e.g. '2024-06-01 00:00:00.123+00:00'), got {value!r}: a time without a "
             "zone would be read in whatever zone the Spark worker runs in"
         )
-    return int(when.timestamp() * 1000)
+    return (when - _EPOCH) // dt.timedelta(milliseconds=1)  # exact: no float on the way
 
 
 def parse_read_options(options: Mapping[str, str]) -> ScanSpec:
@@ -141,7 +150,7 @@ def parse_read_options(options: Mapping[str, str]) -> ScanSpec:
             f"unknown read option(s) {unknown} for the lakeops data source; the known read "
             f"options are: {_known_list(known)}"
         )
-    given = [o for o in READ_OPTIONS[:5] if o.lower() in opts]
+    given = [o for o in _TIME_TRAVEL if o.lower() in opts]
     snapshot_id = version = tag = as_of = None
     for option in given:
         value = opts[option.lower()]

@@ -26,8 +26,8 @@ from lakeops.spark.options import (
         ({"scan.timestamp-millis": "1700000000123"}, ScanSpec(as_of_millis=1700000000123)),
         ({"timestampasof": "1700000000"}, ScanSpec(as_of_millis=1700000000000)),
         (
-            {"timestampAsOf": "2024-01-01 01:00:00.250+01:00"},
-            ScanSpec(as_of_millis=1704067200250),
+            {"timestampAsOf": "2024-01-01 01:00:00.123+01:00"},
+            ScanSpec(as_of_millis=1704067200123),
         ),
         ({"incremental-between": "1, 4"}, ScanSpec(incremental=(1, 4), mode="auto")),
         ({"incremental-between": "t1,t3"}, ScanSpec(incremental=("t1", "t3"))),
