@@ -26,10 +26,30 @@ from lakeops.spec.schema import TableSchema
 from lakeops.spec.schema_change import SchemaChange
 from lakeops.table import Table
 
-__all__ = ["Catalog"]
+__all__ = ["Catalog", "new_table_schema"]
 
 _DB_SUFFIX = ".db"
 _DB_MARKER = ".lakeops-database"
+
+
+def new_table_schema(
+    schema: pa.Schema,
+    primary_keys: Sequence[str],
+    partition_keys: Sequence[str] | None = None,
+    options: Mapping[str, object] | None = None,
+    comment: str | None = None,
+) -> TableSchema:
+    """The schema :meth:`Catalog.create_table` writes for these arguments, validated exactly as
+    it validates them (unknown option keys, options lakeops cannot honour, keys, types),
+    without touching storage."""
+    opts = {str(k): str(v) for k, v in (options or {}).items()}
+    # unknown keys (did-you-mean) and options lakeops cannot honour, before anything else
+    check_create_options(opts)
+    table_schema = TableSchema.from_arrow(
+        schema, list(primary_keys), list(partition_keys or []), opts, comment
+    )
+    validate_schema(table_schema)  # every option is validated before anything is written
+    return table_schema
 
 
 class Catalog:
@@ -228,13 +248,7 @@ class Catalog:
             if ignore_if_exists:
                 return self.get_table(identifier)
             raise TableAlreadyExistsError(f"table {identifier!r} already exists")
-        opts = {str(k): str(v) for k, v in (options or {}).items()}
-        # unknown keys (did-you-mean) and options lakeops cannot honour, before anything else
-        check_create_options(opts)
-        table_schema = TableSchema.from_arrow(
-            schema, list(primary_keys), list(partition_keys or []), opts, comment
-        )
-        validate_schema(table_schema)  # every option is validated before anything is written
+        table_schema = new_table_schema(schema, primary_keys, partition_keys, options, comment)
         self.file_io.check_commit_ready()  # an unreachable commit lock, before any directory
         root = self._table_path(identifier)
         published = self.file_io.publish_exclusive(

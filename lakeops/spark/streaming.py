@@ -15,7 +15,7 @@ without either is refused before anything is written. Output modes: ``append`` a
 commit ``APPEND`` snapshots (a primary-key table upserts), ``complete`` commits ``OVERWRITE``.
 
 **Source** (``spark.readStream.format("lakeops").option("row-kind", "true")``): emits the
-table's changes with a ``_row_kind`` column (``+I``/``-U``/``+U``/``-D``) first — the changelog
+table's changes with a ``rowkind`` column (``+I``/``-U``/``+U``/``-D``) first — the changelog
 files where the table has a ``changelog-producer``, else the data each ``APPEND`` snapshot added
 (:func:`lakeops.changelog.reader.read_changes`, mode ``auto``; option ``changes.mode`` picks
 ``changelog``/``delta``). The offset is ``{"snapshot": id}``: everything up to that snapshot has
@@ -29,7 +29,7 @@ Where to start (``scan.mode``, as Paimon names it):
 * ``from-snapshot-full`` (with ``scan.snapshot-id=N``): the full state of ``N``, then changes.
 
 Spark resolves a source's schema before it knows whether the read is a stream, so the
-``_row_kind`` column is asked for with ``row-kind=true``; a stream without it is refused.
+``rowkind`` column is asked for with ``row-kind=true``; a stream without it is refused.
 """
 
 from __future__ import annotations
@@ -49,10 +49,10 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from lakeops.changelog.reader import ROW_KIND_COLUMN
 from lakeops.errors import CommitStateUnknownError, ConfigurationError, SnapshotNotFoundError
 from lakeops.read.scan import Split
 from lakeops.spark.datasource import LakeopsCommitMessage, LakeopsWriter, open_table
+from lakeops.spark.options import ROW_KIND_COLUMN
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.table import Table
 
@@ -61,7 +61,6 @@ __all__ = [
     "LakeopsStreamReader",
     "LakeopsStreamWriter",
     "last_committed_identifier",
-    "source_schema",
     "stream_commit_user",
 ]
 
@@ -74,22 +73,6 @@ COMMIT_GATE_ENV = "LAKEOPS_TEST_STREAM_COMMIT_GATE"
 
 _SCAN_MODES = ("latest-full", "latest", "from-snapshot", "from-snapshot-full")
 _CHANGE_MODES = ("auto", "changelog", "delta")
-
-
-def _flag(options: dict[str, str], name: str) -> bool:
-    value = options.get(name, "false").strip().lower()
-    if value not in ("true", "false"):
-        raise ConfigurationError(f"option {name!r} must be 'true' or 'false', got {value!r}")
-    return value == "true"
-
-
-def source_schema(options: dict[str, str], table: Table) -> pa.Schema:
-    """The columns a read with these options returns: the table's, with ``_row_kind`` first
-    when ``row-kind=true``."""
-    schema = table.arrow_schema
-    if _flag(options, "row-kind"):
-        return pa.schema([pa.field(ROW_KIND_COLUMN, pa.string(), False), *schema])
-    return schema
 
 
 # ------------------------------------------------------------------------------------------ sink
@@ -295,5 +278,5 @@ class LakeopsStreamReader(DataSourceStreamReader):
                 sid,
                 mode=self.change_mode,  # type: ignore[arg-type]
                 columns=columns,
-            )
+            ).rename_columns([ROW_KIND_COLUMN, *columns])
         yield from result.cast(target).select(self.columns).to_batches()

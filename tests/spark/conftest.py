@@ -1,4 +1,6 @@
-"""One local[2] SparkSession for the whole test run."""
+"""One local[2] SparkSession for the whole test run (``LAKEOPS_TEST_SPARK_MASTER`` runs the
+same tests on another master, e.g. ``local-cluster[2,1,1024]``: executors in their own
+processes)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ def spark() -> Iterator[Any]:
     # pyspark-client (pulled by Airflow's Spark provider) can silently overwrite pyspark files
     assert pyspark.__version__.startswith("4."), f"unexpected pyspark {pyspark.__version__}"
     session = (
-        SparkSession.builder.master("local[2]")
+        SparkSession.builder.master(os.environ.get("LAKEOPS_TEST_SPARK_MASTER", "local[2]"))
         .appName("lakeops-tests")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "4")

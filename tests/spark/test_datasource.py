@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pyarrow as pa
@@ -231,3 +233,186 @@ def test_one_writer_per_bucket(spark, catalog: Catalog, key_type, ddl_type: str)
     assert len(splits) == 10  # 2 partitions x 5 buckets, every bucket hit by 300 keys
     assert all(len(s.files) == 1 for s in splits), [len(s.files) for s in splits]
     assert table.read().num_rows == len(rows)
+
+
+# ------------------------------------------------------------ reader options and table creation
+def _upserts(seed: int, n: int = 60) -> list[dict]:
+    """Rows of SCHEMA for a ``rowkind.field`` table: upserts and some deletes of known keys."""
+    import random
+
+    rng = random.Random(seed)
+    return [
+        {
+            "dt": f"d{i % 2}",
+            "id": rng.randrange(40),
+            "v": rng.randrange(1000),
+            "op": rng.choice(["+I", "+U", "-D"] if seed > 1 else ["+I"]),
+        }
+        for i in range(n)
+    ]
+
+
+def _model(*batches: list[dict]) -> dict[tuple, dict]:
+    """The merged state of SCHEMA rows applied in order (last row per key wins; -D deletes)."""
+    state: dict[tuple, dict] = {}
+    for batch in batches:
+        for row in batch:
+            key = (row["dt"], row["id"])
+            if row["op"] == "-D":
+                state.pop(key, None)
+            else:
+                state[key] = row
+    return state
+
+
+def _order(row: dict) -> tuple:
+    return (row["dt"], row["id"])
+
+
+def _spark_rows(df) -> list[dict]:  # type: ignore[no-untyped-def]
+    return sorted(df.toArrow().to_pylist(), key=_order)
+
+
+def test_time_travel_and_incremental_reads(spark, catalog: Catalog, warehouse) -> None:
+    """scan.snapshot-id / versionAsOf / scan.tag-name / scan.timestamp-millis against a model of
+    each snapshot; incremental-between (delta: pypaimon's incremental read is the oracle; diff,
+    to a tag: the two models' difference) with Paimon's ``rowkind`` column first."""
+    from tests.interop.oracle import oracle_changes
+
+    t = _table(catalog, "db.tt", {})
+    batches = [_upserts(seed) for seed in (1, 2, 3)]
+    for batch in batches:
+        t.write(pa.Table.from_pylist(batch, schema=SCHEMA))
+
+    def load():  # type: ignore[no-untyped-def]  # a fresh reader: options accumulate
+        return spark.read.format("lakeops")
+
+    t.create_tag("v2", 2)
+    t.create_tag("v3", 3)
+    for options, upto in (
+        ({"scan.snapshot-id": "1"}, 1),
+        ({"versionAsOf": "2"}, 2),
+        ({"scan.tag-name": "v2"}, 2),
+        # the newest snapshot committed at or before the time (two commits may share a ms)
+        (
+            {"scan.timestamp-millis": str(t.snapshot(1).time_millis)},
+            max(i for i in (1, 2, 3) if t.snapshot(i).time_millis <= t.snapshot(1).time_millis),
+        ),
+        ({}, 3),
+    ):
+        got = _spark_rows(load().options(**options).load(t.root))
+        assert got == sorted(_model(*batches[:upto]).values(), key=_order), options
+
+    delta = load().option("incremental-between", "1,3").load(t.root)
+    assert delta.columns == ["rowkind", *SCHEMA.names]
+    theirs = oracle_changes(warehouse, "db.tt", 1, 3).to_pylist()
+    assert sorted(tuple(r.values()) for r in delta.toArrow().to_pylist()) == sorted(
+        (r["_row_kind"], r["dt"], r["id"], r["v"], r["op"]) for r in theirs
+    )
+
+    before, after = _model(batches[0]), _model(*batches)
+    expected = []
+    for key in before.keys() | after.keys():
+        old, new = before.get(key), after.get(key)
+        if old is None:
+            expected.append(("+I", *new.values()))
+        elif new is None:
+            expected.append(("-D", *old.values()))
+        elif old != new:
+            expected += [("-U", *old.values()), ("+U", *new.values())]
+    diff = (
+        load()
+        .option("incremental-between", "1,v3")  # a tag name for snapshot 3
+        .option("incremental-between-scan-mode", "diff")
+        .load(t.root)
+    )
+    assert sorted(tuple(r.values()) for r in diff.toArrow().to_pylist()) == sorted(expected)
+
+
+def test_first_write_creates_the_table_from_the_dataframe(spark, warehouse) -> None:
+    """primary-key, partition, bucket and table options as write options create the table
+    (columns nullable but the keys, column spelling kept for fields.<col>.* options); later
+    writes append to it; pypaimon reads the aggregated rows the options asked for."""
+    from tests.interop.oracle import oracle_read
+
+    ddl = (
+        "dt string, Id bigint, Amount decimal(20,2), ts timestamp, tn timestamp_ntz, "
+        "tags array<string>, attrs map<string,int>, info struct<a:int,b:binary>"
+    )
+    rows = [
+        (
+            f"d{i % 2}",
+            i,
+            Decimal(i) / 4,
+            dt.datetime(2024, 1, 1, 0, 0, i, tzinfo=dt.UTC),
+            dt.datetime(2024, 1, 1, 0, 0, i),
+            [str(i)],
+            {"k": i},
+            (i, bytes([i])),
+        )
+        for i in range(20)
+    ]
+    df = spark.createDataFrame(rows, ddl)
+    path = str(warehouse / "sales.db" / "orders")  # neither the database nor the table exists
+    (
+        df.write.format("lakeops")
+        .mode("append")
+        .option("primary-key", "dt,Id")
+        .option("partition", "dt")
+        .option("bucket", "2")
+        .option("merge-engine", "aggregation")
+        .option("fields.Amount.aggregate-function", "sum")
+        .save(path)
+    )
+    df.write.format("lakeops").mode("append").save(path)  # the table exists: no options needed
+    t = Catalog(str(warehouse)).get_table("sales.orders")
+    assert (t.schema.primary_keys, t.schema.partition_keys) == (("dt", "Id"), ("dt",))
+    assert t.schema.options == {
+        "bucket": "2",
+        "merge-engine": "aggregation",
+        "fields.Amount.aggregate-function": "sum",
+    }
+    assert [str(f.type) for f in t.schema.fields] == [
+        "STRING NOT NULL",
+        "BIGINT NOT NULL",
+        "DECIMAL(20, 2)",
+        "TIMESTAMP(6) WITH LOCAL TIME ZONE",
+        "TIMESTAMP(6)",
+        "ARRAY<STRING>",
+        "MAP<STRING NOT NULL, INT>",
+        "ROW<`a` INT, `b` BYTES>",
+    ]
+    theirs = sorted(oracle_read(warehouse, "sales.orders").to_pylist(), key=lambda r: r["Id"])
+    assert [(r["Id"], r["Amount"], r["tags"]) for r in theirs] == [
+        (i, Decimal(i) / 2, [str(i)]) for i in range(20)
+    ]
+
+
+def test_refusals_name_the_option_and_leave_nothing(spark, catalog: Catalog, warehouse) -> None:
+    """An unknown option, a save without .mode(...), a table a write cannot create, a table the
+    write options define differently: clear errors (raised through Spark), and no table
+    directory or snapshot. The option checks themselves are in test_options.py."""
+    t = _table(catalog, "db.x", {})
+    t.write(pa.Table.from_pylist(_upserts(1, 5), schema=SCHEMA))
+    with pytest.raises(Exception, match=r"unknown read option\(s\) \['snapshot_id'\].*versionAsOf"):
+        spark.read.format("lakeops").option("snapshot_id", "1").load(t.root).count()
+    df = spark.createDataFrame([("d0", 1, 2, "+I")], DDL)
+    new = warehouse / "fresh.db" / "t"  # neither the database nor the table exists
+    cases = [
+        (df.write.format("lakeops"), "UNSUPPORTED_DATA_SOURCE_SAVE_MODE.*Append"),
+        (df.write.format("lakeops").mode("append"), "give its key.*primary-key"),
+        (
+            df.write.format("lakeops")
+            .mode("append")
+            .option("primary-key", "id")
+            .option("bucket", "-2"),
+            "bucket",
+        ),
+    ]
+    for writer, message in cases:
+        with pytest.raises(Exception, match=message):
+            writer.save(str(new))
+        assert not new.parent.exists()
+    with pytest.raises(Exception, match=r"bucket='3' \(the table has '4'\)"):
+        df.write.format("lakeops").mode("append").option("bucket", "3").save(t.root)
+    assert len(t.snapshots()) == 1
