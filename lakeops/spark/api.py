@@ -89,7 +89,7 @@ def write(
     from pyspark.sql import functions as F
     from pyspark.sql.types import IntegerType, StructField, StructType
 
-    from lakeops.spark.datasource import open_table
+    from lakeops.spark.tables import open_table
 
     check_parallelism(parallelism)
     spark = df.sparkSession
@@ -167,7 +167,7 @@ def write(
 def _compact_bucket(payload: tuple[dict[str, str], Any, bool, bool]) -> tuple[Any, list[str]]:
     """Executor side: compact one bucket (see :func:`compact`)."""
     from lakeops.compact.planner import run_bucket
-    from lakeops.spark.datasource import open_table
+    from lakeops.spark.tables import open_table
 
     options, job, full, force_level0 = payload
     table = open_table(options)
@@ -194,7 +194,7 @@ def compact(
     ``COMPACT`` snapshot. On a conflict nothing is committed and the new files are deleted.
     Each task compacts one bucket on one thread, so it uses exactly its task slot."""
     from lakeops.compact.planner import plan_buckets
-    from lakeops.spark.datasource import open_table
+    from lakeops.spark.tables import open_table
 
     options = _options(path, storage_options, catalog_options)
     table = open_table(options)

@@ -28,8 +28,6 @@ overwrite); ``abort`` deletes what the tasks wrote.
 
 from __future__ import annotations
 
-import contextlib
-import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +35,6 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.datasource import (
     DataSource,
-    DataSourceArrowWriter,
     DataSourceReader,
     DataSourceStreamReader,
     DataSourceStreamWriter,
@@ -49,140 +46,26 @@ from pyspark.sql.datasource import (
     InputPartition,
     LessThan,
     LessThanOrEqual,
-    WriterCommitMessage,
 )
 from pyspark.sql.types import StructType
 
-from lakeops.catalog import Catalog, new_table_schema
 from lakeops.changelog.reader import ROW_KIND_COLUMN as CHANGES_ROW_KIND
 from lakeops.changelog.reader import ChangeMode
 from lakeops.errors import (
-    CommitStateUnknownError,
     ConfigurationError,
-    TableAlreadyExistsError,
 )
-from lakeops.io.file_io import FileIO, join
-from lakeops.parallel import check_parallelism
 from lakeops.read.scan import Split
 from lakeops.spark.options import (
     ROW_KIND_COLUMN,
     ScanSpec,
-    TableOptions,
     parse_read_options,
-    split_write_options,
 )
-from lakeops.spark.types import as_nullable, spark_arrow_schema, spark_schema, to_spark_arrow
-from lakeops.spec import paths
-from lakeops.spec.commit_message import CommitMessage
+from lakeops.spark.tables import ensure_table, open_table, task_parallelism
+from lakeops.spark.types import spark_arrow_schema, spark_schema, to_spark_arrow
+from lakeops.spark.writer import LakeopsWriter
 from lakeops.table import Table
 
 __all__ = ["LakeopsDataSource", "ensure_table", "open_table", "task_parallelism"]
-
-#: rows a write task gathers before validating and routing them in one go
-_COALESCE_ROWS = 262_144
-
-
-def task_parallelism(requested: str | None) -> int:
-    """How many buckets one Spark task writes at once: the task's CPUs (``spark.task.cpus``;
-    1 outside a task), lowered to ``requested`` (the ``parallelism`` write option) when that is
-    smaller — never more, so a task does not oversubscribe the slots its executor gave it."""
-    from pyspark import TaskContext
-
-    context = TaskContext.get()
-    slots = max(int(context.cpus()), 1) if context is not None else 1
-    if requested is None:
-        return slots
-    return min(check_parallelism(int(requested)) or slots, slots)
-
-
-def _location(options: dict[str, str]) -> tuple[FileIO, dict[str, Any], dict[str, str]]:
-    """The table directory's FileIO, with the storage and catalog options it was built from."""
-    storage = json.loads(
-        options.get("storage_options_secret") or options.get("storage_options") or "{}"
-    )
-    catalog_options = json.loads(
-        options.get("catalog_options_secret") or options.get("catalog_options") or "{}"
-    )
-    path = options.get("path")
-    if not path:
-        warehouse, identifier = options.get("warehouse"), options.get("table")
-        if not warehouse or not identifier or "." not in identifier:
-            raise ConfigurationError(
-                "lakeops data source needs .load('<warehouse>/<db>.db/"
-                "<table>') or options warehouse=… and table=db.table"
-            )
-        db, name = identifier.split(".", 1)
-        path = f"{warehouse.rstrip('/')}/{db}.db/{name}"
-    return FileIO(path, storage, catalog_options), storage, catalog_options
-
-
-def open_table(options: dict[str, str]) -> Table:
-    """The table the data-source options name."""
-    fio, _, _ = _location(options)
-    db_dir, name = fio.root.rsplit("/", 1)
-    return Table(f"{db_dir.rsplit('/', 1)[-1].removesuffix('.db')}.{name}", fio, fio.root)
-
-
-def ensure_table(options: dict[str, str], schema: StructType) -> Table:
-    """The table a write goes to, created from the DataFrame's ``schema`` when the path holds
-    none (with the ``primary-key``, ``partition`` and table options among ``options``,
-    validated by :meth:`lakeops.Catalog.create_table`). For an existing table those options
-    must match what the table has: they define a table, they do not change one."""
-    spec = split_write_options(options, schema.fieldNames())
-    fio, storage, catalog_options = _location(options)
-    if not fio.list_names(join(fio.root, paths.SCHEMA_DIR)):
-        db_dir, name = fio.root.rsplit("/", 1)
-        warehouse, db_name = db_dir.rsplit("/", 1) if "/" in db_dir else ("", db_dir)
-        if not db_name.endswith(".db") or not warehouse:
-            raise ConfigurationError(
-                f"no table at {fio.root}, and the path is not <warehouse>/<database>.db/<table>, "
-                "so a write cannot create one there"
-            )
-        if not spec.primary_keys:
-            raise ConfigurationError(
-                f"no table at {fio.root}: to create it from the DataFrame, give its key, e.g. "
-                ".option('primary-key', 'id') (and optionally 'partition', 'bucket' and other "
-                "Paimon table options)"
-            )
-        catalog = Catalog(warehouse, storage_options=storage, options=catalog_options)
-        arrow_schema = as_nullable(spark_arrow_schema(schema))
-        # validated before the database directory is made: a refused write leaves nothing
-        new_table_schema(arrow_schema, spec.primary_keys, spec.partition_keys, spec.options)
-        catalog.create_database(db_name.removesuffix(".db"), ignore_if_exists=True)
-        # another writer may create it first: then check it is the table this write means
-        with contextlib.suppress(TableAlreadyExistsError):
-            catalog.create_table(
-                f"{db_name.removesuffix('.db')}.{name}",
-                schema=arrow_schema,
-                primary_keys=spec.primary_keys,
-                partition_keys=spec.partition_keys,
-                options=spec.options,
-            )
-    table = open_table(options)
-    _check_matches(table, spec)
-    return table
-
-
-def _check_matches(table: Table, spec: TableOptions) -> None:
-    """Refuse table-defining write options that differ from what the existing table has."""
-    schema = table.schema
-    wrong = []
-    if spec.primary_keys is not None and spec.primary_keys != list(schema.primary_keys):
-        wrong.append(f"primary-key {spec.primary_keys} (the table has {schema.primary_keys})")
-    if spec.partition_keys is not None and spec.partition_keys != list(schema.partition_keys):
-        wrong.append(f"partition {spec.partition_keys} (the table has {schema.partition_keys})")
-    for key, value in spec.options.items():
-        have = schema.options.get(key)
-        if have != value:
-            wrong.append(f"{key}={value!r} (the table has {have!r})")
-    if wrong:
-        raise ConfigurationError(
-            f"table {table.identifier} exists and the write options define it differently: "
-            + "; ".join(wrong)
-            + ". Table options configure a table the write creates; change an existing one "
-            "with Table.alter (or drop the options from the write)"
-        )
-
 
 _OPS = {
     EqualTo: "=",
@@ -291,67 +174,6 @@ class LakeopsReader(DataSourceReader):
 
 
 @dataclass
-class LakeopsCommitMessage(WriterCommitMessage):
-    """What one task wrote."""
-
-    messages: list[CommitMessage]
-
-
-class LakeopsWriter(DataSourceArrowWriter):
-    """Each task writes level-0 files; the driver commits once."""
-
-    def __init__(self, options: dict[str, str], overwrite: bool) -> None:
-        self.options = options
-        self.overwrite = overwrite
-
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
-        table = open_table(self.options)
-        writer = table.new_write(
-            overwrite=self.overwrite,
-            parallelism=task_parallelism(self.options.get("parallelism")),
-        )
-        pending: list[pa.RecordBatch] = []
-        rows = 0
-        try:
-            for batch in iterator:  # Spark hands small batches: validate and route in bulk
-                if batch.num_rows:
-                    pending.append(batch)
-                    rows += batch.num_rows
-                if rows >= _COALESCE_ROWS:
-                    writer.write(pa.Table.from_batches(pending))
-                    pending, rows = [], 0
-            if pending:
-                writer.write(pa.Table.from_batches(pending))
-            return LakeopsCommitMessage(writer.prepare_commit())
-        except BaseException:
-            writer.abort()
-            raise
-
-    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        table = open_table(self.options)
-        batch = [
-            m for msg in messages if isinstance(msg, LakeopsCommitMessage) for m in msg.messages
-        ]
-        overwrite: bool | list[dict[str, Any]] = self.overwrite
-        if self.overwrite and self.options.get("overwrite_partitions"):
-            overwrite = json.loads(self.options["overwrite_partitions"])
-        if batch or overwrite:
-            try:
-                table.commit(batch, overwrite=overwrite)
-            except CommitStateUnknownError:
-                self._state_unknown = True  # the snapshot may reference the files: abort keeps them
-                raise
-
-    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        if getattr(self, "_state_unknown", False):
-            return
-        table = open_table(self.options)
-        batch = [
-            m for msg in messages if isinstance(msg, LakeopsCommitMessage) for m in msg.messages
-        ]
-        table.delete_uncommitted(batch)
-
-
 class LakeopsDataSource(DataSource):
     """``spark.read.format("lakeops")`` / ``df.write.format("lakeops")``."""
 

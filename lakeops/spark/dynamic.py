@@ -41,7 +41,7 @@ def assign_dynamic(df: Any, options: dict[str, str]) -> Any:
     """``df`` with a ``__lakeops_bucket`` column assigned by per-channel hash-index assigners."""
     from pyspark.sql.types import IntegerType, StructField, StructType
 
-    from lakeops.spark.datasource import open_table
+    from lakeops.spark.tables import open_table
 
     table = open_table(options)
     dyn = _dynamic_options(table)
@@ -165,7 +165,7 @@ def assign_cross_partition(df: Any, options: dict[str, str]) -> tuple[Any, Any]:
     from pyspark.sql.types import ByteType, IntegerType, StructField, StructType
 
     from lakeops.bucket.cross_partition import bootstrap_splits
-    from lakeops.spark.datasource import open_table
+    from lakeops.spark.tables import open_table
 
     spark = df.sparkSession
     table = open_table(options)

@@ -278,7 +278,7 @@ def main(
     if catalog is None:
         catalog = json.loads(os.environ.get("LAKEOPS_CATALOG_OPTIONS") or "{}")
     from lakeops.spark import api
-    from lakeops.spark.datasource import open_table
+    from lakeops.spark.tables import open_table
 
     opts = {
         "path": args.table,

@@ -51,8 +51,9 @@ from pyspark.sql.datasource import (
 
 from lakeops.errors import CommitStateUnknownError, ConfigurationError, SnapshotNotFoundError
 from lakeops.read.scan import Split
-from lakeops.spark.datasource import LakeopsCommitMessage, LakeopsWriter, open_table
 from lakeops.spark.options import ROW_KIND_COLUMN
+from lakeops.spark.tables import open_table
+from lakeops.spark.writer import LakeopsCommitMessage, LakeopsWriter
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.table import Table
 

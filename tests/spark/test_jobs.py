@@ -132,7 +132,7 @@ def test_parallelism_argument_and_the_task_cap(monkeypatch: pytest.MonkeyPatch) 
     than its CPUs (``spark.task.cpus``), which is also its default."""
     from pyspark import TaskContext
 
-    from lakeops.spark.datasource import task_parallelism
+    from lakeops.spark.tables import task_parallelism
 
     assert parse_args(["write", "--table", "t", "--parallelism", "3"]).parallelism == 3
     assert parse_args(["expire", "--table", "t"]).parallelism is None

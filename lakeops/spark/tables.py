@@ -1,0 +1,130 @@
+"""The table a set of Spark data-source options names (``path``, or ``warehouse`` + ``table``;
+storage and catalog options), creating it on a first write, and how many buckets a Spark task
+writes at once."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+from pyspark.sql.types import StructType
+
+from lakeops.catalog import Catalog, new_table_schema
+from lakeops.errors import (
+    ConfigurationError,
+    TableAlreadyExistsError,
+)
+from lakeops.io.file_io import FileIO, join
+from lakeops.parallel import check_parallelism
+from lakeops.spark.options import (
+    TableOptions,
+    split_write_options,
+)
+from lakeops.spark.types import as_nullable, spark_arrow_schema
+from lakeops.spec import paths
+from lakeops.table import Table
+
+__all__ = ["ensure_table", "open_table", "task_parallelism"]
+
+
+def task_parallelism(requested: str | None) -> int:
+    """How many buckets one Spark task writes at once: the task's CPUs (``spark.task.cpus``;
+    1 outside a task), lowered to ``requested`` (the ``parallelism`` write option) when that is
+    smaller — never more, so a task does not oversubscribe the slots its executor gave it."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    slots = max(int(context.cpus()), 1) if context is not None else 1
+    if requested is None:
+        return slots
+    return min(check_parallelism(int(requested)) or slots, slots)
+
+
+def _location(options: dict[str, str]) -> tuple[FileIO, dict[str, Any], dict[str, str]]:
+    """The table directory's FileIO, with the storage and catalog options it was built from."""
+    storage = json.loads(
+        options.get("storage_options_secret") or options.get("storage_options") or "{}"
+    )
+    catalog_options = json.loads(
+        options.get("catalog_options_secret") or options.get("catalog_options") or "{}"
+    )
+    path = options.get("path")
+    if not path:
+        warehouse, identifier = options.get("warehouse"), options.get("table")
+        if not warehouse or not identifier or "." not in identifier:
+            raise ConfigurationError(
+                "lakeops data source needs .load('<warehouse>/<db>.db/"
+                "<table>') or options warehouse=… and table=db.table"
+            )
+        db, name = identifier.split(".", 1)
+        path = f"{warehouse.rstrip('/')}/{db}.db/{name}"
+    return FileIO(path, storage, catalog_options), storage, catalog_options
+
+
+def open_table(options: dict[str, str]) -> Table:
+    """The table the data-source options name."""
+    fio, _, _ = _location(options)
+    db_dir, name = fio.root.rsplit("/", 1)
+    return Table(f"{db_dir.rsplit('/', 1)[-1].removesuffix('.db')}.{name}", fio, fio.root)
+
+
+def ensure_table(options: dict[str, str], schema: StructType) -> Table:
+    """The table a write goes to, created from the DataFrame's ``schema`` when the path holds
+    none (with the ``primary-key``, ``partition`` and table options among ``options``,
+    validated by :meth:`lakeops.Catalog.create_table`). For an existing table those options
+    must match what the table has: they define a table, they do not change one."""
+    spec = split_write_options(options, schema.fieldNames())
+    fio, storage, catalog_options = _location(options)
+    if not fio.list_names(join(fio.root, paths.SCHEMA_DIR)):
+        db_dir, name = fio.root.rsplit("/", 1)
+        warehouse, db_name = db_dir.rsplit("/", 1) if "/" in db_dir else ("", db_dir)
+        if not db_name.endswith(".db") or not warehouse:
+            raise ConfigurationError(
+                f"no table at {fio.root}, and the path is not <warehouse>/<database>.db/<table>, "
+                "so a write cannot create one there"
+            )
+        if not spec.primary_keys:
+            raise ConfigurationError(
+                f"no table at {fio.root}: to create it from the DataFrame, give its key, e.g. "
+                ".option('primary-key', 'id') (and optionally 'partition', 'bucket' and other "
+                "Paimon table options)"
+            )
+        catalog = Catalog(warehouse, storage_options=storage, options=catalog_options)
+        arrow_schema = as_nullable(spark_arrow_schema(schema))
+        # validated before the database directory is made: a refused write leaves nothing
+        new_table_schema(arrow_schema, spec.primary_keys, spec.partition_keys, spec.options)
+        catalog.create_database(db_name.removesuffix(".db"), ignore_if_exists=True)
+        # another writer may create it first: then check it is the table this write means
+        with contextlib.suppress(TableAlreadyExistsError):
+            catalog.create_table(
+                f"{db_name.removesuffix('.db')}.{name}",
+                schema=arrow_schema,
+                primary_keys=spec.primary_keys,
+                partition_keys=spec.partition_keys,
+                options=spec.options,
+            )
+    table = open_table(options)
+    _check_matches(table, spec)
+    return table
+
+
+def _check_matches(table: Table, spec: TableOptions) -> None:
+    """Refuse table-defining write options that differ from what the existing table has."""
+    schema = table.schema
+    wrong = []
+    if spec.primary_keys is not None and spec.primary_keys != list(schema.primary_keys):
+        wrong.append(f"primary-key {spec.primary_keys} (the table has {schema.primary_keys})")
+    if spec.partition_keys is not None and spec.partition_keys != list(schema.partition_keys):
+        wrong.append(f"partition {spec.partition_keys} (the table has {schema.partition_keys})")
+    for key, value in spec.options.items():
+        have = schema.options.get(key)
+        if have != value:
+            wrong.append(f"{key}={value!r} (the table has {have!r})")
+    if wrong:
+        raise ConfigurationError(
+            f"table {table.identifier} exists and the write options define it differently: "
+            + "; ".join(wrong)
+            + ". Table options configure a table the write creates; change an existing one "
+            "with Table.alter (or drop the options from the write)"
+        )
