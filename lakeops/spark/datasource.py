@@ -173,7 +173,6 @@ class LakeopsReader(DataSourceReader):
         yield from to_spark_arrow(result, target).to_batches()
 
 
-@dataclass
 class LakeopsDataSource(DataSource):
     """``spark.read.format("lakeops")`` / ``df.write.format("lakeops")``."""
 
