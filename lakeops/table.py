@@ -606,7 +606,13 @@ class Table:
         splits = plan_splits(self.context, snapshot, rf)
         # the filter runs once on the whole result, not on every batch
         schema, batches = read_batches(
-            self.context, splits, wanted, rf, parallelism=parallelism, apply_filter=False
+            self.context,
+            splits,
+            wanted,
+            rf,
+            parallelism=parallelism,
+            apply_filter=False,
+            whole_sections=True,
         )
         result = pa.Table.from_batches(list(batches), schema=schema)
         return result.filter(rf.expression).select(wanted) if rf is not None else result

@@ -11,6 +11,10 @@ work, merged as a stream:
   (:func:`~lakeops.merge.stream.merge_runs`), each run read ``batch_rows / runs`` rows at a
   time.
 
+``read_batches(whole_sections=True)`` (what ``Table.read`` uses, which holds every row anyway)
+merges a section of several runs in one go instead — all its records, one sort, one merge — which
+is faster than the streaming k-way merge and bounded by the section, not by ``batch_rows``.
+
 Merged rows whose kind is a retraction are dropped, the filter is applied exactly to each
 batch, and the batch is cut to the requested columns. Files whose key statistics cannot hold a
 kept row were skipped by the scan; inside a Parquet file, row groups whose key statistics
@@ -38,6 +42,7 @@ from lakeops.errors import ConfigurationError
 from lakeops.kv.reader import KeyValueReader
 from lakeops.merge import group_starts, merge_sorted, sort_records
 from lakeops.merge.interval_partition import partition_runs
+from lakeops.merge.ordering import as_table
 from lakeops.merge.stream import merge_runs
 from lakeops.parallel import check_parallelism, workers_for
 from lakeops.read.expression import Stats
@@ -82,8 +87,11 @@ class SplitStream:
         batch_rows: int,
         *,
         apply_filter: bool = True,
+        whole_sections: bool = False,
     ) -> None:
         schema = ctx.schema
+        #: merge a section of several runs whole (one sort) instead of streaming it
+        self.whole_sections = whole_sections
         self.schema = schema
         self.options = ctx.options
         self.engine = ctx.engine
@@ -186,6 +194,16 @@ class SplitStream:
         if len(section.runs) == 1:
             yield from self._one_run(directory, section.runs[0])
             return
+        if self.whole_sections:
+            tables = [
+                t
+                for run in section.runs
+                for t in self._run_batches(directory, run, self.batch_rows)
+                if t.num_rows
+            ]
+            if tables:
+                yield self._merge(as_table(tables), distinct=False)
+            return
         per_run = max(
             min(MIN_RUN_BATCH_ROWS, self.batch_rows), self.batch_rows // len(section.runs)
         )
@@ -234,18 +252,22 @@ def read_batches(
     batch_rows: int | None = None,
     parallelism: int | None = None,
     apply_filter: bool = True,
+    whole_sections: bool = False,
 ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
     """The output schema and the merged rows of ``splits`` (see the module docstring for the
     order and the memory budget): ``columns`` of the rows ``row_filter`` keeps.
 
     ``apply_filter=False`` leaves the exact filter to the caller (who filters a whole table
     once instead of every batch): the batches then hold every merged row, with the columns
-    the filter reads after ``columns``."""
+    the filter reads after ``columns``. ``whole_sections=True`` merges a section of several
+    runs in one go (see the module docstring): for a caller that keeps every row anyway."""
     check_parallelism(parallelism)
     rows = DEFAULT_BATCH_ROWS if batch_rows is None else batch_rows
     if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
         raise ConfigurationError(f"batch_rows must be a positive integer, got {batch_rows!r}")
-    stream = SplitStream(ctx, columns, row_filter, rows, apply_filter=apply_filter)
+    stream = SplitStream(
+        ctx, columns, row_filter, rows, apply_filter=apply_filter, whole_sections=whole_sections
+    )
     sections = stream.sections(splits)
     window = workers_for(parallelism, len(sections))
     return stream.out_schema, ordered_streams(sections, stream.batches, window, QUEUE_DEPTH)
