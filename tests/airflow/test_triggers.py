@@ -120,6 +120,7 @@ def test_a_commit_queues_the_flush_dag_through_the_watcher(
     import os
 
     from airflow.models.asset import AssetDagRunQueue, AssetModel
+    from airflow.models.dag import DagModel
     from airflow.models.trigger import Trigger
     from airflow.utils.session import create_session
     from sqlalchemy import select
@@ -138,6 +139,15 @@ def test_a_commit_queues_the_flush_dag_through_the_watcher(
     # a paused DAG's Assets get no watchers: the DAG is created unpaused
     env = {**os.environ, "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False"}
     airflow_cli("dags", "reserialize", env=env)
+    # an earlier test of this session's database may have created the DAG paused: unpause it
+    # and serialize again, so that its Assets get their watchers
+    with create_session() as session:
+        dag_model = session.get(DagModel, "lakeops_lookup_flush_on_commit")
+        was_paused = dag_model is not None and dag_model.is_paused
+        if was_paused:
+            dag_model.is_paused = False
+    if was_paused:
+        airflow_cli("dags", "reserialize", env=env)
     uri = "lakeops://lakeops_default/db/firsts"
     with create_session() as session:
         asset = session.scalars(select(AssetModel).where(AssetModel.uri == uri)).one()
