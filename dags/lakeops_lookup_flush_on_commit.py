@@ -18,7 +18,7 @@ from typing import Any
 from airflow.sdk import DAG, Asset, AssetAny, AssetWatcher, task
 
 from lakeops.airflow.assets import table_asset
-from lakeops.airflow.conditions import committed_tables, flush_candidates
+from lakeops.airflow.conditions import lookup_flush_plan
 from lakeops.airflow.dag_settings import DAG_DEFAULTS, DagSettings
 from lakeops.airflow.hook import LakeopsHook
 from lakeops.airflow.operators import LakeopsFlushLevel0Operator
@@ -54,13 +54,8 @@ with DAG(
     @task
     def plan(**context: Any) -> list[str]:
         """The lookup tables to flush: those whose commits triggered the run."""
-        hook = LakeopsHook(settings.conn_id)
         events = context.get("triggering_asset_events") or {}
-        committed = committed_tables(
-            (getattr(asset, "uri", ""), [e.extra for e in evts]) for asset, evts in events.items()
-        )
-        tables = committed if events else hook.list_tables()
-        return flush_candidates(hook.get_catalog(), tables)
+        return lookup_flush_plan(LakeopsHook(settings.conn_id).get_catalog(), events)
 
     LakeopsFlushLevel0Operator.partial(
         task_id="flush_level0",

@@ -13,6 +13,7 @@ from lakeops.option_parsing import option_bool
 
 __all__ = [
     "committed_tables",
+    "lookup_flush_plan",
     "flush_candidates",
     "health_violations",
     "is_lookup_table",
@@ -151,6 +152,20 @@ def committed_tables(events: Iterable[tuple[str, Sequence[Mapping[str, Any]]]]) 
             if table not in out:
                 out.append(table)
     return out
+
+
+def lookup_flush_plan(catalog: Catalog, events: Mapping[Any, Sequence[Any]]) -> list[str]:
+    """The lookup tables a lookup-flush DAG run flushes: with ``events`` (Airflow's
+    ``triggering_asset_events``: Asset → events), those whose commits triggered the run;
+    without (a scheduled or manual run), every table of the warehouse — in both cases only
+    those with level-0 files to flush."""
+    if events:
+        tables = committed_tables(
+            (getattr(asset, "uri", ""), [e.extra for e in evts]) for asset, evts in events.items()
+        )
+    else:
+        tables = [f"{db}.{t}" for db in catalog.list_databases() for t in catalog.list_tables(db)]
+    return flush_candidates(catalog, tables)
 
 
 def _commit_kind(extra: Mapping[str, Any] | None) -> Any:
