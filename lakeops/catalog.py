@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from lakeops.errors import (
     CatalogError,
+    ConfigurationError,
     DatabaseAlreadyExistsError,
     DatabaseNotEmptyError,
     DatabaseNotFoundError,
@@ -18,12 +19,14 @@ from lakeops.errors import (
     WarehouseNotFoundError,
 )
 from lakeops.io.file_io import FileIO, join
+from lakeops.metadata import metadata_table, split_system_table
 from lakeops.option_registry import check_create_options
 from lakeops.schema_commit import validate_schema
 from lakeops.spec import paths
 from lakeops.spec.identifiers import check_identifier, parse_identifier
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.schema_change import SchemaChange
+from lakeops.store import TableStore
 from lakeops.table import Table
 
 __all__ = ["Catalog", "new_table_schema"]
@@ -267,8 +270,30 @@ class Catalog:
 
     def get_table(self, identifier: str) -> Table:
         """Open an existing table."""
+        if isinstance(identifier, str) and "$" in identifier:
+            raise ConfigurationError(
+                f"{identifier!r} names a metadata table: read it with "
+                f"catalog.metadata_table({identifier!r})"
+            )
         if not self.table_exists(identifier):
             raise self._not_found(
                 TableNotFoundError(f"table {identifier!r} does not exist in {self._uri()}")
             )
         return Table(identifier, self.file_io, self._table_path(identifier))
+
+    def metadata_table(self, identifier: str, *, snapshot_id: int | None = None) -> pa.Table:
+        """A Paimon system table by Paimon's spelling, ``'db.table$name'`` (``$snapshots``,
+        ``$schemas``, ``$options``, ``$files``, ``$manifests``, ``$partitions``,
+        ``$buckets``, ``$tags``, ``$audit_log``), as an Arrow table with Paimon's columns; see
+        :meth:`Table.metadata_table`. Only the metadata is read, so it serves any table of
+        the warehouse (``audit_log``: primary-key tables)."""
+        table, name = split_system_table(identifier)
+        if name is None:
+            raise ConfigurationError(
+                f"{identifier!r} names no metadata table: write 'database.table$name', e.g. "
+                f"'{identifier}$snapshots'"
+            )
+        if not self.table_exists(table):
+            raise self._not_found(TableNotFoundError(f"table {table!r} does not exist"))
+        store = TableStore(self.file_io, self._table_path(table))
+        return metadata_table(store, name, snapshot_id=snapshot_id)

@@ -30,6 +30,7 @@ from lakeops.errors import (
 )
 from lakeops.io.file_io import FileIO
 from lakeops.kv.formats import check_writable
+from lakeops.metadata import metadata_table
 from lakeops.option_parsing import parse_duration
 from lakeops.options import TableOptions
 from lakeops.parallel import check_parallelism
@@ -724,3 +725,13 @@ class Table:
         if unknown:
             raise ConfigurationError(f"unknown column(s) {unknown}; the table has {names}")
         return wanted
+
+    # ------------------------------------------------------------ metadata tables
+    def metadata_table(self, name: str, *, snapshot_id: int | None = None) -> pa.Table:
+        """Paimon's system table ``name`` of this table as an Arrow table: ``snapshots``,
+        ``schemas``, ``options``, ``files``, ``manifests``, ``partitions``, ``buckets``,
+        ``tags`` or ``audit_log``, with Paimon's columns and values (``db.t$files`` in
+        Paimon; :meth:`Catalog.metadata_table` takes that spelling). ``snapshot_id`` chooses
+        the snapshot of ``files``, ``manifests``, ``partitions``, ``buckets`` and
+        ``audit_log`` (default the latest). See :mod:`lakeops.metadata.system_tables`."""
+        return metadata_table(self.store, name, snapshot_id=snapshot_id)

@@ -45,6 +45,35 @@ class SplitReader:
     def read(self, split: Split, columns: Sequence[str]) -> pa.Table:
         """Merged, live rows of ``split`` with the given table columns (partition columns are
         filled from the split, key columns from ``_KEY_*``)."""
+        merged = self._merged_records(split, columns)
+        if merged is None:
+            return self.schema.arrow_schema().empty_table().select(list(columns))
+        kinds = merged.column(KIND)
+        live = merged.filter(
+            pc.or_(pc.equal(kinds, RowKind.INSERT), pc.equal(kinds, RowKind.UPDATE_AFTER))
+        )
+        return self._output(live, columns)
+
+    def read_with_kinds(self, split: Split, columns: Sequence[str]) -> tuple[pa.Array, pa.Table]:
+        """The merged records of ``split`` with retractions kept (Paimon's ``forceKeepDelete``
+        read, what its ``audit_log`` table shows): their row kinds (the int8 codes of
+        :class:`~lakeops.spec.kv.RowKind`) and their ``columns``."""
+        merged = self._merged_records(split, columns)
+        if merged is None:
+            empty = self.schema.arrow_schema().empty_table().select(list(columns))
+            return pa.array([], pa.int8()), empty
+        return merged.column(KIND).combine_chunks(), self._output(merged, columns)
+
+    def _output(self, records: pa.Table, columns: Sequence[str]) -> pa.Table:
+        out = []
+        for c in columns:
+            target = self.schema.field(c).type.to_arrow()
+            col = records.column(key_column(c)) if c in self.key_names else records.column(c)
+            out.append(col if col.type == target else col.cast(target))
+        return pa.table(out, names=list(columns))
+
+    def _merged_records(self, split: Split, columns: Sequence[str]) -> pa.Table | None:
+        """The merged key-value records of ``split`` (None when it holds none)."""
         directory = self.locations.bucket_path(split.partition_bytes, split.bucket)
         value_cols = [c for c in columns if c not in self.key_names]
         extra = [
@@ -56,18 +85,7 @@ class SplitReader:
         sections = partition_sections(split.files, self._key_range)
         parts = [self._read_section(directory, section, value_cols + extra) for section in sections]
         merged = as_table(parts) if parts else None
-        if merged is None or merged.num_rows == 0:
-            return self.schema.arrow_schema().empty_table().select(list(columns))
-        kinds = merged.column(KIND)
-        live = merged.filter(
-            pc.or_(pc.equal(kinds, RowKind.INSERT), pc.equal(kinds, RowKind.UPDATE_AFTER))
-        )
-        out = []
-        for c in columns:
-            target = self.schema.field(c).type.to_arrow()
-            col = live.column(key_column(c)) if c in self.key_names else live.column(c)
-            out.append(col if col.type == target else col.cast(target))
-        return pa.table(out, names=list(columns))
+        return None if merged is None or merged.num_rows == 0 else merged
 
     def _key_range(self, f: DataFileMeta) -> tuple[tuple[object, ...], tuple[object, ...]]:
         return self.files.key_range(f)
