@@ -26,6 +26,8 @@
  *           snapshot (scan.snapshot-id / scan.tag-name / scan.timestamp-millis)
  *   tags    -> {"tags": {name: snapshot id}} as TagManager lists them
  *   schema  -> {"schema_id", "fields": [{id, name, type}]} of the latest schema
+ *   system  name -> {"fields": [{name, type}], "rows": [...]} of the system table
+ *           "db.table$name" (Catalog.getTable), read with a ReadBuilder
  */
 
 import org.apache.paimon.catalog.Catalog;
@@ -148,6 +150,8 @@ public final class PaimonOracle {
                 return read((FileStoreTable) catalog.getTable(id), op);
             case "schema":
                 return schema((FileStoreTable) catalog.getTable(id));
+            case "system":
+                return systemTable(catalog, id, op.get("name").asText());
             case "tag":
                 return tag((FileStoreTable) catalog.getTable(id), op);
             case "tags":
@@ -411,6 +415,32 @@ public final class PaimonOracle {
             reader.forEachRemaining(row -> rows.add(renderRow(row, rowType)));
         }
         ObjectNode result = NODES.objectNode();
+        result.set("rows", rows);
+        return result;
+    }
+
+    /** Every row of the system table "db.table$name", and its columns with their types. */
+    private static ObjectNode systemTable(Catalog catalog, Identifier id, String name)
+            throws Exception {
+        Table table =
+                catalog.getTable(
+                        Identifier.create(id.getDatabaseName(), id.getObjectName() + "$" + name));
+        RowType rowType = table.rowType();
+        ArrayNode fields = NODES.arrayNode();
+        for (DataField f : rowType.getFields()) {
+            ObjectNode field = NODES.objectNode();
+            field.put("name", f.name());
+            field.put("type", f.type().toString());
+            fields.add(field);
+        }
+        ReadBuilder rb = table.newReadBuilder();
+        List<Split> splits = rb.newScan().plan().splits();
+        ArrayNode rows = NODES.arrayNode();
+        try (RecordReader<InternalRow> reader = rb.newRead().createReader(splits)) {
+            reader.forEachRemaining(row -> rows.add(renderRow(row, rowType)));
+        }
+        ObjectNode result = NODES.objectNode();
+        result.set("fields", fields);
         result.set("rows", rows);
         return result;
     }
