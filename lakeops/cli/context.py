@@ -7,6 +7,7 @@ import difflib
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import pyarrow as pa
 import typer
 
 from lakeops import Catalog, Table
@@ -84,12 +85,25 @@ class CliState:
         except WarehouseNotFoundError as exc:
             raise WarehouseNotFoundError(warehouse_message(self.warehouse)) from exc
         except TableNotFoundError as exc:
-            existing = [
-                f"{db}.{name}"
-                for db in catalog.list_databases()
-                for name in catalog.list_tables(db)
-            ]
-            raise TableNotFoundError(f"{exc} — {table_hint(identifier, existing)}") from exc
+            raise self._missing(identifier, exc) from exc
+
+    def metadata_table(self, identifier: str, name: str, snapshot_id: int | None) -> pa.Table:
+        """Metadata table ``name`` of ``database.table`` (any table: only its metadata is
+        read), a missing table's error as :meth:`table`'s."""
+        catalog = self.catalog()
+        try:
+            return catalog.metadata_table(f"{identifier}${name}", snapshot_id=snapshot_id)
+        except WarehouseNotFoundError as exc:
+            raise WarehouseNotFoundError(warehouse_message(self.warehouse)) from exc
+        except TableNotFoundError as exc:
+            raise self._missing(identifier, exc) from exc
+
+    def _missing(self, identifier: str, exc: TableNotFoundError) -> TableNotFoundError:
+        catalog = self.catalog()
+        existing = [
+            f"{db}.{name}" for db in catalog.list_databases() for name in catalog.list_tables(db)
+        ]
+        return TableNotFoundError(f"{exc} — {table_hint(identifier, existing)}")
 
 
 def state(ctx: typer.Context) -> CliState:

@@ -19,7 +19,13 @@ import typer
 from typer.core import TyperGroup
 
 from lakeops import __version__
-from lakeops.cli import commands_catalog, commands_data, commands_inspect, commands_maintain
+from lakeops.cli import (
+    commands_catalog,
+    commands_data,
+    commands_inspect,
+    commands_maintain,
+    commands_meta,
+)
 from lakeops.cli.context import CliState, warehouse_message
 from lakeops.cli.errors import error_line
 from lakeops.errors import WarehouseNotFoundError
@@ -222,6 +228,7 @@ def _global_options(
 commands_catalog.register(app)
 commands_data.register(app)
 commands_inspect.register(app)
+commands_meta.register(app)
 commands_maintain.register(app)
 
 

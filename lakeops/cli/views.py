@@ -10,24 +10,30 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from lakeops import Snapshot, Table, TableHealth
+from lakeops import Table, TableHealth
 from lakeops.cli.output import human_bytes
 from lakeops.health_view import format_ratio, partition_label
 
 __all__ = ["describe_data", "health_data", "render_describe", "render_health"]
 
 
-def _utc(millis: int) -> str:
-    return dt.datetime.fromtimestamp(millis / 1000, dt.UTC).isoformat(timespec="seconds")
+def _iso(value: dt.datetime | None) -> str | None:
+    return None if value is None else value.isoformat(timespec="milliseconds")
 
 
-def _snapshot_row(s: Snapshot) -> dict[str, Any]:
+def _count(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def _snapshot_row(s: dict[str, Any]) -> dict[str, Any]:
+    """A row of the ``snapshots`` metadata table as ``describe`` shows it."""
     return {
-        "id": s.id,
-        "commit_kind": s.commit_kind,
-        "time": _utc(s.time_millis),
-        "total_record_count": s.total_record_count,
-        "delta_record_count": s.delta_record_count,
+        "id": s["snapshot_id"],
+        "schema_id": s["schema_id"],
+        "commit_kind": s["commit_kind"],
+        "commit_time": _iso(s["commit_time"]),
+        "total_record_count": s["total_record_count"],
+        "delta_record_count": s["delta_record_count"],
     }
 
 
@@ -43,11 +49,16 @@ def _levels(health: TableHealth) -> list[dict[str, int]]:
 
 
 def describe_data(identifier: str, table: Table, last_snapshots: int) -> dict[str, Any]:
-    """Schema, keys, options, the last ``last_snapshots`` snapshots (newest first) and the live
-    files by level of ``table``."""
+    """Schema, keys, options, schemas, the last ``last_snapshots`` snapshots (newest first),
+    tags and the live files by level of ``table``. Options, schemas, snapshots and tags come
+    from the metadata tables (:meth:`~lakeops.Table.metadata_table`); times are local, as
+    Paimon's system tables show them."""
     schema = table.schema
-    ids = table.store.snapshot_ids()
-    recent = [table.snapshot(i) for i in reversed(ids[-last_snapshots:])] if last_snapshots else []
+    snapshots = table.metadata_table("snapshots").to_pylist()
+    recent = list(reversed(snapshots[-last_snapshots:])) if last_snapshots else []
+    options = table.metadata_table("options").to_pylist()
+    schemas = table.metadata_table("schemas").to_pylist()
+    tags = table.metadata_table("tags").to_pylist()
     health = table.health(recent_snapshots=1)
     return {
         "table": identifier,
@@ -66,10 +77,22 @@ def describe_data(identifier: str, table: Table, last_snapshots: int) -> dict[st
         "partition_keys": list(schema.partition_keys),
         "bucket_keys": list(schema.bucket_keys),
         "comment": schema.comment,
-        "options": dict(sorted(schema.options.items())),
-        "latest_snapshot_id": ids[-1] if ids else None,
-        "snapshot_count": len(ids),
+        "options": {o["key"]: o["value"] for o in options},
+        "schema_id": schema.id,
+        "schemas": [{"id": s["schema_id"], "update_time": _iso(s["update_time"])} for s in schemas],
+        "latest_snapshot_id": snapshots[-1]["snapshot_id"] if snapshots else None,
+        "snapshot_count": len(snapshots),
         "snapshots": [_snapshot_row(s) for s in recent],
+        "tags": [
+            {
+                "name": t["tag_name"],
+                "snapshot_id": t["snapshot_id"],
+                "commit_time": _iso(t["commit_time"]),
+                "record_count": t["record_count"],
+                "time_retained": t["time_retained"],
+            }
+            for t in tags
+        ],
         "partitions": len({partition_label(b.partition, "") for b in health.buckets}),
         "buckets": len(health.buckets),
         "files": sum(sum(b.files_by_level.values()) for b in health.buckets),
@@ -99,11 +122,17 @@ def render_describe(console: Console, data: dict[str, Any]) -> None:
         for k, v in data["options"].items():
             options.add_row(escape(k), escape(v))
         console.print(options)
+    console.print(
+        f"schema {data['schema_id']} (of {len(data['schemas'])}: "
+        + ", ".join(f"{x['id']} at {x['update_time']}" for x in data["schemas"])
+        + ")",
+        markup=False,
+    )
     shown = len(data["snapshots"])
     snaps = RichTable(
         "id",
         "kind",
-        "committed (UTC)",
+        "committed (local)",
         "records",
         "delta",
         title=f"snapshots (last {shown} of {data['snapshot_count']})",
@@ -113,11 +142,30 @@ def render_describe(console: Console, data: dict[str, Any]) -> None:
         snaps.add_row(
             str(s["id"]),
             s["commit_kind"],
-            s["time"],
-            f"{s['total_record_count']:,}",
-            f"{s['delta_record_count']:,}",
+            s["commit_time"],
+            _count(s["total_record_count"]),
+            _count(s["delta_record_count"]),
         )
     console.print(snaps)
+    if data["tags"]:
+        tags = RichTable(
+            "tag",
+            "snapshot",
+            "committed (local)",
+            "records",
+            "retained",
+            title="tags",
+            title_justify="left",
+        )
+        for t in data["tags"]:
+            tags.add_row(
+                escape(t["name"]),
+                str(t["snapshot_id"]),
+                t["commit_time"],
+                _count(t["record_count"]),
+                t["time_retained"] or "",
+            )
+        console.print(tags)
     levels = RichTable(
         "level",
         "files",
