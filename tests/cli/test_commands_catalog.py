@@ -1,4 +1,5 @@
-"""``databases``, ``tables`` and ``create``, checked against the catalog on disk."""
+"""``databases``, ``tables``, ``create``, ``drop-table``, ``rename-table`` and
+``drop-database``, checked against the catalog on disk."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
+from typer.testing import Result
 
 from lakeops import Catalog
 from tests.cli.conftest import SCHEMA_DOC, TABLE, Cli
@@ -143,3 +145,39 @@ def test_tables_of_a_mistyped_database(cli: Cli, orders: str) -> None:
     result = cli("tables", "dbb")
     assert result.exit_code == 1
     assert result.stderr.splitlines() == ["error: database 'dbb' does not exist — did you mean db?"]
+
+
+def _one_error(result: Result, message: str) -> None:
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], lines
+
+
+def test_rename_drop_table_and_drop_database(cli: Cli, orders: str, schema_file: Path) -> None:
+    catalog = Catalog(str(cli.warehouse))
+    # rename (into another database too), checked against the catalog's listing
+    assert cli.json("rename-table", orders, "db.sales") == {
+        "table": orders,
+        "new_table": "db.sales",
+    }
+    assert catalog.list_tables("db") == ["sales"]
+    _one_error(cli("rename-table", orders, "db.x"), "table 'db.orders' does not exist")
+    _one_error(cli("rename-table", "db.sales", "other.sales"), "database 'other' does not exist")
+    cli.ok("create", "other.keep", "--schema", str(schema_file))
+    _one_error(cli("rename-table", "db.sales", "other.keep"), "already exists")
+    # drop-table: asks unless --yes, refuses a missing table unless --if-exists
+    assert cli("drop-table", "db.sales", input="n\n").exit_code == 1
+    assert catalog.table_exists("db.sales")
+    assert cli.json("drop-table", "db.sales", "--yes") == {"table": "db.sales", "dropped": True}
+    assert catalog.list_tables("db") == []
+    _one_error(cli("drop-table", "db.sales", "--yes"), "table 'db.sales' does not exist")
+    assert cli.json("drop-table", "db.sales", "--if-exists")["dropped"] is False
+    # drop-database: a database with tables needs --cascade
+    _one_error(cli("drop-database", "other", "--yes"), "still holds 1 table(s) (keep)")
+    assert catalog.list_databases() == ["db", "other"]
+    out = cli.json("drop-database", "other", "--cascade", "--yes")
+    assert out == {"database": "other", "dropped": True, "tables": ["keep"]}
+    cli.ok("drop-database", "db")
+    assert catalog.list_databases() == []
+    _one_error(cli("drop-database", "db"), "database 'db' does not exist")
+    assert cli.json("drop-database", "db", "--if-exists")["dropped"] is False

@@ -1,0 +1,90 @@
+"""``meta`` and ``tag``: the metadata tables and tags through the CLI, checked against the
+library's tables and tags and against what the test wrote."""
+
+from __future__ import annotations
+
+import json
+
+from lakeops.metadata import SYSTEM_TABLES
+from tests.cli.conftest import Cli
+
+
+def test_meta_json_is_the_metadata_table(cli: Cli, loaded: str) -> None:
+    for name in SYSTEM_TABLES:
+        expected = cli.table().metadata_table(name)
+        out = cli.json("meta", loaded, name)
+        assert out["metadata_table"] == name and out["row_count"] == expected.num_rows
+        assert [c["name"] for c in out["columns"]] == expected.schema.names
+        # the same rows, times as ISO strings
+        rows = json.loads(json.dumps(expected.to_pylist(), default=lambda v: v.isoformat()))
+        assert out["rows"] == rows, name
+
+
+def test_meta_paimon_spelling_snapshot_and_limit(cli: Cli, loaded: str) -> None:
+    files1 = cli.json("meta", f"{loaded}$files", "--snapshot", "1")
+    assert sum(r["record_count"] for r in files1["rows"]) == 130  # the first write's rows
+    snaps = cli.json("meta", loaded, "snapshots", "--limit", "1")
+    assert snaps["row_count"] == 3 and [r["snapshot_id"] for r in snaps["rows"]] == [1]
+    text = cli.ok("meta", loaded, "options").stdout
+    assert "write-only" in text and "db.orders$options (2" in " ".join(text.split())
+    wide = cli.ok("meta", loaded, "snapshots").stdout  # more columns than fit: one table a row
+    assert "row 3" in wide and "commit_kind" in wide and "APPEND" in wide
+
+
+ERRORS = [
+    (["db.orders", "file"], "unknown metadata table 'file'; the known ones are snapshots,"),
+    (["db.orders"], "name the metadata table: one of snapshots"),
+    (["db.orders$files", "files"], "already names a metadata table"),
+    (["db.order", "files"], "did you mean db.orders?"),
+    (["db.orders", "tags", "--snapshot", "1"], "takes no snapshot_id"),
+]
+
+
+def test_meta_errors_are_one_line(cli: Cli, orders: str) -> None:
+    for args, message in ERRORS:
+        result = cli("meta", *args)
+        assert result.exit_code == 1
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], lines
+
+
+def test_tag_create_list_delete(cli: Cli, loaded: str) -> None:
+    assert cli.json("tag", "create", loaded, "first", "--snapshot", "1") == {
+        "table": loaded,
+        "tag": "first",
+        "snapshot_id": 1,
+    }
+    cli.ok("tag", "create", loaded, "week", "--time-retained", "7 d")
+    tags = cli.table().tags()
+    assert [(t.name, t.snapshot.id) for t in tags] == [("first", 1), ("week", 3)]
+    listed = cli.json("tag", "list", loaded)["tags"]
+    assert [(t["tag_name"], t["snapshot_id"], t["time_retained"]) for t in listed] == [
+        ("first", 1, None),
+        ("week", 3, "PT168H"),
+    ]
+    assert "tagged snapshot" not in cli.ok("tag", "list", loaded).stdout
+    assert "deleted tag first (snapshot 1)" in cli.ok("tag", "delete", loaded, "first").stdout
+    assert [t.name for t in cli.table().tags()] == ["week"]
+    result = cli("tag", "delete", loaded, "first")
+    assert result.exit_code == 1 and result.stderr.startswith("error: tag 'first' does not exist")
+    result = cli("tag", "create", loaded, "x", "--snapshot", "9")
+    assert result.exit_code == 1 and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_tag_list_of_a_table_without_tags(cli: Cli, orders: str) -> None:
+    assert cli.json("tag", "list", orders)["tags"] == []
+    assert "has no tags" in cli.ok("tag", "list", orders).stdout
+
+
+def test_describe_shows_the_metadata_tables(cli: Cli, loaded: str) -> None:
+    table = cli.table()
+    table.create_tag("t1", 2)
+    out = cli.json("describe", loaded)
+    assert [t["name"] for t in out["tags"]] == ["t1"] and out["tags"][0]["snapshot_id"] == 2
+    assert out["schemas"][0]["id"] == 0 and out["schema_id"] == 0
+    snaps = table.metadata_table("snapshots").to_pylist()
+    assert out["snapshots"][0]["commit_time"] == snaps[-1]["commit_time"].isoformat(
+        timespec="milliseconds"
+    )
+    text = cli.ok("describe", loaded).stdout
+    assert "tags" in text and "t1" in text and "committed (local)" in text
