@@ -8,7 +8,8 @@ and the amplification of the recent snapshots:
   own (newest first), every level ≥ 1 is one run — and every file is a rectangle whose width grows
   with the square root of its size, labelled with its level; the band's header gives sorted runs,
   files, bytes, rows, space amplification and the age of the oldest level-0 file;
-* a header with the table identifier, latest snapshot, merge engine, bucket count,
+* a header with the table identifier, latest snapshot, its schema and tags (from the metadata
+  tables ``schemas`` and ``tags``), merge engine, bucket count,
   changelog producer, compaction triggers, space amplification and the write amplification of
   the window :func:`~lakeops.compact.health.table_health` reports (the CLI's figures);
 * beyond :data:`MAX_BANDS` buckets, a row per partition (buckets, files, bytes, most sorted
@@ -81,6 +82,10 @@ _LEVEL_COLORS = (
     "#edc948",
     "#ff9da7",
 )
+
+
+#: tags named in the page's header; more are counted
+MAX_TAGS_SHOWN = 5
 
 
 def _e(value: object) -> str:
@@ -399,6 +404,19 @@ def _options_facts(table: Table, copts: CompactOptions | None) -> list[tuple[str
     return facts
 
 
+def _metadata_facts(table: Table) -> list[tuple[str, object]]:
+    """The schema and the tags, from the metadata tables ``schemas`` and ``tags``."""
+    schemas = table.metadata_table("schemas").column("schema_id").to_pylist()
+    tags = table.metadata_table("tags").to_pylist()
+    shown = ", ".join(f"{t['tag_name']} ({t['snapshot_id']})" for t in tags[:MAX_TAGS_SHOWN])
+    if len(tags) > MAX_TAGS_SHOWN:
+        shown += f", … ({len(tags)} tags)"
+    return [
+        ("schema", f"{table.schema.id} ({len(schemas)} schema{'s' if len(schemas) != 1 else ''})"),
+        ("tags (snapshot)", shown or "-"),
+    ]
+
+
 def _window_label(health: TableHealth) -> str:
     first, last = health.window_first_snapshot, health.window_last_snapshot
     if first is None:
@@ -460,6 +478,7 @@ def render_table_html(
         ("latest snapshot", "none" if latest is None else f"{latest.id} ({latest.commit_kind})"),
         ("committed", "-" if latest is None else _utc(latest.time_millis)),
         ("records", "-" if latest is None else latest.total_record_count),
+        *_metadata_facts(table),
         *_options_facts(table, copts),
         ("primary keys", ", ".join(table.schema.primary_keys) or "-"),
         ("partition keys", ", ".join(table.schema.partition_keys) or "-"),

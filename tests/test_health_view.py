@@ -15,6 +15,7 @@ import pytest
 from lakeops import Catalog, Table
 from lakeops.health_view import render_index_html, render_message_html, render_table_html
 from lakeops.read.scan import Split
+from lakeops.spec import schema_change as sc
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 EVIL = '<b>&"x'
@@ -164,6 +165,18 @@ def test_header_names_the_table_and_its_options(catalog: Catalog) -> None:
     assert "<dd>deduplicate</dd>" in page
     assert "<dt>changelog producer</dt><dd>none</dd>" in page
     assert "<dt>buckets</dt><dd>2</dd>" in page
+
+
+def test_header_shows_the_schema_and_tags_escaped(catalog: Catalog) -> None:
+    table = make_table(catalog, writes=2)
+    assert "<dt>tags (snapshot)</dt><dd>-</dd>" in render_table_html("db.t", table)
+    table.create_tag("v1", 1)
+    table.create_tag(EVIL, 2)
+    table.alter(sc.SetOption("snapshot.num-retained.max", "40"))
+    page = render_table_html("db.t", table)
+    assert "<dt>schema</dt><dd>1 (2 schemas)</dd>" in page
+    assert f"<dt>tags (snapshot)</dt><dd>v1 (1), {html.escape(EVIL)} (2)</dd>" in page
+    assert EVIL not in page
 
 
 def test_partition_values_are_escaped(catalog: Catalog) -> None:
