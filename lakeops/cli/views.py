@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+import pyarrow.compute as pc
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
@@ -50,15 +51,18 @@ def _levels(health: TableHealth) -> list[dict[str, int]]:
 
 def describe_data(identifier: str, table: Table, last_snapshots: int) -> dict[str, Any]:
     """Schema, keys, options, schemas, the last ``last_snapshots`` snapshots (newest first),
-    tags and the live files by level of ``table``. Options, schemas, snapshots and tags come
-    from the metadata tables (:meth:`~lakeops.Table.metadata_table`); times are local, as
-    Paimon's system tables show them."""
+    tags and the live files by level of ``table``. Options, schemas, snapshots, tags and the
+    partition, bucket, file and byte counts come from the metadata tables
+    (:meth:`~lakeops.Table.metadata_table`); times are local, as Paimon's system tables show
+    them."""
     schema = table.schema
     snapshots = table.metadata_table("snapshots").to_pylist()
     recent = list(reversed(snapshots[-last_snapshots:])) if last_snapshots else []
     options = table.metadata_table("options").to_pylist()
     schemas = table.metadata_table("schemas").to_pylist()
     tags = table.metadata_table("tags").to_pylist()
+    partitions = table.metadata_table("partitions")
+    buckets = table.metadata_table("buckets")
     health = table.health(recent_snapshots=1)
     return {
         "table": identifier,
@@ -93,10 +97,10 @@ def describe_data(identifier: str, table: Table, last_snapshots: int) -> dict[st
             }
             for t in tags
         ],
-        "partitions": len({partition_label(b.partition, "") for b in health.buckets}),
-        "buckets": len(health.buckets),
-        "files": sum(sum(b.files_by_level.values()) for b in health.buckets),
-        "bytes": sum(b.total_bytes for b in health.buckets),
+        "partitions": partitions.num_rows,
+        "buckets": buckets.num_rows,
+        "files": pc.sum(buckets.column("file_count")).as_py() or 0,
+        "bytes": pc.sum(buckets.column("file_size_in_bytes")).as_py() or 0,
         "files_by_level": _levels(health),
     }
 
