@@ -28,6 +28,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog
+from lakeops.errors import UnsupportedFeatureError
 from lakeops.metadata import SYSTEM_TABLES
 from tests.interop.java_oracle import json_rows, run_ops
 from tests.interop.oracle import oracle_script
@@ -77,6 +78,7 @@ def test_metadata_tables_match_java_system_tables(
     zone: None, catalog: Catalog, warehouse: Path, java_classpath: str
 ) -> None:
     t = {"table": "db.t"}
+    a = {"table": "db.a"}
     run_ops(
         java_classpath,
         warehouse,
@@ -110,6 +112,21 @@ def test_metadata_tables_match_java_system_tables(
                 ],
             },
             {"op": "tag", **t, "name": "java-tag"},
+            # an append table (no primary key): every table but audit_log serves it too
+            {
+                "op": "create",
+                **a,
+                "fields": FIELDS,
+                "primary_keys": [],
+                "partition_keys": ["dt"],
+                "options": {},
+            },
+            {
+                "op": "write",
+                **a,
+                "rows": [_row(i, "a" if i % 2 else "b", i * 1.5, None) for i in range(6)],
+            },
+            {"op": "write", **a, "rows": [_row(9, "a", None, 9)]},
         ],
     )
     table = catalog.get_table("db.t")
@@ -120,14 +137,29 @@ def test_metadata_tables_match_java_system_tables(
         )
     )
     table.create_tag("kept", 2, time_retained="3 d")
+    append_names = [n for n in JAVA_NAMES if n != "audit_log"]
     java = run_ops(
-        java_classpath, warehouse, [{"op": "system", **t, "name": n} for n in JAVA_NAMES]
+        java_classpath,
+        warehouse,
+        [{"op": "system", **t, "name": n} for n in JAVA_NAMES]
+        + [{"op": "system", **a, "name": n} for n in append_names],
     )
-    for name, result in zip(JAVA_NAMES, java, strict=True):
-        ours = catalog.metadata_table(f"db.t${name}")
-        assert table.metadata_table(name).equals(ours)
+    compared = [("db.t", n) for n in JAVA_NAMES] + [("db.a", n) for n in append_names]
+    for (identifier, name), result in zip(compared, java, strict=True):
+        ours = catalog.metadata_table(f"{identifier}${name}")
+        if identifier == "db.t":
+            assert table.metadata_table(name).equals(ours)
         assert ours.schema.names == [f["name"] for f in result["fields"]], name
-        assert _normalized(name, json_rows(ours)) == _normalized(name, result["rows"]), name
+        assert _normalized(name, json_rows(ours)) == _normalized(name, result["rows"]), (
+            identifier,
+            name,
+        )
+    append_files = catalog.metadata_table("db.a$files")
+    assert append_files.num_rows == 3  # two partitions, two commits
+    assert set(append_files.column("min_key").to_pylist()) == {None}  # no key
+    assert all("id=" in s for s in append_files.column("min_value_stats").to_pylist())
+    with pytest.raises(UnsupportedFeatureError, match="primary-key tables only"):
+        catalog.metadata_table("db.a$audit_log")
     # what the comparison covers: both engines' files, old and new schema, stats, retraction
     files = catalog.metadata_table("db.t$files")
     assert set(files.column("schema_id").to_pylist()) == {0, 1}
