@@ -5,7 +5,11 @@ Each table's Asset carries an ``AssetWatcher`` whose
 :class:`~lakeops.airflow.triggers.LakeopsCommitTrigger` polls the table's latest snapshot id in
 Airflow's triggerer (every ``LAKEOPS_WATCH_POLL_SECONDS``); a commit of new data (``APPEND`` or
 ``OVERWRITE``, by any writer: Spark, Flink, the CLI, Airflow) starts a run that flushes the tables
-that committed. The flush's own ``COMPACT`` commits do not start it again. With no table listed
+that committed. The flush's own ``COMPACT`` commits do not start it again. Each watcher keeps
+its position in the table as the Paimon consumer ``airflow-lakeops-lookup-flush-on-commit``, so
+commits made while the triggerer is down start one run when it is back, and none is repeated;
+expiry keeps the snapshots the watcher has not read (set ``consumer.expiration-time`` on the
+table to stop a watcher that is gone for good from holding them). With no table listed
 the DAG runs only when triggered by hand (then it flushes every lookup table with level-0 files).
 A table listed here and in ``LAKEOPS_LOOKUP_TABLES`` would be flushed by both DAGs: list it in
 one of them.
@@ -26,6 +30,10 @@ from lakeops.airflow.triggers import LakeopsCommitTrigger
 
 settings = DagSettings.from_env()
 
+#: the Paimon consumer (``<table>/consumer/consumer-<id>``) holding each watcher's position, so
+#: a triggerer restart neither loses nor repeats a commit (see LakeopsCommitTrigger)
+CONSUMER_ID = "airflow-lakeops-lookup-flush-on-commit"
+
 
 def _watched(identifier: str) -> Asset:
     asset = table_asset(settings.conn_id, identifier)
@@ -34,6 +42,7 @@ def _watched(identifier: str) -> Asset:
         lakeops_conn_id=settings.conn_id,
         commit_kinds=["APPEND", "OVERWRITE"],
         poll_interval=settings.watch_poll_seconds,
+        consumer_id=CONSUMER_ID,
     )
     return Asset(
         uri=asset.uri,
