@@ -43,4 +43,5 @@ with DAG(
         task_id="flush_level0",
         lakeops_conn_id=settings.conn_id,
         map_index_template="{{ task.table }}",
+        inlets=settings.served_assets(),  # registers the Assets of the tables it commits to
     ).expand(table=plan())

@@ -2,6 +2,11 @@
 deployment configures them without editing DAG code (``infra/`` env templates list them).
 
 * ``LAKEOPS_CONN_ID`` (``lakeops_default``): the ``lakeops`` connection of the warehouse;
+* ``LAKEOPS_TABLES`` (``db.t,db.u``): the tables the DAGs commit to. Their committing tasks name
+  these tables' Assets (with ``LAKEOPS_INGEST_TABLE`` and the lookup tables), so Airflow knows
+  and activates them when it parses the DAGs and records every commit's Asset event without
+  its "AssetModel … not found" / "inactive AssetModel" warnings. A table not named anywhere still
+  gets its events (Airflow creates the Asset on the first one), with those warnings;
 * ``LAKEOPS_INGEST_SCHEDULE`` (``@hourly``; ``none`` turns it off), ``LAKEOPS_INGEST_SOURCE``,
   ``LAKEOPS_INGEST_TABLE``, ``LAKEOPS_INGEST_FORMAT`` (``parquet``): ``lakeops_ingest``'s schedule
   and the default Params of its scheduled runs;
@@ -26,6 +31,7 @@ import datetime as dt
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["DAG_DEFAULTS", "DagSettings"]
 
@@ -52,6 +58,7 @@ class DagSettings:
     """The DAGs' configuration (see the module docstring for the variables)."""
 
     conn_id: str = "lakeops_default"
+    tables: tuple[str, ...] = ()
     ingest_schedule: str | None = "@hourly"
     ingest_source: str = ""
     ingest_table: str = ""
@@ -71,6 +78,7 @@ class DagSettings:
         e = os.environ if env is None else env
         return cls(
             conn_id=e.get("LAKEOPS_CONN_ID", "lakeops_default"),
+            tables=_tables(e.get("LAKEOPS_TABLES", "")),
             ingest_schedule=_schedule(e.get("LAKEOPS_INGEST_SCHEDULE"), "@hourly"),
             ingest_source=e.get("LAKEOPS_INGEST_SOURCE", ""),
             ingest_table=e.get("LAKEOPS_INGEST_TABLE", ""),
@@ -85,3 +93,17 @@ class DagSettings:
             maintenance_schedule=_schedule(e.get("LAKEOPS_MAINTENANCE_SCHEDULE"), "@daily"),
             orphan_older_than_hours=float(e.get("LAKEOPS_ORPHAN_OLDER_THAN_HOURS", "24")),
         )
+
+    @property
+    def served_tables(self) -> tuple[str, ...]:
+        """Every table the settings name (``LAKEOPS_TABLES``, the ingest table, the lookup
+        tables), each once, in that order."""
+        named = (*self.tables, self.ingest_table, *self.lookup_tables, *self.watched_lookup_tables)
+        return tuple(dict.fromkeys(t for t in named if t))
+
+    def served_assets(self) -> list[Any]:
+        """The Assets of :attr:`served_tables` (for the ``inlets`` of committing tasks, so a
+        parsed DAG registers them; see ``LAKEOPS_TABLES``)."""
+        from lakeops.airflow.assets import table_asset
+
+        return [table_asset(self.conn_id, t) for t in self.served_tables]

@@ -493,3 +493,31 @@ def test_openlineage_events_on_a_file_transport(
             facet["rows_written"],
         ) == (snapshot_id, kind, records, rows)
         assert facet["bytes_written"] == files.bytes_added > 0
+
+
+def test_committing_tasks_name_the_assets_of_their_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What registers a table's Asset with Airflow (so its commit events need no warning): a
+    committing operator's literal table among its inlets, and the DAGs' ``LAKEOPS_TABLES``."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    from lakeops.airflow.assets import table_asset
+    from lakeops.airflow.dag_settings import DagSettings
+    from tests.airflow.conftest import REPO
+
+    orders = table_asset("lakeops_default", "db.orders")
+    assert LakeopsCompactOperator(task_id="c", table="db.orders").inlets == [orders]
+    assert LakeopsCompactOperator(task_id="c", table="{{ params.t }}").inlets == []
+    assert LakeopsExpireSnapshotsOperator(task_id="e", table="db.orders").inlets == []  # no event
+    env = {
+        "LAKEOPS_TABLES": "db.a, db.b",
+        "LAKEOPS_INGEST_TABLE": "db.b",
+        "LAKEOPS_LOOKUP_TABLES": "db.c",
+    }
+    assert DagSettings.from_env(env).served_tables == ("db.a", "db.b", "db.c")
+    monkeypatch.setenv("LAKEOPS_TABLES", "db.orders,db.items")
+    bag = DagBag(dag_folder=str(REPO / "dags" / "lakeops_ingest.py"))
+    ingest = bag.dags["lakeops_ingest"].get_task("spark_write")
+    assert [a.uri for a in ingest.inlets] == [
+        "lakeops://lakeops_default/db/orders",
+        "lakeops://lakeops_default/db/items",
+    ]
