@@ -19,39 +19,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from airflow.sdk import DAG, Asset, AssetAny, AssetWatcher, task
+from airflow.sdk import DAG, AssetAny, task
 
-from lakeops.airflow.assets import table_asset
 from lakeops.airflow.conditions import lookup_flush_plan
 from lakeops.airflow.dag_settings import DAG_DEFAULTS, DagSettings
 from lakeops.airflow.hook import LakeopsHook
 from lakeops.airflow.operators import LakeopsFlushLevel0Operator
-from lakeops.airflow.triggers import LakeopsCommitTrigger
 
 settings = DagSettings.from_env()
 
-#: the Paimon consumer (``<table>/consumer/consumer-<id>``) holding each watcher's position, so
-#: a triggerer restart neither loses nor repeats a commit (see LakeopsCommitTrigger)
-CONSUMER_ID = "airflow-lakeops-lookup-flush-on-commit"
-
-
-def _watched(identifier: str) -> Asset:
-    asset = table_asset(settings.conn_id, identifier)
-    trigger = LakeopsCommitTrigger(
-        table=identifier,
-        lakeops_conn_id=settings.conn_id,
-        commit_kinds=["APPEND", "OVERWRITE"],
-        poll_interval=settings.watch_poll_seconds,
-        consumer_id=CONSUMER_ID,
-    )
-    return Asset(
-        uri=asset.uri,
-        name=asset.name,
-        watchers=[AssetWatcher(name=f"lakeops_commits_{identifier}", trigger=trigger)],
-    )
-
-
-assets = [_watched(t) for t in settings.watched_lookup_tables]
+assets = [settings.table_asset(t) for t in settings.watched_lookup_tables]
 
 with DAG(
     dag_id="lakeops_lookup_flush_on_commit",

@@ -33,7 +33,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DAG_DEFAULTS", "DagSettings"]
+__all__ = ["CONSUMER_ID", "DAG_DEFAULTS", "DagSettings"]
+
+#: the Paimon consumer (``<table>/consumer/consumer-<id>``) in which the watchers of
+#: ``lakeops_lookup_flush_on_commit`` keep their place, so a triggerer restart neither loses nor
+#: repeats a commit (see :class:`~lakeops.airflow.triggers.LakeopsCommitTrigger`)
+CONSUMER_ID = "airflow-lakeops-lookup-flush-on-commit"
 
 #: what every lakeops DAG shares: no backfill, one run at a time, the ``lakeops`` tag
 DAG_DEFAULTS: dict[str, object] = {
@@ -101,9 +106,35 @@ class DagSettings:
         named = (*self.tables, self.ingest_table, *self.lookup_tables, *self.watched_lookup_tables)
         return tuple(dict.fromkeys(t for t in named if t))
 
-    def served_assets(self) -> list[Any]:
-        """The Assets of :attr:`served_tables` (for the ``inlets`` of committing tasks, so a
-        parsed DAG registers them; see ``LAKEOPS_TABLES``)."""
-        from lakeops.airflow.assets import table_asset
+    def table_asset(self, identifier: str) -> Any:
+        """The Asset of ``identifier`` as every DAG here names it: for a table of
+        ``LAKEOPS_WATCHED_LOOKUP_TABLES`` with its ``AssetWatcher`` (a
+        :class:`~lakeops.airflow.triggers.LakeopsCommitTrigger` keeping its place in the Paimon
+        consumer :data:`CONSUMER_ID`). Airflow keeps an Asset's watchers only while every parsed
+        DAG that names the Asset gives the same ones, so no DAG may name a watched table's Asset
+        without its watcher."""
+        from airflow.sdk import Asset, AssetWatcher
 
-        return [table_asset(self.conn_id, t) for t in self.served_tables]
+        from lakeops.airflow.assets import table_asset
+        from lakeops.airflow.triggers import LakeopsCommitTrigger
+
+        asset = table_asset(self.conn_id, identifier)
+        if identifier not in self.watched_lookup_tables:
+            return asset
+        trigger = LakeopsCommitTrigger(
+            table=identifier,
+            lakeops_conn_id=self.conn_id,
+            commit_kinds=["APPEND", "OVERWRITE"],
+            poll_interval=self.watch_poll_seconds,
+            consumer_id=CONSUMER_ID,
+        )
+        return Asset(
+            uri=asset.uri,
+            name=asset.name,
+            watchers=[AssetWatcher(name=f"lakeops_commits_{identifier}", trigger=trigger)],
+        )
+
+    def served_assets(self) -> list[Any]:
+        """The Assets of :attr:`served_tables` (:meth:`table_asset`), for the ``inlets`` of
+        committing tasks, so that a parsed DAG registers them (see ``LAKEOPS_TABLES``)."""
+        return [self.table_asset(t) for t in self.served_tables]

@@ -14,17 +14,11 @@ Where the work runs:
 Every operator that commits emits an Asset event for its table
 (``lakeops://<conn_id>/<db>/<table>``, see :mod:`lakeops.airflow.assets`) through the
 ``lakeops-commits`` alias, with the snapshot id and commit kind as the event's extra; none is
-emitted when nothing was committed. A table named literally (not a template) is also among the
-task's inlets, so the parsed DAG registers its Asset (templated tables: ``LAKEOPS_TABLES``, see
-:mod:`lakeops.airflow.dag_settings`).
-
-Where the OpenLineage provider (``apache-airflow-providers-openlineage``) is installed, the
-write, compaction, flush and expiry operators report lineage
-(:meth:`~_LakeopsOperator.get_openlineage_facets_on_complete`): the table as input and output
-dataset (namespace ``lakeops://<conn_id>``, name ``db.table``; the write's source as another
-input), output statistics of a commit (rows, bytes and files its snapshot added) and a
-``lakeops`` run facet with the snapshot id, commit kind and counts of the result (expiry: the
-range of expired snapshot ids and the earliest one kept; see :meth:`~_LakeopsOperator.lineage`).
+emitted when nothing was committed. Airflow records such an event without warnings only for an
+Asset a parsed DAG names: the DAGs in ``dags/`` name those of ``LAKEOPS_TABLES`` (see
+:mod:`lakeops.airflow.dag_settings`); a DAG of your own can pass ``inlets=[table_asset(...)]``
+(``DagSettings.table_asset`` for a table the flush-on-commit DAG watches: Airflow drops an Asset's
+watchers when a DAG names it without them).
 """
 
 from __future__ import annotations
@@ -66,10 +60,6 @@ class _LakeopsOperator(BaseOperator):
     ) -> None:
         if self.commits:
             kwargs["outlets"] = [*(kwargs.get("outlets") or []), AssetAlias(ASSET_ALIAS)]
-            kwargs["inlets"] = [
-                *(kwargs.get("inlets") or []),
-                *_known_asset(lakeops_conn_id, table),
-            ]
         super().__init__(**kwargs)
         self.table = table
         self.lakeops_conn_id = lakeops_conn_id
@@ -139,19 +129,6 @@ class _LakeopsOperator(BaseOperator):
         self.log.info("lakeops %s: %s", type(self).__name__, result)
         self.lineage_result = result
         return result
-
-
-def _known_asset(conn_id: object, table: object) -> list[Any]:
-    """The table's Asset when the table and connection are plain names known at parse time
-    (not templates): a committing task names it among its inlets (the table it reads and
-    rewrites), so the parsed DAG registers the Asset its commit events go to and Airflow
-    records them without warnings. Nothing for a templated or malformed name."""
-    if not isinstance(conn_id, str) or not isinstance(table, str) or "{" in conn_id + table:
-        return []
-    try:
-        return [table_asset(conn_id, table)]
-    except ConfigurationError:  # reported when the task runs
-        return []
 
 
 def _run_facet(**values: Any) -> Any:

@@ -496,18 +496,14 @@ def test_openlineage_events_on_a_file_transport(
 
 
 def test_committing_tasks_name_the_assets_of_their_tables(monkeypatch: pytest.MonkeyPatch) -> None:
-    """What registers a table's Asset with Airflow (so its commit events need no warning): a
-    committing operator's literal table among its inlets, and the DAGs' ``LAKEOPS_TABLES``."""
+    """What registers a table's Asset with Airflow (so its commit events need no warning): the
+    DAGs name the Assets of ``LAKEOPS_TABLES`` (and the ingest and lookup tables); a watched
+    table's Asset carries its watcher wherever it is named (else Airflow drops the watcher)."""
     from airflow.dag_processing.dagbag import DagBag
 
-    from lakeops.airflow.assets import table_asset
     from lakeops.airflow.dag_settings import DagSettings
     from tests.airflow.conftest import REPO
 
-    orders = table_asset("lakeops_default", "db.orders")
-    assert LakeopsCompactOperator(task_id="c", table="db.orders").inlets == [orders]
-    assert LakeopsCompactOperator(task_id="c", table="{{ params.t }}").inlets == []
-    assert LakeopsExpireSnapshotsOperator(task_id="e", table="db.orders").inlets == []  # no event
     env = {
         "LAKEOPS_TABLES": "db.a, db.b",
         "LAKEOPS_INGEST_TABLE": "db.b",
@@ -515,9 +511,19 @@ def test_committing_tasks_name_the_assets_of_their_tables(monkeypatch: pytest.Mo
     }
     assert DagSettings.from_env(env).served_tables == ("db.a", "db.b", "db.c")
     monkeypatch.setenv("LAKEOPS_TABLES", "db.orders,db.items")
-    bag = DagBag(dag_folder=str(REPO / "dags" / "lakeops_ingest.py"))
+    monkeypatch.setenv("LAKEOPS_WATCHED_LOOKUP_TABLES", "db.items")
+    bag = DagBag(dag_folder=str(REPO / "dags"))
     ingest = bag.dags["lakeops_ingest"].get_task("spark_write")
     assert [a.uri for a in ingest.inlets] == [
         "lakeops://lakeops_default/db/orders",
         "lakeops://lakeops_default/db/items",
     ]
+
+    def named(assets: list[Any]) -> list[tuple[str, list[Any]]]:
+        return [(a.uri, [(w.name, w.trigger.serialize()) for w in a.watchers]) for a in assets]
+
+    on_commit = bag.dags["lakeops_lookup_flush_on_commit"]
+    (watched,) = named(on_commit.timetable.asset_condition.objects)
+    assert watched[1]  # the watcher, wherever the Asset is named
+    assert named(ingest.inlets) == [("lakeops://lakeops_default/db/orders", []), watched]
+    assert named(on_commit.get_task("flush_level0").inlets) == named(ingest.inlets)
