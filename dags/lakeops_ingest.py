@@ -34,4 +34,5 @@ with DAG(
         mode="{{ params.mode }}",
         source_format="{{ params.format }}",
         submit=settings.spark_submit,
+        inlets=settings.served_assets(),  # registers the Assets of the tables it writes
     )

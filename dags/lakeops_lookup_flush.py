@@ -14,7 +14,6 @@ from typing import Any
 
 from airflow.sdk import DAG, AssetAny, AssetOrTimeSchedule, CronTriggerTimetable, task
 
-from lakeops.airflow.assets import table_asset
 from lakeops.airflow.conditions import lookup_flush_plan
 from lakeops.airflow.dag_settings import DAG_DEFAULTS, DagSettings
 from lakeops.airflow.hook import LakeopsHook
@@ -22,7 +21,7 @@ from lakeops.airflow.operators import LakeopsFlushLevel0Operator
 
 settings = DagSettings.from_env()
 timetable = CronTriggerTimetable(settings.lookup_flush_cron, timezone="UTC")
-assets = [table_asset(settings.conn_id, t) for t in settings.lookup_tables]
+assets = [settings.table_asset(t) for t in settings.lookup_tables]
 
 with DAG(
     dag_id="lakeops_lookup_flush",
@@ -43,4 +42,5 @@ with DAG(
         task_id="flush_level0",
         lakeops_conn_id=settings.conn_id,
         map_index_template="{{ task.table }}",
+        inlets=settings.served_assets(),  # registers the Assets of the tables it commits to
     ).expand(table=plan())

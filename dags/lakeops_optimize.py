@@ -45,4 +45,5 @@ with DAG(
         full=True,
         engine=settings.compact_engine,  # type: ignore[arg-type]
         map_index_template="{{ task.table }} {{ task.partitions or '' }}",
+        inlets=settings.served_assets(),  # registers the Assets of the tables it commits to
     ).expand_kwargs(plan())

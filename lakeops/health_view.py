@@ -13,7 +13,10 @@ and the amplification of the recent snapshots:
   changelog producer, compaction triggers, space amplification and the write amplification of
   the window :func:`~lakeops.compact.health.table_health` reports (the CLI's figures);
 * beyond :data:`MAX_BANDS` buckets, a row per partition (buckets, files, bytes, most sorted
-  runs, space amplification) and bands only for the buckets with the most sorted runs;
+  runs, space amplification; a drill-down link per row when the caller gives
+  ``partition_href``) and the bands of whole partitions only, worst first (most sorted runs,
+  then most bytes), as many as fit in :data:`MAX_BANDS` buckets; ``partition=`` draws the
+  bands of one partition (the drill-down page);
 * a chart of the last ``recent_snapshots`` snapshots: live files, the largest sorted-run count of
   any bucket, and bytes written by ingestion vs. compaction per snapshot. It costs one full read
   of the oldest charted snapshot's manifests plus one delta manifest per later snapshot.
@@ -27,7 +30,8 @@ data-space-amplification>`` (the figures as shown), ``<g class="bucket" data-par
 data-bucket data-sorted-runs data-files data-space-amplification>`` per band (inside a
 ``<section class="band">``), ``<rect class="file" data-level>`` per file, and ``<g
 class="snapshot" data-snapshot-id data-commit-kind data-files data-max-sorted-runs
-data-ingested-bytes data-compacted-bytes>`` per charted snapshot.
+data-ingested-bytes data-compacted-bytes>`` per charted snapshot, ``<tr class="partition"
+data-partition data-buckets data-max-sorted-runs data-drawn>`` per summarised partition.
 
 The core library does not import Airflow; this module is reused by the Airflow plugin and the CLI.
 """
@@ -35,6 +39,7 @@ The core library does not import Airflow; this module is reused by the Airflow p
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import html
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -50,6 +55,7 @@ if TYPE_CHECKING:
     from lakeops.table import Table
 
 __all__ = [
+    "check_partition",
     "format_ratio",
     "human_bytes",
     "partition_label",
@@ -424,20 +430,63 @@ def _window_label(health: TableHealth) -> str:
     return f"write amplification (snapshots {first}..{last})"
 
 
-def _partition_summary(buckets: Sequence[BucketHealth], default_name: str) -> str:
-    """One row per partition: buckets, files, bytes, the most sorted runs of a bucket and
-    the partition's space amplification (stored ÷ estimated live bytes)."""
-    by_partition: dict[str, list[BucketHealth]] = {}
+def _by_partition(
+    buckets: Sequence[BucketHealth], default_name: str
+) -> dict[str, list[BucketHealth]]:
+    """``buckets`` grouped by partition label, in their order."""
+    groups: dict[str, list[BucketHealth]] = {}
     for b in buckets:
-        by_partition.setdefault(partition_label(b.partition, default_name), []).append(b)
+        groups.setdefault(partition_label(b.partition, default_name), []).append(b)
+    return groups
+
+
+def _worst_first(groups: Mapping[str, Sequence[BucketHealth]]) -> list[str]:
+    """Partition labels, the most sorted runs of a bucket first, then the most bytes."""
+    return sorted(
+        groups,
+        key=lambda label: (
+            -max(b.sorted_runs for b in groups[label]),
+            -sum(b.total_bytes for b in groups[label]),
+            label,
+        ),
+    )
+
+
+def _drawn_partitions(groups: Mapping[str, Sequence[BucketHealth]]) -> list[str]:
+    """The partitions whose bands a summarised page draws: whole partitions, worst first,
+    while their buckets fit in :data:`MAX_BANDS` (always at least the worst one)."""
+    chosen: list[str] = []
+    total = 0
+    for label in _worst_first(groups):
+        size = len(groups[label])
+        if chosen and total + size > MAX_BANDS:
+            break
+        chosen.append(label)
+        total += size
+    return chosen
+
+
+def _partition_summary(
+    groups: Mapping[str, Sequence[BucketHealth]],
+    drawn: set[str],
+    partition_href: Callable[[str], str] | None,
+) -> str:
+    """One row per partition, worst first: buckets, files, bytes, the most sorted runs of a
+    bucket and the partition's space amplification (stored ÷ estimated live bytes); a link to
+    the partition's page when ``partition_href`` is given."""
     rows = []
-    for label, members in by_partition.items():
+    for label in _worst_first(groups):
+        members = groups[label]
         stored = sum(b.total_bytes for b in members)
         live = sum(b.live_bytes for b in members)
         runs = max(b.sorted_runs for b in members)
+        name = _e(label or "-")
+        if partition_href is not None:
+            name = f'<a class="drill" href="{_e(partition_href(label))}">{name}</a>'
         rows.append(
             f'<tr class="partition" data-partition="{_e(label)}" data-buckets="{len(members)}" '
-            f'data-max-sorted-runs="{runs}"><td>{_e(label or "-")}</td><td>{len(members)}</td>'
+            f'data-max-sorted-runs="{runs}" data-drawn="{"true" if label in drawn else "false"}">'
+            f"<td>{name}</td><td>{len(members)}</td>"
             f"<td>{sum(b.files for b in members)}</td><td>{_e(human_bytes(stored))}</td>"
             f"<td>{runs}</td><td>{format_ratio(stored / live if live else 1.0)}</td></tr>"
         )
@@ -448,6 +497,77 @@ def _partition_summary(buckets: Sequence[BucketHealth], default_name: str) -> st
     return f'<h2>Partitions</h2><table class="partitions">{head}{"".join(rows)}</table>'
 
 
+def _select_bands(
+    health: TableHealth,
+    default_name: str,
+    partition: str | None,
+    partition_href: Callable[[str], str] | None,
+    cli_hint: bool,
+) -> tuple[list[BucketHealth], str]:
+    """The buckets drawn as bands and the HTML shown above them (summary and notes)."""
+    groups = _by_partition(health.buckets, default_name)
+    if partition is not None:
+        check_partition(health, default_name, partition)
+        members = groups[partition]
+        note = (
+            f'<p class="muted partition-note">Partition {_e(partition)}: {len(members)} of '
+            f"{len(health.buckets)} buckets of the table.</p>"
+        )
+        if len(members) > MAX_BANDS:
+            members = sorted(members, key=lambda b: (-b.sorted_runs, -b.total_bytes))[:MAX_BANDS]
+            note += (
+                f'<p class="muted">The {MAX_BANDS} buckets with the most sorted runs are '
+                "drawn below.</p>"
+            )
+        return list(members), note
+    if len(health.buckets) <= MAX_BANDS:
+        return list(health.buckets), ""
+    chosen = _drawn_partitions(groups)
+    members = [b for label in chosen for b in groups[label]]
+    if len(members) > MAX_BANDS:  # one partition alone has more buckets than are drawn
+        members = sorted(members, key=lambda b: (-b.sorted_runs, -b.total_bytes))[:MAX_BANDS]
+    how = (
+        "follow a partition's link for all its buckets"
+        if partition_href is not None
+        else "lakeops health TABLE --png FILE --partition K=V draws all the buckets of one"
+        if cli_hint
+        else "the others are summarised above"
+    )
+    note = (
+        f'<p class="muted">{len(health.buckets)} buckets in {len(groups)} partitions: the '
+        f"buckets of the {len(chosen)} partition{'s' if len(chosen) != 1 else ''} with the "
+        f"most sorted runs are drawn below ({_e(how)}).</p>"
+    )
+    return members, _partition_summary(groups, set(chosen), partition_href) + note
+
+
+#: how many partitions an unknown ``partition=`` error lists
+_SHOWN_PARTITIONS = 5
+
+
+def check_partition(health: TableHealth, default_name: str, partition: str) -> None:
+    """Raise :class:`~lakeops.errors.ConfigurationError` unless ``partition`` (a label as
+    :func:`partition_label` writes it) names a partition of ``health``'s snapshot; the error
+    names the closest labels (or a few that exist)."""
+    labels = list(_by_partition(health.buckets, default_name))
+    if partition not in labels:
+        raise ConfigurationError(_unknown_partition(partition, labels))
+
+
+def _unknown_partition(partition: str, labels: Sequence[str]) -> str:
+    """The message of a ``partition=`` naming no partition of the latest snapshot."""
+    if not labels:
+        return f"partition {partition!r} does not exist: the table holds no data"
+    close = difflib.get_close_matches(partition, labels, n=3, cutoff=0.6)
+    if close:
+        return f"partition {partition!r} does not exist; did you mean {', '.join(close)}?"
+    shown = ", ".join(sorted(labels)[:_SHOWN_PARTITIONS])
+    more = len(labels) - _SHOWN_PARTITIONS
+    return f"partition {partition!r} does not exist; existing partitions: {shown}" + (
+        f" and {more} more" if more > 0 else ""
+    )
+
+
 # --------------------------------------------------------------------------- public
 def render_table_html(
     identifier: str,
@@ -456,12 +576,21 @@ def render_table_html(
     recent_snapshots: int = 20,
     back_href: str | None = None,
     health: TableHealth | None = None,
+    partition: str | None = None,
+    partition_href: Callable[[str], str] | None = None,
+    cli_hint: bool = False,
 ) -> str:
     """The health page of ``table`` (named ``identifier`` on the page) as a complete HTML
     document: header facts, the chart of the last ``recent_snapshots`` snapshots and one LSM
     band per (partition, bucket) of the latest snapshot (see the module docstring). ``health``
     is ``table.health()`` unless given (the CLI passes the report it prints, so both show the
-    same figures). With ``back_href``, the page starts with an "all tables" link to it."""
+    same figures). With ``back_href``, the page starts with an "all tables" link to it.
+
+    ``partition`` (a label as the page shows it, ``k1=v1/k2=v2``) draws the bands of that
+    partition only; a label that names no partition of the latest snapshot raises
+    :class:`~lakeops.errors.ConfigurationError` naming the closest ones. ``partition_href``
+    maps a label to the URL of its page (the summary's drill-down links); ``cli_hint`` names
+    the CLI's ``--partition`` in the summary's note instead."""
     if health is None:
         health = table.health()
     points = snapshot_history(table.store, recent_snapshots)
@@ -496,16 +625,7 @@ def render_table_html(
 
     files: list[DataFileMeta] = [f for b in health.buckets for run in b.runs for f in run.files]
     max_size = max((f.file_size for f in files), default=0)
-    drawn = health.buckets
-    summary = ""
-    if len(drawn) > MAX_BANDS:
-        worst = sorted(drawn, key=lambda b: (-b.sorted_runs, -b.total_bytes))[:MAX_BANDS]
-        chosen = {id(b) for b in worst}
-        drawn = [b for b in health.buckets if id(b) in chosen]
-        summary = _partition_summary(health.buckets, default_name) + (
-            f'<p class="muted">{len(health.buckets)} buckets: the {MAX_BANDS} with the most '
-            "sorted runs are drawn below.</p>"
-        )
+    drawn, summary = _select_bands(health, default_name, partition, partition_href, cli_hint)
     bands = [
         _band(b, partition_label(b.partition, default_name), max_size, trigger, stop_trigger)
         for b in drawn

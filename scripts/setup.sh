@@ -26,6 +26,8 @@ fi
 # Airflow and PySpark share .venv: Airflow's Spark provider is deliberately NOT installed, since
 # it pulls pyspark-client, which silently overwrites pyspark 4.3's files (the operators run
 # spark-submit themselves). tests/airflow asserts the pyspark version and that it is absent.
+# The OpenLineage provider (airflow extra) only adds packages of its own (openlineage-python,
+# -integration-common, -sql): pyspark stays 4.3 and lineage is off until a transport is set.
 .venv/bin/python -m pip install --quiet -e ".[dev,spark,airflow,cli,pandas,polars,duckdb]"
 
 if [ "${1:-}" = "--oracle" ]; then

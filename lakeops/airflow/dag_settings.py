@@ -2,6 +2,11 @@
 deployment configures them without editing DAG code (``infra/`` env templates list them).
 
 * ``LAKEOPS_CONN_ID`` (``lakeops_default``): the ``lakeops`` connection of the warehouse;
+* ``LAKEOPS_TABLES`` (``db.t,db.u``): the tables the DAGs commit to. Their committing tasks name
+  these tables' Assets (with ``LAKEOPS_INGEST_TABLE`` and the lookup tables), so Airflow knows
+  and activates them when it parses the DAGs and records every commit's Asset event without
+  its "AssetModel … not found" / "inactive AssetModel" warnings. A table not named anywhere still
+  gets its events (Airflow creates the Asset on the first one), with those warnings;
 * ``LAKEOPS_INGEST_SCHEDULE`` (``@hourly``; ``none`` turns it off), ``LAKEOPS_INGEST_SOURCE``,
   ``LAKEOPS_INGEST_TABLE``, ``LAKEOPS_INGEST_FORMAT`` (``parquet``): ``lakeops_ingest``'s schedule
   and the default Params of its scheduled runs;
@@ -26,8 +31,14 @@ import datetime as dt
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["DAG_DEFAULTS", "DagSettings"]
+__all__ = ["CONSUMER_ID", "DAG_DEFAULTS", "DagSettings"]
+
+#: the Paimon consumer (``<table>/consumer/consumer-<id>``) in which the watchers of
+#: ``lakeops_lookup_flush_on_commit`` keep their place, so a triggerer restart neither loses nor
+#: repeats a commit (see :class:`~lakeops.airflow.triggers.LakeopsCommitTrigger`)
+CONSUMER_ID = "airflow-lakeops-lookup-flush-on-commit"
 
 #: what every lakeops DAG shares: no backfill, one run at a time, the ``lakeops`` tag
 DAG_DEFAULTS: dict[str, object] = {
@@ -52,6 +63,7 @@ class DagSettings:
     """The DAGs' configuration (see the module docstring for the variables)."""
 
     conn_id: str = "lakeops_default"
+    tables: tuple[str, ...] = ()
     ingest_schedule: str | None = "@hourly"
     ingest_source: str = ""
     ingest_table: str = ""
@@ -71,6 +83,7 @@ class DagSettings:
         e = os.environ if env is None else env
         return cls(
             conn_id=e.get("LAKEOPS_CONN_ID", "lakeops_default"),
+            tables=_tables(e.get("LAKEOPS_TABLES", "")),
             ingest_schedule=_schedule(e.get("LAKEOPS_INGEST_SCHEDULE"), "@hourly"),
             ingest_source=e.get("LAKEOPS_INGEST_SOURCE", ""),
             ingest_table=e.get("LAKEOPS_INGEST_TABLE", ""),
@@ -85,3 +98,43 @@ class DagSettings:
             maintenance_schedule=_schedule(e.get("LAKEOPS_MAINTENANCE_SCHEDULE"), "@daily"),
             orphan_older_than_hours=float(e.get("LAKEOPS_ORPHAN_OLDER_THAN_HOURS", "24")),
         )
+
+    @property
+    def served_tables(self) -> tuple[str, ...]:
+        """Every table the settings name (``LAKEOPS_TABLES``, the ingest table, the lookup
+        tables), each once, in that order."""
+        named = (*self.tables, self.ingest_table, *self.lookup_tables, *self.watched_lookup_tables)
+        return tuple(dict.fromkeys(t for t in named if t))
+
+    def table_asset(self, identifier: str) -> Any:
+        """The Asset of ``identifier`` as every DAG here names it: for a table of
+        ``LAKEOPS_WATCHED_LOOKUP_TABLES`` with its ``AssetWatcher`` (a
+        :class:`~lakeops.airflow.triggers.LakeopsCommitTrigger` keeping its place in the Paimon
+        consumer :data:`CONSUMER_ID`). Airflow keeps an Asset's watchers only while every parsed
+        DAG that names the Asset gives the same ones, so no DAG may name a watched table's Asset
+        without its watcher."""
+        from airflow.sdk import Asset, AssetWatcher
+
+        from lakeops.airflow.assets import table_asset
+        from lakeops.airflow.triggers import LakeopsCommitTrigger
+
+        asset = table_asset(self.conn_id, identifier)
+        if identifier not in self.watched_lookup_tables:
+            return asset
+        trigger = LakeopsCommitTrigger(
+            table=identifier,
+            lakeops_conn_id=self.conn_id,
+            commit_kinds=["APPEND", "OVERWRITE"],
+            poll_interval=self.watch_poll_seconds,
+            consumer_id=CONSUMER_ID,
+        )
+        return Asset(
+            uri=asset.uri,
+            name=asset.name,
+            watchers=[AssetWatcher(name=f"lakeops_commits_{identifier}", trigger=trigger)],
+        )
+
+    def served_assets(self) -> list[Any]:
+        """The Assets of :attr:`served_tables` (:meth:`table_asset`), for the ``inlets`` of
+        committing tasks, so that a parsed DAG registers them (see ``LAKEOPS_TABLES``)."""
+        return [self.table_asset(t) for t in self.served_tables]

@@ -14,14 +14,11 @@ Where the work runs:
 Every operator that commits emits an Asset event for its table
 (``lakeops://<conn_id>/<db>/<table>``, see :mod:`lakeops.airflow.assets`) through the
 ``lakeops-commits`` alias, with the snapshot id and commit kind as the event's extra; none is
-emitted when nothing was committed.
-
-Where the OpenLineage provider (``apache-airflow-providers-openlineage``) is installed, the
-write, compaction, flush and expiry operators report lineage
-(:meth:`~_LakeopsOperator.get_openlineage_facets_on_complete`): the table as input and output
-dataset (namespace ``lakeops://<conn_id>``, name ``db.table``; the write's source as another
-input), output statistics (files and bytes written) and a ``lakeops`` run facet with the snapshot
-id, commit kind and counts of the result (see :meth:`~_LakeopsOperator.lineage`).
+emitted when nothing was committed. Airflow records such an event without warnings only for an
+Asset a parsed DAG names: the DAGs in ``dags/`` name those of ``LAKEOPS_TABLES`` (see
+:mod:`lakeops.airflow.dag_settings`); a DAG of your own can pass ``inlets=[table_asset(...)]``
+(``DagSettings.table_asset`` for a table the flush-on-commit DAG watches: Airflow drops an Asset's
+watchers when a DAG names it without them).
 """
 
 from __future__ import annotations
@@ -97,15 +94,19 @@ class _LakeopsOperator(BaseOperator):
         if lineage is None:
             return OperatorLineage()
         run = lineage["run"]
-        stats = output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet(
-            rowCount=run.get("total_records"),
-            size=run.get("bytes_written"),
-            fileCount=run.get("files_added"),
-        )
+        facets: dict[str, Any] = {}
+        if run.get("snapshot_id") is not None:  # rows, bytes and files this commit wrote
+            facets["outputStatistics"] = (
+                output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet(
+                    rowCount=run.get("rows_written"),
+                    size=run.get("bytes_written"),
+                    fileCount=run.get("files_added"),
+                )
+            )
         return OperatorLineage(
             inputs=[InputDataset(namespace=ns, name=name) for ns, name in lineage["inputs"]],
             outputs=[
-                OutputDataset(namespace=ns, name=name, outputFacets={"outputStatistics": stats})
+                OutputDataset(namespace=ns, name=name, outputFacets=facets)
                 for ns, name in lineage["outputs"]
             ],
             run_facets={"lakeops": _run_facet(**run)},
@@ -213,7 +214,7 @@ class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
             oversubscribed). The result is the same at every value.
 
     Returns (XCom): ``table, snapshot_id, commit_kind, total_records, files_added,
-    bytes_written, seconds``.
+    bytes_written, rows_written, seconds``.
     """
 
     template_fields: Sequence[str] = (
@@ -281,7 +282,16 @@ class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
         args += ["--mode", self.mode, *_partition_args(self.overwrite_partitions)]
         args += _parallelism_args(self.parallelism)
         summary = self._submit(hook, "write", args, self.submit)
-        return self._done(context, _summary(summary), start)
+        return self._done(context, _with_rows(hook, self.table, _summary(summary)), start)
+
+
+def _with_rows(hook: LakeopsHook, table: str, result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` with ``rows_written`` (rows in the data files its snapshot added) when it
+    committed one: the row count lineage reports."""
+    if result.get("snapshot_id") is None:
+        return result
+    stats = hook.get_table(table).commit_stats(int(result["snapshot_id"]))
+    return {**result, "rows_written": stats.rows_added}
 
 
 def _parallelism_args(parallelism: int | None) -> list[str]:
@@ -340,7 +350,8 @@ class _CompactionOperator(_SparkJobMixin, _LakeopsOperator):
             args = ["--table", table.root, *_partition_args(partitions)]
             if self.full:
                 args.append("--full")
-            return self._done(context, _summary(self._submit(hook, job, args, True)), start)
+            summary = _summary(self._submit(hook, job, args, True))
+            return self._done(context, _with_rows(hook, self.table, summary), start)
         if self.force_level0:
             snapshot = table.flush_level0(partitions=partitions, parallelism=self.parallelism)
         else:
@@ -353,9 +364,11 @@ class _CompactionOperator(_SparkJobMixin, _LakeopsOperator):
             result = {
                 "snapshot_id": snapshot.id,
                 "commit_kind": snapshot.commit_kind,
+                "total_records": snapshot.total_record_count,
                 "files_rewritten": stats.files_deleted,
                 "files_added": stats.files_added,
                 "bytes_written": stats.bytes_added,
+                "rows_written": stats.rows_added,
             }
         return self._done(context, result, start)
 
@@ -369,7 +382,7 @@ class LakeopsCompactOperator(_CompactionOperator):
     each Spark task compacts one bucket on one core. The result is the same at every value.
 
     Returns (XCom): ``table, snapshot_id (None if nothing needed compacting), commit_kind,
-    files_rewritten, files_added, bytes_written, seconds``.
+    total_records, files_rewritten, files_added, bytes_written, rows_written, seconds``.
     """
 
     def __init__(self, *, full: bool = False, **kwargs: Any) -> None:
@@ -392,8 +405,9 @@ class LakeopsExpireSnapshotsOperator(_LakeopsOperator):
     ``parallelism``: files listed, read and deleted at once in the worker (default 16: the
     work waits on storage); the crash-safe order of the steps does not change.
 
-    Returns (XCom): ``table, expired_snapshots, expired_changelogs, data_files_deleted,
-    changelog_files_deleted, seconds``.
+    Returns (XCom): ``table, expired_snapshot_ids ([first, last] or None),
+    earliest_snapshot_id (the oldest kept), expired_snapshots, expired_changelogs,
+    data_files_deleted, changelog_files_deleted, seconds``.
     """
 
     commits = False
@@ -415,19 +429,20 @@ class LakeopsExpireSnapshotsOperator(_LakeopsOperator):
 
     def execute(self, context: Context) -> dict[str, Any]:
         start = time.monotonic()
-        result = (
-            self.hook()
-            .get_table(self.table)
-            .expire_snapshots(
-                retain_min=self.retain_min,
-                retain_max=self.retain_max,
-                time_retained=self.time_retained,
-                parallelism=self.parallelism,
-            )
+        table = self.hook().get_table(self.table)
+        result = table.expire_snapshots(
+            retain_min=self.retain_min,
+            retain_max=self.retain_max,
+            time_retained=self.time_retained,
+            parallelism=self.parallelism,
         )
+        expired = sorted(result.expired_snapshots)
+        retained = table.snapshots()
         return self._done(
             context,
             {
+                "expired_snapshot_ids": [expired[0], expired[-1]] if expired else None,
+                "earliest_snapshot_id": retained[0].id if retained else None,
                 "expired_snapshots": len(result.expired_snapshots),
                 "expired_changelogs": len(result.expired_changelogs),
                 "data_files_deleted": result.data_files_deleted,

@@ -35,7 +35,7 @@ import inspect
 import logging
 import os
 from typing import Annotated, Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import HTMLResponse
@@ -45,7 +45,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from lakeops import Catalog
 from lakeops.airflow.connection import parse_connection
 from lakeops.errors import CatalogError, ConfigurationError, LakeopsError
-from lakeops.health_view import render_index_html, render_message_html, render_table_html
+from lakeops.health_view import (
+    check_partition,
+    render_index_html,
+    render_message_html,
+    render_table_html,
+)
 
 __all__ = [
     "CONN_IDS_ENV",
@@ -215,7 +220,14 @@ def _index(user: Any) -> HTMLResponse:
     return _html(render_index_html(entries, notes=notes, empty=empty))
 
 
-def _table(user: Any, conn_id: str, database: str, table: str) -> HTMLResponse:
+def _partition_href(label: str) -> str:
+    """The drill-down URL of a partition, relative to the table's page."""
+    return "?" + urlencode({"partition": label})
+
+
+def _table(
+    user: Any, conn_id: str, database: str, table: str, partition: str | None = None
+) -> HTMLResponse:
     identifier = f"{database}.{table}"
     not_found = f"No table {identifier!r} in lakeops connection {conn_id!r}."
     if not can_read_connection(user, conn_id):
@@ -247,8 +259,20 @@ def _table(user: Any, conn_id: str, database: str, table: str) -> HTMLResponse:
         return _html(render_message_html("Not found", not_found), 404)
     try:
         tbl = catalog.get_table(identifier)
+        health = tbl.health()
+        if partition is not None:
+            try:
+                check_partition(health, tbl.options.partition_default_name, partition)
+            except ConfigurationError as exc:
+                return _html(render_message_html("Not found", f"{identifier}: {exc}"), 404)
         page = render_table_html(
-            identifier, tbl, recent_snapshots=RECENT_SNAPSHOTS, back_href="../../../"
+            identifier,
+            tbl,
+            recent_snapshots=RECENT_SNAPSHOTS,
+            back_href="../../../",
+            health=health,
+            partition=partition,
+            partition_href=_partition_href,
         )
     except CatalogError:  # dropped meanwhile
         return _html(render_message_html("Not found", not_found), 404)
@@ -290,11 +314,16 @@ def create_app() -> FastAPI:
 
     @api.get("/tables/{conn_id}/{database}/{table}", response_class=HTMLResponse, name="table_page")
     def table_page(
-        user: Annotated[Any, Depends(authenticated_user)], conn_id: str, database: str, table: str
+        user: Annotated[Any, Depends(authenticated_user)],
+        conn_id: str,
+        database: str,
+        table: str,
+        partition: str | None = None,
     ) -> HTMLResponse:
         """The health page of ``database.table`` of connection ``conn_id`` (403 unless the user
-        may read the connection)."""
-        return _table(user, conn_id, database, table)
+        may read the connection); ``?partition=k=v/k2=v2`` draws every bucket of one partition
+        (the drill-down of a large table's partition summary)."""
+        return _table(user, conn_id, database, table, partition)
 
     return api
 

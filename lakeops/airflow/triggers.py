@@ -12,6 +12,7 @@ from typing import Any
 from airflow.triggers.base import BaseEventTrigger, BaseTrigger, TriggerEvent
 
 from lakeops.airflow.conditions import health_violations, new_snapshot
+from lakeops.airflow.consumer import check_consumer_id, read_next_snapshot, write_next_snapshot
 
 __all__ = ["LakeopsCommitTrigger", "LakeopsHealthTrigger", "LakeopsSnapshotTrigger"]
 
@@ -140,8 +141,18 @@ class LakeopsCommitTrigger(BaseEventTrigger):
     polls fire one event, for the newest that counts. The payload is ``{"table", "snapshot_id",
     "commit_kind", "time_millis", "previous_snapshot_id"}``.
 
-    Where it starts: after ``since_snapshot_id`` if given, else after the snapshot that is
-    latest when the trigger starts (commits while no triggerer runs it are not replayed).
+    Where it starts, and how it remembers: with ``consumer_id`` the position is a Paimon
+    consumer of the table (``consumer/consumer-<id>``, ``{"nextSnapshot": N}``; see
+    :mod:`lakeops.airflow.consumer`). A trigger that finds its consumer continues from it, so a
+    triggerer restart (a fresh trigger from the same serialized kwargs) fires the commits made
+    meanwhile (one event, whose ``previous_snapshot_id`` is where it stopped) and never one it
+    fired before; snapshot expiry keeps the snapshots the consumer has not read. A new consumer
+    starts after ``since_snapshot_id`` if given, else after the snapshot that is latest when
+    the trigger first runs, and is written at once. The position advances when the event has
+    been handed to the triggerer (the generator resumes), before the next poll. Without
+    ``consumer_id`` the position lives only in memory: each start begins anew as above
+    (commits while no triggerer runs it are not replayed).
+
     A failing check (storage unreachable) is logged and retried at the next poll.
     """
 
@@ -153,6 +164,7 @@ class LakeopsCommitTrigger(BaseEventTrigger):
         commit_kinds: list[str] | None = None,
         since_snapshot_id: int | None = None,
         poll_interval: float = 30.0,
+        consumer_id: str | None = None,
     ) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.table = table
@@ -160,6 +172,7 @@ class LakeopsCommitTrigger(BaseEventTrigger):
         self.commit_kinds = None if commit_kinds is None else [str(k) for k in commit_kinds]
         self.since_snapshot_id = since_snapshot_id
         self.poll_interval = poll_interval
+        self.consumer_id = None if consumer_id is None else check_consumer_id(consumer_id)
         self._opened: Any = None
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
@@ -171,6 +184,7 @@ class LakeopsCommitTrigger(BaseEventTrigger):
                 "commit_kinds": self.commit_kinds,
                 "since_snapshot_id": self.since_snapshot_id,
                 "poll_interval": self.poll_interval,
+                "consumer_id": self.consumer_id,
             },
         )
 
@@ -205,12 +219,41 @@ class LakeopsCommitTrigger(BaseEventTrigger):
                 }
         return None
 
+    def resume_point(self) -> tuple[bool, int | None]:
+        """(found, last snapshot seen) from the consumer: ``(False, None)`` without
+        ``consumer_id`` or before the consumer's first run. Runs in a thread."""
+        if self.consumer_id is None:
+            return False, None
+        next_snapshot = read_next_snapshot(self._table().store, self.consumer_id)
+        if next_snapshot is None:
+            return False, None
+        return True, (None if next_snapshot <= 1 else next_snapshot - 1)
+
+    def remember(self, seen: int | None) -> None:
+        """Record in the consumer that every snapshot up to ``seen`` is handled (nothing
+        without ``consumer_id``). Runs in a thread."""
+        if self.consumer_id is not None:
+            next_snapshot = 1 if seen is None else seen + 1
+            write_next_snapshot(self._table().store, self.consumer_id, next_snapshot)
+
+    async def _retry(self, what: str, call: Callable[..., Any], *args: Any) -> Any:
+        """``call(*args)`` in a thread, retried every poll until storage answers."""
+        while True:
+            try:
+                return await asyncio.to_thread(call, *args)
+            except Exception as exc:
+                self.log.warning("lakeops %s: %s failed: %s", self.table, what, exc)
+            await asyncio.sleep(self.poll_interval)
+
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        seen = self.since_snapshot_id
-        if seen is None:  # the baseline: what is latest now (retried until storage answers)
-            while (baseline := await self._poll()) is False:
-                await asyncio.sleep(self.poll_interval)
-            seen = None if baseline is None else int(baseline)
+        found, seen = await self._retry("reading the consumer", self.resume_point)
+        if not found:
+            seen = self.since_snapshot_id
+            if seen is None:  # the baseline: what is latest now (retried until storage answers)
+                while (baseline := await self._poll()) is False:
+                    await asyncio.sleep(self.poll_interval)
+                seen = None if baseline is None else int(baseline)
+            await self._retry("writing the consumer", self.remember, seen)
         while True:
             latest = await self._poll()
             if latest is not False and latest is not None and (seen is None or latest > seen):
@@ -222,6 +265,8 @@ class LakeopsCommitTrigger(BaseEventTrigger):
                     seen = latest
                     if payload is not None:
                         yield TriggerEvent(payload)  # type: ignore[no-untyped-call]
+                    # handed over (or nothing counted): the consumer moves past ``latest``
+                    await self._retry("writing the consumer", self.remember, seen)
             await asyncio.sleep(self.poll_interval)
 
     async def _poll(self) -> int | bool | None:

@@ -11,10 +11,13 @@ from rich.console import Console
 
 from lakeops.cli.arguments import TableArg
 from lakeops.cli.context import state
+from lakeops.cli.errors import CliError
+from lakeops.cli.parsing import parse_assignments
 from lakeops.cli.screenshot import find_chromium, screenshot_html
 from lakeops.cli.views import describe_data, health_data, render_describe, render_health
 from lakeops.compact.health import DEFAULT_WINDOW
 from lakeops.health_view import render_table_html
+from lakeops.table import Table
 
 __all__ = ["register"]
 
@@ -61,6 +64,17 @@ def health(
             help="Retained snapshots in the write-amplification window (see docs/health.md).",
         ),
     ] = DEFAULT_WINDOW,
+    partition: Annotated[
+        str | None,
+        typer.Option(
+            "--partition",
+            "-p",
+            metavar="K=V[,K=V]",
+            help="Draw every bucket of this partition on the --html/--png page (a large "
+            "table's page otherwise draws its worst partitions and summarises the rest).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Show the LSM health of every bucket: sorted runs, level-0 files, files and bytes by
     level, space amplification (stored bytes / estimated bytes after a full compaction); and
@@ -75,10 +89,13 @@ def health(
     if png is not None:
         find_chromium()  # fail before doing any work
     target = st.table(table)
+    label = None if partition is None else _partition_label(target, partition)
+    if label is not None and html is None and png is None:
+        raise CliError("--partition selects what the page draws: add --html FILE or --png FILE")
     report = target.health(recent_snapshots=recent_snapshots)
     data: dict[str, Any] = health_data(table, report)
     if html is not None or png is not None:
-        page = render_table_html(table, target, health=report)
+        page = render_table_html(table, target, health=report, partition=label, cli_hint=True)
         with st.out.spinner(f"rendering the health page of {table}"):
             _write_page(page, html, png)
         data["html"] = None if html is None else str(html)
@@ -91,6 +108,21 @@ def health(
                 console.print(f"{kind} written to {path}", markup=False)
 
     st.out.result(data, human)
+
+
+def _partition_label(table: Table, text: str) -> str:
+    """``--partition k=v[,k2=v2]`` as the page labels partitions (``k=v/k2=v2``, in the
+    table's partition-key order); every partition key must be named."""
+    spec = parse_assignments(text, "--partition")
+    keys = list(table.schema.partition_keys)
+    if not keys:
+        raise CliError(f"--partition: {table.identifier} is not partitioned")
+    if sorted(spec) != sorted(keys):
+        raise CliError(
+            f"--partition {text!r} must name every partition column of {table.identifier} "
+            f"once: {','.join(f'{k}=...' for k in keys)}"
+        )
+    return "/".join(f"{k}={spec[k]}" for k in keys)
 
 
 def _write_page(page: str, html: Path | None, png: Path | None) -> None:

@@ -374,9 +374,11 @@ def test_lineage_of_flush_and_expiry(catalog: Catalog, lakeops_conn: str) -> Non
         "run": {
             "snapshot_id": latest.id,
             "commit_kind": "COMPACT",
+            "total_records": 30,  # first-row: 30 keys
             "files_rewritten": stats.files_deleted,
             "files_added": stats.files_added,
             "bytes_written": stats.bytes_added,
+            "rows_written": stats.rows_added,
         },
     }
     expire = LakeopsExpireSnapshotsOperator(task_id="e", table="db.t", retain_min=1, retain_max=1)
@@ -388,16 +390,140 @@ def test_lineage_of_flush_and_expiry(catalog: Catalog, lakeops_conn: str) -> Non
     assert write.lineage_inputs() == [("s3://landing", "/orders/")]
 
 
-def test_openlineage_facets_with_the_client(catalog: Catalog, lakeops_conn: str) -> None:
-    """The facets on a real OpenLineage client (where the provider is installed)."""
-    pytest.importorskip("airflow.providers.openlineage")
-    table = _table(catalog)
-    for v in range(2):
-        table.write(_rows(range(30), v))
-    op = LakeopsCompactOperator(task_id="compact", table="db.t", full=True)
-    op.execute(_context())
-    facets = op.get_openlineage_facets_on_complete(None)
-    (output,) = facets.outputs
-    assert (output.namespace, output.name) == ("lakeops://lakeops_default", "db.t")
-    assert output.outputFacets["outputStatistics"].size > 0
-    assert facets.run_facets["lakeops"].snapshot_id == table.latest_snapshot().id
+def test_openlineage_events_on_a_file_transport(
+    catalog: Catalog, lakeops_conn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Write, compact, flush and expire as OpenLineage sees them: the provider's extractor
+    takes each operator's facets and its adapter emits the COMPLETE event through a real
+    OpenLineage client with a FileTransport; every field of the file's events is checked
+    against the rows written and the table's snapshots. (The Spark write job is replaced by a
+    library write of the same file returning the job's summary: lineage is what is tested.)"""
+    import json
+    from types import SimpleNamespace
+
+    from airflow.providers.openlineage.extractors.manager import ExtractorManager
+    from airflow.providers.openlineage.plugins.adapter import OpenLineageAdapter
+    from airflow.utils.state import TaskInstanceState
+    from openlineage.client import OpenLineageClient
+    from openlineage.client.transport.file import FileConfig, FileTransport
+
+    log = tmp_path / "lineage.jsonl"
+    transport = FileTransport(FileConfig(log_file_path=str(log), append=True))
+    adapter = OpenLineageAdapter(client=OpenLineageClient(transport=transport))
+    table = _table(catalog, **{"merge-engine": "first-row"})
+    source = tmp_path / "in.parquet"
+    pq.write_table(_rows(range(30), 0), source)
+
+    def library_write(self: Any, hook: Any, job: str, args: list[str], submit: bool) -> Any:
+        snapshot = hook.get_table(self.table).write(pq.read_table(self.source))
+        stats = table.commit_stats(snapshot.id)
+        return {"snapshot_id": snapshot.id, "commit_kind": snapshot.commit_kind,
+                "total_records": snapshot.total_record_count, "files_added": stats.files_added,
+                "bytes_written": stats.bytes_added}  # fmt: skip
+
+    monkeypatch.setattr(LakeopsSparkWriteOperator, "_submit", library_write)
+
+    written: dict[str, Any] = {}  # the commit of each task, read from the table
+
+    def emit(op: Any) -> None:
+        op.execute(_context())
+        if op.commits:
+            written[op.task_id] = table.commit_stats(table.latest_snapshot().id)
+        lineage = ExtractorManager().extract_metadata(
+            SimpleNamespace(run_id="r1"), op, TaskInstanceState.SUCCESS, None
+        )
+        adapter.complete_task(run_id="0190c2e1-0000-7000-8000-000000000000",
+                              job_name=f"lineage.{op.task_id}", end_time="2026-01-01T00:00:00Z",
+                              task=lineage, nominal_start_time=None, nominal_end_time=None,
+                              owners=None, tags=None, job_description=None)  # fmt: skip
+
+    emit(LakeopsSparkWriteOperator(task_id="write", table="db.t", source=str(source)))
+    table.write(_rows(range(20, 50), 1))
+    emit(LakeopsCompactOperator(task_id="compact", table="db.t", full=True))
+    table.write(_rows(range(40, 60), 2))
+    emit(LakeopsFlushLevel0Operator(task_id="flush", table="db.t"))
+    emit(LakeopsExpireSnapshotsOperator(task_id="expire", table="db.t", retain_min=1, retain_max=1))
+
+    events = {
+        e["job"]["name"].split(".")[1]: e for e in map(json.loads, log.read_text().splitlines())
+    }
+    assert list(events) == ["write", "compact", "flush", "expire"]
+    ns, dataset = (
+        "lakeops://lakeops_default",
+        {"namespace": "lakeops://lakeops_default", "name": "db.t"},
+    )
+    flush_id = written["flush"].snapshot_id
+    assert flush_id == 5 and [s.id for s in catalog.get_table("db.t").snapshots()] == [flush_id]
+    expected = {  # snapshot, commit kind, records after it, rows written
+        "write": (1, "APPEND", 30, 30),
+        "compact": (3, "COMPACT", 50, 50),  # 30 + 30 rows, 20 keys twice: 50 keys
+        "flush": (5, "COMPACT", 70, 20),  # the 20 level-0 rows moved up; 50 + 20 stored
+    }
+    for name, event in events.items():
+        assert event["eventType"] == "COMPLETE"
+        inputs = [{"namespace": i["namespace"], "name": i["name"]} for i in event["inputs"]]
+        outputs = event["outputs"]
+        assert [(o["namespace"], o["name"]) for o in outputs] == [(ns, "db.t")]
+        facet = event["run"]["facets"]["lakeops"]
+        if name == "expire":
+            assert inputs == [dataset] and "outputStatistics" not in outputs[0].get(
+                "outputFacets", {}
+            )
+            assert (facet["expired_snapshot_ids"], facet["earliest_snapshot_id"]) == (
+                [1, flush_id - 1],
+                flush_id,
+            )
+            assert facet["expired_snapshots"] == flush_id - 1
+            continue
+        snapshot_id, kind, records, rows = expected[name]
+        files = written[name]
+        assert files.snapshot_id == snapshot_id
+        extra = [{"namespace": "file", "name": str(source)}] if name == "write" else []
+        assert inputs == [*extra, dataset]
+        stats = outputs[0]["outputFacets"]["outputStatistics"]
+        assert (stats["rowCount"], stats["size"], stats["fileCount"]) == (
+            rows,
+            files.bytes_added,
+            files.files_added,
+        )
+        assert (
+            facet["snapshot_id"],
+            facet["commit_kind"],
+            facet["total_records"],
+            facet["rows_written"],
+        ) == (snapshot_id, kind, records, rows)
+        assert facet["bytes_written"] == files.bytes_added > 0
+
+
+def test_committing_tasks_name_the_assets_of_their_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What registers a table's Asset with Airflow (so its commit events need no warning): the
+    DAGs name the Assets of ``LAKEOPS_TABLES`` (and the ingest and lookup tables); a watched
+    table's Asset carries its watcher wherever it is named (else Airflow drops the watcher)."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    from lakeops.airflow.dag_settings import DagSettings
+    from tests.airflow.conftest import REPO
+
+    env = {
+        "LAKEOPS_TABLES": "db.a, db.b",
+        "LAKEOPS_INGEST_TABLE": "db.b",
+        "LAKEOPS_LOOKUP_TABLES": "db.c",
+    }
+    assert DagSettings.from_env(env).served_tables == ("db.a", "db.b", "db.c")
+    monkeypatch.setenv("LAKEOPS_TABLES", "db.orders,db.items")
+    monkeypatch.setenv("LAKEOPS_WATCHED_LOOKUP_TABLES", "db.items")
+    bag = DagBag(dag_folder=str(REPO / "dags"))
+    ingest = bag.dags["lakeops_ingest"].get_task("spark_write")
+    assert [a.uri for a in ingest.inlets] == [
+        "lakeops://lakeops_default/db/orders",
+        "lakeops://lakeops_default/db/items",
+    ]
+
+    def named(assets: list[Any]) -> list[tuple[str, list[Any]]]:
+        return [(a.uri, [(w.name, w.trigger.serialize()) for w in a.watchers]) for a in assets]
+
+    on_commit = bag.dags["lakeops_lookup_flush_on_commit"]
+    (watched,) = named(on_commit.timetable.asset_condition.objects)
+    assert watched[1]  # the watcher, wherever the Asset is named
+    assert named(ingest.inlets) == [("lakeops://lakeops_default/db/orders", []), watched]
+    assert named(on_commit.get_task("flush_level0").inlets) == named(ingest.inlets)

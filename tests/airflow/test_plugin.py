@@ -537,3 +537,25 @@ def test_page_shows_the_cli_figures(server: Server, token: str) -> None:
     )
     bands = re.findall(r'data-bucket="(\d+)" [^>]*data-space-amplification="([^"]*)"', body)
     assert bands == [(str(b["bucket"]), f"{b['space_amplification']:.2f}") for b in cli["buckets"]]
+
+
+def test_partition_drill_down(server: Server, token: str) -> None:
+    """``?partition=`` (the summary's drill-down link) draws the buckets of that partition
+    only, the hostile one included; an unknown partition is a plain 404 naming the closest."""
+    import html
+    import re
+
+    from lakeops.airflow.plugin import _partition_href
+
+    page = f"{server.base}/lakeops/tables/lakeops_default/db/t"
+    for value in ("2024-01-01", EVIL):
+        status, body, _ = _get(page + _partition_href(f"dt={value}"), token=token)
+        assert status == 200
+        bands = re.findall(r'<g class="bucket" data-partition="([^"]*)" data-bucket="(\d+)"', body)
+        assert sorted(bands) == [
+            (html.escape(f"dt={value}"), "0"),
+            (html.escape(f"dt={value}"), "1"),
+        ]
+    status, body, _ = _get(page + _partition_href("dt=2024-01-02"), token=token)
+    assert status == 404
+    assert "did you mean dt=2024-01-01" in body and body.count('<p class="message">') == 1

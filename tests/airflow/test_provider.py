@@ -25,6 +25,8 @@ def test_pyspark_is_intact_next_to_airflow() -> None:
     assert distribution("apache-airflow").version.startswith("3.")
     with pytest.raises(PackageNotFoundError):  # pulled by Airflow's Spark provider; overwrites
         distribution("pyspark-client")
+    # the airflow extra's OpenLineage provider sits next to both without replacing either
+    assert distribution("apache-airflow-providers-openlineage").version >= "2.20"
 
 
 def test_provider_info_is_valid_and_registered() -> None:

@@ -82,6 +82,97 @@ def test_commit_trigger_fires_with_each_new_commit(catalog: Catalog, lakeops_con
     assert second["previous_snapshot_id"] == 2
 
 
+def test_commit_trigger_resumes_from_its_paimon_consumer(
+    catalog: Catalog, lakeops_conn: str
+) -> None:
+    """A triggerer restart loses and repeats nothing: trigger A fires snapshot 2 and records
+    ``nextSnapshot`` 3 in ``consumer/consumer-<id>`` once the event is handed over; A stops;
+    while nothing runs, two appends and a compaction commit and expiry keeps every snapshot
+    from 3 on (the consumer pins them); B, rebuilt from A's serialized kwargs, fires once, for
+    the newest append, after snapshot 2, and never snapshot 2 again."""
+    import json
+
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"}
+    )
+    _write(table, 1)
+    original = LakeopsCommitTrigger(
+        table="db.t", commit_kinds=["APPEND"], poll_interval=0.02, consumer_id="airflow-test"
+    )
+    consumer = Path(table.root) / "consumer" / "consumer-airflow-test"
+
+    def instrumented() -> tuple[Any, threading.Event, asyncio.Queue[int | None]]:
+        trigger = _roundtrip(original)
+        polled, remembered = threading.Event(), asyncio.Queue[int | None]()
+        latest_id, remember = trigger.latest_id, trigger.remember
+        loop = asyncio.get_running_loop()
+
+        def observed() -> int | None:
+            value = latest_id()
+            polled.set()
+            return value  # type: ignore[no-any-return]
+
+        def recorded(seen: int | None) -> None:
+            remember(seen)
+            loop.call_soon_threadsafe(remembered.put_nowait, seen)
+
+        trigger.latest_id, trigger.remember = observed, recorded
+        return trigger, polled, remembered
+
+    async def first_life() -> dict[str, Any]:
+        trigger, polled, remembered = instrumented()
+        events = trigger.run()
+        # the runner's loop: take an event, then ask for the next one (resumes the trigger)
+        pending = asyncio.ensure_future(anext(events))
+        assert await asyncio.wait_for(remembered.get(), 30) == 1  # a new consumer: after 1
+        assert await asyncio.to_thread(polled.wait, 30)
+        await asyncio.to_thread(_write, table, 2)
+        event = await asyncio.wait_for(pending, 30)
+        pending = asyncio.ensure_future(anext(events))
+        assert await asyncio.wait_for(remembered.get(), 30) == 2
+        pending.cancel()  # the triggerer shuts down
+        with pytest.raises(asyncio.CancelledError):
+            await pending
+        await events.aclose()
+        return event.payload  # type: ignore[no-any-return]
+
+    first = asyncio.run(first_life())
+    assert (first["snapshot_id"], first["previous_snapshot_id"]) == (2, 1)
+    assert json.loads(consumer.read_text()) == {"nextSnapshot": 3}
+
+    _write(table, 3)
+    table.compact(full=True)
+    _write(table, 4)
+    expired = table.expire_snapshots(retain_min=1, retain_max=1)
+    assert sorted(expired.expired_snapshots) == [1, 2]  # 3.. are the consumer's to read
+    assert [s.id for s in table.snapshots()] == [3, 4, 5]
+
+    async def second_life() -> dict[str, Any]:
+        trigger, _, remembered = instrumented()
+        events = trigger.run()
+        event = await asyncio.wait_for(anext(events), 30)
+        pending = asyncio.ensure_future(anext(events))
+        assert await asyncio.wait_for(remembered.get(), 30) == 5
+        pending.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await pending
+        await events.aclose()
+        return event.payload  # type: ignore[no-any-return]
+
+    second = asyncio.run(second_life())
+    assert (second["snapshot_id"], second["commit_kind"]) == (5, "APPEND")
+    assert second["previous_snapshot_id"] == 2  # it covers 3..5: nothing lost, 2 not repeated
+    assert json.loads(consumer.read_text()) == {"nextSnapshot": 6}
+
+
+def test_commit_trigger_refuses_a_bad_consumer_id() -> None:
+    from lakeops.errors import ConfigurationError
+
+    for bad in ("", "../x", "a/b", " x"):
+        with pytest.raises(ConfigurationError, match="consumer id"):
+            LakeopsCommitTrigger(table="db.t", consumer_id=bad)
+
+
 def test_trigger_events_count_as_commits_for_the_flush_plan() -> None:
     from lakeops.airflow.conditions import committed_tables
 
@@ -107,6 +198,7 @@ def test_flush_on_commit_dag_watches_the_listed_tables(
     assert path == "lakeops.airflow.triggers.LakeopsCommitTrigger"
     assert kwargs["table"] == "db.users" and kwargs["poll_interval"] == 5.0
     assert kwargs["commit_kinds"] == ["APPEND", "OVERWRITE"]
+    assert kwargs["consumer_id"] == "airflow-lakeops-lookup-flush-on-commit"
 
 
 def test_a_commit_queues_the_flush_dag_through_the_watcher(

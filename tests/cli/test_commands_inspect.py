@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lakeops import Catalog, Table
+from lakeops import Catalog, Table, health_view
 from lakeops.cli import screenshot
 from lakeops.cli.errors import CliError
 from tests.cli.conftest import Cli
@@ -189,6 +189,61 @@ def test_health_html_shows_the_json_figures(cli: Cli, tmp_path: Path) -> None:
     )
     assert out["write_amplification"] > 0
     assert out["write_amplification_window"] == {"first_snapshot": 1, "last_snapshot": 6}
+
+
+def _bands(page: str) -> set[tuple[str, str]]:
+    return set(re.findall(r'<g class="bucket" data-partition="([^"]*)" data-bucket="(\d+)"', page))
+
+
+def test_health_page_summarises_partitions_with_drill_down(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beyond MAX_BANDS buckets the page draws whole partitions, worst first (most sorted
+    runs), summarises every partition, and --partition draws all buckets of another one."""
+    monkeypatch.setattr(health_view, "MAX_BANDS", 4)
+    catalog = Catalog(str(cli.warehouse))
+    catalog.create_database("db", ignore_if_exists=True)
+    table = catalog.create_table(
+        "db.parts",
+        schema=pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())]),
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": "2", "write-only": "true"},
+    )
+    writes = {"2024-01-03": 3, "2024-01-01": 2, "2024-01-02": 1}  # sorted runs per bucket
+    for dt, times in writes.items():
+        for i in range(times):
+            data = _kv(range(40), i)
+            table.write(data.add_column(0, "dt", pa.array([dt] * 40)))
+    runs = {(f"dt={s.partition[0]}", str(s.bucket)): len(s.files) for s in table.splits()}
+    assert runs == {(f"dt={dt}", str(b)): n for dt, n in writes.items() for b in range(2)}
+    page = tmp_path / "h.html"
+    cli.ok("health", "db.parts", "--html", str(page))
+    text = page.read_text()
+    assert _bands(text) == {
+        (f"dt={dt}", str(b)) for dt in ("2024-01-03", "2024-01-01") for b in (0, 1)
+    }
+    summary = re.findall(
+        r'<tr class="partition" data-partition="([^"]*)" data-buckets="(\d+)" '
+        r'data-max-sorted-runs="(\d+)" data-drawn="(\w+)">',
+        text,
+    )
+    assert summary == [
+        ("dt=2024-01-03", "2", "3", "true"),
+        ("dt=2024-01-01", "2", "2", "true"),
+        ("dt=2024-01-02", "2", "1", "false"),
+    ]
+    assert "--partition" in text
+    cli.ok("health", "db.parts", "--html", str(page), "-p", "dt=2024-01-02")
+    assert _bands(page.read_text()) == {("dt=2024-01-02", "0"), ("dt=2024-01-02", "1")}
+    wrong = cli("health", "db.parts", "--html", str(page), "-p", "dt=2024-1-02")
+    assert wrong.exit_code == 1
+    assert wrong.stderr.startswith(
+        "error: partition 'dt=2024-1-02' does not exist; did you mean dt=2024-01-02"
+    )
+    assert len(wrong.stderr.splitlines()) == 1
+    no_page = cli("health", "db.parts", "-p", "dt=2024-01-02")
+    assert no_page.exit_code == 1 and "add --html FILE or --png FILE" in no_page.stderr
 
 
 _BUCKET_RECTS = (
