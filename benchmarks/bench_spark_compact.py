@@ -16,13 +16,13 @@ fully compacted by each phase in a fresh process:
 Reported per phase: wall seconds of the timed call, CPU seconds of the whole process tree during
 it (the driver, its JVM, executors and Python workers) divided by the wall time = cores used, and
 peak RSS: of the process for in-process phases; of the driver and of each Spark Python worker
-(``VmHWM``, sampled every 50 ms until the session stops) for the Spark phases. Every phase must
+(``VmHWM``, sampled every 0.5 s until the session stops) for the Spark phases. Every phase must
 produce ``--keys`` rows. The machine's 1-minute load average is printed before and after each
 phase (other work on the machine shows there).
 
 Usage: ``PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_spark_compact.py [--keys 1000000]
-[--buckets 4] [--repeat 1] [--phases "inprocess;local[2];local-cluster[2,1,1024];floor"]
-[--json]``.
+[--buckets 4] [--repeat 1] [--source DIR]
+[--phases "inprocess;local[2];local-cluster[2,1,1024];floor"] [--json]``.
 """
 
 from __future__ import annotations
@@ -140,7 +140,10 @@ def _cmdline(pid: int) -> str:
 
 
 class Tree:
-    """CPU and peak memory of this process and everything below it, sampled every 50 ms."""
+    """CPU and peak memory of this process and everything below it, sampled every 0.5 s (and
+    at start and stop: Spark's JVMs and Python workers live until the session stops, and
+    ``VmHWM`` keeps a process's peak, so the samples lose nothing but short-lived processes;
+    sampling rarely keeps the sampler's own CPU out of the figures)."""
 
     def __init__(self) -> None:
         self.peak_kib: dict[int, int] = {}
@@ -171,7 +174,7 @@ class Tree:
         return "python"
 
     def _loop(self) -> None:
-        while not self._stop.wait(0.05):
+        while not self._stop.wait(0.5):
             self.sample()
 
     def start(self) -> dict[int, float]:
@@ -183,6 +186,14 @@ class Tree:
         self._stop.set()
         self._thread.join()
         self.sample()
+
+    def cpu_by_kind(self, before: dict[int, float]) -> dict[str, float]:
+        """CPU seconds spent since ``before`` (a :meth:`start` result), by process kind."""
+        spent: dict[str, float] = {}
+        for pid, seconds in self.cpu.items():
+            kind = self.kind.get(pid, "python")
+            spent[kind] = spent.get(kind, 0.0) + seconds - before.get(pid, 0.0)
+        return {k: round(v, 2) for k, v in sorted(spent.items())}
 
 
 def _load() -> float:
@@ -205,9 +216,12 @@ def phase_inprocess(warehouse: str) -> dict[str, Any]:
     tree.stop()
     assert snapshot is not None
     cpu = sum(tree.cpu.values()) - sum(before.values())
+    cpu_by_kind = tree.cpu_by_kind(before)
     return {
         "seconds": seconds,
         "cores_used": cpu / seconds,
+        "cpu_seconds": cpu,
+        "cpu_seconds_by_process": cpu_by_kind,
         "driver_peak_mib": _status(os.getpid(), "VmHWM") / 1024,
         "rows_out": _rows_out(warehouse),
     }
@@ -248,6 +262,7 @@ def phase_spark(warehouse: str, master: str) -> dict[str, Any]:
     spark.stop()
     assert snapshot is not None
     cpu = sum(tree.cpu.values()) - sum(before.get(p, 0.0) for p in tree.cpu)
+    cpu_by_kind = tree.cpu_by_kind(before)
     workers = sorted(
         (kib / 1024 for pid, kib in tree.peak_kib.items() if tree.kind.get(pid) == "python"),
         reverse=True,
@@ -256,6 +271,8 @@ def phase_spark(warehouse: str, master: str) -> dict[str, Any]:
         "seconds": seconds,
         "executor_cores": cores,
         "cores_used": cpu / seconds,
+        "cpu_seconds": cpu,
+        "cpu_seconds_by_process": cpu_by_kind,
         "driver_peak_mib": _status(os.getpid(), "VmHWM") / 1024,
         "python_worker_peak_mib": workers,
         "rows_out": _rows_out(warehouse),
@@ -288,9 +305,12 @@ def phase_floor(warehouse: str, out: str) -> dict[str, Any]:
     seconds = time.perf_counter() - start
     tree.stop()
     cpu = sum(tree.cpu.values()) - sum(before.values())
+    cpu_by_kind = tree.cpu_by_kind(before)
     return {
         "seconds": seconds,
         "cores_used": cpu / seconds,
+        "cpu_seconds": cpu,
+        "cpu_seconds_by_process": cpu_by_kind,
         "driver_peak_mib": _status(os.getpid(), "VmHWM") / 1024,
         "rows_out": rows,
     }
@@ -313,6 +333,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--phases", default=";".join(PHASES), help="phases, separated by ;")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--source", help="keep the built table in this directory and reuse it on later runs"
+    )
     parser.add_argument("--phase", help=argparse.SUPPRESS)
     parser.add_argument("--warehouse", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
@@ -329,8 +352,9 @@ def main() -> None:
     phases = [p for p in args.phases.split(";") if p]
     results: dict[str, list[dict[str, Any]]] = {p: [] for p in phases}
     with tempfile.TemporaryDirectory() as tmp:
-        source = os.path.join(tmp, "source")
-        build(source, args.keys, args.buckets)
+        source = args.source or os.path.join(tmp, "source")
+        if not os.path.exists(os.path.join(source, "db.db", "t")):
+            build(source, args.keys, args.buckets)
         data_mib = (
             sum(os.path.getsize(p) for p in glob.glob(f"{source}/db.db/t/bucket-*/*.parquet"))
             / 2**20
@@ -359,7 +383,8 @@ def main() -> None:
         print(json.dumps({"keys": args.keys, "buckets": args.buckets, "results": results}))
         return
     print(
-        f"{'phase':26} {'best s':>7} {'all s':>20} {'cores used':>10} {'driver MiB':>10} "
+        f"{'phase':26} {'best s':>7} {'all s':>20} {'CPU s':>6} {'cores used':>10} "
+        f"{'driver MiB':>10} "
         f"{'worker peak MiB':>22} {'load 1m':>12}"
     )
     for phase, runs in results.items():
@@ -369,7 +394,8 @@ def main() -> None:
         print(
             f"{phase:26} {best['seconds']:>7.2f} "
             f"{times:>20} "
-            f"{best['cores_used']:>10.2f} {best['driver_peak_mib']:>10.0f} "
+            f"{best['cpu_seconds']:>6.2f} {best['cores_used']:>10.2f} "
+            f"{best['driver_peak_mib']:>10.0f} "
             f"{' '.join(f'{w:.0f}' for w in workers) if workers else '-':>22} "
             f"{best['load_before']:>5.2f}->{best['load_after']:<5.2f}"
         )
