@@ -3,15 +3,16 @@ snapshot (``Table.compact`` and ``Table.flush_level0``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from lakeops.changelog.lookup_cache import RowGroupCache
 from lakeops.compact.manager import BucketCompactor
 from lakeops.compact.task import BucketContext
 from lakeops.context import TableContext
+from lakeops.io.file_io import join
 from lakeops.option_registry import check_data_files, check_writable
-from lakeops.parallel import IO_THREADS, run_ordered
+from lakeops.parallel import IO_THREADS, delete_files, run_ordered
 from lakeops.read.scan import PartitionSpec, partition_matches
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import DataFileMeta
@@ -23,8 +24,10 @@ __all__ = [
     "BucketJob",
     "CompactionPlan",
     "PartitionSpec",
+    "compact_jobs",
     "plan_buckets",
     "plan_compaction",
+    "remove_job_files",
     "run_bucket",
 ]
 
@@ -88,8 +91,10 @@ def run_bucket(
     full: bool = False,
     force_level0: bool = False,
     cache: RowGroupCache | None = None,
+    name_token: str | None = None,
 ) -> tuple[CommitMessage | None, list[str]]:
-    """Compact one bucket: its commit message (None if nothing to do) and the files written."""
+    """Compact one bucket: its commit message (None if nothing to do) and the files written
+    (named with ``name_token`` when given, see :meth:`FileLocations.new_name`)."""
     locations = table.locations
     locations.check_writable()
     ctx = BucketContext.of(
@@ -97,6 +102,7 @@ def run_bucket(
         locations.bucket_path(job.partition, job.bucket),
         external=locations.external_paths_of(job.partition, job.bucket),
         cache=cache,
+        name_token=name_token,
     )
     files = list(job.files)
     result = BucketCompactor(ctx, files).compact(files, full=full, force_level0=force_level0)
@@ -148,15 +154,39 @@ def plan_compaction(
     the parallelism. If any bucket fails, every file any bucket wrote is deleted and the first
     error is raised. ``progress`` is called in the calling thread once before any bucket runs
     (nothing done) and after each bucket finishes, with a :class:`CompactionProgress`."""
+    jobs = plan_buckets(table.store, table.schema, partitions)
+    return compact_jobs(
+        table,
+        jobs,
+        full=full,
+        force_level0=force_level0,
+        parallelism=parallelism,
+        progress=progress,
+    )
+
+
+def compact_jobs(
+    table: TableContext,
+    jobs: Sequence[BucketJob],
+    *,
+    full: bool = False,
+    force_level0: bool = False,
+    parallelism: int | None = None,
+    progress: ProgressCallback | None = None,
+    name_token: str | None = None,
+) -> CompactionPlan:
+    """Compact the buckets of ``jobs`` (see :func:`plan_compaction`; a distributed job runs
+    this on each of its tasks, with the tasks' ``name_token``)."""
     plan = CompactionPlan()
     store = table.store
     cache = RowGroupCache(table.changelog.lookup_cache_bytes)
-    jobs = plan_buckets(store, table.schema, partitions)
     # parse the option families once, before workers read them
     table.options, table.compaction, table.changelog, table.engine, table.locations  # noqa: B018
 
     def compact_one(job: BucketJob) -> tuple[CommitMessage | None, list[str]]:
-        return run_bucket(table, job, full=full, force_level0=force_level0, cache=cache)
+        return run_bucket(
+            table, job, full=full, force_level0=force_level0, cache=cache, name_token=name_token
+        )
 
     def record(_: BucketJob, done: tuple[CommitMessage | None, list[str]]) -> None:
         message, written = done
@@ -185,3 +215,31 @@ def plan_compaction(
             store.file_io.delete(path)
         raise
     return plan
+
+
+def remove_job_files(
+    table: TableContext, jobs: Sequence[BucketJob], name_token: str, keep: Iterable[str] = ()
+) -> list[str]:
+    """Delete every file in the buckets of ``jobs`` whose name carries ``name_token`` (what a
+    distributed job's tasks wrote, retried or failed attempts included), except the paths in
+    ``keep``; returns the deleted paths. Directories are listed and files deleted
+    :data:`~lakeops.parallel.IO_THREADS` at once."""
+    locations = table.locations
+    prefixes = locations.job_name_prefixes(name_token)
+    kept = set(keep)
+    directories = sorted(
+        {d for j in jobs for d in locations.job_directories(j.partition, j.bucket)}
+    )
+    file_io = table.file_io
+
+    def matching(directory: str) -> list[str]:
+        return [
+            join(directory, name)
+            for name in file_io.list_names(directory)
+            if name.startswith(prefixes)
+        ]
+
+    found = [p for listed in run_ordered(matching, directories, IO_THREADS) for p in listed]
+    doomed = [p for p in found if p not in kept]
+    delete_files(file_io.delete, doomed)
+    return doomed

@@ -67,6 +67,8 @@ class BucketContext:
     cache: RowGroupCache | None = None
     #: where new files of this bucket go when the table writes external paths
     external: ExternalPaths | None = None
+    #: the token new file names carry (a distributed job finds its files by it), None: random
+    name_token: str | None = None
 
     @classmethod
     def of(
@@ -76,10 +78,11 @@ class BucketContext:
         *,
         external: ExternalPaths | None = None,
         cache: RowGroupCache | None = None,
+        name_token: str | None = None,
     ) -> BucketContext:
         """What compaction of the bucket in ``directory`` of ``table`` needs (``external``:
         where its new files go when the table writes external paths; ``cache``: a lookup cache
-        shared between buckets)."""
+        shared between buckets; ``name_token``: what new file names carry)."""
         copts = table.compaction
         return cls(
             table.file_io,
@@ -93,6 +96,7 @@ class BucketContext:
             table.changelog,
             cache or RowGroupCache(table.changelog.lookup_cache_bytes),
             external,
+            name_token,
         )
 
     def __post_init__(self) -> None:
@@ -227,6 +231,7 @@ class CompactTask:
             self.output_level,
             FILE_SOURCE_COMPACT,
             external=ctx.external,
+            name_token=ctx.name_token,
         )
         changelog = (
             RollingKeyValueWriter(
@@ -238,6 +243,7 @@ class CompactTask:
                 FILE_SOURCE_COMPACT,
                 prefix="changelog",
                 external=ctx.external,
+                name_token=ctx.name_token,
             )
             if self.changelog_mode
             else None

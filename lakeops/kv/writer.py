@@ -83,12 +83,15 @@ class RollingKeyValueWriter:
         file_source: int = FILE_SOURCE_APPEND,
         prefix: str = "data",
         external: ExternalPaths | None = None,
+        name_token: str | None = None,
     ) -> None:
         self.file_io = file_io
         self.directory = directory
         #: names and places files as the table's options say (prefixes, external paths)
         self.locations = FileLocations("", schema.options, file_io.protocol, file_io.is_local)
         self.external = external
+        #: the job token new file names carry (:meth:`FileLocations.new_name`); None: random
+        self.name_token = name_token
         self.schema = schema
         self.target_file_size = target_file_size
         self.level = level
@@ -157,7 +160,9 @@ class RollingKeyValueWriter:
 
     def _start(self) -> _OpenFile:
         name = self.locations.new_name(
-            changelog=self.prefix == "changelog", extension=self.settings.extension
+            changelog=self.prefix == "changelog",
+            extension=self.settings.extension,
+            token=self.name_token,
         )
         new = self.locations.new_file(self.directory, name, self.external)
         path = new.path

@@ -164,21 +164,6 @@ def write(
     routed.write.format("lakeops").mode(mode).options(**options).save()
 
 
-def _compact_bucket(payload: tuple[dict[str, str], Any, bool, bool]) -> tuple[Any, list[str]]:
-    """Executor side: compact one bucket (see :func:`compact`)."""
-    from lakeops.compact.planner import run_bucket
-    from lakeops.spark.tables import open_table
-
-    options, job, full, force_level0 = payload
-    table = open_table(options)
-    return run_bucket(
-        table.context,
-        job,
-        full=full,
-        force_level0=force_level0,
-    )
-
-
 def compact(
     spark: Any,
     path: str,
@@ -188,24 +173,22 @@ def compact(
     partitions: Sequence[Mapping[str, Any]] | None = None,
     storage_options: Mapping[str, Any] | None = None,
     catalog_options: Mapping[str, str] | None = None,
+    parallelism: int | None = None,
 ) -> Snapshot | None:
     """Distributed compaction (``full``) or level-0 flush (``force_level0``): buckets are
-    planned on the driver, compacted on executors, and committed once by the driver as one
-    ``COMPACT`` snapshot. On a conflict nothing is committed and the new files are deleted.
-    Each task compacts one bucket on one thread, so it uses exactly its task slot."""
-    from lakeops.compact.planner import plan_buckets
-    from lakeops.spark.tables import open_table
+    planned on the driver, compacted by Spark tasks (``spark.task.cpus`` buckets per task, one
+    by default, each task on at most its task CPUs; ``parallelism`` lowers that) and committed
+    once by the driver as one ``COMPACT`` snapshot; None when nothing needed compacting. If any
+    task fails, or the commit conflicts, nothing is committed and every file the job wrote is
+    deleted. Memory per task is bounded (streaming merge). See
+    :mod:`lakeops.spark.compaction`."""
+    from lakeops.spark.compaction import compact as run
 
-    options = _options(path, storage_options, catalog_options)
-    table = open_table(options)
-    check_writable(table.schema, "compact this table")
-    jobs = plan_buckets(table.store, table.schema, partitions)
-    if not jobs:
-        return None
-    payloads = [(options, job, full, force_level0) for job in jobs]
-    results = spark.sparkContext.parallelize(payloads, len(payloads)).map(_compact_bucket).collect()
-    messages = [m for m, _ in results if m is not None]
-    written = [p for _, paths in results for p in paths]
-    if not messages:
-        return None
-    return table.commit_compaction(messages, written=written)
+    return run(
+        spark,
+        _options(path, storage_options, catalog_options),
+        full=full,
+        force_level0=force_level0,
+        partitions=partitions,
+        parallelism=parallelism,
+    )

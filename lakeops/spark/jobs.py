@@ -26,9 +26,10 @@ values are strings (any text: ``,``, ``=``, quotes, non-ASCII, empty), numbers, 
 (a value holding ``,`` or ``=``) is refused — use ``--partitions``.
 
 ``--parallelism N``: for ``write``, the most buckets one Spark task writes at once (default and
-cap: the task's ``spark.task.cpus``, so executors are never oversubscribed); ``compact`` and
-``flush`` tasks compact one bucket each on one core; for ``expire`` and ``orphans`` (run on the
-driver), how many files are deleted at once.
+cap: the task's ``spark.task.cpus``, so executors are never oversubscribed); for ``compact`` and
+``flush``, the most buckets one task compacts at once (each task gets ``spark.task.cpus``
+buckets; default and cap: that count, see :mod:`lakeops.spark.compaction`); for ``expire`` and
+``orphans`` (run on the driver), how many files are deleted at once.
 
 Common: ``--master`` (default: the session's, ``local[*]`` when run by hand), storage options
 as JSON in ``--storage-options`` or the ``LAKEOPS_STORAGE_OPTIONS`` environment variable and
@@ -212,8 +213,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--parallelism",
         type=int,
-        help="write: most buckets one task writes at once (default and cap: spark.task.cpus); "
-        "expire/orphans: files deleted at once on the driver",
+        help="write/compact/flush: most buckets one task writes or compacts at once (default "
+        "and cap: spark.task.cpus); expire/orphans: files deleted at once on the driver",
     )
     parser.add_argument("--master")
     parser.add_argument(
@@ -334,6 +335,7 @@ def main(
                     partitions=partitions,
                     storage_options=storage,
                     catalog_options=catalog,
+                    parallelism=args.parallelism,
                 )
         finally:
             spark.stop()

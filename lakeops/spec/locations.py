@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from lakeops.io.file_io import FileIO
     from lakeops.spec.paths import PartitionPaths
 
-__all__ = ["ExternalPaths", "FileLocations", "NewFile", "split_uri"]
+__all__ = ["ExternalPaths", "FileLocations", "NewFile", "new_name_token", "split_uri"]
 
 EXTERNAL_PATHS = "data-file.external-paths"
 EXTERNAL_STRATEGY = "data-file.external-paths.strategy"
@@ -310,7 +310,38 @@ class FileLocations:
         uri = external.next_uri(file_name)
         return NewFile(file_name, self.resolve_external(uri), uri)
 
-    def new_name(self, changelog: bool, extension: str = "parquet", n: int = 0) -> str:
-        """A fresh data or changelog file name: ``<prefix><uuid>-<n>.<extension>``."""
+    def new_name(
+        self, changelog: bool, extension: str = "parquet", n: int = 0, token: str | None = None
+    ) -> str:
+        """A fresh data or changelog file name: ``<prefix><uuid>-<n>.<extension>``.
+
+        ``token`` (12 hex digits, :func:`new_name_token`) replaces the uuid's first 12 digits,
+        so every file one job writes can be found by :meth:`job_name_prefixes` (the name stays
+        uuid-shaped; the other 18 random digits keep it unique)."""
         prefix = self.changelog_prefix if changelog else self.data_prefix
-        return f"{prefix}{uuid.uuid4()}-{n}.{extension}"
+        random_part = str(uuid.uuid4())
+        if token is not None:
+            random_part = f"{token[:8]}-{token[8:12]}{random_part[13:]}"
+        return f"{prefix}{random_part}-{n}.{extension}"
+
+    def job_name_prefixes(self, token: str) -> tuple[str, str]:
+        """The data and changelog file-name prefixes of every file named with ``token``."""
+        tail = f"{token[:8]}-{token[8:12]}-"
+        return self.data_prefix + tail, self.changelog_prefix + tail
+
+    def job_directories(self, partition: bytes, bucket: int) -> list[str]:
+        """Every directory a new file of the bucket may be written to: the bucket directory,
+        and the bucket's directory below each external root the table writes to."""
+        directories = [self.bucket_path(partition, bucket)]
+        external = self.external_paths_of(partition, bucket)
+        if external is not None:
+            for root in external.roots:
+                probe = f"{root.rstrip('/')}/{external.relative_bucket}/probe"
+                directories.append(self.resolve_external(probe).rsplit("/", 1)[0])
+        return directories
+
+
+def new_name_token() -> str:
+    """A random token of 12 hex digits naming the files of one job (see
+    :meth:`FileLocations.new_name`)."""
+    return uuid.uuid4().hex[:12]

@@ -1,6 +1,7 @@
 """A streaming query run as its own process by tests/spark/test_streaming.py (so a test can
 SIGKILL it): parquet files from ``source`` (one file per micro-batch) into the lakeops table at
-``table``, checkpointed at ``checkpoint``; processes what is there, then exits."""
+``table``, checkpointed at ``checkpoint``; processes what is there, then exits. The master is
+``LAKEOPS_TEST_SPARK_MASTER`` (default ``local[2]``), as for the tests' own session."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ def main(source: str, table: str, checkpoint: str) -> None:
     from lakeops.spark import register
 
     spark = (
-        SparkSession.builder.master("local[2]")
+        SparkSession.builder.master(os.environ.get("LAKEOPS_TEST_SPARK_MASTER", "local[2]"))
         .appName("lakeops-stream-kill")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")

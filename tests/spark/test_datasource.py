@@ -130,22 +130,6 @@ def test_overwrite(spark, catalog: Catalog) -> None:
     assert _state(t) == [{"dt": "d2", "id": 2, "v": 2, "op": "+I"}]
 
 
-def test_distributed_compaction_equals_in_process(spark, catalog: Catalog) -> None:
-    a = _table(catalog, "db.ca", {"write-only": "true"})
-    b = _table(catalog, "db.cb", {"write-only": "true"})
-    for seed in range(4):
-        data = pa.Table.from_pylist(
-            [dict(zip(SCHEMA.names, r, strict=True)) for r in _rows(300, seed)], schema=SCHEMA
-        )
-        a.write(data)
-        b.write(data)
-    snapshot = ls.compact(spark, a.root, full=True)
-    b.compact(full=True)
-    assert snapshot is not None and snapshot.commit_kind == "COMPACT"
-    assert _state(a) == _state(b)
-    assert {e.file.level for e in a.store.live_entries(a.latest_snapshot())} == {5}
-
-
 def test_jobs_on_a_local_cluster(catalog: Catalog, tmp_path: Path) -> None:
     """The entry points under spark-submit semantics: a separate driver process with executors
     in their own processes (local-cluster), writing then compacting."""

@@ -1,0 +1,114 @@
+"""Distributed compaction (lakeops.spark.compaction): the result against a plain model and
+pypaimon, a failing task, and how buckets are dealt into tasks."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import lakeops.spark as ls
+from lakeops import Catalog, Table
+from lakeops.compact.planner import BucketJob
+from lakeops.spark.compaction import deal_tasks
+from lakeops.spec.data_file import DataFileMeta, SimpleStats
+
+SCHEMA = pa.schema(
+    [("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64()), ("op", pa.string())]
+)
+
+
+def _table(catalog: Catalog, name: str) -> Table:
+    """3 partitions x 4 buckets, written 4 times without compaction: every bucket holds 4
+    overlapping sorted runs; returns the table and the model of its rows."""
+    return catalog.create_table(
+        name,
+        schema=SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": "4", "rowkind.field": "op", "write-only": "true"},
+    )
+
+
+def _fill(t: Table) -> dict[tuple[str, int], tuple[Any, ...]]:
+    model: dict[tuple[str, int], tuple[Any, ...]] = {}
+    rng = random.Random(17)
+    for _ in range(4):
+        rows = [
+            (f"d{i % 3}", rng.randrange(200), rng.randrange(1000), rng.choice(["+I", "+U", "-D"]))
+            for i in range(600)
+        ]
+        t.write(pa.Table.from_pylist([dict(zip(SCHEMA.names, r, strict=True)) for r in rows]))
+        for r in rows:  # deduplicate: the last row of a key wins, a delete removes it
+            if r[3] == "-D":
+                model.pop((r[0], r[1]), None)
+            else:
+                model[(r[0], r[1])] = r
+    return model
+
+
+def _files(t: Table) -> set[str]:
+    return {str(p.relative_to(t.root)) for p in Path(t.root).rglob("*") if p.is_file()}
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+@pytest.mark.interop
+def test_result_reads_as_the_model_and_as_pypaimon_reads_it(spark: Any, catalog: Catalog) -> None:
+    from tests.interop.oracle import oracle_read
+
+    t = _table(catalog, "db.c")
+    model = _fill(t)
+    snapshot = ls.compact(spark, t.root, full=True)
+    assert snapshot is not None and snapshot.commit_kind == "COMPACT"
+    live = t.store.live_entries(snapshot)
+    assert {e.file.level for e in live} == {5}
+    assert len({(e.partition, e.bucket) for e in live}) == 12
+    expected = sorted(model.values())
+    assert sorted(tuple(r.values()) for r in t.read().to_pylist()) == expected
+    oracle = oracle_read(Path(t.root).parents[1], "db.c")
+    assert sorted(tuple(r[n] for n in SCHEMA.names) for r in oracle.to_pylist()) == expected
+    # the data files on disk: the compaction's and the inputs (until expiry), nothing else
+    names = {p.rsplit("/", 1)[-1] for p in _files(t) if p.endswith(".parquet")}
+    previous = {e.file.file_name for e in t.store.live_entries(t.snapshots()[-2])}
+    assert names == previous | {e.file.file_name for e in live}
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_a_failing_task_commits_nothing_and_leaves_no_file(spark: Any, catalog: Catalog) -> None:
+    t = _table(catalog, "db.f")
+    _fill(t)
+    snapshots = [s.id for s in t.snapshots()]
+    # one bucket's task fails (a data file is gone); the others compact and write files
+    victim = next(e for e in t.store.live_entries(t.latest_snapshot()) if e.bucket == 2)
+    victim_path = next(Path(t.root).rglob(victim.file.file_name))
+    victim_path.unlink()
+    before = _files(t)
+    with pytest.raises(Exception, match=victim.file.file_name):
+        ls.compact(spark, t.root, full=True)
+    assert [s.id for s in t.snapshots()] == snapshots
+    assert _files(t) == before
+
+
+def _job(bucket: int, size: int) -> BucketJob:
+    meta = DataFileMeta(
+        f"data-{bucket}.parquet", size, 1, b"", b"", SimpleStats(), SimpleStats(), 0, 0, 0, 0
+    )
+    return BucketJob(b"", bucket, 8, (meta,))
+
+
+@pytest.mark.parametrize(
+    ("per_task", "expected"),
+    [
+        (1, [[3], [1], [0], [2]]),  # one bucket per task, the largest first
+        (2, [[3, 0], [1, 2]]),  # dealt round-robin by size: 40+20 and 30+10
+        (8, [[3, 1, 0, 2]]),
+    ],
+)
+def test_buckets_are_dealt_largest_first(per_task: int, expected: list[list[int]]) -> None:
+    jobs = [_job(0, 20), _job(1, 30), _job(2, 10), _job(3, 40)]
+    assert [[j.bucket for j in task] for task in deal_tasks(jobs, per_task)] == expected
