@@ -244,14 +244,11 @@ class CompactTask:
         )
         try:
             for section in sections:
-                for records in self._section_records(section):
-                    merged = merge_sorted(records, ctx.reader.merge_keys, ctx.engine)
-                    if changelog is not None:
-                        changes = self._changes(records, merged)
-                        if changes.num_rows:
-                            changelog.write(changes)
+                for merged in self._section_merged(section, changelog):
                     if self.drop_delete:
-                        merged = merged.filter(pc.invert(is_retraction(merged.column(KIND))))
+                        retracted = is_retraction(merged.column(KIND))
+                        if pc.any(retracted).as_py():
+                            merged = merged.filter(pc.invert(retracted))
                     if merged.num_rows:
                         writer.write(merged)
             after = writer.close()
@@ -268,25 +265,49 @@ class CompactTask:
         self.result.after.extend(after)
         self.result.changelog.extend(produced)
 
-    def _file_batches(self, files: list[DataFileMeta], batch_rows: int) -> Iterator[pa.Table]:
-        """Records of a run's files (with their level, for the changelog), expiry applied."""
+    def _section_merged(
+        self, section: list[list[DataFileMeta]], changelog: RollingKeyValueWriter | None
+    ) -> Iterator[pa.Table]:
+        """The merged records of a section, chunk by chunk in key order; the changelog of each
+        chunk goes to ``changelog`` first (which needs the records before they merge)."""
+        ctx = self.ctx
+        if changelog is None:
+            yield from self._section_records(section, ctx.engine)
+            return
+        for records in self._section_records(section, None):
+            merged = merge_sorted(records, ctx.reader.merge_keys, ctx.engine)
+            changes = self._changes(records, merged)
+            if changes.num_rows:
+                changelog.write(changes)
+            yield merged
+
+    def _file_batches(
+        self, files: list[DataFileMeta], batch_rows: int, level: bool
+    ) -> Iterator[pa.Table]:
+        """Records of a run's files (with their level where ``level``: the changelog needs
+        it), expiry applied."""
         fields = self.ctx.schema.field_names
         for f in files:
             for batch in self.ctx.reader.iter_batches(self.ctx.directory, [f], fields, batch_rows):
                 if self.ctx.expiry is not None:
                     batch = self.ctx.expiry.keep(batch)
-                yield batch.append_column(
-                    LEVEL, pa.array(np.full(batch.num_rows, f.level, dtype=np.int32))
-                )
+                if level:
+                    batch = batch.append_column(
+                        LEVEL, pa.array(np.full(batch.num_rows, f.level, dtype=np.int32))
+                    )
+                yield batch
 
-    def _section_records(self, runs: list[list[DataFileMeta]]) -> Iterator[pa.Table]:
-        """Every record of the section, chunk by chunk in key order, sorted for merging."""
+    def _section_records(
+        self, runs: list[list[DataFileMeta]], engine: MergeEngine | None
+    ) -> Iterator[pa.Table]:
+        """Every record of the section, chunk by chunk in key order: sorted for merging
+        (``engine`` None, with their levels), or merged by ``engine``."""
         ctx = self.ctx
         batch_rows = max(MIN_BATCH_ROWS, MERGE_BUDGET_ROWS // len(runs))
         yield from merge_runs(
-            [self._file_batches(run, batch_rows) for run in runs],
+            [self._file_batches(run, batch_rows, engine is None) for run in runs],
             ctx.reader.merge_keys,
-            None,
+            engine,
             ctx.options.sequence_fields,
             ctx.options.sequence_descending,
         )
