@@ -29,10 +29,9 @@ from lakeops.io.file_io import FileIO
 from lakeops.kv.evolution import SchemaLookup
 from lakeops.kv.reader import KeyValueReader
 from lakeops.kv.writer import RollingKeyValueWriter
-from lakeops.merge import MergeEngine, merge_sorted, sort_records
+from lakeops.merge import MergeEngine, group_starts, merge_sorted, sort_records
 from lakeops.merge.engine import is_retraction
 from lakeops.merge.interval_partition import partition_runs
-from lakeops.merge.ordering import key_order
 from lakeops.merge.stream import merge_runs
 from lakeops.options import TableOptions
 from lakeops.options.changelog import ChangelogOptions
@@ -329,20 +328,31 @@ class CompactTask:
             before = merge_sorted(self._sort(before), keys, ctx.engine)
             after = merged.join(changed, keys=keys, join_type="left semi")
         else:  # lookup: previous state = higher levels, inside the unit and outside it
-            touched = records.filter(pa.array(levels == 0)).select(keys)
-            if touched.num_rows == 0:
+            level0 = levels == 0
+            if not level0.any():
                 return merged.schema.empty_table()
-            touched = touched.group_by(keys).aggregate([])
-            mine = records.join(touched, keys=keys, join_type="left semi")
+            # every record of the chunk is new (the usual level-0 flush): no join to find them
+            only_new = bool(level0.all())
+            new = records if only_new else records.filter(pa.array(level0))
+            # the records are sorted by key (floats in Java order): the touched keys are the
+            # first record of each key group, in key order
+            touched = new.select(keys).take(pa.array(group_starts(new, keys)))
+            mine = records if only_new else records.join(touched, keys=keys, join_type="left semi")
             # the touched keys' bounds, comparable with reader.key_range (floats in Java order)
-            ordered = touched.take(key_order(touched, keys))
-            low = tuple(order_value(ordered.column(k)[0].as_py()) for k in keys)
+            low = tuple(order_value(touched.column(k)[0].as_py()) for k in keys)
             last = touched.num_rows - 1
-            high = tuple(order_value(ordered.column(k)[last].as_py()) for k in keys)
+            high = tuple(order_value(touched.column(k)[last].as_py()) for k in keys)
             outside = self._lookup().records(touched, low, high).cast(mine.schema)
-            older = pa.concat_tables([outside, mine.filter(pc.greater(mine.column(LEVEL), 0))])
+            older = outside
+            if not only_new:
+                older = pa.concat_tables([older, mine.filter(pc.greater(mine.column(LEVEL), 0))])
             before = merge_sorted(self._sort(older), keys, ctx.engine)
-            after = merge_sorted(self._sort(pa.concat_tables([outside, mine])), keys, ctx.engine)
+            if only_new and outside.num_rows == 0:
+                after = merged  # the chunk's records are all there is of its keys
+            else:
+                after = merge_sorted(
+                    self._sort(pa.concat_tables([outside, mine])), keys, ctx.engine
+                )
         options = ctx.changelog
         assert options is not None
         changes = changelog_records(
