@@ -43,6 +43,19 @@ def _equal(a: pa.ChunkedArray, b: pa.ChunkedArray) -> np.ndarray:
     return result
 
 
+def _inserts(after: pa.Table, schema: pa.Schema) -> pa.Table:
+    """The changelog of keys that had no live row before: ``+I`` of each live row of
+    ``after``, in its order (deleted keys produce nothing)."""
+    alive = pc.invert(is_retraction(after.column(KIND)))
+    if not pc.all(alive).as_py():
+        after = after.filter(alive)
+    if after.num_rows == 0:
+        return schema.empty_table()
+    kinds = pa.array(np.full(after.num_rows, RowKind.INSERT, dtype=np.int8))
+    after = after.set_column(schema.names.index(KIND), pa.field(KIND, pa.int8(), False), kinds)
+    return after.cast(schema)
+
+
 def changelog_records(
     before: pa.Table | None,
     after: pa.Table,
@@ -66,6 +79,8 @@ def changelog_records(
         live_before = before.filter(pc.invert(is_retraction(before.column(KIND))))
     else:
         live_before = schema.empty_table()
+    if live_before.num_rows == 0:  # every live key of ``after`` is new: +I, nothing else
+        return _inserts(after.drop_columns(["__after_pos"]), schema)
     renamed = live_before.select(
         [*keys, *fields, *[c for c in schema.names if c not in keys and c not in fields]]
     )

@@ -29,10 +29,9 @@ from lakeops.io.file_io import FileIO
 from lakeops.kv.evolution import SchemaLookup
 from lakeops.kv.reader import KeyValueReader
 from lakeops.kv.writer import RollingKeyValueWriter
-from lakeops.merge import MergeEngine, merge_sorted, sort_records
+from lakeops.merge import MergeEngine, group_starts, merge_sorted, sort_records
 from lakeops.merge.engine import is_retraction
 from lakeops.merge.interval_partition import partition_runs
-from lakeops.merge.ordering import key_order
 from lakeops.merge.stream import merge_runs
 from lakeops.options import TableOptions
 from lakeops.options.changelog import ChangelogOptions
@@ -250,14 +249,11 @@ class CompactTask:
         )
         try:
             for section in sections:
-                for records in self._section_records(section):
-                    merged = merge_sorted(records, ctx.reader.merge_keys, ctx.engine)
-                    if changelog is not None:
-                        changes = self._changes(records, merged)
-                        if changes.num_rows:
-                            changelog.write(changes)
+                for merged in self._section_merged(section, changelog):
                     if self.drop_delete:
-                        merged = merged.filter(pc.invert(is_retraction(merged.column(KIND))))
+                        retracted = is_retraction(merged.column(KIND))
+                        if pc.any(retracted).as_py():
+                            merged = merged.filter(pc.invert(retracted))
                     if merged.num_rows:
                         writer.write(merged)
             after = writer.close()
@@ -274,25 +270,49 @@ class CompactTask:
         self.result.after.extend(after)
         self.result.changelog.extend(produced)
 
-    def _file_batches(self, files: list[DataFileMeta], batch_rows: int) -> Iterator[pa.Table]:
-        """Records of a run's files (with their level, for the changelog), expiry applied."""
+    def _section_merged(
+        self, section: list[list[DataFileMeta]], changelog: RollingKeyValueWriter | None
+    ) -> Iterator[pa.Table]:
+        """The merged records of a section, chunk by chunk in key order; the changelog of each
+        chunk goes to ``changelog`` first (which needs the records before they merge)."""
+        ctx = self.ctx
+        if changelog is None:
+            yield from self._section_records(section, ctx.engine)
+            return
+        for records in self._section_records(section, None):
+            merged = merge_sorted(records, ctx.reader.merge_keys, ctx.engine)
+            changes = self._changes(records, merged)
+            if changes.num_rows:
+                changelog.write(changes)
+            yield merged
+
+    def _file_batches(
+        self, files: list[DataFileMeta], batch_rows: int, level: bool
+    ) -> Iterator[pa.Table]:
+        """Records of a run's files (with their level where ``level``: the changelog needs
+        it), expiry applied."""
         fields = self.ctx.schema.field_names
         for f in files:
             for batch in self.ctx.reader.iter_batches(self.ctx.directory, [f], fields, batch_rows):
                 if self.ctx.expiry is not None:
                     batch = self.ctx.expiry.keep(batch)
-                yield batch.append_column(
-                    LEVEL, pa.array(np.full(batch.num_rows, f.level, dtype=np.int32))
-                )
+                if level:
+                    batch = batch.append_column(
+                        LEVEL, pa.array(np.full(batch.num_rows, f.level, dtype=np.int32))
+                    )
+                yield batch
 
-    def _section_records(self, runs: list[list[DataFileMeta]]) -> Iterator[pa.Table]:
-        """Every record of the section, chunk by chunk in key order, sorted for merging."""
+    def _section_records(
+        self, runs: list[list[DataFileMeta]], engine: MergeEngine | None
+    ) -> Iterator[pa.Table]:
+        """Every record of the section, chunk by chunk in key order: sorted for merging
+        (``engine`` None, with their levels), or merged by ``engine``."""
         ctx = self.ctx
         batch_rows = max(MIN_BATCH_ROWS, MERGE_BUDGET_ROWS // len(runs))
         yield from merge_runs(
-            [self._file_batches(run, batch_rows) for run in runs],
+            [self._file_batches(run, batch_rows, engine is None) for run in runs],
             ctx.reader.merge_keys,
-            None,
+            engine,
             ctx.options.sequence_fields,
             ctx.options.sequence_descending,
         )
@@ -314,20 +334,31 @@ class CompactTask:
             before = merge_sorted(self._sort(before), keys, ctx.engine)
             after = merged.join(changed, keys=keys, join_type="left semi")
         else:  # lookup: previous state = higher levels, inside the unit and outside it
-            touched = records.filter(pa.array(levels == 0)).select(keys)
-            if touched.num_rows == 0:
+            level0 = levels == 0
+            if not level0.any():
                 return merged.schema.empty_table()
-            touched = touched.group_by(keys).aggregate([])
-            mine = records.join(touched, keys=keys, join_type="left semi")
+            # every record of the chunk is new (the usual level-0 flush): no join to find them
+            only_new = bool(level0.all())
+            new = records if only_new else records.filter(pa.array(level0))
+            # the records are sorted by key (floats in Java order): the touched keys are the
+            # first record of each key group, in key order
+            touched = new.select(keys).take(pa.array(group_starts(new, keys)))
+            mine = records if only_new else records.join(touched, keys=keys, join_type="left semi")
             # the touched keys' bounds, comparable with reader.key_range (floats in Java order)
-            ordered = touched.take(key_order(touched, keys))
-            low = tuple(order_value(ordered.column(k)[0].as_py()) for k in keys)
+            low = tuple(order_value(touched.column(k)[0].as_py()) for k in keys)
             last = touched.num_rows - 1
-            high = tuple(order_value(ordered.column(k)[last].as_py()) for k in keys)
+            high = tuple(order_value(touched.column(k)[last].as_py()) for k in keys)
             outside = self._lookup().records(touched, low, high).cast(mine.schema)
-            older = pa.concat_tables([outside, mine.filter(pc.greater(mine.column(LEVEL), 0))])
+            older = outside
+            if not only_new:
+                older = pa.concat_tables([older, mine.filter(pc.greater(mine.column(LEVEL), 0))])
             before = merge_sorted(self._sort(older), keys, ctx.engine)
-            after = merge_sorted(self._sort(pa.concat_tables([outside, mine])), keys, ctx.engine)
+            if only_new and outside.num_rows == 0:
+                after = merged  # the chunk's records are all there is of its keys
+            else:
+                after = merge_sorted(
+                    self._sort(pa.concat_tables([outside, mine])), keys, ctx.engine
+                )
         options = ctx.changelog
         assert options is not None
         changes = changelog_records(

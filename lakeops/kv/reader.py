@@ -190,6 +190,14 @@ class KeyValueReader:
             file_col = file_name
             if record_col != field_name and key_column(file_name) in available:
                 file_col = key_column(file_name)  # a key; thin-mode files only have the field
+            elif (
+                field_name in self.key_names
+                and key_column(file_name) in available
+                and not is_floating(file_type.to_arrow())
+            ):
+                # a key field's value column holds what its key column holds (the key is the
+                # value row's projection: what thin mode relies on): decode it once
+                file_col = key_column(file_name)
             if file_col not in available:
                 continue
             sources[record_col] = file_col

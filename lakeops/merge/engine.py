@@ -60,6 +60,13 @@ class MergeEngine(ABC):
     def merge(self, records: pa.Table, starts: np.ndarray) -> pa.Table:
         """One row per key group of the sorted ``records``."""
 
+    def pick(self, starts: np.ndarray, rows: int) -> np.ndarray | None:
+        """For an engine whose merge keeps one record of each key group as it is: the index of
+        that record in every group of ``rows`` sorted records (a lone record is its group's
+        pick), so that a caller can take the merged rows without materialising the sorted
+        ones; None for an engine that computes its merged rows."""
+        return None
+
 
 class DeduplicateEngine(MergeEngine):
     """Keep the last record of each key; a last retraction deletes the key."""
@@ -67,8 +74,10 @@ class DeduplicateEngine(MergeEngine):
     name = "deduplicate"
 
     def merge(self, records: pa.Table, starts: np.ndarray) -> pa.Table:
-        ends = np.append(starts[1:], records.num_rows) - 1
-        return records.take(pa.array(ends))
+        return records.take(pa.array(self.pick(starts, records.num_rows)))
+
+    def pick(self, starts: np.ndarray, rows: int) -> np.ndarray:
+        return np.append(starts[1:], rows) - 1
 
 
 class FirstRowEngine(MergeEngine):
@@ -88,3 +97,6 @@ class FirstRowEngine(MergeEngine):
 
     def merge(self, records: pa.Table, starts: np.ndarray) -> pa.Table:
         return records.take(pa.array(starts))
+
+    def pick(self, starts: np.ndarray, rows: int) -> np.ndarray:
+        return starts

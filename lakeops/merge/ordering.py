@@ -24,7 +24,7 @@ from lakeops.spec.kv import SEQ
 if TYPE_CHECKING:
     from lakeops.merge.engine import MergeEngine
 
-__all__ = ["group_starts", "key_order", "merge_sorted", "sort_records"]
+__all__ = ["group_starts", "key_order", "merge_sorted", "sort_merge", "sort_records"]
 
 
 def sort_records(
@@ -34,13 +34,46 @@ def sort_records(
     descending: bool = False,
 ) -> pa.Table:
     """Sort by (key, sequence fields, sequence number), stably."""
+    return records.take(_record_order(records, key_columns, sequence_fields, descending)[0])
+
+
+def _record_order(
+    records: pa.Table,
+    key_columns: Sequence[str],
+    sequence_fields: Sequence[str],
+    descending: bool,
+) -> tuple[pa.Array, pa.Table]:
+    """(indices that sort ``records`` as :func:`sort_records` does, the orderable columns they
+    were computed from)."""
     # a null sequence value sorts first (loses) in both orders, as in Paimon
     order, nulls = ("descending" if descending else "ascending"), "at_start"
     keys = [(k, "ascending") for k in key_columns]
     keys += [(f, order) for f in sequence_fields]
     keys.append((SEQ, "ascending"))
-    indices = _sort_indices(_orderable(records, [k for k, _ in keys]), keys, nulls)
-    return records.take(indices)
+    orderable = _orderable(records, [k for k, _ in keys])
+    return _sort_indices(orderable, keys, nulls), orderable
+
+
+def sort_merge(
+    records: pa.Table,
+    key_columns: Sequence[str],
+    engine: MergeEngine,
+    sequence_fields: Sequence[str] = (),
+    descending: bool = False,
+) -> pa.Table:
+    """``merge_sorted(sort_records(records, ...), key_columns, engine)``, with one take of the
+    records instead of two when the engine keeps one record per key as it is
+    (:meth:`MergeEngine.pick`): the groups are found on the sorted key columns alone."""
+    indices, orderable = _record_order(records, key_columns, sequence_fields, descending)
+    n = records.num_rows
+    keys = orderable.select(list(dict.fromkeys(key_columns))).take(indices)
+    starts = group_starts(keys, key_columns)
+    if len(starts) == n:
+        return records.take(indices)
+    picked = engine.pick(starts, n)
+    if picked is None:
+        return merge_groups(records.take(indices), starts, engine)
+    return records.take(indices.take(pa.array(picked)))
 
 
 def key_order(records: pa.Table, key_columns: Sequence[str]) -> pa.Array:

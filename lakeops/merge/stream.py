@@ -16,7 +16,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeops.merge import MergeEngine, merge_sorted, sort_records
+from lakeops.merge import MergeEngine, sort_records
+from lakeops.merge.ordering import sort_merge
 from lakeops.spec.floats import total_order
 
 __all__ = ["merge_runs"]
@@ -43,6 +44,19 @@ def _below(table: pa.Table, keys: Sequence[str], bound: tuple[Any, ...]) -> pa.A
         equal_so_far = eq if equal_so_far is None else pc.and_(equal_so_far, eq)
     assert result is not None
     return result
+
+
+def _split_below(
+    table: pa.Table, keys: Sequence[str], bound: tuple[Any, ...]
+) -> tuple[pa.Table, pa.Table]:
+    """(rows below ``bound``, the other rows) of ``table``, each in its order. A run's batch is
+    key-sorted, so the rows below are a prefix: both parts are then zero-copy slices. Where
+    they are not (a run out of order) both parts are filtered, as a mask selects them."""
+    mask = _below(table, keys, bound)
+    count = int(pc.sum(mask).as_py() or 0)
+    if mask.null_count == 0 and (count == 0 or pc.all(mask.slice(0, count)).as_py()):
+        return table.slice(0, count), table.slice(count)
+    return table.filter(mask), table.filter(pc.invert(mask))
 
 
 def merge_runs(
@@ -77,8 +91,9 @@ def merge_runs(
 
     def merge(parts: list[pa.Table]) -> pa.Table:
         table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
-        ordered = sort_records(table, keys, sequence_fields, descending)
-        return ordered if engine is None else merge_sorted(ordered, keys, engine)
+        if engine is None:
+            return sort_records(table, keys, sequence_fields, descending)
+        return sort_merge(table, keys, engine, sequence_fields, descending)
 
     for i in range(len(runs)):
         load(i)
@@ -94,9 +109,8 @@ def merge_runs(
         for i, buf in enumerate(buffers):
             if buf is None or buf.num_rows == 0:
                 continue
-            mask = _below(buf, keys, watermark)
-            parts.append(buf.filter(mask))
-            buffers[i] = buf.filter(pc.invert(mask))
+            head, buffers[i] = _split_below(buf, keys, watermark)
+            parts.append(head)
         parts = [p for p in parts if p.num_rows]
         if parts:
             yield merge(parts)

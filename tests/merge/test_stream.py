@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lakeops.merge import create_merge_engine, merge_sorted, sort_records
-from lakeops.merge.stream import merge_runs
+from lakeops.merge.stream import _split_below, merge_runs
 from lakeops.options import TableOptions
 from lakeops.spec.kv import KIND, SEQ
 from lakeops.spec.schema import TableSchema
@@ -46,7 +46,7 @@ row = st.tuples(st.integers(0, 6), st.sampled_from(["x", "y"]), st.integers(-9, 
 @given(
     runs=st.lists(st.lists(row, max_size=20), min_size=1, max_size=5),
     batch=st.integers(1, 7),
-    engine=st.sampled_from(["deduplicate", "aggregation"]),
+    engine=st.sampled_from(["deduplicate", "first-row", "aggregation"]),
 )
 def test_streaming_equals_one_shot(runs, batch, engine) -> None:
     options = {"merge-engine": engine}
@@ -62,6 +62,20 @@ def test_streaming_equals_one_shot(runs, batch, engine) -> None:
     one_shot = merge_sorted(sort_records(pa.concat_tables(tables), ["a", "b"]), ["a", "b"], e)
     expected = one_shot.select(["a", "b", "v"]).to_pylist()
     assert (got.select(["a", "b", "v"]).to_pylist() if got is not None else []) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    values=st.lists(st.integers(0, 9), max_size=20), bound=st.integers(0, 10), ordered=st.booleans()
+)
+def test_split_below_keeps_each_side_in_order(values, bound, ordered) -> None:
+    # a sorted batch splits into two slices, any other by the mask: both as a plain model says
+    if ordered:
+        values = sorted(values)
+    table = pa.table({"a": pa.array(values, pa.int64()), "i": pa.array(range(len(values)))})
+    below, rest = _split_below(table, ["a"], (bound,))
+    assert below.to_pylist() == [{"a": v, "i": i} for i, v in enumerate(values) if v < bound]
+    assert rest.to_pylist() == [{"a": v, "i": i} for i, v in enumerate(values) if v >= bound]
 
 
 # float keys: NaN payloads, ±0.0 and ±inf; the model names a key by its label
