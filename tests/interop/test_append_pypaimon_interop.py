@@ -103,7 +103,9 @@ def test_append_tables_round_trip_with_pypaimon(tmp_path: Path) -> None:
                 }
             )
             for b in batches[:2]:
-                ops.append({"group": name, "warehouse": wh, "op": "write", "table": "db.t", "data": b})
+                ops.append(
+                    {"group": name, "warehouse": wh, "op": "write", "table": "db.t", "data": b}
+                )
         ops.append({"group": name, "warehouse": wh, "op": "read", "table": "db.t"})
     reads, errors = oracle_batch(ops)
     assert errors == {}
@@ -124,7 +126,9 @@ def test_append_tables_round_trip_with_pypaimon(tmp_path: Path) -> None:
         assert sum(len(s.files) for s in table.splits()) < before, name
         assert _rows(table.read()) == _model(*batches[:3]), name
         ops.append({"group": name, "warehouse": wh, "op": "read", "table": "db.t"})
-        ops.append({"group": name, "warehouse": wh, "op": "write", "table": "db.t", "data": batches[3]})
+        ops.append(
+            {"group": name, "warehouse": wh, "op": "write", "table": "db.t", "data": batches[3]}
+        )
         ops.append({"group": name, "warehouse": wh, "op": "read", "table": "db.t"})
     reads, errors = oracle_batch(ops)
     assert errors == {}
