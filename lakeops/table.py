@@ -418,4 +418,3 @@ class Table(BaseTable):
             mode,
             wanted,
         )
-
