@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lakeops.compact.planner import CompactionProgress
 from lakeops.context import TableContext
 from lakeops.parallel import run_ordered
 from lakeops.read.scan import partition_matches
@@ -120,7 +121,7 @@ def plan(
     full: bool,
     partitions: Sequence[Mapping[str, Any]] | None,
     parallelism: int | None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[CompactionProgress], None] | None = None,
 ) -> AppendCompactionPlan:
     """Pick and run the compactions of the latest snapshot; nothing is committed."""
     opts = AppendOptions.of(ctx)
@@ -145,7 +146,17 @@ def plan(
         return result
     reader = AppendFileReader(ctx.file_io, ctx.schema, store.schema, ctx.root)
     columns = ctx.schema.field_names
-    done = [0]
+    done = [0, 0, 0]  # tasks, files, bytes
+    total_files = sum(len(t.files) for t in tasks)
+    total_bytes = sum(f.file_size for t in tasks for f in t.files)
+
+    def report() -> None:
+        if progress is not None:
+            progress(
+                CompactionProgress(done[0], len(tasks), done[1], total_files, done[2], total_bytes)
+            )
+
+    report()
 
     def rewrite(task: _Task) -> tuple[list[DataFileMeta], list[str]]:
         directory = ctx.bucket_path(task.partition, task.bucket)
@@ -179,10 +190,11 @@ def plan(
             )
         )
 
-    def tick(_: _Task) -> None:
+    def tick(task: _Task) -> None:
         done[0] += 1
-        if progress is not None:
-            progress(done[0], len(tasks))
+        done[1] += len(task.files)
+        done[2] += sum(f.file_size for f in task.files)
+        report()
 
     try:
         run_ordered(rewrite, tasks, parallelism, on_success=collect, on_done=tick)

@@ -13,6 +13,7 @@ from lakeops.changelog.reader import ROW_KIND_COLUMN
 from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER, Committer
 from lakeops.commit.snapshot_builder import PlannedChange, overwrite_change
 from lakeops.commit.time_travel import AsOf, resolve_snapshot
+from lakeops.compact.planner import CompactionProgress
 from lakeops.errors import CommitStateUnknownError, ConfigurationError, UnsupportedFeatureError
 from lakeops.io.file_io import FileIO
 from lakeops.kv.formats import check_writable
@@ -173,13 +174,15 @@ class AppendTable(BaseTable):
         full: bool = False,
         partitions: Sequence[Mapping[str, Any]] | None = None,
         parallelism: int | None = None,
-        progress: Callable[[int, int], None] | None = None,
+        progress: Callable[[CompactionProgress], None] | None = None,
     ) -> Snapshot | None:
         """Compact small files as Paimon does for append tables (:mod:`lakeops.append.compact`;
         ``full=True``: a full compaction), in every partition or those of ``partitions``.
         One ``COMPACT`` snapshot; None if nothing needed compacting. A concurrent job that
         replaced an input file makes it a :class:`~lakeops.errors.CommitConflictError` (the
-        new files are deleted). ``progress(done, total)``: compaction tasks finished."""
+        new files are deleted). ``progress``: called before the first compaction task and after each
+        with a :class:`~lakeops.compact.planner.CompactionProgress` (its "buckets" count the
+        tasks: one window of a fixed bucket, or one bin of a partition)."""
         check_parallelism(parallelism)
         self._require_writable("compact")
         check_writable(self.schema, "compact this table")
@@ -194,6 +197,36 @@ class AppendTable(BaseTable):
         if not compaction.messages:
             return None
         return self.commit_compaction(compaction.messages, written=compaction.written)
+
+    # ------------------------------------------------- primary-key table methods
+    def _primary_key_only(self, method: str) -> UnsupportedFeatureError:
+        return UnsupportedFeatureError(
+            f"{method} is for primary-key tables; {self.identifier!r} is an append table (no "
+            "primary key): nothing was read or written"
+        )
+
+    def health(self, *, recent_snapshots: int = 100) -> Any:
+        """Refused: sorted runs and levels are a primary-key table's (an append table's files
+        are all at level 0; see :meth:`splits`)."""
+        raise self._primary_key_only("health")
+
+    def lookup(self, keys: pa.Table, *, columns: Sequence[str] | None = None) -> pa.Table:
+        """Refused: an append table has no key to look up (use :meth:`read` with a filter)."""
+        raise self._primary_key_only("lookup")
+
+    def flush_level0(
+        self,
+        *,
+        partitions: Sequence[Mapping[str, Any]] | None = None,
+        parallelism: int | None = None,
+        progress: Callable[[CompactionProgress], None] | None = None,
+    ) -> Snapshot | None:
+        """Refused: an append table has only level 0 (use :meth:`compact`)."""
+        raise self._primary_key_only("flush_level0")
+
+    def split_reader(self) -> Any:
+        """Refused: an append table's splits are read whole (:meth:`read`, :meth:`to_batches`)."""
+        raise self._primary_key_only("split_reader")
 
     # --------------------------------------------------------------------- read
     def splits(

@@ -345,3 +345,29 @@ def test_row_tracking_tables_are_refused_at_open(catalog: Catalog, warehouse: Pa
     schema_file.write_text(json.dumps(doc))
     with pytest.raises(UnsupportedFeatureError, match="with row tracking"):
         catalog.get_table("db.t")
+
+
+def test_primary_key_methods_are_refused_by_name(catalog: Catalog) -> None:
+    table = catalog.create_table("db.t", schema=SCHEMA)
+    table.write(_batch(0))
+    for method, call in (
+        ("health", lambda: table.health()),
+        ("lookup", lambda: table.lookup(pa.table({"k": [1]}))),
+        ("flush_level0", lambda: table.flush_level0()),
+        ("split_reader", lambda: table.split_reader()),
+    ):
+        with pytest.raises(UnsupportedFeatureError, match=f"{method} is for primary-key tables"):
+            call()
+    assert len(table.snapshots()) == 1
+
+
+def test_compaction_reports_progress(catalog: Catalog) -> None:
+    table = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"])
+    for s in range(3):
+        table.write(_batch(s, 9))
+    seen: list[Any] = []
+    assert table.compact(full=True, progress=seen.append) is not None
+    assert seen[0].buckets_done == 0 and seen[-1].buckets_done == seen[-1].buckets == 3
+    assert seen[-1].files_done == seen[-1].files == 9
+    assert seen[-1].bytes_done == seen[-1].bytes > 0
+    assert _bag(table.read()) == _bag(pa.concat_tables([_batch(s, 9) for s in range(3)]))
