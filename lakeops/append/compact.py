@@ -31,13 +31,20 @@ from lakeops.compact.planner import CompactionProgress
 from lakeops.context import TableContext
 from lakeops.parallel import run_ordered
 from lakeops.read.scan import partition_matches
+from lakeops.spec import binary_row
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import FILE_SOURCE_COMPACT, DataFileMeta
 
 from .files import AppendFileReader, RollingAppendWriter
 from .options import AppendOptions
 
-__all__ = ["AppendCompactionPlan", "pick_bucket_windows", "pick_unaware_bins", "plan"]
+__all__ = [
+    "AppendCompactionPlan",
+    "partitions_to_compact",
+    "pick_bucket_windows",
+    "pick_unaware_bins",
+    "plan",
+]
 
 #: a full compaction of a fixed bucket needs at least this many files
 FULL_COMPACT_MIN_FILE = 3
@@ -115,16 +122,13 @@ def pick_unaware_bins(
     return [b for b in bins if len(b) > 1]
 
 
-def plan(
+def _tasks(
     ctx: TableContext,
-    *,
+    opts: AppendOptions,
     full: bool,
     partitions: Sequence[Mapping[str, Any]] | None,
-    parallelism: int | None,
-    progress: Callable[[CompactionProgress], None] | None = None,
-) -> AppendCompactionPlan:
-    """Pick and run the compactions of the latest snapshot; nothing is committed."""
-    opts = AppendOptions.of(ctx)
+) -> list[_Task]:
+    """The compactions of the latest snapshot, by (partition, bucket)."""
     store = ctx.store
     keep = partition_matches(ctx.schema, partitions, ctx.options) if partitions else None
     groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
@@ -141,6 +145,33 @@ def plan(
         else:
             picked = pick_unaware_bins(files, opts, full)
         tasks += [_Task(partition, bucket, totals[(partition, bucket)], tuple(p)) for p in picked]
+    return tasks
+
+
+def partitions_to_compact(ctx: TableContext, *, full: bool) -> list[dict[str, Any]]:
+    """The partitions (``{column: value}``, ``{}`` for an unpartitioned table) in which a
+    compaction (``full``: a full one) of the latest snapshot would rewrite files."""
+    types = ctx.schema.types_of(ctx.schema.partition_keys)
+    seen: dict[bytes, dict[str, Any]] = {}
+    for task in _tasks(ctx, AppendOptions.of(ctx), full, None):
+        if task.partition not in seen:
+            values = binary_row.deserialize(task.partition, types)
+            seen[task.partition] = dict(zip(ctx.schema.partition_keys, values, strict=True))
+    return list(seen.values())
+
+
+def plan(
+    ctx: TableContext,
+    *,
+    full: bool,
+    partitions: Sequence[Mapping[str, Any]] | None,
+    parallelism: int | None,
+    progress: Callable[[CompactionProgress], None] | None = None,
+) -> AppendCompactionPlan:
+    """Pick and run the compactions of the latest snapshot; nothing is committed."""
+    opts = AppendOptions.of(ctx)
+    store = ctx.store
+    tasks = _tasks(ctx, opts, full, partitions)
     result = AppendCompactionPlan()
     if not tasks:
         return result

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pyarrow as pa
 import pytest
 
@@ -91,3 +93,20 @@ def test_compaction_rewrites_in_order_and_continues_the_sequence(catalog: Catalo
     )
     assert table.read().column("k").to_pylist() == list(range(30))
     assert table.compact(full=True) is None  # one file: nothing to do
+
+
+def test_the_optimize_dag_plans_the_partitions_with_small_files(catalog: Catalog) -> None:
+    from lakeops.airflow.conditions import optimize_units
+
+    schema = pa.schema([("dt", pa.date32()), ("k", pa.int64())])
+    table = catalog.create_table("db.t", schema=schema, partition_keys=["dt"])
+    day1, day2 = dt.date(2024, 1, 1), dt.date(2024, 1, 2)
+    table.write(pa.table({"dt": [day1, day2], "k": [1, 2]}, schema=schema))
+    table.write(pa.table({"dt": [day1], "k": [3]}, schema=schema))
+    # only day 1 holds two small files
+    assert optimize_units(catalog, ["db.t"]) == [
+        {"table": "db.t", "partitions": [{"dt": "2024-01-01"}]}
+    ]
+    table.compact(full=True, partitions=[{"dt": "2024-01-01"}])
+    assert optimize_units(catalog, ["db.t"]) == []
+    assert sorted(table.read().column("k").to_pylist()) == [1, 2, 3]
