@@ -66,9 +66,9 @@ def _append_table_refusal(identifier: str, schema: TableSchema) -> str:
     if extras:
         kind += " with " + " and ".join(extras)
     return (
-        f"table {identifier!r} has no primary key: it is {kind}, and lakeops serves only "
-        "primary-key tables; nothing was read or written — use Paimon (Spark, Flink) or "
-        "pypaimon for this table"
+        f"table {identifier!r} has no primary key: it is {kind}, which Table (and the Spark "
+        "data source) does not serve; nothing was read or written — open it with "
+        "Catalog.get_table, which returns an AppendTable"
     )
 
 

@@ -32,7 +32,7 @@ from .options import AppendOptions
 from .scan import AppendSplit, plan_append_splits
 from .write import AppendWrite, WriteInput
 
-__all__ = ["AppendTable", "append_table_refusal"]
+__all__ = ["AppendSplitReader", "AppendTable", "append_table_refusal"]
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,18 @@ def append_table_refusal(identifier: str, schema: TableSchema) -> str | None:
         "which lakeops does not serve yet; nothing was read or written — use Paimon (Spark, "
         "Flink) or pypaimon for this table"
     )
+
+
+class AppendSplitReader:
+    """Reads whole splits of one append table (every row of its files, in order)."""
+
+    def __init__(self, table: AppendTable) -> None:
+        self.table = table
+
+    def read(self, split: AppendSplit, columns: Sequence[str] | None = None) -> pa.Table:
+        """The rows of ``split`` (``columns``: all by default)."""
+        wanted = self.table._columns(columns)
+        return self.table._read_splits([split], wanted, None, 1)
 
 
 class AppendTable(BaseTable):
@@ -224,9 +236,10 @@ class AppendTable(BaseTable):
         """Refused: an append table has only level 0 (use :meth:`compact`)."""
         raise self._primary_key_only("flush_level0")
 
-    def split_reader(self) -> Any:
-        """Refused: an append table's splits are read whole (:meth:`read`, :meth:`to_batches`)."""
-        raise self._primary_key_only("split_reader")
+    def split_reader(self) -> AppendSplitReader:
+        """Reads the rows of this table's splits (:meth:`splits`), one split at a time (as
+        engines that distribute a read do: the Spark data source)."""
+        return AppendSplitReader(self)
 
     # --------------------------------------------------------------------- read
     def splits(
