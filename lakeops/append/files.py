@@ -30,7 +30,7 @@ from lakeops.kv.evolution import SchemaEvolution, SchemaLookup, read_cast
 from lakeops.kv.formats import settings_for, writer_kwargs
 from lakeops.kv.parquet_layout import writer_options
 from lakeops.kv.writer import _local_millis
-from lakeops.option_registry import check_data_file
+from lakeops.option_registry import check_data_file, check_readable
 from lakeops.spec.data_file import EMPTY_ROW, FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
 from lakeops.spec.locations import ExternalPaths, FileLocations
 from lakeops.spec.schema import TableSchema
@@ -170,6 +170,9 @@ class AppendFileReader:
     def __init__(
         self, file_io: FileIO, schema: TableSchema, schemas: SchemaLookup, table_root: str
     ) -> None:
+        # options whose reads would be wrong refuse here; row tracking only adds row ids and
+        # sequence numbers beside the values, which an append table's read does not return
+        check_readable({k: v for k, v in schema.options.items() if k != "row-tracking.enabled"})
         self.file_io = file_io
         self.schema = schema
         self.table_root = table_root.rstrip("/")

@@ -40,27 +40,18 @@ _BATCH_ROWS = 131_072
 
 
 def append_table_refusal(identifier: str, schema: TableSchema) -> str | None:
-    """Why lakeops refuses to open an append table (None when it serves it)."""
+    """Why lakeops refuses to open an append table (None when it serves it): data evolution
+    (files holding some columns of rows that others complete, merged by row id) is not
+    implemented. Row tracking alone is read (its values; writes are refused by the option)."""
     opts = schema.options
-    refused = [
-        label
-        for key, label in (
-            ("row-tracking.enabled", "row tracking"),
-            ("data-evolution.enabled", "data evolution"),
-        )
-        if opts.get(key, "false").strip().lower() == "true"
-    ]
-    if not refused:
+    if opts.get("data-evolution.enabled", "false").strip().lower() != "true":
         return None
-    kind = (
-        "a bucketed append table"
-        if opts.get("bucket", "-1") not in ("-1", "")
-        else ("an append table")
-    )
+    bucketed = opts.get("bucket", "-1") not in ("-1", "")
+    kind = "a bucketed append table" if bucketed else "an append table"
     return (
-        f"table {identifier!r} has no primary key: it is {kind} with {' and '.join(refused)}, "
-        "which lakeops does not serve yet; nothing was read or written — use Paimon (Spark, "
-        "Flink) or pypaimon for this table"
+        f"table {identifier!r} has no primary key: it is {kind} with data evolution, which "
+        "lakeops does not serve yet; nothing was read or written — use Paimon (Spark, Flink) "
+        "or pypaimon for this table"
     )
 
 

@@ -337,14 +337,35 @@ def test_bad_rows_write_nothing(catalog: Catalog, warehouse: Path) -> None:
     assert not list((warehouse / "db.db" / "t").glob("bucket-*/*"))
 
 
-def test_row_tracking_tables_are_refused_at_open(catalog: Catalog, warehouse: Path) -> None:
-    catalog.create_table("db.t", schema=SCHEMA)
+def _set_options(warehouse: Path, options: dict[str, str]) -> None:
     schema_file = warehouse / "db.db" / "t" / "schema" / "schema-0"
     doc = json.loads(schema_file.read_text())
-    doc["options"]["row-tracking.enabled"] = "true"
+    doc["options"].update(options)
     schema_file.write_text(json.dumps(doc))
-    with pytest.raises(UnsupportedFeatureError, match="with row tracking"):
+
+
+def test_data_evolution_tables_are_refused_at_open(catalog: Catalog, warehouse: Path) -> None:
+    catalog.create_table("db.t", schema=SCHEMA)
+    _set_options(warehouse, {"row-tracking.enabled": "true", "data-evolution.enabled": "true"})
+    with pytest.raises(UnsupportedFeatureError, match="with data evolution"):
         catalog.get_table("db.t")
+
+
+def test_row_tracking_tables_are_read_and_writes_refused(catalog: Catalog, warehouse: Path) -> None:
+    catalog.create_table("db.t", schema=SCHEMA).write(_batch(0))
+    _set_options(warehouse, {"row-tracking.enabled": "true"})
+    table = catalog.get_table("db.t")
+    assert _bag(table.read()) == _bag(_batch(0))
+    with pytest.raises(UnsupportedFeatureError, match="row-tracking"):
+        table.write(_batch(1))
+    assert len(table.snapshots()) == 1
+
+
+def test_options_that_change_reads_are_refused(catalog: Catalog, warehouse: Path) -> None:
+    catalog.create_table("db.t", schema=SCHEMA).write(_batch(0))
+    _set_options(warehouse, {"fields.v.default-value": "x"})
+    with pytest.raises(UnsupportedFeatureError, match="default-value"):
+        catalog.get_table("db.t").read()
 
 
 def test_split_reader_reads_each_split(catalog: Catalog) -> None:

@@ -4,6 +4,7 @@ for writes) are refused by name, untouched."""
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -29,7 +30,10 @@ def _tree(root: Path) -> dict[str, str]:
 @pytest.mark.parametrize(
     ("options", "kind"),
     [
-        ({"row-tracking.enabled": "true"}, "an append table with row tracking"),
+        (
+            {"row-tracking.enabled": "true", "data-evolution.enabled": "true"},
+            "an append table with data evolution",
+        ),
     ],
 )
 def test_append_tables_lakeops_cannot_serve_are_refused_and_left_untouched(
@@ -47,10 +51,11 @@ def test_append_tables_lakeops_cannot_serve_are_refused_and_left_untouched(
     assert oracle_read(warehouse, "db.a").num_rows == 3
 
 
-def test_append_table_with_deletion_vectors_reads_and_refuses_writes(warehouse) -> None:
-    """Deletion vectors enabled, none written yet: read exactly; writes, compactions and
-    rollbacks refused naming the option, the table byte-identical."""
-    oracle_create(warehouse, "db.a", SCHEMA, [], options={"deletion-vectors.enabled": "true"})
+@pytest.mark.parametrize("option", ["deletion-vectors.enabled", "row-tracking.enabled"])
+def test_append_table_read_exactly_with_writes_refused(warehouse, option) -> None:
+    """Deletion vectors enabled (none written yet) or row tracking: read exactly (values);
+    writes, compactions and rollbacks refused naming the option, the table byte-identical."""
+    oracle_create(warehouse, "db.a", SCHEMA, [], options={option: "true"})
     data = pa.table({"id": [1, 2, 2], "v": ["a", "b", None]}, schema=SCHEMA)
     oracle_write(warehouse, "db.a", data)
     before = _tree(warehouse)
@@ -58,8 +63,8 @@ def test_append_table_with_deletion_vectors_reads_and_refuses_writes(warehouse) 
     got = table.read().sort_by([("id", "ascending"), ("v", "ascending")])
     assert got.to_pylist() == data.sort_by([("id", "ascending"), ("v", "ascending")]).to_pylist()
     for action in (lambda: table.write(data), lambda: table.compact(full=True)):
-        with pytest.raises(UnsupportedFeatureError, match=r"deletion-vectors\.enabled"):
+        with pytest.raises(UnsupportedFeatureError, match=re.escape(option)):
             action()
-    with pytest.raises(UnsupportedFeatureError, match=r"deletion-vectors\.enabled"):
+    with pytest.raises(UnsupportedFeatureError, match=re.escape(option)):
         table.rollback_to(1)
     assert _tree(warehouse) == before

@@ -202,8 +202,8 @@ class Case:
         needs_format: a data file format the case needs lakeops to read and write.
         orc_micros: the ORC case's data holds a time before 1970 with microseconds.
         deletes_2: the keys pypaimon's second commit deletes.
-        primary_key: False for an append table (no primary key; ``refused`` "row tracking" /
-            "data evolution": lakeops refuses to open it, naming that).
+        primary_key: False for an append table (no primary key; ``refused`` "data
+            evolution": lakeops refuses to open it, naming that).
     """
 
     options: dict[str, str]
@@ -405,18 +405,19 @@ CASES: dict[str, Case] = {
     "append-bucketed-partitioned": Case(
         {"bucket": "3", "bucket-key": "k"}, (P_DATE,), primary_key=False
     ),
-    # read exactly (no deletion vector yet); writes refused naming the option
+    # read exactly (no deletion vector yet; row tracking: the values); writes refused naming
+    # the option
     "append-deletion-vectors": Case(
         {"bucket": "-1", "deletion-vectors.enabled": "true"},
         refused="deletion-vectors.enabled",
         primary_key=False,
     ),
-    # refused at open, table untouched
     "append-row-tracking": Case(
         {"bucket": "-1", "row-tracking.enabled": "true"},
-        refused="row tracking",
+        refused="row-tracking.enabled",
         primary_key=False,
     ),
+    # refused at open, table untouched
     "append-data-evolution": Case(
         {"bucket": "-1", "row-tracking.enabled": "true", "data-evolution.enabled": "true"},
         refused="data evolution",
@@ -1125,7 +1126,7 @@ def _check_refused(case: Case, catalog: Catalog, tmp: Path, run: Run, keys: list
         assert case.refused in str(err.value), f"{what}: {err.value}"
         assert _tree(tmp) == before, f"{what} changed files"
 
-    if not case.primary_key and case.refused in ("row tracking", "data evolution"):
+    if not case.primary_key and case.refused == "data evolution":
         refused(lambda: catalog.get_table(TABLE), "open")
         return
 
