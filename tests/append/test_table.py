@@ -404,3 +404,26 @@ def test_compaction_reports_progress(catalog: Catalog) -> None:
     assert seen[-1].files_done == seen[-1].files == 9
     assert seen[-1].bytes_done == seen[-1].bytes > 0
     assert _bag(table.read()) == _bag(pa.concat_tables([_batch(s, 9) for s in range(3)]))
+
+
+def test_deletion_vectors_present_refuse_the_read(catalog: Catalog, warehouse: Path) -> None:
+    """A snapshot holding deletion-vector index files: the read is refused, never returns the
+    deleted rows (lakeops does not apply deletion vectors to append files yet)."""
+    from lakeops.commit.committer import Committer
+    from lakeops.spec.index_manifest import IndexFileMeta, IndexManifestEntry
+    from lakeops.spec.manifest import FileKind
+    from lakeops.spec.snapshot import CommitKind
+
+    catalog.create_table("db.t", schema=SCHEMA).write(_batch(0))
+    _set_options(warehouse, {"deletion-vectors.enabled": "true"})
+    table = catalog.get_table("db.t")
+    assert _bag(table.read()) == _bag(_batch(0))  # none yet: read exactly
+    part = table.store.live_entries(table.latest_snapshot())[0].partition
+    dv = IndexFileMeta("DELETION_VECTORS", "index-dv-0", 10, 1)
+    Committer(table.context).commit_entries(
+        [], CommitKind.APPEND, index_changes=[IndexManifestEntry(FileKind.ADD, part, 0, dv)]
+    )
+    for read in (table.read, lambda: list(table.to_batches()), table.splits):
+        with pytest.raises(UnsupportedFeatureError, match="deletion vectors"):
+            read()
+    assert _bag(table.read(snapshot_id=1)) == _bag(_batch(0))
