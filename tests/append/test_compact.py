@@ -110,3 +110,26 @@ def test_the_optimize_dag_plans_the_partitions_with_small_files(catalog: Catalog
     table.compact(full=True, partitions=[{"dt": "2024-01-01"}])
     assert optimize_units(catalog, ["db.t"]) == []
     assert sorted(table.read().column("k").to_pylist()) == [1, 2, 3]
+
+
+def test_a_compaction_whose_inputs_were_replaced_commits_nothing(
+    catalog: Catalog, warehouse
+) -> None:
+    from lakeops import CommitConflictError
+    from lakeops.append.compact import plan
+
+    schema = pa.schema([("k", pa.int64())])
+    table = catalog.create_table("db.t", schema=schema)
+    for i in range(3):
+        table.write(pa.table({"k": [i]}, schema=schema))
+    stale = plan(table.context, full=True, partitions=None, parallelism=1)
+    assert table.compact(full=True) is not None  # another job compacts first
+    with pytest.raises(CommitConflictError):
+        table.commit_compaction(stale.messages, written=stale.written)
+    live = {f.file_name for s in table.splits() for f in s.files}
+    assert {p.name for p in (warehouse / "db.db" / "t" / "bucket-0").iterdir()} >= live
+    assert not any(
+        (warehouse / "db.db" / "t" / "bucket-0" / p.rsplit("/", 1)[-1]).exists()
+        for p in stale.written
+    )
+    assert sorted(table.read().column("k").to_pylist()) == [0, 1, 2]
