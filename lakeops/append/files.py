@@ -91,6 +91,7 @@ class RollingAppendWriter:
             chunk = pa.Table.from_arrays(list(chunk.columns), schema=self.arrow_schema)
             if self.settings.format == "orc":
                 orc_layout.check_values(chunk)  # before the file is opened
+                chunk = orc_layout.unsliced(chunk)
             *_, writer, sink = self._open or self._start()
             writer.write(chunk)
             self._rows += chunk.num_rows

@@ -16,6 +16,7 @@ ignores previous files and starts at 0 (Paimon's ``withIgnorePreviousFiles``).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TypeAlias
@@ -130,16 +131,22 @@ class AppendWrite:
             )
         else:
             buckets = np.zeros(records.num_rows, dtype=np.int32)
-        for values, rows in partition_groups(records, self.schema.partition_keys):
-            part = records.take(pa.array(rows))
-            part_buckets = buckets[rows]
-            for b in np.unique(part_buckets):
-                chosen = (
-                    part
-                    if len(np.unique(part_buckets)) == 1
-                    else part.filter(pa.array(part_buckets == b))
-                )
-                target = self._bucket(values, int(b))
+        if self.schema.partition_keys:
+            groups = partition_groups(records, self.schema.partition_keys)
+        else:
+            groups = [((), np.arange(records.num_rows))]
+        for values, rows in groups:
+            # the partition's rows by bucket, input order kept within each bucket (one take)
+            order = rows[np.argsort(buckets[rows], kind="stable")]
+            sorted_buckets = buckets[order]
+            bounds = np.flatnonzero(np.diff(sorted_buckets)) + 1
+            in_order = len(order) == records.num_rows and bool(
+                (order == np.arange(len(order))).all()
+            )
+            part = records if in_order else records.take(pa.array(order))
+            for lo, hi in itertools.pairwise([0, *bounds.tolist(), len(order)]):
+                chosen = part.slice(lo, hi - lo)
+                target = self._bucket(values, int(sorted_buckets[lo]))
                 target.batches.append(chosen)
                 target.nbytes += chosen.nbytes
         if sum(b.nbytes for b in self._buckets.values()) > self.options.write_buffer_size:
