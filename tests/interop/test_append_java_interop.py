@@ -163,3 +163,30 @@ def test_append_tables_with_java_both_ways(tmp_path: Path, java_classpath: str) 
     for name, result in zip(TABLES, results, strict=True):
         done = 4 if name.startswith("db.j") else 3
         assert _canon(result["rows"]) == _model(*b[:done], b[4]), name
+
+
+@pytest.mark.parametrize("fmt", ["orc", "avro"])
+def test_java_reads_and_compacts_lakeops_append_files_in_every_format(
+    tmp_path: Path, java_classpath: str, fmt: str
+) -> None:
+    b = [_batch(s) for s in range(4)]
+    wh = str(tmp_path)
+    catalog = Catalog(wh)
+    catalog.create_database("db")
+    options = {"file.format": fmt, "bucket": "2", "bucket-key": "k"}
+    table = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=options)
+    for x in b[:3]:
+        table.write(x)
+    ops = [
+        {"op": "read", "table": "db.t"},
+        {"op": "write", "table": "db.t", "rows": json_rows(b[3])},
+        {"op": "compact", "table": "db.t"},
+        {"op": "read", "table": "db.t"},
+    ]
+    first, _, compacted, last = run_ops(java_classpath, wh, ops)
+    assert _canon(first["rows"]) == _model(*b[:3])
+    assert compacted["buckets"] > 0
+    assert _canon(last["rows"]) == _model(*b)
+    assert _lakeops(catalog.get_table("db.t")) == _model(*b)
+    names = {f.file_name.rsplit(".", 1)[-1] for s in table.splits() for f in s.files}
+    assert names == {fmt}  # Java compacted into the table's format
