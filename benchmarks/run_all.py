@@ -295,6 +295,32 @@ def rows_cross_partition(doc: Doc) -> list[Row]:
     return out
 
 
+def rows_append(doc: Doc) -> list[Row]:
+    """bench_append: append in 100 commits, full compaction and read of an append table."""
+    targets = {"append": 1.5, "compact": 2.0, "read": 1.5}
+    out = []
+    for phase, target in targets.items():
+        ours, floor = doc["phases"][phase], doc["phases"][f"{phase}-floor"]
+        ratio = doc["ratios"][phase]
+        out.append(
+            Row(
+                benchmark="append",
+                operation=f"{phase.upper()}: append table",
+                rows=doc["rows"],
+                seconds=ours["seconds"],
+                rows_per_s=ours["rows_per_s"],
+                baseline=f"pyarrow {phase}",
+                baseline_seconds=floor["seconds"],
+                ratio=ratio,
+                peak_rss_mib=ours["peak_rss_mb"],
+                target=f"≤ {target:g}x",
+                met=ratio <= target,
+                notes=f"baseline RSS {floor['peak_rss_mb']:,.0f} MiB",
+            )
+        )
+    return out
+
+
 BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark(
         "bench_write_read.py",
@@ -319,6 +345,12 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         args=(),
         quick_args=("--keys", "500000", "--changed", "10000"),
         to_rows=rows_lookup,
+    ),
+    Benchmark(
+        "bench_append.py",
+        args=(),
+        quick_args=("--rows", "500000"),
+        to_rows=rows_append,
     ),
     Benchmark(
         "bench_spark.py",

@@ -1,4 +1,4 @@
-"""lakeops: Apache Paimon primary-key tables from Python.
+"""lakeops: Apache Paimon tables (primary-key and append tables) from Python.
 
 Write, read, merge and compact tables in Paimon's own on-disk format, vectorised over Arrow::
 
@@ -13,6 +13,8 @@ Write, read, merge and compact tables in Paimon's own on-disk format, vectorised
     table.read()               # merged latest state
 """
 
+from lakeops.append.table import AppendTable
+from lakeops.append.write import AppendWrite
 from lakeops.catalog import Catalog
 from lakeops.commit.check import CheckReport, Problem
 from lakeops.commit.expire import ExpireResult
@@ -55,6 +57,8 @@ from lakeops.table import Table
 from lakeops.write.table_write import TableWrite
 
 __all__ = [
+    "AppendTable",
+    "AppendWrite",
     "BucketHealth",
     "Catalog",
     "CatalogError",

@@ -8,6 +8,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from lakeops.append.table import AppendTable
 from lakeops.errors import (
     CatalogError,
     ConfigurationError,
@@ -37,7 +38,7 @@ _DB_MARKER = ".lakeops-database"
 
 def new_table_schema(
     schema: pa.Schema,
-    primary_keys: Sequence[str],
+    primary_keys: Sequence[str] = (),
     partition_keys: Sequence[str] | None = None,
     options: Mapping[str, object] | None = None,
     comment: str | None = None,
@@ -198,7 +199,7 @@ class Catalog:
                 fio.delete_tree(join(root, name))
         fio.delete_tree(root)
 
-    def rename_table(self, identifier: str, new_identifier: str) -> Table:
+    def rename_table(self, identifier: str, new_identifier: str) -> Any:
         """Rename a table (to another database too) by renaming its directory, as Paimon's
         filesystem catalog, and return it under the new name. Refused
         (:class:`~lakeops.errors.UnsupportedFeatureError`) on object stores, which cannot
@@ -227,13 +228,15 @@ class Catalog:
         identifier: str,
         *,
         schema: pa.Schema,
-        primary_keys: Sequence[str],
+        primary_keys: Sequence[str] = (),
         partition_keys: Sequence[str] | None = None,
         options: Mapping[str, object] | None = None,
         comment: str | None = None,
         ignore_if_exists: bool = False,
-    ) -> Table:
-        """Create a primary-key table and return it.
+    ) -> Any:
+        """Create a table and return it: a primary-key :class:`~lakeops.Table`, or without
+        ``primary_keys`` an :class:`~lakeops.append.table.AppendTable` (unaware bucket,
+        ``bucket = -1``, by default; ``bucket = N`` needs ``bucket-key``).
 
         Every option and key is validated before anything is written: an unknown option key is
         a :class:`~lakeops.errors.ConfigurationError` naming the closest known keys, and an
@@ -261,15 +264,16 @@ class Catalog:
             raise TableAlreadyExistsError(f"table {identifier!r} already exists")
         return self.get_table(identifier)
 
-    def alter_table(self, identifier: str, changes: SchemaChange | Sequence[SchemaChange]) -> Table:
+    def alter_table(self, identifier: str, changes: SchemaChange | Sequence[SchemaChange]) -> Any:
         """Apply Paimon schema changes to a table as one new ``schema-N`` (see
         :meth:`Table.alter`) and return the table under its new schema."""
         table = self.get_table(identifier)
         table.alter(changes)
         return table
 
-    def get_table(self, identifier: str) -> Table:
-        """Open an existing table."""
+    def get_table(self, identifier: str) -> Any:
+        """Open an existing table: a :class:`~lakeops.Table` when it has a primary key, else an
+        :class:`~lakeops.append.table.AppendTable`."""
         if isinstance(identifier, str) and "$" in identifier:
             raise ConfigurationError(
                 f"{identifier!r} names a metadata table: read it with "
@@ -279,7 +283,10 @@ class Catalog:
             raise self._not_found(
                 TableNotFoundError(f"table {identifier!r} does not exist in {self._uri()}")
             )
-        return Table(identifier, self.file_io, self._table_path(identifier))
+        root = self._table_path(identifier)
+        if TableStore(self.file_io, root).latest_schema().primary_keys:
+            return Table(identifier, self.file_io, root)
+        return AppendTable(identifier, self.file_io, root)
 
     def metadata_table(self, identifier: str, *, snapshot_id: int | None = None) -> pa.Table:
         """A Paimon system table by Paimon's spelling, ``'db.table$name'`` (``$snapshots``,

@@ -212,7 +212,11 @@ _honoured(
     "let Paimon compact it and change 'bucket' to a fixed count",
     reads_wrong=True,
 )
-_honoured(["bucket-key"], "bucket keys (a subset of the trimmed primary key)")
+_honoured(
+    ["bucket-key"],
+    "bucket keys (a subset of the trimmed primary key; for an append table with a bucket "
+    "count, the columns whose hash picks the bucket)",
+)
 _honoured(
     ["bucket-function.type"],
     "Paimon's default bucket function (hash % buckets); 'mod' and 'hive' place keys differently",

@@ -74,7 +74,12 @@ def test_table_errors(catalog: Catalog) -> None:
         ({"options": {"bucket": "2", "rowkind.field": "v"}}, "must be a STRING"),
         ({"options": {"bucket": "2", "write-buffer-size": "lots"}}, "write-buffer-size"),
         ({"options": {"bucket": "2"}, "primary_keys": ["nope"]}, "not in the schema"),
-        ({"options": {"bucket": "2"}, "primary_keys": []}, "primary_keys is empty"),
+        ({"options": {"bucket": "2"}, "primary_keys": []}, "needs option 'bucket-key'"),
+        ({"options": {"bucket-key": "v"}, "primary_keys": []}, "cannot be used with bucket = -1"),
+        (
+            {"options": {"bucket": "2", "bucket-key": "zz"}, "primary_keys": []},
+            "unknown column 'zz'",
+        ),
         ({"options": {"bucket": "2"}, "partition_keys": ["id"]}, "not a partition key"),
     ],
 )

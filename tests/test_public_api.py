@@ -19,10 +19,14 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 #: positional parameters with a default that still name the thing (a snapshot range or id)
 POSITIONAL_WITH_DEFAULT = {
-    ("Table", "read_changes"): {"from_snapshot", "to_snapshot"},
-    ("Table", "commit_stats"): {"snapshot_id"},
-    ("Table", "rollback_to"): {"snapshot_id"},
-    ("Table", "create_tag"): {"snapshot_id"},
+    (cls, method): params
+    for cls in ("Table", "AppendTable")
+    for method, params in (
+        ("read_changes", {"from_snapshot", "to_snapshot"}),
+        ("commit_stats", {"snapshot_id"}),
+        ("rollback_to", {"snapshot_id"}),
+        ("create_tag", {"snapshot_id"}),
+    )
 }
 
 
@@ -34,11 +38,16 @@ def _api_section() -> str:
 
 
 def _methods(cls: type) -> dict[str, Callable[..., Any]]:
-    return {
-        name: member
-        for name, member in vars(cls).items()
-        if not name.startswith("_") and inspect.isfunction(member)
-    }
+    """The public methods of ``cls``, its own and those it inherits from lakeops' classes."""
+    out: dict[str, Callable[..., Any]] = {}
+    for owner in reversed(cls.__mro__):
+        if owner.__module__.startswith("lakeops"):
+            out.update(
+                (name, member)
+                for name, member in vars(owner).items()
+                if not name.startswith("_") and inspect.isfunction(member)
+            )
+    return out
 
 
 def _documented_signatures() -> dict[str, dict[str, list[str]]]:
@@ -81,7 +90,9 @@ def test_the_readme_lists_exactly_what_lakeops_exports() -> None:
         assert getattr(lakeops, name) is not None
 
 
-@pytest.mark.parametrize("cls", [lakeops.Catalog, lakeops.Table], ids=lambda c: c.__name__)
+@pytest.mark.parametrize(
+    "cls", [lakeops.Catalog, lakeops.Table, lakeops.AppendTable], ids=lambda c: c.__name__
+)
 def test_the_readme_shows_every_method_with_its_signature(cls: type) -> None:
     documented = _documented_signatures()[cls.__name__]
     methods = _methods(cls)
@@ -97,7 +108,9 @@ def test_the_readme_shows_every_method_with_its_signature(cls: type) -> None:
         assert params == actual, name
 
 
-@pytest.mark.parametrize("cls", [lakeops.Catalog, lakeops.Table], ids=lambda c: c.__name__)
+@pytest.mark.parametrize(
+    "cls", [lakeops.Catalog, lakeops.Table, lakeops.AppendTable], ids=lambda c: c.__name__
+)
 def test_options_are_keyword_only_and_everything_is_typed(cls: type) -> None:
     methods = {"__init__": vars(cls)["__init__"], **_methods(cls)}
     for name, method in methods.items():

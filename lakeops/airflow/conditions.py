@@ -7,7 +7,8 @@ import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from lakeops import Catalog, Table
+from lakeops import AppendTable, Catalog, Table
+from lakeops.append.compact import partitions_to_compact
 from lakeops.compact.health import BucketHealth, TableHealth
 from lakeops.option_parsing import option_bool
 
@@ -107,11 +108,17 @@ def optimize_units(
     catalog: Catalog, tables: Iterable[str], *, max_sorted_runs: int = 1
 ) -> list[dict[str, Any]]:
     """One unit per (table, partition) whose buckets hold more than ``max_sorted_runs`` sorted
-    runs — what the optimisation DAG fully compacts; healthy ones are skipped. Units are
+    runs — what the optimisation DAG fully compacts; healthy ones are skipped (append tables:
+    the partitions where a full compaction would rewrite small files). Units are
     ``{"table": "db.t", "partitions": [{...}] | None}`` (None for unpartitioned tables)."""
     units: list[dict[str, Any]] = []
     for identifier in tables:
         table = catalog.get_table(identifier)
+        if isinstance(table, AppendTable):  # the partitions a full compaction would rewrite
+            for part in partitions_to_compact(table.context, full=True):
+                spec = json_partition(part)
+                units.append({"table": identifier, "partitions": [spec] if spec else None})
+            continue
         health = table.health(recent_snapshots=1)
         seen: list[dict[str, Any]] = []
         for b in health.buckets:

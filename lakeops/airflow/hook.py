@@ -142,7 +142,8 @@ class LakeopsHook(BaseHook):
 
     def get_table(self, identifier: str) -> Table:
         """Table ``identifier`` (``database.table``)."""
-        return self.get_catalog().get_table(identifier)
+        table: Table = self.get_catalog().get_table(identifier)
+        return table
 
     def list_tables(self) -> list[str]:
         """Every ``database.table`` in the warehouse."""

@@ -81,7 +81,8 @@ class CliState:
         names ``--warehouse``."""
         catalog = self.catalog()
         try:
-            return catalog.get_table(identifier)
+            table: Table = catalog.get_table(identifier)
+            return table
         except WarehouseNotFoundError as exc:
             raise WarehouseNotFoundError(warehouse_message(self.warehouse)) from exc
         except TableNotFoundError as exc:

@@ -17,6 +17,7 @@ rollback copies such files to new names (same bytes, same metadata) and adds the
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 from lakeops.commit.committer import Committer
@@ -56,14 +57,14 @@ def rollback_to(table: TableContext, snapshot: int | Snapshot) -> Snapshot | Non
     # table whose metadata points outside it is refused before anything is copied or committed
     latest = store.latest_snapshot()
     check_snapshots(store, copies.locations, [target, *([latest] if latest else [])], live=True)
-    wanted = {_content(e): e for e in store.live_entries(target)}
+    wanted = _by_content(store.live_entries(target))
     wanted_index = {_index_key(e): e for e in store.index_entries(target)}
     nothing = PlannedChange(())
 
     def plan(latest: Snapshot | None) -> PlannedChange:
-        now = {_content(e): e for e in store.live_entries(latest)}
-        entries = [_as(FileKind.DELETE, e) for key, e in now.items() if key not in wanted]
-        entries += [copies.of(e) for key, e in wanted.items() if key not in now]
+        now = _by_content(store.live_entries(latest))
+        entries = [_as(FileKind.DELETE, e) for e in _surplus(now, wanted)]
+        entries += [copies.of(e) for e in _surplus(wanted, now)]
         now_index = {_index_key(e): e for e in store.index_entries(latest)}
         index = [
             IndexManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.file)
@@ -98,9 +99,9 @@ def holds(store: TableStore, snapshot_id: int) -> bool:
     if not store.snapshot_exists(snapshot_id):
         return False
     target, latest = store.snapshot(snapshot_id), store.latest_snapshot()
-    same_files = {_content(e) for e in store.live_entries(target)} == {
+    same_files = Counter(_content(e) for e in store.live_entries(target)) == Counter(
         _content(e) for e in store.live_entries(latest)
-    }
+    )
     return same_files and {_index_key(e) for e in store.index_entries(target)} == {
         _index_key(e) for e in store.index_entries(latest)
     }
@@ -163,6 +164,31 @@ def _content(e: ManifestEntry) -> tuple[object, ...]:
         f.max_key,
         f.schema_id,
     )
+
+
+def _by_content(entries: list[ManifestEntry]) -> dict[tuple[object, ...], list[ManifestEntry]]:
+    """Live files by what they hold. Several files may hold alike (an append table's
+    unaware-bucket writes each number their rows from 0), so each content maps to a list."""
+    out: dict[tuple[object, ...], list[ManifestEntry]] = {}
+    for e in entries:
+        out.setdefault(_content(e), []).append(e)
+    return out
+
+
+def _surplus(
+    have: dict[tuple[object, ...], list[ManifestEntry]],
+    other: dict[tuple[object, ...], list[ManifestEntry]],
+) -> list[ManifestEntry]:
+    """The files of ``have`` beyond what ``other`` holds alike, content by content (those
+    whose names ``other`` lacks first)."""
+    out: list[ManifestEntry] = []
+    for key, entries in have.items():
+        alike = other.get(key, [])
+        extra = len(entries) - len(alike)
+        if extra > 0:
+            names = {e.file.file_name for e in alike}
+            out += sorted(entries, key=lambda e: e.file.file_name in names)[:extra]
+    return out
 
 
 def _as(kind: int, e: ManifestEntry) -> ManifestEntry:

@@ -202,7 +202,10 @@ def _type_schema(
 
 
 def _kv_fields(schema: TableSchema) -> list[tuple[str, DataType]]:
-    """The key-value row type of a data file: keys, sequence number, row kind, fields."""
+    """The key-value row type of a data file: keys, sequence number, row kind, fields (the
+    fields only for a table without a primary key: append data files hold no system columns)."""
+    if not schema.primary_keys:
+        return [(f.name, f.type) for f in schema.fields]
     keys = [(key_column(k), schema.field(k).type) for k in schema.trimmed_primary_keys]
     system = [(SEQ, DataType("BIGINT", nullable=False)), (KIND, DataType("TINYINT", False))]
     return keys + system + [(f.name, f.type) for f in schema.fields]

@@ -68,6 +68,14 @@ def open_writer(sink: Any, compression: str, target_file_size: int) -> orc.ORCWr
     )
 
 
+def unsliced(table: pa.Table) -> pa.Table:
+    """``table`` with every array starting at offset 0: pyarrow's ORC writer ignores the
+    offset of a sliced STRUCT array's children and would write other rows' values."""
+    if all(chunk.offset == 0 for col in table.columns for chunk in col.chunks):
+        return table
+    return table.take(pa.array(np.arange(table.num_rows, dtype=np.int64)))
+
+
 def _leaves(array: pa.Array) -> list[pa.Array]:
     """The timestamp arrays of sub-millisecond units inside ``array`` (nested ones included)."""
     t = array.type

@@ -130,6 +130,7 @@ class RollingKeyValueWriter:
         chunk = pa.Table.from_arrays(columns, schema=self.file_schema)
         if self.settings.format == "orc":
             orc_layout.check_values(chunk)  # (before the file is opened)
+            chunk = orc_layout.unsliced(chunk)
         f = self._open or self._start()
         f.writer.write(chunk)
         n = records.num_rows

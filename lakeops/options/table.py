@@ -94,7 +94,9 @@ class TableOptions:
                     f"option 'rowkind.field' column {rowkind!r} must be a "
                     "STRING column holding '+I', '-U', '+U' or '-D'"
                 )
-        if bucket == -1 and o.get("bucket-key"):
+        if not schema.primary_keys:
+            _check_append_buckets(schema, bucket)
+        elif bucket == -1 and o.get("bucket-key"):
             raise ConfigurationError(
                 "option 'bucket-key' cannot be used in dynamic bucket mode (bucket = -1), where "
                 "keys are placed by the trimmed primary key; remove it or set a bucket count"
@@ -104,7 +106,7 @@ class TableOptions:
                 "option 'sequence.field' cannot be used when the primary key does not contain "
                 "every partition field (cross-partition upsert, as in Paimon)"
             )
-        for k in schema.bucket_keys:
+        for k in schema.bucket_keys if schema.primary_keys else ():
             if k not in schema.trimmed_primary_keys:
                 raise ConfigurationError(
                     f"option 'bucket-key' column {k!r} must be a primary-key column that is not "
@@ -181,3 +183,33 @@ class TableOptions:
     def skips_level0_in_batch_reads(self) -> bool:
         """First-row tables and deletion-vector tables hide level 0 from batch scans."""
         return self.merge_engine == "first-row" or self.deletion_vectors
+
+
+def _check_append_buckets(schema: TableSchema, bucket: int) -> None:
+    """Paimon's bucket rules for a table without a primary key: ``bucket = -1`` (unaware, the
+    default) takes no ``bucket-key``; a bucket count needs ``bucket-key`` columns of the table
+    that are not partition columns."""
+    keys = schema.bucket_keys
+    if bucket == -1:
+        if keys:
+            raise ConfigurationError(
+                "option 'bucket-key' cannot be used with bucket = -1 (an unaware-bucket append "
+                "table places rows in no bucket by key); remove it or set a bucket count"
+            )
+        return
+    if bucket > 0 and not keys:
+        raise ConfigurationError(
+            f"a table without a primary key and bucket = {bucket} needs option 'bucket-key' "
+            "(the columns whose hash picks each row's bucket), e.g. {'bucket-key': 'id'}; or "
+            "leave 'bucket' unset for an unaware-bucket append table"
+        )
+    for k in keys:
+        if k not in schema.field_names:
+            raise ConfigurationError(
+                f"option 'bucket-key' names unknown column {k!r} (columns: {schema.field_names})"
+            )
+        if k in schema.partition_keys:
+            raise ConfigurationError(
+                f"option 'bucket-key' column {k!r} is a partition column; bucket keys must be "
+                "other columns"
+            )

@@ -62,14 +62,11 @@ class TableSchema:
         options: dict[str, str] | None = None,
         comment: str | None = None,
     ) -> TableSchema:
-        """Build schema 0 from an Arrow schema; primary-key fields become NOT NULL."""
+        """Build schema 0 from an Arrow schema; primary-key fields become NOT NULL. No primary
+        key makes an append table (see :mod:`lakeops.append`)."""
         names = list(schema.names)
         if len(set(names)) != len(names):
             raise ConfigurationError(f"duplicate column names in schema: {names}")
-        if not primary_keys:
-            raise ConfigurationError(
-                "primary_keys is empty: lakeops serves primary-key tables; name the key columns"
-            )
         for label, cols in (("primary key", primary_keys), ("partition key", partition_keys)):
             missing = [c for c in cols if c not in names]
             if missing:
@@ -79,7 +76,7 @@ class TableSchema:
             if len(set(cols)) != len(cols):
                 raise ConfigurationError(f"{label} columns repeat a name: {list(cols)}")
         trimmed = [k for k in primary_keys if k not in partition_keys]
-        if not trimmed:
+        if primary_keys and not trimmed:
             raise ConfigurationError(
                 "the primary key must contain at least one column that is not a partition key "
                 f"(primary keys {list(primary_keys)}, partition keys {list(partition_keys)})"

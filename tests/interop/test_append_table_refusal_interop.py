@@ -1,8 +1,10 @@
-"""Tables without a primary key (Paimon append tables) are refused by name, untouched."""
+"""Append tables lakeops cannot serve exactly (row tracking, data evolution; deletion vectors
+for writes) are refused by name, untouched."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -10,7 +12,7 @@ import pytest
 
 from lakeops import Catalog
 from lakeops.errors import UnsupportedFeatureError
-from tests.interop.oracle import oracle_create, oracle_read, oracle_write
+from tests.interop.oracle import oracle_script
 
 pytestmark = pytest.mark.interop
 
@@ -25,22 +27,55 @@ def _tree(root: Path) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize(
-    ("options", "kind"),
-    [
-        ({}, "an append table"),
-        ({"bucket": "2", "bucket-key": "id"}, "a bucketed append table"),
-        ({"deletion-vectors.enabled": "true"}, "an append table with deletion vectors"),
-    ],
-)
-def test_append_tables_are_refused_and_left_untouched(warehouse, options, kind) -> None:
-    oracle_create(warehouse, "db.a", SCHEMA, [], options=options)
-    data = pa.table({"id": [1, 2, 2], "v": ["a", "b", "c"]}, schema=SCHEMA)
-    oracle_write(warehouse, "db.a", data)
+#: table -> (options, what lakeops refuses: the open, or writes naming the option)
+CASES = {
+    "db.evolution": (
+        {"row-tracking.enabled": "true", "data-evolution.enabled": "true"},
+        "no primary key: it is an append table with data evolution,",
+    ),
+    "db.dv": ({"deletion-vectors.enabled": "true"}, "deletion-vectors.enabled"),
+    "db.tracking": ({"row-tracking.enabled": "true"}, "row-tracking.enabled"),
+}
+
+
+def test_append_tables_lakeops_cannot_serve_fully_are_refused_and_left_untouched(
+    warehouse,
+) -> None:
+    """Data evolution: refused at open. Deletion vectors (none written yet) and row tracking:
+    read exactly (values); writes, compactions and rollbacks refused naming the option. The
+    table stays byte-identical and pypaimon still reads it."""
+    data = pa.table({"id": [1, 2, 2], "v": ["a", "b", None]}, schema=SCHEMA)
+    ops: list[dict] = []
+    for name, (options, _) in CASES.items():
+        ops.append(
+            {
+                "op": "create",
+                "table": name,
+                "schema": SCHEMA,
+                "primary_keys": [],
+                "options": options,
+            }
+        )
+        ops.append({"op": "write", "table": name, "data": data})
+    oracle_script(warehouse, ops)
     before = _tree(warehouse)
     catalog = Catalog(str(warehouse))
-    with pytest.raises(UnsupportedFeatureError, match=f"no primary key: it is {kind},"):
-        catalog.get_table("db.a")
-    assert catalog.list_tables("db") == ["a"]
+    for name, (_, refusal) in CASES.items():
+        if name == "db.evolution":
+            with pytest.raises(UnsupportedFeatureError, match=re.escape(refusal)):
+                catalog.get_table(name)
+            continue
+        table = catalog.get_table(name)
+        got = table.read().sort_by([("id", "ascending"), ("v", "ascending")])
+        want = data.sort_by([("id", "ascending"), ("v", "ascending")])
+        assert got.to_pylist() == want.to_pylist(), name
+        with pytest.raises(UnsupportedFeatureError, match=re.escape(refusal)):
+            table.write(data)
+        with pytest.raises(UnsupportedFeatureError, match=re.escape(refusal)):
+            table.compact(full=True)
+        with pytest.raises(UnsupportedFeatureError, match=re.escape(refusal)):
+            table.rollback_to(1)
+    assert sorted(catalog.list_tables("db")) == ["dv", "evolution", "tracking"]
     assert _tree(warehouse) == before
-    assert oracle_read(warehouse, "db.a").num_rows == 3
+    reads = oracle_script(warehouse, [{"op": "read", "table": n} for n in CASES])
+    assert [r.num_rows for r in reads] == [3, 3, 3]

@@ -46,3 +46,21 @@ def test_other_times_pass(values: list, type_: pa.DataType) -> None:
 def test_a_sliced_map_only_checks_its_own_entries() -> None:
     maps = pa.array([[(1, -1)], [(2, 1_000)]], pa.map_(pa.int32(), pa.timestamp("us")))
     check_values(pa.table({"c": maps.slice(1)}))
+
+
+def test_a_flush_of_many_rows_keeps_nullable_row_values(tmp_path) -> None:
+    """The writer hands ORC 65,536-row slices; pyarrow's ORC writer ignores a sliced STRUCT's
+    offset, which wrote other rows' values into a nullable ROW column (orc_layout.unsliced)."""
+    from lakeops import Catalog
+
+    catalog = Catalog(str(tmp_path))
+    catalog.create_database("db")
+    schema = pa.schema([("id", pa.int64()), ("row", pa.struct([("x", pa.int64())]))])
+    n = 70_000
+    rows = [None if i % 7 == 0 else {"x": i} for i in range(n)]
+    data = pa.table({"id": list(range(n)), "row": rows}, schema=schema)
+    table = catalog.create_table(
+        "db.t", schema=schema, primary_keys=["id"], options={"bucket": "1", "file.format": "orc"}
+    )
+    table.write(data)
+    assert table.read().sort_by("id").column("row").to_pylist() == rows

@@ -326,6 +326,9 @@ public final class PaimonOracle {
     }
 
     private static ObjectNode compact(FileStoreTable table) throws Exception {
+        if (table.bucketMode() == org.apache.paimon.table.BucketMode.BUCKET_UNAWARE) {
+            return compactUnaware(table);
+        }
         Set<Map.Entry<BinaryRow, Integer>> targets = new LinkedHashSet<>();
         for (Split split : table.newReadBuilder().newScan().plan().splits()) {
             DataSplit ds = (DataSplit) split;
@@ -341,6 +344,33 @@ public final class PaimonOracle {
         }
         ObjectNode result = NODES.objectNode();
         result.put("buckets", targets.size());
+        return result;
+    }
+
+    /**
+     * An unaware-bucket append table: Paimon's batch compaction coordinator plans the tasks
+     * (small files packed into bins), each task rewrites its bin.
+     */
+    private static ObjectNode compactUnaware(FileStoreTable table) throws Exception {
+        List<org.apache.paimon.append.UnawareAppendCompactionTask> tasks =
+                new org.apache.paimon.append.UnawareAppendTableCompactionCoordinator(table, false)
+                        .run();
+        List<org.apache.paimon.table.sink.CommitMessage> messages = new ArrayList<>();
+        org.apache.paimon.operation.AppendOnlyFileStoreWrite write =
+                (org.apache.paimon.operation.AppendOnlyFileStoreWrite)
+                        table.store().newWrite("java-oracle-compact");
+        try {
+            for (org.apache.paimon.append.UnawareAppendCompactionTask task : tasks) {
+                messages.add(task.doCompact(table, write));
+            }
+        } finally {
+            write.close();
+        }
+        try (BatchTableCommit commit = table.newBatchWriteBuilder().newCommit()) {
+            commit.commit(messages);
+        }
+        ObjectNode result = NODES.objectNode();
+        result.put("tasks", tasks.size());
         return result;
     }
 

@@ -1,0 +1,131 @@
+"""Append tables: append N rows in 100 commits, compact, read — against plain pyarrow.
+
+Phases, each in a fresh process so peak RSS (``ru_maxrss``) belongs to the phase:
+
+* ``append``: 100 ``table.write`` commits of N/100 rows each to an append table (unaware
+  bucket by default, ``--bucket 4`` for a fixed-bucket table hashed by ``id``);
+  floor: ``pyarrow.parquet.write_table`` of the same 100 batches to 100 files (zstd level 1);
+* ``compact``: ``table.compact(full=True)``; floor: read the 100 floor files and write them as
+  one Parquet file;
+* ``read``: ``table.read()``; floor: ``pyarrow.parquet.read_table`` of the 100 floor files.
+
+Usage: ``.venv/bin/python benchmarks/bench_append.py [--rows 10000000] [--bucket 4] [--json]``.
+Targets (informational; nothing here fails): append and read at most 1.5x the floor's time,
+compaction at most 2x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from lakeops import Catalog
+
+SCHEMA = pa.schema(
+    [("id", pa.int64()), ("level", pa.string()), ("f", pa.float64()), ("msg", pa.string())]
+)
+COMMITS = 100
+TARGETS = {"append": 1.5, "compact": 2.0, "read": 1.5}
+
+
+def _batch(i: int, rows: int) -> pa.Table:
+    rng = np.random.default_rng(i)
+    ids = np.arange(i * rows, (i + 1) * rows, dtype=np.int64)
+    levels = np.array(["DEBUG", "INFO", "WARN", "ERROR"])[rng.integers(0, 4, rows)]
+    msgs = np.char.add("request handled in ms=", (ids % 997).astype(str))
+    return pa.table({"id": ids, "level": levels, "f": rng.random(rows), "msg": msgs}, schema=SCHEMA)
+
+
+def _phase(name: str, wh: str, rows: int, bucket: int) -> dict[str, float]:
+    per = rows // COMMITS
+    batches = [_batch(i, per) for i in range(COMMITS)]  # built before the clock starts
+    floor_dir = os.path.join(wh, "floor")
+    os.makedirs(floor_dir, exist_ok=True)
+    catalog = Catalog(wh)
+    start = time.perf_counter()
+    if name == "append":
+        catalog.create_database("db", ignore_if_exists=True)
+        options = {"bucket": str(bucket), "bucket-key": "id"} if bucket > 0 else {}
+        table = catalog.create_table("db.t", schema=SCHEMA, options=options)
+        for b in batches:
+            table.write(b)
+    elif name == "append-floor":
+        for i, b in enumerate(batches):
+            pq.write_table(
+                b,
+                os.path.join(floor_dir, f"{i:03d}.parquet"),
+                compression="zstd",
+                compression_level=1,
+            )
+    elif name == "compact":
+        catalog.get_table("db.t").compact(full=True)
+    elif name == "compact-floor":
+        files = sorted(glob.glob(os.path.join(floor_dir, "*.parquet")))
+        whole = pa.concat_tables([pq.read_table(f) for f in files])
+        pq.write_table(
+            whole,
+            os.path.join(wh, "floor-compacted.parquet"),
+            compression="zstd",
+            compression_level=1,
+        )
+    elif name == "read":
+        got = catalog.get_table("db.t").read().num_rows
+        assert got == per * COMMITS, got
+    elif name == "read-floor":
+        files = sorted(glob.glob(os.path.join(floor_dir, "*.parquet")))
+        got = pa.concat_tables([pq.read_table(f) for f in files]).num_rows
+        assert got == per * COMMITS, got
+    seconds = time.perf_counter() - start
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"seconds": seconds, "rows_per_s": per * COMMITS / seconds, "peak_rss_mb": rss_mb}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--bucket", type=int, default=-1)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--phase", help=argparse.SUPPRESS)
+    parser.add_argument("--warehouse", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.phase:
+        print(json.dumps(_phase(args.phase, args.warehouse, args.rows, args.bucket)))
+        return
+    results: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-append-") as wh:
+        for phase in ("append", "append-floor", "compact", "compact-floor", "read", "read-floor"):
+            cmd = [sys.executable, __file__, "--phase", phase, "--warehouse", wh]
+            cmd += ["--rows", str(args.rows), "--bucket", str(args.bucket)]
+            out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+            results[phase] = json.loads(out.strip().splitlines()[-1])
+    ratios = {p: results[p]["seconds"] / results[f"{p}-floor"]["seconds"] for p in TARGETS}
+    if args.json:
+        print(
+            json.dumps(
+                {"rows": args.rows, "bucket": args.bucket, "phases": results, "ratios": ratios}
+            )
+        )
+        return
+    print(f"append table, {args.rows:,} rows in {COMMITS} commits, bucket {args.bucket}")
+    for p, target in TARGETS.items():
+        ours, floor = results[p], results[f"{p}-floor"]
+        print(
+            f"  {p:8s} lakeops {ours['seconds']:7.2f} s ({ours['rows_per_s']:,.0f} rows/s, "
+            f"peak {ours['peak_rss_mb']:,.0f} MB)  floor {floor['seconds']:7.2f} s "
+            f"(peak {floor['peak_rss_mb']:,.0f} MB)  ratio {ratios[p]:.2f} (target <= {target})"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,407 @@
+"""The :class:`AppendTable` facade: write, read, compact and maintain one Paimon append table
+(a table without a primary key)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from lakeops.changelog.reader import ROW_KIND_COLUMN
+from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER, Committer
+from lakeops.commit.snapshot_builder import PlannedChange, overwrite_change
+from lakeops.commit.time_travel import AsOf, resolve_snapshot
+from lakeops.compact.planner import CompactionProgress
+from lakeops.errors import CommitStateUnknownError, ConfigurationError, UnsupportedFeatureError
+from lakeops.io.file_io import FileIO
+from lakeops.kv.formats import check_writable
+from lakeops.parallel import check_parallelism, imap_ordered
+from lakeops.read.predicate import Filter, RowFilter, row_filter
+from lakeops.read.scan import partition_matches
+from lakeops.spec.commit_message import CommitMessage
+from lakeops.spec.manifest import FileKind, ManifestEntry
+from lakeops.spec.schema import TableSchema
+from lakeops.spec.snapshot import CommitKind, Snapshot
+from lakeops.table_base import BaseTable
+
+from .compact import plan as plan_compaction
+from .files import AppendFileReader
+from .options import AppendOptions
+from .scan import AppendSplit, plan_append_splits
+from .write import AppendWrite, WriteInput
+
+__all__ = ["AppendSplitReader", "AppendTable", "append_table_refusal"]
+
+log = logging.getLogger(__name__)
+
+_BATCH_ROWS = 131_072
+
+
+def append_table_refusal(identifier: str, schema: TableSchema) -> str | None:
+    """Why lakeops refuses to open an append table (None when it serves it): data evolution
+    (files holding some columns of rows that others complete, merged by row id) is not
+    implemented. Row tracking alone is read (its values; writes are refused by the option)."""
+    opts = schema.options
+    if opts.get("data-evolution.enabled", "false").strip().lower() != "true":
+        return None
+    bucketed = opts.get("bucket", "-1") not in ("-1", "")
+    kind = "a bucketed append table" if bucketed else "an append table"
+    return (
+        f"table {identifier!r} has no primary key: it is {kind} with data evolution, which "
+        "lakeops does not serve yet; nothing was read or written — use Paimon (Spark, Flink) "
+        "or pypaimon for this table"
+    )
+
+
+class AppendSplitReader:
+    """Reads whole splits of one append table (every row of its files, in order)."""
+
+    def __init__(self, table: AppendTable) -> None:
+        self.table = table
+
+    def read(self, split: AppendSplit, columns: Sequence[str] | None = None) -> pa.Table:
+        """The rows of ``split`` (``columns``: all by default)."""
+        wanted = self.table._columns(columns)
+        return self.table._read_splits([split], wanted, None, 1)
+
+
+class AppendTable(BaseTable):
+    """One append table (no primary key) of a warehouse; get it from
+    :class:`~lakeops.Catalog`. Every row written is a row of the table: nothing is merged.
+
+    Example:
+        >>> events = catalog.create_table("db.events", schema=schema,     # doctest: +SKIP
+        ...     partition_keys=["dt"])
+        >>> events.write(pa.table({...}))                                  # doctest: +SKIP
+        >>> events.read(filter=pc.field("level") == "ERROR")               # doctest: +SKIP
+    """
+
+    def __init__(self, identifier: str, file_io: FileIO, root: str) -> None:
+        super().__init__(identifier, file_io, root)
+        if self.schema.primary_keys:
+            raise ConfigurationError(f"table {identifier!r} has a primary key: open it as Table")
+        refusal = append_table_refusal(identifier, self.schema)
+        if refusal is not None:
+            raise UnsupportedFeatureError(refusal)
+        self.context.options  # noqa: B018 - a malformed table-wide option fails at open
+        AppendOptions.of(self.context)
+
+    # -------------------------------------------------------------------- write
+    def new_write(self, *, overwrite: bool = False, parallelism: int | None = None) -> AppendWrite:
+        """A two-phase writer: ``write`` batches, then ``prepare_commit`` → :meth:`commit`.
+        ``overwrite=True`` prepares messages for ``commit(..., overwrite=…)``."""
+        self._require_writable("write")
+        check_writable(self.schema)
+        self.file_io.check_commit_ready()
+        return AppendWrite(self.context, ignore_previous=overwrite, parallelism=parallelism)
+
+    def commit(
+        self,
+        messages: Sequence[CommitMessage],
+        *,
+        commit_user: str | None = None,
+        commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
+        overwrite: bool | Sequence[Mapping[str, Any]] = False,
+    ) -> Snapshot | None:
+        """Publish the messages of one or many writers as one ``APPEND`` snapshot (``OVERWRITE``
+        with ``overwrite=True``: every live file replaced; with a list of partition specs only
+        those partitions). Compaction messages are published as a ``COMPACT`` snapshot after
+        it. Returns the last snapshot (None if there was nothing to commit)."""
+        self._require_writable("commit to")
+        committer = Committer(self.context, commit_user)
+
+        def entries(kind: int, attr: str) -> list[ManifestEntry]:
+            return [
+                ManifestEntry(kind, m.partition, m.bucket, m.total_buckets, f)
+                for m in messages
+                for f in getattr(m, attr)
+            ]
+
+        appends = entries(FileKind.ADD, "new_files")
+        compacts = entries(FileKind.DELETE, "compact_before") + entries(
+            FileKind.ADD, "compact_after"
+        )
+        snapshot = None
+        if overwrite is not False:
+            replaces = (
+                (lambda _: True)
+                if overwrite is True
+                else partition_matches(self.schema, list(overwrite), self.options)
+            )
+            store = self.store
+
+            def plan_overwrite(latest: Snapshot | None) -> PlannedChange:
+                return overwrite_change(
+                    store.live_entries(latest), store.index_entries(latest), replaces, appends
+                )
+
+            snapshot = committer.commit_planned(
+                plan_overwrite, CommitKind.OVERWRITE, commit_identifier
+            )
+        elif appends:
+            snapshot = committer.commit_entries(appends, CommitKind.APPEND, commit_identifier)
+        if compacts:
+            snapshot = committer.commit_entries(compacts, CommitKind.COMPACT, commit_identifier)
+        return snapshot
+
+    def write(
+        self,
+        data: WriteInput,
+        *,
+        overwrite: bool | Sequence[Mapping[str, Any]] = False,
+        parallelism: int | None = None,
+    ) -> Snapshot | None:
+        """Write ``data`` as one commit and return its snapshot (None if no rows and no
+        overwrite). ``overwrite``: as :meth:`commit` (``True``: the table's rows are replaced;
+        ``[{"dt": "2024-01-01"}]``: those partitions'). On any error before the snapshot is
+        published every file this call wrote is deleted."""
+        writer = self.new_write(overwrite=overwrite is not False, parallelism=parallelism)
+        try:
+            writer.write(data)
+            messages = writer.prepare_commit()
+            if not messages and overwrite is False:
+                return None
+            return self.commit(messages, overwrite=overwrite)
+        except CommitStateUnknownError:
+            raise  # the snapshot may reference these files: keep them
+        except BaseException:
+            writer.abort()
+            raise
+
+    # --------------------------------------------------------------- compaction
+    def compact(
+        self,
+        *,
+        full: bool = False,
+        partitions: Sequence[Mapping[str, Any]] | None = None,
+        parallelism: int | None = None,
+        progress: Callable[[CompactionProgress], None] | None = None,
+    ) -> Snapshot | None:
+        """Compact small files as Paimon does for append tables (:mod:`lakeops.append.compact`;
+        ``full=True``: a full compaction), in every partition or those of ``partitions``.
+        One ``COMPACT`` snapshot; None if nothing needed compacting. A concurrent job that
+        replaced an input file makes it a :class:`~lakeops.errors.CommitConflictError` (the
+        new files are deleted). ``progress``: called before the first compaction task and after each
+        with a :class:`~lakeops.compact.planner.CompactionProgress` (its "buckets" count the
+        tasks: one window of a fixed bucket, or one bin of a partition)."""
+        check_parallelism(parallelism)
+        self._require_writable("compact")
+        check_writable(self.schema, "compact this table")
+        self.file_io.check_commit_ready()
+        compaction = plan_compaction(
+            self.context,
+            full=full,
+            partitions=partitions,
+            parallelism=parallelism,
+            progress=progress,
+        )
+        if not compaction.messages:
+            return None
+        return self.commit_compaction(compaction.messages, written=compaction.written)
+
+    # ------------------------------------------------- primary-key table methods
+    def _primary_key_only(self, method: str) -> UnsupportedFeatureError:
+        return UnsupportedFeatureError(
+            f"{method} is for primary-key tables; {self.identifier!r} is an append table (no "
+            "primary key): nothing was read or written"
+        )
+
+    def health(self, *, recent_snapshots: int = 100) -> Any:
+        """Refused: sorted runs and levels are a primary-key table's (an append table's files
+        are all at level 0; see :meth:`splits`)."""
+        raise self._primary_key_only("health")
+
+    def lookup(self, keys: pa.Table, *, columns: Sequence[str] | None = None) -> pa.Table:
+        """Refused: an append table has no key to look up (use :meth:`read` with a filter)."""
+        raise self._primary_key_only("lookup")
+
+    def flush_level0(
+        self,
+        *,
+        partitions: Sequence[Mapping[str, Any]] | None = None,
+        parallelism: int | None = None,
+        progress: Callable[[CompactionProgress], None] | None = None,
+    ) -> Snapshot | None:
+        """Refused: an append table has only level 0 (use :meth:`compact`)."""
+        raise self._primary_key_only("flush_level0")
+
+    def split_reader(self) -> AppendSplitReader:
+        """Reads the rows of this table's splits (:meth:`splits`), one split at a time (as
+        engines that distribute a read do: the Spark data source)."""
+        return AppendSplitReader(self)
+
+    # --------------------------------------------------------------------- read
+    def splits(
+        self,
+        *,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+    ) -> list[AppendSplit]:
+        """The (partition, bucket) splits a read of the snapshot reads, pruned by ``filter``."""
+        rf = row_filter(filter, self.arrow_schema)
+        snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
+        return plan_append_splits(self.context, snapshot, rf)
+
+    def _reader(self) -> AppendFileReader:
+        return AppendFileReader(self.file_io, self.schema, self.store.schema, self.root)
+
+    def _read_columns(self, wanted: list[str], rf: RowFilter | None) -> list[str]:
+        """``wanted`` plus what the filter reads."""
+        if rf is None:
+            return wanted
+        extra = [c for c in self.schema.field_names if c in rf.columns and c not in wanted]
+        return [*wanted, *extra]
+
+    def read(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+        parallelism: int | None = None,
+    ) -> pa.Table:
+        """The table's rows (latest snapshot unless ``snapshot_id``, ``tag`` or ``as_of``),
+        whole: every row of every live file, by (partition, bucket), a fixed bucket's files
+        in the order they were written.
+
+        ``columns``: the columns to return (all by default; only these and what the filter
+        reads are read). ``filter``: a ``pyarrow.compute.Expression`` or conditions in
+        ``pyarrow.parquet`` form; partitions, buckets and files (by their value statistics)
+        that cannot hold a kept row are skipped, then it is applied exactly.
+        ``parallelism``: files read at once (default: the cores available)."""
+        check_parallelism(parallelism)
+        wanted = self._columns(columns)
+        rf = row_filter(filter, self.arrow_schema)
+        snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
+        splits = plan_append_splits(self.context, snapshot, rf)
+        return self._read_splits(splits, wanted, rf, parallelism)
+
+    def _read_splits(
+        self,
+        splits: Sequence[AppendSplit],
+        wanted: list[str],
+        rf: RowFilter | None,
+        parallelism: int | None,
+    ) -> pa.Table:
+        reader = self._reader()
+        cols = self._read_columns(wanted, rf)
+        work = [
+            (self.context.bucket_path(s.partition_bytes, s.bucket), f)
+            for s in splits
+            for f in s.files
+        ]
+        parts = list(
+            imap_ordered(lambda item: reader.read(item[0], item[1], cols), work, parallelism)
+        )
+        schema = reader.output_schema(cols)
+        result = pa.concat_tables(parts) if parts else schema.empty_table()
+        if rf is not None:
+            result = result.filter(rf.expression)
+        return result.select(wanted)
+
+    def to_batches(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+        batch_rows: int | None = None,
+        parallelism: int | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """The rows of :meth:`read`, streamed file by file as record batches of at most
+        ``batch_rows`` (default 131072) rows, with bounded memory."""
+        return self._stream(columns, filter, snapshot_id, tag, as_of, batch_rows)[1]
+
+    def to_arrow_batch_reader(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+        batch_rows: int | None = None,
+        parallelism: int | None = None,
+    ) -> pa.RecordBatchReader:
+        """:meth:`to_batches` as a ``pyarrow.RecordBatchReader``."""
+        schema, batches = self._stream(columns, filter, snapshot_id, tag, as_of, batch_rows)
+        return pa.RecordBatchReader.from_batches(schema, batches)
+
+    def _stream(
+        self,
+        columns: Sequence[str] | None,
+        filter: Filter | None,
+        snapshot_id: int | None,
+        tag: str | None,
+        as_of: AsOf | None,
+        batch_rows: int | None,
+    ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+        wanted = self._columns(columns)
+        rf = row_filter(filter, self.arrow_schema)
+        snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
+        splits = plan_append_splits(self.context, snapshot, rf)
+        reader = self._reader()
+        cols = self._read_columns(wanted, rf)
+        rows = batch_rows or _BATCH_ROWS
+        if rows <= 0:
+            raise ConfigurationError(f"batch_rows must be positive, got {batch_rows}")
+        out_schema = reader.output_schema(wanted)
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            for s in splits:
+                directory = self.context.bucket_path(s.partition_bytes, s.bucket)
+                for f in s.files:
+                    for table in reader.iter_batches(directory, f, cols, rows):
+                        if rf is not None:
+                            table = table.filter(rf.expression)
+                        for batch in table.select(wanted).to_batches():
+                            if batch.num_rows:
+                                yield batch
+
+        return out_schema, batches()
+
+    def read_changes(
+        self,
+        from_snapshot: int = 0,
+        to_snapshot: int | None = None,
+        *,
+        mode: str = "auto",
+        columns: Sequence[str] | None = None,
+    ) -> pa.Table:
+        """The rows appended after ``from_snapshot`` up to ``to_snapshot`` (latest by default):
+        the new files of every ``APPEND`` snapshot in between, with a ``_row_kind`` column
+        (always ``+I``) first. ``COMPACT`` snapshots add no rows. An ``OVERWRITE`` in the range
+        removed rows, which an append table's changes cannot express: refused. ``mode``: only
+        ``auto`` and ``delta`` (the same thing here)."""
+        if mode not in ("auto", "delta"):
+            raise UnsupportedFeatureError(
+                f"read_changes mode {mode!r} is for primary-key tables; an append table's "
+                "changes are its appended rows (mode 'auto' or 'delta')"
+            )
+        wanted = self._columns(columns)
+        latest = self.store.latest_snapshot_id() or 0
+        end = latest if to_snapshot is None else to_snapshot
+        entries: list[ManifestEntry] = []
+        for sid in range(from_snapshot + 1, end + 1):
+            snapshot = self.store.snapshot(sid)
+            if snapshot.commit_kind == CommitKind.OVERWRITE:
+                raise UnsupportedFeatureError(
+                    f"snapshot {sid} of {self.identifier!r} is an OVERWRITE, which removed rows; "
+                    "read_changes of an append table returns appended rows only — read the "
+                    f"range after it, or read(snapshot_id={sid})"
+                )
+            if snapshot.commit_kind != CommitKind.APPEND:
+                continue
+            entries += [e for e in self.store.delta_entries(snapshot) if e.kind == FileKind.ADD]
+        splits = plan_append_splits(self.context, None, None, entries)
+        rows = self._read_splits(splits, wanted, None, None)
+        kinds = pa.array(["+I"] * rows.num_rows, pa.string())
+        return rows.add_column(0, pa.field(ROW_KIND_COLUMN, pa.string(), False), kinds)
