@@ -293,7 +293,7 @@ class Catalog:
         ``$schemas``, ``$options``, ``$files``, ``$manifests``, ``$partitions``,
         ``$buckets``, ``$tags``, ``$audit_log``), as an Arrow table with Paimon's columns; see
         :meth:`Table.metadata_table`. Only the metadata is read, so it serves any table of
-        the warehouse (``audit_log``: primary-key tables)."""
+        the warehouse."""
         table, name = split_system_table(identifier)
         if name is None:
             raise ConfigurationError(
@@ -303,4 +303,7 @@ class Catalog:
         if not self.table_exists(table):
             raise self._not_found(TableNotFoundError(f"table {table!r} does not exist"))
         store = TableStore(self.file_io, self._table_path(table))
+        if name == "audit_log" and not store.latest_schema().primary_keys:
+            # an append table's audit log is its rows, read as the table reads them
+            return self.get_table(table).metadata_table(name, snapshot_id=snapshot_id)
         return metadata_table(store, name, snapshot_id=snapshot_id)

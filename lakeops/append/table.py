@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lakeops.changelog.reader import ROW_KIND_COLUMN
 from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER, Committer
@@ -17,6 +18,7 @@ from lakeops.compact.planner import CompactionProgress
 from lakeops.errors import CommitStateUnknownError, ConfigurationError, UnsupportedFeatureError
 from lakeops.io.file_io import FileIO
 from lakeops.kv.formats import check_writable
+from lakeops.metadata import system_table_schema
 from lakeops.parallel import check_parallelism, imap_ordered
 from lakeops.read.predicate import Filter, RowFilter, row_filter
 from lakeops.read.scan import partition_matches
@@ -87,6 +89,17 @@ class AppendTable(BaseTable):
             raise UnsupportedFeatureError(refusal)
         self.context.options  # noqa: B018 - a malformed table-wide option fails at open
         AppendOptions.of(self.context)
+
+    # ------------------------------------------------------------ metadata tables
+    def metadata_table(self, name: str, *, snapshot_id: int | None = None) -> pa.Table:
+        """As :meth:`lakeops.table_base.BaseTable.metadata_table`; ``audit_log`` is the
+        snapshot's rows, each ``+I`` (an append table holds no retractions)."""
+        if name != "audit_log":
+            return super().metadata_table(name, snapshot_id=snapshot_id)
+        rows = self.read(snapshot_id=snapshot_id)
+        schema = system_table_schema("audit_log", self.schema)
+        kinds = pc.fill_null(pa.nulls(rows.num_rows, pa.string()), "+I")
+        return pa.Table.from_arrays([kinds, *rows.columns], schema=schema)
 
     # -------------------------------------------------------------------- write
     def new_write(self, *, overwrite: bool = False, parallelism: int | None = None) -> AppendWrite:

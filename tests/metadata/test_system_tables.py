@@ -146,3 +146,28 @@ def test_refusals_name_what_is_wrong(catalog: Catalog, table: Table) -> None:
     with pytest.raises(ConfigurationError, match=r"catalog.metadata_table\('db.t\$files'\)"):
         catalog.get_table("db.t$files")
     assert catalog.metadata_table("db.t$FILES").equals(table.metadata_table("files"))
+
+
+def test_an_append_tables_metadata_and_audit_log(catalog: Catalog) -> None:
+    """An append table: each write is one file in bucket 0 of its partition, and its audit log
+    is every row written (duplicates included), each +I, through the table and the catalog."""
+    schema = pa.schema([("dt", pa.string()), ("v", pa.int64())])
+    t = catalog.create_table("db.events", schema=schema, partition_keys=["dt"])
+    t.write(pa.table({"dt": ["a", "a", "b"], "v": [1, 1, 2]}, schema=schema))
+    t.write(pa.table({"dt": ["b"], "v": [3]}, schema=schema))
+    files = t.metadata_table("files").to_pylist()
+    assert sorted((f["partition"], f["bucket"], f["record_count"]) for f in files) == [
+        ("[a]", 0, 2),
+        ("[b]", 0, 1),
+        ("[b]", 0, 1),
+    ]
+    for audit in (t.metadata_table("audit_log"), catalog.metadata_table("db.events$audit_log")):
+        assert audit.schema == system_table_schema("audit_log", t.schema)
+        assert sorted(audit.to_pylist(), key=lambda r: (r["dt"], r["v"])) == [
+            {"rowkind": "+I", "dt": "a", "v": 1},
+            {"rowkind": "+I", "dt": "a", "v": 1},
+            {"rowkind": "+I", "dt": "b", "v": 2},
+            {"rowkind": "+I", "dt": "b", "v": 3},
+        ]
+    first = t.metadata_table("audit_log", snapshot_id=1)
+    assert sorted(first.column("v").to_pylist()) == [1, 1, 2]
