@@ -16,8 +16,8 @@ from lakeops.merge import create_merge_engine
 from lakeops.option_registry import check_create_options
 from lakeops.option_values import check_option_values
 from lakeops.options import TableOptions
-from lakeops.options.changelog import ChangelogOptions
 from lakeops.options.auto_tag import AutoTagOptions
+from lakeops.options.changelog import ChangelogOptions
 from lakeops.options.compaction import CompactOptions
 from lakeops.spec import paths
 from lakeops.spec.manifest_format import ManifestFormat
