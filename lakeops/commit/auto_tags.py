@@ -18,7 +18,11 @@ Paimon 0.9's committer does after its commit (period arithmetic: :mod:`lakeops.o
    users named otherwise are never deleted for it.
 
 Tags carry ``tag.default-time-retained`` as :func:`lakeops.commit.tags.create_tag` writes it.
-Deleting a tag deletes only its file (see :mod:`lakeops.commit.tags`).
+Deleting a tag deletes only its file (see :mod:`lakeops.commit.tags`). Concurrent writers may
+run this at once: tag files are created exclusively, so the first wins and the others see it.
+
+Cost: each commit lists the tags and reads the snapshot files after the last automatic tag
+(the commits of at most about one period), because Paimon looks at every one of them.
 
 A failure here never fails the commit, which is already published: Paimon runs this after the
 commit too and only logs its errors. The caller logs the exception; the next commit tries again
@@ -28,11 +32,12 @@ Paimon would pick by then).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from collections.abc import Callable
 
 from lakeops.commit.tags import Tag, create_tag, delete_tag, find_tag, list_tags
-from lakeops.errors import TagAlreadyExistsError
+from lakeops.errors import TagAlreadyExistsError, TagNotFoundError
 from lakeops.options.auto_tag import AutoTagOptions, TagPeriod
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
@@ -150,4 +155,5 @@ def _retire(store: TableStore, period: TagPeriod, num_retained_max: int) -> None
     snapshots (Paimon counts snapshots that carry automatic tags)."""
     tagged = list(_by_snapshot(auto_tags(list_tags(store), period)).items())
     for snapshot_id, names in tagged[: max(len(tagged) - num_retained_max, 0)]:
-        delete_tag(store, _one(snapshot_id, names))
+        with contextlib.suppress(TagNotFoundError):  # another writer retired it meanwhile
+            delete_tag(store, _one(snapshot_id, names))
