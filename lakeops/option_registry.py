@@ -584,9 +584,45 @@ _honoured(
 )
 _honoured(
     ["tag.automatic-creation"],
-    "lakeops commits create no tags",
-    refuse_value=_unless("none"),
-    fix="set it to 'none' or use Paimon to write this table",
+    "'process-time': lakeops commits create (and retire) Paimon's automatic tags, as Paimon's "
+    "committer does (lakeops.commit.auto_tags); 'watermark' needs the snapshot watermarks "
+    "that only Flink writes, and 'batch' is Paimon's Flink batch sink replacing the day's tag, "
+    "which lakeops never moves",
+    refuse_value=_unless("none", "process-time"),
+    fix="use 'process-time' or 'none', or write this table with Paimon's Flink jobs",
+)
+
+
+def _auto_tags_on(options: Mapping[str, str]) -> bool:
+    return _norm(options.get("tag.automatic-creation", "none")) == "process-time"
+
+
+_honoured(
+    [
+        "tag.creation-period",
+        "tag.creation-delay",
+        "tag.num-retained-max",
+        "tag.default-time-retained",
+        "tag.automatic-completion",
+    ],
+    "automatic tags after lakeops commits (lakeops.commit.auto_tags); "
+    "'tag.default-time-retained' is written into every tag created",
+)
+_honoured(
+    ["tag.period-formatter"],
+    "names of automatic tags: 'with_dashes' and 'without_dashes' (Paimon 0.9); newer Paimon's "
+    "'without_dashes_and_spaces' is refused while automatic tags are on",
+    refuse_value=lambda value, options: (
+        _auto_tags_on(options) and _norm(value) not in ("with_dashes", "without_dashes")
+    ),
+    fix="use 'with_dashes' or 'without_dashes', or set 'tag.automatic-creation' to 'none'",
+)
+_honoured(
+    ["tag.creation-period-duration"],
+    "newer Paimon's custom tag period, which replaces 'tag.creation-period'; refused while "
+    "automatic tags are on (lakeops names periods as Paimon 0.9 does)",
+    refuse_value=lambda value, options: _auto_tags_on(options) and value.strip() != "",
+    fix="remove it and use 'tag.creation-period', or set 'tag.automatic-creation' to 'none'",
 )
 _honoured(
     ["partition.expiration-time"],
@@ -954,15 +990,8 @@ _ignorable(
         "partition.timestamp-formatter",
         "partition.timestamp-pattern",
         "partition.timestamp-format.strict",
-        "tag.creation-period",
-        "tag.creation-delay",
-        "tag.period-formatter",
-        "tag.num-retained-max",
-        "tag.default-time-retained",
-        "tag.automatic-completion",
         "tag.batch.customized-name",
         "tag.create-success-file",
-        "tag.creation-period-duration",
         "tag.time-expire-enabled",
         "metastore.tag-to-partition",
         "metastore.tag-to-partition.preview",

@@ -140,6 +140,11 @@ VALUE_SPECS: dict[str, ValueSpec] = {
     "snapshot.num-retained.min": _spec("int", 1, INT_MAX, meaning="snapshots kept"),
     "snapshot.num-retained.max": _spec("int", 1, INT_MAX, meaning="snapshots kept"),
     "snapshot.time-retained": _spec("duration", 0),
+    # automatic tags (lakeops.options.auto_tag)
+    "tag.num-retained-max": _spec("int", 1, INT_MAX, meaning="automatic tags kept"),
+    "tag.creation-delay": _spec("duration", 0),
+    "tag.default-time-retained": _spec("duration", 1, meaning="how long a tag is kept"),
+    "tag.automatic-completion": _spec("bool"),
     "snapshot.expire.limit": _spec("int", 1, INT_MAX, meaning="snapshots expired per call"),
     "changelog.num-retained.min": _spec("int", 1, INT_MAX, meaning="changelogs kept"),
     "changelog.num-retained.max": _spec("int", 1, INT_MAX, meaning="changelogs kept"),

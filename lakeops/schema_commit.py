@@ -16,6 +16,7 @@ from lakeops.merge import create_merge_engine
 from lakeops.option_registry import check_create_options
 from lakeops.option_values import check_option_values
 from lakeops.options import TableOptions
+from lakeops.options.auto_tag import AutoTagOptions
 from lakeops.options.changelog import ChangelogOptions
 from lakeops.options.compaction import CompactOptions
 from lakeops.spec import paths
@@ -42,6 +43,7 @@ def validate_schema(schema: TableSchema, action: str = "create this table") -> N
     Retention.from_options(schema)
     paths.partition_paths(schema, parsed)  # partition types Paimon can name
     ManifestFormat.of(schema.options)  # manifest.format and manifest.compression
+    AutoTagOptions.from_options(schema.options)  # tag period, formatter and delay
 
 
 def alter_schema(store: TableStore, changes: Sequence[SchemaChange]) -> TableSchema:

@@ -133,7 +133,19 @@ def test_rule_for(key: str, status: str) -> None:
         ({"file.format.per.level": "0:orc,3:csv"}, "file.format.per.level"),
         ({"bucket-function.type": "mod"}, "bucket-function.type"),
         ({"file.format": "avro", "avro.codec": "gzip"}, "avro.codec"),
-        ({"tag.automatic-creation": "process-time"}, "tag.automatic-creation"),
+        ({"tag.automatic-creation": "watermark"}, "tag.automatic-creation"),
+        ({"tag.automatic-creation": "batch"}, "tag.automatic-creation"),
+        (
+            {"tag.automatic-creation": "process-time", "tag.creation-period-duration": "3 h"},
+            "tag.creation-period-duration",
+        ),
+        (
+            {
+                "tag.automatic-creation": "process-time",
+                "tag.period-formatter": "without_dashes_and_spaces",
+            },
+            "tag.period-formatter",
+        ),
     ],
 )
 def test_values_lakeops_cannot_honour(options: dict[str, str], key: str) -> None:
@@ -151,7 +163,8 @@ def test_values_lakeops_honours() -> None:
             "changelog-file.format": "orc",
             "file.compression.per.level": "0:lz4",
             "data-file.external-paths": "s3://elsewhere/x",  # inert: strategy 'none'
-            "tag.automatic-creation": "none",
+            "tag.automatic-creation": "process-time",
+            "tag.period-formatter": "without_dashes",
             "sink.parallelism": "8",
             "merge-engine": "aggregation",
             "fields.v.aggregate-function": "max",
@@ -237,7 +250,7 @@ REFUSED_AT_CREATE = [
     {"fields.v.default-value": "x"},
     {"scan.fallback-branch": "other"},
     {"primary-key": "id"},
-    {"tag.automatic-creation": "process-time"},
+    {"tag.automatic-creation": "watermark"},
     {"metadata.iceberg.storage": "table-location"},
 ]
 

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from lakeops.commit.append_planner import AppendPlanner
+from lakeops.commit.auto_tags import create_auto_tags
 from lakeops.commit.snapshot_builder import (
     CommitLists,
     PlannedChange,
@@ -47,6 +48,7 @@ from lakeops.errors import (
     CommitStateUnknownError,
     LockUnavailableError,
 )
+from lakeops.options.auto_tag import AutoTagOptions
 from lakeops.spec import paths
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.index_manifest import IndexManifestEntry, combine, write_index_manifest
@@ -144,7 +146,20 @@ class Committer:
                 appended=snapshot,
                 on_conflict=on_compact_conflict,
             )
+        if snapshot is not None:
+            self._auto_tags()
         return snapshot
+
+    def _auto_tags(self) -> None:
+        """Paimon's automatic tags after a published commit (:mod:`lakeops.commit.auto_tags`).
+        The commit is published, so a failure here is logged, never raised (as Paimon does);
+        the next commit tries again."""
+        try:
+            options = AutoTagOptions.from_options(self.schema.options)
+            if options is not None:
+                create_auto_tags(self.store, options)
+        except Exception:
+            log.warning("%s: automatic tag creation failed", self.store.root, exc_info=True)
 
     def _commit_appends(
         self, messages: Sequence[CommitMessage], change: PlannedChange, commit_identifier: int

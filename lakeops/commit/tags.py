@@ -18,11 +18,13 @@ unlike Paimon's ``deleteTag``, deleting a tag deletes only the tag file: the fil
 alive are left for :func:`~lakeops.commit.orphan.remove_orphan_files`, which is safe against
 every concurrent reader and writer.
 
-``tag.num-retained-max`` only bounds tags Paimon creates automatically (its documentation:
-"It only affects auto-created tags"); lakeops creates none (``tag.automatic-creation`` other than
-``none`` is refused for writes, see :mod:`lakeops.option_registry`), so tags created here are
-never deleted for it. ``tag.default-time-retained`` is written into tags created without an
-explicit retention, as Paimon does; lakeops does not expire tags by it (a kept tag only keeps
+``tag.num-retained-max`` only bounds tags created automatically (Paimon's documentation: "It
+only affects auto-created tags"): lakeops creates them after its commits when
+``tag.automatic-creation`` is ``process-time`` (:mod:`lakeops.commit.auto_tags`) and deletes the
+oldest of them beyond the maximum; a tag is an automatic one when its name parses as the
+table's tag period, as in Paimon, so tags named otherwise are never deleted for it.
+``tag.default-time-retained`` is written into tags created without an explicit retention (and
+into automatic tags), as Paimon does; lakeops does not expire tags by it (a kept tag only keeps
 files alive).
 """
 
@@ -227,6 +229,7 @@ def create_tag(
     *,
     time_retained: dt.timedelta | None = None,
     now: dt.datetime | None = None,
+    check_name: bool = True,
 ) -> Tag:
     """Tag snapshot ``snapshot_id`` (the latest by default; an expired one that another tag
     holds too, as Paimon's ``findSnapshot``) as ``name`` and return the tag.
@@ -236,8 +239,12 @@ def create_tag(
     is a :class:`TagAlreadyExistsError`. If the snapshot expires while the tag is being
     created, the tag is removed again and :class:`SnapshotNotFoundError` raised: expiry deletes
     a snapshot's files only after its snapshot file, and looks for new tags in between, so a
-    tag whose snapshot was still there after it was published protects it."""
-    check_tag_name(name)
+    tag whose snapshot was still there after it was published protects it.
+
+    ``check_name=False`` skips :func:`check_tag_name`, for the names Paimon's automatic tag
+    creation gives (``20240131`` is digits only; see :mod:`lakeops.commit.auto_tags`)."""
+    if check_name:
+        check_tag_name(name)
     if time_retained is not None and time_retained <= dt.timedelta(0):
         raise ConfigurationError(f"time_retained must be positive, not {time_retained}")
     doc, from_snapshot_file = _source_json(store, snapshot_id)

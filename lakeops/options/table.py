@@ -167,10 +167,12 @@ class TableOptions:
         them); see :func:`lakeops.option_registry.check_writable` and
         :mod:`lakeops.option_values`."""
         from lakeops.option_values import check_option_values  # (it imports this module)
+        from lakeops.options.auto_tag import AutoTagOptions
 
         option_registry.check_writable(schema.options, action, table)
         try:
             check_option_values(schema.options)
+            AutoTagOptions.from_options(schema.options)  # its enumerations and the delay
         except ConfigurationError as exc:
             raise ConfigurationError(f"lakeops refuses to {action} {table}: {exc}") from None
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -205,16 +206,28 @@ def test_tag_names_accepted(name: str, table: Table) -> None:
     assert [t.name for t in table.tags()] == [name]
 
 
+@pytest.mark.parametrize(
+    ("options", "key"),
+    [
+        ({"tag.automatic-creation": "watermark"}, "tag.automatic-creation"),
+        ({"tag.automatic-creation": "batch"}, "tag.automatic-creation"),
+        (
+            {"tag.automatic-creation": "process-time", "tag.creation-delay": "2 h"},
+            "tag.creation-delay",
+        ),
+    ],
+)
 def test_automatic_tag_creation_set_by_another_engine_refuses_writes(
-    catalog: Catalog, warehouse: Path
+    catalog: Catalog, warehouse: Path, options: dict[str, str], key: str
 ) -> None:
-    """lakeops creates no tags on commit, so a table asking for them is not written."""
+    """Modes lakeops cannot run (watermarks are Flink's; 'batch' moves tags) and settings
+    Paimon refuses (a delay of a whole period) refuse writes before anything is written."""
     catalog.create_table("db.a", schema=SCHEMA, primary_keys=["id"])
     schema_file = warehouse / "db.db" / "a" / "schema" / "schema-0"
     doc = json.loads(schema_file.read_text())
-    doc["options"]["tag.automatic-creation"] = "process-time"
+    doc["options"].update({"tag.creation-period": "hourly", **options})
     schema_file.write_text(json.dumps(doc))
     table = catalog.get_table("db.a")
-    with pytest.raises(ConfigurationError, match=r"tag\.automatic-creation"):
+    with pytest.raises(ConfigurationError, match=re.escape(key)):
         table.write(BATCHES[0])
     assert table.latest_snapshot() is None
