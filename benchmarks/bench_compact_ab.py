@@ -128,6 +128,7 @@ def main() -> None:
     work = Path(args.work) / f"{args.rows}x{args.buckets}"
     if args.child == "build":
         build(work, args.rows, args.buckets)
+        print(json.dumps({"built": str(work)}))
         return
     if args.child:
         print(json.dumps(measure(args.child, work, args.buckets, args.parallelism)))
