@@ -20,7 +20,6 @@ from lakeops.errors import (
 )
 from lakeops.io.file_io import FileIO
 from lakeops.kv.formats import check_writable
-from lakeops.parallel import check_parallelism
 from lakeops.read.lookup import lookup
 from lakeops.read.merge_read import SplitReader
 from lakeops.read.predicate import Filter, row_filter
@@ -247,21 +246,17 @@ class Table(BaseTable):
         parallelism: int | None = None,
         progress: Callable[[CompactionProgress], None] | None = None,
     ) -> Snapshot | None:
-        check_parallelism(parallelism)
-        self._require_writable("compact")
-        check_writable(self.schema, "compact this table")
-        self.file_io.check_commit_ready()
-        plan = plan_compaction(
-            self.context,
-            full=full,
-            force_level0=force_level0,
-            partitions=partitions,
-            parallelism=parallelism,
-            progress=progress,
+        return self._compact_with(
+            parallelism,
+            lambda: plan_compaction(
+                self.context,
+                full=full,
+                force_level0=force_level0,
+                partitions=partitions,
+                parallelism=parallelism,
+                progress=progress,
+            ),
         )
-        if not plan.messages:
-            return None
-        return self.commit_compaction(plan.messages, written=plan.written)
 
     # --------------------------------------------------------------------- tags
     def health(self, *, recent_snapshots: int = 100) -> TableHealth:

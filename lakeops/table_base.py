@@ -26,6 +26,7 @@ from lakeops.commit.time_travel import AsOf, resolve_snapshot
 from lakeops.context import TableContext
 from lakeops.errors import CommitStateUnknownError, ConfigurationError, SnapshotNotFoundError
 from lakeops.io.file_io import FileIO
+from lakeops.kv.formats import check_writable
 from lakeops.metadata import metadata_table
 from lakeops.option_parsing import parse_duration
 from lakeops.options import TableOptions
@@ -142,6 +143,20 @@ class BaseTable:
                     self.file_io.delete(
                         locations.entry_path(m.partition, m.bucket, f.file_name, f.external_path)
                     )
+
+    def _compact_with(self, parallelism: int | None, plan: Callable[[], Any]) -> Snapshot | None:
+        """A compaction's shared steps: check the arguments, that the table may be written and
+        that its store can commit; ``plan()`` writes the new files (its result has
+        ``messages`` and ``written``); one ``COMPACT`` snapshot of them (None: nothing to
+        compact), as :meth:`commit_compaction` commits it."""
+        check_parallelism(parallelism)
+        self._require_writable("compact")
+        check_writable(self.schema, "compact this table")
+        self.file_io.check_commit_ready()
+        planned = plan()
+        if not planned.messages:
+            return None
+        return self.commit_compaction(planned.messages, written=planned.written)
 
     def commit_compaction(
         self, messages: Sequence[CommitMessage], *, written: Sequence[str]

@@ -20,16 +20,15 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from lakeops.errors import CorruptDataFileError, MissingDataFileError
 from lakeops.io.data_formats import DataFormat, reader_for
 from lakeops.io.file_io import FileIO
 from lakeops.kv import avro_layout, orc_layout
 from lakeops.kv.evolution import SchemaEvolution, SchemaLookup, read_cast
-from lakeops.kv.formats import settings_for, writer_kwargs
+from lakeops.kv.formats import settings_for
 from lakeops.kv.parquet_layout import writer_options
-from lakeops.kv.writer import _local_millis
+from lakeops.kv.writer import _local_millis, open_format_writer
 from lakeops.option_registry import check_data_file, check_readable
 from lakeops.spec.data_file import EMPTY_ROW, FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
 from lakeops.spec.locations import ExternalPaths, FileLocations
@@ -105,16 +104,14 @@ class RollingAppendWriter:
         self.file_io.mkdirs(new.path.rsplit("/", 1)[0])
         self.written.append(new.path)
         sink = self.file_io.arrow_fs.open_output_stream(new.path)
-        writer: Any
-        if self.settings.format == "orc":
-            writer = orc_layout.open_writer(sink, self.settings.compression, self.target_file_size)
-        elif self.settings.format == "avro":
-            level = self.settings.zstd_level if self.settings.compression == "zstandard" else None
-            writer = avro_layout.open_writer(sink, self.schema, self.settings.compression, level)
-        else:
-            writer = pq.ParquetWriter(
-                sink, self.arrow_schema, **writer_kwargs(self.settings), **self.parquet_options
-            )
+        writer = open_format_writer(
+            sink,
+            self.settings,
+            self.schema,
+            self.arrow_schema,
+            self.target_file_size,
+            **self.parquet_options,
+        )
         self._open = (new.path, name, new.external_path, writer, sink)
         self._rows = 0
         self._first_seq = self.next_sequence

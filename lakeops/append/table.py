@@ -199,20 +199,16 @@ class AppendTable(BaseTable):
         new files are deleted). ``progress``: called before the first compaction task and after each
         with a :class:`~lakeops.compact.planner.CompactionProgress` (its "buckets" count the
         tasks: one window of a fixed bucket, or one bin of a partition)."""
-        check_parallelism(parallelism)
-        self._require_writable("compact")
-        check_writable(self.schema, "compact this table")
-        self.file_io.check_commit_ready()
-        compaction = plan_compaction(
-            self.context,
-            full=full,
-            partitions=partitions,
-            parallelism=parallelism,
-            progress=progress,
+        return self._compact_with(
+            parallelism,
+            lambda: plan_compaction(
+                self.context,
+                full=full,
+                partitions=partitions,
+                parallelism=parallelism,
+                progress=progress,
+            ),
         )
-        if not compaction.messages:
-            return None
-        return self.commit_compaction(compaction.messages, written=compaction.written)
 
     # ------------------------------------------------- primary-key table methods
     def _primary_key_only(self, method: str) -> UnsupportedFeatureError:

@@ -170,20 +170,15 @@ class RollingKeyValueWriter:
         self.file_io.mkdirs(path.rsplit("/", 1)[0])
         self.written.append(path)
         sink = self.file_io.arrow_fs.open_output_stream(path)
-        writer: Any
-        if self.settings.format == "orc":
-            writer = orc_layout.open_writer(sink, self.settings.compression, self.target_file_size)
-        elif self.settings.format == "avro":
-            level = self.settings.zstd_level if self.settings.compression == "zstandard" else None
-            writer = avro_layout.open_writer(sink, self.schema, self.settings.compression, level)
-        else:
-            writer = pq.ParquetWriter(
-                sink,
-                self.file_schema,
-                use_dictionary=self.dictionary_columns,
-                **writer_kwargs(self.settings),
-                **self.parquet_options,
-            )
+        writer = open_format_writer(
+            sink,
+            self.settings,
+            self.schema,
+            self.file_schema,
+            self.target_file_size,
+            use_dictionary=self.dictionary_columns,
+            **self.parquet_options,
+        )
         self._open = _OpenFile(path, name, writer, sink, external_path=new.external_path)
         return self._open
 
@@ -235,6 +230,26 @@ class RollingKeyValueWriter:
             self.file_io.delete(path)
         self.written.clear()
         self.files.clear()
+
+
+def open_format_writer(
+    sink: Any,
+    settings: FileSettings,
+    schema: TableSchema,
+    arrow_schema: pa.Schema,
+    target_file_size: int,
+    **parquet_options: Any,
+) -> Any:
+    """A writer of one data file over ``sink`` in the format ``settings`` names: ORC (stripes
+    bounded by ``target_file_size``), Avro (Paimon's row type of ``schema``: key-value rows for
+    a primary-key table, the fields for an append table), else Parquet of ``arrow_schema`` with
+    the codec of ``settings`` and ``parquet_options``."""
+    if settings.format == "orc":
+        return orc_layout.open_writer(sink, settings.compression, target_file_size)
+    if settings.format == "avro":
+        level = settings.zstd_level if settings.compression == "zstandard" else None
+        return avro_layout.open_writer(sink, schema, settings.compression, level)
+    return pq.ParquetWriter(sink, arrow_schema, **writer_kwargs(settings), **parquet_options)
 
 
 def _local_millis() -> int:
