@@ -168,9 +168,15 @@ class AppendFileReader:
     def __init__(
         self, file_io: FileIO, schema: TableSchema, schemas: SchemaLookup, table_root: str
     ) -> None:
-        # options whose reads would be wrong refuse here; row tracking only adds row ids and
-        # sequence numbers beside the values, which an append table's read does not return
-        check_readable({k: v for k, v in schema.options.items() if k != "row-tracking.enabled"})
+        # options whose reads would be wrong refuse here; row tracking and data evolution are
+        # read by lakeops.append.evolution
+        check_readable(
+            {
+                k: v
+                for k, v in schema.options.items()
+                if k not in ("row-tracking.enabled", "data-evolution.enabled")
+            }
+        )
         self.file_io = file_io
         self.schema = schema
         self.table_root = table_root.rstrip("/")
@@ -267,6 +273,20 @@ class AppendFileReader:
                 schema=self.output_schema(columns),
             )
         return self._normalize(table, columns, sources, casts)
+
+    def read_physical(
+        self, directory: str, f: DataFileMeta, names: Sequence[str]
+    ) -> dict[str, pa.ChunkedArray]:
+        """The columns of ``names`` the file physically holds (system columns such as
+        ``_ROW_ID`` that another engine wrote into it), as stored."""
+        path = self._path(directory, f)
+        fmt = self._format(f)
+        present = [n for n in names if n in fmt.names(path)]
+        if not present:
+            return {}
+        table = fmt.read(path, present)
+        self._check_rows(path, f, table.num_rows)
+        return {n: table.column(n) for n in present}
 
     def iter_batches(
         self, directory: str, f: DataFileMeta, columns: Sequence[str], batch_rows: int

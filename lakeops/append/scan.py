@@ -14,6 +14,10 @@ only skips what cannot hold a kept row; the exact filter runs on the rows read.
   and -0.0 order differently in Java's statistics). Statistics a file does not carry
   (``_VALUE_STATS_COLS`` empty, as lakeops writes) prune nothing.
 
+A data-evolution table's files are pruned by row-id group instead (see
+:mod:`lakeops.append.evolution`): a file whose statistics rule a filter out may still supply
+other columns of rows its siblings complete.
+
 Files of a fixed bucket are read in sequence order (the order they were written), as Paimon's
 readers do; files of an unaware-bucket table in manifest order.
 """
@@ -36,6 +40,9 @@ from lakeops.spec.manifest import ManifestEntry
 from lakeops.spec.snapshot import Snapshot
 from lakeops.spec.types import DataType
 
+from .evolution import GroupReader, data_evolution, row_id_groups
+from .files import AppendFileReader
+
 __all__ = ["AppendSplit", "plan_append_splits", "value_stats"]
 
 #: types whose statistics lakeops compares exactly as Paimon orders them
@@ -54,8 +61,9 @@ class AppendSplit:
 
 def require_no_deletion_vectors(ctx: TableContext, snapshot: Snapshot | None) -> None:
     """Refuse a snapshot that holds deletion vectors: lakeops does not apply them to append
-    files, and reading the files without them would return deleted rows."""
-    if snapshot is None or not ctx.options.deletion_vectors:
+    files, and reading the files without them would return deleted rows. (A data-evolution
+    table is checked whatever its options say: deletes by row id write them.)"""
+    if snapshot is None or not (ctx.options.deletion_vectors or data_evolution(ctx.schema)):
         return
     if any(e.file.index_type == DELETION_VECTORS_INDEX for e in ctx.store.index_entries(snapshot)):
         raise UnsupportedFeatureError(
@@ -123,6 +131,9 @@ def plan_append_splits(
     groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     buckets = _BucketPruning(ctx, row_filter)
     live = entries if entries is not None else store.live_entries(snapshot)
+    # data evolution: a file's rows are completed by its row-id siblings, so statistics prune
+    # whole groups of siblings (below), never one file
+    merged = data_evolution(schema)
     for entry in live:
         if entry.partition not in partitions:
             values = binary_row.deserialize(entry.partition, part_types)
@@ -134,15 +145,30 @@ def plan_append_splits(
             continue
         if not buckets.may_hold(entry.bucket, entry.total_buckets):
             continue
-        if row_filter is not None and not row_filter.may_hold(value_stats(evolution, entry.file)):
+        if (
+            not merged
+            and row_filter is not None
+            and not row_filter.may_hold(value_stats(evolution, entry.file))
+        ):
             continue
         groups.setdefault((entry.partition, entry.bucket), []).append(entry.file)
     splits = []
     fixed = ctx.options.bucket > 0
+    if merged and row_filter is not None:
+        groups_reader = GroupReader(AppendFileReader(ctx.file_io, schema, store.schema, ctx.root))
     for (pbytes, bucket), files in sorted(groups.items(), key=lambda kv: kv[0]):
         part = partitions[pbytes]
         assert part is not None
         if fixed:
             files.sort(key=lambda f: f.min_sequence_number)
+        if merged and row_filter is not None:
+            files = [
+                f
+                for group in row_id_groups(files)
+                if groups_reader.may_hold(group, row_filter)
+                for f in group
+            ]
+            if not files:
+                continue
         splits.append(AppendSplit(part, pbytes, bucket, tuple(files)))
     return splits

@@ -23,37 +23,43 @@ from lakeops.parallel import check_parallelism, imap_ordered
 from lakeops.read.predicate import Filter, RowFilter, row_filter
 from lakeops.read.scan import partition_matches
 from lakeops.spec.commit_message import CommitMessage
+from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.manifest import FileKind, ManifestEntry
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import CommitKind, Snapshot
 from lakeops.table_base import BaseTable
 
 from .compact import plan as plan_compaction
+from .evolution import SYSTEM_FIELDS, GroupReader, data_evolution, row_id_groups, row_tracking
 from .files import AppendFileReader
 from .options import AppendOptions
 from .scan import AppendSplit, plan_append_splits
 from .write import AppendWrite, WriteInput
 
-__all__ = ["AppendSplitReader", "AppendTable", "append_table_refusal"]
+__all__ = ["AppendSplitReader", "AppendTable", "data_evolution_refusal"]
 
 log = logging.getLogger(__name__)
 
 _BATCH_ROWS = 131_072
 
 
-def append_table_refusal(identifier: str, schema: TableSchema) -> str | None:
-    """Why lakeops refuses to open an append table (None when it serves it): data evolution
-    (files holding some columns of rows that others complete, merged by row id) is not
-    implemented. Row tracking alone is read (its values; writes are refused by the option)."""
-    opts = schema.options
-    if opts.get("data-evolution.enabled", "false").strip().lower() != "true":
-        return None
-    bucketed = opts.get("bucket", "-1") not in ("-1", "")
+def _kind(schema: TableSchema) -> str:
+    """The kind of append table, as errors name it."""
+    bucketed = schema.options.get("bucket", "-1") not in ("-1", "")
     kind = "a bucketed append table" if bucketed else "an append table"
+    return kind + " with data evolution" if data_evolution(schema) else kind
+
+
+def data_evolution_refusal(identifier: str, schema: TableSchema, action: str) -> str | None:
+    """Why lakeops refuses to ``action`` a data-evolution table (None for other tables): it
+    reads them (:mod:`lakeops.append.evolution`) but writes nothing to them."""
+    if not data_evolution(schema):
+        return None
     return (
-        f"table {identifier!r} has no primary key: it is {kind} with data evolution, which "
-        "lakeops does not serve yet; nothing was read or written — use Paimon (Spark, Flink) "
-        "or pypaimon for this table"
+        f"lakeops refuses to {action} table {identifier!r}: it has no primary key and is "
+        f"{_kind(schema)} (files holding some columns of rows that other files complete, "
+        "merged by row id), which lakeops reads but does not write, compact or maintain; "
+        "nothing was written — use Paimon (Spark, Flink) or pypaimon for this"
     )
 
 
@@ -84,11 +90,33 @@ class AppendTable(BaseTable):
         super().__init__(identifier, file_io, root)
         if self.schema.primary_keys:
             raise ConfigurationError(f"table {identifier!r} has a primary key: open it as Table")
-        refusal = append_table_refusal(identifier, self.schema)
-        if refusal is not None:
-            raise UnsupportedFeatureError(refusal)
         self.context.options  # noqa: B018 - a malformed table-wide option fails at open
         AppendOptions.of(self.context)
+
+    # -------------------------------------------------------------- refusals
+    def _refuse_data_evolution(self, action: str) -> None:
+        refusal = data_evolution_refusal(self.identifier, self.schema, action)
+        if refusal is not None:
+            raise UnsupportedFeatureError(refusal)
+
+    def _require_writable(self, action: str) -> None:
+        """As :meth:`lakeops.table_base.BaseTable._require_writable`; a data-evolution table
+        is refused whatever the action, naming its kind."""
+        self._refuse_data_evolution(action)
+        super()._require_writable(action)
+
+    def alter(self, changes: Any) -> TableSchema:
+        """As :meth:`lakeops.table_base.BaseTable.alter` (refused on data-evolution tables)."""
+        self._refuse_data_evolution("alter")
+        return super().alter(changes)
+
+    def delete_uncommitted(
+        self, messages: Sequence[CommitMessage], *, compaction_only: bool = False
+    ) -> None:
+        """As :meth:`lakeops.table_base.BaseTable.delete_uncommitted` (refused on
+        data-evolution tables)."""
+        self._refuse_data_evolution("delete files of")
+        super().delete_uncommitted(messages, compaction_only=compaction_only)
 
     # ------------------------------------------------------------ metadata tables
     def metadata_table(self, name: str, *, snapshot_id: int | None = None) -> pa.Table:
@@ -251,19 +279,52 @@ class AppendTable(BaseTable):
         as_of: AsOf | None = None,
     ) -> list[AppendSplit]:
         """The (partition, bucket) splits a read of the snapshot reads, pruned by ``filter``."""
-        rf = row_filter(filter, self.arrow_schema)
+        rf = row_filter(filter, self._row_schema())
         snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
         return plan_append_splits(self.context, snapshot, rf)
 
     def _reader(self) -> AppendFileReader:
         return AppendFileReader(self.file_io, self.schema, self.store.schema, self.root)
 
+    def _system_columns(self) -> list[str]:
+        """The system columns a read may select: ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` where
+        the table tracks rows (:mod:`lakeops.append.evolution`)."""
+        return [f.name for f in SYSTEM_FIELDS] if row_tracking(self.schema) else []
+
+    def _row_schema(self) -> pa.Schema:
+        """The columns reads may select and filter on: the table's, then its system columns."""
+        schema = self.arrow_schema
+        for f in SYSTEM_FIELDS:
+            if f.name in self._system_columns():
+                schema = schema.append(f)
+        return schema
+
+    def _columns(self, columns: Sequence[str] | None) -> list[str]:
+        """As :meth:`lakeops.table_base.BaseTable._columns`; a row-tracking table's system
+        columns may be named too (never returned unless named)."""
+        if columns is None:
+            return super()._columns(None)
+        system = self._system_columns()
+        super()._columns([c for c in columns if c not in system])
+        return list(columns)
+
     def _read_columns(self, wanted: list[str], rf: RowFilter | None) -> list[str]:
         """``wanted`` plus what the filter reads."""
         if rf is None:
             return wanted
-        extra = [c for c in self.schema.field_names if c in rf.columns and c not in wanted]
+        names = [*self.schema.field_names, *self._system_columns()]
+        extra = [c for c in names if c in rf.columns and c not in wanted]
         return [*wanted, *extra]
+
+    def _tracked(self) -> bool:
+        """Whether reads go through :class:`~lakeops.append.evolution.GroupReader`."""
+        return row_tracking(self.schema) or data_evolution(self.schema)
+
+    def _units(self, split: AppendSplit) -> list[tuple[DataFileMeta, ...]]:
+        """What is read as one: a data-evolution table's row-id groups, else each file."""
+        if data_evolution(self.schema):
+            return row_id_groups(split.files)
+        return [(f,) for f in split.files]
 
     def read(
         self,
@@ -286,7 +347,7 @@ class AppendTable(BaseTable):
         ``parallelism``: files read at once (default: the cores available)."""
         check_parallelism(parallelism)
         wanted = self._columns(columns)
-        rf = row_filter(filter, self.arrow_schema)
+        rf = row_filter(filter, self._row_schema())
         snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
         splits = plan_append_splits(self.context, snapshot, rf)
         return self._read_splits(splits, wanted, rf, parallelism)
@@ -299,16 +360,22 @@ class AppendTable(BaseTable):
         parallelism: int | None,
     ) -> pa.Table:
         reader = self._reader()
+        groups = GroupReader(reader)
         cols = self._read_columns(wanted, rf)
         work = [
-            (self.context.bucket_path(s.partition_bytes, s.bucket), f)
+            (self.context.bucket_path(s.partition_bytes, s.bucket), unit)
             for s in splits
-            for f in s.files
+            for unit in self._units(s)
         ]
-        parts = list(
-            imap_ordered(lambda item: reader.read(item[0], item[1], cols), work, parallelism)
-        )
-        schema = reader.output_schema(cols)
+        if self._tracked():
+            parts = list(
+                imap_ordered(lambda item: groups.read(item[0], item[1], cols), work, parallelism)
+            )
+        else:
+            parts = list(
+                imap_ordered(lambda item: reader.read(item[0], item[1][0], cols), work, parallelism)
+            )
+        schema = groups.output_schema(cols)
         result = pa.concat_tables(parts) if parts else schema.empty_table()
         if rf is not None:
             result = result.filter(rf.expression)
@@ -354,21 +421,32 @@ class AppendTable(BaseTable):
         batch_rows: int | None,
     ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
         wanted = self._columns(columns)
-        rf = row_filter(filter, self.arrow_schema)
+        rf = row_filter(filter, self._row_schema())
         snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
         splits = plan_append_splits(self.context, snapshot, rf)
         reader = self._reader()
+        groups = GroupReader(reader)
         cols = self._read_columns(wanted, rf)
         rows = batch_rows or _BATCH_ROWS
         if rows <= 0:
             raise ConfigurationError(f"batch_rows must be positive, got {batch_rows}")
-        out_schema = reader.output_schema(wanted)
+        out_schema = groups.output_schema(wanted)
+        tracked = self._tracked()
+
+        def tables(directory: str, unit: tuple[DataFileMeta, ...]) -> Iterator[pa.Table]:
+            if not tracked:
+                yield from reader.iter_batches(directory, unit[0], cols, rows)
+                return
+            # one row-id group at a time (its files are aligned by position), then sliced
+            whole = groups.read(directory, unit, cols)
+            for start in range(0, whole.num_rows, rows):
+                yield whole.slice(start, rows)
 
         def batches() -> Iterator[pa.RecordBatch]:
             for s in splits:
                 directory = self.context.bucket_path(s.partition_bytes, s.bucket)
-                for f in s.files:
-                    for table in reader.iter_batches(directory, f, cols, rows):
+                for unit in self._units(s):
+                    for table in tables(directory, unit):
                         if rf is not None:
                             table = table.filter(rf.expression)
                         for batch in table.select(wanted).to_batches():
@@ -394,6 +472,12 @@ class AppendTable(BaseTable):
             raise UnsupportedFeatureError(
                 f"read_changes mode {mode!r} is for primary-key tables; an append table's "
                 "changes are its appended rows (mode 'auto' or 'delta')"
+            )
+        if data_evolution(self.schema):
+            raise UnsupportedFeatureError(
+                f"read_changes of {self.identifier!r} is refused: it is {_kind(self.schema)}, "
+                "whose commits may update columns of existing rows, which appended-row changes "
+                "cannot express; nothing was read — read(snapshot_id=...) each snapshot instead"
             )
         wanted = self._columns(columns)
         latest = self.store.latest_snapshot_id() or 0
