@@ -251,7 +251,7 @@ def _script_ops(ops: list[dict[str, Any]], tmp: Path) -> tuple[list[dict[str, An
         op = dict(op)
         if "warehouse" in op:
             op["warehouse"] = os.fspath(op["warehouse"])
-        if op["op"] == "write":
+        if op["op"] in ("write", "update"):
             data_file = tmp / f"data-{index}.parquet"
             pq.write_table(op["data"], data_file)
             op["data"] = str(data_file)

@@ -52,7 +52,11 @@ Subcommands (all work on a filesystem catalog rooted at ``--warehouse``):
     table or a static partition spec); ``alter`` (``changes`` as for ``alter``); ``tag``
     (``name``, optional ``snapshot_id``: default the latest); ``rollback`` (``to``: a
     snapshot id or a tag name); ``branch`` (``name``, optional ``tag``); ``read`` (``out``:
-    a parquet file; optional ``snapshot_id``, ``tag`` or ``timestamp_millis``).
+    a parquet file; optional ``snapshot_id``, ``tag`` or ``timestamp_millis``; optional
+    ``columns``: a projection, system columns such as ``_ROW_ID`` included). A ``write`` may
+    name ``write_cols`` (a column-subset write of a data-evolution table); ``update``
+    (``data``: a parquet file with ``_ROW_ID`` and the columns ``update_cols`` names, one
+    commit) updates those columns of existing rows by row id.
 
 Any failure prints the traceback to stderr and exits with status 1.
 """
@@ -183,12 +187,17 @@ def cmd_read(args: argparse.Namespace) -> None:
     pq.write_table(result, args.out)
 
 
-def _read_table(table: Any, out: str) -> None:
-    """Read the whole merged ``table`` into the parquet file ``out`` (schema kept if empty)."""
+def _read_table(table: Any, out: str, columns: list[str] | None = None) -> None:
+    """Read the whole merged ``table`` (``columns`` only, if given) into the parquet file
+    ``out`` (schema kept if empty)."""
     read_builder = table.new_read_builder()
+    if columns is not None:
+        read_builder = read_builder.with_projection(list(columns))
     splits = read_builder.new_scan().plan().splits()
     result = read_builder.new_read().to_arrow(splits)
     if result is None:
+        if columns is not None:
+            raise ValueError("an empty projected read has no schema to write")
         schema = PyarrowFieldParser.from_paimon_schema(table.table_schema.fields)
         result = schema.empty_table()
     pq.write_table(result, out)
@@ -221,12 +230,23 @@ def _script_op(catalog: Any, op: dict[str, Any]) -> None:
         if op.get("overwrite") is not None:
             builder = builder.overwrite(op["overwrite"])
         writer = builder.new_write()
+        if op.get("write_cols") is not None:
+            writer.with_write_type(list(op["write_cols"]))
         committer = builder.new_commit()
         try:
             writer.write_arrow(pq.read_table(op["data"]))
             committer.commit(writer.prepare_commit())
         finally:
             writer.close()
+            committer.close()
+    elif kind == "update":
+        builder = table.new_batch_write_builder()
+        update = builder.new_update().with_update_type(list(op["update_cols"]))
+        messages = update.update_by_arrow_with_row_id(pq.read_table(op["data"]))
+        committer = builder.new_commit()
+        try:
+            committer.commit(messages)
+        finally:
             committer.close()
     elif kind == "tag":
         table.create_tag(op["name"], op.get("snapshot_id"))
@@ -245,7 +265,7 @@ def _script_op(catalog: Any, op: dict[str, Any]) -> None:
             table = table.copy({"scan.tag-name": str(op["tag"])})
         elif op.get("timestamp_millis") is not None:
             table = table.copy({"scan.timestamp-millis": str(op["timestamp_millis"])})
-        _read_table(table, op["out"])
+        _read_table(table, op["out"], op.get("columns"))
     else:
         raise ValueError(f"unknown script op {kind!r}")
 

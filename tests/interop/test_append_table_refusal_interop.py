@@ -1,5 +1,5 @@
-"""Append tables lakeops cannot serve exactly (row tracking, data evolution; deletion vectors
-for writes) are refused by name, untouched."""
+"""Append tables lakeops cannot write exactly (row tracking, data evolution, deletion vectors)
+are read, and every write is refused by name, untouched."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import pytest
 
 from lakeops import Catalog
 from lakeops.errors import UnsupportedFeatureError
+from lakeops.spec.schema_change import AddColumn
+from lakeops.spec.types import DataType
 from tests.interop.oracle import oracle_script
 
 pytestmark = pytest.mark.interop
@@ -31,7 +33,7 @@ def _tree(root: Path) -> dict[str, str]:
 CASES = {
     "db.evolution": (
         {"row-tracking.enabled": "true", "data-evolution.enabled": "true"},
-        "no primary key: it is an append table with data evolution,",
+        "it has no primary key and is an append table with data evolution",
     ),
     "db.dv": ({"deletion-vectors.enabled": "true"}, "deletion-vectors.enabled"),
     "db.tracking": ({"row-tracking.enabled": "true"}, "row-tracking.enabled"),
@@ -41,9 +43,10 @@ CASES = {
 def test_append_tables_lakeops_cannot_serve_fully_are_refused_and_left_untouched(
     warehouse,
 ) -> None:
-    """Data evolution: refused at open. Deletion vectors (none written yet) and row tracking:
-    read exactly (values); writes, compactions and rollbacks refused naming the option. The
-    table stays byte-identical and pypaimon still reads it."""
+    """Data evolution, deletion vectors (none written yet) and row tracking: read exactly
+    (values); writes, compactions and rollbacks refused naming the kind or the option (data
+    evolution: expiry, alter and read_changes too). The table stays byte-identical and
+    pypaimon still reads it."""
     data = pa.table({"id": [1, 2, 2], "v": ["a", "b", None]}, schema=SCHEMA)
     ops: list[dict] = []
     for name, (options, _) in CASES.items():
@@ -61,10 +64,6 @@ def test_append_tables_lakeops_cannot_serve_fully_are_refused_and_left_untouched
     before = _tree(warehouse)
     catalog = Catalog(str(warehouse))
     for name, (_, refusal) in CASES.items():
-        if name == "db.evolution":
-            with pytest.raises(UnsupportedFeatureError, match=re.escape(refusal)):
-                catalog.get_table(name)
-            continue
         table = catalog.get_table(name)
         got = table.read().sort_by([("id", "ascending"), ("v", "ascending")])
         want = data.sort_by([("id", "ascending"), ("v", "ascending")])
@@ -75,6 +74,13 @@ def test_append_tables_lakeops_cannot_serve_fully_are_refused_and_left_untouched
             table.compact(full=True)
         with pytest.raises(UnsupportedFeatureError, match=re.escape(refusal)):
             table.rollback_to(1)
+        if name == "db.evolution":
+            with pytest.raises(UnsupportedFeatureError, match=re.escape(refusal)):
+                table.expire_snapshots(retain_max=1, retain_min=1)
+            with pytest.raises(UnsupportedFeatureError, match=re.escape(refusal)):
+                table.alter(AddColumn("x", DataType.parse("INT")))
+            with pytest.raises(UnsupportedFeatureError, match="data evolution"):
+                table.read_changes(0)
     assert sorted(catalog.list_tables("db")) == ["dv", "evolution", "tracking"]
     assert _tree(warehouse) == before
     reads = oracle_script(warehouse, [{"op": "read", "table": n} for n in CASES])
