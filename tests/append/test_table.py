@@ -344,11 +344,15 @@ def _set_options(warehouse: Path, options: dict[str, str]) -> None:
     schema_file.write_text(json.dumps(doc))
 
 
-def test_data_evolution_tables_are_refused_at_open(catalog: Catalog, warehouse: Path) -> None:
-    catalog.create_table("db.t", schema=SCHEMA)
+def test_data_evolution_tables_open_and_refuse_writes(catalog: Catalog, warehouse: Path) -> None:
+    catalog.create_table("db.t", schema=SCHEMA).write(_batch(0))
     _set_options(warehouse, {"row-tracking.enabled": "true", "data-evolution.enabled": "true"})
-    with pytest.raises(UnsupportedFeatureError, match="with data evolution"):
-        catalog.get_table("db.t")
+    table = catalog.get_table("db.t")
+    assert _bag(table.read()) == _bag(_batch(0))
+    for action in (lambda: table.write(_batch(1)), lambda: table.compact(full=True)):
+        with pytest.raises(UnsupportedFeatureError, match="an append table with data evolution"):
+            action()
+    assert len(table.snapshots()) == 1
 
 
 def test_row_tracking_tables_are_read_and_writes_refused(catalog: Catalog, warehouse: Path) -> None:
