@@ -56,7 +56,8 @@ Subcommands (all work on a filesystem catalog rooted at ``--warehouse``):
     ``columns``: a projection, system columns such as ``_ROW_ID`` included). A ``write`` may
     name ``write_cols`` (a column-subset write of a data-evolution table); ``update``
     (``data``: a parquet file with ``_ROW_ID`` and the columns ``update_cols`` names, one
-    commit) updates those columns of existing rows by row id.
+    commit) updates those columns of existing rows by row id; ``delete`` (``row_ids``, one
+    commit) deletes rows of a data-evolution table by row id (deletion vectors).
 
 Any failure prints the traceback to stderr and exits with status 1.
 """
@@ -243,6 +244,14 @@ def _script_op(catalog: Any, op: dict[str, Any]) -> None:
         builder = table.new_batch_write_builder()
         update = builder.new_update().with_update_type(list(op["update_cols"]))
         messages = update.update_by_arrow_with_row_id(pq.read_table(op["data"]))
+        committer = builder.new_commit()
+        try:
+            committer.commit(messages)
+        finally:
+            committer.close()
+    elif kind == "delete":
+        builder = table.new_batch_write_builder()
+        messages = builder.new_update().delete_by_row_id([int(r) for r in op["row_ids"]])
         committer = builder.new_commit()
         try:
             committer.commit(messages)
