@@ -94,3 +94,22 @@ def test_a_group_is_pruned_by_the_statistics_of_each_columns_supplier() -> None:
     # a newer full file supplies both: its statistics count, the base file's do not
     assert not may_hold([base, full], pc.field("s") == "a")
     assert may_hold([base, full], pc.field("s") == "z")
+
+
+def test_system_columns_take_physical_values_and_fall_back_per_row() -> None:
+    """A file may hold ``_ROW_ID`` / ``_SEQUENCE_NUMBER`` itself (Paimon's compaction writes
+    them); a null there (or no such column) falls back to first row id + position and the
+    file's max sequence number, as ``ColumnarRowIterator.assignRowTracking`` does."""
+    physical = {
+        "_ROW_ID": pa.chunked_array([pa.array([40, None, 42], pa.int64())]),
+    }
+    stub = SimpleNamespace(
+        schema=SCHEMA,
+        evolution=SchemaEvolution(SCHEMA, lambda _: SCHEMA),
+        read_physical=lambda directory, f, names: {n: physical[n] for n in names if n in physical},
+    )
+    groups = GroupReader(stub)  # type: ignore[arg-type]
+    f = _file("a", 10, 3, 7)
+    got = groups.read("dir", [f], ["_ROW_ID", "_SEQUENCE_NUMBER"])
+    assert got.to_pydict() == {"_ROW_ID": [40, 11, 42], "_SEQUENCE_NUMBER": [7, 7, 7]}
+    assert got.schema.field("_ROW_ID").nullable is False
