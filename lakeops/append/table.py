@@ -316,6 +316,9 @@ class AppendTable(BaseTable):
         extra = [c for c in names if c in rf.columns and c not in wanted]
         return [*wanted, *extra]
 
+    def _system_columns_in(self, cols: Sequence[str]) -> bool:
+        return any(c in self._system_columns() for c in cols)
+
     def _tracked(self) -> bool:
         """Whether reads go through :class:`~lakeops.append.evolution.GroupReader`."""
         return row_tracking(self.schema) or data_evolution(self.schema)
@@ -431,13 +434,15 @@ class AppendTable(BaseTable):
         if rows <= 0:
             raise ConfigurationError(f"batch_rows must be positive, got {batch_rows}")
         out_schema = groups.output_schema(wanted)
-        tracked = self._tracked()
+        # a whole file streams in batches; a row-id group (its files aligned by position), a
+        # file of some columns or the system columns (numbered by position) are read whole,
+        # then sliced
+        system = self._system_columns_in(cols)
 
         def tables(directory: str, unit: tuple[DataFileMeta, ...]) -> Iterator[pa.Table]:
-            if not tracked:
+            if len(unit) == 1 and unit[0].write_cols is None and not system:
                 yield from reader.iter_batches(directory, unit[0], cols, rows)
                 return
-            # one row-id group at a time (its files are aligned by position), then sliced
             whole = groups.read(directory, unit, cols)
             for start in range(0, whole.num_rows, rows):
                 yield whole.slice(start, rows)

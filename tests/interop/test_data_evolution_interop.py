@@ -155,9 +155,16 @@ def _check_side_tables(catalog: Catalog, tracked: pa.Table) -> None:
         {"id": 4, "_ROW_ID": 3, "_SEQUENCE_NUMBER": 2},
     ]
     assert sorted(tracked.to_pylist(), key=lambda r: r["id"]) == want
-    got = catalog.get_table("db.tracked").read(columns=["id", "_ROW_ID", "_SEQUENCE_NUMBER"])
+    table = catalog.get_table("db.tracked")
+    got = table.read(columns=["id", "_ROW_ID", "_SEQUENCE_NUMBER"])
     assert got.schema == tracked.schema
     assert sorted(got.to_pylist(), key=lambda r: r["id"]) == want
+    batches = list(table.to_batches(columns=["_ROW_ID", "id"], batch_rows=2))
+    assert [b.num_rows for b in batches] == [2, 1, 1]
+    streamed = pa.Table.from_batches(batches).to_pylist()
+    assert sorted(streamed, key=lambda r: r["id"]) == [
+        {"_ROW_ID": r["_ROW_ID"], "id": r["id"]} for r in want
+    ]
     renamed = catalog.get_table("db.renamed").read()
     assert sorted(renamed.to_pylist(), key=lambda r: r["id"]) == [
         {"id": 1, "b": "x"},
