@@ -26,6 +26,7 @@ from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.manifest import FileKind, ManifestEntry
 from lakeops.spec.schema import TableSchema
+from lakeops.spec.schema_change import SchemaChange
 from lakeops.spec.snapshot import CommitKind, Snapshot
 from lakeops.table_base import BaseTable
 
@@ -105,7 +106,7 @@ class AppendTable(BaseTable):
         self._refuse_data_evolution(action)
         super()._require_writable(action)
 
-    def alter(self, changes: Any) -> TableSchema:
+    def alter(self, changes: SchemaChange | Sequence[SchemaChange]) -> TableSchema:
         """As :meth:`lakeops.table_base.BaseTable.alter` (refused on data-evolution tables)."""
         self._refuse_data_evolution("alter")
         return super().alter(changes)
