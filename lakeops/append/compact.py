@@ -29,6 +29,7 @@ from typing import Any
 
 from lakeops.compact.planner import CompactionProgress
 from lakeops.context import TableContext
+from lakeops.errors import UnsupportedFeatureError
 from lakeops.parallel import run_ordered
 from lakeops.read.scan import partition_matches
 from lakeops.spec import binary_row
@@ -37,6 +38,7 @@ from lakeops.spec.data_file import FILE_SOURCE_COMPACT, DataFileMeta
 
 from .files import AppendFileReader, RollingAppendWriter
 from .options import AppendOptions
+from .scan import snapshot_deletion_files
 
 __all__ = [
     "AppendCompactionPlan",
@@ -148,6 +150,28 @@ def _tasks(
     return tasks
 
 
+def _refuse_deletion_vectors(ctx: TableContext, tasks: Sequence[_Task]) -> None:
+    """Refuse, before anything is written, a compaction that would rewrite a file with a
+    deletion vector: lakeops does not yet drop the deleted rows and retire the vectors as
+    Paimon's compaction does."""
+    vectors = snapshot_deletion_files(ctx, ctx.store.latest_snapshot())
+    hit = [
+        f.file_name
+        for t in tasks
+        for f in t.files
+        if (t.partition, t.bucket, f.file_name) in vectors
+    ]
+    if hit:
+        kind = "fixed-bucket" if ctx.options.bucket > 0 else "unaware-bucket"
+        raise UnsupportedFeatureError(
+            f"lakeops refuses to compact {ctx.root}: it is a {kind} append table with deletion "
+            f"vectors, and {len(hit)} file(s) to rewrite ({', '.join(hit[:3])}"
+            f"{', …' if len(hit) > 3 else ''}) have deleted rows, which lakeops' compaction "
+            "does not yet drop from the rewritten files and the index; nothing was written — "
+            "compact this table with Paimon (Spark, Flink)"
+        )
+
+
 def partitions_to_compact(ctx: TableContext, *, full: bool) -> list[dict[str, Any]]:
     """The partitions (``{column: value}``, ``{}`` for an unpartitioned table) in which a
     compaction (``full``: a full one) of the latest snapshot would rewrite files."""
@@ -175,6 +199,7 @@ def plan(
     result = AppendCompactionPlan()
     if not tasks:
         return result
+    _refuse_deletion_vectors(ctx, tasks)
     reader = AppendFileReader(ctx.file_io, ctx.schema, store.schema, ctx.root)
     columns = ctx.schema.field_names
     done = [0, 0, 0]  # tasks, files, bytes

@@ -29,6 +29,7 @@ from lakeops.spec.snapshot import CommitKind, Snapshot
 from lakeops.table_base import BaseTable
 
 from .compact import plan as plan_compaction
+from .deletions import DeletionVectorReader
 from .files import AppendFileReader
 from .options import AppendOptions
 from .scan import AppendSplit, plan_append_splits
@@ -299,14 +300,19 @@ class AppendTable(BaseTable):
         parallelism: int | None,
     ) -> pa.Table:
         reader = self._reader()
+        dvs = DeletionVectorReader(self.file_io)
         cols = self._read_columns(wanted, rf)
         work = [
-            (self.context.bucket_path(s.partition_bytes, s.bucket), f)
+            (self.context.bucket_path(s.partition_bytes, s.bucket), f, s.deletion_of(i))
             for s in splits
-            for f in s.files
+            for i, f in enumerate(s.files)
         ]
         parts = list(
-            imap_ordered(lambda item: reader.read(item[0], item[1], cols), work, parallelism)
+            imap_ordered(
+                lambda item: dvs.apply(reader.read(item[0], item[1], cols), item[2], item[1]),
+                work,
+                parallelism,
+            )
         )
         schema = reader.output_schema(cols)
         result = pa.concat_tables(parts) if parts else schema.empty_table()
@@ -358,6 +364,7 @@ class AppendTable(BaseTable):
         snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
         splits = plan_append_splits(self.context, snapshot, rf)
         reader = self._reader()
+        dvs = DeletionVectorReader(self.file_io)
         cols = self._read_columns(wanted, rf)
         rows = batch_rows or _BATCH_ROWS
         if rows <= 0:
@@ -367,8 +374,9 @@ class AppendTable(BaseTable):
         def batches() -> Iterator[pa.RecordBatch]:
             for s in splits:
                 directory = self.context.bucket_path(s.partition_bytes, s.bucket)
-                for f in s.files:
-                    for table in reader.iter_batches(directory, f, cols, rows):
+                for i, f in enumerate(s.files):
+                    pieces = reader.iter_batches(directory, f, cols, rows)
+                    for table in dvs.iter_apply(pieces, s.deletion_of(i), f):
                         if rf is not None:
                             table = table.filter(rf.expression)
                         for batch in table.select(wanted).to_batches():

@@ -51,6 +51,7 @@ from lakeops.errors import (
 from lakeops.options.auto_tag import AutoTagOptions
 from lakeops.spec import paths
 from lakeops.spec.commit_message import CommitMessage
+from lakeops.spec.deletion_vector import deletion_files
 from lakeops.spec.index_manifest import IndexManifestEntry, combine, write_index_manifest
 from lakeops.spec.manifest import (
     FileKind,
@@ -274,6 +275,8 @@ class Committer:
             if change is not own.change:
                 self._write_own(own, change)
             self._check_deletes(latest, change.entries)
+            if not change.index_changes:
+                self._check_deletion_vectors(latest, change.entries)
             base = self._base_manifests(latest)
             base_list, base_size = self._write_list(base, written)
             index_manifest = None
@@ -437,7 +440,8 @@ class Committer:
         self, latest: Snapshot | None, changes: Sequence[IndexManifestEntry]
     ) -> str | None:
         """The new index manifest (None when no index file stays live)."""
-        live = combine(self.store.index_entries(latest), changes)
+        unaware = not self.schema.primary_keys and self.options.bucket == -1
+        live = combine(self.store.index_entries(latest), changes, unaware_bucket=unaware)
         if not live:
             return None
         name = paths.index_manifest_name()
@@ -456,6 +460,23 @@ class Committer:
         the commit deletes any)."""
         if has_deletes(entries):
             check_deletes_live(entries, fold_entries(self.store.live_entries(latest)))
+
+    def _check_deletion_vectors(
+        self, latest: Snapshot | None, entries: Sequence[ManifestEntry]
+    ) -> None:
+        """Refuse to remove a data file that has a deletion vector in ``latest`` without an
+        index change: its rewrite would bring the deleted rows back (a DELETE committed while
+        a compaction of the file ran)."""
+        if latest is None or not latest.index_manifest or not has_deletes(entries):
+            return
+        vectors = deletion_files(self.store.index_entries(latest))
+        for e in entries:
+            if e.kind == FileKind.DELETE and (e.partition, e.bucket, e.file.file_name) in vectors:
+                raise CommitConflictError(
+                    f"data file {e.file.file_name} of {self.store.root} has a deletion vector in "
+                    f"snapshot {latest.id} (rows deleted while this commit was prepared); "
+                    "nothing was committed — run it again"
+                )
 
     def _check_schema(self) -> None:
         """Refuse to commit files written under a schema that a newer one contradicts.
