@@ -32,7 +32,7 @@ from .compact import plan as plan_compaction
 from .deletions import DeletionVectorReader
 from .files import AppendFileReader
 from .options import AppendOptions
-from .scan import AppendSplit, plan_append_splits
+from .scan import AppendSplit, plan_append_splits, snapshot_deletion_files
 from .write import AppendWrite, WriteInput
 
 __all__ = ["AppendSplitReader", "AppendTable", "append_table_refusal"]
@@ -385,6 +385,27 @@ class AppendTable(BaseTable):
 
         return out_schema, batches()
 
+    def _refuse_deleted_rows(self, snapshot: Snapshot) -> None:
+        """Refuse a snapshot that changed deletion vectors (Paimon's ``DELETE`` of an append
+        table with ``deletion-vectors.enabled``): it removed rows, which an append table's
+        changes (``+I`` only) cannot express."""
+        if not snapshot.index_manifest:
+            return
+        previous = (
+            self.store.snapshot(snapshot.id - 1)
+            if self.store.snapshot_exists(snapshot.id - 1)
+            else None
+        )
+        if previous is not None and previous.index_manifest == snapshot.index_manifest:
+            return
+        before = snapshot_deletion_files(self.context, previous)
+        if snapshot_deletion_files(self.context, snapshot) != before:
+            raise UnsupportedFeatureError(
+                f"snapshot {snapshot.id} of {self.identifier!r} changed deletion vectors: it "
+                "deleted rows, which read_changes of an append table (appended rows only) "
+                f"cannot express — read the range after it, or read(snapshot_id={snapshot.id})"
+            )
+
     def read_changes(
         self,
         from_snapshot: int = 0,
@@ -409,6 +430,7 @@ class AppendTable(BaseTable):
         entries: list[ManifestEntry] = []
         for sid in range(from_snapshot + 1, end + 1):
             snapshot = self.store.snapshot(sid)
+            self._refuse_deleted_rows(snapshot)
             if snapshot.commit_kind == CommitKind.OVERWRITE:
                 raise UnsupportedFeatureError(
                     f"snapshot {sid} of {self.identifier!r} is an OVERWRITE, which removed rows; "
