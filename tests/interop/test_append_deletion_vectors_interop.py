@@ -85,9 +85,7 @@ def _tree(root: Path) -> dict[str, str]:
     }
 
 
-def test_append_tables_with_deletion_vectors_both_ways(
-    tmp_path: Path, java_classpath: str
-) -> None:
+def test_append_tables_with_deletion_vectors_both_ways(tmp_path: Path, java_classpath: str) -> None:
     b = [_batch(s) for s in range(4)]
     wh = str(tmp_path)
     ops: list[dict[str, Any]] = []
