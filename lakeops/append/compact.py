@@ -23,19 +23,29 @@ so a fixed bucket's rows keep their order. Tasks run on up to ``parallelism`` th
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from lakeops.compact.planner import CompactionProgress
 from lakeops.context import TableContext
-from lakeops.errors import UnsupportedFeatureError
 from lakeops.parallel import run_ordered
 from lakeops.read.scan import partition_matches
 from lakeops.spec import binary_row
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import FILE_SOURCE_COMPACT, DataFileMeta
+from lakeops.spec.deletion_vector import (
+    DELETION_VECTORS_INDEX,
+    blob,
+    deletion_files,
+    encode_index_file,
+)
+from lakeops.spec.index_manifest import IndexFileMeta, IndexManifestEntry
+from lakeops.spec.manifest import FileKind
+from lakeops.spec.snapshot import Snapshot
 
+from .deletions import DeletionVectorReader
 from .files import AppendFileReader, RollingAppendWriter
 from .options import AppendOptions
 from .scan import snapshot_deletion_files
@@ -129,13 +139,16 @@ def _tasks(
     opts: AppendOptions,
     full: bool,
     partitions: Sequence[Mapping[str, Any]] | None,
+    snapshot: Snapshot | None = None,
 ) -> list[_Task]:
-    """The compactions of the latest snapshot, by (partition, bucket)."""
+    """The compactions of ``snapshot`` (default: the latest), by (partition, bucket)."""
     store = ctx.store
+    if snapshot is None:
+        snapshot = store.latest_snapshot()
     keep = partition_matches(ctx.schema, partitions, ctx.options) if partitions else None
     groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     totals: dict[tuple[bytes, int], int] = {}
-    for e in store.live_entries(store.latest_snapshot()):
+    for e in store.live_entries(snapshot):
         if keep is not None and not keep(e.partition):
             continue
         groups.setdefault((e.partition, e.bucket), []).append(e.file)
@@ -148,28 +161,6 @@ def _tasks(
             picked = pick_unaware_bins(files, opts, full)
         tasks += [_Task(partition, bucket, totals[(partition, bucket)], tuple(p)) for p in picked]
     return tasks
-
-
-def _refuse_deletion_vectors(ctx: TableContext, tasks: Sequence[_Task]) -> None:
-    """Refuse, before anything is written, a compaction that would rewrite a file with a
-    deletion vector: lakeops does not yet drop the deleted rows and retire the vectors as
-    Paimon's compaction does."""
-    vectors = snapshot_deletion_files(ctx, ctx.store.latest_snapshot())
-    hit = [
-        f.file_name
-        for t in tasks
-        for f in t.files
-        if (t.partition, t.bucket, f.file_name) in vectors
-    ]
-    if hit:
-        kind = "fixed-bucket" if ctx.options.bucket > 0 else "unaware-bucket"
-        raise UnsupportedFeatureError(
-            f"lakeops refuses to compact {ctx.root}: it is a {kind} append table with deletion "
-            f"vectors, and {len(hit)} file(s) to rewrite ({', '.join(hit[:3])}"
-            f"{', …' if len(hit) > 3 else ''}) have deleted rows, which lakeops' compaction "
-            "does not yet drop from the rewritten files and the index; nothing was written — "
-            "compact this table with Paimon (Spark, Flink)"
-        )
 
 
 def partitions_to_compact(ctx: TableContext, *, full: bool) -> list[dict[str, Any]]:
@@ -195,11 +186,13 @@ def plan(
     """Pick and run the compactions of the latest snapshot; nothing is committed."""
     opts = AppendOptions.of(ctx)
     store = ctx.store
-    tasks = _tasks(ctx, opts, full, partitions)
+    snapshot = store.latest_snapshot()
+    tasks = _tasks(ctx, opts, full, partitions, snapshot)
     result = AppendCompactionPlan()
     if not tasks:
         return result
-    _refuse_deletion_vectors(ctx, tasks)
+    vectors = snapshot_deletion_files(ctx, snapshot)
+    dvs = DeletionVectorReader(ctx.file_io)
     reader = AppendFileReader(ctx.file_io, ctx.schema, store.schema, ctx.root)
     columns = ctx.schema.field_names
     done = [0, 0, 0]  # tasks, files, bytes
@@ -227,7 +220,9 @@ def plan(
         )
         try:
             for f in task.files:
-                for batch in reader.iter_batches(directory, f, columns, 131_072):
+                pieces = reader.iter_batches(directory, f, columns, 131_072)
+                df = vectors.get((task.partition, task.bucket, f.file_name))
+                for batch in dvs.iter_apply(pieces, df, f):
                     writer.write(batch)
             return writer.close(), list(writer.written)
         except BaseException:
@@ -254,8 +249,59 @@ def plan(
 
     try:
         run_ordered(rewrite, tasks, parallelism, on_success=collect, on_done=tick)
+        if vectors:
+            _retire_vectors(ctx, snapshot, tasks, dvs, result)
     except BaseException:
         for path in result.written:
             ctx.file_io.delete(path)
         raise
     return result
+
+
+def _retire_vectors(
+    ctx: TableContext,
+    snapshot: Snapshot | None,
+    tasks: Sequence[_Task],
+    dvs: DeletionVectorReader,
+    result: AppendCompactionPlan,
+) -> None:
+    """Take the vectors of the files compacted away out of the index, as Paimon's compaction
+    of an append table with deletion vectors does: every live deletion-vector index file of a
+    compacted (partition, bucket) that holds such a vector is deleted, and the vectors it
+    holds of other files are copied unchanged into one new index file (none when no vector is
+    left). The changes ride on the first message of that (partition, bucket)."""
+    gone: dict[tuple[bytes, int], set[str]] = {}
+    for t in tasks:
+        gone.setdefault((t.partition, t.bucket), set()).update(f.file_name for f in t.files)
+    changes: dict[tuple[bytes, int], list[IndexManifestEntry]] = {}
+    for e in ctx.store.index_entries(snapshot):
+        names = gone.get((e.partition, e.bucket))
+        if e.file.index_type != DELETION_VECTORS_INDEX or names is None:
+            continue
+        path = ctx.locations.index_entry_path(e.partition, e.bucket, e.file)
+        files = deletion_files([e], {e.file.file_name: path})
+        if not any(name in names for (_, _, name) in files):
+            continue
+        out = changes.setdefault((e.partition, e.bucket), [])
+        out.append(IndexManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.file))
+        kept = [(name, df) for (_, _, name), df in files.items() if name not in names]
+        if not kept:
+            continue
+        data = dvs.index_file(path)
+        content, ranges = encode_index_file([(n, blob(data, df, path), df) for n, df in kept])
+        new = ctx.locations.new_index_file(e.partition, e.bucket)
+        if new.external_path is None and ctx.locations.index_in_data_dir:
+            ctx.file_io.mkdirs(new.path.rsplit("/", 1)[0])
+        result.written.append(new.path)
+        ctx.file_io.write_bytes(new.path, content)
+        extra: list[tuple[str, Any]] = [("_DELETIONS_VECTORS_RANGES", ranges)]
+        if new.external_path:
+            extra.append(("_EXTERNAL_PATH", new.external_path))
+        meta = IndexFileMeta(
+            DELETION_VECTORS_INDEX, new.name, len(content), len(ranges), tuple(extra)
+        )
+        out.append(IndexManifestEntry(FileKind.ADD, e.partition, e.bucket, meta))
+    for i, m in enumerate(result.messages):
+        mine = changes.pop((m.partition, m.bucket), None)
+        if mine:
+            result.messages[i] = dataclasses.replace(m, compact_index_changes=tuple(mine))

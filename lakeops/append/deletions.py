@@ -28,6 +28,10 @@ class DeletionVectorReader:
         self._files: dict[str, bytes] = {}
         self._lock = threading.Lock()
 
+    def index_file(self, path: str) -> bytes:
+        """The bytes of the index file at ``path`` (read once per reader)."""
+        return self._index_file(path)
+
     def _index_file(self, path: str) -> bytes:
         with self._lock:
             data = self._files.get(path)

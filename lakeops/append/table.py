@@ -156,8 +156,11 @@ class AppendTable(BaseTable):
             )
         elif appends:
             snapshot = committer.commit_entries(appends, CommitKind.APPEND, commit_identifier)
-        if compacts:
-            snapshot = committer.commit_entries(compacts, CommitKind.COMPACT, commit_identifier)
+        compact_index = [e for m in messages for e in m.compact_index_changes]
+        if compacts or compact_index:
+            snapshot = committer.commit_entries(
+                compacts, CommitKind.COMPACT, commit_identifier, index_changes=compact_index
+            )
         return snapshot
 
     def write(

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyroaring
@@ -34,8 +35,10 @@ from lakeops.spec.index_manifest import IndexManifestEntry
 __all__ = [
     "DELETION_VECTORS_INDEX",
     "DeletionFile",
+    "blob",
     "decode_deletion_vector",
     "deletion_files",
+    "encode_index_file",
 ]
 
 DELETION_VECTORS_INDEX = "DELETION_VECTORS"
@@ -78,6 +81,29 @@ def deletion_files(
                 )
             out[key] = df
     return out
+
+
+def blob(data: bytes, df: DeletionFile, source: str) -> bytes:
+    """The whole stored blob of ``df`` (length field, bitmap data, CRC) in index file bytes
+    ``data``, after checking it decodes (:func:`decode_deletion_vector`): what a rewritten
+    index file copies unchanged."""
+    decode_deletion_vector(data, df, source)
+    (n,) = struct.unpack_from(">i", data, df.offset)
+    return data[df.offset : df.offset + 4 + n + 4]
+
+
+def encode_index_file(
+    blobs: Sequence[tuple[str, bytes, DeletionFile]],
+) -> tuple[bytes, list[dict[str, Any]]]:
+    """A deletion-vector index file holding ``blobs`` (data file name, whole stored blob as
+    :func:`blob` returns it, its old deletion file) in order, and its
+    ``_DELETIONS_VECTORS_RANGES`` (each blob's new offset; length and cardinality kept)."""
+    out = bytearray([_VERSION_V1])
+    ranges: list[dict[str, Any]] = []
+    for name, data, df in blobs:
+        ranges.append({"f0": name, "f1": len(out), "f2": df.length, "_CARDINALITY": df.cardinality})
+        out += data
+    return bytes(out), ranges
 
 
 def _portable_bitmap(data: bytes, source: str) -> np.ndarray:
