@@ -9,8 +9,9 @@ Java reads (whole, projected, filtered, streamed, at an older snapshot, ``audit_
 without touching the index, refuse a compaction of files with vectors leaving the table
 byte-identical, refuse ``read_changes`` across a delete, expire snapshots and clean orphans
 keeping every live vector; Java then reads, deletes again (also rows lakeops appended) and
-compacts, and lakeops reads the result. (pypaimon 2.1 cannot be a third reader here: it fails
-on Java 0.9's manifests, which have no ``_VALUE_STATS_COLS``.)
+compacts, and lakeops reads the result. pypaimon 2.1 reads the tables lakeops created (it
+fails on data manifests Java 0.9 wrote, which have no ``_VALUE_STATS_COLS``), with Java's
+vectors and after lakeops' compaction.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from lakeops.errors import UnsupportedFeatureError
 from lakeops.spec.deletion_vector import DELETION_VECTORS_INDEX, deletion_files
 from lakeops.spec.manifest import FileKind
 from tests.interop.java_oracle import json_rows, run_ops
+from tests.interop.oracle import oracle_script
 
 pytestmark = pytest.mark.interop
 
@@ -183,3 +185,39 @@ def test_append_tables_with_deletion_vectors_both_ways(tmp_path: Path, java_clas
         assert _java_rows(last_read) == final, name
         table = catalog.get_table(name)
         assert _rows(table.read()) == final, name
+
+
+def test_lakeops_created_deletion_vector_tables_with_java_deletes_and_pypaimon(
+    tmp_path: Path, java_classpath: str
+) -> None:
+    """lakeops creates and writes the tables, Java deletes rows, lakeops compacts (dropping
+    the deleted rows and the vectors); pypaimon 2.1 reads the model before and after."""
+    b = [_batch(s) for s in range(3)]
+    wh = str(tmp_path)
+    catalog = Catalog(wh)
+    catalog.create_database("db")
+    tables = {"db.up": TABLES["db.up"], "db.b": TABLES["db.b"]}
+    for name, (parts, options) in tables.items():
+        table = catalog.create_table(name, schema=SCHEMA, partition_keys=parts, options=options)
+        for x in b:
+            table.write(x)
+    ops = [
+        {"op": "delete_dv", "table": name, "column": "k", "values": FIRST + THIRD}
+        for name in tables
+    ]
+    run_ops(java_classpath, wh, ops)
+    model = _model(b, FIRST + THIRD)
+    reads: list[dict[str, Any]] = []
+    for name in tables:
+        table = catalog.get_table(name)
+        assert _rows(table.read()) == model, name
+        compacted = table.compact(full=True)
+        assert compacted is not None, name
+        assert not deletion_files(table.store.index_entries(compacted)), name
+        assert _rows(table.read()) == model, name
+        reads += [
+            {"op": "read", "table": name, "snapshot_id": compacted.id - 1},
+            {"op": "read", "table": name},
+        ]
+    for got in oracle_script(wh, reads):  # pypaimon 2.1: Java's vectors, then lakeops' compaction
+        assert _rows(got) == model
