@@ -1,5 +1,5 @@
-"""Append tables lakeops cannot serve exactly (row tracking, data evolution; deletion vectors
-for writes) are refused by name, untouched."""
+"""Append tables lakeops cannot serve exactly (row tracking, data evolution) are refused by
+name, untouched. (Deletion vectors are served: test_append_deletion_vectors_interop.)"""
 
 from __future__ import annotations
 
@@ -33,7 +33,6 @@ CASES = {
         {"row-tracking.enabled": "true", "data-evolution.enabled": "true"},
         "no primary key: it is an append table with data evolution,",
     ),
-    "db.dv": ({"deletion-vectors.enabled": "true"}, "deletion-vectors.enabled"),
     "db.tracking": ({"row-tracking.enabled": "true"}, "row-tracking.enabled"),
 }
 
@@ -41,8 +40,8 @@ CASES = {
 def test_append_tables_lakeops_cannot_serve_fully_are_refused_and_left_untouched(
     warehouse,
 ) -> None:
-    """Data evolution: refused at open. Deletion vectors (none written yet) and row tracking:
-    read exactly (values); writes, compactions and rollbacks refused naming the option. The
+    """Data evolution: refused at open. Row tracking: read exactly (values); writes,
+    compactions and rollbacks refused naming the option. The
     table stays byte-identical and pypaimon still reads it."""
     data = pa.table({"id": [1, 2, 2], "v": ["a", "b", None]}, schema=SCHEMA)
     ops: list[dict] = []
@@ -75,7 +74,7 @@ def test_append_tables_lakeops_cannot_serve_fully_are_refused_and_left_untouched
             table.compact(full=True)
         with pytest.raises(UnsupportedFeatureError, match=re.escape(refusal)):
             table.rollback_to(1)
-    assert sorted(catalog.list_tables("db")) == ["dv", "evolution", "tracking"]
+    assert sorted(catalog.list_tables("db")) == ["evolution", "tracking"]
     assert _tree(warehouse) == before
     reads = oracle_script(warehouse, [{"op": "read", "table": n} for n in CASES])
-    assert [r.num_rows for r in reads] == [3, 3, 3]
+    assert [r.num_rows for r in reads] == [3, 3]
