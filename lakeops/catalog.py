@@ -50,9 +50,7 @@ def new_table_schema(
     # unknown keys (did-you-mean) and options lakeops cannot honour, before anything else
     # an append table serves deletion vectors (reads apply them; see TableOptions)
     checked = (
-        opts
-        if primary_keys
-        else {k: v for k, v in opts.items() if k != "deletion-vectors.enabled"}
+        opts if primary_keys else {k: v for k, v in opts.items() if k != "deletion-vectors.enabled"}
     )
     check_create_options(checked)
     table_schema = TableSchema.from_arrow(
