@@ -61,6 +61,9 @@ __all__ = [
 #: a full compaction of a fixed bucket needs at least this many files
 FULL_COMPACT_MIN_FILE = 3
 
+#: the index file (storage path) holding a data file's deletion vector, None when it has none
+VectorOf = Callable[[DataFileMeta], str | None]
+
 
 @dataclass(frozen=True)
 class _Task:
@@ -79,18 +82,30 @@ class AppendCompactionPlan:
 
 
 def pick_bucket_windows(
-    files: Sequence[DataFileMeta], opts: AppendOptions, full: bool
+    files: Sequence[DataFileMeta],
+    opts: AppendOptions,
+    full: bool,
+    vector_of: VectorOf | None = None,
 ) -> list[list[DataFileMeta]]:
-    """The runs of a fixed bucket's files to compact (see the module docstring)."""
+    """The runs of a fixed bucket's files to compact (see the module docstring).
+    ``vector_of`` (a table with deletion vectors): a full compaction keeps no leading file
+    that has a vector and rewrites whatever follows, however few (Paimon's
+    ``FullCompactTask`` with a deletion-vector maintainer)."""
     ordered = sorted(files, key=lambda f: f.min_sequence_number)
     target = opts.target_file_size
     if full:
-        if len(ordered) < FULL_COMPACT_MIN_FILE:
+        if not ordered or (vector_of is None and len(ordered) < FULL_COMPACT_MIN_FILE):
             return []
         start = 0
-        while start < len(ordered) and ordered[start].file_size >= target:
+        while (
+            start < len(ordered)
+            and ordered[start].file_size >= target
+            and (vector_of is None or vector_of(ordered[start]) is None)
+        ):
             start += 1
         rest = ordered[start:]
+        if vector_of is not None:
+            return [rest] if rest else []
         small = sum(1 for f in rest if f.file_size < target)
         if small > len(rest) - small and len(rest) >= FULL_COMPACT_MIN_FILE:
             return [rest]
@@ -112,9 +127,25 @@ def pick_bucket_windows(
 
 
 def pick_unaware_bins(
-    files: Sequence[DataFileMeta], opts: AppendOptions, full: bool
+    files: Sequence[DataFileMeta],
+    opts: AppendOptions,
+    full: bool,
+    vector_of: VectorOf | None = None,
 ) -> list[list[DataFileMeta]]:
-    """The bins of one partition's files to compact (see the module docstring)."""
+    """The bins of one partition's files to compact (see the module docstring).
+    ``vector_of`` (a table with deletion vectors): every file with a vector is compacted,
+    whatever its size, in one task with the other files whose vectors share its index file;
+    the files without are binned as usual (Paimon's ``packInDeletionVectorVMode``)."""
+    if vector_of is not None:
+        by_index: dict[str, list[DataFileMeta]] = {}
+        rest = []
+        for f in files:
+            index = vector_of(f)
+            if index is None:
+                rest.append(f)
+            else:
+                by_index.setdefault(index, []).append(f)
+        return [*by_index.values(), *pick_unaware_bins(rest, opts, full)]
     small = sorted(
         (f for f in files if f.file_size < opts.compaction_file_size), key=lambda f: f.file_size
     )
@@ -153,12 +184,20 @@ def _tasks(
             continue
         groups.setdefault((e.partition, e.bucket), []).append(e.file)
         totals[(e.partition, e.bucket)] = e.total_buckets
+    vectors = snapshot_deletion_files(ctx, snapshot)
     tasks: list[_Task] = []
     for (partition, bucket), files in sorted(groups.items(), key=lambda kv: kv[0]):
+        vector_of: VectorOf | None = None
+        if ctx.options.deletion_vectors or vectors:
+
+            def vector_of(f: DataFileMeta, p: bytes = partition, b: int = bucket) -> str | None:
+                df = vectors.get((p, b, f.file_name))
+                return None if df is None else df.path
+
         if ctx.options.bucket > 0:
-            picked = pick_bucket_windows(files, opts, full)
+            picked = pick_bucket_windows(files, opts, full, vector_of)
         else:
-            picked = pick_unaware_bins(files, opts, full)
+            picked = pick_unaware_bins(files, opts, full, vector_of)
         tasks += [_Task(partition, bucket, totals[(partition, bucket)], tuple(p)) for p in picked]
     return tasks
 
