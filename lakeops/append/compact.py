@@ -16,6 +16,15 @@ with at least ``compaction.min.file-num`` files or at ``compaction.max.file-num`
 (default 50); a full compaction also rewrites the last, unfilled bin when it holds two files or
 more (what Paimon's coordinator does to files left waiting).
 
+**Deletion vectors** (``deletion-vectors.enabled``, as Paimon 0.9 with a deletion-vector
+maintainer): an unaware partition compacts every file that has a vector, whatever its size, in
+one task per index file holding such vectors (the other files binned as above); a fixed
+bucket's full compaction keeps only leading files at the target size *without* a vector and
+rewrites all the rest, however few. Rewritten files leave out the deleted rows; each live index
+file of the (partition, bucket) that held a vector of a compacted file is deleted and the
+vectors it holds of other files are copied unchanged into one new index file. The commit
+conflicts if a vector was added to an input meanwhile.
+
 A compaction rewrites its inputs, in order, as rolling level-0 files of source ``COMPACT``
 whose sequence numbers start at the first input's (``AppendOnlyFileStoreWrite.compactRewrite``),
 so a fixed bucket's rows keep their order. Tasks run on up to ``parallelism`` threads.
