@@ -472,10 +472,24 @@ def test_deletion_vectors_are_applied_and_compaction_retires_them(catalog: Catal
     with pytest.raises(UnsupportedFeatureError, match="deletion vectors"):
         table.read_changes(0)
 
+    # overwriting a partition drops its files and their vectors; the others' stay
+    spare = catalog.create_table("db.o", schema=SCHEMA, partition_keys=["dt"], options=options)
+    spare.write(_batch(0, 9))
+    names = sorted(e.file.file_name for e in spare.store.live_entries(spare.latest_snapshot()))
+    _add_vectors(spare, {n: [0] for n in names})
+    not_a = (pc.field("dt") != "a") | pc.field("dt").is_null()
+    kept = _model_without(spare, {n: [0] for n in names}).filter(not_a)
+    new_a = pa.table({"dt": ["a"], "k": [7], "v": ["new"]}, schema=SCHEMA)
+    spare.write(new_a, overwrite=[{"dt": "a"}])
+    assert _bag(spare.read()) == _bag(pa.concat_tables([kept, new_a]))
+    vectors = deletion_files(spare.store.index_entries(spare.latest_snapshot()))
+    assert len(vectors) == len(names) - 1
+
     # a DELETE commits while the compaction runs: the compaction conflicts, writes nothing
     planned = plan(table.context, full=True, partitions=None, parallelism=1)
     assert planned.messages
-    second = {files[2]: [0]}
+    inputs = [f.file_name for m in planned.messages for f in m.compact_before]
+    second = {next(n for n in inputs if n not in first): [0]}
     _add_vectors(table, second)
     latest = table.latest_snapshot()
     with pytest.raises(CommitConflictError, match="deletion vector"):
