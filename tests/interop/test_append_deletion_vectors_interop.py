@@ -1,23 +1,23 @@
-"""Append tables with deletion vectors, against Java Paimon 0.9.
+"""Append tables with deletion vectors, against Java Paimon 0.9 (and pypaimon 2.1's reader).
 
 Java creates four append tables with ``deletion-vectors.enabled`` — unaware bucket and fixed
 bucket, partitioned and not — writes two commits and deletes rows twice the way Paimon's Spark
 DELETE does (the oracle's ``delete_dv``: a vector per touched file through
 ``AppendDeletionFileMaintainer``, the second delete merging into vectors already there). The
 plain model is every row written minus the rows whose ``k`` was deleted. lakeops must read what
-Java reads (whole, projected, filtered, streamed, at an older snapshot, ``audit_log``), append
-without touching the index, refuse a compaction of files with vectors leaving the table
-byte-identical, refuse ``read_changes`` across a delete, expire snapshots and clean orphans
-keeping every live vector; Java then reads, deletes again (also rows lakeops appended) and
-compacts, and lakeops reads the result. pypaimon 2.1 reads the tables lakeops created (it
-fails on data manifests Java 0.9 wrote, which have no ``_VALUE_STATS_COLS``), with Java's
-vectors and after lakeops' compaction.
+Java reads (whole, projected, filtered, streamed, at older snapshots, ``audit_log``), append
+without touching the index, compact dropping the deleted rows and the compacted files'
+vectors, refuse ``read_changes`` across a delete, expire snapshots and clean orphans keeping
+every live vector; Java then reads, deletes again (also rows lakeops wrote) and compacts, and
+lakeops reads the result. Two tables lakeops creates get Java's deletes, lakeops' compaction
+(one partly, so lakeops writes an index file of the vectors left), pypaimon 2.1's reads (it
+cannot read the data manifests Java 0.9 writes: no ``_VALUE_STATS_COLS``) and Java's read and
+delete on top. One JVM run before lakeops' part, one after.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -82,17 +82,24 @@ def _java_rows(result: dict[str, Any]) -> list[tuple[Any, ...]]:
     return _rows(pa.Table.from_pylist(result["rows"], schema=SCHEMA))
 
 
-def _tree(root: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
+#: tables lakeops creates and writes (b[0..2]); Java deletes FIRST + THIRD, lakeops compacts
+#: ("db.lb" compacts windows of two files: the newest file's vector stays, copied unchanged
+#: into the bucket's new index file), Java reads and deletes SECOND on top
+LAKEOPS_TABLES: dict[str, tuple[list[str], dict[str, str]]] = {
+    "db.lup": (["dt"], DV),
+    "db.lb": ([], {**DV, "bucket": "3", "bucket-key": "k", "compaction.max.file-num": "2"}),
+}
 
 
 def test_append_tables_with_deletion_vectors_both_ways(tmp_path: Path, java_classpath: str) -> None:
     b = [_batch(0, 600), *(_batch(s) for s in range(1, 4))]
     wh = str(tmp_path)
+    catalog = Catalog(wh)
+    catalog.create_database("db")
+    for name, (parts, options) in LAKEOPS_TABLES.items():
+        table = catalog.create_table(name, schema=SCHEMA, partition_keys=parts, options=options)
+        for x in b[:3]:
+            table.write(x)
     ops: list[dict[str, Any]] = []
     for name, (parts, options) in TABLES.items():
         ops.append(
@@ -110,13 +117,16 @@ def test_append_tables_with_deletion_vectors_both_ways(tmp_path: Path, java_clas
             {"op": "delete_dv", "table": name, "column": "k", "values": SECOND},
             {"op": "read", "table": name},
         ]
+    ops += [
+        {"op": "delete_dv", "table": name, "column": "k", "values": FIRST + THIRD}
+        for name in LAKEOPS_TABLES
+    ]
     results = run_ops(java_classpath, wh, ops)
     java_reads = [r for r in results if r["op"] == "read"]
     deleted = [r["deleted"] for r in results if r["op"] == "delete_dv"]
-    assert deleted == [len(FIRST), len(SECOND)] * len(TABLES)
+    assert deleted[: 2 * len(TABLES)] == [len(FIRST), len(SECOND)] * len(TABLES)
     model = _model(b[:2], FIRST + SECOND)
 
-    catalog = Catalog(wh)
     for name, java in zip(TABLES, java_reads, strict=True):
         table = catalog.get_table(name)
         latest = table.store.latest_snapshot()
@@ -149,15 +159,11 @@ def test_append_tables_with_deletion_vectors_both_ways(tmp_path: Path, java_clas
         compacted = table.compact(full=True)
         assert compacted is not None, name
         assert _rows(table.read()) == _model(b[:3], FIRST + SECOND), name
-        gone = {
-            f.file_name
-            for e in table.store.delta_entries(compacted)
-            if e.kind == FileKind.DELETE
-            for f in [e.file]
-        }
+        delta = table.store.delta_entries(compacted)
+        gone = {e.file.file_name for e in delta if e.kind == FileKind.DELETE}
         after = deletion_files(table.store.index_entries(compacted))
         assert gone and not gone & {n for (_, _, n) in after}, name
-        if name == "db.u":
+        if name == "db.u":  # above the small-file size, but it has a vector: compacted
             big = max((e.file for e in table.store.live_entries(latest)), key=lambda f: f.file_size)
             assert big.file_size >= 1434 and big.file_name in gone
         assert _rows(table.read(snapshot_id=compacted.id - 1)) == _model(b[:3], FIRST + SECOND)
@@ -166,7 +172,31 @@ def test_append_tables_with_deletion_vectors_both_ways(tmp_path: Path, java_clas
         table.remove_orphan_files(older_than=dt.timedelta(0), force=True)
         assert _rows(table.read()) == _model(b[:3], FIRST + SECOND), name
 
-    # Java reads what lakeops appended, deletes (also lakeops' rows) and compacts
+    # lakeops' own tables: Java's vectors read, then compacted away (db.lb: partly)
+    lakeops_model = _model(b[:3], FIRST + THIRD)
+    pypaimon_reads: list[dict[str, Any]] = []
+    for name in LAKEOPS_TABLES:
+        table = catalog.get_table(name)
+        assert _rows(table.read()) == lakeops_model, name
+        before = deletion_files(table.store.index_entries(table.latest_snapshot()))
+        compacted = table.compact(full=name == "db.lup")
+        assert compacted is not None, name
+        after = deletion_files(table.store.index_entries(compacted))
+        if name == "db.lup":
+            assert not after
+        else:
+            assert after and all(df.path != before[k].path for k, df in after.items())
+        assert _rows(table.read()) == lakeops_model, name
+        pypaimon_reads += [
+            {"op": "read", "table": name, "snapshot_id": compacted.id - 1},
+            {"op": "read", "table": name},
+        ]
+    # pypaimon 2.1 (it cannot read the data manifests of Java's tables): Java's vectors, then
+    # lakeops' compaction
+    for got in oracle_script(wh, pypaimon_reads):
+        assert _rows(got) == lakeops_model
+
+    # Java reads what lakeops appended and compacted, deletes (lakeops' rows too), compacts
     ops = []
     for name in TABLES:
         ops += [
@@ -176,68 +206,22 @@ def test_append_tables_with_deletion_vectors_both_ways(tmp_path: Path, java_clas
             {"op": "compact", "table": name},
             {"op": "read", "table": name},
         ]
+    for name in LAKEOPS_TABLES:
+        ops += [
+            {"op": "read", "table": name},
+            {"op": "delete_dv", "table": name, "column": "k", "values": SECOND},
+            {"op": "read", "table": name},
+        ]
     results = run_ops(java_classpath, wh, ops)
     final = _model(b, FIRST + SECOND + THIRD)
     for i, name in enumerate(TABLES):
         first_read, last_read = results[5 * i], results[5 * i + 4]
         assert _java_rows(first_read) == _model(b[:3], FIRST + SECOND), name
         assert _java_rows(last_read) == final, name
-        table = catalog.get_table(name)
-        assert _rows(table.read()) == final, name
-
-
-def test_lakeops_created_deletion_vector_tables_with_java_deletes_and_pypaimon(
-    tmp_path: Path, java_classpath: str
-) -> None:
-    """lakeops creates and writes the tables, Java deletes rows, lakeops compacts (dropping
-    the deleted rows and the vectors); pypaimon 2.1 reads the model before and after, Java
-    reads after and deletes again on top of the index lakeops wrote."""
-    b = [_batch(s) for s in range(3)]
-    wh = str(tmp_path)
-    catalog = Catalog(wh)
-    catalog.create_database("db")
-    # db.b compacts windows of two files: the newest file's vector stays, copied unchanged
-    # into the bucket's new index file
-    tables = {
-        "db.up": TABLES["db.up"],
-        "db.b": ([], {**TABLES["db.b"][1], "compaction.max.file-num": "2"}),
-    }
-    for name, (parts, options) in tables.items():
-        table = catalog.create_table(name, schema=SCHEMA, partition_keys=parts, options=options)
-        for x in b:
-            table.write(x)
-    ops = [
-        {"op": "delete_dv", "table": name, "column": "k", "values": FIRST + THIRD}
-        for name in tables
-    ]
-    run_ops(java_classpath, wh, ops)
-    model = _model(b, FIRST + THIRD)
-    reads: list[dict[str, Any]] = []
-    for name in tables:
-        table = catalog.get_table(name)
-        assert _rows(table.read()) == model, name
-        before = deletion_files(table.store.index_entries(table.latest_snapshot()))
-        compacted = table.compact(full=name == "db.up")
-        assert compacted is not None, name
-        after = deletion_files(table.store.index_entries(compacted))
-        if name == "db.up":
-            assert not after
-        else:
-            assert after and all(df.path != before[k].path for k, df in after.items())
-        assert _rows(table.read()) == model, name
-        reads += [
-            {"op": "read", "table": name, "snapshot_id": compacted.id - 1},
-            {"op": "read", "table": name},
-        ]
-    for got in oracle_script(wh, reads):  # pypaimon 2.1: Java's vectors, then lakeops' compaction
-        assert _rows(got) == model
-    # Java reads the index files lakeops wrote (db.b) and deletes on top of them
-    ops = [{"op": "read", "table": n} for n in tables]
-    ops += [{"op": "delete_dv", "table": n, "column": "k", "values": SECOND} for n in tables]
-    ops += [{"op": "read", "table": n} for n in tables]
-    results = run_ops(java_classpath, wh, ops)
-    after = _model(b, FIRST + THIRD + SECOND)
-    for i, name in enumerate(tables):
-        assert _java_rows(results[i]) == model, name
-        assert _java_rows(results[2 * len(tables) + i]) == after, name
-        assert _rows(catalog.get_table(name).read()) == after, name
+        assert _rows(catalog.get_table(name).read()) == final, name
+    lakeops_final = _model(b[:3], FIRST + THIRD + SECOND)
+    for i, name in enumerate(LAKEOPS_TABLES):
+        first_read, last_read = results[5 * len(TABLES) + 3 * i : 5 * len(TABLES) + 3 * i + 3 : 2]
+        assert _java_rows(first_read) == lakeops_model, name
+        assert _java_rows(last_read) == lakeops_final, name
+        assert _rows(catalog.get_table(name).read()) == lakeops_final, name
