@@ -30,7 +30,7 @@ import numpy as np
 import pyroaring
 
 from lakeops.errors import CorruptTableError, UnsupportedFeatureError
-from lakeops.spec.index_manifest import IndexManifestEntry
+from lakeops.spec.index_manifest import DELETION_VECTORS_INDEX, IndexManifestEntry
 
 __all__ = [
     "DELETION_VECTORS_INDEX",
@@ -41,7 +41,6 @@ __all__ = [
     "encode_index_file",
 ]
 
-DELETION_VECTORS_INDEX = "DELETION_VECTORS"
 _VERSION_V1 = 1
 _MAGIC_32 = 1581511376
 _MAGIC_64 = 1681511377

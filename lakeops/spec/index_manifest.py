@@ -28,6 +28,7 @@ from lakeops.spec.manifest_format import AVRO_ZSTD, ManifestFormat, read_records
 from lakeops.spec.paths import check_file_name
 
 __all__ = [
+    "DELETION_VECTORS_INDEX",
     "HASH_INDEX",
     "INDEX_MANIFEST_SCHEMA",
     "IndexFileMeta",
@@ -40,7 +41,7 @@ __all__ = [
 ]
 
 HASH_INDEX = "HASH"
-_DELETION_VECTORS = "DELETION_VECTORS"
+DELETION_VECTORS_INDEX = "DELETION_VECTORS"
 _VERSION = 1  # index manifests are at version 1 (data manifests at 2)
 _ADD, _DELETE = 0, 1
 
@@ -202,7 +203,7 @@ def combine(
     number of deletion-vector index files, all at bucket 0)."""
 
     def key(e: IndexManifestEntry) -> tuple[bytes, int, str, str]:
-        if unaware_bucket and e.file.index_type == _DELETION_VECTORS:
+        if unaware_bucket and e.file.index_type == DELETION_VECTORS_INDEX:
             return (b"", 0, e.file.index_type, e.file.file_name)
         return (*e.key, "")
 
