@@ -48,7 +48,11 @@ def new_table_schema(
     without touching storage."""
     opts = {str(k): str(v) for k, v in (options or {}).items()}
     # unknown keys (did-you-mean) and options lakeops cannot honour, before anything else
-    check_create_options(opts)
+    # an append table serves deletion vectors (reads apply them; see TableOptions)
+    checked = (
+        opts if primary_keys else {k: v for k, v in opts.items() if k != "deletion-vectors.enabled"}
+    )
+    check_create_options(checked)
     table_schema = TableSchema.from_arrow(
         schema, list(primary_keys), list(partition_keys or []), opts, comment
     )

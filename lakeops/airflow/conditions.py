@@ -93,10 +93,11 @@ def new_snapshot(
 
 
 def is_lookup_table(table: Table) -> bool:
-    """Tables whose readers skip level 0 until it is flushed: first-row, deletion vectors,
-    ``changelog-producer=lookup`` and ``force-lookup``."""
+    """Primary-key tables whose readers skip level 0 until it is flushed: first-row,
+    deletion vectors, ``changelog-producer=lookup`` and ``force-lookup`` (an append table's
+    reads see every file, deletion vectors or not)."""
     raw = table.schema.options
-    return (
+    return bool(table.schema.primary_keys) and (
         raw.get("merge-engine") == "first-row"
         or raw.get("changelog-producer") == "lookup"
         or option_bool(raw, "deletion-vectors.enabled", False)

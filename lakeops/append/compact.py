@@ -16,6 +16,15 @@ with at least ``compaction.min.file-num`` files or at ``compaction.max.file-num`
 (default 50); a full compaction also rewrites the last, unfilled bin when it holds two files or
 more (what Paimon's coordinator does to files left waiting).
 
+**Deletion vectors** (``deletion-vectors.enabled``, as Paimon 0.9 with a deletion-vector
+maintainer): an unaware partition compacts every file that has a vector, whatever its size, in
+one task per index file holding such vectors (the other files binned as above); a fixed
+bucket's full compaction keeps only leading files at the target size *without* a vector and
+rewrites all the rest, however few. Rewritten files leave out the deleted rows; each live index
+file of the (partition, bucket) that held a vector of a compacted file is deleted and the
+vectors it holds of other files are copied unchanged into one new index file. The commit
+conflicts if a vector was added to an input meanwhile.
+
 A compaction rewrites its inputs, in order, as rolling level-0 files of source ``COMPACT``
 whose sequence numbers start at the first input's (``AppendOnlyFileStoreWrite.compactRewrite``),
 so a fixed bucket's rows keep their order. Tasks run on up to ``parallelism`` threads.
@@ -23,6 +32,7 @@ so a fixed bucket's rows keep their order. Tasks run on up to ``parallelism`` th
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,9 +44,20 @@ from lakeops.read.scan import partition_matches
 from lakeops.spec import binary_row
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import FILE_SOURCE_COMPACT, DataFileMeta
+from lakeops.spec.deletion_vector import (
+    DELETION_VECTORS_INDEX,
+    blob,
+    deletion_files,
+    encode_index_file,
+)
+from lakeops.spec.index_manifest import IndexFileMeta, IndexManifestEntry
+from lakeops.spec.manifest import FileKind
+from lakeops.spec.snapshot import Snapshot
 
+from .deletions import DeletionVectorReader
 from .files import AppendFileReader, RollingAppendWriter
 from .options import AppendOptions
+from .scan import snapshot_deletion_files
 
 __all__ = [
     "AppendCompactionPlan",
@@ -48,6 +69,9 @@ __all__ = [
 
 #: a full compaction of a fixed bucket needs at least this many files
 FULL_COMPACT_MIN_FILE = 3
+
+#: the index file (storage path) holding a data file's deletion vector, None when it has none
+VectorOf = Callable[[DataFileMeta], str | None]
 
 
 @dataclass(frozen=True)
@@ -67,18 +91,30 @@ class AppendCompactionPlan:
 
 
 def pick_bucket_windows(
-    files: Sequence[DataFileMeta], opts: AppendOptions, full: bool
+    files: Sequence[DataFileMeta],
+    opts: AppendOptions,
+    full: bool,
+    vector_of: VectorOf | None = None,
 ) -> list[list[DataFileMeta]]:
-    """The runs of a fixed bucket's files to compact (see the module docstring)."""
+    """The runs of a fixed bucket's files to compact (see the module docstring).
+    ``vector_of`` (a table with deletion vectors): a full compaction keeps no leading file
+    that has a vector and rewrites whatever follows, however few (Paimon's
+    ``FullCompactTask`` with a deletion-vector maintainer)."""
     ordered = sorted(files, key=lambda f: f.min_sequence_number)
     target = opts.target_file_size
     if full:
-        if len(ordered) < FULL_COMPACT_MIN_FILE:
+        if not ordered or (vector_of is None and len(ordered) < FULL_COMPACT_MIN_FILE):
             return []
         start = 0
-        while start < len(ordered) and ordered[start].file_size >= target:
+        while (
+            start < len(ordered)
+            and ordered[start].file_size >= target
+            and (vector_of is None or vector_of(ordered[start]) is None)
+        ):
             start += 1
         rest = ordered[start:]
+        if vector_of is not None:
+            return [rest] if rest else []
         small = sum(1 for f in rest if f.file_size < target)
         if small > len(rest) - small and len(rest) >= FULL_COMPACT_MIN_FILE:
             return [rest]
@@ -100,9 +136,25 @@ def pick_bucket_windows(
 
 
 def pick_unaware_bins(
-    files: Sequence[DataFileMeta], opts: AppendOptions, full: bool
+    files: Sequence[DataFileMeta],
+    opts: AppendOptions,
+    full: bool,
+    vector_of: VectorOf | None = None,
 ) -> list[list[DataFileMeta]]:
-    """The bins of one partition's files to compact (see the module docstring)."""
+    """The bins of one partition's files to compact (see the module docstring).
+    ``vector_of`` (a table with deletion vectors): every file with a vector is compacted,
+    whatever its size, in one task with the other files whose vectors share its index file;
+    the files without are binned as usual (Paimon's ``packInDeletionVectorVMode``)."""
+    if vector_of is not None:
+        by_index: dict[str, list[DataFileMeta]] = {}
+        rest = []
+        for f in files:
+            index = vector_of(f)
+            if index is None:
+                rest.append(f)
+            else:
+                by_index.setdefault(index, []).append(f)
+        return [*by_index.values(), *pick_unaware_bins(rest, opts, full)]
     small = sorted(
         (f for f in files if f.file_size < opts.compaction_file_size), key=lambda f: f.file_size
     )
@@ -127,23 +179,34 @@ def _tasks(
     opts: AppendOptions,
     full: bool,
     partitions: Sequence[Mapping[str, Any]] | None,
+    snapshot: Snapshot | None = None,
 ) -> list[_Task]:
-    """The compactions of the latest snapshot, by (partition, bucket)."""
+    """The compactions of ``snapshot`` (default: the latest), by (partition, bucket)."""
     store = ctx.store
+    if snapshot is None:
+        snapshot = store.latest_snapshot()
     keep = partition_matches(ctx.schema, partitions, ctx.options) if partitions else None
     groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     totals: dict[tuple[bytes, int], int] = {}
-    for e in store.live_entries(store.latest_snapshot()):
+    for e in store.live_entries(snapshot):
         if keep is not None and not keep(e.partition):
             continue
         groups.setdefault((e.partition, e.bucket), []).append(e.file)
         totals[(e.partition, e.bucket)] = e.total_buckets
+    vectors = snapshot_deletion_files(ctx, snapshot)
     tasks: list[_Task] = []
     for (partition, bucket), files in sorted(groups.items(), key=lambda kv: kv[0]):
+        vector_of: VectorOf | None = None
+        if ctx.options.deletion_vectors or vectors:
+
+            def vector_of(f: DataFileMeta, p: bytes = partition, b: int = bucket) -> str | None:
+                df = vectors.get((p, b, f.file_name))
+                return None if df is None else df.path
+
         if ctx.options.bucket > 0:
-            picked = pick_bucket_windows(files, opts, full)
+            picked = pick_bucket_windows(files, opts, full, vector_of)
         else:
-            picked = pick_unaware_bins(files, opts, full)
+            picked = pick_unaware_bins(files, opts, full, vector_of)
         tasks += [_Task(partition, bucket, totals[(partition, bucket)], tuple(p)) for p in picked]
     return tasks
 
@@ -171,10 +234,13 @@ def plan(
     """Pick and run the compactions of the latest snapshot; nothing is committed."""
     opts = AppendOptions.of(ctx)
     store = ctx.store
-    tasks = _tasks(ctx, opts, full, partitions)
+    snapshot = store.latest_snapshot()
+    tasks = _tasks(ctx, opts, full, partitions, snapshot)
     result = AppendCompactionPlan()
     if not tasks:
         return result
+    vectors = snapshot_deletion_files(ctx, snapshot)
+    dvs = DeletionVectorReader(ctx.file_io)
     reader = AppendFileReader(ctx.file_io, ctx.schema, store.schema, ctx.root)
     columns = ctx.schema.field_names
     done = [0, 0, 0]  # tasks, files, bytes
@@ -202,7 +268,9 @@ def plan(
         )
         try:
             for f in task.files:
-                for batch in reader.iter_batches(directory, f, columns, 131_072):
+                pieces = reader.iter_batches(directory, f, columns, 131_072)
+                df = vectors.get((task.partition, task.bucket, f.file_name))
+                for batch in dvs.iter_apply(pieces, df, f):
                     writer.write(batch)
             return writer.close(), list(writer.written)
         except BaseException:
@@ -229,8 +297,59 @@ def plan(
 
     try:
         run_ordered(rewrite, tasks, parallelism, on_success=collect, on_done=tick)
+        if vectors:
+            _retire_vectors(ctx, snapshot, tasks, dvs, result)
     except BaseException:
         for path in result.written:
             ctx.file_io.delete(path)
         raise
     return result
+
+
+def _retire_vectors(
+    ctx: TableContext,
+    snapshot: Snapshot | None,
+    tasks: Sequence[_Task],
+    dvs: DeletionVectorReader,
+    result: AppendCompactionPlan,
+) -> None:
+    """Take the vectors of the files compacted away out of the index, as Paimon's compaction
+    of an append table with deletion vectors does: every live deletion-vector index file of a
+    compacted (partition, bucket) that holds such a vector is deleted, and the vectors it
+    holds of other files are copied unchanged into one new index file (none when no vector is
+    left). The changes ride on the first message of that (partition, bucket)."""
+    gone: dict[tuple[bytes, int], set[str]] = {}
+    for t in tasks:
+        gone.setdefault((t.partition, t.bucket), set()).update(f.file_name for f in t.files)
+    changes: dict[tuple[bytes, int], list[IndexManifestEntry]] = {}
+    for e in ctx.store.index_entries(snapshot):
+        names = gone.get((e.partition, e.bucket))
+        if e.file.index_type != DELETION_VECTORS_INDEX or names is None:
+            continue
+        path = ctx.locations.index_entry_path(e.partition, e.bucket, e.file)
+        files = deletion_files([e], {e.file.file_name: path})
+        if not any(name in names for (_, _, name) in files):
+            continue
+        out = changes.setdefault((e.partition, e.bucket), [])
+        out.append(IndexManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.file))
+        kept = [(name, df) for (_, _, name), df in files.items() if name not in names]
+        if not kept:
+            continue
+        data = dvs.index_file(path)
+        content, ranges = encode_index_file([(n, blob(data, df, path), df) for n, df in kept])
+        new = ctx.locations.new_index_file(e.partition, e.bucket)
+        if new.external_path is None and ctx.locations.index_in_data_dir:
+            ctx.file_io.mkdirs(new.path.rsplit("/", 1)[0])
+        result.written.append(new.path)
+        ctx.file_io.write_bytes(new.path, content)
+        extra: list[tuple[str, Any]] = [("_DELETIONS_VECTORS_RANGES", ranges)]
+        if new.external_path:
+            extra.append(("_EXTERNAL_PATH", new.external_path))
+        meta = IndexFileMeta(
+            DELETION_VECTORS_INDEX, new.name, len(content), len(ranges), tuple(extra)
+        )
+        out.append(IndexManifestEntry(FileKind.ADD, e.partition, e.bucket, meta))
+    for i, m in enumerate(result.messages):
+        mine = changes.pop((m.partition, m.bucket), None)
+        if mine:
+            result.messages[i] = dataclasses.replace(m, compact_index_changes=tuple(mine))

@@ -20,6 +20,11 @@ other columns of rows its siblings complete.
 
 Files of a fixed bucket are read in sequence order (the order they were written), as Paimon's
 readers do; files of an unaware-bucket table in manifest order.
+
+**Deletion vectors** (``deletion-vectors.enabled``): each file of a split carries the deletion
+file of its vector in the snapshot (:mod:`lakeops.spec.deletion_vector`), and readers drop the
+rows at those positions (:mod:`lakeops.append.deletions`). Statistics cover deleted rows too,
+so pruning by them stays conservative.
 """
 
 from __future__ import annotations
@@ -33,9 +38,10 @@ from lakeops.errors import LakeopsError, UnsupportedFeatureError
 from lakeops.kv.evolution import SchemaEvolution
 from lakeops.read.expression import Stats
 from lakeops.read.predicate import RowFilter
-from lakeops.read.scan import DELETION_VECTORS_INDEX, _BucketPruning
+from lakeops.read.scan import _BucketPruning
 from lakeops.spec import binary_row
 from lakeops.spec.data_file import DataFileMeta
+from lakeops.spec.deletion_vector import DeletionFile, deletion_files
 from lakeops.spec.manifest import ManifestEntry
 from lakeops.spec.snapshot import Snapshot
 from lakeops.spec.types import DataType
@@ -43,7 +49,7 @@ from lakeops.spec.types import DataType
 from .evolution import GroupReader, data_evolution, row_id_groups
 from .files import AppendFileReader
 
-__all__ = ["AppendSplit", "plan_append_splits", "value_stats"]
+__all__ = ["AppendSplit", "plan_append_splits", "snapshot_deletion_files", "value_stats"]
 
 #: types whose statistics lakeops compares exactly as Paimon orders them
 _PRUNABLE = {"TINYINT", "SMALLINT", "INT", "BIGINT", "BOOLEAN", "DATE", "CHAR", "VARCHAR"}
@@ -51,26 +57,34 @@ _PRUNABLE = {"TINYINT", "SMALLINT", "INT", "BIGINT", "BOOLEAN", "DATE", "CHAR", 
 
 @dataclass(frozen=True)
 class AppendSplit:
-    """The live files of one (partition, bucket) a read returns, in read order."""
+    """The live files of one (partition, bucket) a read returns, in read order, and the
+    deletion file of each (None: no row of it is deleted)."""
 
     partition: tuple[Any, ...]
     partition_bytes: bytes
     bucket: int
     files: tuple[DataFileMeta, ...]
+    deletions: tuple[DeletionFile | None, ...] = ()
+
+    def deletion_of(self, i: int) -> DeletionFile | None:
+        """The deletion file of ``files[i]`` (None when it has none)."""
+        return self.deletions[i] if i < len(self.deletions) else None
 
 
-def require_no_deletion_vectors(ctx: TableContext, snapshot: Snapshot | None) -> None:
-    """Refuse a snapshot that holds deletion vectors: lakeops does not apply them to append
-    files, and reading the files without them would return deleted rows. (A data-evolution
-    table is checked whatever its options say: deletes by row id write them.)"""
-    if snapshot is None or not (ctx.options.deletion_vectors or data_evolution(ctx.schema)):
-        return
-    if any(e.file.index_type == DELETION_VECTORS_INDEX for e in ctx.store.index_entries(snapshot)):
-        raise UnsupportedFeatureError(
-            f"snapshot {snapshot.id} of append table {ctx.root} holds deletion vectors (option "
-            "'deletion-vectors.enabled' = 'true'), which lakeops does not apply to append "
-            "tables yet; nothing was read — read this table with Paimon"
-        )
+def snapshot_deletion_files(
+    ctx: TableContext, snapshot: Snapshot | None
+) -> dict[tuple[bytes, int, str], DeletionFile]:
+    """The deletion files of ``snapshot``, by (partition, bucket, data file name) (empty when it
+    holds no deletion vectors). Vectors are read from the index files whatever the table's
+    ``deletion-vectors.enabled`` says now: a snapshot's index is what its rows are."""
+    if snapshot is None:
+        return {}
+    entries = ctx.store.index_entries(snapshot)
+    paths = {
+        e.file.file_name: ctx.locations.index_entry_path(e.partition, e.bucket, e.file)
+        for e in entries
+    }
+    return deletion_files(entries, paths)
 
 
 def value_stats(
@@ -122,8 +136,9 @@ def plan_append_splits(
     entries: Sequence[ManifestEntry] | None = None,
 ) -> list[AppendSplit]:
     """Splits of ``snapshot`` (or of ``entries``: files to read, e.g. one commit's delta) that
-    may hold rows ``row_filter`` keeps, ordered by (partition, bucket)."""
-    require_no_deletion_vectors(ctx, snapshot)
+    may hold rows ``row_filter`` keeps, ordered by (partition, bucket), each file with its
+    deletion file in ``snapshot`` (``entries`` without a snapshot: none)."""
+    deletions = snapshot_deletion_files(ctx, snapshot)
     store, schema = ctx.store, ctx.schema
     part_types = schema.types_of(schema.partition_keys)
     evolution = SchemaEvolution(schema, store.schema)
@@ -134,6 +149,12 @@ def plan_append_splits(
     # data evolution: a file's rows are completed by its row-id siblings, so statistics prune
     # whole groups of siblings (below), never one file
     merged = data_evolution(schema)
+    if merged and deletions:
+        raise UnsupportedFeatureError(
+            f"snapshot {snapshot.id if snapshot else '?'} of data-evolution table {ctx.root} "
+            "holds deletion vectors (rows deleted by row id), which lakeops does not apply to "
+            "files merged by row id; nothing was read — read this table with Paimon"
+        )
     for entry in live:
         if entry.partition not in partitions:
             values = binary_row.deserialize(entry.partition, part_types)
@@ -170,5 +191,6 @@ def plan_append_splits(
             ]
             if not files:
                 continue
-        splits.append(AppendSplit(part, pbytes, bucket, tuple(files)))
+        dvs = tuple(deletions.get((pbytes, bucket, f.file_name)) for f in files)
+        splits.append(AppendSplit(part, pbytes, bucket, tuple(files), dvs if any(dvs) else ()))
     return splits

@@ -24,6 +24,7 @@ from lakeops.read.predicate import Filter, RowFilter, row_filter
 from lakeops.read.scan import partition_matches
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import DataFileMeta
+from lakeops.spec.deletion_vector import DeletionFile
 from lakeops.spec.manifest import FileKind, ManifestEntry
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.schema_change import SchemaChange
@@ -31,10 +32,11 @@ from lakeops.spec.snapshot import CommitKind, Snapshot
 from lakeops.table_base import BaseTable
 
 from .compact import plan as plan_compaction
+from .deletions import DeletionVectorReader
 from .evolution import SYSTEM_FIELDS, GroupReader, data_evolution, row_id_groups, row_tracking
 from .files import AppendFileReader
 from .options import AppendOptions
-from .scan import AppendSplit, plan_append_splits
+from .scan import AppendSplit, plan_append_splits, snapshot_deletion_files
 from .write import AppendWrite, WriteInput
 
 __all__ = ["AppendSplitReader", "AppendTable", "data_evolution_refusal"]
@@ -184,8 +186,11 @@ class AppendTable(BaseTable):
             )
         elif appends:
             snapshot = committer.commit_entries(appends, CommitKind.APPEND, commit_identifier)
-        if compacts:
-            snapshot = committer.commit_entries(compacts, CommitKind.COMPACT, commit_identifier)
+        compact_index = [e for m in messages for e in m.compact_index_changes]
+        if compacts or compact_index:
+            snapshot = committer.commit_entries(
+                compacts, CommitKind.COMPACT, commit_identifier, index_changes=compact_index
+            )
         return snapshot
 
     def write(
@@ -324,11 +329,13 @@ class AppendTable(BaseTable):
         """Whether reads go through :class:`~lakeops.append.evolution.GroupReader`."""
         return row_tracking(self.schema) or data_evolution(self.schema)
 
-    def _units(self, split: AppendSplit) -> list[tuple[DataFileMeta, ...]]:
-        """What is read as one: a data-evolution table's row-id groups, else each file."""
+    def _units(self, split: AppendSplit) -> list[tuple[int, tuple[DataFileMeta, ...]]]:
+        """What is read as one, numbered: a data-evolution table's row-id groups (which hold
+        no deletion vectors: planning refuses them), else each file with its index in the
+        split (for :meth:`AppendSplit.deletion_of`)."""
         if data_evolution(self.schema):
-            return row_id_groups(split.files)
-        return [(f,) for f in split.files]
+            return list(enumerate(row_id_groups(split.files)))
+        return [(i, (f,)) for i, f in enumerate(split.files)]
 
     def read(
         self,
@@ -365,20 +372,25 @@ class AppendTable(BaseTable):
     ) -> pa.Table:
         reader = self._reader()
         groups = GroupReader(reader)
+        dvs = DeletionVectorReader(self.file_io)
         cols = self._read_columns(wanted, rf)
+        tracked = self._tracked()
+
+        def read_unit(
+            directory: str, unit: tuple[DataFileMeta, ...], dv: DeletionFile | None
+        ) -> pa.Table:
+            # a unit with a deletion file is one whole file (data-evolution tables with
+            # vectors are refused at planning), so positions are the file's
+            if tracked:
+                return dvs.apply(groups.read(directory, unit, cols), dv, unit[0])
+            return dvs.apply(reader.read(directory, unit[0], cols), dv, unit[0])
+
         work = [
-            (self.context.bucket_path(s.partition_bytes, s.bucket), unit)
+            (self.context.bucket_path(s.partition_bytes, s.bucket), unit, s.deletion_of(i))
             for s in splits
-            for unit in self._units(s)
+            for i, unit in self._units(s)
         ]
-        if self._tracked():
-            parts = list(
-                imap_ordered(lambda item: groups.read(item[0], item[1], cols), work, parallelism)
-            )
-        else:
-            parts = list(
-                imap_ordered(lambda item: reader.read(item[0], item[1][0], cols), work, parallelism)
-            )
+        parts = list(imap_ordered(lambda item: read_unit(*item), work, parallelism))
         schema = groups.output_schema(cols)
         result = pa.concat_tables(parts) if parts else schema.empty_table()
         if rf is not None:
@@ -430,6 +442,7 @@ class AppendTable(BaseTable):
         splits = plan_append_splits(self.context, snapshot, rf)
         reader = self._reader()
         groups = GroupReader(reader)
+        dvs = DeletionVectorReader(self.file_io)
         cols = self._read_columns(wanted, rf)
         rows = batch_rows or _BATCH_ROWS
         if rows <= 0:
@@ -451,8 +464,9 @@ class AppendTable(BaseTable):
         def batches() -> Iterator[pa.RecordBatch]:
             for s in splits:
                 directory = self.context.bucket_path(s.partition_bytes, s.bucket)
-                for unit in self._units(s):
-                    for table in tables(directory, unit):
+                for i, unit in self._units(s):
+                    pieces = tables(directory, unit)
+                    for table in dvs.iter_apply(pieces, s.deletion_of(i), unit[0]):
                         if rf is not None:
                             table = table.filter(rf.expression)
                         for batch in table.select(wanted).to_batches():
@@ -460,6 +474,27 @@ class AppendTable(BaseTable):
                                 yield batch
 
         return out_schema, batches()
+
+    def _refuse_deleted_rows(self, snapshot: Snapshot) -> None:
+        """Refuse a snapshot that changed deletion vectors (Paimon's ``DELETE`` of an append
+        table with ``deletion-vectors.enabled``): it removed rows, which an append table's
+        changes (``+I`` only) cannot express."""
+        if not snapshot.index_manifest:
+            return
+        previous = (
+            self.store.snapshot(snapshot.id - 1)
+            if self.store.snapshot_exists(snapshot.id - 1)
+            else None
+        )
+        if previous is not None and previous.index_manifest == snapshot.index_manifest:
+            return
+        before = snapshot_deletion_files(self.context, previous)
+        if snapshot_deletion_files(self.context, snapshot) != before:
+            raise UnsupportedFeatureError(
+                f"snapshot {snapshot.id} of {self.identifier!r} changed deletion vectors: it "
+                "deleted rows, which read_changes of an append table (appended rows only) "
+                f"cannot express — read the range after it, or read(snapshot_id={snapshot.id})"
+            )
 
     def read_changes(
         self,
@@ -491,6 +526,7 @@ class AppendTable(BaseTable):
         entries: list[ManifestEntry] = []
         for sid in range(from_snapshot + 1, end + 1):
             snapshot = self.store.snapshot(sid)
+            self._refuse_deleted_rows(snapshot)
             if snapshot.commit_kind == CommitKind.OVERWRITE:
                 raise UnsupportedFeatureError(
                     f"snapshot {sid} of {self.identifier!r} is an OVERWRITE, which removed rows; "

@@ -51,6 +51,8 @@ from lakeops.errors import (
 from lakeops.options.auto_tag import AutoTagOptions
 from lakeops.spec import paths
 from lakeops.spec.commit_message import CommitMessage
+from lakeops.spec.deletion_vector import DELETION_VECTORS_INDEX as DELETION_VECTORS
+from lakeops.spec.deletion_vector import deletion_files
 from lakeops.spec.index_manifest import IndexManifestEntry, combine, write_index_manifest
 from lakeops.spec.manifest import (
     FileKind,
@@ -139,9 +141,10 @@ class Committer:
             snapshot = self._commit_appends(
                 messages, PlannedChange(appends, append_changelog, index_changes), commit_identifier
             )
-        if compacts or compact_changelog:
+        compact_index = [e for m in messages for e in m.compact_index_changes]
+        if compacts or compact_changelog or compact_index:
             snapshot = self._commit_compaction(
-                PlannedChange(compacts, compact_changelog),
+                PlannedChange(compacts, compact_changelog, compact_index),
                 commit_identifier,
                 appended=snapshot,
                 on_conflict=on_compact_conflict,
@@ -188,7 +191,11 @@ class Committer:
         if any); returns the last snapshot published."""
         try:
             return self.commit_entries(
-                change.entries, CommitKind.COMPACT, commit_identifier, change.changelog
+                change.entries,
+                CommitKind.COMPACT,
+                commit_identifier,
+                change.changelog,
+                change.index_changes,
             )
         except CommitStateUnknownError:
             if appended is None:
@@ -274,6 +281,7 @@ class Committer:
             if change is not own.change:
                 self._write_own(own, change)
             self._check_deletes(latest, change.entries)
+            self._check_deletion_vectors(latest, change)
             base = self._base_manifests(latest)
             base_list, base_size = self._write_list(base, written)
             index_manifest = None
@@ -437,7 +445,8 @@ class Committer:
         self, latest: Snapshot | None, changes: Sequence[IndexManifestEntry]
     ) -> str | None:
         """The new index manifest (None when no index file stays live)."""
-        live = combine(self.store.index_entries(latest), changes)
+        unaware = not self.schema.primary_keys and self.options.bucket == -1
+        live = combine(self.store.index_entries(latest), changes, unaware_bucket=unaware)
         if not live:
             return None
         name = paths.index_manifest_name()
@@ -456,6 +465,47 @@ class Committer:
         the commit deletes any)."""
         if has_deletes(entries):
             check_deletes_live(entries, fold_entries(self.store.live_entries(latest)))
+
+    def _check_deletion_vectors(self, latest: Snapshot | None, change: PlannedChange) -> None:
+        """Refuse a change that would lose a deletion vector committed while it was prepared
+        (a ``DELETE`` by another engine): every deletion-vector index file it deletes must be
+        live in ``latest``; a data file it removes that has a vector in ``latest`` must have
+        it in an index file the change deletes (else its rewrite brings deleted rows back); a
+        bucket's new index file may only replace one the change deletes."""
+        dv_changes = [e for e in change.index_changes if e.file.index_type == DELETION_VECTORS]
+        if latest is None or not latest.index_manifest:
+            return
+        if not dv_changes and not has_deletes(change.entries):
+            return
+        live = [
+            e for e in self.store.index_entries(latest) if e.file.index_type == DELETION_VECTORS
+        ]
+        live_names = {e.file.file_name for e in live}
+        removed = {e.file.file_name for e in dv_changes if e.kind == FileKind.DELETE}
+
+        def conflict(what: str) -> CommitConflictError:
+            return CommitConflictError(
+                f"{what} in snapshot {latest.id} of {self.store.root} (rows were deleted while "
+                "this commit was prepared); nothing was committed — run it again"
+            )
+
+        gone = sorted(removed - live_names)
+        if gone:
+            raise conflict(f"deletion-vector index file {gone[0]} is no longer live")
+        unaware = not self.schema.primary_keys and self.options.bucket == -1
+        if not unaware:
+            replaced = {e.key: e.file.file_name for e in live}
+            for e in dv_changes:
+                old = replaced.get(e.key)
+                if e.kind == FileKind.ADD and old is not None and old not in removed:
+                    raise conflict(f"bucket {e.bucket} has a new deletion-vector index file {old}")
+        if not has_deletes(change.entries):
+            return
+        vectors = deletion_files(live)
+        for d in change.entries:
+            df = vectors.get((d.partition, d.bucket, d.file.file_name))
+            if d.kind == FileKind.DELETE and df is not None and df.path not in removed:
+                raise conflict(f"data file {d.file.file_name} has a deletion vector")
 
     def _check_schema(self) -> None:
         """Refuse to commit files written under a schema that a newer one contradicts.

@@ -10,6 +10,7 @@ refuses (and the checks at create, write and read) is :mod:`lakeops.option_regis
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from lakeops import option_registry
@@ -169,7 +170,12 @@ class TableOptions:
         from lakeops.option_values import check_option_values  # (it imports this module)
         from lakeops.options.auto_tag import AutoTagOptions
 
-        option_registry.check_writable(schema.options, action, table)
+        options: Mapping[str, str] = schema.options
+        if not schema.primary_keys:
+            # an append table's deletion vectors are applied on read; lakeops' appends add no
+            # vectors and carry the index forward, its compactions refuse files with vectors
+            options = {k: v for k, v in options.items() if k != "deletion-vectors.enabled"}
+        option_registry.check_writable(options, action, table)
         try:
             check_option_values(schema.options)
             AutoTagOptions.from_options(schema.options)  # its enumerations and the delay

@@ -27,6 +27,7 @@ from lakeops.read.predicate import RowFilter
 from lakeops.spec import binary_row
 from lakeops.spec.bucket_hash import assign_buckets
 from lakeops.spec.data_file import DataFileMeta
+from lakeops.spec.index_manifest import DELETION_VECTORS_INDEX
 from lakeops.spec.partition_spec import spec_predicate
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import Snapshot
@@ -46,9 +47,6 @@ class Split:
     partition_bytes: bytes
     bucket: int
     files: tuple[DataFileMeta, ...]
-
-
-DELETION_VECTORS_INDEX = "DELETION_VECTORS"
 
 
 def require_no_deletion_vectors(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.index_manifest import IndexFileMeta
+from lakeops.spec.index_manifest import IndexFileMeta, IndexManifestEntry
 
 __all__ = ["CommitMessage"]
 
@@ -26,6 +26,9 @@ class CommitMessage:
             ``full-compaction`` producers).
         new_index_files: the bucket's new complete HASH index file (dynamic-bucket tables),
             replacing its previous one when committed.
+        compact_index_changes: index changes published with the compaction (``ADD`` and
+            ``DELETE`` index manifest entries): an append table's deletion-vector index files
+            rewritten without the vectors of the files it compacted away.
         base_snapshot_id: the snapshot the writer planned on (its sequence numbers, bucket
             assignments and compactions follow that snapshot's files): 0 for an empty table,
             None when unknown. The committer re-sequences or refuses the commit when other
@@ -42,6 +45,7 @@ class CommitMessage:
     compact_changelog_files: tuple[DataFileMeta, ...] = ()
     new_index_files: tuple[IndexFileMeta, ...] = ()
     base_snapshot_id: int | None = None
+    compact_index_changes: tuple[IndexManifestEntry, ...] = ()
 
     @property
     def is_empty(self) -> bool:
@@ -52,4 +56,5 @@ class CommitMessage:
             or self.changelog_files
             or self.compact_changelog_files
             or self.new_index_files
+            or self.compact_index_changes
         )

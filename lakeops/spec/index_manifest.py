@@ -28,6 +28,7 @@ from lakeops.spec.manifest_format import AVRO_ZSTD, ManifestFormat, read_records
 from lakeops.spec.paths import check_file_name
 
 __all__ = [
+    "DELETION_VECTORS_INDEX",
     "HASH_INDEX",
     "INDEX_MANIFEST_SCHEMA",
     "IndexFileMeta",
@@ -40,6 +41,7 @@ __all__ = [
 ]
 
 HASH_INDEX = "HASH"
+DELETION_VECTORS_INDEX = "DELETION_VECTORS"
 _VERSION = 1  # index manifests are at version 1 (data manifests at 2)
 _ADD, _DELETE = 0, 1
 
@@ -189,17 +191,29 @@ def read_index_manifest(data: bytes, source: str = "index manifest") -> list[Ind
 
 
 def combine(
-    previous: Sequence[IndexManifestEntry], changes: Sequence[IndexManifestEntry]
+    previous: Sequence[IndexManifestEntry],
+    changes: Sequence[IndexManifestEntry],
+    *,
+    unaware_bucket: bool = False,
 ) -> list[IndexManifestEntry]:
     """The live entries after ``changes``: DELETEs first, then every ADD replaces the entry
-    with the same (partition, bucket, index type) — Paimon's bucketed combiner."""
-    live = {e.key: e for e in previous}
+    with the same (partition, bucket, index type) — Paimon's bucketed combiner. With
+    ``unaware_bucket`` (an append table with ``bucket = -1``) deletion-vector entries are
+    combined by file name instead (Paimon's ``UnawareBucketCombiner``: a partition keeps any
+    number of deletion-vector index files, all at bucket 0)."""
+
+    def key(e: IndexManifestEntry) -> tuple[bytes, int, str, str]:
+        if unaware_bucket and e.file.index_type == DELETION_VECTORS_INDEX:
+            return (b"", 0, e.file.index_type, e.file.file_name)
+        return (*e.key, "")
+
+    live = {key(e): e for e in previous}
     for e in changes:
-        if e.kind == _DELETE and live.get(e.key, e).file.file_name == e.file.file_name:
-            live.pop(e.key, None)
+        if e.kind == _DELETE and live.get(key(e), e).file.file_name == e.file.file_name:
+            live.pop(key(e), None)
     for e in changes:
         if e.kind == _ADD:
-            live[e.key] = e
+            live[key(e)] = e
     return list(live.values())
 
 

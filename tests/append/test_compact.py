@@ -77,6 +77,31 @@ def test_unaware_bins(sizes: tuple[int, ...], full: bool, expected: list[list[st
     assert _names(pick_unaware_bins(_files(*sizes), OPTS, full)) == expected
 
 
+def test_with_deletion_vectors_files_with_vectors_are_always_compacted() -> None:
+    """Paimon 0.9 with a deletion-vector maintainer: an unaware partition compacts every file
+    with a vector whatever its size, grouped by the index file holding it, and bins the rest;
+    a fixed bucket's full compaction keeps only leading large files without a vector and
+    rewrites the rest, even one file."""
+    files = _files(500, 5, 300, 7, 9, 400)
+    index = {"f0": "i1", "f2": "i2", "f3": "i1"}
+
+    def vector_of(f: DataFileMeta) -> str | None:
+        return index.get(f.file_name)
+
+    assert _names(pick_unaware_bins(files, OPTS, False, vector_of)) == [["f0", "f3"], ["f2"]]
+    assert _names(pick_unaware_bins(files, OPTS, True, vector_of)) == [
+        ["f0", "f3"],
+        ["f2"],
+        ["f1", "f4"],
+    ]
+    assert _names(pick_bucket_windows(files, OPTS, True, vector_of)) == [
+        ["f0", "f1", "f2", "f3", "f4", "f5"]
+    ]
+    assert _names(pick_bucket_windows(_files(500, 5), OPTS, True, lambda f: None)) == [["f1"]]
+    assert _names(pick_bucket_windows(_files(500, 5), OPTS, True)) == []
+    assert pick_bucket_windows(_files(500, 600), OPTS, True, lambda f: None) == []
+
+
 def test_compaction_rewrites_in_order_and_continues_the_sequence(catalog: Catalog) -> None:
     schema = pa.schema([("k", pa.int64())])
     table = catalog.create_table("db.t", schema=schema, options={"bucket": "1", "bucket-key": "k"})

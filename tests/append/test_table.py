@@ -410,24 +410,104 @@ def test_compaction_reports_progress(catalog: Catalog) -> None:
     assert _bag(table.read()) == _bag(pa.concat_tables([_batch(s, 9) for s in range(3)]))
 
 
-def test_deletion_vectors_present_refuse_the_read(catalog: Catalog, warehouse: Path) -> None:
-    """A snapshot holding deletion-vector index files: the read is refused, never returns the
-    deleted rows (lakeops does not apply deletion vectors to append files yet)."""
+def _add_vectors(table: AppendTable, deletes: dict[str, list[int]]) -> None:
+    """Commit deletion vectors (positions per data file name) in one new index file per
+    partition, as Paimon's DELETE of an unaware-bucket table does (a COMPACT snapshot with
+    index changes only). Blobs are built by the test model of Paimon's layout."""
     from lakeops.commit.committer import Committer
+    from lakeops.spec.deletion_vector import DeletionFile, encode_index_file
     from lakeops.spec.index_manifest import IndexFileMeta, IndexManifestEntry
     from lakeops.spec.manifest import FileKind
     from lakeops.spec.snapshot import CommitKind
+    from tests.spec.test_deletion_vector import blob32
 
-    catalog.create_table("db.t", schema=SCHEMA).write(_batch(0))
-    _set_options(warehouse, {"deletion-vectors.enabled": "true"})
-    table = catalog.get_table("db.t")
-    assert _bag(table.read()) == _bag(_batch(0))  # none yet: read exactly
-    part = table.store.live_entries(table.latest_snapshot())[0].partition
-    dv = IndexFileMeta("DELETION_VECTORS", "index-dv-0", 10, 1)
-    Committer(table.context).commit_entries(
-        [], CommitKind.APPEND, index_changes=[IndexManifestEntry(FileKind.ADD, part, 0, dv)]
-    )
-    for read in (table.read, lambda: list(table.to_batches()), table.splits):
-        with pytest.raises(UnsupportedFeatureError, match="deletion vectors"):
-            read()
-    assert _bag(table.read(snapshot_id=1)) == _bag(_batch(0))
+    by_part: dict[bytes, list[tuple[str, bytes, DeletionFile]]] = {}
+    for e in table.store.live_entries(table.latest_snapshot()):
+        if e.file.file_name in deletes:
+            b = blob32(deletes[e.file.file_name])
+            df = DeletionFile("", 0, len(b) - 8)
+            by_part.setdefault(e.partition, []).append((e.file.file_name, b, df))
+    changes = []
+    for part, blobs in by_part.items():
+        content, ranges = encode_index_file(blobs)
+        new = table.context.locations.new_index_file(part, 0)
+        table.file_io.mkdirs(new.path.rsplit("/", 1)[0])
+        table.file_io.write_bytes(new.path, content)
+        extra = (("_DELETIONS_VECTORS_RANGES", ranges),)
+        meta = IndexFileMeta("DELETION_VECTORS", new.name, len(content), len(ranges), extra)
+        changes.append(IndexManifestEntry(FileKind.ADD, part, 0, meta))
+    Committer(table.context).commit_entries([], CommitKind.COMPACT, index_changes=changes)
+
+
+def _model_without(table: AppendTable, deletes: dict[str, list[int]]) -> pa.Table:
+    """The plain model: every data file read with pyarrow, minus the deleted positions."""
+    parts = []
+    for split in table.splits():
+        directory = table.context.bucket_path(split.partition_bytes, split.bucket)
+        for f in split.files:
+            rows = pq.read_table(f"{directory}/{f.file_name}").select(["dt", "k", "v"])
+            keep = [i not in deletes.get(f.file_name, []) for i in range(rows.num_rows)]
+            parts.append(rows.filter(pa.array(keep)))
+    return pa.concat_tables(parts)
+
+
+def test_deletion_vectors_are_applied_and_compaction_retires_them(catalog: Catalog) -> None:
+    """Vectors drop their rows from every read; a compaction writes the rows without them and
+    retires the vectors; a vector committed while a compaction ran makes it conflict."""
+    from lakeops.append.compact import plan
+    from lakeops.errors import CommitConflictError
+    from lakeops.spec.deletion_vector import deletion_files
+
+    options = {"deletion-vectors.enabled": "true"}
+    table = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=options)
+    table.write(_batch(0, 9))
+    table.write(_batch(1, 9))
+    files = sorted(e.file.file_name for e in table.store.live_entries(table.latest_snapshot()))
+    first = {files[0]: [0, 2], files[1]: [1]}
+    everything = _model_without(table, {})
+    _add_vectors(table, first)
+    model = _model_without(table, first)
+    assert model.num_rows == everything.num_rows - 3
+    assert _bag(table.read()) == _bag(model)
+    assert _bag(pa.Table.from_batches(list(table.to_batches(batch_rows=2)))) == _bag(model)
+    assert _bag(table.read(filter=pc.field("k") >= 100)) == _bag(model.filter(pc.field("k") >= 100))
+    assert _bag(table.read(snapshot_id=2)) == _bag(everything)
+    assert _bag(table.metadata_table("audit_log").drop_columns(["rowkind"])) == _bag(model)
+    with pytest.raises(UnsupportedFeatureError, match="deletion vectors"):
+        table.read_changes(0)
+
+    # overwriting a partition drops its files and their vectors; the others' stay
+    spare = catalog.create_table("db.o", schema=SCHEMA, partition_keys=["dt"], options=options)
+    spare.write(_batch(0, 9))
+    names = sorted(e.file.file_name for e in spare.store.live_entries(spare.latest_snapshot()))
+    _add_vectors(spare, {n: [0] for n in names})
+    not_a = (pc.field("dt") != "a") | pc.field("dt").is_null()
+    kept = _model_without(spare, {n: [0] for n in names}).filter(not_a)
+    new_a = pa.table({"dt": ["a"], "k": [7], "v": ["new"]}, schema=SCHEMA)
+    spare.write(new_a, overwrite=[{"dt": "a"}])
+    assert _bag(spare.read()) == _bag(pa.concat_tables([kept, new_a]))
+    vectors = deletion_files(spare.store.index_entries(spare.latest_snapshot()))
+    assert len(vectors) == len(names) - 1
+
+    # a DELETE commits while the compaction runs: the compaction conflicts, writes nothing
+    planned = plan(table.context, full=True, partitions=None, parallelism=1)
+    assert planned.messages
+    inputs = [f.file_name for m in planned.messages for f in m.compact_before]
+    second = {next(n for n in inputs if n not in first): [0]}
+    _add_vectors(table, second)
+    latest = table.latest_snapshot()
+    with pytest.raises(CommitConflictError, match="deletion vector"):
+        table.commit_compaction(planned.messages, written=planned.written)
+    assert table.latest_snapshot() == latest
+    assert not any(Path(p).exists() for p in planned.written)
+
+    model = _model_without(table, {**first, **second})
+    assert table.compact(full=True) is not None
+    assert not deletion_files(table.store.index_entries(table.latest_snapshot()))
+    assert _bag(table.read()) == _bag(model)
+    table.write(_batch(2, 3))  # appends after: the index (now empty) carried forward
+    assert _bag(table.read()) == _bag(pa.concat_tables([model, _batch(2, 3)]))
+    # reads see every file: no level 0 to flush (the Airflow flush DAG leaves it alone)
+    from lakeops.airflow.conditions import flush_candidates
+
+    assert flush_candidates(catalog, ["db.t"]) == []

@@ -1,5 +1,6 @@
-"""Append tables lakeops cannot write exactly (row tracking, data evolution, deletion vectors)
-are read, and every write is refused by name, untouched."""
+"""Append tables lakeops cannot write exactly (row tracking, data evolution) are read, and
+every write is refused by name, untouched. (Deletion vectors are served:
+test_append_deletion_vectors_interop.)"""
 
 from __future__ import annotations
 
@@ -35,7 +36,6 @@ CASES = {
         {"row-tracking.enabled": "true", "data-evolution.enabled": "true"},
         "it has no primary key and is an append table with data evolution",
     ),
-    "db.dv": ({"deletion-vectors.enabled": "true"}, "deletion-vectors.enabled"),
     "db.tracking": ({"row-tracking.enabled": "true"}, "row-tracking.enabled"),
 }
 
@@ -43,10 +43,9 @@ CASES = {
 def test_append_tables_lakeops_cannot_serve_fully_are_refused_and_left_untouched(
     warehouse,
 ) -> None:
-    """Data evolution, deletion vectors (none written yet) and row tracking: read exactly
-    (values); writes, compactions and rollbacks refused naming the kind or the option (data
-    evolution: expiry, alter and read_changes too). The table stays byte-identical and
-    pypaimon still reads it."""
+    """Data evolution and row tracking: read exactly (values); writes, compactions and
+    rollbacks refused naming the kind or the option (data evolution: expiry, alter and
+    read_changes too). The table stays byte-identical and pypaimon still reads it."""
     data = pa.table({"id": [1, 2, 2], "v": ["a", "b", None]}, schema=SCHEMA)
     ops: list[dict] = []
     for name, (options, _) in CASES.items():
@@ -81,7 +80,7 @@ def test_append_tables_lakeops_cannot_serve_fully_are_refused_and_left_untouched
                 table.alter(AddColumn("x", DataType.parse("INT")))
             with pytest.raises(UnsupportedFeatureError, match="data evolution"):
                 table.read_changes(0)
-    assert sorted(catalog.list_tables("db")) == ["dv", "evolution", "tracking"]
+    assert sorted(catalog.list_tables("db")) == ["evolution", "tracking"]
     assert _tree(warehouse) == before
     reads = oracle_script(warehouse, [{"op": "read", "table": n} for n in CASES])
-    assert [r.num_rows for r in reads] == [3, 3, 3]
+    assert [r.num_rows for r in reads] == [3, 3]

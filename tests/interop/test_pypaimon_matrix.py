@@ -404,13 +404,11 @@ CASES: dict[str, Case] = {
     "append-bucketed-partitioned": Case(
         {"bucket": "3", "bucket-key": "k"}, (P_DATE,), primary_key=False
     ),
-    # read exactly (no deletion vector yet; row tracking: the values); writes refused naming
-    # the option
+    # deletion vectors (pypaimon writes none): read, appended to and compacted exactly
     "append-deletion-vectors": Case(
-        {"bucket": "-1", "deletion-vectors.enabled": "true"},
-        refused="deletion-vectors.enabled",
-        primary_key=False,
+        {"bucket": "-1", "deletion-vectors.enabled": "true"}, primary_key=False
     ),
+    # row tracking: read exactly (the values); writes refused naming the option
     "append-row-tracking": Case(
         {"bucket": "-1", "row-tracking.enabled": "true"},
         refused="row-tracking.enabled",

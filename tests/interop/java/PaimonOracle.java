@@ -22,6 +22,11 @@
  *           (name, comment) | updateColumnPosition (name, position, reference?) | setOption (key,
  *           value) | removeOption (key)}]; position: first | last | after | before
  *   compact full compaction of every (partition, bucket) that has files: one commit
+ *   delete_dv column, values [..]: on an append table with deletion vectors, delete every row
+ *           whose column (INT, BIGINT or STRING) is one of values, as Paimon's Spark DELETE
+ *           does: a deletion vector per touched data file (row positions, merged with the
+ *           file's old vector) through AppendDeletionFileMaintainer, committed as index
+ *           changes only -> {"deleted": rows newly deleted}
  *   read    snapshot_id? | tag? | timestamp_millis? -> {"rows": [...]} of the latest (or that)
  *           snapshot (scan.snapshot-id / scan.tag-name / scan.timestamp-millis)
  *   tags    -> {"tags": {name: snapshot id}} as TagManager lists them
@@ -144,6 +149,8 @@ public final class PaimonOracle {
                 return alter(catalog, id, op);
             case "compact":
                 return compact((FileStoreTable) catalog.getTable(id));
+            case "delete_dv":
+                return deleteDv((FileStoreTable) catalog.getTable(id), op);
             case "expire":
                 return expire((FileStoreTable) catalog.getTable(id), op);
             case "read":
@@ -372,6 +379,120 @@ public final class PaimonOracle {
         ObjectNode result = NODES.objectNode();
         result.put("tasks", tasks.size());
         return result;
+    }
+
+    /**
+     * Delete rows of an append table with deletion vectors the way Paimon 0.9's Spark DELETE
+     * does: read each live data file raw (no vector applied, so row i is position i), mark the
+     * matching positions, hand each vector to the (partition, bucket)'s
+     * AppendDeletionFileMaintainer (unaware: per partition, bucket 0) and commit what its
+     * persist() returns as index increments.
+     */
+    private static ObjectNode deleteDv(FileStoreTable table, JsonNode op) throws Exception {
+        RowType rowType = table.rowType();
+        int idx = rowType.getFieldIndex(op.get("column").asText());
+        DataType type = rowType.getTypeAt(idx);
+        Set<String> targets = new java.util.HashSet<>();
+        for (JsonNode v : op.get("values")) {
+            targets.add(v.asText());
+        }
+        Long snapshotId = table.snapshotManager().latestSnapshotId();
+        org.apache.paimon.index.IndexFileHandler handler = table.store().newIndexFileHandler();
+        boolean unaware = table.bucketMode() == org.apache.paimon.table.BucketMode.BUCKET_UNAWARE;
+        Map<List<Object>, org.apache.paimon.deletionvectors.append.AppendDeletionFileMaintainer>
+                maintainers = new LinkedHashMap<>();
+        Set<List<Object>> touched = new LinkedHashSet<>();
+        ReadBuilder rb = table.newReadBuilder();
+        long deleted = 0;
+        for (Split split : rb.newScan().plan().splits()) {
+            DataSplit ds = (DataSplit) split;
+            List<Object> key = java.util.Arrays.asList(ds.partition(), ds.bucket());
+            org.apache.paimon.deletionvectors.append.AppendDeletionFileMaintainer m =
+                    maintainers.computeIfAbsent(
+                            key,
+                            k ->
+                                    unaware
+                                            ? org.apache.paimon.deletionvectors.append
+                                                    .AppendDeletionFileMaintainer.forUnawareAppend(
+                                                    handler, snapshotId, ds.partition())
+                                            : org.apache.paimon.deletionvectors.append
+                                                    .AppendDeletionFileMaintainer.forBucketedAppend(
+                                                    handler,
+                                                    snapshotId,
+                                                    ds.partition(),
+                                                    ds.bucket()));
+            for (org.apache.paimon.io.DataFileMeta file : ds.dataFiles()) {
+                DataSplit one =
+                        DataSplit.builder()
+                                .withSnapshot(snapshotId)
+                                .withPartition(ds.partition())
+                                .withBucket(ds.bucket())
+                                .withBucketPath(ds.bucketPath())
+                                .withDataFiles(java.util.Collections.singletonList(file))
+                                .rawConvertible(true)
+                                .isStreaming(false)
+                                .build();
+                org.apache.paimon.deletionvectors.BitmapDeletionVector dv =
+                        new org.apache.paimon.deletionvectors.BitmapDeletionVector();
+                long[] pos = {0};
+                try (RecordReader<InternalRow> reader = rb.newRead().createReader(one)) {
+                    reader.forEachRemaining(
+                            row -> {
+                                if (!row.isNullAt(idx)
+                                        && targets.contains(keyText(row, idx, type))) {
+                                    dv.delete(pos[0]);
+                                }
+                                pos[0]++;
+                            });
+                }
+                if (!dv.isEmpty()) {
+                    deleted += dv.getCardinality();
+                    m.notifyNewDeletionVector(file.fileName(), dv);
+                    touched.add(key);
+                }
+            }
+        }
+        List<org.apache.paimon.table.sink.CommitMessage> messages = new ArrayList<>();
+        for (List<Object> key : touched) {
+            org.apache.paimon.deletionvectors.append.AppendDeletionFileMaintainer m =
+                    maintainers.get(key);
+            List<org.apache.paimon.index.IndexFileMeta> added = new ArrayList<>();
+            List<org.apache.paimon.index.IndexFileMeta> removed = new ArrayList<>();
+            for (org.apache.paimon.manifest.IndexManifestEntry e : m.persist()) {
+                if (e.kind() == org.apache.paimon.manifest.FileKind.ADD) {
+                    added.add(e.indexFile());
+                } else {
+                    removed.add(e.indexFile());
+                }
+            }
+            messages.add(
+                    new org.apache.paimon.table.sink.CommitMessageImpl(
+                            m.getPartition(),
+                            m.getBucket(),
+                            org.apache.paimon.io.DataIncrement.emptyIncrement(),
+                            org.apache.paimon.io.CompactIncrement.emptyIncrement(),
+                            new org.apache.paimon.io.IndexIncrement(added, removed)));
+        }
+        try (BatchTableCommit commit = table.newBatchWriteBuilder().newCommit()) {
+            commit.commit(messages);
+        }
+        ObjectNode result = NODES.objectNode();
+        result.put("deleted", deleted);
+        return result;
+    }
+
+    private static String keyText(InternalRow row, int idx, DataType type) {
+        switch (type.getTypeRoot()) {
+            case INTEGER:
+                return String.valueOf(row.getInt(idx));
+            case BIGINT:
+                return String.valueOf(row.getLong(idx));
+            case VARCHAR:
+            case CHAR:
+                return row.getString(idx).toString();
+            default:
+                throw new IllegalArgumentException("delete_dv: unsupported column type " + type);
+        }
     }
 
     /** Paimon's own snapshot expiry: keep {@code retain} snapshots, however young. */
