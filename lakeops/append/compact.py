@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lakeops.compact.planner import CompactionProgress
+from lakeops.compact.planner import BucketJob, CompactionProgress
 from lakeops.context import TableContext
 from lakeops.parallel import run_ordered
 from lakeops.read.scan import partition_matches
@@ -40,22 +40,16 @@ from .options import AppendOptions
 
 __all__ = [
     "AppendCompactionPlan",
+    "compaction_tasks",
     "partitions_to_compact",
     "pick_bucket_windows",
     "pick_unaware_bins",
     "plan",
+    "run_tasks",
 ]
 
 #: a full compaction of a fixed bucket needs at least this many files
 FULL_COMPACT_MIN_FILE = 3
-
-
-@dataclass(frozen=True)
-class _Task:
-    partition: bytes
-    bucket: int
-    total_buckets: int
-    files: tuple[DataFileMeta, ...]
 
 
 @dataclass
@@ -122,13 +116,14 @@ def pick_unaware_bins(
     return [b for b in bins if len(b) > 1]
 
 
-def _tasks(
+def compaction_tasks(
     ctx: TableContext,
     opts: AppendOptions,
     full: bool,
     partitions: Sequence[Mapping[str, Any]] | None,
-) -> list[_Task]:
-    """The compactions of the latest snapshot, by (partition, bucket)."""
+) -> list[BucketJob]:
+    """The compactions of the latest snapshot, by (partition, bucket): one job per window of
+    a fixed bucket's files or bin of a partition's files (so one bucket may have several)."""
     store = ctx.store
     keep = partition_matches(ctx.schema, partitions, ctx.options) if partitions else None
     groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
@@ -138,13 +133,15 @@ def _tasks(
             continue
         groups.setdefault((e.partition, e.bucket), []).append(e.file)
         totals[(e.partition, e.bucket)] = e.total_buckets
-    tasks: list[_Task] = []
+    tasks: list[BucketJob] = []
     for (partition, bucket), files in sorted(groups.items(), key=lambda kv: kv[0]):
         if ctx.options.bucket > 0:
             picked = pick_bucket_windows(files, opts, full)
         else:
             picked = pick_unaware_bins(files, opts, full)
-        tasks += [_Task(partition, bucket, totals[(partition, bucket)], tuple(p)) for p in picked]
+        tasks += [
+            BucketJob(partition, bucket, totals[(partition, bucket)], tuple(p)) for p in picked
+        ]
     return tasks
 
 
@@ -153,7 +150,7 @@ def partitions_to_compact(ctx: TableContext, *, full: bool) -> list[dict[str, An
     compaction (``full``: a full one) of the latest snapshot would rewrite files."""
     types = ctx.schema.types_of(ctx.schema.partition_keys)
     seen: dict[bytes, dict[str, Any]] = {}
-    for task in _tasks(ctx, AppendOptions.of(ctx), full, None):
+    for task in compaction_tasks(ctx, AppendOptions.of(ctx), full, None):
         if task.partition not in seen:
             values = binary_row.deserialize(task.partition, types)
             seen[task.partition] = dict(zip(ctx.schema.partition_keys, values, strict=True))
@@ -169,9 +166,23 @@ def plan(
     progress: Callable[[CompactionProgress], None] | None = None,
 ) -> AppendCompactionPlan:
     """Pick and run the compactions of the latest snapshot; nothing is committed."""
+    tasks = compaction_tasks(ctx, AppendOptions.of(ctx), full, partitions)
+    return run_tasks(ctx, tasks, parallelism, progress)
+
+
+def run_tasks(
+    ctx: TableContext,
+    tasks: Sequence[BucketJob],
+    parallelism: int | None,
+    progress: Callable[[CompactionProgress], None] | None = None,
+    name_token: str | None = None,
+) -> AppendCompactionPlan:
+    """Rewrite the files of each of ``tasks`` (of :func:`compaction_tasks`), in order, as new
+    files whose names carry ``name_token`` when given (a distributed job's cleanup finds them
+    by it); one message per task, in task order. On any failure every file written is
+    deleted. Nothing is committed."""
     opts = AppendOptions.of(ctx)
     store = ctx.store
-    tasks = _tasks(ctx, opts, full, partitions)
     result = AppendCompactionPlan()
     if not tasks:
         return result
@@ -189,7 +200,7 @@ def plan(
 
     report()
 
-    def rewrite(task: _Task) -> tuple[list[DataFileMeta], list[str]]:
+    def rewrite(task: BucketJob) -> tuple[list[DataFileMeta], list[str]]:
         directory = ctx.bucket_path(task.partition, task.bucket)
         writer = RollingAppendWriter(
             ctx.file_io,
@@ -199,6 +210,7 @@ def plan(
             task.files[0].min_sequence_number,
             FILE_SOURCE_COMPACT,
             ctx.locations.external_paths_of(task.partition, task.bucket),
+            name_token,
         )
         try:
             for f in task.files:
@@ -209,7 +221,7 @@ def plan(
             writer.abort()
             raise
 
-    def collect(task: _Task, out: tuple[list[DataFileMeta], list[str]]) -> None:
+    def collect(task: BucketJob, out: tuple[list[DataFileMeta], list[str]]) -> None:
         result.written.extend(out[1])
         result.messages.append(
             CommitMessage(
@@ -221,7 +233,7 @@ def plan(
             )
         )
 
-    def tick(task: _Task) -> None:
+    def tick(task: BucketJob) -> None:
         done[0] += 1
         done[1] += len(task.files)
         done[2] += sum(f.file_size for f in task.files)

@@ -49,6 +49,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from lakeops.append.scan import AppendSplit
 from lakeops.changelog.reader import ROW_KIND_COLUMN as CHANGES_ROW_KIND
 from lakeops.changelog.reader import ChangeMode
 from lakeops.errors import (
@@ -60,10 +61,9 @@ from lakeops.spark.options import (
     ScanSpec,
     parse_read_options,
 )
-from lakeops.spark.tables import ensure_table, open_table, task_parallelism
+from lakeops.spark.tables import AnyTable, ensure_table, open_table, read_split, task_parallelism
 from lakeops.spark.types import spark_arrow_schema, spark_schema, to_spark_arrow
 from lakeops.spark.writer import LakeopsWriter
-from lakeops.table import Table
 
 __all__ = ["LakeopsDataSource", "ensure_table", "open_table", "task_parallelism"]
 
@@ -80,7 +80,7 @@ _OPS = {
 class SplitPartition(InputPartition):
     """One (partition, bucket) split."""
 
-    split: Split
+    split: Split | AppendSplit
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ class ChangesPartition(InputPartition):
     mode: ChangeMode
 
 
-def _snapshot_of(table: Table, ref: int | str) -> int:
+def _snapshot_of(table: AnyTable, ref: int | str) -> int:
     """The snapshot id ``ref`` names: itself, or the snapshot of the tag of that name."""
     if isinstance(ref, int):
         return ref
@@ -168,8 +168,7 @@ class LakeopsReader(DataSourceReader):
             yield from to_spark_arrow(changes, target).to_batches()
             return
         assert isinstance(partition, SplitPartition)
-        result = table.split_reader().read(partition.split, self.columns)
-        result = result.cast(pa.schema([table.arrow_schema.field(c) for c in self.columns]))
+        result = read_split(table, partition.split, self.columns)
         yield from to_spark_arrow(result, target).to_batches()
 
 
