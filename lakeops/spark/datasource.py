@@ -9,6 +9,10 @@ the ``secret`` in the key makes Spark redact them from plans, logs and the UI);
 of partition specs for a static partition overwrite; ``parallelism`` — the most buckets one
 write task writes at once (default and cap: the task's ``spark.task.cpus``).
 
+The table is a primary-key table or an append table (no primary key): reads, writes, time
+travel and ``incremental-between`` serve both (an append table's reads return every row of its
+files, its changes are its appended rows, each ``+I``).
+
 Reads: one input partition per (partition, bucket) split of the latest snapshot, or of the
 snapshot ``scan.snapshot-id``, ``scan.tag-name``, ``scan.timestamp-millis``, ``versionAsOf`` or
 ``timestampAsOf`` names (:mod:`lakeops.spark.options`); pushed filters prune partitions and files
@@ -20,8 +24,10 @@ exactly or refused).
 Writes (``append`` / ``overwrite``; Spark refuses a save without ``.mode(...)`` for Python data
 sources before the source is reached): the first write to a path without a table creates it
 from the DataFrame's schema with the ``primary-key``, ``partition`` and Paimon table options
-given as write options, validated as :meth:`lakeops.Catalog.create_table` validates them. Every
-task writes level-0 files with a :class:`~lakeops.write.table_write.TableWrite` and returns its
+given as write options (without ``primary-key``: an append table, as Paimon's Spark writer
+creates one), validated as :meth:`lakeops.Catalog.create_table` validates them. Every
+task writes level-0 files with a :class:`~lakeops.write.table_write.TableWrite` (an
+:class:`~lakeops.append.write.AppendWrite` for an append table) and returns its
 commit messages; the driver side ``commit`` publishes **one** snapshot (``OVERWRITE`` for
 overwrite); ``abort`` deletes what the tasks wrote.
 """
