@@ -133,12 +133,16 @@ def write(
                 cached.unpersist()
         return
     spark_types = {f.name: f.dataType.typeName() for f in df.schema.fields}
+    nullable = {f.name for f in df.schema.fields if f.nullable}
+    # the JVM expression hashes non-null keys only: an append table's bucket key may be null
+    # (its bucket then comes from the Arrow UDF, which hashes nulls as the writer does)
     steps = (
         bucket_steps(keys, key_types, num_buckets, BUCKET_COLUMN)
         if all(
             spark_types.get(k) == _SPARK_TYPE_NAMES.get(t.root)
             for k, t in zip(keys, key_types, strict=True)
         )
+        and not (isinstance(table, AppendTable) and nullable.intersection(keys))
         else None
     )
     if steps is not None:  # integer-like keys: hash in the JVM, no Python round trip

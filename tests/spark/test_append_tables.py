@@ -31,12 +31,15 @@ LAYOUTS: dict[str, tuple[list[str], dict[str, str]]] = {
     "fixed": ([], {"bucket": "2", "bucket-key": "id"}),
 }
 
-Row = tuple[str, int, int, str]
+Row = tuple[str, int | None, int, str]
 
 
 def _rows(n: int, start: int) -> list[Row]:
-    """``n`` rows whose ``seq`` numbers them in write order from ``start``."""
-    return [(f"d{i % 2}", i % 5, start + i, f"v{start + i}") for i in range(n)]
+    """``n`` rows whose ``seq`` numbers them in write order from ``start``; some have a null
+    ``id`` (a bucket key may be null in an append table)."""
+    return [
+        (f"d{i % 2}", None if i % 7 == 6 else i % 5, start + i, f"v{start + i}") for i in range(n)
+    ]
 
 
 def _arrow(rows: list[Row]) -> pa.Table:
@@ -88,6 +91,8 @@ def test_append_table_through_spark(spark: Any, catalog: Catalog, warehouse: Pat
             ls.write(spark.createDataFrame(rows, DDL).coalesce(1), root)
     model = [r for b in batches for r in b]
     assert [s.commit_kind for s in table.snapshots()] == ["APPEND"] * 3
+    if fixed:  # one writer per bucket (null keys routed with their bucket): a file per bucket
+        assert all(table.commit_stats(s.id).files_added <= 2 for s in table.snapshots())
 
     df = spark.read.format("lakeops").load(root)
     got = _collect(df)
