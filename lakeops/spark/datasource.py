@@ -56,6 +56,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from lakeops.append.scan import AppendSplit
+from lakeops.append.table import AppendTable
 from lakeops.changelog.reader import ROW_KIND_COLUMN as CHANGES_ROW_KIND
 from lakeops.changelog.reader import ChangeMode
 from lakeops.errors import (
@@ -144,6 +145,12 @@ class LakeopsReader(DataSourceReader):
                 raise ConfigurationError(
                     f"option 'incremental-between' {self.scan.incremental} names snapshots "
                     f"{start} and {end}: the start must be older than the end"
+                )
+            if isinstance(table, AppendTable) and self.scan.mode not in ("auto", "delta"):
+                raise ConfigurationError(
+                    f"incremental-between-scan-mode {self.scan.mode!r} is for primary-key "
+                    f"tables; {table.identifier} is an append table, whose changes are its "
+                    "appended rows (mode 'auto' or 'delta')"
                 )
             return [ChangesPartition(start, end, self.scan.mode)]
         scan = self.scan

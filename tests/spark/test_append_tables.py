@@ -108,6 +108,10 @@ def test_append_table_through_spark(spark: Any, catalog: Catalog, warehouse: Pat
     assert sorted(tuple(r) for r in between.collect()) == sorted(
         ("+I", *r) for r in batches[1] + batches[2]
     )
+    if not fixed:  # changelog / diff modes are a primary-key table's: refused on the driver
+        changelog = spark.read.format("lakeops").option("incremental-between", "1,3")
+        with pytest.raises(Exception, match="is an append table"):
+            changelog.option("incremental-between-scan-mode", "changelog").load(root).collect()
     # filters: exact rows; a partition filter prunes splits
     one = df.filter("dt = 'd1' AND seq >= 100")
     assert _by_seq(_collect(one)) == [r for r in model if r[0] == "d1" and r[2] >= 100]
