@@ -15,7 +15,7 @@ import pytest
 import lakeops.spark as ls
 from lakeops import Catalog
 from lakeops.append.table import AppendTable
-from lakeops.errors import UnsupportedFeatureError
+from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.spark.compaction import compact as spark_compact
 from tests.interop.oracle import oracle_script
 
@@ -158,11 +158,20 @@ def test_append_table_through_spark(spark: Any, catalog: Catalog, warehouse: Pat
     assert _by_seq(_collect(spark.read.format("lakeops").load(root))) == _by_seq(model)
 
 
-def test_level0_flush_of_an_append_table_is_refused(catalog: Catalog) -> None:
+def test_primary_key_notions_are_refused_before_spark_runs(catalog: Catalog) -> None:
+    """A level-0 flush and a changelog stream are a primary-key table's: refused on the driver
+    (no SparkSession needed), nothing written."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from lakeops.spark.streaming import LakeopsStreamReader
+
     t = catalog.create_table("db.flush", schema=SCHEMA)
     t.write(_arrow(_rows(5, 0)))
     with pytest.raises(UnsupportedFeatureError, match="append table"):
-        spark_compact(None, {"path": t.root}, force_level0=True)  # refused before Spark runs
+        spark_compact(None, {"path": t.root}, force_level0=True)
+    schema = StructType([StructField("rowkind", StringType()), StructField("dt", StringType())])
+    with pytest.raises(ConfigurationError, match="an append table's stream"):
+        LakeopsStreamReader({"path": t.root, "changes.mode": "changelog"}, schema)
     assert len(t.snapshots()) == 1
 
 
@@ -199,13 +208,12 @@ def test_stream_from_one_append_table_into_another(
     assert src.compact(full=True) is not None  # COMPACT: rewrites, adds no rows
     src.write(_arrow(third))
     run()  # restarted from the checkpoint
-    run()  # nothing new: nothing committed
     expected = first + second + third
     assert _by_seq([tuple(r.values()) for r in dst.read().to_pylist()]) == expected
     assert {s.commit_kind for s in dst.snapshots()} == {"APPEND"}
     assert len(dst.snapshots()) == 2
     src.write(_arrow([("d0", 1, 999, "x")]), overwrite=True)  # an OVERWRITE emits nothing
     run()
-    assert len(dst.snapshots()) == 2
+    assert len(dst.snapshots()) == 2  # an empty micro-batch commits nothing
     (theirs,) = oracle_script(warehouse, [{"op": "read", "table": "db.dst"}])
     assert _by_seq([tuple(r.values()) for r in theirs.to_pylist()]) == expected
