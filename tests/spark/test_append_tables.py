@@ -217,3 +217,23 @@ def test_stream_from_one_append_table_into_another(
     assert len(dst.snapshots()) == 2  # an empty micro-batch commits nothing
     (theirs,) = oracle_script(warehouse, [{"op": "read", "table": "db.dst"}])
     assert _by_seq([tuple(r.values()) for r in theirs.to_pylist()]) == expected
+
+
+def test_a_failing_compaction_task_commits_nothing_and_leaves_no_file(
+    spark: Any, catalog: Catalog
+) -> None:
+    """One window's task fails (a data file is gone) while the others rewrite theirs: nothing
+    is committed and every file the job wrote is deleted (found by the job's name token)."""
+    t = catalog.create_table(
+        "db.fails", schema=SCHEMA, options={"bucket": "4", "bucket-key": "seq"}
+    )
+    for start in (0, 100, 200):
+        t.write(_arrow(_rows(40, start)))
+    snapshots = [s.id for s in t.snapshots()]
+    victim = next(e for e in t.store.live_entries(t.latest_snapshot()) if e.bucket == 2)
+    next(Path(t.root).rglob(victim.file.file_name)).unlink()
+    before = sorted(p.name for p in Path(t.root).rglob("data-*"))
+    with pytest.raises(Exception, match=victim.file.file_name):
+        ls.compact(spark, t.root, full=True)
+    assert [s.id for s in t.snapshots()] == snapshots
+    assert sorted(p.name for p in Path(t.root).rglob("data-*")) == before
