@@ -1,7 +1,9 @@
 """lakeops_optimize: periodic optimisation compaction over the warehouse's tables.
 
 ``plan`` finds every (table, partition) whose buckets hold more than ``max_sorted_runs`` sorted
-runs; each becomes one mapped ``compact`` task (full compaction: one sorted run per bucket).
+runs — for an append table, the partitions where a full compaction would rewrite small files —
+each becomes one mapped ``compact`` task (full compaction: one sorted run per bucket; an append
+table's small files rewritten), in the worker or on Spark (``LAKEOPS_COMPACT_ENGINE``).
 Healthy tables and partitions get no task at all. Params: ``tables`` (default: every table in
 the warehouse), ``max_sorted_runs`` (default 1).
 """

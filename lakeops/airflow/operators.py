@@ -375,7 +375,10 @@ class _CompactionOperator(_SparkJobMixin, _LakeopsOperator):
 
 class LakeopsCompactOperator(_CompactionOperator):
     """Compact a table (or only ``partitions``, e.g. ``[{"dt": "2024-01-01"}]``) with its
-    universal strategy, or fully with ``full=True`` (every bucket to one sorted run).
+    universal strategy, or fully with ``full=True`` (every bucket to one sorted run). An
+    append table (no primary key) gets Paimon's small-file compaction
+    (:meth:`lakeops.append.table.AppendTable.compact`), in the worker or with
+    ``engine="spark"`` in Spark tasks.
 
     ``parallelism``: buckets compacted at once in the worker (``engine="local"``; default: the
     cores available, capped by the buckets in play). With ``engine="spark"`` it is not used:

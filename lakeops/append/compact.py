@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lakeops.compact.planner import CompactionProgress
+from lakeops.compact.planner import BucketJob, CompactionProgress
 from lakeops.context import TableContext
 from lakeops.parallel import run_ordered
 from lakeops.read.scan import partition_matches
@@ -46,6 +46,7 @@ from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import FILE_SOURCE_COMPACT, DataFileMeta
 from lakeops.spec.deletion_vector import (
     DELETION_VECTORS_INDEX,
+    DeletionFile,
     blob,
     deletion_files,
     encode_index_file,
@@ -61,10 +62,13 @@ from .scan import snapshot_deletion_files
 
 __all__ = [
     "AppendCompactionPlan",
+    "compaction_tasks",
     "partitions_to_compact",
     "pick_bucket_windows",
     "pick_unaware_bins",
     "plan",
+    "retire_vectors",
+    "run_tasks",
 ]
 
 #: a full compaction of a fixed bucket needs at least this many files
@@ -72,14 +76,6 @@ FULL_COMPACT_MIN_FILE = 3
 
 #: the index file (storage path) holding a data file's deletion vector, None when it has none
 VectorOf = Callable[[DataFileMeta], str | None]
-
-
-@dataclass(frozen=True)
-class _Task:
-    partition: bytes
-    bucket: int
-    total_buckets: int
-    files: tuple[DataFileMeta, ...]
 
 
 @dataclass
@@ -174,14 +170,16 @@ def pick_unaware_bins(
     return [b for b in bins if len(b) > 1]
 
 
-def _tasks(
+def compaction_tasks(
     ctx: TableContext,
     opts: AppendOptions,
     full: bool,
     partitions: Sequence[Mapping[str, Any]] | None,
     snapshot: Snapshot | None = None,
-) -> list[_Task]:
-    """The compactions of ``snapshot`` (default: the latest), by (partition, bucket)."""
+) -> list[BucketJob]:
+    """The compactions of ``snapshot`` (default: the latest), by (partition, bucket): one job
+    per window of a fixed bucket's files or bin of a partition's files (so one bucket may have
+    several). Files with a deletion vector are picked as Paimon picks them."""
     store = ctx.store
     if snapshot is None:
         snapshot = store.latest_snapshot()
@@ -194,7 +192,7 @@ def _tasks(
         groups.setdefault((e.partition, e.bucket), []).append(e.file)
         totals[(e.partition, e.bucket)] = e.total_buckets
     vectors = snapshot_deletion_files(ctx, snapshot)
-    tasks: list[_Task] = []
+    tasks: list[BucketJob] = []
     for (partition, bucket), files in sorted(groups.items(), key=lambda kv: kv[0]):
         vector_of: VectorOf | None = None
         if ctx.options.deletion_vectors or vectors:
@@ -207,7 +205,9 @@ def _tasks(
             picked = pick_bucket_windows(files, opts, full, vector_of)
         else:
             picked = pick_unaware_bins(files, opts, full, vector_of)
-        tasks += [_Task(partition, bucket, totals[(partition, bucket)], tuple(p)) for p in picked]
+        tasks += [
+            BucketJob(partition, bucket, totals[(partition, bucket)], tuple(p)) for p in picked
+        ]
     return tasks
 
 
@@ -216,7 +216,7 @@ def partitions_to_compact(ctx: TableContext, *, full: bool) -> list[dict[str, An
     compaction (``full``: a full one) of the latest snapshot would rewrite files."""
     types = ctx.schema.types_of(ctx.schema.partition_keys)
     seen: dict[bytes, dict[str, Any]] = {}
-    for task in _tasks(ctx, AppendOptions.of(ctx), full, None):
+    for task in compaction_tasks(ctx, AppendOptions.of(ctx), full, None):
         if task.partition not in seen:
             values = binary_row.deserialize(task.partition, types)
             seen[task.partition] = dict(zip(ctx.schema.partition_keys, values, strict=True))
@@ -231,15 +231,43 @@ def plan(
     parallelism: int | None,
     progress: Callable[[CompactionProgress], None] | None = None,
 ) -> AppendCompactionPlan:
-    """Pick and run the compactions of the latest snapshot; nothing is committed."""
+    """Pick and run the compactions of the latest snapshot; nothing is committed. Deletion
+    vectors of that snapshot are applied, and those of the files compacted away leave the
+    index (:func:`retire_vectors`)."""
+    snapshot = ctx.store.latest_snapshot()
+    tasks = compaction_tasks(ctx, AppendOptions.of(ctx), full, partitions, snapshot)
+    vectors = snapshot_deletion_files(ctx, snapshot)
+    result = run_tasks(ctx, tasks, parallelism, progress, vectors=vectors)
+    if vectors and tasks:
+        try:
+            retire_vectors(ctx, snapshot, tasks, DeletionVectorReader(ctx.file_io), result)
+        except BaseException:
+            for path in result.written:
+                ctx.file_io.delete(path)
+            raise
+    return result
+
+
+def run_tasks(
+    ctx: TableContext,
+    tasks: Sequence[BucketJob],
+    parallelism: int | None,
+    progress: Callable[[CompactionProgress], None] | None = None,
+    name_token: str | None = None,
+    *,
+    vectors: Mapping[tuple[bytes, int, str], DeletionFile],
+) -> AppendCompactionPlan:
+    """Rewrite the files of each of ``tasks`` (of :func:`compaction_tasks`), in order, as new
+    files whose names carry ``name_token`` when given (a distributed job's cleanup finds them
+    by it), without the rows ``vectors`` (the planned snapshot's deletion files, by partition,
+    bucket and file name) delete; one message per task, in task order. On any failure every
+    file written is deleted. Nothing is committed, and the vectors stay in the index: the
+    caller retires them (:func:`plan`)."""
     opts = AppendOptions.of(ctx)
     store = ctx.store
-    snapshot = store.latest_snapshot()
-    tasks = _tasks(ctx, opts, full, partitions, snapshot)
     result = AppendCompactionPlan()
     if not tasks:
         return result
-    vectors = snapshot_deletion_files(ctx, snapshot)
     dvs = DeletionVectorReader(ctx.file_io)
     reader = AppendFileReader(ctx.file_io, ctx.schema, store.schema, ctx.root)
     columns = ctx.schema.field_names
@@ -255,7 +283,7 @@ def plan(
 
     report()
 
-    def rewrite(task: _Task) -> tuple[list[DataFileMeta], list[str]]:
+    def rewrite(task: BucketJob) -> tuple[list[DataFileMeta], list[str]]:
         directory = ctx.bucket_path(task.partition, task.bucket)
         writer = RollingAppendWriter(
             ctx.file_io,
@@ -265,6 +293,7 @@ def plan(
             task.files[0].min_sequence_number,
             FILE_SOURCE_COMPACT,
             ctx.locations.external_paths_of(task.partition, task.bucket),
+            name_token,
         )
         try:
             for f in task.files:
@@ -277,7 +306,7 @@ def plan(
             writer.abort()
             raise
 
-    def collect(task: _Task, out: tuple[list[DataFileMeta], list[str]]) -> None:
+    def collect(task: BucketJob, out: tuple[list[DataFileMeta], list[str]]) -> None:
         result.written.extend(out[1])
         result.messages.append(
             CommitMessage(
@@ -289,7 +318,7 @@ def plan(
             )
         )
 
-    def tick(task: _Task) -> None:
+    def tick(task: BucketJob) -> None:
         done[0] += 1
         done[1] += len(task.files)
         done[2] += sum(f.file_size for f in task.files)
@@ -297,8 +326,6 @@ def plan(
 
     try:
         run_ordered(rewrite, tasks, parallelism, on_success=collect, on_done=tick)
-        if vectors:
-            _retire_vectors(ctx, snapshot, tasks, dvs, result)
     except BaseException:
         for path in result.written:
             ctx.file_io.delete(path)
@@ -306,10 +333,10 @@ def plan(
     return result
 
 
-def _retire_vectors(
+def retire_vectors(
     ctx: TableContext,
     snapshot: Snapshot | None,
-    tasks: Sequence[_Task],
+    tasks: Sequence[BucketJob],
     dvs: DeletionVectorReader,
     result: AppendCompactionPlan,
 ) -> None:

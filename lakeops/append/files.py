@@ -59,8 +59,11 @@ class RollingAppendWriter:
         first_sequence: int,
         file_source: int = FILE_SOURCE_APPEND,
         external: ExternalPaths | None = None,
+        name_token: str | None = None,
     ) -> None:
         self.file_io = file_io
+        #: carried in every file name (:meth:`~lakeops.spec.locations.FileLocations.new_name`)
+        self.name_token = name_token
         self.directory = directory
         self.schema = schema
         self.target_file_size = target_file_size
@@ -99,7 +102,9 @@ class RollingAppendWriter:
                 self._finish()
 
     def _start(self) -> tuple[str, str, str | None, Any, Any]:
-        name = self.locations.new_name(changelog=False, extension=self.settings.extension)
+        name = self.locations.new_name(
+            changelog=False, extension=self.settings.extension, token=self.name_token
+        )
         new = self.locations.new_file(self.directory, name, self.external)
         self.file_io.mkdirs(new.path.rsplit("/", 1)[0])
         self.written.append(new.path)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from lakeops.append.table import AppendTable
 from lakeops.kv.formats import check_writable
 from lakeops.modes import WriteMode
 from lakeops.parallel import check_parallelism
@@ -76,7 +77,10 @@ def write(
     overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
     parallelism: int | None = None,
 ) -> None:
-    """Write ``df`` into the table as one commit, one writer per (partition, bucket).
+    """Write ``df`` into the table as one commit, one writer per (partition, bucket) — for an
+    append table with unaware bucket (``bucket = -1``) every task writes what it holds, with no
+    shuffle; a fixed-bucket append table (``bucket-key``) gets one writer per bucket, which
+    keeps the rows of a bucket in the order that writer receives them.
 
     ``parallelism``: the most buckets one task flushes at once; default and cap: the task's
     CPUs (``spark.task.cpus``), so executors never run more threads than their task slots.
@@ -99,6 +103,13 @@ def write(
         options["parallelism"] = str(parallelism)
     table = open_table(options)
     check_writable(table.schema)
+    if isinstance(table, AppendTable) and table.options.bucket == -1:
+        # unaware bucket: any task may write any row (each writes bucket 0 numbering its rows
+        # from 0, as Paimon's unaware-bucket writers do), so no shuffle
+        if overwrite_partitions:
+            options["overwrite_partitions"] = json.dumps([dict(p) for p in overwrite_partitions])
+        df.write.format("lakeops").mode(mode).options(**options).save()
+        return
     keys = table.schema.bucket_keys
     key_types = table.schema.types_of(keys)
     num_buckets = table.options.bucket
@@ -122,12 +133,16 @@ def write(
                 cached.unpersist()
         return
     spark_types = {f.name: f.dataType.typeName() for f in df.schema.fields}
+    nullable = {f.name for f in df.schema.fields if f.nullable}
+    # the JVM expression hashes non-null keys only: an append table's bucket key may be null
+    # (its bucket then comes from the Arrow UDF, which hashes nulls as the writer does)
     steps = (
         bucket_steps(keys, key_types, num_buckets, BUCKET_COLUMN)
         if all(
             spark_types.get(k) == _SPARK_TYPE_NAMES.get(t.root)
             for k, t in zip(keys, key_types, strict=True)
         )
+        and not (isinstance(table, AppendTable) and nullable.intersection(keys))
         else None
     )
     if steps is not None:  # integer-like keys: hash in the JVM, no Python round trip

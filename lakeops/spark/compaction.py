@@ -9,6 +9,13 @@ first. A task compacts its buckets with :func:`~lakeops.compact.planner.compact_
 most its task CPUs (``parallelism`` lowers that, never raises it), and caps pyarrow's own CPU
 pool to the same count, so a task never runs more compute threads than the slots Spark gave it.
 
+Append tables. The driver plans the compactions as
+:meth:`~lakeops.append.table.AppendTable.compact` does
+(:func:`~lakeops.append.compact.compaction_tasks`: the windows of a fixed bucket's files, the
+bins of a partition's small files); each window or bin is a job dealt as a bucket is, and a
+task rewrites its jobs' files in order (:func:`~lakeops.append.compact.run_tasks`), so a fixed
+bucket's rows keep their order. Commit and failure handling are the same.
+
 Memory per task. A bucket's compaction streams: every merged section holds at most
 :data:`~lakeops.compact.task.MERGE_BUDGET_ROWS` rows (shared by its sorted runs) plus the
 row groups being read and the Parquet pages being written, so a task's memory is bounded by its
@@ -35,10 +42,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lakeops.append.compact import AppendCompactionPlan, compaction_tasks, retire_vectors
+from lakeops.append.deletions import DeletionVectorReader
+from lakeops.append.options import AppendOptions
+from lakeops.append.scan import snapshot_deletion_files
+from lakeops.append.table import AppendTable
 from lakeops.compact.planner import BucketJob, plan_buckets, remove_job_files
 from lakeops.kv.formats import check_writable
 from lakeops.parallel import check_parallelism
 from lakeops.spec.commit_message import CommitMessage
+from lakeops.spec.deletion_vector import DeletionFile
 from lakeops.spec.locations import new_name_token
 from lakeops.spec.snapshot import Snapshot
 
@@ -63,6 +76,12 @@ class _Task:
     force_level0: bool
     name_token: str
     parallelism: int | None
+    #: an append table's compactions (:mod:`lakeops.append.compact`): each job is one window
+    #: of a fixed bucket or one bin of a partition, rewritten in order
+    append: bool = False
+    #: the planned snapshot's deletion vectors of an append table (by partition, bucket and
+    #: file name), applied as its files are rewritten
+    vectors: Mapping[tuple[bytes, int, str], DeletionFile] = field(default_factory=dict)
 
 
 def deal_tasks(jobs: Sequence[BucketJob], per_task: int) -> list[list[BucketJob]]:
@@ -99,6 +118,17 @@ def _run_task(task: _Task) -> TaskResult:
     pa.set_cpu_count(workers)
     try:
         table = open_table(task.options)
+        if task.append:
+            from lakeops.append.compact import run_tasks
+
+            done = run_tasks(
+                table.context,
+                task.jobs,
+                workers,
+                name_token=task.name_token,
+                vectors=task.vectors,
+            )
+            return TaskResult(done.messages, done.written)
         plan = compact_jobs(
             table.context,
             task.jobs,
@@ -107,7 +137,7 @@ def _run_task(task: _Task) -> TaskResult:
             parallelism=workers,
             name_token=task.name_token,
         )
-    except Exception as error:  # compact_jobs deleted what it wrote
+    except Exception as error:  # compact_jobs / run_tasks deleted what they wrote
         return TaskResult(error=_portable(error))
     return TaskResult(plan.messages, plan.written)
 
@@ -123,7 +153,10 @@ def compact(
 ) -> Snapshot | None:
     """Compact (``full``: everything to the max level; ``force_level0``: lift level 0) the
     table the data-source ``options`` name, on the executors of ``spark``, as one ``COMPACT``
-    snapshot (None when nothing needed compacting). See the module docstring."""
+    snapshot (None when nothing needed compacting). An append table is compacted as
+    :meth:`lakeops.append.table.AppendTable.compact` compacts it (``full``: a full compaction;
+    ``force_level0`` is refused), its windows and bins dealt into tasks as buckets are. See
+    the module docstring."""
     from lakeops.spark.tables import open_table
 
     check_parallelism(parallelism)
@@ -131,13 +164,25 @@ def compact(
     table._require_writable("compact")
     check_writable(table.schema, "compact this table")
     table.file_io.check_commit_ready()
-    jobs = plan_buckets(table.store, table.schema, partitions)
+    append = isinstance(table, AppendTable)
+    planned: Snapshot | None = None
+    vectors: dict[tuple[bytes, int, str], DeletionFile] = {}
+    if append:
+        if force_level0:
+            table.flush_level0()  # refused: an append table has only level 0
+        planned = table.store.latest_snapshot()
+        jobs = compaction_tasks(
+            table.context, AppendOptions.of(table.context), full, partitions, planned
+        )
+        vectors = snapshot_deletion_files(table.context, planned)
+    else:
+        jobs = plan_buckets(table.store, table.schema, partitions)
     if not jobs:
         return None
     per_task = max(int(spark.sparkContext.getConf().get("spark.task.cpus", "1")), 1)
     token = new_name_token()
     tasks = [
-        _Task(options, tuple(group), full, force_level0, token, parallelism)
+        _Task(options, tuple(group), full, force_level0, token, parallelism, append, vectors)
         for group in deal_tasks(jobs, per_task)
     ]
     context = table.context
@@ -152,14 +197,30 @@ def compact(
     if failed:
         remove_job_files(context, jobs, token)
         raise failed[0]
-    # in (partition, bucket) order, as the in-process compaction commits them
+    # in (partition, bucket) order, as the in-process compaction commits them (a fixed
+    # append bucket's windows by their first sequence number)
     messages = sorted(
-        (m for r in results for m in r.messages), key=lambda m: (m.partition, m.bucket)
+        (m for r in results for m in r.messages),
+        key=lambda m: (
+            m.partition,
+            m.bucket,
+            m.compact_before[0].min_sequence_number if m.compact_before else 0,
+        ),
     )
     written = [p for r in results for p in r.written]
     if not messages:
         remove_job_files(context, jobs, token)
         return None
+    if vectors:  # the compacted files' vectors leave the index, as in-process
+        done = AppendCompactionPlan(messages, written)
+        try:
+            retire_vectors(context, planned, jobs, DeletionVectorReader(table.file_io), done)
+        except BaseException:
+            for path in done.written:
+                table.file_io.delete(path)
+            remove_job_files(context, jobs, token)
+            raise
+        messages, written = done.messages, done.written
     snapshot = table.commit_compaction(messages, written=written)
     remove_job_files(context, jobs, token, keep=written)
     return snapshot

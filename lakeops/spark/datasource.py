@@ -9,6 +9,10 @@ the ``secret`` in the key makes Spark redact them from plans, logs and the UI);
 of partition specs for a static partition overwrite; ``parallelism`` — the most buckets one
 write task writes at once (default and cap: the task's ``spark.task.cpus``).
 
+The table is a primary-key table or an append table (no primary key): reads, writes, time
+travel and ``incremental-between`` serve both (an append table's reads return every row of its
+files, its changes are its appended rows, each ``+I``).
+
 Reads: one input partition per (partition, bucket) split of the latest snapshot, or of the
 snapshot ``scan.snapshot-id``, ``scan.tag-name``, ``scan.timestamp-millis``, ``versionAsOf`` or
 ``timestampAsOf`` names (:mod:`lakeops.spark.options`); pushed filters prune partitions and files
@@ -20,8 +24,10 @@ exactly or refused).
 Writes (``append`` / ``overwrite``; Spark refuses a save without ``.mode(...)`` for Python data
 sources before the source is reached): the first write to a path without a table creates it
 from the DataFrame's schema with the ``primary-key``, ``partition`` and Paimon table options
-given as write options, validated as :meth:`lakeops.Catalog.create_table` validates them. Every
-task writes level-0 files with a :class:`~lakeops.write.table_write.TableWrite` and returns its
+given as write options (without ``primary-key``: an append table, as Paimon's Spark writer
+creates one), validated as :meth:`lakeops.Catalog.create_table` validates them. Every
+task writes level-0 files with a :class:`~lakeops.write.table_write.TableWrite` (an
+:class:`~lakeops.append.write.AppendWrite` for an append table) and returns its
 commit messages; the driver side ``commit`` publishes **one** snapshot (``OVERWRITE`` for
 overwrite); ``abort`` deletes what the tasks wrote.
 """
@@ -49,6 +55,8 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from lakeops.append.scan import AppendSplit
+from lakeops.append.table import AppendTable
 from lakeops.changelog.reader import ROW_KIND_COLUMN as CHANGES_ROW_KIND
 from lakeops.changelog.reader import ChangeMode
 from lakeops.errors import (
@@ -60,10 +68,9 @@ from lakeops.spark.options import (
     ScanSpec,
     parse_read_options,
 )
-from lakeops.spark.tables import ensure_table, open_table, task_parallelism
+from lakeops.spark.tables import AnyTable, ensure_table, open_table, read_split, task_parallelism
 from lakeops.spark.types import spark_arrow_schema, spark_schema, to_spark_arrow
 from lakeops.spark.writer import LakeopsWriter
-from lakeops.table import Table
 
 __all__ = ["LakeopsDataSource", "ensure_table", "open_table", "task_parallelism"]
 
@@ -80,7 +87,7 @@ _OPS = {
 class SplitPartition(InputPartition):
     """One (partition, bucket) split."""
 
-    split: Split
+    split: Split | AppendSplit
 
 
 @dataclass(frozen=True)
@@ -92,7 +99,7 @@ class ChangesPartition(InputPartition):
     mode: ChangeMode
 
 
-def _snapshot_of(table: Table, ref: int | str) -> int:
+def _snapshot_of(table: AnyTable, ref: int | str) -> int:
     """The snapshot id ``ref`` names: itself, or the snapshot of the tag of that name."""
     if isinstance(ref, int):
         return ref
@@ -139,6 +146,12 @@ class LakeopsReader(DataSourceReader):
                     f"option 'incremental-between' {self.scan.incremental} names snapshots "
                     f"{start} and {end}: the start must be older than the end"
                 )
+            if isinstance(table, AppendTable) and self.scan.mode not in ("auto", "delta"):
+                raise ConfigurationError(
+                    f"incremental-between-scan-mode {self.scan.mode!r} is for primary-key "
+                    f"tables; {table.identifier} is an append table, whose changes are its "
+                    "appended rows (mode 'auto' or 'delta')"
+                )
             return [ChangesPartition(start, end, self.scan.mode)]
         scan = self.scan
         snapshot_id, tag = scan.snapshot_id, scan.tag
@@ -168,8 +181,7 @@ class LakeopsReader(DataSourceReader):
             yield from to_spark_arrow(changes, target).to_batches()
             return
         assert isinstance(partition, SplitPartition)
-        result = table.split_reader().read(partition.split, self.columns)
-        result = result.cast(pa.schema([table.arrow_schema.field(c) for c in self.columns]))
+        result = read_split(table, partition.split, self.columns)
         yield from to_spark_arrow(result, target).to_batches()
 
 

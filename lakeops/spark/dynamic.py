@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from lakeops.table import Table
 from lakeops.write.records import BUCKET_COLUMN, KIND_COLUMN
 
 __all__ = ["assign_cross_partition", "assign_dynamic"]
@@ -183,6 +184,7 @@ def assign_cross_partition(df: Any, options: dict[str, str]) -> tuple[Any, Any]:
         from lakeops.bucket.cross_partition import split_keys
 
         t = open_table(options)
+        assert isinstance(t, Table)  # dynamic buckets are a primary-key table's
         reader = t.split_reader()
         for batch in batches:
             for i in batch.column(0).to_pylist():

@@ -10,6 +10,10 @@
                                           [--time-retained "1 h"]
     python -m lakeops.spark.jobs orphans --table PATH [--older-than-hours 24] [--force]
 
+Every job serves primary-key and append tables (no primary key) alike, except ``flush``,
+which an append table refuses (its files are all at level 0; ``compact`` runs Paimon's
+small-file compaction of append tables, see :mod:`lakeops.spark.compaction`).
+
 The table is named as the CLI names it, ``--warehouse W --table db.table`` (``--warehouse``
 defaults to ``LAKEOPS_WAREHOUSE``), or by its path, ``--table <warehouse>/<db>.db/<table>``.
 

@@ -12,14 +12,18 @@ deleted instead. So each micro-batch lands once, however often Spark retries or 
 The commit user is the ``commit_user`` option, else derived from the ``checkpointLocation``
 option (the same checkpoint, the same query: a restart continues with the same user); a query
 without either is refused before anything is written. Output modes: ``append`` and ``update``
-commit ``APPEND`` snapshots (a primary-key table upserts), ``complete`` commits ``OVERWRITE``.
+commit ``APPEND`` snapshots (a primary-key table upserts, an append table appends),
+``complete`` commits ``OVERWRITE``.
 
 **Source** (``spark.readStream.format("lakeops").option("row-kind", "true")``): emits the
 table's changes with a ``rowkind`` column (``+I``/``-U``/``+U``/``-D``) first — the changelog
 files where the table has a ``changelog-producer``, else the data each ``APPEND`` snapshot added
 (:func:`lakeops.changelog.reader.read_changes`, mode ``auto``; option ``changes.mode`` picks
-``changelog``/``delta``). The offset is ``{"snapshot": id}``: everything up to that snapshot has
-been emitted; Spark keeps it in its checkpoint, so a restarted query goes on where it stopped.
+``changelog``/``delta``). An append table's stream is its appended rows, all ``+I``: the
+new files of each ``APPEND`` snapshot (``COMPACT`` and ``OVERWRITE`` snapshots emit nothing,
+as Paimon's streaming read of an append table skips them). The offset is
+``{"snapshot": id}``: everything up to that snapshot has been emitted; Spark keeps it in its
+checkpoint, so a restarted query goes on where it stopped.
 Where to start (``scan.mode``, as Paimon names it):
 
 * ``latest-full`` (default): the full merged state of the latest snapshot as ``+I`` rows, then
@@ -49,13 +53,15 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
+from lakeops.append.scan import AppendSplit
+from lakeops.append.table import AppendTable
 from lakeops.errors import CommitStateUnknownError, ConfigurationError, SnapshotNotFoundError
 from lakeops.read.scan import Split
 from lakeops.spark.options import ROW_KIND_COLUMN
-from lakeops.spark.tables import open_table
+from lakeops.spark.tables import AnyTable, open_table, read_split
 from lakeops.spark.writer import LakeopsCommitMessage, LakeopsWriter
 from lakeops.spec.commit_message import CommitMessage
-from lakeops.table import Table
+from lakeops.spec.snapshot import CommitKind
 
 __all__ = [
     "COMMIT_GATE_ENV",
@@ -96,7 +102,7 @@ def stream_commit_user(options: dict[str, str]) -> str:
     return f"lakeops-stream-{digest}"
 
 
-def last_committed_identifier(table: Table, commit_user: str) -> int | None:
+def last_committed_identifier(table: AnyTable, commit_user: str) -> int | None:
     """The commit identifier of ``commit_user``'s newest snapshot (scanning back from the
     latest snapshot, as Paimon's ``filterCommitted``), or None if it has none left."""
     store = table.store
@@ -178,7 +184,7 @@ class LakeopsStreamWriter(DataSourceStreamArrowWriter):
 class FullPartition(InputPartition):
     """One split of the snapshot whose full state starts the stream."""
 
-    split: Split
+    split: Split | AppendSplit
 
 
 @dataclass(frozen=True)
@@ -221,6 +227,11 @@ class LakeopsStreamReader(DataSourceStreamReader):
         if self.change_mode not in _CHANGE_MODES:
             raise ConfigurationError(
                 f"changes.mode {self.change_mode!r} must be one of {_CHANGE_MODES}"
+            )
+        if self.change_mode == "changelog" and isinstance(open_table(options), AppendTable):
+            raise ConfigurationError(
+                "changes.mode 'changelog' is for primary-key tables with a changelog producer; "
+                "an append table's stream is its appended rows (changes.mode 'auto' or 'delta')"
             )
 
     def _latest(self) -> int:
@@ -267,13 +278,20 @@ class LakeopsStreamReader(DataSourceStreamReader):
             ]
         )
         if isinstance(partition, FullPartition):
-            rows = table.split_reader().read(partition.split, columns)
-            rows = rows.select(columns)
+            rows = read_split(table, partition.split, columns)
             kinds = pa.repeat(pa.scalar("+I", pa.string()), rows.num_rows)
             result = pa.table([kinds, *rows.columns], names=[ROW_KIND_COLUMN, *columns])
         else:
             assert isinstance(partition, ChangesPartition)
             sid = partition.snapshot_id
+            if (
+                isinstance(table, AppendTable)
+                and table.store.snapshot(sid).commit_kind != CommitKind.APPEND
+            ):
+                # an append table's stream is its appended rows: COMPACT snapshots add none,
+                # and an OVERWRITE is skipped as Paimon's streaming read skips it
+                # (``streaming-read-overwrite`` = false), as the primary-key delta stream does
+                return
             result = table.read_changes(
                 sid - 1,
                 sid,

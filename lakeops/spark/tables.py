@@ -1,15 +1,19 @@
 """The table a set of Spark data-source options names (``path``, or ``warehouse`` + ``table``;
-storage and catalog options), creating it on a first write, and how many buckets a Spark task
-writes at once."""
+storage and catalog options) — a primary-key :class:`~lakeops.Table` or an
+:class:`~lakeops.append.table.AppendTable` (no primary key) — creating it on a first write,
+and how many buckets a Spark task writes at once."""
 
 from __future__ import annotations
 
 import contextlib
 import json
-from typing import Any
+from typing import Any, TypeAlias
 
+import pyarrow as pa
 from pyspark.sql.types import StructType
 
+from lakeops.append.scan import AppendSplit
+from lakeops.append.table import AppendTable
 from lakeops.catalog import Catalog, new_table_schema
 from lakeops.errors import (
     ConfigurationError,
@@ -17,15 +21,20 @@ from lakeops.errors import (
 )
 from lakeops.io.file_io import FileIO, join
 from lakeops.parallel import check_parallelism
+from lakeops.read.scan import Split
 from lakeops.spark.options import (
     TableOptions,
     split_write_options,
 )
 from lakeops.spark.types import as_nullable, spark_arrow_schema
 from lakeops.spec import paths
+from lakeops.store import TableStore
 from lakeops.table import Table
 
-__all__ = ["ensure_table", "open_table", "task_parallelism"]
+__all__ = ["AnyTable", "ensure_table", "open_table", "read_split", "task_parallelism"]
+
+#: what the data source serves: a primary-key table or an append table
+AnyTable: TypeAlias = Table | AppendTable
 
 
 def task_parallelism(requested: str | None) -> int:
@@ -62,18 +71,25 @@ def _location(options: dict[str, str]) -> tuple[FileIO, dict[str, Any], dict[str
     return FileIO(path, storage, catalog_options), storage, catalog_options
 
 
-def open_table(options: dict[str, str]) -> Table:
-    """The table the data-source options name."""
+def open_table(options: dict[str, str]) -> AnyTable:
+    """The table the data-source options name: a :class:`~lakeops.Table` when its schema has a
+    primary key, else an :class:`~lakeops.append.table.AppendTable` (as
+    :meth:`lakeops.Catalog.get_table` opens it)."""
     fio, _, _ = _location(options)
     db_dir, name = fio.root.rsplit("/", 1)
-    return Table(f"{db_dir.rsplit('/', 1)[-1].removesuffix('.db')}.{name}", fio, fio.root)
+    identifier = f"{db_dir.rsplit('/', 1)[-1].removesuffix('.db')}.{name}"
+    if TableStore(fio, fio.root).latest_schema().primary_keys:
+        return Table(identifier, fio, fio.root)
+    return AppendTable(identifier, fio, fio.root)
 
 
-def ensure_table(options: dict[str, str], schema: StructType) -> Table:
+def ensure_table(options: dict[str, str], schema: StructType) -> AnyTable:
     """The table a write goes to, created from the DataFrame's ``schema`` when the path holds
     none (with the ``primary-key``, ``partition`` and table options among ``options``,
-    validated by :meth:`lakeops.Catalog.create_table`). For an existing table those options
-    must match what the table has: they define a table, they do not change one."""
+    validated by :meth:`lakeops.Catalog.create_table`). Without ``primary-key`` the new table
+    is an append table, as Paimon's Spark writer creates one (unaware bucket unless ``bucket``
+    and ``bucket-key`` are given). For an existing table those options must match what the
+    table has: they define a table, they do not change one."""
     spec = split_write_options(options, schema.fieldNames())
     fio, storage, catalog_options = _location(options)
     if not fio.list_names(join(fio.root, paths.SCHEMA_DIR)):
@@ -84,23 +100,18 @@ def ensure_table(options: dict[str, str], schema: StructType) -> Table:
                 f"no table at {fio.root}, and the path is not <warehouse>/<database>.db/<table>, "
                 "so a write cannot create one there"
             )
-        if not spec.primary_keys:
-            raise ConfigurationError(
-                f"no table at {fio.root}: to create it from the DataFrame, give its key, e.g. "
-                ".option('primary-key', 'id') (and optionally 'partition', 'bucket' and other "
-                "Paimon table options)"
-            )
         catalog = Catalog(warehouse, storage_options=storage, options=catalog_options)
         arrow_schema = as_nullable(spark_arrow_schema(schema))
         # validated before the database directory is made: a refused write leaves nothing
-        new_table_schema(arrow_schema, spec.primary_keys, spec.partition_keys, spec.options)
+        primary_keys = spec.primary_keys or []
+        new_table_schema(arrow_schema, primary_keys, spec.partition_keys, spec.options)
         catalog.create_database(db_name.removesuffix(".db"), ignore_if_exists=True)
         # another writer may create it first: then check it is the table this write means
         with contextlib.suppress(TableAlreadyExistsError):
             catalog.create_table(
                 f"{db_name.removesuffix('.db')}.{name}",
                 schema=arrow_schema,
-                primary_keys=spec.primary_keys,
+                primary_keys=primary_keys,
                 partition_keys=spec.partition_keys,
                 options=spec.options,
             )
@@ -109,7 +120,7 @@ def ensure_table(options: dict[str, str], schema: StructType) -> Table:
     return table
 
 
-def _check_matches(table: Table, spec: TableOptions) -> None:
+def _check_matches(table: AnyTable, spec: TableOptions) -> None:
     """Refuse table-defining write options that differ from what the existing table has."""
     schema = table.schema
     wrong = []
@@ -128,3 +139,15 @@ def _check_matches(table: Table, spec: TableOptions) -> None:
             + ". Table options configure a table the write creates; change an existing one "
             "with Table.alter (or drop the options from the write)"
         )
+
+
+def read_split(table: AnyTable, split: Split | AppendSplit, columns: list[str]) -> pa.Table:
+    """The rows of one split of :meth:`splits` (merged for a primary-key table; every row of
+    its files, in order, for an append table), ``columns`` only, typed as the table has them."""
+    if isinstance(table, AppendTable):
+        assert isinstance(split, AppendSplit)
+        rows = table.split_reader().read(split, columns)
+    else:
+        assert isinstance(split, Split)
+        rows = table.split_reader().read(split, columns)
+    return rows.cast(pa.schema([table.arrow_schema.field(c) for c in columns]))

@@ -94,6 +94,12 @@ def test_optimize_compacts_unhealthy_partitions_only(
     tidy.write(_rows(range(60), 1))
     tidy_snapshot = tidy.latest_snapshot().id
     assert messy.health().max_sorted_runs == 3
+    # an append table: small files in d1 only (d2 has one file, nothing to compact)
+    logs = catalog.create_table("db.logs", schema=SCHEMA, partition_keys=["dt"])
+    inputs = [*(_rows(range(20), v, "d1") for v in range(3)), _rows(range(20), 9, "d2")]
+    for rows in inputs:
+        logs.write(rows)
+    logged = [r for rows in inputs for r in rows.to_pylist()]  # the model: every row, in order
 
     _run("lakeops_optimize")
     assert {b.sorted_runs for b in messy.health().buckets} == {1}
@@ -104,6 +110,9 @@ def test_optimize_compacts_unhealthy_partitions_only(
     events = _asset_events("lakeops://lakeops_default/db/messy")
     assert sorted(e["snapshot_id"] for e in events)[-2:] == [4, 5]
     assert not _asset_events("lakeops://lakeops_default/db/tidy")
+    assert [s.commit_kind for s in logs.snapshots()][4:] == ["COMPACT"]
+    assert [len(s.files) for s in logs.splits()] == [1, 1]  # d1's three files rewritten as one
+    assert sorted(logs.read().to_pylist(), key=lambda r: (r["dt"], r["v"], r["id"])) == logged
 
 
 def _asset_events(uri: str) -> list[dict[str, Any]]:

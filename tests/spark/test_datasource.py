@@ -384,7 +384,8 @@ def test_refusals_name_the_option_and_leave_nothing(spark, catalog: Catalog, war
     new = warehouse / "fresh.db" / "t"  # neither the database nor the table exists
     cases = [
         (df.write.format("lakeops"), "UNSUPPORTED_DATA_SOURCE_SAVE_MODE.*Append"),
-        (df.write.format("lakeops").mode("append"), "give its key.*primary-key"),
+        # without primary-key the write would create an append table: bucket = N needs a key
+        (df.write.format("lakeops").mode("append").option("bucket", "2"), "needs.*bucket-key"),
         (
             df.write.format("lakeops")
             .mode("append")

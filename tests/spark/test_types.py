@@ -1,7 +1,8 @@
 """Every Paimon type through Spark: a DataFrame written with ``df.write.format("lakeops")`` into
 tables Java Paimon 0.9 created, then read back by Spark, pypaimon 2.1 and Java Paimon, which
 must all return the DataFrame's values. Timestamps of every precision with and without local
-time zone, decimals of every storage width, binary, nested types. Precisions 0..6 and 7..9 live
+time zone, decimals of every storage width, binary, nested types — in primary-key tables and in
+append tables. Precisions 0..6 and 7..9 live
 in two tables (Paimon stores them as INT64 and INT96, and a lakeops file holds one of the two).
 """
 
@@ -71,6 +72,16 @@ NANO: list[tuple[str, Any, str]] = [
     ("id", "BIGINT NOT NULL", "bigint"),
     *_timestamps(range(7, 10)),
     ("arr9", {"type": "ARRAY", "element": "TIMESTAMP(9)"}, "array<timestamp_ntz>"),
+]
+
+
+#: (table, columns, primary key): each column set in a primary-key table and in an append
+#: table (no primary key, unaware bucket)
+TABLES: list[tuple[str, list[tuple[str, Any, str]], list[str]]] = [
+    ("micro", MICRO, ["id"]),
+    ("nano", NANO, ["id"]),
+    ("append_micro", MICRO, []),
+    ("append_nano", NANO, []),
 ]
 
 
@@ -179,17 +190,15 @@ def test_every_type_through_spark_pypaimon_and_java(
                 "op": "create",
                 "table": f"db.{name}",
                 "fields": [{"name": n, "type": p} for n, p, _ in columns],
-                "primary_keys": ["id"],
-                "options": {"bucket": "2"},
+                "primary_keys": keys,
+                "options": {"bucket": "2"} if keys else {},
             }
-            for name, columns in (("micro", MICRO), ("nano", NANO))
+            for name, columns, keys in TABLES
         ],
     )
     expected: dict[str, pa.Table] = {}
-    for name, columns, rows in (
-        ("micro", MICRO, _micro_rows()),
-        ("nano", NANO, _nano_rows()),
-    ):
+    for name, columns, _ in TABLES:
+        rows = _micro_rows() if columns is MICRO else _nano_rows()
         df = spark.createDataFrame(rows, _ddl(columns))
         df.write.format("lakeops").mode("append").save(str(warehouse / "db.db" / name))
         expected[name] = df.toArrow()
@@ -200,18 +209,15 @@ def test_every_type_through_spark_pypaimon_and_java(
         ]
         assert _plain(back.toArrow()) == _plain(expected[name])
     # pypaimon reads the values Spark wrote (one oracle process for both tables) ...
-    theirs = oracle_script(
-        warehouse, [{"op": "read", "table": "db.micro"}, {"op": "read", "table": "db.nano"}]
-    )
-    for table, name in zip(theirs, ("micro", "nano"), strict=True):
+    names = [name for name, _, _ in TABLES]
+    theirs = oracle_script(warehouse, [{"op": "read", "table": f"db.{n}"} for n in names])
+    for table, name in zip(theirs, names, strict=True):
         assert _plain(table) == _plain(expected[name])
     # ... and so does Java Paimon
     results = run_ops(
-        java_classpath,
-        warehouse,
-        [{"op": "read", "table": "db.micro"}, {"op": "read", "table": "db.nano"}],
+        java_classpath, warehouse, [{"op": "read", "table": f"db.{n}"} for n in names]
     )
-    for result, name in zip(results, ("micro", "nano"), strict=True):
+    for result, name in zip(results, names, strict=True):
         assert normalize(result["rows"], ["id"]) == normalize(json_rows(expected[name]), ["id"])
 
 
