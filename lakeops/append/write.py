@@ -28,6 +28,7 @@ from lakeops.bucket.dynamic import partition_groups
 from lakeops.context import TableContext
 from lakeops.errors import LakeopsError
 from lakeops.io.file_io import join
+from lakeops.kv.stats import stats_modes
 from lakeops.parallel import IO_THREADS, check_parallelism, run_ordered
 from lakeops.spec import binary_row
 from lakeops.spec.bucket_hash import assign_buckets
@@ -80,6 +81,7 @@ class AppendWrite:
         self.schema = table.schema
         self.options = table.options
         self.settings = AppendOptions.of(table)
+        stats_modes(self.schema.options, self.schema.field_names)  # refuse a bad mode up front
         self.locations = table.locations
         self.locations.check_writable()
         self.partition_types = self.schema.types_of(self.schema.partition_keys)
