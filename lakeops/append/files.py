@@ -83,7 +83,9 @@ class RollingAppendWriter:
         self._open: tuple[str, str, str | None, Any, Any] | None = None
         self._rows = 0
         self._first_seq = 0
-        self._stats = StatsCollector(self.field_types, self.stats_modes, self.settings.format)
+        self._stats = StatsCollector(
+            self.field_types, self.stats_modes, self.settings.format, schema.field_names
+        )
 
     def write(self, rows: pa.Table) -> None:
         """Append ``rows`` (the table's fields, in schema order) after everything so far."""
@@ -121,7 +123,9 @@ class RollingAppendWriter:
         self._open = (new.path, name, new.external_path, writer, sink)
         self._rows = 0
         self._first_seq = self.next_sequence
-        self._stats = StatsCollector(self.field_types, self.stats_modes, self.settings.format)
+        self._stats = StatsCollector(
+            self.field_types, self.stats_modes, self.settings.format, self.schema.field_names
+        )
         return self._open
 
     def _finish(self) -> None:
@@ -131,6 +135,7 @@ class RollingAppendWriter:
         self._open = None
         writer.close()
         sink.close()
+        footer = writer.writer.metadata if self.settings.format == "parquet" else None
         self.files.append(
             DataFileMeta(
                 file_name=name,
@@ -139,7 +144,7 @@ class RollingAppendWriter:
                 min_key=EMPTY_ROW,
                 max_key=EMPTY_ROW,
                 key_stats=SimpleStats(),
-                value_stats=self._stats.result(),
+                value_stats=self._stats.result(footer),
                 min_sequence_number=self._first_seq,
                 max_sequence_number=self.next_sequence - 1,
                 schema_id=self.schema.id,

@@ -87,7 +87,11 @@ class AppendWrite:
         self.partition_types = self.schema.types_of(self.schema.partition_keys)
         self.bucket_keys = self.schema.bucket_keys
         self.bucket_types = self.schema.types_of(self.bucket_keys)
-        self._base: Snapshot | None = None if ignore_previous else table.store.latest_snapshot()
+        # where a fixed bucket's sequence numbers continue (an unaware-bucket writer starts
+        # every bucket at 0, so it reads no snapshot)
+        self._base: Snapshot | None = (
+            None if ignore_previous or self.options.bucket <= 0 else table.store.latest_snapshot()
+        )
         self._ignore_previous = ignore_previous
         self._buckets: dict[tuple[bytes, int], _Bucket] = {}
         self._max_sequences: dict[tuple[bytes, int], int] | None = None

@@ -23,19 +23,24 @@ the table's stats modes and what Paimon's per-format statistics extractor keeps:
 * ORC files keep no TIMESTAMP/TIMESTAMP_LTZ min/max (Java's are the ORC writer's, converted
   through the JVM's time zone; lakeops leaves them out rather than risk a wrong bound).
 
-Bounds are per whole column (``pyarrow.compute.min_max`` per written chunk, merged), so a
-file's statistics cost one pass over its columns.
+Bounds are per whole column (``pyarrow.compute.min_max`` per written chunk, merged), except
+the strings of a Parquet file, whose bounds the Parquet writer has already computed: they are
+taken from the file's footer (as Paimon takes every bound from it), where the writer keeps them
+for values of at most 4 KiB (a larger value leaves the file without string bounds, as Java's
+parquet-mr leaves them).
 """
 
 from __future__ import annotations
 
 import re
+import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from lakeops.errors import ConfigurationError
 from lakeops.spec import binary_row
@@ -120,12 +125,13 @@ def _round_up(text: str, length: int) -> str | None:
 
 
 class _Column:
-    """The running statistics of one column."""
+    """The running statistics of one column (``footer``: its bounds come from the Parquet
+    footer)."""
 
-    __slots__ = ("bounded", "floats", "hi", "lo", "nulls", "seen")
+    __slots__ = ("bounded", "floats", "footer", "hi", "lo", "nulls", "seen")
 
-    def __init__(self, bounded: bool, floats: str) -> None:
-        self.bounded, self.floats = bounded, floats
+    def __init__(self, bounded: bool, floats: str, footer: bool = False) -> None:
+        self.bounded, self.floats, self.footer = bounded, floats, footer
         self.lo: Any = None
         self.hi: Any = None
         self.nulls = 0
@@ -135,6 +141,9 @@ class _Column:
         nulls = column.null_count
         self.nulls += nulls
         if not self.bounded or nulls == len(column):
+            return
+        if self.footer:
+            self.seen = True
             return
         if self.floats == "zeros":
             if pc.any(pc.is_nan(column)).as_py():
@@ -160,15 +169,19 @@ class StatsCollector:
     """Accumulates the statistics of one file's columns over the chunks written to it.
 
     ``file_format`` (parquet, orc or avro) picks Paimon's rules for that format; ``None``
-    (key statistics): every column in full, FLOAT/DOUBLE in Java's total order."""
+    (key statistics): every column in full, FLOAT/DOUBLE in Java's total order. ``names``
+    (needed for Parquet): the columns' names in the file."""
 
     def __init__(
         self,
         types: Sequence[DataType],
         modes: Sequence[StatsMode] | None = None,
         file_format: str | None = None,
+        names: Sequence[str] | None = None,
     ) -> None:
         self.types = list(types)
+        #: the columns' names (the Parquet footer's string bounds are found by name)
+        self.names = list(names) if names is not None else [""] * len(self.types)
         self.modes = list(modes) if modes is not None else [FULL] * len(self.types)
         self.file_format = file_format
         self.columns = [self._column(t, m) for t, m in zip(self.types, self.modes, strict=True)]
@@ -186,19 +199,22 @@ class StatsCollector:
                 bounded = False
             if fmt == "orc" and root in _TIMESTAMPS:
                 bounded = False
-        return _Column(bounded, floats)
+        return _Column(bounded, floats, fmt == "parquet" and root in ("CHAR", "VARCHAR"))
 
     def update(self, columns: Sequence[pa.ChunkedArray | pa.Array]) -> None:
         """Add one chunk (its columns in the collector's order)."""
         for stats, column in zip(self.columns, columns, strict=True):
             stats.update(column)
 
-    def result(self) -> SimpleStats:
-        """The statistics of every chunk added, as a manifest's ``SimpleStats``."""
+    def result(self, footer: pq.FileMetaData | None = None) -> SimpleStats:
+        """The statistics of every chunk added, as a manifest's ``SimpleStats``; ``footer``:
+        the metadata of the Parquet file written (where string bounds are taken from)."""
         mins: list[Any] = []
         maxs: list[Any] = []
         nulls: list[int | None] = []
-        for t, mode, c in zip(self.types, self.modes, self.columns, strict=True):
+        for i, (t, mode, c) in enumerate(zip(self.types, self.modes, self.columns, strict=True)):
+            if c.footer and c.bounded and c.seen:
+                c.lo, c.hi = _footer_bounds(footer, self.names[i])
             lo, hi = (c.lo, c.hi) if c.bounded and c.seen else (None, None)
             if self.file_format in ("parquet", "orc") and isinstance(lo, float):
                 lo = -0.0 if lo == 0.0 else lo
@@ -213,8 +229,36 @@ class StatsCollector:
                 nulls.append(None)
             else:
                 nulls.append(c.nulls)
-        return SimpleStats(
-            binary_row.serialize(mins, self.types),
-            binary_row.serialize(maxs, self.types),
-            tuple(nulls),
+        rows = binary_row.encode_rows(
+            [
+                pa.array([lo, hi], type=t.to_arrow())
+                for lo, hi, t in zip(mins, maxs, self.types, strict=True)
+            ],
+            self.types,
         )
+        arity = struct.pack(">i", len(self.types))
+        return SimpleStats(arity + rows.row(0), arity + rows.row(1), tuple(nulls))
+
+
+def _footer_bounds(footer: pq.FileMetaData | None, name: str) -> tuple[Any, Any]:
+    """(min, max) of the top-level column ``name`` over a Parquet file's row groups; (None,
+    None) when a row group holding values has no bounds (or there is no footer)."""
+    if footer is None or footer.num_row_groups == 0:
+        return None, None
+    first = footer.row_group(0)
+    index = next(
+        (j for j in range(first.num_columns) if first.column(j).path_in_schema == name), None
+    )
+    if index is None:
+        return None, None
+    lo: Any = None
+    hi: Any = None
+    for g in range(footer.num_row_groups):
+        group = footer.row_group(g)
+        stats = group.column(index).statistics
+        if stats is not None and stats.has_min_max:
+            lo = stats.min if lo is None else min(lo, stats.min)
+            hi = stats.max if hi is None else max(hi, stats.max)
+        elif stats is None or stats.null_count < group.num_rows:
+            return None, None
+    return lo, hi
