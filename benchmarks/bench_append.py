@@ -9,6 +9,9 @@ Phases, each in a fresh process so peak RSS (``ru_maxrss``) belongs to the phase
   one Parquet file;
 * ``read``: ``table.read()``; floor: ``pyarrow.parquet.read_table`` of the 100 floor files.
 
+Each phase reports wall seconds, CPU seconds (user + system, every thread) and cores used
+(CPU / wall); on a shared machine the CPU ratio is the steadier figure.
+
 Usage: ``.venv/bin/python benchmarks/bench_append.py [--rows 10000000] [--bucket 4] [--json]``.
 Targets (informational; nothing here fails): append and read at most 1.5x the floor's time,
 compaction at most 2x.
@@ -53,6 +56,7 @@ def _phase(name: str, wh: str, rows: int, bucket: int) -> dict[str, float]:
     floor_dir = os.path.join(wh, "floor")
     os.makedirs(floor_dir, exist_ok=True)
     catalog = Catalog(wh)
+    cpu_start = _cpu()
     start = time.perf_counter()
     if name == "append":
         catalog.create_database("db", ignore_if_exists=True)
@@ -87,8 +91,21 @@ def _phase(name: str, wh: str, rows: int, bucket: int) -> dict[str, float]:
         got = pa.concat_tables([pq.read_table(f) for f in files]).num_rows
         assert got == per * COMMITS, got
     seconds = time.perf_counter() - start
+    cpu = _cpu() - cpu_start
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"seconds": seconds, "rows_per_s": per * COMMITS / seconds, "peak_rss_mb": rss_mb}
+    return {
+        "seconds": seconds,
+        "cpu_seconds": cpu,
+        "cores": cpu / seconds,
+        "rows_per_s": per * COMMITS / seconds,
+        "peak_rss_mb": rss_mb,
+    }
+
+
+def _cpu() -> float:
+    """CPU seconds this process has used (every thread, user + system)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -110,10 +127,19 @@ def main() -> None:
             out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
             results[phase] = json.loads(out.strip().splitlines()[-1])
     ratios = {p: results[p]["seconds"] / results[f"{p}-floor"]["seconds"] for p in TARGETS}
+    cpu_ratios = {
+        p: results[p]["cpu_seconds"] / results[f"{p}-floor"]["cpu_seconds"] for p in TARGETS
+    }
     if args.json:
         print(
             json.dumps(
-                {"rows": args.rows, "bucket": args.bucket, "phases": results, "ratios": ratios}
+                {
+                    "rows": args.rows,
+                    "bucket": args.bucket,
+                    "phases": results,
+                    "ratios": ratios,
+                    "cpu_ratios": cpu_ratios,
+                }
             )
         )
         return
@@ -122,8 +148,11 @@ def main() -> None:
         ours, floor = results[p], results[f"{p}-floor"]
         print(
             f"  {p:8s} lakeops {ours['seconds']:7.2f} s ({ours['rows_per_s']:,.0f} rows/s, "
+            f"{ours['cpu_seconds']:.2f} CPU s, {ours['cores']:.2f} cores, "
             f"peak {ours['peak_rss_mb']:,.0f} MB)  floor {floor['seconds']:7.2f} s "
-            f"(peak {floor['peak_rss_mb']:,.0f} MB)  ratio {ratios[p]:.2f} (target <= {target})"
+            f"({floor['cpu_seconds']:.2f} CPU s, {floor['cores']:.2f} cores, "
+            f"peak {floor['peak_rss_mb']:,.0f} MB)  ratio {ratios[p]:.2f}, "
+            f"CPU ratio {cpu_ratios[p]:.2f} (target <= {target})"
         )
 
 

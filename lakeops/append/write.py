@@ -129,6 +129,12 @@ class AppendWrite:
         records = to_records(data, self.schema, self.options).drop_columns([KIND])
         if records.num_rows == 0:
             return
+        if self.options.bucket <= 0 and not self.schema.partition_keys:
+            target = self._bucket((), 0)  # one bucket: the rows as they came
+            target.batches.append(records)
+            target.nbytes += records.nbytes
+            self._flush_if_full()
+            return
         if self.options.bucket > 0:
             buckets = assign_buckets(
                 [records.column(k) for k in self.bucket_keys],
@@ -155,6 +161,9 @@ class AppendWrite:
                 target = self._bucket(values, int(sorted_buckets[lo]))
                 target.batches.append(chosen)
                 target.nbytes += chosen.nbytes
+        self._flush_if_full()
+
+    def _flush_if_full(self) -> None:
         if sum(b.nbytes for b in self._buckets.values()) > self.options.write_buffer_size:
             self.flush()
 
