@@ -12,7 +12,9 @@ Phases, each in a fresh process so peak RSS (``ru_maxrss``) belongs to the phase
 Each phase reports wall seconds, CPU seconds (user + system, every thread) and cores used
 (CPU / wall); on a shared machine the CPU ratio is the steadier figure.
 
-Usage: ``.venv/bin/python benchmarks/bench_append.py [--rows 10000000] [--bucket 4] [--json]``.
+Usage: ``.venv/bin/python benchmarks/bench_append.py [--rows 10000000] [--bucket 4] [--json]``;
+``--rows 100000 --per-commit 20`` times only commits (ms of CPU and wall per commit). Figures:
+``benchmarks/append.md``.
 Targets (informational; nothing here fails): append and read at most 1.5x the floor's time,
 compaction at most 2x.
 """
@@ -102,6 +104,23 @@ def _phase(name: str, wh: str, rows: int, bucket: int) -> dict[str, float]:
     }
 
 
+def _per_commit(rows: int, n: int) -> None:
+    """CPU and wall milliseconds per ``table.write`` of ``rows`` rows (an A/B of the commit
+    path: run it for each side in fresh processes, interleaved)."""
+    batches = [_batch(i, rows) for i in range(n + 5)]
+    with tempfile.TemporaryDirectory(prefix="bench-append-commit-") as wh:
+        catalog = Catalog(wh)
+        catalog.create_database("db")
+        table = catalog.create_table("db.t", schema=SCHEMA)
+        for b in batches[:5]:
+            table.write(b)
+        cpu, wall = _cpu(), time.perf_counter()
+        for b in batches[5:]:
+            table.write(b)
+        cpu, wall = _cpu() - cpu, time.perf_counter() - wall
+    print(json.dumps({"rows": rows, "cpu_ms": cpu / n * 1000, "wall_ms": wall / n * 1000}))
+
+
 def _cpu() -> float:
     """CPU seconds this process has used (every thread, user + system)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -113,9 +132,19 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--bucket", type=int, default=-1)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--per-commit",
+        type=int,
+        metavar="N",
+        help="only time N commits of --rows rows each (after 5 warm-up commits): CPU and wall "
+        "ms per commit",
+    )
     parser.add_argument("--phase", help=argparse.SUPPRESS)
     parser.add_argument("--warehouse", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.per_commit:
+        _per_commit(args.rows, args.per_commit)
+        return
     if args.phase:
         print(json.dumps(_phase(args.phase, args.warehouse, args.rows, args.bucket)))
         return
