@@ -137,16 +137,13 @@ def test_append_value_stats_equal_java_and_prune(tmp_path: Path, java_classpath:
         table = catalog.create_table(f"db.l_{case}", schema=SCHEMA, options=options)
         for b in batches:
             table.write(b)
-    run_ops(java_classpath, wh, ops)
-    results = run_ops(
-        java_classpath,
-        wh,
-        [
-            {"op": "system", "table": f"db.{side}_{case}", "name": "files"}
-            for case in CASES
-            for side in ("j", "l")
-        ],
-    )
+    # one JVM: Java's writes, then its $files of both sides' tables
+    ops += [
+        {"op": "system", "table": f"db.{side}_{case}", "name": "files"}
+        for case in CASES
+        for side in ("j", "l")
+    ]
+    results = run_ops(java_classpath, wh, ops)[-2 * len(CASES) :]
     for k, case in enumerate(CASES):
         java, ours = results[2 * k]["rows"], results[2 * k + 1]["rows"]
         assert len(java) == len(ours) == len(batches), case
