@@ -9,7 +9,12 @@ Phases, each in a fresh process so peak RSS (``ru_maxrss``) belongs to the phase
   one Parquet file;
 * ``read``: ``table.read()``; floor: ``pyarrow.parquet.read_table`` of the 100 floor files.
 
-Usage: ``.venv/bin/python benchmarks/bench_append.py [--rows 10000000] [--bucket 4] [--json]``.
+Each phase reports wall seconds, CPU seconds (user + system, every thread) and cores used
+(CPU / wall); on a shared machine the CPU ratio is the steadier figure.
+
+Usage: ``.venv/bin/python benchmarks/bench_append.py [--rows 10000000] [--bucket 4] [--json]``;
+``--rows 100000 --per-commit 20`` times only commits (ms of CPU and wall per commit). Figures:
+``benchmarks/append.md``.
 Targets (informational; nothing here fails): append and read at most 1.5x the floor's time,
 compaction at most 2x.
 """
@@ -53,6 +58,7 @@ def _phase(name: str, wh: str, rows: int, bucket: int) -> dict[str, float]:
     floor_dir = os.path.join(wh, "floor")
     os.makedirs(floor_dir, exist_ok=True)
     catalog = Catalog(wh)
+    cpu_start = _cpu()
     start = time.perf_counter()
     if name == "append":
         catalog.create_database("db", ignore_if_exists=True)
@@ -87,8 +93,38 @@ def _phase(name: str, wh: str, rows: int, bucket: int) -> dict[str, float]:
         got = pa.concat_tables([pq.read_table(f) for f in files]).num_rows
         assert got == per * COMMITS, got
     seconds = time.perf_counter() - start
+    cpu = _cpu() - cpu_start
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"seconds": seconds, "rows_per_s": per * COMMITS / seconds, "peak_rss_mb": rss_mb}
+    return {
+        "seconds": seconds,
+        "cpu_seconds": cpu,
+        "cores": cpu / seconds,
+        "rows_per_s": per * COMMITS / seconds,
+        "peak_rss_mb": rss_mb,
+    }
+
+
+def _per_commit(rows: int, n: int) -> None:
+    """CPU and wall milliseconds per ``table.write`` of ``rows`` rows (an A/B of the commit
+    path: run it for each side in fresh processes, interleaved)."""
+    batches = [_batch(i, rows) for i in range(n + 5)]
+    with tempfile.TemporaryDirectory(prefix="bench-append-commit-") as wh:
+        catalog = Catalog(wh)
+        catalog.create_database("db")
+        table = catalog.create_table("db.t", schema=SCHEMA)
+        for b in batches[:5]:
+            table.write(b)
+        cpu, wall = _cpu(), time.perf_counter()
+        for b in batches[5:]:
+            table.write(b)
+        cpu, wall = _cpu() - cpu, time.perf_counter() - wall
+    print(json.dumps({"rows": rows, "cpu_ms": cpu / n * 1000, "wall_ms": wall / n * 1000}))
+
+
+def _cpu() -> float:
+    """CPU seconds this process has used (every thread, user + system)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -96,9 +132,19 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--bucket", type=int, default=-1)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--per-commit",
+        type=int,
+        metavar="N",
+        help="only time N commits of --rows rows each (after 5 warm-up commits): CPU and wall "
+        "ms per commit",
+    )
     parser.add_argument("--phase", help=argparse.SUPPRESS)
     parser.add_argument("--warehouse", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.per_commit:
+        _per_commit(args.rows, args.per_commit)
+        return
     if args.phase:
         print(json.dumps(_phase(args.phase, args.warehouse, args.rows, args.bucket)))
         return
@@ -110,10 +156,19 @@ def main() -> None:
             out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
             results[phase] = json.loads(out.strip().splitlines()[-1])
     ratios = {p: results[p]["seconds"] / results[f"{p}-floor"]["seconds"] for p in TARGETS}
+    cpu_ratios = {
+        p: results[p]["cpu_seconds"] / results[f"{p}-floor"]["cpu_seconds"] for p in TARGETS
+    }
     if args.json:
         print(
             json.dumps(
-                {"rows": args.rows, "bucket": args.bucket, "phases": results, "ratios": ratios}
+                {
+                    "rows": args.rows,
+                    "bucket": args.bucket,
+                    "phases": results,
+                    "ratios": ratios,
+                    "cpu_ratios": cpu_ratios,
+                }
             )
         )
         return
@@ -122,8 +177,11 @@ def main() -> None:
         ours, floor = results[p], results[f"{p}-floor"]
         print(
             f"  {p:8s} lakeops {ours['seconds']:7.2f} s ({ours['rows_per_s']:,.0f} rows/s, "
+            f"{ours['cpu_seconds']:.2f} CPU s, {ours['cores']:.2f} cores, "
             f"peak {ours['peak_rss_mb']:,.0f} MB)  floor {floor['seconds']:7.2f} s "
-            f"(peak {floor['peak_rss_mb']:,.0f} MB)  ratio {ratios[p]:.2f} (target <= {target})"
+            f"({floor['cpu_seconds']:.2f} CPU s, {floor['cores']:.2f} cores, "
+            f"peak {floor['peak_rss_mb']:,.0f} MB)  ratio {ratios[p]:.2f}, "
+            f"CPU ratio {cpu_ratios[p]:.2f} (target <= {target})"
         )
 
 

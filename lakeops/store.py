@@ -83,6 +83,8 @@ class TableStore:
         # cross-partition bootstrap read manifests on several threads
         self._cache_lock = threading.Lock()
         self._index_cache: dict[str, list[IndexManifestEntry]] = {}
+        #: manifest lists by name (immutable, uniquely named files; bounded as manifests are)
+        self._list_cache: OrderedDict[str, list[ManifestFileMeta]] = OrderedDict()
         self._schema_cache: dict[int, TableSchema] = {}
 
     def path(self, relative: str) -> str:
@@ -239,13 +241,28 @@ class TableStore:
 
     # ---------------------------------------------------------------- manifests
     def manifest_list(self, name: str) -> list[ManifestFileMeta]:
+        """The manifests a manifest list names (cached: a list is never rewritten)."""
+        with self._cache_lock:
+            cached = self._list_cache.get(name)
+            if cached is not None:
+                self._list_cache.move_to_end(name)
+                return list(cached)
         relative = paths.manifest_path(paths.check_file_name(name, "manifest list", "snapshot"))
-        return self.load(
+        metas = self.load(
             relative,
             "manifest list",
             lambda data: read_manifest_list(data, relative),
             MAX_AVRO_METADATA_BYTES,
         )
+        self.remember_manifest_list(name, metas)
+        return list(metas)
+
+    def remember_manifest_list(self, name: str, metas: Sequence[ManifestFileMeta]) -> None:
+        """Cache the content of manifest list ``name`` (read, or just written by a commit)."""
+        with self._cache_lock:
+            self._list_cache[name] = list(metas)
+            if len(self._list_cache) > self._CACHE_SIZE:
+                self._list_cache.popitem(last=False)
 
     def manifest(self, name: str) -> list[ManifestEntry]:
         """The entries of manifest ``name`` (cached; safe to call from several threads)."""

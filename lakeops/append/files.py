@@ -6,8 +6,9 @@ columns), in the format and codec the table's options give level 0 (Parquet, ORC
 for primary-key tables: :mod:`lakeops.kv.formats`). Its ``DataFileMeta`` is Paimon's
 ``DataFileMeta.forAppend``: empty min/max key and key statistics, the sequence numbers of its
 rows (one per row, consecutive), level 0, and the file source (``APPEND`` for new data,
-``COMPACT`` for compaction output). Value statistics are not written (``_VALUE_STATS_COLS`` is
-empty: no column has statistics), which every Paimon reader accepts.
+``COMPACT`` for compaction output), and value statistics of every field
+(``_VALUE_STATS_COLS`` null: all of them) as Paimon 0.9's writer keeps them for the file's
+format and the table's stats modes (:mod:`lakeops.kv.stats`), so filters prune the file.
 
 Files written by another engine are read through the schema they were written with, mapped to
 the current schema by field id (:mod:`lakeops.kv.evolution`): renamed columns take their new
@@ -28,6 +29,7 @@ from lakeops.kv import avro_layout, orc_layout
 from lakeops.kv.evolution import SchemaEvolution, SchemaLookup, read_cast
 from lakeops.kv.formats import settings_for
 from lakeops.kv.parquet_layout import writer_options
+from lakeops.kv.stats import StatsCollector, stats_modes
 from lakeops.kv.writer import _local_millis, open_format_writer
 from lakeops.option_registry import check_data_file, check_readable
 from lakeops.spec.data_file import EMPTY_ROW, FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
@@ -73,6 +75,8 @@ class RollingAppendWriter:
         self.locations = FileLocations("", schema.options, file_io.protocol, file_io.is_local)
         self.settings = settings_for(schema.options, 0)
         self.arrow_schema = file_schema(schema)
+        self.field_types = [f.type for f in schema.fields]
+        self.stats_modes = stats_modes(schema.options, schema.field_names)
         self.parquet_options = writer_options(schema) if self.settings.format == "parquet" else {}
         if self.settings.format == "avro":
             avro_layout.check_writable(schema)
@@ -82,6 +86,9 @@ class RollingAppendWriter:
         self._open: tuple[str, str, str | None, Any, Any] | None = None
         self._rows = 0
         self._first_seq = 0
+        self._stats = StatsCollector(
+            self.field_types, self.stats_modes, self.settings.format, schema.field_names
+        )
 
     def write(self, rows: pa.Table) -> None:
         """Append ``rows`` (the table's fields, in schema order) after everything so far."""
@@ -96,6 +103,7 @@ class RollingAppendWriter:
                 chunk = orc_layout.unsliced(chunk)
             *_, writer, sink = self._open or self._start()
             writer.write(chunk)
+            self._stats.update(chunk.columns)
             self._rows += chunk.num_rows
             self.next_sequence += chunk.num_rows
             if sink.tell() >= self.target_file_size:
@@ -120,6 +128,9 @@ class RollingAppendWriter:
         self._open = (new.path, name, new.external_path, writer, sink)
         self._rows = 0
         self._first_seq = self.next_sequence
+        self._stats = StatsCollector(
+            self.field_types, self.stats_modes, self.settings.format, self.schema.field_names
+        )
         return self._open
 
     def _finish(self) -> None:
@@ -129,6 +140,7 @@ class RollingAppendWriter:
         self._open = None
         writer.close()
         sink.close()
+        footer = writer.writer.metadata if self.settings.format == "parquet" else None
         self.files.append(
             DataFileMeta(
                 file_name=name,
@@ -137,7 +149,7 @@ class RollingAppendWriter:
                 min_key=EMPTY_ROW,
                 max_key=EMPTY_ROW,
                 key_stats=SimpleStats(),
-                value_stats=SimpleStats(),
+                value_stats=self._stats.result(footer),
                 min_sequence_number=self._first_seq,
                 max_sequence_number=self.next_sequence - 1,
                 schema_id=self.schema.id,
@@ -145,7 +157,7 @@ class RollingAppendWriter:
                 creation_time_millis=_local_millis(),
                 delete_row_count=0,
                 file_source=self.file_source,
-                value_stats_cols=(),
+                value_stats_cols=None,
                 external_path=external,
             )
         )

@@ -12,7 +12,9 @@ only skips what cannot hold a kept row; the exact filter runs on the rows read.
 * files: the filter over the file's value statistics, for integer, string, boolean and date
   columns whose type the file shares with the current schema (FLOAT/DOUBLE are left out: NaN
   and -0.0 order differently in Java's statistics). Statistics a file does not carry
-  (``_VALUE_STATS_COLS`` empty, as lakeops writes) prune nothing.
+  (``_VALUE_STATS_COLS`` empty, or a null min/max) prune nothing. lakeops writes them as Paimon
+  does (:mod:`lakeops.kv.stats`): string bounds may be truncated, the max rounded up, so they
+  bound the values rather than equal them.
 
 A data-evolution table's files are pruned by row-id group instead (see
 :mod:`lakeops.append.evolution`): a file whose statistics rule a filter out may still supply

@@ -28,6 +28,7 @@ from lakeops.bucket.dynamic import partition_groups
 from lakeops.context import TableContext
 from lakeops.errors import LakeopsError
 from lakeops.io.file_io import join
+from lakeops.kv.stats import stats_modes
 from lakeops.parallel import IO_THREADS, check_parallelism, run_ordered
 from lakeops.spec import binary_row
 from lakeops.spec.bucket_hash import assign_buckets
@@ -80,12 +81,17 @@ class AppendWrite:
         self.schema = table.schema
         self.options = table.options
         self.settings = AppendOptions.of(table)
+        stats_modes(self.schema.options, self.schema.field_names)  # refuse a bad mode up front
         self.locations = table.locations
         self.locations.check_writable()
         self.partition_types = self.schema.types_of(self.schema.partition_keys)
         self.bucket_keys = self.schema.bucket_keys
         self.bucket_types = self.schema.types_of(self.bucket_keys)
-        self._base: Snapshot | None = None if ignore_previous else table.store.latest_snapshot()
+        # where a fixed bucket's sequence numbers continue (an unaware-bucket writer starts
+        # every bucket at 0, so it reads no snapshot)
+        self._base: Snapshot | None = (
+            None if ignore_previous or self.options.bucket <= 0 else table.store.latest_snapshot()
+        )
         self._ignore_previous = ignore_previous
         self._buckets: dict[tuple[bytes, int], _Bucket] = {}
         self._max_sequences: dict[tuple[bytes, int], int] | None = None
@@ -123,6 +129,12 @@ class AppendWrite:
         records = to_records(data, self.schema, self.options).drop_columns([KIND])
         if records.num_rows == 0:
             return
+        if self.options.bucket <= 0 and not self.schema.partition_keys:
+            target = self._bucket((), 0)  # one bucket: the rows as they came
+            target.batches.append(records)
+            target.nbytes += records.nbytes
+            self._flush_if_full()
+            return
         if self.options.bucket > 0:
             buckets = assign_buckets(
                 [records.column(k) for k in self.bucket_keys],
@@ -149,6 +161,9 @@ class AppendWrite:
                 target = self._bucket(values, int(sorted_buckets[lo]))
                 target.batches.append(chosen)
                 target.nbytes += chosen.nbytes
+        self._flush_if_full()
+
+    def _flush_if_full(self) -> None:
         if sum(b.nbytes for b in self._buckets.values()) > self.options.write_buffer_size:
             self.flush()
 

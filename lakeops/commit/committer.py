@@ -427,6 +427,7 @@ class Committer:
         data = write_manifest_list(metas, self.manifest_format)
         self.store.file_io.write_bytes(self.store.path(paths.manifest_path(name)), data)
         written.append(name)
+        self.store.remember_manifest_list(name, metas)  # the next commit's base reads it
         return name, len(data)
 
     def _base_manifests(self, latest: Snapshot | None) -> list[ManifestFileMeta]:

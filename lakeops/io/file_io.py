@@ -110,7 +110,14 @@ class FileIO:
         return (FileIO, (uri, self._storage_options, self._commit_options))
 
     # ------------------------------------------------------------------- basics
+    def _plain(self, path: str) -> bool:
+        """Whether ``path`` is a plain local path, served by the os module directly (what
+        fsspec's local file system does, without its per-call path normalisation)."""
+        return self.is_local and path.startswith("/")
+
     def exists(self, path: str) -> bool:
+        if self._plain(path):
+            return os.path.exists(path)
         return bool(self.fs.exists(path))
 
     def read_bytes(self, path: str, max_bytes: int | None = None) -> bytes:
@@ -118,6 +125,9 @@ class FileIO:
 
         With ``max_bytes``, at most ``max_bytes + 1`` bytes are read (a ranged request), so a
         caller can refuse a file larger than it is willing to hold without reading it whole."""
+        if self._plain(path):
+            with open(path, "rb") as f:
+                return f.read() if max_bytes is None else f.read(max_bytes + 1)
         if max_bytes is None:
             return bytes(self.fs.cat_file(path))
         return bytes(self.fs.cat_file(path, start=0, end=max_bytes + 1))
@@ -125,6 +135,10 @@ class FileIO:
     def write_bytes(self, path: str, data: bytes) -> None:
         """Write a file under a fresh, unique name (data files, manifests)."""
         self.mkdirs(path.rsplit("/", 1)[0])
+        if self._plain(path):
+            with open(path, "wb") as out:
+                out.write(data)
+            return
         with self.fs.open(path, "wb") as f:
             f.write(data)
 
@@ -149,7 +163,9 @@ class FileIO:
     def mkdirs(self, path: str) -> None:
         """Create a directory and its parents (nothing on object stores, which have none:
         creating one there only costs a request per write)."""
-        if path and not self.is_object_store:
+        if path and self._plain(path):
+            os.makedirs(path, exist_ok=True)
+        elif path and not self.is_object_store:
             self.fs.makedirs(path, exist_ok=True)
 
     @property
@@ -195,6 +211,8 @@ class FileIO:
             self.fs.rm(path, recursive=True)
 
     def size(self, path: str) -> int:
+        if self._plain(path):
+            return os.path.getsize(path)
         return int(self.fs.size(path))
 
     def modified_ms(self, path: str) -> float:

@@ -21,9 +21,9 @@ from lakeops.io.file_io import FileIO
 from lakeops.kv import avro_layout, orc_layout
 from lakeops.kv.formats import FileSettings, settings_for, writer_kwargs
 from lakeops.kv.parquet_layout import writer_options
+from lakeops.kv.stats import StatsCollector
 from lakeops.spec import binary_row
 from lakeops.spec.data_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
-from lakeops.spec.floats import is_floating, order_value, total_order
 from lakeops.spec.kv import KIND, SEQ, RowKind, data_file_schema
 from lakeops.spec.locations import ExternalPaths, FileLocations
 from lakeops.spec.schema import TableSchema
@@ -31,19 +31,6 @@ from lakeops.spec.schema import TableSchema
 __all__ = ["RollingKeyValueWriter"]
 
 _ROWS_PER_WRITE = 65_536
-
-
-def _key_bounds(column: pa.ChunkedArray | pa.Array) -> tuple[Any, Any]:
-    """(min, max) of a key column for the key statistics; FLOAT/DOUBLE in Java's total order
-    (NaN the greatest, ``-0.0`` below ``0.0``), as Paimon's predicates compare them."""
-    if not is_floating(column.type):
-        mm = pc.min_max(column)
-        return mm["min"].as_py(), mm["max"].as_py()
-    ordered = total_order(column)
-    mm = pc.min_max(ordered)
-    lo = column[pc.index(ordered, mm["min"]).as_py()].as_py()
-    hi = column[pc.index(ordered, mm["max"]).as_py()].as_py()
-    return lo, hi
 
 
 class _OpenFile:
@@ -62,8 +49,7 @@ class _OpenFile:
         self.rows = 0
         self.first_key: list[Any] | None = None
         self.last_key: list[Any] = []
-        self.mins: list[Any] = []
-        self.maxs: list[Any] = []
+        self.key_stats: StatsCollector | None = None
         self.seq_min: int | None = None
         self.seq_max: int | None = None
         self.deletes = 0
@@ -137,14 +123,9 @@ class RollingKeyValueWriter:
         if f.first_key is None:
             f.first_key = [c[0].as_py() for c in key_cols]
         f.last_key = [c[n - 1].as_py() for c in key_cols]
-        for i, c in enumerate(key_cols):
-            lo, hi = _key_bounds(c)
-            if f.rows == 0:
-                f.mins.append(lo)
-                f.maxs.append(hi)
-            else:
-                f.mins[i] = min(f.mins[i], lo, key=order_value)
-                f.maxs[i] = max(f.maxs[i], hi, key=order_value)
+        if f.key_stats is None:
+            f.key_stats = StatsCollector(self.key_types)
+        f.key_stats.update(key_cols)
         seq = pc.min_max(records.column(SEQ))
         f.seq_min = seq["min"].as_py() if f.seq_min is None else min(f.seq_min, seq["min"].as_py())
         f.seq_max = seq["max"].as_py() if f.seq_max is None else max(f.seq_max, seq["max"].as_py())
@@ -190,6 +171,7 @@ class RollingKeyValueWriter:
         f.writer.close()
         f.sink.close()
         assert f.first_key is not None and f.seq_min is not None and f.seq_max is not None
+        assert f.key_stats is not None
         self.files.append(
             DataFileMeta(
                 file_name=f.name,
@@ -197,11 +179,7 @@ class RollingKeyValueWriter:
                 row_count=f.rows,
                 min_key=binary_row.serialize(f.first_key, self.key_types),
                 max_key=binary_row.serialize(f.last_key, self.key_types),
-                key_stats=SimpleStats(
-                    binary_row.serialize(f.mins, self.key_types),
-                    binary_row.serialize(f.maxs, self.key_types),
-                    tuple(0 for _ in self.key_names),
-                ),
+                key_stats=f.key_stats.result(),
                 value_stats=SimpleStats(),
                 min_sequence_number=f.seq_min,
                 max_sequence_number=f.seq_max,

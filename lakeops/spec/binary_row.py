@@ -46,6 +46,8 @@ __all__ = [
 
 _EPOCH = dt.date(1970, 1, 1)
 _EPOCH_DT = dt.datetime(1970, 1, 1)
+#: types whose values lakeops never encodes in a BinaryRow (a null of them is: statistics)
+_NESTED = frozenset({"ARRAY", "MAP", "MULTISET", "ROW"})
 
 
 def null_bits_size(arity: int) -> int:
@@ -164,6 +166,10 @@ def encode_rows(
             varlen[i] = parts
             lengths = parts[2]
             var_sizes.append(np.where(lengths > 7, (lengths + 7) // 8 * 8, 0))
+        elif t.root in _NESTED:
+            if arr.null_count != len(arr):
+                raise ValueError(f"a {t.root} value cannot be encoded in a BinaryRow (only null)")
+            var_sizes.append(np.zeros(n, dtype=np.int64))
         elif t.fixed_width is None:  # non-compact decimal / timestamp
             # reserved even for nulls, whose slot still points at the reserved bytes (as Java)
             var_sizes.append(np.full(n, 16 if t.root == "DECIMAL" else 8, dtype=np.int64))
@@ -205,6 +211,8 @@ def encode_rows(
                     (cursor[long] - starts[long]).astype(np.uint64) << np.uint64(32)
                 ) | lengths[long].astype(np.uint64)
             cursor = cursor + var_sizes[i]
+        elif t.root in _NESTED:
+            continue  # null (checked above): the null bit and a zero slot
         elif t.fixed_width is not None:
             words[slot // 8] = _fixed_slots(arr, t)
         elif t.root == "DECIMAL":  # non-compact: rare in keys, so a per-value loop is fine

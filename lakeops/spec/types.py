@@ -11,6 +11,7 @@ serves them.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 from typing import Any
@@ -253,6 +254,9 @@ class DataType:
 
     def to_arrow(self) -> pa.DataType:
         """The Arrow type of this field in data files and in read results."""
+        return _arrow_type(self)
+
+    def _to_arrow(self) -> pa.DataType:
         r = self.root
         fixed = {
             "BOOLEAN": pa.bool_(),
@@ -316,3 +320,9 @@ class DataType:
 
     def __str__(self) -> str:
         return self.to_paimon()
+
+
+@functools.lru_cache(maxsize=4096)
+def _arrow_type(t: DataType) -> pa.DataType:
+    """:meth:`DataType.to_arrow`, memoised (types are immutable and asked for per chunk)."""
+    return t._to_arrow()
