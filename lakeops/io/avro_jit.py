@@ -31,6 +31,7 @@ import bz2
 import functools
 import lzma
 import sys
+import threading
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -426,7 +427,7 @@ def _deflate(block: bytes | memoryview) -> bytes:
 
 #: Avro codec name -> decompression of one block
 CODECS: dict[str, Callable[[Any], bytes | memoryview]] = {
-    "null": lambda block: block,
+    "null": bytes,  # a copy: the block's buffer is reused
     "deflate": _deflate,
     "snappy": _snappy,
     "bzip2": bz2.decompress,
@@ -444,23 +445,71 @@ def codec(name: str) -> Callable[[Any], bytes | memoryview] | None:
     return CODECS.get(name)
 
 
-def blocks(data: memoryview, sync: bytes, path: str) -> Iterator[tuple[int, memoryview]]:
-    """(row count, compressed bytes) of each block of an Avro file's data (after its header)."""
-    pos = 0
-    size = len(data)
-    while pos < size:
-        count, pos = _varint(data, pos)
-        length, pos = _varint(data, pos)
-        if count < 0 or length < 0 or pos + length + 16 > size:
-            raise CorruptTableError(
-                f"Avro data file {path} has a block whose header is corrupt or which is truncated"
-            )
-        block = data[pos : pos + length]
-        pos += length
-        if bytes(data[pos : pos + 16]) != sync:
+#: bytes read from a file at a time (into a buffer reused by the thread's next reads)
+PIECE_BYTES = 4 << 20
+
+_BUFFERS = threading.local()
+
+
+def _piece_buffer(size: int) -> bytearray:
+    """This thread's read buffer, of at least ``size`` bytes (reused: fresh memory for every
+    read costs a page fault per 4 KiB)."""
+    buffer: bytearray | None = getattr(_BUFFERS, "buffer", None)
+    if buffer is None or len(buffer) < size:
+        buffer = bytearray(max(size, PIECE_BYTES))
+        if size <= 4 * PIECE_BYTES:
+            _BUFFERS.buffer = buffer
+    return buffer
+
+
+def blocks(
+    stream: IO[bytes], sync: bytes, path: str
+) -> Iterator[tuple[int, memoryview]]:
+    """(row count, compressed bytes) of each block of an Avro file read from ``stream`` (at its
+    first block) a piece at a time; each block's bytes are valid until the next is asked for."""
+    buffer = _piece_buffer(PIECE_BYTES)
+    view = memoryview(buffer)
+    lo = hi = 0
+    eof = False
+
+    def fill(need: int) -> None:
+        """Have at least ``need`` bytes from ``lo`` on in the buffer, unless the file ends."""
+        nonlocal buffer, view, lo, hi, eof
+        if hi - lo >= need or eof:
+            return
+        if need > len(buffer):
+            bigger = bytearray(need + PIECE_BYTES)
+            bigger[: hi - lo] = view[lo:hi]
+            view.release()
+            buffer, view = bigger, memoryview(bigger)
+        elif lo:
+            view[: hi - lo] = view[lo:hi]
+        hi -= lo
+        lo = 0
+        while hi < need and not eof:
+            got = stream.readinto(view[hi:])  # type: ignore[attr-defined]
+            if not got:
+                eof = True
+            hi += got or 0
+
+    while True:
+        fill(20)
+        if lo == hi:
+            return
+        count, lo = _varint(view[:hi], lo)
+        length, lo = _varint(view[:hi], lo)
+        if count < 0 or length < 0:
+            raise CorruptTableError(f"Avro data file {path} has a block with a corrupt header")
+        fill(length + 16)
+        if hi - lo < length + 16:
+            raise CorruptTableError(f"Avro data file {path} ends inside a block (truncated)")
+        block = view[lo : lo + length]
+        lo += length
+        if view[lo : lo + 16] != sync:
             raise CorruptTableError(f"Avro data file {path} has a block without its sync marker")
-        pos += 16
+        lo += 16
         yield count, block
+        block.release()
 
 
 class FlatDecoder:
@@ -490,18 +539,10 @@ class FlatDecoder:
     def chunks(self, stream: IO[bytes], sync: bytes, chunk_rows: int) -> Iterator[pa.Table]:
         """Tables of whole blocks of about ``chunk_rows`` rows, read from ``stream`` (at the
         first block)."""
-        # one read of the known size (a read to the end goes 8 KiB at a time through a
-        # buffered stream, ten times the cost)
-        start = stream.tell()
-        size = stream.seek(0, 2) - start
-        stream.seek(start)
-        data = memoryview(stream.read(size))
-        if len(data) != size:
-            raise CorruptTableError(f"Avro data file {self.path} ended while being read")
         group: list[bytes | memoryview] = []
         counts: list[int] = []
         rows = 0
-        for count, block in blocks(data, sync, self.path):
+        for count, block in blocks(stream, sync, self.path):
             try:
                 raw = self.decompress(block)
             except CorruptTableError:
