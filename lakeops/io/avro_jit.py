@@ -34,6 +34,7 @@ import sys
 import threading
 import zlib
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -41,6 +42,7 @@ import numpy as np
 import pyarrow as pa
 
 from lakeops.errors import CorruptTableError
+from lakeops.parallel import available_cores
 
 __all__ = ["FlatPlan", "decode_kernel", "flat_plan"]
 
@@ -512,6 +514,12 @@ def blocks(
         block.release()
 
 
+@functools.cache
+def _pool() -> ThreadPoolExecutor:
+    """The threads that decode block groups ahead of their use (one per core)."""
+    return ThreadPoolExecutor(available_cores(), thread_name_prefix="lakeops-avro")
+
+
 class FlatDecoder:
     """Decodes the blocks of one flat file with a :class:`FlatPlan`."""
 
@@ -542,6 +550,7 @@ class FlatDecoder:
         group: list[bytes | memoryview] = []
         counts: list[int] = []
         rows = 0
+        pending: Future[pa.Table] | None = None
         for count, block in blocks(stream, sync, self.path):
             try:
                 raw = self.decompress(block)
@@ -560,8 +569,15 @@ class FlatDecoder:
             counts.append(count)
             rows += count
             if rows >= chunk_rows:
-                yield self._decode(group, counts, rows)
+                # decoded on the pool (the loop holds no GIL) while the next group is read
+                # and decompressed here and the previous one is used by the caller
+                ahead = _pool().submit(self._decode, group, counts, rows)
+                if pending is not None:
+                    yield pending.result()
+                pending = ahead
                 group, counts, rows = [], [], 0
+        if pending is not None:
+            yield pending.result()
         if group:
             yield self._decode(group, counts, rows)
 
