@@ -30,6 +30,7 @@ from __future__ import annotations
 import bz2
 import functools
 import lzma
+import os
 import sys
 import threading
 import zlib
@@ -518,6 +519,10 @@ def blocks(
 def _pool() -> ThreadPoolExecutor:
     """The threads that decode block groups ahead of their use (one per core)."""
     return ThreadPoolExecutor(available_cores(), thread_name_prefix="lakeops-avro")
+
+
+if hasattr(os, "register_at_fork"):  # a forked child has none of its parent's threads
+    os.register_at_fork(after_in_child=_pool.cache_clear)
 
 
 class FlatDecoder:
