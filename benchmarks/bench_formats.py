@@ -192,7 +192,8 @@ def main() -> None:
         print(json.dumps(result))
         return
     print(
-        f"{args.rows:,} rows, {args.buckets} buckets, {os.cpu_count()} cores, best/median of {args.repeat}, "
+        f"{args.rows:,} rows, {args.buckets} buckets, {os.cpu_count()} cores, "
+        f"best/median of {args.repeat}, "
         f"peak RSS {result['peak_rss_mib']} MiB, Avro decoded by {result['avro_decoder']}"
     )
     for name, t in times.items():

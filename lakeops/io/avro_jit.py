@@ -212,7 +212,7 @@ def flat_plan(schema: Any, named: dict[str, Any], columns: list[str]) -> FlatPla
     )
 
 
-def _decode(  # noqa: C901 - one loop, compiled by numba
+def _decode(
     buf: np.ndarray,
     starts: np.ndarray,
     ends: np.ndarray,
@@ -380,13 +380,36 @@ def decode_kernel() -> Callable[..., tuple[int, int]] | None:
         import numba
     except Exception:  # not installed, or broken: the next decoder reads the files
         return None
+    kernel: Callable[..., tuple[int, int]]
     try:
-        return numba.njit(cache=True, nogil=True, boundscheck=False)(_decode)  # type: ignore[no-any-return]
+        kernel = numba.njit(cache=True, nogil=True, boundscheck=False)(_decode)
     except Exception:  # no writable cache location: compile in memory only
         try:
-            return numba.njit(cache=False, nogil=True, boundscheck=False)(_decode)  # type: ignore[no-any-return]
+            kernel = numba.njit(cache=False, nogil=True, boundscheck=False)(_decode)
         except Exception:
             return None
+    try:  # compile (or load from the cache) now, on the argument types of every later call
+        empty = np.zeros(0, np.int64)
+        code, _ = kernel(
+            np.frombuffer(b"", dtype=np.uint8),  # read-only, as every block group's buffer
+            empty,
+            empty,
+            empty,
+            np.zeros((0, 7), np.int64),
+            -1,
+            np.zeros((0, 0), np.uint8),
+            np.zeros((0, 0), np.int32),
+            np.zeros((0, 0), np.int64),
+            np.zeros((0, 0), np.uint8),
+            np.zeros((0, 0), np.uint8),
+            np.zeros((0, 1), np.int32),
+            np.zeros((0, 0), np.uint8),
+            np.zeros((0, 0), np.uint8),
+            np.zeros((0, 0), np.uint8),
+        )
+    except Exception:  # numba cannot compile here: the next decoder reads the files
+        return None
+    return kernel if code == 0 else None
 
 
 def _varint(data: bytes | memoryview, pos: int) -> tuple[int, int]:
@@ -410,7 +433,8 @@ def _zstd() -> Callable[[bytes | memoryview], bytes]:
         from compression import zstd  # type: ignore[import-not-found,unused-ignore]
     else:
         from backports import zstd  # type: ignore[import-not-found,unused-ignore,no-redef]
-    return zstd.decompress  # type: ignore[no-any-return]
+    decompress: Callable[[bytes | memoryview], bytes] = zstd.decompress
+    return decompress
 
 
 def _snappy(block: bytes | memoryview) -> bytes:
@@ -465,9 +489,7 @@ def _piece_buffer(size: int) -> bytearray:
     return buffer
 
 
-def blocks(
-    stream: IO[bytes], sync: bytes, path: str
-) -> Iterator[tuple[int, memoryview]]:
+def blocks(stream: IO[bytes], sync: bytes, path: str) -> Iterator[tuple[int, memoryview]]:
     """(row count, compressed bytes) of each block of an Avro file read from ``stream`` (at its
     first block) a piece at a time; each block's bytes are valid until the next is asked for."""
     buffer = _piece_buffer(PIECE_BYTES)
@@ -655,8 +677,8 @@ class FlatDecoder:
             arrays.append(self._array(kind, s, field.type, rows, validity, null_count, buffers))
         return pa.Table.from_arrays(arrays, schema=self.schema)
 
-    @staticmethod
     def _array(
+        self,
         kind: int,
         s: int,
         arrow: pa.DataType,
@@ -690,6 +712,8 @@ class FlatDecoder:
                 try:
                     array.validate(full=True)
                 except pa.ArrowInvalid as exc:
-                    raise CorruptTableError(f"an Avro string is not UTF-8: {exc}") from exc
+                    raise CorruptTableError(
+                        f"Avro data file {self.path} holds a string that is not UTF-8: {exc}"
+                    ) from exc
             return array
         return pa.Array.from_buffers(arrow, rows, [validity, values], null_count=null_count)
