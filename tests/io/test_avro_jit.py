@@ -227,22 +227,32 @@ def test_nested_types_are_left_to_the_other_decoders(tmp_path: Path, fs: pafs.Fi
 
 def test_no_cache_location_compiles_in_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where numba finds no writable cache (a read-only install), the loop is compiled for the
-    process alone."""
+    process alone; where numba cannot compile it, no kernel (the next decoder reads)."""
     import numba
 
-    real = numba.njit
+    asked: list[bool] = []
 
-    def njit(*args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("cache"):
+    def no_cache(**options: Any) -> Any:
+        asked.append(bool(options.get("cache")))
+        if options.get("cache"):
             raise RuntimeError("cannot cache function '_decode': no locator available")
-        return real(*args, **kwargs)
+        return lambda f: f  # the plain function stands in for its compiled self
 
-    monkeypatch.setattr(numba, "njit", njit)
+    monkeypatch.setattr(numba, "njit", no_cache)
     avro_jit.decode_kernel.cache_clear()
     try:
-        kernel = avro_jit.decode_kernel()
-        assert kernel is not None
-        assert type(kernel._cache).__name__ == "NullCache"
+        assert avro_jit.decode_kernel() is avro_jit._decode
+        assert asked == [True, False]
+
+        def cannot_compile(f: Any) -> Any:
+            def fail(*args: Any) -> Any:
+                raise RuntimeError("numba: cannot compile")
+
+            return fail
+
+        monkeypatch.setattr(numba, "njit", lambda **options: cannot_compile)
+        avro_jit.decode_kernel.cache_clear()
+        assert avro_jit.decode_kernel() is None
     finally:
         avro_jit.decode_kernel.cache_clear()
 

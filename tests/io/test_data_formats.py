@@ -253,6 +253,9 @@ def fs() -> pafs.FileSystem:
     return pafs.LocalFileSystem()
 
 
+_FASTAVRO_CHUNKS = avro_data.AvroColumns._fastavro_chunks
+
+
 def _no_fastavro(*args: Any, **kwargs: Any) -> Any:
     raise AssertionError("the fast path fell back to fastavro")
 
@@ -571,7 +574,11 @@ def test_many_blocks_keep_their_order(tmp_path: Path, fs: pafs.FileSystem, decod
     assert pa.concat_tables(batches).column("s").to_pylist() == [r["s"] for r in rows]
 
 
-def test_a_null_row_is_corrupt(tmp_path: Path, fs: pafs.FileSystem, decoder: str) -> None:
+def test_a_null_row_is_corrupt(
+    tmp_path: Path, fs: pafs.FileSystem, monkeypatch: pytest.MonkeyPatch, decoder: str
+) -> None:
+    # datafusion's path may leave such a file to fastavro, which refuses it
+    monkeypatch.setattr(avro_data.AvroColumns, "_fastavro_chunks", _FASTAVRO_CHUNKS)
     schema = ["null", {"type": "record", "name": "r", "fields": [{"name": "k", "type": "long"}]}]
     for where, rows in enumerate([[{"k": 1}, None, {"k": 3}], [{"k": 1}, {"k": 2}, None]]):
         path = tmp_path / f"data-10-{where}.avro"
