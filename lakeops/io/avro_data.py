@@ -13,8 +13,11 @@ the ``local-timestamp-*`` equivalents; DECIMAL ``bytes``/``decimal``; ARRAY ``ar
 ones lakeops uses for those Paimon types (TIMESTAMP_LTZ with time zone UTC); TINYINT and
 SMALLINT read as int32 (the file does not say).
 
-Two decoders give the same Arrow tables:
+Three decoders give the same Arrow tables:
 
+- files of flat rows (primitive, temporal and decimal columns), where the optional package
+  ``numba`` (``lakeops[avro]``) is installed: lakeops' own compiled decoder,
+  :mod:`lakeops.io.avro_jit` (a corrupt file is refused there, never handed on);
 - the fast path, where the optional package ``datafusion`` (``lakeops[avro]``) is installed:
   Apache Arrow's own Avro decoder (arrow-rs ``arrow-avro``, in Rust) decodes the file straight
   into Arrow arrays, which are then given exactly the Arrow types above (whole-array: casts that
