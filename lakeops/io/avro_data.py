@@ -616,6 +616,13 @@ class AvroColumns:
         decompress = avro_jit.codec(str(self.blocks.codec))
         if decompress is None:
             return None
+        if not avro_jit.kernel_loaded():
+            # loading the compiled loop costs a process ~1.5 s of CPU once (~5 s to compile
+            # it the first time): not worth it for small files, which datafusion reads
+            size = self.stream.seek(0, 2)
+            self.stream.seek(self.data_start)
+            if size < avro_jit.LOAD_FROM_BYTES:
+                return None
         kernel = avro_jit.decode_kernel()
         if kernel is None:
             return None

@@ -1,5 +1,6 @@
 """A compiled decoder for flat Avro data files: Paimon's rows of primitive columns (the common
-case) decoded block by block into Arrow arrays, about three times as fast as ``arrow-avro``.
+case) decoded block by block into Arrow arrays (about 95 ms of CPU per million rows of
+``benchmarks/bench_formats.py``'s schema, zstd apart: ``arrow-avro`` takes ~160 ms).
 
 Used by :mod:`lakeops.io.avro_data` where the optional package ``numba`` (``lakeops[avro]``)
 is installed and a file's row record has only these columns, each plain or in the nullable
@@ -20,8 +21,10 @@ after a block's rows or a NULL row all raise :class:`~lakeops.errors.CorruptTabl
 are checked to be UTF-8 as fastavro does. The loop holds no GIL, so files read on several
 threads decode in parallel.
 
-The loop is compiled on first use (about a second) and cached on disk (``__pycache__`` beside
-this module, or numba's user cache directory where that is read-only); where nothing can be
+The loop is loaded when a process first reads a flat file of at least :data:`LOAD_FROM_BYTES`
+(smaller files go to the next decoder until then): compiled on first use (about 5 s of CPU) and
+cached on disk (``__pycache__`` beside this module, or numba's user cache directory where that
+is read-only; loading it from there costs a process about 1.5 s of CPU); where nothing can be
 cached it is compiled once per process.
 """
 
@@ -45,7 +48,7 @@ import pyarrow as pa
 from lakeops.errors import CorruptTableError
 from lakeops.parallel import available_cores
 
-__all__ = ["FlatPlan", "decode_kernel", "flat_plan"]
+__all__ = ["LOAD_FROM_BYTES", "FlatPlan", "decode_kernel", "flat_plan", "kernel_loaded"]
 
 # column kinds (the opcode table's first column)
 _BOOL, _INT, _LONG, _FLOAT, _DOUBLE, _BYTES, _FIXED, _DEC_BYTES, _DEC_FIXED = range(9)
@@ -372,10 +375,24 @@ def _decode(
     return 0, 0
 
 
+#: the size of the first Avro data file (bytes) for which a process loads the compiled loop;
+#: once loaded, every flat file is decoded by it
+LOAD_FROM_BYTES = 8 << 20
+
+
+_ASKED: list[bool] = []
+
+
+def kernel_loaded() -> bool:
+    """Whether :func:`decode_kernel` has been asked for in this process."""
+    return bool(_ASKED)
+
+
 @functools.cache
 def decode_kernel() -> Callable[..., tuple[int, int]] | None:
     """The compiled loop, or None where ``numba`` is not installed or cannot compile here.
     Compiled results are cached on disk where numba finds a writable cache directory."""
+    _ASKED.append(True)
     try:
         import numba
     except Exception:  # not installed, or broken: the next decoder reads the files

@@ -257,6 +257,25 @@ def test_no_cache_location_compiles_in_memory(monkeypatch: pytest.MonkeyPatch) -
         avro_jit.decode_kernel.cache_clear()
 
 
+def test_small_files_leave_the_loop_unloaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Until a process reads a flat file of LOAD_FROM_BYTES, its files go to datafusion (loading
+    the compiled loop costs more than decoding them); once loaded, it decodes every flat file."""
+    path = tmp_path / "data-s.avro"
+    _write(path, _schema(True), _model(20, True), "null")
+    monkeypatch.setattr(avro_jit, "kernel_loaded", lambda: False)
+    for threshold, used in ((path.stat().st_size + 1, False), (path.stat().st_size, True)):
+        monkeypatch.setattr(avro_jit, "LOAD_FROM_BYTES", threshold)
+        with path.open("rb") as f:
+            columns = avro_data.open_columns(f, str(path))
+            assert (columns._flat_decoder(["s"]) is not None) is used
+            assert f.tell() == columns.data_start
+    monkeypatch.setattr(avro_jit, "kernel_loaded", lambda: True)
+    with path.open("rb") as f:
+        assert avro_data.open_columns(f, str(path))._flat_decoder(["s"]) is not None
+
+
 # --- corrupt files: one block written by hand after a header fastavro writes -----------------
 
 _FLAT = {
