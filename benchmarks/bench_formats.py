@@ -44,6 +44,7 @@ import pyarrow as pa
 
 from lakeops import Catalog
 from lakeops.io.avro_data import fast_reader
+from lakeops.io.avro_jit import decode_kernel
 from lakeops.spec.schema_change import AddColumn, RenameColumn
 from lakeops.spec.types import DataType
 
@@ -124,11 +125,19 @@ def _timed(reads: dict[str, Callable[[], object]], repeat: int) -> dict[str, dic
     }
 
 
+def _avro_decoder() -> str:
+    """Which decoder reads this benchmark's (flat) Avro files."""
+    if decode_kernel() is not None:
+        return "numba (lakeops.io.avro_jit)"
+    return "datafusion" if fast_reader() is not None else "fastavro"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--buckets", type=int, default=4, help="buckets of each table")
     parser.add_argument(
         "--formats",
         default="parquet,orc,avro,evolved",
@@ -149,7 +158,7 @@ def main() -> None:
                 f"b.{name}",
                 schema=SCHEMA,
                 primary_keys=["id"],
-                options={"bucket": "4", "file.format": fmt},
+                options={"bucket": str(args.buckets), "file.format": fmt},
             )
             t.write(data)
             t.compact(full=True)
@@ -176,13 +185,15 @@ def main() -> None:
             k: {m: round(v[m] / floor[m], 2) for m in v} for k, v in times.items()
         },
         "targets": {"orc": 1.5, "avro": 1.5, "evolved": 1.1},
-        "avro_decoder": "datafusion" if fast_reader() is not None else "fastavro",
+        "buckets": args.buckets,
+        "avro_decoder": _avro_decoder(),
     }
     if args.json:
         print(json.dumps(result))
         return
     print(
-        f"{args.rows:,} rows, {os.cpu_count()} cores, best/median of {args.repeat}, "
+        f"{args.rows:,} rows, {args.buckets} buckets, {os.cpu_count()} cores, "
+        f"best/median of {args.repeat}, "
         f"peak RSS {result['peak_rss_mib']} MiB, Avro decoded by {result['avro_decoder']}"
     )
     for name, t in times.items():

@@ -13,8 +13,11 @@ the ``local-timestamp-*`` equivalents; DECIMAL ``bytes``/``decimal``; ARRAY ``ar
 ones lakeops uses for those Paimon types (TIMESTAMP_LTZ with time zone UTC); TINYINT and
 SMALLINT read as int32 (the file does not say).
 
-Two decoders give the same Arrow tables:
+Three decoders give the same Arrow tables:
 
+- files of flat rows (primitive, temporal and decimal columns), where the optional package
+  ``numba`` (``lakeops[avro]``) is installed: lakeops' own compiled decoder,
+  :mod:`lakeops.io.avro_jit` (a corrupt file is refused there, never handed on);
 - the fast path, where the optional package ``datafusion`` (``lakeops[avro]``) is installed:
   Apache Arrow's own Avro decoder (arrow-rs ``arrow-avro``, in Rust) decodes the file straight
   into Arrow arrays, which are then given exactly the Arrow types above (whole-array: casts that
@@ -56,6 +59,7 @@ import pyarrow as pa
 from fastavro import _read as fastavro_read
 
 from lakeops.errors import ConfigurationError, CorruptTableError, UnsupportedFeatureError
+from lakeops.io import avro_jit
 
 __all__ = ["AvroColumns", "decimal_from_bytes", "fast_reader", "open_columns"]
 
@@ -554,6 +558,7 @@ class AvroColumns:
         self.names = list(self.root.names)
         #: whether the fast path may read this file (see the module's docstring)
         self.fast = fast_reader() is not None and _fast_node(self.root)
+        self._named = named
 
     def _plan(self, columns: list[str]) -> tuple[Any, list[tuple[str, _Node]]]:
         by_name = dict(zip(self.root.names, self.root.children, strict=True))
@@ -580,6 +585,10 @@ class AvroColumns:
         """The rows of ``columns`` (in the file's order of them) as tables of up to about
         ``chunk_rows`` rows (whole blocks)."""
         reader_schema, fields = self._plan(columns)
+        flat = self._flat_decoder([n for n, _ in fields])
+        if flat is not None:
+            yield from flat.chunks(self.stream, self.blocks._header["sync"], chunk_rows)
+            return
         skip = 0
         if self.fast:
             try:
@@ -597,6 +606,27 @@ class AvroColumns:
                 continue
             yield table.slice(skip) if skip else table
             skip = 0
+
+    def _flat_decoder(self, columns: list[str]) -> avro_jit.FlatDecoder | None:
+        """The compiled decoder of this file's flat rows (:mod:`lakeops.io.avro_jit`), or
+        None where numba is missing or the file's types or codec are not ones it reads."""
+        plan = avro_jit.flat_plan(self.blocks.writer_schema, self._named, columns)
+        if plan is None:
+            return None
+        decompress = avro_jit.codec(str(self.blocks.codec))
+        if decompress is None:
+            return None
+        if not avro_jit.kernel_loaded():
+            # loading the compiled loop costs a process ~1.5 s of CPU once (~5 s to compile
+            # it the first time): not worth it for small files, which datafusion reads
+            size = self.stream.seek(0, 2)
+            self.stream.seek(self.data_start)
+            if size < avro_jit.LOAD_FROM_BYTES:
+                return None
+        kernel = avro_jit.decode_kernel()
+        if kernel is None:
+            return None
+        return avro_jit.FlatDecoder(plan, decompress, kernel, self.path)
 
     def _fast_chunks(self, fields: list[tuple[str, _Node]], chunk_rows: int) -> Iterator[pa.Table]:
         """The fast path (see the module's docstring); raises on anything it cannot do

@@ -169,10 +169,10 @@ class OrcFormat:
 
 
 class AvroFormat:
-    """Avro, through :mod:`lakeops.io.avro_data` (Arrow's Avro decoder where ``lakeops[avro]``
-    is installed and the file's types are ones it decodes exactly, else fastavro; the same Arrow
-    values either way): a whole file is one unit, with no statistics (Paimon's Avro files have
-    none inside), so it is never pruned.
+    """Avro, through :mod:`lakeops.io.avro_data` (where ``lakeops[avro]`` is installed, the
+    compiled decoder of flat rows or Arrow's Avro decoder when the file's types are ones they
+    decode exactly, else fastavro; the same Arrow values either way): a whole file is one unit,
+    with no statistics (Paimon's Avro files have none inside), so it is never pruned.
 
     ``arrow_types`` (column name -> Arrow type, e.g. from the table schema the file was written
     with) gives columns the exact Arrow types the Parquet and ORC readers give the same Paimon
