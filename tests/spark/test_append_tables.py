@@ -237,3 +237,34 @@ def test_a_failing_compaction_task_commits_nothing_and_leaves_no_file(
         ls.compact(spark, t.root, full=True)
     assert [s.id for s in t.snapshots()] == snapshots
     assert sorted(p.name for p in Path(t.root).rglob("data-*")) == before
+
+
+def test_distributed_compaction_applies_and_retires_deletion_vectors(
+    spark: Any, catalog: Catalog
+) -> None:
+    """Rows Paimon's DELETE marked (deletion vectors, built by the test model of Paimon's
+    layout) stay deleted through a Spark compaction, and the compacted files' vectors leave
+    the index, as in-process compaction does."""
+    from lakeops.spec.deletion_vector import deletion_files
+    from tests.append.test_table import SCHEMA as DV_SCHEMA
+    from tests.append.test_table import _add_vectors, _bag, _batch, _model_without
+
+    t = catalog.create_table(
+        "db.dv",
+        schema=DV_SCHEMA,
+        partition_keys=["dt"],
+        options={"deletion-vectors.enabled": "true"},
+    )
+    t.write(_batch(0, 9))
+    t.write(_batch(1, 9))
+    names = sorted(e.file.file_name for e in t.store.live_entries(t.latest_snapshot()))
+    deletes = {names[0]: [0, 2], names[-1]: [1]}
+    _add_vectors(t, deletes)
+    model = _model_without(t, deletes)
+    assert isinstance(t, AppendTable)
+    assert ls.compact(spark, t.root, full=True) is not None
+    assert _bag(t.read()) == _bag(model)
+    live = {e.file.file_name for e in t.store.live_entries(t.latest_snapshot())}
+    vectors = deletion_files(t.store.index_entries(t.latest_snapshot()))
+    assert not set(deletes) & live  # every file with a vector was compacted away ...
+    assert all(name in live for (_, _, name) in vectors)  # ... and so were their vectors
