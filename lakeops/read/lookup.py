@@ -176,17 +176,19 @@ def _read_matching(
     the file has a deletion ``vector``: then every row is read, and the deleted ones dropped)."""
     key_cols = probe.column_names
     if vector is not None:
-        records = dvs.apply(reader.read(directory, f, value_cols), vector, f)
-        return records.join(probe, keys=key_cols, join_type="left semi").sort_by(
-            [(k, "ascending") for k in key_cols]
-        )
+        return _semi_join(dvs.apply(reader.read(directory, f, value_cols), vector, f), probe)
     # float keys: Parquet statistics leave NaN out of min/max, so no row group is skipped; the
     # join compares the canonical NaN bits both sides carry (lakeops.spec.floats)
     if len(key_cols) == 1 and not is_floating(probe.schema.field(0).type):
         return reader.read_filtered(
             directory, f, value_cols, key_cols[0], probe.column(0).to_pylist()
         )
-    records = reader.read(directory, f, value_cols)
-    return records.join(probe, keys=key_cols, join_type="left semi").sort_by(
-        [(k, "ascending") for k in key_cols]
-    )
+    return _semi_join(reader.read(directory, f, value_cols), probe)
+
+
+def _semi_join(records: pa.Table, probe: pa.Table) -> pa.Table:
+    """The records whose key is in ``probe``, sorted by key, with the records' own schema (a
+    join loses NOT NULL flags, which the other files' records keep)."""
+    keys = probe.column_names
+    found = records.join(probe, keys=keys, join_type="left semi")
+    return found.sort_by([(k, "ascending") for k in keys]).cast(records.schema)
