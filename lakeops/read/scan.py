@@ -46,6 +46,7 @@ __all__ = [
     "partition_matches",
     "plan_splits",
     "snapshot_deletion_files",
+    "table_deletion_files",
 ]
 
 #: one partition as users write it: ``{"dt": "2024-01-01"}``

@@ -1,15 +1,16 @@
 """Primary-key tables with deletion vectors written by Java Paimon 0.9, read by lakeops.
 
-Java creates three primary-key tables with ``deletion-vectors.enabled`` (partitioned with two
-buckets, unpartitioned with three, and an aggregation table) and writes five commits of inserts,
-updates and deletes: each batch write's lookup compaction lifts level 0 and gives the older
-files deletion vectors; a full compaction runs after the second write, and the fifth write runs
-with ``write-only`` so its level-0 file stays. Paimon's batch read skips level 0, so Java's read
-after the fifth write still shows the fourth write's state: the plain model follows that rule,
-and lakeops must return what Java returns — whole, projected, filtered, streamed, looked up,
-at older snapshots and as ``audit_log`` — while refusing to write or compact (table
-byte-identical). One JVM run. (pypaimon 2.1 cannot read Java 0.9's data manifests: no
-``_VALUE_STATS_COLS``, see test_append_deletion_vectors_interop.)
+Java creates four primary-key tables with ``deletion-vectors.enabled`` (deduplicate partitioned
+with two buckets and unpartitioned with three, aggregation, partial-update) and writes five
+commits of inserts, updates and deletes (inserts only for the last two engines): each batch
+write's lookup compaction lifts level 0 and gives the older files deletion vectors; a full
+compaction runs after the second write, and the fifth write runs with ``write-only`` so its
+level-0 file stays. Paimon's batch read skips level 0, so Java's read after the fifth write
+still shows the fourth write's state: the plain model follows that rule, and lakeops must
+return what Java returns — whole, projected, filtered, streamed, looked up, at older snapshots
+and as ``audit_log`` — while refusing to write or compact (table byte-identical). One JVM run.
+(pypaimon 2.1 cannot read Java 0.9's data manifests: no ``_VALUE_STATS_COLS``, see
+test_append_deletion_vectors_interop.)
 """
 
 from __future__ import annotations
@@ -44,15 +45,21 @@ FIELDS = [
     {"name": "n", "type": "INT"},
 ]
 DV = {"deletion-vectors.enabled": "true"}
-#: name -> (partition keys, primary keys, options, aggregation table)
-TABLES: dict[str, tuple[list[str], list[str], dict[str, str], bool]] = {
-    "db.p": (["dt"], ["dt", "k"], {**DV, "bucket": "2"}, False),
-    "db.b": ([], ["dt", "k"], {**DV, "bucket": "3"}, False),
+#: name -> (partition keys, primary keys, options, merge engine: "dedup" | "sum" | "partial")
+TABLES: dict[str, tuple[list[str], list[str], dict[str, str], str]] = {
+    "db.p": (["dt"], ["dt", "k"], {**DV, "bucket": "2"}, "dedup"),
+    "db.b": ([], ["dt", "k"], {**DV, "bucket": "3"}, "dedup"),
     "db.agg": (
         [],
         ["dt", "k"],
         {**DV, "bucket": "2", "merge-engine": "aggregation", "fields.n.aggregate-function": "sum"},
-        True,
+        "sum",
+    ),
+    "db.pu": (
+        ["dt"],
+        ["dt", "k"],
+        {**DV, "bucket": "2", "merge-engine": "partial-update"},
+        "partial",
     ),
 }
 
@@ -77,8 +84,9 @@ def _batches() -> list[Batch]:
     return [b1, b2, b3, b4, b5]
 
 
-def _rows_of(batch: Batch, agg: bool) -> tuple[pa.Table, list[str]]:
-    kept = [r for r in batch if not (agg and r[0] == "-D")]  # aggregation: inserts only
+def _rows_of(batch: Batch, engine: str) -> tuple[pa.Table, list[str]]:
+    agg = engine != "dedup"
+    kept = [r for r in batch if not (agg and r[0] == "-D")]  # sum, partial-update: inserts only
     table = pa.table(
         {
             "dt": [_dt(r[1]) for r in kept],
@@ -91,13 +99,13 @@ def _rows_of(batch: Batch, agg: bool) -> tuple[pa.Table, list[str]]:
     return table, ["+I" if agg else r[0] for r in kept]
 
 
-def _model(batches: list[Batch], agg: bool) -> list[Row]:
-    """The rows after ``batches``: upserts and deletes by key, or for the aggregation table
-    ``n`` summed and ``v`` the last non-null value."""
+def _model(batches: list[Batch], engine: str) -> list[Row]:
+    """The rows after ``batches``: upserts and deletes by key; for ``sum`` (inserts only) ``n``
+    summed and ``v`` the last non-null value; for ``partial`` each field's last non-null value."""
     state: dict[int, list[Any]] = {}
     for batch in batches:
         for kind, k, v, n in batch:
-            if agg:
+            if engine != "dedup":
                 if kind == "-D":
                     continue
                 old = state.get(k)
@@ -105,7 +113,7 @@ def _model(batches: list[Batch], agg: bool) -> list[Row]:
                     state[k] = [_dt(k), k, v, n]
                 else:
                     old[2] = v if v is not None else old[2]
-                    old[3] += n
+                    old[3] = old[3] + n if engine == "sum" else n
             elif kind == "-D":
                 state.pop(k, None)
             else:
@@ -133,7 +141,7 @@ def _digest(root: Path) -> dict[str, str]:
 def test_java_primary_key_tables_with_deletion_vectors(tmp_path: Path, java_classpath: str) -> None:
     batches = _batches()
     ops: list[dict[str, Any]] = []
-    for name, (parts, keys, options, agg) in TABLES.items():
+    for name, (parts, keys, options, engine) in TABLES.items():
         ops.append(
             {
                 "op": "create",
@@ -153,7 +161,7 @@ def test_java_primary_key_tables_with_deletion_vectors(tmp_path: Path, java_clas
                         "changes": [{"change": "setOption", "key": "write-only", "value": "true"}],
                     }
                 )
-            rows, kinds = _rows_of(batch, agg)
+            rows, kinds = _rows_of(batch, engine)
             ops.append({"op": "write", "table": name, "rows": json_rows(rows, kinds)})
             if i == 1:
                 ops.append({"op": "compact", "table": name})
@@ -166,13 +174,13 @@ def test_java_primary_key_tables_with_deletion_vectors(tmp_path: Path, java_clas
         by_table.setdefault(op["table"], []).append({**op, **res})
 
     catalog = Catalog(str(tmp_path))
-    for name, (_, _, _, agg) in TABLES.items():
+    for name, (_, _, _, engine) in TABLES.items():
         reads = [r for r in by_table[name] if r["op"] == "read"]
         audit = next(r for r in by_table[name] if r["op"] == "system")
         # Java after writes 3, 4, 5: the last one lags (its level-0 file is not read)
-        wants = [_model(batches[:3], agg), _model(batches[:4], agg), _model(batches[:4], agg)]
+        wants = [_model(batches[:i], engine) for i in (3, 4, 4)]
         assert [_java(r) for r in reads] == wants, name
-        assert _model(batches, agg) != wants[-1]  # the lag is visible
+        assert _model(batches, engine) != wants[-1]  # the lag is visible
         table = catalog.get_table(name)
         store = table.store
         latest = store.latest_snapshot()
