@@ -138,6 +138,8 @@ def test_writes_and_compactions_stay_refused(catalog: Catalog, dv_table: Path) -
         lambda: table.write(LATER),
         lambda: table.compact(full=True),
         lambda: table.compact(),
+        lambda: table.flush_level0(),
+        lambda: table.expire_snapshots(),
     ):
         with pytest.raises(UnsupportedFeatureError, match=r"deletion-vectors\.enabled"):
             call()
