@@ -4,8 +4,9 @@ A lakeops table is fully compacted into one level-5 file, then a snapshot is pub
 deletion-vector index deletes some of that file's rows by position (what a Paimon lookup
 compaction leaves), and a newer level-0 file is written beside it. The plain model: with
 ``deletion-vectors.enabled`` a batch read skips level 0 and drops the deleted positions; with the
-option off Paimon reads neither the vectors nor skips level 0. Writes and compactions stay refused,
-leaving the table byte-identical.
+option off Paimon reads neither the vectors nor skips level 0. A second table adds a level-4
+file of newer rows above the vector's file: levels >= 1 merge after their vectors. Writes and
+compactions stay refused, leaving the table byte-identical.
 """
 
 from __future__ import annotations
@@ -144,3 +145,34 @@ def test_writes_and_compactions_stay_refused(catalog: Catalog, dv_table: Path) -
         with pytest.raises(UnsupportedFeatureError, match=r"deletion-vectors\.enabled"):
             call()
     assert tree_digest(dv_table) == before
+
+
+def test_levels_above_zero_merge_after_their_vectors(catalog: Catalog, warehouse: Path) -> None:
+    """A newer level-4 file (updates, a new key) above the level-5 file whose vector deletes
+    the superseded rows and one key deleted outright: the rows of every level >= 1 are merged
+    after the vectors, level 0 is skipped."""
+    table = catalog.create_table(
+        "db.m", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"}
+    )
+    table.write(BASE)
+    table.compact(full=True)
+    (base,) = table.store.live_entries(table.store.latest_snapshot())
+    newer = pa.table({"id": [2, 6, 7, 25], "v": ["u2", None, "u7", "n25"], "n": [9, 9, 9, 9]})
+    table.write(newer.cast(SCHEMA))
+    table.flush_level0()
+    levels = sorted(e.file.level for e in table.store.live_entries(table.store.latest_snapshot()))
+    assert levels[0] > 0 and levels[-1] == 5
+    root = warehouse / "db.db" / "m"
+    _publish_vector(root, base.partition, base.file.file_name, [2, 6, 7, 11])
+    table.write(LATER)
+    add_schema_options(root, {"deletion-vectors.enabled": "true"})
+    table = catalog.get_table("db.m")
+    gone = pa.array([2, 6, 7, 11], pa.int64())
+    want = pa.concat_tables(
+        [BASE.filter(pc.invert(pc.is_in(BASE.column("id"), gone))), newer.cast(SCHEMA)]
+    )
+    assert _rows(table.read()) == _rows(want)
+    streamed = pa.Table.from_batches(list(table.to_batches(batch_rows=2)), schema=SCHEMA)
+    assert _rows(streamed) == _rows(want)
+    probe = pa.table({"id": pa.array([2, 11, 25, 30], pa.int64())})
+    assert _rows(table.lookup(probe)) == [r for r in _rows(want) if r[0] in (2, 11, 25, 30)]
