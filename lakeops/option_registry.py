@@ -444,14 +444,15 @@ _honoured(
 )
 _honoured(["commit.max-retries"], "lost snapshot races before giving up")
 _honoured(["manifest.merge-min-count"], "base manifests are merged past this count")
-# primary-key tables: reads are refused only when a snapshot holds deletion vectors
-# (lakeops.read.scan). Append tables: vectors are applied on read, and writes are allowed
-# (TableOptions.require_writable drops this option for them; lakeops.append.compact refuses
-# to rewrite files that have vectors)
+# primary-key tables: reads skip level 0 and apply each file's vector (lakeops.read.scan);
+# writes and compactions are refused here. Append tables: vectors are applied on read, and
+# writes are allowed (TableOptions.require_writable drops this option for them;
+# lakeops.append.compact refuses to rewrite files that have vectors)
 _honoured(
     ["deletion-vectors.enabled"],
-    "lakeops neither writes nor applies deletion vectors of primary-key tables; its compactions "
-    "would leave rows that Paimon's deletion-vector reads return twice",
+    "lakeops reads deletion vectors of primary-key tables but neither writes nor maintains "
+    "them; its writes would stay invisible in level 0 and its compactions would leave rows "
+    "that Paimon's deletion-vector reads return twice",
     refuse_value=_TRUE_REFUSED,
     fix="use Paimon to write and compact this table, or disable deletion vectors",
 )

@@ -40,6 +40,7 @@ from typing import Any
 from lakeops.compact.planner import BucketJob, CompactionProgress
 from lakeops.context import TableContext
 from lakeops.parallel import run_ordered
+from lakeops.read.deletions import DeletionVectorReader
 from lakeops.read.scan import partition_matches
 from lakeops.spec import binary_row
 from lakeops.spec.commit_message import CommitMessage
@@ -55,7 +56,6 @@ from lakeops.spec.index_manifest import IndexFileMeta, IndexManifestEntry
 from lakeops.spec.manifest import FileKind
 from lakeops.spec.snapshot import Snapshot
 
-from .deletions import DeletionVectorReader
 from .files import AppendFileReader, RollingAppendWriter
 from .options import AppendOptions
 from .scan import snapshot_deletion_files

@@ -25,7 +25,7 @@ readers do; files of an unaware-bucket table in manifest order.
 
 **Deletion vectors** (``deletion-vectors.enabled``): each file of a split carries the deletion
 file of its vector in the snapshot (:mod:`lakeops.spec.deletion_vector`), and readers drop the
-rows at those positions (:mod:`lakeops.append.deletions`). Statistics cover deleted rows too,
+rows at those positions (:mod:`lakeops.read.deletions`). Statistics cover deleted rows too,
 so pruning by them stays conservative.
 """
 
@@ -40,10 +40,10 @@ from lakeops.errors import LakeopsError, UnsupportedFeatureError
 from lakeops.kv.evolution import SchemaEvolution
 from lakeops.read.expression import Stats
 from lakeops.read.predicate import RowFilter
-from lakeops.read.scan import _BucketPruning
+from lakeops.read.scan import _BucketPruning, snapshot_deletion_files
 from lakeops.spec import binary_row
 from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.deletion_vector import DeletionFile, deletion_files
+from lakeops.spec.deletion_vector import DeletionFile
 from lakeops.spec.manifest import ManifestEntry
 from lakeops.spec.snapshot import Snapshot
 from lakeops.spec.types import DataType
@@ -71,22 +71,6 @@ class AppendSplit:
     def deletion_of(self, i: int) -> DeletionFile | None:
         """The deletion file of ``files[i]`` (None when it has none)."""
         return self.deletions[i] if i < len(self.deletions) else None
-
-
-def snapshot_deletion_files(
-    ctx: TableContext, snapshot: Snapshot | None
-) -> dict[tuple[bytes, int, str], DeletionFile]:
-    """The deletion files of ``snapshot``, by (partition, bucket, data file name) (empty when it
-    holds no deletion vectors). Vectors are read from the index files whatever the table's
-    ``deletion-vectors.enabled`` says now: a snapshot's index is what its rows are."""
-    if snapshot is None:
-        return {}
-    entries = ctx.store.index_entries(snapshot)
-    paths = {
-        e.file.file_name: ctx.locations.index_entry_path(e.partition, e.bucket, e.file)
-        for e in entries
-    }
-    return deletion_files(entries, paths)
 
 
 def value_stats(

@@ -20,6 +20,7 @@ from lakeops.io.file_io import FileIO
 from lakeops.kv.formats import check_writable
 from lakeops.metadata import system_table_schema
 from lakeops.parallel import check_parallelism, imap_ordered
+from lakeops.read.deletions import DeletionVectorReader
 from lakeops.read.predicate import Filter, RowFilter, row_filter
 from lakeops.read.scan import partition_matches
 from lakeops.spec.commit_message import CommitMessage
@@ -32,7 +33,6 @@ from lakeops.spec.snapshot import CommitKind, Snapshot
 from lakeops.table_base import BaseTable
 
 from .compact import plan as plan_compaction
-from .deletions import DeletionVectorReader
 from .evolution import SYSTEM_FIELDS, GroupReader, data_evolution, row_id_groups, row_tracking
 from .files import AppendFileReader
 from .options import AppendOptions

@@ -5,7 +5,9 @@ whose key range contains one of the keys are opened, and for a single-column key
 row-group statistics skip the rest of each file. The found records are merged with the table's
 engine exactly as a read merges them. Tables that need lookup (``changelog-producer=lookup``,
 first-row, deletion vectors, ``force-lookup``) are looked up in levels ≥ 1 only, as Paimon's
-lookups are: level-0 data becomes visible to them when an L0 flush lifts it.
+lookups are: level-0 data becomes visible to them when an L0 flush lifts it. A file with a
+deletion vector (``deletion-vectors.enabled``) is read whole and loses its deleted rows before
+the merge, as a batch read of the table does (:mod:`lakeops.read.merge_read`).
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ from lakeops.errors import DataValidationError
 from lakeops.kv.reader import KeyValueReader
 from lakeops.merge import merge_sorted, sort_records
 from lakeops.merge.engine import is_retraction
-from lakeops.read.scan import require_no_deletion_vectors
+from lakeops.read.deletions import DeletionVectorReader
+from lakeops.read.scan import table_deletion_files
 from lakeops.spec import binary_row
 from lakeops.spec.bucket_hash import assign_buckets
 from lakeops.spec.data_file import DataFileMeta
+from lakeops.spec.deletion_vector import DeletionFile
 from lakeops.spec.floats import canonical_table, is_floating, order_value
 from lakeops.spec.kv import KIND, key_column
 
@@ -62,7 +66,8 @@ def lookup(
     reader = KeyValueReader(store.file_io, schema, store.schema, store.root)
     trimmed = schema.trimmed_primary_keys
     latest = store.latest_snapshot()
-    require_no_deletion_vectors(store, options, latest)
+    vectors = table_deletion_files(ctx, latest)
+    dvs = DeletionVectorReader(store.file_io)
     live = store.live_entries(latest)
     fixed = options.bucket > 0
     buckets = (
@@ -120,7 +125,18 @@ def lookup(
             .group_by([key_column(k) for k in trimmed])
             .aggregate([])
         )
-        records = [_read_matching(reader, directory, f, value_cols, probe) for f in candidates]
+        records = [
+            _read_matching(
+                reader,
+                directory,
+                f,
+                value_cols,
+                probe,
+                dvs,
+                vectors.get((pbytes, bucket, f.file_name)),
+            )
+            for f in candidates
+        ]
         merged = merge_sorted(
             sort_records(
                 pa.concat_tables(records),
@@ -148,17 +164,31 @@ def lookup(
 
 
 def _read_matching(
-    reader: KeyValueReader, directory: str, f: DataFileMeta, value_cols: list[str], probe: pa.Table
+    reader: KeyValueReader,
+    directory: str,
+    f: DataFileMeta,
+    value_cols: list[str],
+    probe: pa.Table,
+    dvs: DeletionVectorReader,
+    vector: DeletionFile | None,
 ) -> pa.Table:
-    """Records of one file whose key is in ``probe`` (row groups pruned by statistics)."""
+    """Records of one file whose key is in ``probe`` (row groups pruned by statistics unless
+    the file has a deletion ``vector``: then every row is read, and the deleted ones dropped)."""
     key_cols = probe.column_names
+    if vector is not None:
+        return _semi_join(dvs.apply(reader.read(directory, f, value_cols), vector, f), probe)
     # float keys: Parquet statistics leave NaN out of min/max, so no row group is skipped; the
     # join compares the canonical NaN bits both sides carry (lakeops.spec.floats)
     if len(key_cols) == 1 and not is_floating(probe.schema.field(0).type):
         return reader.read_filtered(
             directory, f, value_cols, key_cols[0], probe.column(0).to_pylist()
         )
-    records = reader.read(directory, f, value_cols)
-    return records.join(probe, keys=key_cols, join_type="left semi").sort_by(
-        [(k, "ascending") for k in key_cols]
-    )
+    return _semi_join(reader.read(directory, f, value_cols), probe)
+
+
+def _semi_join(records: pa.Table, probe: pa.Table) -> pa.Table:
+    """The records whose key is in ``probe``, sorted by key, with the records' own schema (a
+    join loses NOT NULL flags, which the other files' records keep)."""
+    keys = probe.column_names
+    found = records.join(probe, keys=keys, join_type="left semi")
+    return found.sort_by([(k, "ascending") for k in keys]).cast(records.schema)

@@ -5,6 +5,13 @@ Within a (partition, bucket), files are split into key-disjoint sections
 it is; otherwise its files are concatenated, sorted by (key, sequence order) and merged with the
 same merge engine the writer uses. Keys whose merged kind is a retraction are dropped. Only the
 columns needed for the merge and the requested output are read from Parquet.
+
+A file with a deletion vector (a split of a table with ``deletion-vectors.enabled``) loses its
+deleted rows as it is read, before anything is merged, as Paimon 0.9's ``MergeFileSplitRead``
+applies the split's vectors in its file readers. Paimon reads a bucket whose files hold no
+retraction (``deleteRowCount = 0``) without merging (a "raw convertible" split); merging gives
+the same rows there, since the vectors leave each key at most once in levels >= 1 and a key's
+lone record merges to itself.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from lakeops.kv.reader import KeyValueReader
 from lakeops.merge import group_starts, merge_sorted, sort_records
 from lakeops.merge.interval_partition import partition_sections
 from lakeops.merge.ordering import as_table
+from lakeops.read.deletions import DeletionVectorReader
 from lakeops.read.scan import Split
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.kv import KIND, RowKind, key_column
@@ -41,6 +49,7 @@ class SplitReader:
         self.merge_keys = [key_column(k) for k in self.key_names]
         self.files = KeyValueReader(store.file_io, schema, store.schema, store.root)
         self.locations = ctx.locations
+        self.vectors = DeletionVectorReader(store.file_io)
 
     def read(self, split: Split, columns: Sequence[str]) -> pa.Table:
         """Merged, live rows of ``split`` with the given table columns (partition columns are
@@ -83,7 +92,10 @@ class SplitReader:
         ]
         extra = list(dict.fromkeys(extra))
         sections = partition_sections(split.files, self._key_range)
-        parts = [self._read_section(directory, section, value_cols + extra) for section in sections]
+        parts = [
+            self._read_section(split, directory, section, value_cols + extra)
+            for section in sections
+        ]
         merged = as_table(parts) if parts else None
         return None if merged is None or merged.num_rows == 0 else merged
 
@@ -91,9 +103,12 @@ class SplitReader:
         return self.files.key_range(f)
 
     def _read_section(
-        self, directory: str, files: list[DataFileMeta], value_cols: list[str]
+        self, split: Split, directory: str, files: list[DataFileMeta], value_cols: list[str]
     ) -> pa.Table:
-        tables = [self.files.read(directory, f, value_cols) for f in files]
+        tables = [
+            self.vectors.apply(self.files.read(directory, f, value_cols), split.deletion_of(f), f)
+            for f in files
+        ]
         records = as_table(tables) if len(tables) > 1 else tables[0]
         if len(files) == 1:
             starts = group_starts(records, self.merge_keys)

@@ -10,16 +10,24 @@ over statistics), so the exact filter on merged rows decides the rest:
 * files: the filter over the file's key statistics — every record of a key carries the key, so
   a file whose key ranges exclude a kept row holds no record of one. Value statistics are not
   used: a file's older record of a key may be outside the filter while its merged row is not.
+
+**Deletion vectors** (``deletion-vectors.enabled`` on a primary-key table), as Paimon 0.9's
+batch scan (``DataTableBatchScan``, ``SnapshotReaderImpl``) plans them: level-0 files are left out
+(``withLevelFilter(level -> level > 0)``), and each remaining file carries the deletion file of its
+vector in the snapshot, which readers apply before merging (``MergeFileSplitRead`` builds its
+file readers with the split's deletion vectors). Vectors are used only while the table's option
+is on, as Paimon reads them only then. Statistics (and so pruning) still cover deleted rows,
+which keeps every pruning step conservative.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from lakeops.context import TableContext
-from lakeops.errors import UnsupportedFeatureError
 from lakeops.kv.evolution import SchemaEvolution
 from lakeops.options import TableOptions
 from lakeops.read.expression import Stats, bucket_values
@@ -27,13 +35,19 @@ from lakeops.read.predicate import RowFilter
 from lakeops.spec import binary_row
 from lakeops.spec.bucket_hash import assign_buckets
 from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.index_manifest import DELETION_VECTORS_INDEX
+from lakeops.spec.deletion_vector import DeletionFile, deletion_files
 from lakeops.spec.partition_spec import spec_predicate
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import Snapshot
-from lakeops.store import TableStore
 
-__all__ = ["PartitionSpec", "Split", "partition_matches", "plan_splits"]
+__all__ = [
+    "PartitionSpec",
+    "Split",
+    "partition_matches",
+    "plan_splits",
+    "snapshot_deletion_files",
+    "table_deletion_files",
+]
 
 #: one partition as users write it: ``{"dt": "2024-01-01"}``
 PartitionSpec = Mapping[str, Any]
@@ -41,27 +55,48 @@ PartitionSpec = Mapping[str, Any]
 
 @dataclass(frozen=True)
 class Split:
-    """The files of one (partition, bucket) that a read must merge."""
+    """The files of one (partition, bucket) that a read must merge, and the deletion file of
+    each (``deletions``, parallel to ``files``; None or absent: no row of it is deleted)."""
 
     partition: tuple[Any, ...]
     partition_bytes: bytes
     bucket: int
     files: tuple[DataFileMeta, ...]
+    deletions: tuple[DeletionFile | None, ...] = ()
+
+    @cached_property
+    def _by_name(self) -> dict[str, DeletionFile]:
+        pairs = zip(self.files, self.deletions, strict=False)
+        return {f.file_name: d for f, d in pairs if d is not None}
+
+    def deletion_of(self, f: DataFileMeta) -> DeletionFile | None:
+        """The deletion file of data file ``f`` of this split (None when it has none)."""
+        return self._by_name.get(f.file_name) if self.deletions else None
 
 
-def require_no_deletion_vectors(
-    store: TableStore, options: TableOptions, snapshot: Snapshot | None
-) -> None:
-    """Refuse to read a snapshot that holds deletion vectors: lakeops does not apply them, and
-    merging the files without them can resurrect deleted rows or aggregate a row twice."""
-    if not options.deletion_vectors or snapshot is None:
-        return
-    if any(e.file.index_type == DELETION_VECTORS_INDEX for e in store.index_entries(snapshot)):
-        raise UnsupportedFeatureError(
-            f"snapshot {snapshot.id} of {store.root} holds deletion vectors (option "
-            "'deletion-vectors.enabled' = 'true'), which lakeops does not apply; read this "
-            "table with Paimon"
-        )
+def snapshot_deletion_files(
+    ctx: TableContext, snapshot: Snapshot | None
+) -> dict[tuple[bytes, int, str], DeletionFile]:
+    """The deletion files of ``snapshot``, by (partition, bucket, data file name) (empty when it
+    holds no deletion vectors), whatever the table's options say: a snapshot's index is what
+    its rows are."""
+    if snapshot is None:
+        return {}
+    entries = ctx.store.index_entries(snapshot)
+    paths = {
+        e.file.file_name: ctx.locations.index_entry_path(e.partition, e.bucket, e.file)
+        for e in entries
+    }
+    return deletion_files(entries, paths)
+
+
+def table_deletion_files(
+    ctx: TableContext, snapshot: Snapshot | None
+) -> dict[tuple[bytes, int, str], DeletionFile]:
+    """The deletion files a primary-key read of ``snapshot`` applies: the snapshot's, while
+    ``deletion-vectors.enabled`` is on (Paimon's ``SnapshotReaderImpl`` reads the deletion index
+    only then), else none."""
+    return snapshot_deletion_files(ctx, snapshot) if ctx.options.deletion_vectors else {}
 
 
 def plan_splits(
@@ -73,10 +108,11 @@ def plan_splits(
     (partition, bucket).
 
     Level-0 files are left out for tables whose batch reads skip them (first-row,
-    deletion vectors), as Paimon's readers do.
+    deletion vectors), as Paimon's readers do; each file carries its deletion file (see the
+    module docstring).
     """
     store, schema, options = ctx.store, ctx.schema, ctx.options
-    require_no_deletion_vectors(store, options, snapshot)
+    vectors = table_deletion_files(ctx, snapshot)
     part_types = schema.types_of(schema.partition_keys)
     evolution = SchemaEvolution(schema, store.schema)
     partitions: dict[bytes, tuple[Any, ...] | None] = {}
@@ -102,7 +138,10 @@ def plan_splits(
     for (pbytes, bucket), files in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         part = partitions[pbytes]
         assert part is not None
-        splits.append(Split(part, pbytes, bucket, tuple(files)))
+        deletions = tuple(vectors.get((pbytes, bucket, f.file_name)) for f in files)
+        splits.append(
+            Split(part, pbytes, bucket, tuple(files), deletions if any(deletions) else ())
+        )
     return splits
 
 

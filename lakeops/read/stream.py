@@ -15,6 +15,10 @@ work, merged as a stream:
 merges a section of several runs in one go instead — all its records, one sort, one merge — which
 is faster than the streaming k-way merge and bounded by the section, not by ``batch_rows``.
 
+A file with a deletion vector (tables with ``deletion-vectors.enabled``, see
+:mod:`lakeops.read.scan`) is read whole, in order, each batch losing its deleted rows before
+the merge (no row group is skipped: the vector names rows by position).
+
 Merged rows whose kind is a retraction are dropped, the filter is applied exactly to each
 batch, and the batch is cut to the requested columns. Files whose key statistics cannot hold a
 kept row were skipped by the scan; inside a Parquet file, row groups whose key statistics
@@ -45,6 +49,7 @@ from lakeops.merge.interval_partition import partition_runs
 from lakeops.merge.ordering import as_table
 from lakeops.merge.stream import merge_runs
 from lakeops.parallel import check_parallelism, workers_for
+from lakeops.read.deletions import DeletionVectorReader
 from lakeops.read.expression import Stats
 from lakeops.read.predicate import RowFilter
 from lakeops.read.scan import Split
@@ -97,6 +102,7 @@ class SplitStream:
         self.engine = ctx.engine
         self.locations = ctx.locations
         self.files = KeyValueReader(ctx.store.file_io, schema, ctx.store.schema, ctx.store.root)
+        self.vectors = DeletionVectorReader(ctx.store.file_io)
         self.key_names = schema.trimmed_primary_keys
         self.merge_keys = [key_column(k) for k in self.key_names]
         self.row_filter = row_filter
@@ -157,9 +163,14 @@ class SplitStream:
         return None if len(keep) == len(ranges) else keep
 
     def _run_batches(
-        self, directory: str, run: list[DataFileMeta], batch_rows: int
+        self, split: Split, directory: str, run: list[DataFileMeta], batch_rows: int
     ) -> Iterator[pa.Table]:
         for f in run:
+            vector = split.deletion_of(f)
+            if vector is not None:
+                batches = self.files.iter_batches(directory, [f], self.value_cols, batch_rows)
+                yield from self.vectors.iter_apply(batches, vector, f)
+                continue
             units = self._units(directory, f)
             if units is not None and not units:
                 continue
@@ -173,10 +184,10 @@ class SplitStream:
         )
         return merge_sorted(ordered, self.merge_keys, self.engine)
 
-    def _one_run(self, directory: str, run: list[DataFileMeta]) -> Iterator[pa.Table]:
+    def _one_run(self, split: Split, directory: str, run: list[DataFileMeta]) -> Iterator[pa.Table]:
         """Merged records of one sorted run, chunk by chunk (the last key of a chunk waits)."""
         carry: pa.Table | None = None
-        for batch in self._run_batches(directory, run, self.batch_rows):
+        for batch in self._run_batches(split, directory, run, self.batch_rows):
             if batch.num_rows == 0:
                 continue
             records = batch if carry is None else pa.concat_tables([carry, batch])
@@ -192,13 +203,13 @@ class SplitStream:
         split = section.split
         directory = self.locations.bucket_path(split.partition_bytes, split.bucket)
         if len(section.runs) == 1:
-            yield from self._one_run(directory, section.runs[0])
+            yield from self._one_run(split, directory, section.runs[0])
             return
         if self.whole_sections:
             tables = [
                 t
                 for run in section.runs
-                for t in self._run_batches(directory, run, self.batch_rows)
+                for t in self._run_batches(split, directory, run, self.batch_rows)
                 if t.num_rows
             ]
             if tables:
@@ -208,7 +219,7 @@ class SplitStream:
             min(MIN_RUN_BATCH_ROWS, self.batch_rows), self.batch_rows // len(section.runs)
         )
         yield from merge_runs(
-            [self._run_batches(directory, run, per_run) for run in section.runs],
+            [self._run_batches(split, directory, run, per_run) for run in section.runs],
             self.merge_keys,
             self.engine,
             self.options.sequence_fields,

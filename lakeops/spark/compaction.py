@@ -43,13 +43,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lakeops.append.compact import AppendCompactionPlan, compaction_tasks, retire_vectors
-from lakeops.append.deletions import DeletionVectorReader
 from lakeops.append.options import AppendOptions
 from lakeops.append.scan import snapshot_deletion_files
 from lakeops.append.table import AppendTable
 from lakeops.compact.planner import BucketJob, plan_buckets, remove_job_files
 from lakeops.kv.formats import check_writable
 from lakeops.parallel import check_parallelism
+from lakeops.read.deletions import DeletionVectorReader
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.deletion_vector import DeletionFile
 from lakeops.spec.locations import new_name_token

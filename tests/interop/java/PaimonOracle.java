@@ -27,8 +27,9 @@
  *           does: a deletion vector per touched data file (row positions, merged with the
  *           file's old vector) through AppendDeletionFileMaintainer, committed as index
  *           changes only -> {"deleted": rows newly deleted}
- *   read    snapshot_id? | tag? | timestamp_millis? -> {"rows": [...]} of the latest (or that)
- *           snapshot (scan.snapshot-id / scan.tag-name / scan.timestamp-millis)
+ *   read    snapshot_id? | tag? | timestamp_millis? -> {"rows": [...], "latest": id} of the
+ *           latest (or that) snapshot (scan.snapshot-id / scan.tag-name / scan.timestamp-millis);
+ *           "latest": the table's latest snapshot id when it was read
  *   tags    -> {"tags": {name: snapshot id}} as TagManager lists them
  *   schema  -> {"schema_id", "fields": [{id, name, type}]} of the latest schema
  *   system  name -> {"fields": [{name, type}], "rows": [...]} of the system table
@@ -316,6 +317,9 @@ public final class PaimonOracle {
         BatchWriteBuilder builder = table.newBatchWriteBuilder();
         try (BatchTableWrite write = builder.newWrite();
                 BatchTableCommit commit = builder.newCommit()) {
+            // lookup compaction (deletion vectors, changelog-producer=lookup) spills to disk
+            write.withIOManager(
+                    org.apache.paimon.disk.IOManager.create(System.getProperty("java.io.tmpdir")));
             for (JsonNode row : op.get("rows")) {
                 JsonNode kindNode = row.get(KIND);
                 RowKind kind =
@@ -344,6 +348,9 @@ public final class PaimonOracle {
         BatchWriteBuilder builder = table.newBatchWriteBuilder();
         try (BatchTableWrite write = builder.newWrite();
                 BatchTableCommit commit = builder.newCommit()) {
+            // lookup compaction (deletion vectors, changelog-producer=lookup) spills to disk
+            write.withIOManager(
+                    org.apache.paimon.disk.IOManager.create(System.getProperty("java.io.tmpdir")));
             for (Map.Entry<BinaryRow, Integer> t : targets) {
                 write.compact(t.getKey(), t.getValue(), true);
             }
@@ -567,6 +574,7 @@ public final class PaimonOracle {
         }
         ObjectNode result = NODES.objectNode();
         result.set("rows", rows);
+        result.put("latest", table.snapshotManager().latestSnapshotId());
         return result;
     }
 

@@ -1,4 +1,5 @@
-"""Applying deletion vectors to the rows of append files.
+"""Applying deletion vectors to the rows of data files (append files, and the files of primary-key
+tables in levels >= 1).
 
 A file's rows are read whole, in file order, so the row at index ``i`` of what the file reader
 returns is the row at position ``i`` of the file, the position its deletion vector names.
