@@ -49,16 +49,3 @@ def golden_copy(tmp_path: Path):
 
     return copy
 
-
-#: suites that share one JVM-backed SparkSession or one Airflow set-up per process, and run in
-#: their collection order on one worker when the suite is spread over processes
-#: (``pytest -n N --dist loadgroup``, as scripts/test.sh runs it); everything else is spread
-_ONE_WORKER = ("spark", "airflow", "test_demo.py")
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    tests = Path(__file__).resolve().parent
-    for item in items:
-        parts = Path(str(item.path)).resolve().relative_to(tests).parts
-        if parts and parts[0] in _ONE_WORKER:
-            item.add_marker(pytest.mark.xdist_group("jvm"))

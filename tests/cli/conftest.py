@@ -56,8 +56,8 @@ class Cli:
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:
     (tmp_path / "wh").mkdir()  # an empty warehouse (a missing one is an error)
-    # a wide terminal: rich wraps at 80 columns, and long temporary paths (pytest-xdist's
-    # per-worker folders) would wrap mid-word
+    # a wide terminal: rich wraps at 80 columns, and a long temporary path (a --basetemp)
+    # would wrap mid-word
     return Cli(tmp_path / "wh", CliRunner(env={"COLUMNS": "200"}))
 
 
