@@ -43,6 +43,7 @@ from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.schema import TableSchema
 
 from .files import AppendFileReader
+from .stats import value_stats
 
 __all__ = [
     "ROW_ID",
@@ -144,8 +145,6 @@ class GroupReader:
     ) -> dict[str, Stats]:
         """What value statistics say of ``columns`` in the group's rows: per column, the
         statistics of the file that supplies it, where that file holds every column."""
-        from .scan import value_stats  # (scan imports this module)
-
         out: dict[str, Stats] = {}
         for c in columns:
             if c in _SYSTEM:

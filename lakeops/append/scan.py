@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lakeops.context import TableContext
-from lakeops.errors import LakeopsError, UnsupportedFeatureError
+from lakeops.errors import UnsupportedFeatureError
 from lakeops.kv.evolution import SchemaEvolution
 from lakeops.read.expression import Stats
 from lakeops.read.predicate import RowFilter
@@ -46,15 +46,12 @@ from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.deletion_vector import DeletionFile
 from lakeops.spec.manifest import ManifestEntry
 from lakeops.spec.snapshot import Snapshot
-from lakeops.spec.types import DataType
 
 from .evolution import GroupReader, data_evolution, row_id_groups
 from .files import AppendFileReader
+from .stats import value_stats
 
-__all__ = ["AppendSplit", "plan_append_splits", "snapshot_deletion_files", "value_stats"]
-
-#: types whose statistics lakeops compares exactly as Paimon orders them
-_PRUNABLE = {"TINYINT", "SMALLINT", "INT", "BIGINT", "BOOLEAN", "DATE", "CHAR", "VARCHAR"}
+__all__ = ["AppendSplit", "plan_append_splits", "snapshot_deletion_files"]
 
 
 @dataclass(frozen=True)
@@ -71,48 +68,6 @@ class AppendSplit:
     def deletion_of(self, i: int) -> DeletionFile | None:
         """The deletion file of ``files[i]`` (None when it has none)."""
         return self.deletions[i] if i < len(self.deletions) else None
-
-
-def value_stats(
-    evolution: SchemaEvolution, f: DataFileMeta, columns: Sequence[str] | None = None
-) -> dict[str, Stats]:
-    """Per current column, what ``f``'s value statistics say of it (only columns whose stats
-    are present, of a :data:`_PRUNABLE` type unchanged since the file was written)."""
-    if f.value_stats_cols is not None and not f.value_stats_cols:
-        return {}
-    mapping = evolution.mapping(f.schema_id)
-    file_fields = mapping.file_schema.fields
-    names = (
-        list(f.value_stats_cols)
-        if f.value_stats_cols is not None
-        else [fld.name for fld in file_fields]
-    )
-    by_name = {fld.name: fld.type for fld in file_fields}
-    if any(n not in by_name for n in names):
-        return {}
-    types: list[DataType] = [by_name[n] for n in names]
-    try:
-        lo = binary_row.deserialize(f.value_stats.min_values, types)
-        hi = binary_row.deserialize(f.value_stats.max_values, types)
-    except (LakeopsError, ValueError, IndexError):
-        return {}
-    nulls = f.value_stats.null_counts
-    position = {n: i for i, n in enumerate(names)}
-    out: dict[str, Stats] = {}
-    for current in columns if columns is not None else evolution.current.field_names:
-        src = mapping.sources.get(current)
-        if src is None or src[0] not in position:
-            continue
-        i = position[src[0]]
-        t = src[1]
-        if (
-            t.root not in _PRUNABLE
-            or t.to_arrow() != evolution.current.field(current).type.to_arrow()
-        ):
-            continue
-        null_count = nulls[i] if i < len(nulls) else None
-        out[current] = Stats(lo[i], hi[i], null_count, f.row_count)
-    return out
 
 
 def plan_append_splits(
