@@ -96,8 +96,9 @@ def write(
     ``parallelism``: the most buckets one task flushes at once; default and cap: the task's
     CPUs (``spark.task.cpus``), so executors never run more threads than their task slots.
 
-    The Python path: the bucket of every row is computed with Paimon's hash (in the JVM for integer-like keys, see
-    :mod:`lakeops.spark.bucket_expr`, otherwise in a vectorised Arrow UDF), the DataFrame is
+    The Python path: the bucket of every row is computed with Paimon's hash (in the JVM for
+    integer-like keys, see :mod:`lakeops.spark.bucket_expr`, else in a vectorised Arrow UDF), the
+    DataFrame is
     repartitioned by (partition columns, bucket), so each bucket has exactly one writer per job
     and sequence numbers stay consistent, then written through the ``lakeops`` data source.
     """

@@ -31,6 +31,7 @@ Whatever this path cannot do exactly goes through the Python writer, which
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import uuid
@@ -39,6 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -193,7 +195,11 @@ def _with_bucket(df: Any, schema: TableSchema, num_buckets: int) -> Any:
                 batch.column(batch.schema.get_field_index(k)).cast(a)
                 for k, a in zip(keys, arrow_types, strict=True)
             ]
-            buckets = assign_buckets(cols, key_types, num_buckets) if batch.num_rows else []
+            buckets = (
+                assign_buckets(cols, key_types, num_buckets)
+                if batch.num_rows
+                else np.zeros(0, np.int32)
+            )
             yield batch.append_column(BUCKET, pa.array(buckets, pa.int32()))
 
     return df.mapInArrow(
@@ -260,9 +266,7 @@ def _staged_files(staging: str) -> list[tuple[str, int]]:
     return found
 
 
-def _describe(
-    path: str, bucket: int, table: Any
-) -> tuple[bytes, int, DataFileMeta, str] | None:
+def _describe(path: str, bucket: int, table: Any) -> tuple[bytes, int, DataFileMeta, str] | None:
     """Move one staged file into its bucket directory and describe it (None: empty file)."""
     schema: TableSchema = table.schema
     keys = schema.trimmed_primary_keys
@@ -363,7 +367,9 @@ def write_native(
             placed.append(target)
             by_bucket.setdefault((pbytes, bucket), []).append(meta)
         messages = [
-            CommitMessage(pbytes, bucket, table.options.bucket, tuple(files), base_snapshot_id=base_id)
+            CommitMessage(
+                pbytes, bucket, table.options.bucket, tuple(files), base_snapshot_id=base_id
+            )
             for (pbytes, bucket), files in by_bucket.items()
         ]
         commit_overwrite: bool | list[dict[str, Any]] = overwrite
@@ -382,19 +388,15 @@ def write_native(
         return result
     finally:
         for path in placed:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.remove(path)
-            except FileNotFoundError:
-                pass
         table.file_io.delete_tree(staging)
         _remove_if_empty(os.path.join(root, _STAGING))
 
 
 def _remove_if_empty(directory: str) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.rmdir(directory)
-    except OSError:
-        pass
 
 
 def _local_millis() -> int:
