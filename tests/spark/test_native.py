@@ -143,14 +143,15 @@ def test_native_tables_read_as_the_model_in_pypaimon_and_java(
         df = spark.createDataFrame(rows, ddl)  # in list order, over several tasks
         assert df.rdd.getNumPartitions() > 1
         assert ls.write(df, native.root) == "native"
-        # (one task: the Python writer's shuffle then keeps the order too)
-        assert ls.write(df.coalesce(1), python.root, via="python") == "python"
+        if partition:  # (one task: the Python writer's shuffle then keeps the order too)
+            assert ls.write(df.coalesce(1), python.root, via="python") == "python"
     model = _model(schema, keys, *writes)
     bucket_keys = native.schema.bucket_keys
     assert _check_files(native.root, schema, bucket_keys, native) >= 2
     expected = _rows(model, keys)
     assert _rows(native.read(), keys) == expected
-    assert _rows(python.read(), keys) == expected
+    if partition:  # the same DataFrames through the Python writer read the same
+        assert _rows(python.read(), keys) == expected
     (theirs,) = oracle_script(warehouse, [{"op": "read", "table": "db.native"}])
     assert _rows(theirs, keys) == expected
     # Java reads the native files, then upserts and deletes some keys into the buckets it
