@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -338,6 +339,7 @@ def write_native(
     root = table.root
     staging = os.path.join(root, _STAGING, str(uuid.uuid4()))
     placed: list[str] = []
+    started = time.perf_counter()
     try:
         try:
             writer = (
@@ -348,6 +350,7 @@ def write_native(
             if settings.compression == "zstd":
                 writer = writer.option("parquet.compression.codec.zstd.level", settings.zstd_level)
             writer.parquet(staging)
+            job_s = time.perf_counter() - started
         except Exception as error:
             if _NULL_MARK in str(error):
                 column = str(error).split(_NULL_MARK, 1)[1].split("'")[1]
@@ -382,7 +385,14 @@ def write_native(
                 placed = []  # the snapshot may reference the files: keep them
                 raise
         rows = sum(f.row_count for m in messages for f in m.new_files)
-        log.info("lakeops.spark.write: native path wrote %d files, %d rows", len(placed), rows)
+        log.info(
+            "lakeops.spark.write: native path wrote %d files, %d rows (Spark job %.2f s, "
+            "footers and commit %.2f s)",
+            len(placed),
+            rows,
+            job_s,
+            time.perf_counter() - started - job_s,
+        )
         result = NativeWrite(len(placed), rows)
         placed = []
         return result
@@ -401,7 +411,5 @@ def _remove_if_empty(directory: str) -> None:
 
 def _local_millis() -> int:
     """Wall-clock local time as epoch millis, as Paimon stores ``_CREATION_TIME``."""
-    import time
-
     now = time.time()
     return int((now + time.localtime(now).tm_gmtoff) * 1000)
