@@ -152,7 +152,7 @@ def main() -> None:
                 "db.n", schema=SCHEMA, primary_keys=["id"], options={"bucket": "4"}
             )
             start = time.perf_counter()
-            took = ls.write(df, native.root)
+            took = ls.write(df, native.root, via="native")
             native_s = min(native_s, time.perf_counter() - start)
             assert took == "native", took
             table = catalog.create_table(

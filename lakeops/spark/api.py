@@ -82,16 +82,17 @@ def write(
     catalog_options: Mapping[str, str] | None = None,
     overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
     parallelism: int | None = None,
-    via: WritePath = "auto",
+    via: WritePath = "python",
 ) -> WritePath:
     """Write ``df`` into the table as one commit, one writer per (partition, bucket), and
     return which path wrote it: ``"native"`` or ``"python"`` (also logged).
 
-    ``via``: ``"auto"`` (default) takes the native path (:mod:`lakeops.spark.native`: Spark
-    computes the Paimon columns, sorts and writes the Parquet files, the driver commits them)
-    whenever it can write the table exactly, else the Python writer; ``"native"`` refuses
-    (:class:`~lakeops.errors.UnsupportedFeatureError`, naming why) where the native path cannot
-    write; ``"python"`` always takes the Python writer.
+    ``via``: ``"python"`` (default) takes the Python writer; ``"auto"`` takes the native path
+    (:mod:`lakeops.spark.native`: Spark computes the Paimon columns, sorts and writes the
+    Parquet files, the driver commits them) whenever it can write the table exactly, else the
+    Python writer; ``"native"`` refuses (:class:`~lakeops.errors.UnsupportedFeatureError`,
+    naming why) where the native path cannot write. The native path is opt-in because it
+    measured slower than the Python writer on 2 cores (``benchmarks/spark_native_write.md``).
 
     ``parallelism``: the most buckets one task flushes at once; default and cap: the task's
     CPUs (``spark.task.cpus``), so executors never run more threads than their task slots.

@@ -142,7 +142,7 @@ def test_native_tables_read_as_the_model_in_pypaimon_and_java(
     for rows in writes:
         df = spark.createDataFrame(rows, ddl)  # in list order, over several tasks
         assert df.rdd.getNumPartitions() > 1
-        assert ls.write(df, native.root) == "native"
+        assert ls.write(df, native.root, via="auto") == "native"
         if partition:  # (one task: the Python writer's shuffle then keeps the order too)
             assert ls.write(df.coalesce(1), python.root, via="python") == "python"
     model = _model(schema, keys, *writes)
@@ -195,16 +195,17 @@ def test_what_the_native_path_cannot_write_takes_the_python_writer_or_is_refused
     with pytest.raises(UnsupportedFeatureError, match="merge-engine = partial-update"):
         ls.write(df, partial.root, via="native")
     assert partial.latest_snapshot() is None
-    assert ls.write(df, partial.root) == "python"
+    assert ls.write(df, partial.root, via="auto") == "python"
     assert partial.read().to_pylist() == [{"id": 1, "v": 10, "s": "a", "f": 2.5}]
     # a DataFrame type the table does not have exactly (int for BIGINT): the Python writer casts
     plain = catalog.create_table(
         "db.plain", schema=FLAT, primary_keys=["id"], options={"bucket": "2"}
     )
     narrow = spark.createDataFrame([(1, 10, "a", 1.0)], "id int, v bigint, s string, f double")
-    assert ls.write(narrow, plain.root) == "python"
+    assert ls.write(narrow, plain.root, via="auto") == "python"
     # a NULL key is refused, nothing is written and no staged file is left
-    assert ls.write(spark.createDataFrame([(1, 1, "a", 1.0)], DDL), plain.root) == "native"
+    one = spark.createDataFrame([(1, 1, "a", 1.0)], DDL)
+    assert ls.write(one, plain.root, via="auto") == "native"
     nulls = spark.createDataFrame([(2, 1, "a", 1.0), (None, 2, "b", 2.0)], DDL)
     with pytest.raises(DataValidationError, match="'id'"):
         ls.write(nulls, plain.root, via="native")
@@ -212,5 +213,5 @@ def test_what_the_native_path_cannot_write_takes_the_python_writer_or_is_refused
     assert not os.path.exists(os.path.join(plain.root, "_lakeops_spark_staging"))
     # overwrite replaces the table's rows
     seven = spark.createDataFrame([(7, 70, "x", None)], DDL)
-    assert ls.write(seven, plain.root, mode="overwrite") == "native"
+    assert ls.write(seven, plain.root, mode="overwrite", via="native") == "native"
     assert plain.read().to_pylist() == [{"id": 7, "v": 70, "s": "x", "f": None}]
