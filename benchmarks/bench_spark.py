@@ -2,15 +2,19 @@
 compaction job vs the in-process ``table.compact``.
 
 * write: 2,000,000 rows x 4 columns (id, v, f, s), cached first, written (a) with
-  ``df.write.parquet``, (b) with ``lakeops.spark.write`` into a 4-bucket table (bucket hash in
-  the JVM, repartition by bucket, Arrow writer, one commit), and (c) for reference, Spark's own
-  floor for any Python writer behind the same shuffle: the same repartition into a Python
-  ``DataSourceArrowWriter`` that only counts rows. Best of ``--repeat``.
+  ``df.write.parquet`` at the codec lakeops tables use (zstd level 1), (b) with
+  ``lakeops.spark.write`` into a 4-bucket table on its native path (Spark computes the Paimon
+  columns, shuffles by bucket, sorts, writes the Parquet files; the driver commits them), (c)
+  with ``lakeops.spark.write(via="python")``: the same shuffle into the ``lakeops`` data source
+  (one Python writer per bucket), and (d) for reference, Spark's own floor for any Python writer
+  behind that shuffle: the same repartition into a Python ``DataSourceArrowWriter`` that only
+  counts rows. The four run interleaved in every round; best of ``--repeat``.
 * compaction: a ``write-only`` 4-bucket table built from 4 commits of 500,000 upserts, fully
   compacted by ``lakeops.spark.compact`` (buckets on executors) and, on an identical copy, by
   ``table.compact(full=True)`` in the driver process.
 
-Usage: ``.venv/bin/python benchmarks/bench_spark.py [--rows 2000000] [--repeat 2] [--json]``
+Usage: ``.venv/bin/python benchmarks/bench_spark.py [--rows 2000000] [--repeat 2] [--json]
+[--no-compaction]``
 (local[2] on this 2-core machine); ``--json`` prints one JSON document with the measured numbers
 instead of the report. Target: the lakeops write at most 1.5x ``df.write.parquet`` (informational;
 nothing here fails). The compaction comparison has no target.
@@ -56,19 +60,41 @@ TARGET_WRITE_RATIO = 1.5
 
 
 def _print_write(
-    rows: int, repeat: int, parquet_s: float, lakeops_s: float, floor_s: float
+    rows: int,
+    repeat: int,
+    parquet_s: float,
+    native_s: float,
+    lakeops_s: float,
+    floor_s: float,
+    sort_floor_s: float,
 ) -> None:
     """The human-readable write report."""
-    print(f"write {rows:,} rows x 4 columns (local[2], best of {repeat}):")
+    print(f"write {rows:,} rows x 4 columns (local[2], best of {repeat}, zstd 1):")
     print(f"  df.write.parquet        {parquet_s:6.2f} s  {rows / parquet_s:>11,.0f} rows/s")
     print(
+        f"  lakeops native path     {native_s:6.2f} s  {rows / native_s:>11,.0f} "
+        f"rows/s   ratio {native_s / parquet_s:.2f}x (target <= {TARGET_WRITE_RATIO:g}x)"
+    )
+    print(
         f"  lakeops data source     {lakeops_s:6.2f} s  {rows / lakeops_s:>11,.0f} "
-        f"rows/s   ratio {lakeops_s / parquet_s:.2f}x (target <= {TARGET_WRITE_RATIO:g}x)"
+        f"rows/s   ratio {lakeops_s / parquet_s:.2f}x (via='python')"
     )
     print(
         f"  shuffle + Python sink   {floor_s:6.2f} s  {rows / floor_s:>11,.0f} "
         f"rows/s   ratio {floor_s / parquet_s:.2f}x (Spark's floor, nothing written)"
     )
+    print(
+        f"  shuffle + sort, noop    {sort_floor_s:6.2f} s  {rows / sort_floor_s:>11,.0f} "
+        f"rows/s   ratio {sort_floor_s / parquet_s:.2f}x (the native path's floor: its bucket, "
+        "shuffle and sort, nothing written)"
+    )
+
+
+def native_floor(df, table):  # type: ignore[no-untyped-def]
+    """The native path's bucket, shuffle, sort and Paimon columns without the write."""
+    from lakeops.spark.native import _plan
+
+    return _plan(df, table, 0)[0]
 
 
 def main() -> None:
@@ -81,6 +107,7 @@ def main() -> None:
         help="do not cache the DataFrame (both writers then compute it)",
     )
     parser.add_argument("--json", action="store_true", help="print results as JSON only")
+    parser.add_argument("--no-compaction", action="store_true", help="measure the writes only")
     args = parser.parse_args()
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
@@ -107,25 +134,67 @@ def main() -> None:
         df.count()
     tmp = tempfile.mkdtemp()
     try:
-        parquet_s = lakeops_s = floor_s = float("inf")
+        parquet_s = native_s = lakeops_s = floor_s = sort_floor_s = float("inf")
+        load = []
         for i in range(args.repeat):
+            load.append(os.getloadavg()[0])
             start = time.perf_counter()
-            df.write.mode("overwrite").parquet(f"{tmp}/plain{i}")
+            (
+                df.write.mode("overwrite")
+                .option("compression", "zstd")
+                .option("parquet.compression.codec.zstd.level", "1")
+                .parquet(f"{tmp}/plain{i}")
+            )
             parquet_s = min(parquet_s, time.perf_counter() - start)
             catalog = Catalog(f"{tmp}/wh{i}")
             catalog.create_database("db")
+            native = catalog.create_table(
+                "db.n", schema=SCHEMA, primary_keys=["id"], options={"bucket": "4"}
+            )
+            start = time.perf_counter()
+            took = ls.write(df, native.root, via="native")
+            native_s = min(native_s, time.perf_counter() - start)
+            assert took == "native", took
             table = catalog.create_table(
                 "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "4"}
             )
             start = time.perf_counter()
-            ls.write(df, table.root)
+            ls.write(df, table.root, via="python")
             lakeops_s = min(lakeops_s, time.perf_counter() - start)
-            assert table.read(columns=["id"]).num_rows == args.rows
             start = time.perf_counter()
             df.repartition(4, "id").write.format("lakeops_bench_null").mode("append").save()
             floor_s = min(floor_s, time.perf_counter() - start)
+            start = time.perf_counter()
+            native_floor(df, native).write.format("noop").mode("overwrite").save()
+            sort_floor_s = min(sort_floor_s, time.perf_counter() - start)
+            assert native.read(columns=["id"]).num_rows == args.rows
+            assert table.read(columns=["id"]).num_rows == args.rows
+            shutil.rmtree(f"{tmp}/wh{i}", ignore_errors=True)
+            shutil.rmtree(f"{tmp}/plain{i}", ignore_errors=True)
+        load.append(os.getloadavg()[0])
         if not args.json:
-            _print_write(args.rows, args.repeat, parquet_s, lakeops_s, floor_s)
+            _print_write(
+                args.rows, args.repeat, parquet_s, native_s, lakeops_s, floor_s, sort_floor_s
+            )
+            print(
+                f"  1-minute load average during the rounds: {', '.join(f'{x:.2f}' for x in load)}"
+            )
+        write_report = {
+            "parquet_s": parquet_s,
+            "native_s": native_s,
+            "lakeops_s": lakeops_s,
+            "shuffle_python_sink_s": floor_s,
+            "shuffle_sort_noop_s": sort_floor_s,
+            "native_ratio": native_s / parquet_s,
+            "ratio": lakeops_s / parquet_s,
+            "sink_ratio": floor_s / parquet_s,
+            "target_max_ratio": TARGET_WRITE_RATIO,
+            "load_average_1m": load,
+        }
+        if args.no_compaction:
+            if args.json:
+                print(json.dumps({"rows": args.rows, "write": write_report}, indent=2))
+            return
         catalog = Catalog(f"{tmp}/cwh")
         catalog.create_database("db")
         table = catalog.create_table(
@@ -150,14 +219,7 @@ def main() -> None:
                 "rows": args.rows,
                 "repeat": args.repeat,
                 "cache": not args.no_cache,
-                "write": {
-                    "parquet_s": parquet_s,
-                    "lakeops_s": lakeops_s,
-                    "shuffle_python_sink_s": floor_s,
-                    "ratio": lakeops_s / parquet_s,
-                    "sink_ratio": floor_s / parquet_s,
-                    "target_max_ratio": TARGET_WRITE_RATIO,
-                },
+                "write": write_report,
                 "compaction": {"rows": rows, "spark_job_s": job_s, "in_process_s": local_s},
             }
             print(json.dumps(report, indent=2))

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
 
 from lakeops.append.table import AppendTable
+from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.kv.formats import check_writable
 from lakeops.modes import WriteMode
 from lakeops.parallel import check_parallelism
@@ -17,7 +19,12 @@ from lakeops.spark.bucket_expr import bucket_steps
 from lakeops.spec.bucket_hash import assign_buckets
 from lakeops.spec.snapshot import Snapshot
 
-__all__ = ["compact", "read", "register", "write"]
+__all__ = ["WritePath", "compact", "read", "register", "write"]
+
+log = logging.getLogger(__name__)
+
+#: which path :func:`write` takes (``"auto"``: native where it can) and took
+WritePath = Literal["auto", "native", "python"]
 
 BUCKET_COLUMN = "__lakeops_bucket"
 # Spark type names of the key types the JVM bucket expression handles (exact matches only; any
@@ -76,19 +83,29 @@ def write(
     catalog_options: Mapping[str, str] | None = None,
     overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
     parallelism: int | None = None,
-) -> None:
-    """Write ``df`` into the table as one commit, one writer per (partition, bucket) — for an
-    append table with unaware bucket (``bucket = -1``) every task writes what it holds, with no
-    shuffle; a fixed-bucket append table (``bucket-key``) gets one writer per bucket, which
-    keeps the rows of a bucket in the order that writer receives them.
+    via: WritePath = "python",
+) -> WritePath:
+    """Write ``df`` into the table as one commit, one writer per (partition, bucket), and
+    return which path wrote it: ``"native"`` or ``"python"`` (also logged).
+
+    ``via``: ``"python"`` (default) takes the Python writer; ``"auto"`` takes the native path
+    (:mod:`lakeops.spark.native`: Spark computes the Paimon columns, sorts and writes the
+    Parquet files, the driver commits them) whenever it can write the table exactly, else the
+    Python writer; ``"native"`` refuses (:class:`~lakeops.errors.UnsupportedFeatureError`,
+    naming why) where the native path cannot write. The native path is opt-in because it
+    measured slower than the Python writer on 2 cores (``benchmarks/spark_native_write.md``).
 
     ``parallelism``: the most buckets one task flushes at once; default and cap: the task's
     CPUs (``spark.task.cpus``), so executors never run more threads than their task slots.
 
-    The bucket of every row is computed with Paimon's hash (in the JVM for integer-like keys, see
-    :mod:`lakeops.spark.bucket_expr`, otherwise in a vectorised Arrow UDF), the DataFrame is
-    repartitioned by (partition columns, bucket), so each bucket has exactly one writer per job
-    and sequence numbers stay consistent, then written through the ``lakeops`` data source.
+    The Python path: the bucket of every row is computed with Paimon's hash (in the JVM for
+    integer-like keys, see :mod:`lakeops.spark.bucket_expr`, else in a vectorised Arrow UDF),
+    the DataFrame is repartitioned by (partition columns, bucket), so each bucket has exactly
+    one writer per job and sequence numbers stay consistent, then written through the
+    ``lakeops`` data source. An append table with unaware bucket (``bucket = -1``): every task
+    writes what it holds, with no shuffle; a fixed-bucket append table (``bucket-key``) gets
+    one writer per bucket, which keeps the rows of a bucket in the order that writer receives
+    them.
     """
     from pyspark.sql import functions as F
     from pyspark.sql.types import IntegerType, StructField, StructType
@@ -103,13 +120,34 @@ def write(
         options["parallelism"] = str(parallelism)
     table = open_table(options)
     check_writable(table.schema)
+    if via not in ("auto", "native", "python"):
+        raise ConfigurationError(f"via must be 'auto', 'native' or 'python', not {via!r}")
+    if via != "python":
+        from lakeops.spark.native import refusal, write_native
+
+        df_types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+        why = refusal(table, df_types, mode)
+        if why is None:
+            write_native(
+                df,
+                table,
+                overwrite=mode == "overwrite",
+                overwrite_partitions=overwrite_partitions,
+            )
+            return "native"
+        if via == "native":
+            raise UnsupportedFeatureError(
+                f"lakeops.spark.write cannot take the native path: {why}; "
+                "use via='auto' or 'python'"
+            )
+        log.info("lakeops.spark.write: Python writer (%s)", why)
     if isinstance(table, AppendTable) and table.options.bucket == -1:
         # unaware bucket: any task may write any row (each writes bucket 0 numbering its rows
         # from 0, as Paimon's unaware-bucket writers do), so no shuffle
         if overwrite_partitions:
             options["overwrite_partitions"] = json.dumps([dict(p) for p in overwrite_partitions])
         df.write.format("lakeops").mode(mode).options(**options).save()
-        return
+        return "python"
     keys = table.schema.bucket_keys
     key_types = table.schema.types_of(keys)
     num_buckets = table.options.bucket
@@ -131,7 +169,7 @@ def write(
         finally:
             if cached is not None:
                 cached.unpersist()
-        return
+        return "python"
     spark_types = {f.name: f.dataType.typeName() for f in df.schema.fields}
     nullable = {f.name for f in df.schema.fields if f.nullable}
     # the JVM expression hashes non-null keys only: an append table's bucket key may be null
@@ -177,6 +215,7 @@ def write(
     if overwrite_partitions:
         options["overwrite_partitions"] = json.dumps([dict(p) for p in overwrite_partitions])
     routed.write.format("lakeops").mode(mode).options(**options).save()
+    return "python"
 
 
 def compact(

@@ -1,0 +1,467 @@
+"""The native write path of :func:`lakeops.spark.write`: Spark computes the Paimon columns,
+sorts and encodes the files itself; the driver only reads their footers and commits.
+
+For a fixed-bucket primary-key table with the ``deduplicate`` merge engine (and nothing that
+must happen while writing: no changelog producer, no deletion vectors, no sequence or row-kind
+field), one write is one Spark job:
+
+1. the bucket of every row by Paimon's hash (:mod:`lakeops.spark.bucket_expr` in the JVM, else
+   the vectorised Arrow UDF), and the row's position in the DataFrame
+   (``monotonically_increasing_id``);
+2. one shuffle by (partition, bucket), so each bucket has exactly one writer, and one sort by
+   (partition, bucket, key, position descending): a key's rows are adjacent, its last row in
+   the DataFrame's order first;
+3. ``_KEY_<k>`` copies of the (trimmed) primary key, ``_SEQUENCE_NUMBER`` = the table's next
+   sequence number + the row's index in its task (rising in key order within every bucket, above
+   every live file of the table), ``_VALUE_KIND`` = INSERT;
+4. Spark's Parquet writer writes each (partition, bucket) as one file into a staging directory
+   below the table, with the table's codec. Spark writes the physical types Paimon 0.9 writes for
+   every type this path accepts (see :func:`refusal`): INT(8)/INT(16) for TINYINT/SMALLINT,
+   DECIMAL as INT32 / INT64 / FIXED_LEN_BYTE_ARRAY by precision, DATE as INT32 DATE;
+   Paimon 0.9 writes no Parquet field ids (its readers match columns by name), neither does this;
+5. the driver reads every file's key and sequence columns; where a key repeats, it rewrites the
+   file with the first row of each key only (the row the ``deduplicate`` engine keeps: Paimon's
+   readers require one row per key in a file; a window doing this in Spark cost about as much
+   as the rest of the plan), so a write whose keys are unique pays one read of its key columns;
+6. the driver moves every file to ``<partition path>/bucket-N/data-<uuid>-0.parquet`` and
+   commits the files, with their key and sequence ranges, as
+   level-0 ``DataFileMeta`` with the committer, which re-sequences them if another commit added
+   files to the same bucket meanwhile. Nothing is compacted here (as with ``write-only``).
+
+Whatever this path cannot do exactly goes through the Python writer, which
+:func:`refusal` names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from lakeops.errors import CommitStateUnknownError, DataValidationError
+from lakeops.kv.formats import settings_for, writer_kwargs
+from lakeops.kv.parquet_layout import writer_options
+from lakeops.spec import binary_row
+from lakeops.spec.commit_message import CommitMessage
+from lakeops.spec.data_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
+from lakeops.spec.kv import KIND, SEQ, RowKind, key_column
+from lakeops.spec.schema import TableSchema
+from lakeops.spec.types import MAX_VARCHAR, DataType
+
+__all__ = ["NativeWrite", "refusal", "spark_type_name", "write_native"]
+
+log = logging.getLogger(__name__)
+
+BUCKET = "__lakeops_bucket"
+_ORDER = "__lakeops_order"
+_PART = "__lakeops_p"
+_STAGING = "_lakeops_spark_staging"
+_NULL_MARK = "lakeops native write: NULL in NOT NULL column"
+#: ``monotonically_increasing_id`` keeps the row index within its task in the low 33 bits
+_ROW_INDEX_BITS = (1 << 33) - 1
+#: Spark's Parquet codec names of the codecs Paimon tables use
+_SPARK_CODECS = {
+    "zstd": "zstd",
+    "snappy": "snappy",
+    "gzip": "gzip",
+    "lz4": "lz4_raw",
+    "none": "uncompressed",
+    "uncompressed": "uncompressed",
+}
+_SIMPLE = {
+    "BOOLEAN": "boolean",
+    "TINYINT": "tinyint",
+    "SMALLINT": "smallint",
+    "INT": "int",
+    "BIGINT": "bigint",
+    "FLOAT": "float",
+    "DOUBLE": "double",
+    "DATE": "date",
+}
+#: key types whose order in Spark's sort is Paimon's key order (floats differ: NaN, -0.0)
+_KEY_ROOTS = frozenset(
+    {"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "VARCHAR", "DECIMAL"}
+)
+
+
+def spark_type_name(data_type: DataType) -> str | None:
+    """The Spark ``simpleString`` a DataFrame column must have for the native path to write
+    ``data_type`` unchanged, or None when the native path does not write that type."""
+    root = data_type.root
+    if root in _SIMPLE:
+        return _SIMPLE[root]
+    if root == "VARCHAR" and data_type.length == MAX_VARCHAR:
+        return "string"
+    if root == "VARBINARY" and data_type.length == MAX_VARCHAR:
+        return "binary"
+    if root == "DECIMAL":
+        return f"decimal({data_type.precision},{data_type.scale})"
+    return None
+
+
+def refusal(table: Any, df_types: Mapping[str, str], mode: str) -> str | None:
+    """Why the native path cannot write ``df`` (column -> Spark type) into ``table``, or None
+    when it can. Checked before anything is written."""
+    schema: TableSchema = table.schema
+    options = table.options
+    context = table.context
+    if not schema.primary_keys:
+        return "the table has no primary key"
+    if options.bucket < 1:
+        return f"bucket = {options.bucket} (dynamic buckets need the assigners)"
+    if options.merge_engine != "deduplicate":
+        return f"merge-engine = {options.merge_engine} merges on write"
+    if context.changelog.producer != "none":
+        return f"changelog-producer = {context.changelog.producer} writes on write"
+    if options.deletion_vectors:
+        return "deletion-vectors.enabled = true"
+    if options.sequence_fields or options.rowkind_field:
+        return "sequence.field / rowkind.field order rows by their values"
+    if options.ignore_delete:
+        return "ignore-delete is set"
+    settings = settings_for(schema.options, 0)
+    if settings.format != "parquet":
+        return f"level-0 files are {settings.format}"
+    if settings.compression not in _SPARK_CODECS:
+        return f"file.compression = {settings.compression}"
+    if not table.file_io.is_local:
+        return "the table is not on the local file system"
+    if context.locations.write_roots and context.locations.strategy != "none":
+        return "the table writes external paths"
+    if mode not in ("append", "overwrite"):
+        return f"mode = {mode}"
+    if set(df_types) != set(schema.field_names) or len(df_types) != len(schema.field_names):
+        return "the DataFrame's columns are not the table's"
+    for f in schema.fields:
+        wanted = spark_type_name(f.type)
+        if wanted is None:
+            return f"column {f.name!r} has type {f.type.to_paimon()}"
+        if df_types[f.name] != wanted:
+            return f"column {f.name!r} is {df_types[f.name]} in the DataFrame, not {wanted}"
+    for k in schema.trimmed_primary_keys:
+        if schema.field(k).type.root not in _KEY_ROOTS:
+            return f"key column {k!r} has type {schema.field(k).type.to_paimon()}"
+    return None
+
+
+@dataclass(frozen=True)
+class NativeWrite:
+    """What a native write committed."""
+
+    files: int
+    rows: int
+
+
+def _next_sequence(table: Any, overwrite: bool) -> tuple[int, int | None]:
+    """(first sequence number of this write, base snapshot id for the committer)."""
+    if overwrite:
+        return 0, None
+    store = table.store
+    base = store.latest_snapshot()
+    if base is None:
+        return 0, 0
+    live = store.live_entries(base)
+    return max((e.file.max_sequence_number for e in live), default=-1) + 1, base.id
+
+
+def _with_bucket(df: Any, schema: TableSchema, num_buckets: int) -> Any:
+    """``df`` with the Paimon bucket of every row in column :data:`BUCKET`."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegerType, StructField, StructType
+
+    from lakeops.spark.bucket_expr import bucket_steps
+    from lakeops.spec.bucket_hash import assign_buckets
+
+    keys = schema.bucket_keys
+    key_types = schema.types_of(keys)
+    steps = bucket_steps(keys, key_types, num_buckets, BUCKET)
+    if steps is not None:
+        out = df
+        for name, expr in steps:
+            out = out.withColumn(name, F.expr(expr))
+        return out.drop(*[name for name, _ in steps[:-1]])
+    arrow_types = [t.to_arrow() for t in key_types]
+
+    def add_bucket(batches: Any) -> Any:
+        for batch in batches:
+            cols = [
+                batch.column(batch.schema.get_field_index(k)).cast(a)
+                for k, a in zip(keys, arrow_types, strict=True)
+            ]
+            buckets = (
+                assign_buckets(cols, key_types, num_buckets)
+                if batch.num_rows
+                else np.zeros(0, np.int32)
+            )
+            yield batch.append_column(BUCKET, pa.array(buckets, pa.int32()))
+
+    return df.mapInArrow(
+        add_bucket, StructType([*df.schema.fields, StructField(BUCKET, IntegerType(), False)])
+    )
+
+
+def _plan(df: Any, table: Any, first_sequence: int) -> tuple[Any, list[str]]:
+    """The DataFrame Spark writes (partitioned by the returned columns)."""
+    from pyspark.sql import functions as F
+
+    schema: TableSchema = table.schema
+    spark = df.sparkSession
+    fields = schema.field_names
+    parts = [f"{_PART}{i}" for i in range(len(schema.partition_keys))]
+    keys = schema.trimmed_primary_keys
+    # (a NOT NULL column given as nullable: fail the job naming it instead of writing a NULL)
+    checked = []
+    for f in schema.fields:
+        c = F.col(f"`{f.name}`")
+        if not f.type.nullable and df.schema[f.name].nullable:
+            c = F.when(c.isNull(), F.raise_error(F.lit(f"{_NULL_MARK} {f.name!r}"))).otherwise(c)
+        checked.append(c.alias(f.name))
+    prepared = df.select(*checked)
+    prepared = prepared.select(
+        *[F.col(f"`{n}`") for n in fields],
+        *[F.col(f"`{p}`").alias(a) for p, a in zip(schema.partition_keys, parts, strict=True)],
+    )
+    prepared = _with_bucket(prepared, schema, table.options.bucket).withColumn(
+        _ORDER, F.monotonically_increasing_id()
+    )
+    groups = spark.sparkContext.defaultParallelism
+    routed = prepared.repartition(groups, *parts, BUCKET)
+    # within each bucket: key order, and a key's rows latest first (the one the driver keeps)
+    ordered = routed.sortWithinPartitions(
+        *parts, BUCKET, *[F.col(f"`{k}`") for k in keys], F.col(_ORDER).desc()
+    )
+    sequence = F.lit(first_sequence) + F.monotonically_increasing_id().bitwiseAND(
+        F.lit(_ROW_INDEX_BITS)
+    )
+    out = ordered.select(
+        *[F.col(f"`{k}`").alias(key_column(k)) for k in keys],
+        sequence.alias(SEQ),
+        F.lit(RowKind.INSERT).cast("tinyint").alias(KIND),
+        *[F.col(f"`{n}`") for n in fields],
+        *parts,
+        BUCKET,
+    )
+    return out, [*parts, BUCKET]
+
+
+def _staged_files(staging: str) -> list[tuple[str, int]]:
+    """(path, bucket) of every Parquet file Spark wrote below ``staging``."""
+    found = []
+    for directory, _, names in os.walk(staging):
+        bucket = None
+        for part in directory.split(os.sep):
+            if part.startswith(f"{BUCKET}="):
+                bucket = int(part.split("=", 1)[1])
+        for name in names:
+            if name.endswith(".parquet") and not name.startswith((".", "_")):
+                if bucket is None:
+                    raise RuntimeError(f"Spark wrote {name} outside a bucket directory")
+                found.append((os.path.join(directory, name), bucket))
+    return found
+
+
+def _repeated(index: pa.Table, key_cols: Sequence[str]) -> np.ndarray:
+    """For each row of ``index`` (sorted by key), whether its key equals the previous row's."""
+    n = index.num_rows
+    same = np.zeros(n, dtype=bool)
+    if n > 1:
+        equal = np.ones(n - 1, dtype=bool)
+        for c in key_cols:
+            column = index.column(c)
+            eq = pc.equal(column.slice(1), column.slice(0, n - 1))
+            equal &= eq.to_numpy(zero_copy_only=False)
+        same[1:] = equal
+    return same
+
+
+def _keep_latest(path: str, keep: np.ndarray, schema: TableSchema) -> None:
+    """Rewrite the staged file at ``path`` with only the rows ``keep`` marks (each key's latest
+    row in the DataFrame), batch by batch, with Paimon's physical types and the table's codec."""
+    source = pq.ParquetFile(path)
+    temporary = f"{path}.dedupe"
+    offset = 0
+    with pq.ParquetWriter(
+        temporary,
+        source.schema_arrow,
+        **writer_kwargs(settings_for(schema.options, 0)),
+        **writer_options(schema),
+    ) as writer:
+        for batch in source.iter_batches():
+            mask = keep[offset : offset + batch.num_rows]
+            offset += batch.num_rows
+            writer.write_batch(batch.filter(pa.array(mask)))
+    source.close()
+    os.replace(temporary, path)
+
+
+def _describe(
+    path: str, bucket: int, table: Any
+) -> tuple[bytes, int, DataFileMeta, str, int] | None:
+    """Describe one staged file (None: an empty file, removed): its partition, bucket, meta,
+    the path it moves to in its bucket directory, and how many rows repeating a key it dropped.
+
+    Spark sorted each bucket by key and a key's rows latest first, without removing repeats (a
+    window over the key costs about as much as the rest of the plan): the file's key columns
+    are read here, and where a key repeats, the file is rewritten with its first row of each
+    key only, which is the row the ``deduplicate`` engine keeps. Paimon's readers require one
+    row per key in a file."""
+    schema: TableSchema = table.schema
+    keys = schema.trimmed_primary_keys
+    key_types = schema.types_of(keys)
+    key_cols = [key_column(k) for k in keys]
+    pf = pq.ParquetFile(path)
+    if pf.metadata.num_rows == 0:
+        os.remove(path)
+        return None
+    head = next(pf.iter_batches(batch_size=1, columns=[*key_cols, *schema.partition_keys]))
+    partition = [head.column(p)[0].as_py() for p in schema.partition_keys]
+    index = pf.read(columns=[*key_cols, SEQ])
+    repeated = _repeated(index, key_cols)
+    dropped = int(repeated.sum())
+    if dropped:
+        _keep_latest(path, ~repeated, schema)
+        index = index.filter(pa.array(~repeated))
+    rows = index.num_rows
+    first = [index.column(c)[0].as_py() for c in key_cols]
+    last = [index.column(c)[rows - 1].as_py() for c in key_cols]
+    if len(keys) == 1:
+        mins, maxs = first, last
+    else:
+        bounds = [pc.min_max(index.column(c)) for c in key_cols]
+        mins = [b["min"].as_py() for b in bounds]
+        maxs = [b["max"].as_py() for b in bounds]
+    sequences = index.column(SEQ)
+    pbytes = binary_row.serialize(partition, schema.types_of(schema.partition_keys))
+    locations = table.context.locations
+    name = locations.new_name(False, "parquet")
+    directory = locations.bucket_path(pbytes, bucket)
+    meta = DataFileMeta(
+        file_name=name,
+        file_size=os.path.getsize(path),
+        row_count=rows,
+        min_key=binary_row.serialize(first, key_types),
+        max_key=binary_row.serialize(last, key_types),
+        key_stats=SimpleStats(
+            binary_row.serialize(mins, key_types),
+            binary_row.serialize(maxs, key_types),
+            tuple(0 for _ in keys),
+        ),
+        value_stats=SimpleStats(),
+        min_sequence_number=int(sequences[0].as_py()),
+        max_sequence_number=int(sequences[rows - 1].as_py()),
+        schema_id=schema.id,
+        level=0,
+        creation_time_millis=_local_millis(),
+        delete_row_count=0,
+        file_source=FILE_SOURCE_APPEND,
+        value_stats_cols=(),
+    )
+    return pbytes, bucket, meta, os.path.join(directory, name), dropped
+
+
+def write_native(
+    df: Any,
+    table: Any,
+    *,
+    overwrite: bool,
+    overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
+) -> NativeWrite:
+    """Write ``df`` into ``table`` as one commit through Spark's Parquet writer (see the module
+    docstring); :func:`refusal` must have returned None. On any failure before the commit
+    every file written is deleted."""
+    first_sequence, base_id = _next_sequence(table, overwrite)
+    out, partition_by = _plan(df, table, first_sequence)
+    settings = settings_for(table.schema.options, 0)
+    root = table.root
+    staging = os.path.join(root, _STAGING, str(uuid.uuid4()))
+    placed: list[str] = []
+    started = time.perf_counter()
+    try:
+        try:
+            writer = (
+                out.write.mode("errorifexists")
+                .partitionBy(*partition_by)
+                .option("compression", _SPARK_CODECS[settings.compression])
+            )
+            if settings.compression == "zstd":
+                writer = writer.option("parquet.compression.codec.zstd.level", settings.zstd_level)
+            writer.parquet(staging)
+            job_s = time.perf_counter() - started
+        except Exception as error:
+            if _NULL_MARK in str(error):
+                column = str(error).split(_NULL_MARK, 1)[1].split("'")[1]
+                raise DataValidationError(
+                    f"column {column!r} is NOT NULL in the table but the DataFrame has a NULL "
+                    "there; nothing was written"
+                ) from None
+            raise
+        staged = _staged_files(staging)
+        with ThreadPoolExecutor(max_workers=min(8, max(len(staged), 1))) as pool:
+            described = list(pool.map(lambda s: _describe(s[0], s[1], table), staged))
+        by_bucket: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+        dropped = 0
+        for (source, _), item in zip(staged, described, strict=True):
+            if item is None:
+                continue
+            pbytes, bucket, meta, target, repeats = item
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            os.rename(source, target)
+            placed.append(target)
+            by_bucket.setdefault((pbytes, bucket), []).append(meta)
+            dropped += repeats
+        messages = [
+            CommitMessage(
+                pbytes, bucket, table.options.bucket, tuple(files), base_snapshot_id=base_id
+            )
+            for (pbytes, bucket), files in by_bucket.items()
+        ]
+        commit_overwrite: bool | list[dict[str, Any]] = overwrite
+        if overwrite and overwrite_partitions:
+            commit_overwrite = [dict(p) for p in overwrite_partitions]
+        if messages or commit_overwrite:
+            try:
+                table.commit(messages, overwrite=commit_overwrite)
+            except CommitStateUnknownError:
+                placed = []  # the snapshot may reference the files: keep them
+                raise
+        rows = sum(f.row_count for m in messages for f in m.new_files)
+        log.info(
+            "lakeops.spark.write: native path wrote %d files, %d rows, dropped %d rows whose key "
+            "a later row of the DataFrame repeats (Spark job %.2f s, footers and commit %.2f s)",
+            len(placed),
+            rows,
+            dropped,
+            job_s,
+            time.perf_counter() - started - job_s,
+        )
+        result = NativeWrite(len(placed), rows)
+        placed = []
+        return result
+    finally:
+        for path in placed:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
+        table.file_io.delete_tree(staging)
+        _remove_if_empty(os.path.join(root, _STAGING))
+
+
+def _remove_if_empty(directory: str) -> None:
+    with contextlib.suppress(OSError):
+        os.rmdir(directory)
+
+
+def _local_millis() -> int:
+    """Wall-clock local time as epoch millis, as Paimon stores ``_CREATION_TIME``."""
+    now = time.time()
+    return int((now + time.localtime(now).tm_gmtoff) * 1000)
