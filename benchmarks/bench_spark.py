@@ -1,8 +1,10 @@
 """Spark: writing through the lakeops data source vs ``df.write.parquet``; the distributed
 compaction job vs the in-process ``table.compact``.
 
-* write: 2,000,000 rows x 4 columns (id, v, f, s), cached first, written (a) with
-  ``df.write.parquet`` at the codec lakeops tables use (zstd level 1), (b) with
+* write: 2,000,000 rows x 4 columns (id: a 64-bit hash, in no order; v, f; s: 24 hex digits of
+  a hash), cached first (``--repeats F``: a fraction F of the rows repeat an earlier key; the
+  write keeps each key's last row), written (a) with ``df.write.parquet`` at the codec lakeops
+  tables use (zstd level 1), (b) with
   ``lakeops.spark.write`` into a 4-bucket table on its native path (Spark computes the Paimon
   columns, shuffles by bucket, sorts, writes the Parquet files; the driver commits them), (c)
   with ``lakeops.spark.write(via="python")``: the same shuffle into the ``lakeops`` data source
@@ -14,7 +16,7 @@ compaction job vs the in-process ``table.compact``.
   ``table.compact(full=True)`` in the driver process.
 
 Usage: ``.venv/bin/python benchmarks/bench_spark.py [--rows 2000000] [--repeat 2] [--json]
-[--no-compaction]``
+[--repeats 0.1] [--no-compaction]``
 (local[2] on this 2-core machine); ``--json`` prints one JSON document with the measured numbers
 instead of the report. Target: the lakeops write at most 1.5x ``df.write.parquet`` (informational;
 nothing here fails). The compaction comparison has no target.
@@ -108,7 +110,14 @@ def main() -> None:
     )
     parser.add_argument("--json", action="store_true", help="print results as JSON only")
     parser.add_argument("--no-compaction", action="store_true", help="measure the writes only")
+    parser.add_argument(
+        "--repeats",
+        type=float,
+        default=0.0,
+        help="fraction of rows whose key an earlier row already has (default 0: unique keys)",
+    )
     args = parser.parse_args()
+    keys = args.rows - int(args.rows * args.repeats)
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
@@ -123,11 +132,12 @@ def main() -> None:
     spark.sparkContext.setLogLevel("ERROR")
     ls.register(spark)
     spark.dataSource.register(_null_sink())
+    # keys: 64-bit hashes in no order; s: 24 hex digits of a hash (high entropy)
     df = spark.range(args.rows).selectExpr(
-        "id",
+        f"xxhash64(id % {keys}) as id",
         "id * 7 % 1000003 as v",
         "rand(1) as f",
-        "concat('s', cast(id % 100000 as string)) as s",
+        "substr(sha2(cast(id as string), 256), 1, 24) as s",
     )
     if not args.no_cache:
         df = df.cache()
@@ -167,8 +177,8 @@ def main() -> None:
             start = time.perf_counter()
             native_floor(df, native).write.format("noop").mode("overwrite").save()
             sort_floor_s = min(sort_floor_s, time.perf_counter() - start)
-            assert native.read(columns=["id"]).num_rows == args.rows
-            assert table.read(columns=["id"]).num_rows == args.rows
+            assert native.read(columns=["id"]).num_rows == keys
+            assert table.read(columns=["id"]).num_rows == keys
             shutil.rmtree(f"{tmp}/wh{i}", ignore_errors=True)
             shutil.rmtree(f"{tmp}/plain{i}", ignore_errors=True)
         load.append(os.getloadavg()[0])
@@ -204,7 +214,7 @@ def main() -> None:
             options={"bucket": "4", "write-only": "true"},
         )
         for k in range(4):
-            ls.write(df.where(f"id % 4 = {k}").limit(500_000), table.root)
+            ls.write(df.where(f"pmod(id, 4) = {k}").limit(500_000), table.root)
         shutil.copytree(f"{tmp}/cwh", f"{tmp}/cwh2")
         start = time.perf_counter()
         ls.compact(spark, table.root, full=True)

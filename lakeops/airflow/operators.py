@@ -212,9 +212,14 @@ class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
         parallelism: most buckets one Spark task writes at once (``--parallelism`` of the job;
             default and cap: the task's ``spark.task.cpus``, so executors are never
             oversubscribed). The result is the same at every value.
+        via: ``python`` (default: one Python writer per bucket, compacting as Paimon's writers
+            do), ``auto`` (the native path of ``lakeops.spark.write`` where it can write the
+            table, which does not compact while writing) or ``native`` (refused where the native
+            path cannot write); see ``lakeops.spark.write``.
 
     Returns (XCom): ``table, snapshot_id, commit_kind, total_records, files_added,
-    bytes_written, rows_written, seconds``.
+    bytes_written, rows_written, path, seconds``; ``path`` is ``native`` or ``python``, the
+    path that wrote.
     """
 
     template_fields: Sequence[str] = (
@@ -240,10 +245,14 @@ class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
         spark_log_level: str | None = None,
         submit: bool = True,
         parallelism: int | None = None,
+        via: Literal["python", "auto", "native"] = "python",
         **kwargs: Any,
     ) -> None:
         super().__init__(table=table, **kwargs)
         self.parallelism = check_parallelism(parallelism)
+        if via not in ("python", "auto", "native"):
+            raise ConfigurationError(f"via must be 'python', 'auto' or 'native', got {via!r}")
+        self.via = via
         self.source = source
         self.mode = mode
         self.source_format = source_format
@@ -281,6 +290,8 @@ class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
         args = ["--table", path, "--source", self.source, "--format", self.source_format]
         args += ["--mode", self.mode, *_partition_args(self.overwrite_partitions)]
         args += _parallelism_args(self.parallelism)
+        if self.via != "python":
+            args += ["--via", self.via]
         summary = self._submit(hook, "write", args, self.submit)
         return self._done(context, _with_rows(hook, self.table, _summary(summary)), start)
 
@@ -307,6 +318,7 @@ def _summary(summary: Mapping[str, Any]) -> dict[str, Any]:
         "files_added",
         "files_rewritten",
         "bytes_written",
+        "path",
     )
     return {k: summary.get(k) for k in keep if k in summary}
 

@@ -4,6 +4,7 @@
 
     python -m lakeops.spark.jobs write   --table PATH --source DATA [--format parquet|csv]
                                           [--mode append|overwrite]
+                                          [--via python|auto|native]
     python -m lakeops.spark.jobs compact --table PATH [--full] [--partitions JSON]
     python -m lakeops.spark.jobs flush   --table PATH [--partitions JSON]  # level-0 flush
     python -m lakeops.spark.jobs expire  --table PATH [--retain-min N] [--retain-max N]
@@ -202,6 +203,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--source", help="input data (write)")
     parser.add_argument("--format", default="parquet", choices=["parquet", "csv", "json"])
     parser.add_argument("--mode", default="append", choices=["append", "overwrite"])
+    parser.add_argument(
+        "--via",
+        default="python",
+        choices=["python", "auto", "native"],
+        help="write: the Python writer (default), the native path where it can write the "
+        "table (auto), or the native path only (native); the summary's 'path' says which wrote",
+    )
     parser.add_argument("--full", action="store_true", help="full compaction (compact)")
     parser.add_argument("--partitions", help='JSON list of specs: [{"k": "v", "k2": null}]')
     parser.add_argument(
@@ -320,7 +328,7 @@ def main(
                 if args.format == "csv":
                     reader = reader.option("header", "true").option("inferSchema", "true")
                 df = reader.load(args.source)
-                api.write(
+                summary["path"] = api.write(
                     df,
                     args.table,
                     mode=args.mode,
@@ -328,6 +336,7 @@ def main(
                     catalog_options=catalog,
                     overwrite_partitions=partitions,
                     parallelism=args.parallelism,
+                    via=args.via,
                 )
                 snapshot = open_table(opts).latest_snapshot()
             else:

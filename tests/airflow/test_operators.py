@@ -527,3 +527,28 @@ def test_committing_tasks_name_the_assets_of_their_tables(monkeypatch: pytest.Mo
     assert watched[1]  # the watcher, wherever the Asset is named
     assert named(ingest.inlets) == [("lakeops://lakeops_default/db/orders", []), watched]
     assert named(on_commit.get_task("flush_level0").inlets) == named(ingest.inlets)
+
+
+def test_the_write_path_is_passed_on_and_reported(
+    catalog: Catalog, lakeops_conn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``via`` reaches the write job as ``--via`` (absent: the Python writer), the job's
+    ``path`` comes back in the XCom, and a bad value is refused before anything runs."""
+    from lakeops.spark import jobs, submit
+
+    _table(catalog)
+    argvs: list[list[str]] = []
+    monkeypatch.setattr(
+        submit,
+        "_run",
+        lambda command, *a: argvs.append(command) or {"snapshot_id": None, "path": "native"},
+    )
+    result = LakeopsSparkWriteOperator(task_id="w", source="/in", table="db.t", via="auto").execute(
+        _context()
+    )
+    LakeopsSparkWriteOperator(task_id="w2", source="/in", table="db.t").execute(_context())
+    first, second = (jobs.parse_args(a[a.index(submit.job_file()) + 1 :]) for a in argvs)
+    assert (first.via, second.via) == ("auto", "python")
+    assert result["path"] == "native"
+    with pytest.raises(ConfigurationError, match="via must be 'python', 'auto' or 'native'"):
+        LakeopsSparkWriteOperator(task_id="w3", source="/in", table="db.t", via="fast")  # type: ignore[arg-type]

@@ -132,21 +132,18 @@ def test_overwrite(spark, catalog: Catalog) -> None:
 
 def test_jobs_on_a_local_cluster(catalog: Catalog, tmp_path: Path) -> None:
     """The entry points under spark-submit semantics: a separate driver process with executors
-    in their own processes (local-cluster), writing then compacting."""
+    in their own processes (local-cluster), writing then compacting; a write on the native path
+    (``--via native``) keeps each key's last row, as the plain model says."""
     t = _table(catalog, "db.j", {"write-only": "true"})
     source = tmp_path / "source.parquet"
     import pyarrow.parquet as pq
 
-    pq.write_table(
-        pa.Table.from_pylist(
-            [dict(zip(SCHEMA.names, r, strict=True)) for r in _rows(500, 6)], schema=SCHEMA
-        ),
-        source,
-    )
+    rows = [dict(zip(SCHEMA.names, r, strict=True)) for r in _rows(500, 6)]
+    pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), source)
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
     master = "local-cluster[2,1,1024]"
 
-    def job(*args: str) -> dict:
+    def job(*args: str, table: Table = t) -> dict:
         out = subprocess.run(
             [
                 sys.executable,
@@ -154,7 +151,7 @@ def test_jobs_on_a_local_cluster(catalog: Catalog, tmp_path: Path) -> None:
                 "lakeops.spark.jobs",
                 *args,
                 "--table",
-                t.root,
+                table.root,
                 "--master",
                 master,
             ],
@@ -168,11 +165,25 @@ def test_jobs_on_a_local_cluster(catalog: Catalog, tmp_path: Path) -> None:
 
     written = job("write", "--source", str(source))
     assert written["commit_kind"] == "APPEND"
+    assert written["path"] == "python"
     compacted = job("compact", "--full")
     assert compacted["commit_kind"] == "COMPACT"
     direct = _table(catalog, "db.j2", {})
     direct.write(pq.read_table(source))
     assert _state(t) == _state(direct)
+
+    native = catalog.create_table(
+        "db.jn",
+        schema=SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": "4"},
+    )
+    assert job("write", "--source", str(source), "--via", "native", table=native)["path"] == (
+        "native"
+    )
+    last = {(r["dt"], r["id"]): r for r in rows}  # the deduplicate engine: last row per key
+    assert _state(native) == sorted(last.values(), key=lambda r: (r["dt"], r["id"]))
 
 
 @pytest.mark.interop
