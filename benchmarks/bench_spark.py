@@ -96,7 +96,7 @@ def native_floor(df, table):  # type: ignore[no-untyped-def]
     """The native path's bucket, shuffle, sort and Paimon columns without the write."""
     from lakeops.spark.native import _plan
 
-    return _plan(df, table, 0)[0]
+    return _plan(df, table, 0)
 
 
 def main() -> None:

@@ -14,8 +14,8 @@ Stages (2,000,000 rows x 4 columns id, v, f, s unless ``--rows``; 4 buckets by `
 * ``shuffle_sort_parquet``: the same, written with ``partitionBy(bucket)``, 4 columns;
 * ``shuffle_sort_cols_parquet``: the same plus the Paimon columns (the native path without
   the window); ``..._nodict``: without dictionary pages;
-* ``native_plan_noop`` / ``native_plan_parquet``: the native path's plan (with its
-  deduplicating window) into ``noop`` / Parquet;
+* ``native_plan_noop`` / ``native_plan_parquet``: the native path's plan (one task per
+  bucket, sorted by key) into ``noop`` / Parquet;
 * ``native_write``: ``lakeops.spark.write(via="native")``, ``python_write``: ``via="python"``.
 
 Every stage prints its wall seconds and the CPU seconds of the driver, the JVM and the JVM's
@@ -162,15 +162,10 @@ def main() -> None:
         "shuffle_sort_cols_parquet_nodict": lambda: parquet(
             cols(sorted_frame()), f"{tmp}/sscn", by=("b",), dictionary=False
         ),
-        "native_plan_noop": lambda: noop(_plan(df, table("np"), 0)[0]),
-        "native_plan_parquet": lambda: parquet(
-            _plan(df, table("npp"), 0)[0], f"{tmp}/npp", by=("__lakeops_bucket",)
-        ),
+        "native_plan_noop": lambda: noop(_plan(df, table("np"), 0)),
+        "native_plan_parquet": lambda: parquet(_plan(df, table("npp"), 0), f"{tmp}/npp"),
         "native_plan_parquet_nodict": lambda: parquet(
-            _plan(df, table("nppn"), 0)[0],
-            f"{tmp}/nppn",
-            by=("__lakeops_bucket",),
-            dictionary=False,
+            _plan(df, table("nppn"), 0), f"{tmp}/nppn", dictionary=False
         ),
         "native_write": lambda: ls.write(df, table("n").root, via="native") and None,
         "python_write": lambda: ls.write(df, table("py").root, via="python") and None,

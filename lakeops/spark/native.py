@@ -1,32 +1,38 @@
 """The native write path of :func:`lakeops.spark.write`: Spark computes the Paimon columns,
-sorts and encodes the files itself; the driver only reads their footers and commits.
+sorts and encodes the files itself; the driver reads their key columns, checks them, drops
+repeated keys and commits.
 
 For a fixed-bucket primary-key table with the ``deduplicate`` merge engine (and nothing that
 must happen while writing: no changelog producer, no deletion vectors, no sequence or row-kind
-field), one write is one Spark job:
+field), one write is one Spark job (plus small ones for the partition values and the routing):
 
 1. the bucket of every row by Paimon's hash (:mod:`lakeops.spark.bucket_expr` in the JVM, else
    the vectorised Arrow UDF), and the row's position in the DataFrame
    (``monotonically_increasing_id``);
-2. one shuffle by (partition, bucket), so each bucket has exactly one writer, and one sort by
-   (partition, bucket, key, position descending): a key's rows are adjacent, its last row in
-   the DataFrame's order first;
+2. one shuffle with one partition per (partition, bucket) (:func:`_routed`: the partition
+   values are collected by a small job first, and every row carries a value that Spark's hash
+   partitioning sends to its own (partition, bucket)), so each bucket has exactly one writer,
+   and one sort by (key, position descending): a key's rows are adjacent, its last row in the
+   DataFrame's order first. Sorting by the key alone, not by (bucket, key), lets Spark compare
+   the key's prefix instead of whole rows: 2.4x faster at 2M rows;
 3. ``_KEY_<k>`` copies of the (trimmed) primary key, ``_SEQUENCE_NUMBER`` = the table's next
    sequence number + the row's index in its task (rising in key order within every bucket, above
    every live file of the table), ``_VALUE_KIND`` = INSERT;
-4. Spark's Parquet writer writes each (partition, bucket) as one file into a staging directory
-   below the table, with the table's codec. Spark writes the physical types Paimon 0.9 writes for
+4. Spark's Parquet writer writes each task's rows as one file into a staging directory below
+   the table, with the table's codec. Spark writes the physical types Paimon 0.9 writes for
    every type this path accepts (see :func:`refusal`): INT(8)/INT(16) for TINYINT/SMALLINT,
    DECIMAL as INT32 / INT64 / FIXED_LEN_BYTE_ARRAY by precision, DATE as INT32 DATE;
    Paimon 0.9 writes no Parquet field ids (its readers match columns by name), neither does this;
-5. the driver reads every file's key and sequence columns; where a key repeats, it rewrites the
-   file with the first row of each key only (the row the ``deduplicate`` engine keeps: Paimon's
+5. the driver reads every file's key, sequence, partition and bucket-key columns and checks that
+   the file holds one partition and, by Paimon's hash of every row, one bucket (a file that
+   does not fails the write: nothing is committed); where a key repeats, it rewrites the file
+   with the first row of each key only (the row the ``deduplicate`` engine keeps: Paimon's
    readers require one row per key in a file; a window doing this in Spark cost about as much
-   as the rest of the plan), so a write whose keys are unique pays one read of its key columns;
+   as the rest of the plan), so a write whose keys are unique pays one read of those columns;
 6. the driver moves every file to ``<partition path>/bucket-N/data-<uuid>-0.parquet`` and
-   commits the files, with their key and sequence ranges, as
-   level-0 ``DataFileMeta`` with the committer, which re-sequences them if another commit added
-   files to the same bucket meanwhile. Nothing is compacted here (as with ``write-only``).
+   commits the files, with their key and sequence ranges, as level-0 ``DataFileMeta`` with the
+   committer, which re-sequences them if another commit added files to the same bucket
+   meanwhile. Nothing is compacted here (as with ``write-only``).
 
 Whatever this path cannot do exactly goes through the Python writer, which
 :func:`refusal` names.
@@ -49,10 +55,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lakeops.errors import CommitStateUnknownError, DataValidationError
+from lakeops.errors import CommitStateUnknownError, DataValidationError, LakeopsError
 from lakeops.kv.formats import settings_for, writer_kwargs
 from lakeops.kv.parquet_layout import writer_options
 from lakeops.spec import binary_row
+from lakeops.spec.bucket_hash import assign_buckets
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
 from lakeops.spec.kv import KIND, SEQ, RowKind, key_column
@@ -67,7 +74,9 @@ BUCKET = "__lakeops_bucket"
 _ORDER = "__lakeops_order"
 _PART = "__lakeops_p"
 _STAGING = "_lakeops_spark_staging"
+_ROUTE = "__lakeops_route"
 _NULL_MARK = "lakeops native write: NULL in NOT NULL column"
+_CHANGED_MARK = "lakeops native write: the DataFrame changed between its two jobs"
 #: ``monotonically_increasing_id`` keeps the row index within its task in the low 33 bits
 _ROW_INDEX_BITS = (1 << 33) - 1
 #: Spark's Parquet codec names of the codecs Paimon tables use
@@ -181,7 +190,6 @@ def _with_bucket(df: Any, schema: TableSchema, num_buckets: int) -> Any:
     from pyspark.sql.types import IntegerType, StructField, StructType
 
     from lakeops.spark.bucket_expr import bucket_steps
-    from lakeops.spec.bucket_hash import assign_buckets
 
     keys = schema.bucket_keys
     key_types = schema.types_of(keys)
@@ -211,12 +219,83 @@ def _with_bucket(df: Any, schema: TableSchema, num_buckets: int) -> Any:
     )
 
 
-def _plan(df: Any, table: Any, first_sequence: int) -> tuple[Any, list[str]]:
-    """The DataFrame Spark writes (partitioned by the returned columns)."""
+def _preimages(spark: Any, count: int) -> list[int]:
+    """For every shuffle partition ``i < count``, a BIGINT that Spark's hash partitioning
+    (``pmod(hash(v), count)``, which ``repartition(count, col)`` uses) sends to partition ``i``;
+    found by Spark itself on a small range."""
+    from pyspark.sql import functions as F
+
+    size = max(count * 16, 64)
+    while True:
+        found = (
+            spark.range(size)
+            .select(F.expr(f"pmod(hash(id), {count})").alias("p"), "id")
+            .groupBy("p")
+            .agg(F.min("id").alias("v"))
+            .collect()
+        )
+        if len(found) == count:
+            by_partition = {int(r["p"]): int(r["v"]) for r in found}
+            return [by_partition[i] for i in range(count)]
+        size *= 4
+
+
+def _routed(prepared: Any, schema: TableSchema, parts: list[str], num_buckets: int) -> Any:
+    """``prepared`` in one shuffle partition per (partition, bucket), or None when it is empty.
+
+    Every (partition value, bucket) gets its own shuffle partition: its rows carry
+    :data:`_ROUTE`, a value Spark's hash partitioning sends exactly there (:func:`_preimages`),
+    so a task holds one bucket of one partition and sorts by the key alone (a sort whose first
+    column is the bucket compares whole rows: measured 2.4x slower at 2M rows). The partition
+    values are collected first (one small job); a row whose partition is not among them (an
+    input that changed between the two jobs) fails the job instead of being dropped. The
+    driver checks every file's partition and bucket again (:func:`_describe`)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegerType, LongType, StructField, StructType
+
+    spark = prepared.sparkSession
+    values = [tuple(r) for r in prepared.select(*parts).distinct().collect()] if parts else [()]
+    if not values:
+        return None
+    count = len(values) * num_buckets
+    routes = _preimages(spark, count)
+    if not parts:
+        route = F.element_at(F.array(*[F.lit(v).cast("bigint") for v in routes]), F.col(BUCKET) + 1)
+        return prepared.withColumn(_ROUTE, route).repartition(count, _ROUTE)
+    names = [f"__lakeops_r{i}" for i in range(len(parts))]
+    table_rows = [
+        (*value, bucket, routes[i * num_buckets + bucket])
+        for i, value in enumerate(values)
+        for bucket in range(num_buckets)
+    ]
+    routing = spark.createDataFrame(
+        table_rows,
+        StructType(
+            [
+                *[
+                    StructField(n, prepared.schema[p].dataType, True)
+                    for n, p in zip(names, parts, strict=True)
+                ],
+                StructField("__lakeops_rb", IntegerType(), False),
+                StructField(_ROUTE, LongType(), False),
+            ]
+        ),
+    )
+    on = [prepared[p].eqNullSafe(routing[n]) for p, n in zip(parts, names, strict=True)]
+    joined = prepared.join(
+        F.broadcast(routing), [*on, prepared[BUCKET] == routing["__lakeops_rb"]], "left"
+    )
+    route = F.when(F.col(_ROUTE).isNull(), F.raise_error(F.lit(_CHANGED_MARK))).otherwise(
+        F.col(_ROUTE)
+    )
+    return joined.drop(*names, "__lakeops_rb").withColumn(_ROUTE, route).repartition(count, _ROUTE)
+
+
+def _plan(df: Any, table: Any, first_sequence: int) -> Any:
+    """The DataFrame Spark writes, one file per task (None: nothing to write)."""
     from pyspark.sql import functions as F
 
     schema: TableSchema = table.schema
-    spark = df.sparkSession
     fields = schema.field_names
     parts = [f"{_PART}{i}" for i in range(len(schema.partition_keys))]
     keys = schema.trimmed_primary_keys
@@ -235,40 +314,30 @@ def _plan(df: Any, table: Any, first_sequence: int) -> tuple[Any, list[str]]:
     prepared = _with_bucket(prepared, schema, table.options.bucket).withColumn(
         _ORDER, F.monotonically_increasing_id()
     )
-    groups = spark.sparkContext.defaultParallelism
-    routed = prepared.repartition(groups, *parts, BUCKET)
-    # within each bucket: key order, and a key's rows latest first (the one the driver keeps)
-    ordered = routed.sortWithinPartitions(
-        *parts, BUCKET, *[F.col(f"`{k}`") for k in keys], F.col(_ORDER).desc()
-    )
+    routed = _routed(prepared, schema, parts, table.options.bucket)
+    if routed is None:
+        return None
+    # one (partition, bucket) per task: key order, a key's rows latest first (the driver keeps
+    # the first of each key)
+    ordered = routed.sortWithinPartitions(*[F.col(f"`{k}`") for k in keys], F.col(_ORDER).desc())
     sequence = F.lit(first_sequence) + F.monotonically_increasing_id().bitwiseAND(
         F.lit(_ROW_INDEX_BITS)
     )
-    out = ordered.select(
+    return ordered.select(
         *[F.col(f"`{k}`").alias(key_column(k)) for k in keys],
         sequence.alias(SEQ),
         F.lit(RowKind.INSERT).cast("tinyint").alias(KIND),
         *[F.col(f"`{n}`") for n in fields],
-        *parts,
-        BUCKET,
     )
-    return out, [*parts, BUCKET]
 
 
-def _staged_files(staging: str) -> list[tuple[str, int]]:
-    """(path, bucket) of every Parquet file Spark wrote below ``staging``."""
-    found = []
-    for directory, _, names in os.walk(staging):
-        bucket = None
-        for part in directory.split(os.sep):
-            if part.startswith(f"{BUCKET}="):
-                bucket = int(part.split("=", 1)[1])
-        for name in names:
-            if name.endswith(".parquet") and not name.startswith((".", "_")):
-                if bucket is None:
-                    raise RuntimeError(f"Spark wrote {name} outside a bucket directory")
-                found.append((os.path.join(directory, name), bucket))
-    return found
+def _staged_files(staging: str) -> list[str]:
+    """Every Parquet file Spark wrote into ``staging``."""
+    return sorted(
+        os.path.join(staging, name)
+        for name in os.listdir(staging)
+        if name.endswith(".parquet") and not name.startswith((".", "_"))
+    )
 
 
 def _repeated(index: pa.Table, key_cols: Sequence[str]) -> np.ndarray:
@@ -305,17 +374,16 @@ def _keep_latest(path: str, keep: np.ndarray, schema: TableSchema) -> None:
     os.replace(temporary, path)
 
 
-def _describe(
-    path: str, bucket: int, table: Any
-) -> tuple[bytes, int, DataFileMeta, str, int] | None:
+def _describe(path: str, table: Any) -> tuple[bytes, int, DataFileMeta, str, int] | None:
     """Describe one staged file (None: an empty file, removed): its partition, bucket, meta,
     the path it moves to in its bucket directory, and how many rows repeating a key it dropped.
 
-    Spark sorted each bucket by key and a key's rows latest first, without removing repeats (a
-    window over the key costs about as much as the rest of the plan): the file's key columns
-    are read here, and where a key repeats, the file is rewritten with its first row of each
-    key only, which is the row the ``deduplicate`` engine keeps. Paimon's readers require one
-    row per key in a file."""
+    The file is one task's output, so one (partition, bucket): this is checked here, every
+    row's bucket recomputed with Paimon's hash, and a file that breaks it fails the write.
+    Spark sorted the file by key, a key's rows latest first, without removing repeats (a
+    window over the key costs about as much as the rest of the plan): where a key repeats, the
+    file is rewritten with the first row of each key only, which is the row the
+    ``deduplicate`` engine keeps. Paimon's readers require one row per key in a file."""
     schema: TableSchema = table.schema
     keys = schema.trimmed_primary_keys
     key_types = schema.types_of(keys)
@@ -324,9 +392,34 @@ def _describe(
     if pf.metadata.num_rows == 0:
         os.remove(path)
         return None
-    head = next(pf.iter_batches(batch_size=1, columns=[*key_cols, *schema.partition_keys]))
-    partition = [head.column(p)[0].as_py() for p in schema.partition_keys]
-    index = pf.read(columns=[*key_cols, SEQ])
+    bucket_keys = schema.bucket_keys
+    # a bucket key that is a key column is read once, as its _KEY_ copy
+    bucket_cols = [key_column(k) if k in keys else k for k in bucket_keys]
+    wanted = list(dict.fromkeys([*key_cols, SEQ, *schema.partition_keys, *bucket_cols]))
+    index = pf.read(columns=wanted)
+    partition = []
+    for p in schema.partition_keys:
+        distinct = pc.unique(index.column(p))
+        if len(distinct) != 1:
+            raise LakeopsError(
+                f"lakeops native write: a Spark task wrote rows of several partitions "
+                f"({p} = {distinct.to_pylist()[:3]}); nothing was committed"
+            )
+        partition.append(distinct[0].as_py())
+    buckets = assign_buckets(
+        [
+            index.column(c).cast(t.to_arrow())
+            for c, t in zip(bucket_cols, schema.types_of(bucket_keys), strict=True)
+        ],
+        schema.types_of(bucket_keys),
+        table.options.bucket,
+    )
+    bucket = int(buckets[0])
+    if (buckets != bucket).any():
+        raise LakeopsError(
+            "lakeops native write: a Spark task wrote rows of several buckets "
+            f"({sorted(set(buckets.tolist()))[:4]}); nothing was committed"
+        )
     repeated = _repeated(index, key_cols)
     dropped = int(repeated.sum())
     if dropped:
@@ -381,7 +474,6 @@ def write_native(
     docstring); :func:`refusal` must have returned None. On any failure before the commit
     every file written is deleted."""
     first_sequence, base_id = _next_sequence(table, overwrite)
-    out, partition_by = _plan(df, table, first_sequence)
     settings = settings_for(table.schema.options, 0)
     root = table.root
     staging = os.path.join(root, _STAGING, str(uuid.uuid4()))
@@ -389,14 +481,19 @@ def write_native(
     started = time.perf_counter()
     try:
         try:
-            writer = (
-                out.write.mode("errorifexists")
-                .partitionBy(*partition_by)
-                .option("compression", _SPARK_CODECS[settings.compression])
-            )
-            if settings.compression == "zstd":
-                writer = writer.option("parquet.compression.codec.zstd.level", settings.zstd_level)
-            writer.parquet(staging)
+            out = _plan(df, table, first_sequence)
+            if out is not None:
+                writer = (
+                    out.write.mode("errorifexists")
+                    # one file per task: a key's rows never straddle two files
+                    .option("maxRecordsPerFile", 0)
+                    .option("compression", _SPARK_CODECS[settings.compression])
+                )
+                if settings.compression == "zstd":
+                    writer = writer.option(
+                        "parquet.compression.codec.zstd.level", settings.zstd_level
+                    )
+                writer.parquet(staging)
             job_s = time.perf_counter() - started
         except Exception as error:
             if _NULL_MARK in str(error):
@@ -405,16 +502,27 @@ def write_native(
                     f"column {column!r} is NOT NULL in the table but the DataFrame has a NULL "
                     "there; nothing was written"
                 ) from None
+            if _CHANGED_MARK in str(error):
+                raise LakeopsError(
+                    "lakeops native write: the DataFrame gave rows of a partition its first "
+                    "job did not see (is it nondeterministic? cache it, or use via='python'); "
+                    "nothing was written"
+                ) from None
             raise
-        staged = _staged_files(staging)
+        staged = _staged_files(staging) if out is not None else []
         with ThreadPoolExecutor(max_workers=min(8, max(len(staged), 1))) as pool:
-            described = list(pool.map(lambda s: _describe(s[0], s[1], table), staged))
+            described = list(pool.map(lambda path: _describe(path, table), staged))
         by_bucket: dict[tuple[bytes, int], list[DataFileMeta]] = {}
         dropped = 0
-        for (source, _), item in zip(staged, described, strict=True):
+        for source, item in zip(staged, described, strict=True):
             if item is None:
                 continue
             pbytes, bucket, meta, target, repeats = item
+            if (pbytes, bucket) in by_bucket:
+                raise LakeopsError(
+                    f"lakeops native write: two Spark tasks wrote bucket {bucket} of one "
+                    "partition; nothing was committed"
+                )
             os.makedirs(os.path.dirname(target), exist_ok=True)
             os.rename(source, target)
             placed.append(target)

@@ -215,3 +215,50 @@ def test_what_the_native_path_cannot_write_takes_the_python_writer_or_is_refused
     seven = spark.createDataFrame([(7, 70, "x", None)], DDL)
     assert ls.write(seven, plain.root, mode="overwrite", via="native") == "native"
     assert plain.read().to_pylist() == [{"id": 7, "v": 70, "s": "x", "f": None}]
+
+
+def test_many_partitions_and_an_empty_write(spark: Any, catalog: Catalog) -> None:
+    """Every (partition, bucket) gets its own task: each written file holds one partition and
+    one bucket, by Paimon's hash; keys repeat and the last row in the DataFrame's order wins;
+    an empty DataFrame commits nothing, and as an overwrite it empties the table. Judged by the
+    upsert model."""
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("p", pa.string()), ("v", pa.int64())])
+    table = catalog.create_table(
+        "db.nullparts",
+        schema=schema,
+        primary_keys=["id", "p"],
+        partition_keys=["p"],
+        options={"bucket": "3"},
+    )
+    rows = [(i % 97, f"p{i % 11}", i) for i in range(1500)]
+    df = spark.createDataFrame(rows, "id bigint, p string, v bigint")  # keeps the list's order
+    assert df.rdd.getNumPartitions() > 1
+    assert ls.write(df, table.root, via="native") == "native"
+    model = {(r[0], r[1]): r[2] for r in rows}
+    expected = sorted(
+        ({"id": k[0], "p": k[1], "v": v} for k, v in model.items()),
+        key=lambda r: (r["p"], r["id"]),
+    )
+    got = sorted(table.read().to_pylist(), key=lambda r: (r["p"], r["id"]))
+    assert got == expected
+    (snapshot,) = table.snapshots()
+    files = [(e.partition, e.bucket, e.file) for e in table.store.live_entries(snapshot)]
+    assert len({(p, b) for p, b, _ in files}) == len(files) > 12  # one file per (partition, bucket)
+    paths = []
+    for _, bucket, meta in files:
+        path = next(
+            os.path.join(d, meta.file_name)
+            for d, _, names in os.walk(table.root)
+            if meta.file_name in names
+        )
+        assert os.path.basename(os.path.dirname(path)) == f"bucket-{bucket}"
+        paths.append(path)
+        ids = pq.read_table(path, columns=["id"]).column("id")
+        assert set(assign_buckets([ids], table.schema.types_of(["id"]), 3).tolist()) == {bucket}
+    assert len({os.path.dirname(os.path.dirname(path)) for path in paths}) == 11
+
+    empty = spark.createDataFrame([], "id bigint, p string, v bigint")
+    assert ls.write(empty, table.root, via="native") == "native"
+    assert [s.id for s in table.snapshots()] == [1]
+    assert ls.write(empty, table.root, mode="overwrite", via="native") == "native"
+    assert table.read().num_rows == 0
