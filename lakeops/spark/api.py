@@ -7,16 +7,12 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-import numpy as np
-import pyarrow as pa
-
 from lakeops.append.table import AppendTable
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.kv.formats import check_writable
 from lakeops.modes import WriteMode
 from lakeops.parallel import check_parallelism
-from lakeops.spark.bucket_expr import bucket_steps
-from lakeops.spec.bucket_hash import assign_buckets
+from lakeops.spark.bucket_expr import with_bucket
 from lakeops.spec.snapshot import Snapshot
 
 __all__ = ["WritePath", "compact", "read", "register", "write"]
@@ -107,8 +103,6 @@ def write(
     one writer per bucket, which keeps the rows of a bucket in the order that writer receives
     them.
     """
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import IntegerType, StructField, StructType
 
     from lakeops.spark.tables import open_table
 
@@ -172,46 +166,26 @@ def write(
         return "python"
     spark_types = {f.name: f.dataType.typeName() for f in df.schema.fields}
     nullable = {f.name for f in df.schema.fields if f.nullable}
-    # the JVM expression hashes non-null keys only: an append table's bucket key may be null
-    # (its bucket then comes from the Arrow UDF, which hashes nulls as the writer does)
-    steps = (
-        bucket_steps(keys, key_types, num_buckets, BUCKET_COLUMN)
-        if all(
+    # integer-like keys are hashed in the JVM, with no Python round trip; the JVM expression
+    # hashes non-null keys only: an append table's bucket key may be null (its bucket then
+    # comes from the Arrow UDF, which hashes nulls as the writer does)
+    bucketed = with_bucket(
+        df,
+        keys,
+        key_types,
+        num_buckets,
+        BUCKET_COLUMN,
+        in_jvm=all(
             spark_types.get(k) == _SPARK_TYPE_NAMES.get(t.root)
             for k, t in zip(keys, key_types, strict=True)
         )
-        and not (isinstance(table, AppendTable) and nullable.intersection(keys))
-        else None
+        and not (isinstance(table, AppendTable) and nullable.intersection(keys)),
     )
-    if steps is not None:  # integer-like keys: hash in the JVM, no Python round trip
-        with_bucket = df
-        for name, expr in steps:
-            with_bucket = with_bucket.withColumn(name, F.expr(expr))
-        with_bucket = with_bucket.drop(*[name for name, _ in steps[:-1]])
-    else:
-
-        def add_bucket(batches: Any) -> Any:
-            for batch in batches:
-                cols = [
-                    batch.column(batch.schema.get_field_index(k)).cast(t.to_arrow())
-                    for k, t in zip(keys, key_types, strict=True)
-                ]
-                buckets = (
-                    assign_buckets(cols, key_types, num_buckets)
-                    if batch.num_rows
-                    else np.zeros(0, np.int32)
-                )
-                yield batch.append_column(BUCKET_COLUMN, pa.array(buckets, pa.int32()))
-
-        with_bucket = df.mapInArrow(
-            add_bucket,
-            StructType([*df.schema.fields, StructField(BUCKET_COLUMN, IntegerType(), False)]),
-        )
     parts = [*table.schema.partition_keys, BUCKET_COLUMN]
     groups = max(num_buckets, 1) * max(
         spark.sparkContext.defaultParallelism // max(num_buckets, 1), 1
     )
-    routed = with_bucket.repartition(groups, *parts).drop(BUCKET_COLUMN)
+    routed = bucketed.repartition(groups, *parts).drop(BUCKET_COLUMN)
     if overwrite_partitions:
         options["overwrite_partitions"] = json.dumps([dict(p) for p in overwrite_partitions])
     routed.write.format("lakeops").mode(mode).options(**options).save()

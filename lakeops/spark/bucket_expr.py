@@ -19,11 +19,16 @@ Other key types (strings, decimals, timestamps, floats) return ``None`` from
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
 
 from lakeops.spec.binary_row import null_bits_size
+from lakeops.spec.bucket_hash import assign_buckets
 from lakeops.spec.types import DataType
 
-__all__ = ["JVM_KEY_TYPES", "bucket_steps"]
+__all__ = ["JVM_KEY_TYPES", "bucket_steps", "with_bucket"]
 
 JVM_KEY_TYPES = frozenset({"BOOLEAN", "TINYINT", "SMALLINT", "INT", "DATE", "BIGINT"})
 
@@ -125,3 +130,46 @@ def bucket_steps(
     signed = f"CASE WHEN {h} >= 2147483648 THEN {h} - 4294967296 ELSE {h} END"
     program.steps.append((output, f"CAST(abs(({signed}) % {num_buckets}) AS INT)"))
     return program.steps
+
+
+def with_bucket(
+    df: Any,
+    keys: Sequence[str],
+    key_types: Sequence[DataType],
+    num_buckets: int,
+    output: str,
+    *,
+    in_jvm: bool,
+) -> Any:
+    """``df`` with Paimon's bucket of the key columns ``keys`` in a new INT column ``output``:
+    in the JVM (:func:`bucket_steps`) when ``in_jvm`` and every key type is integer-like (the
+    caller vouches that the DataFrame's columns have exactly those types and hold no nulls),
+    else by a vectorised Arrow UDF hashing as the writers do
+    (:func:`lakeops.spec.bucket_hash.assign_buckets`, nulls included)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegerType, StructField, StructType
+
+    steps = bucket_steps(keys, key_types, num_buckets, output) if in_jvm else None
+    if steps is not None:
+        out = df
+        for name, expr in steps:
+            out = out.withColumn(name, F.expr(expr))
+        return out.drop(*[name for name, _ in steps[:-1]])
+    arrow_types = [t.to_arrow() for t in key_types]
+
+    def add_bucket(batches: Any) -> Any:
+        for batch in batches:
+            cols = [
+                batch.column(batch.schema.get_field_index(k)).cast(a)
+                for k, a in zip(keys, arrow_types, strict=True)
+            ]
+            buckets = (
+                assign_buckets(cols, key_types, num_buckets)
+                if batch.num_rows
+                else np.zeros(0, np.int32)
+            )
+            yield batch.append_column(output, pa.array(buckets, pa.int32()))
+
+    return df.mapInArrow(
+        add_bucket, StructType([*df.schema.fields, StructField(output, IntegerType(), False)])
+    )

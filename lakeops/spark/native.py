@@ -58,6 +58,7 @@ import pyarrow.parquet as pq
 from lakeops.errors import CommitStateUnknownError, DataValidationError, LakeopsError
 from lakeops.kv.formats import settings_for, writer_kwargs
 from lakeops.kv.parquet_layout import writer_options
+from lakeops.spark.bucket_expr import with_bucket
 from lakeops.spec import binary_row
 from lakeops.spec.bucket_hash import assign_buckets
 from lakeops.spec.commit_message import CommitMessage
@@ -184,41 +185,6 @@ def _next_sequence(table: Any, overwrite: bool) -> tuple[int, int | None]:
     return max((e.file.max_sequence_number for e in live), default=-1) + 1, base.id
 
 
-def _with_bucket(df: Any, schema: TableSchema, num_buckets: int) -> Any:
-    """``df`` with the Paimon bucket of every row in column :data:`BUCKET`."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import IntegerType, StructField, StructType
-
-    from lakeops.spark.bucket_expr import bucket_steps
-
-    keys = schema.bucket_keys
-    key_types = schema.types_of(keys)
-    steps = bucket_steps(keys, key_types, num_buckets, BUCKET)
-    if steps is not None:
-        out = df
-        for name, expr in steps:
-            out = out.withColumn(name, F.expr(expr))
-        return out.drop(*[name for name, _ in steps[:-1]])
-    arrow_types = [t.to_arrow() for t in key_types]
-
-    def add_bucket(batches: Any) -> Any:
-        for batch in batches:
-            cols = [
-                batch.column(batch.schema.get_field_index(k)).cast(a)
-                for k, a in zip(keys, arrow_types, strict=True)
-            ]
-            buckets = (
-                assign_buckets(cols, key_types, num_buckets)
-                if batch.num_rows
-                else np.zeros(0, np.int32)
-            )
-            yield batch.append_column(BUCKET, pa.array(buckets, pa.int32()))
-
-    return df.mapInArrow(
-        add_bucket, StructType([*df.schema.fields, StructField(BUCKET, IntegerType(), False)])
-    )
-
-
 def _preimages(spark: Any, count: int) -> list[int]:
     """For every shuffle partition ``i < count``, a BIGINT that Spark's hash partitioning
     (``pmod(hash(v), count)``, which ``repartition(count, col)`` uses) sends to partition ``i``;
@@ -311,9 +277,15 @@ def _plan(df: Any, table: Any, first_sequence: int) -> Any:
         *[F.col(f"`{n}`") for n in fields],
         *[F.col(f"`{p}`").alias(a) for p, a in zip(schema.partition_keys, parts, strict=True)],
     )
-    prepared = _with_bucket(prepared, schema, table.options.bucket).withColumn(
-        _ORDER, F.monotonically_increasing_id()
-    )
+    # (refusal() checked the DataFrame has the key types exactly; key columns are NOT NULL)
+    prepared = with_bucket(
+        prepared,
+        schema.bucket_keys,
+        schema.types_of(schema.bucket_keys),
+        table.options.bucket,
+        BUCKET,
+        in_jvm=True,
+    ).withColumn(_ORDER, F.monotonically_increasing_id())
     routed = _routed(prepared, schema, parts, table.options.bucket)
     if routed is None:
         return None
