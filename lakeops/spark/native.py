@@ -206,8 +206,11 @@ def _preimages(spark: Any, count: int) -> list[int]:
         size *= 4
 
 
-def _routed(prepared: Any, schema: TableSchema, parts: list[str], num_buckets: int) -> Any:
-    """``prepared`` in one shuffle partition per (partition, bucket), or None when it is empty.
+def _routed(
+    prepared: Any, values: list[tuple[Any, ...]], parts: list[str], num_buckets: int
+) -> Any:
+    """``prepared`` in one shuffle partition per (partition, bucket); ``values`` are the
+    partition values of ``prepared`` (``[()]`` when unpartitioned).
 
     Every (partition value, bucket) gets its own shuffle partition: its rows carry
     :data:`_ROUTE`, a value Spark's hash partitioning sends exactly there (:func:`_preimages`),
@@ -220,9 +223,6 @@ def _routed(prepared: Any, schema: TableSchema, parts: list[str], num_buckets: i
     from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
     spark = prepared.sparkSession
-    values = [tuple(r) for r in prepared.select(*parts).distinct().collect()] if parts else [()]
-    if not values:
-        return None
     count = len(values) * num_buckets
     routes = _preimages(spark, count)
     if not parts:
@@ -277,6 +277,11 @@ def _plan(df: Any, table: Any, first_sequence: int) -> Any:
         *[F.col(f"`{n}`") for n in fields],
         *[F.col(f"`{p}`").alias(a) for p, a in zip(schema.partition_keys, parts, strict=True)],
     )
+    # the partition values, collected before the bucket (whose Arrow UDF, for keys the JVM
+    # expression does not hash, a projection cannot prune)
+    values = [tuple(r) for r in prepared.select(*parts).distinct().collect()] if parts else [()]
+    if not values:
+        return None
     # (refusal() checked the DataFrame has the key types exactly; key columns are NOT NULL)
     prepared = with_bucket(
         prepared,
@@ -286,9 +291,7 @@ def _plan(df: Any, table: Any, first_sequence: int) -> Any:
         BUCKET,
         in_jvm=True,
     ).withColumn(_ORDER, F.monotonically_increasing_id())
-    routed = _routed(prepared, schema, parts, table.options.bucket)
-    if routed is None:
-        return None
+    routed = _routed(prepared, values, parts, table.options.bucket)
     # one (partition, bucket) per task: key order, a key's rows latest first (the driver keeps
     # the first of each key)
     ordered = routed.sortWithinPartitions(*[F.col(f"`{k}`") for k in keys], F.col(_ORDER).desc())
