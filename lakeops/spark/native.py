@@ -372,6 +372,7 @@ def _describe(path: str, table: Any) -> tuple[bytes, int, DataFileMeta, str, int
     bucket_cols = [key_column(k) if k in keys else k for k in bucket_keys]
     wanted = list(dict.fromkeys([*key_cols, SEQ, *schema.partition_keys, *bucket_cols]))
     index = pf.read(columns=wanted)
+    pf.close()
     partition = []
     for p in schema.partition_keys:
         distinct = pc.unique(index.column(p))
@@ -401,6 +402,13 @@ def _describe(path: str, table: Any) -> tuple[bytes, int, DataFileMeta, str, int
         _keep_latest(path, ~repeated, schema)
         index = index.filter(pa.array(~repeated))
     rows = index.num_rows
+    if len(keys) == 1 and rows > 1:  # the key range below assumes Spark's sort held
+        column = index.column(key_cols[0])
+        if not pc.all(pc.less(column.slice(0, rows - 1), column.slice(1))).as_py():
+            raise LakeopsError(
+                "lakeops native write: a Spark task wrote a file whose keys are not in "
+                "ascending order; nothing was committed"
+            )
     first = [index.column(c)[0].as_py() for c in key_cols]
     last = [index.column(c)[rows - 1].as_py() for c in key_cols]
     if len(keys) == 1:

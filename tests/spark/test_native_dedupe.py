@@ -1,7 +1,8 @@
-"""The native write path's driver-side deduplication (:mod:`lakeops.spark.native`): a staged
+"""The native write path's driver-side work on a staged file (:mod:`lakeops.spark.native`): a
 file sorted by key, a key's latest row first, keeps exactly the first row of every key, across
-row groups and read batches, with its columns and Parquet types unchanged. Judged against a
-plain model (a loop over Python lists); no Spark needed."""
+row groups and read batches, with its columns and Parquet types unchanged (judged against a
+plain model, a loop over Python lists); a file of several buckets, or with keys out of order,
+fails the write. No Spark needed."""
 
 from __future__ import annotations
 
@@ -74,3 +75,55 @@ def test_a_file_without_repeats_is_reported_clean() -> None:
     assert not _repeated(index, ["_KEY_id"]).any()
     assert not _repeated(index.slice(0, 1), ["_KEY_id"]).any()
     assert _repeated(index.slice(0, 0), ["_KEY_id"]).size == 0
+
+
+def _staged(path: str, ids: list[int]) -> None:
+    n = len(ids)
+    pq.write_table(
+        pa.table(
+            {
+                "_KEY_id": pa.array(ids, pa.int64()),
+                "_SEQUENCE_NUMBER": pa.array(range(n), pa.int64()),
+                "_VALUE_KIND": pa.array([0] * n, pa.int8()),
+                "id": pa.array(ids, pa.int64()),
+                "v": pa.array(range(n), pa.int64()),
+            }
+        ),
+        path,
+    )
+
+
+def test_a_file_of_several_buckets_or_out_of_order_keys_is_refused(tmp_path: Path) -> None:
+    """The driver's checks of a staged file: every row in the file's bucket by Paimon's hash,
+    and keys ascending; a file that breaks either fails the write."""
+    from lakeops.errors import LakeopsError
+    from lakeops.spark.native import _describe
+    from lakeops.spec.bucket_hash import assign_buckets
+
+    catalog = Catalog(str(tmp_path / "wh"))
+    catalog.create_database("db")
+    table = catalog.create_table(
+        "db.t",
+        schema=pa.schema([pa.field("id", pa.int64(), False), ("v", pa.int64())]),
+        primary_keys=["id"],
+        options={"bucket": "2"},
+    )
+    ids = list(range(40))
+    buckets = assign_buckets([pa.array(ids, pa.int64())], table.schema.types_of(["id"]), 2)
+    zero = [i for i, b in zip(ids, buckets.tolist(), strict=True) if b == 0]
+    one = [i for i, b in zip(ids, buckets.tolist(), strict=True) if b == 1]
+
+    good = str(tmp_path / "good.parquet")
+    _staged(good, zero)
+    described = _describe(good, table)
+    assert described is not None and described[1] == 0 and described[2].row_count == len(zero)
+
+    mixed = str(tmp_path / "mixed.parquet")
+    _staged(mixed, sorted(zero[:3] + one[:3]))
+    with pytest.raises(LakeopsError, match="several buckets"):
+        _describe(mixed, table)
+
+    backwards = str(tmp_path / "backwards.parquet")
+    _staged(backwards, list(reversed(zero)))
+    with pytest.raises(LakeopsError, match="not in ascending order"):
+        _describe(backwards, table)
