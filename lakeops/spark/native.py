@@ -27,8 +27,9 @@ field), one write is one Spark job (plus small ones for the partition values and
    the file holds one partition and, by Paimon's hash of every row, one bucket (a file that
    does not fails the write: nothing is committed); where a key repeats, it rewrites the file
    with the first row of each key only (the row the ``deduplicate`` engine keeps: Paimon's
-   readers require one row per key in a file; a window doing this in Spark cost about as much
-   as the rest of the plan), so a write whose keys are unique pays one read of those columns;
+   readers require one row per key in a file; a window doing this in Spark made the plan
+   before the write half again as slow), so a write whose keys are unique pays one read of
+   those columns;
 6. the driver moves every file to ``<partition path>/bucket-N/data-<uuid>-0.parquet`` and
    commits the files, with their key and sequence ranges, as level-0 ``DataFileMeta`` with the
    committer, which re-sequences them if another commit added files to the same bucket
@@ -356,8 +357,8 @@ def _describe(path: str, table: Any) -> tuple[bytes, int, DataFileMeta, str, int
     The file is one task's output, so one (partition, bucket): this is checked here, every
     row's bucket recomputed with Paimon's hash, and a file that breaks it fails the write.
     Spark sorted the file by key, a key's rows latest first, without removing repeats (a
-    window over the key costs about as much as the rest of the plan): where a key repeats, the
-    file is rewritten with the first row of each key only, which is the row the
+    window over the key made the plan before the write half again as slow): where a key
+    repeats, the file is rewritten with the first row of each key only, which is the row the
     ``deduplicate`` engine keeps. Paimon's readers require one row per key in a file."""
     schema: TableSchema = table.schema
     keys = schema.trimmed_primary_keys
