@@ -4,8 +4,9 @@
 changelog, tag or branch references — left by writers that crashed between writing files and
 publishing a snapshot — but only files older than the threshold, so files of commits still in
 progress are never touched. Candidates are only manifests, index files, files in bucket
-directories and temporary metadata files: schema and snapshot metadata, ``tag/``, ``branch/``,
-``consumer/`` and anything lakeops does not know are kept.
+directories, files the native Spark write path staged (left by a killed write; the same
+threshold keeps those of a write in progress) and temporary metadata files: schema and snapshot
+metadata, ``tag/``, ``branch/``, ``consumer/`` and anything lakeops does not know are kept.
 
 A threshold below :data:`SAFE_OLDER_THAN_MS` (one hour) is refused unless the caller forces it:
 a writer writes its data files and manifests first and publishes the snapshot that references
@@ -207,9 +208,10 @@ def remove_orphan_files(
         if top in protected_dirs and not temporary:
             continue
         # only what lakeops and Paimon write: manifests, index files, files in bucket
-        # directories and temporary metadata; anything else in the table directory is kept
+        # directories, Spark's staged files and temporary metadata; anything else is kept
         in_bucket = len(parts) > 1 and parts[-2].startswith("bucket-")
-        if not (top in ("manifest", "index") or in_bucket or top in protected_dirs):
+        staged = top == paths.SPARK_STAGING_DIR
+        if not (top in ("manifest", "index") or in_bucket or staged or top in protected_dirs):
             continue
         if name in referenced or name.startswith(".lakeops-database"):
             continue

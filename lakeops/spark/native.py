@@ -60,7 +60,7 @@ from lakeops.errors import CommitStateUnknownError, DataValidationError, Lakeops
 from lakeops.kv.formats import settings_for, writer_kwargs
 from lakeops.kv.parquet_layout import writer_options
 from lakeops.spark.bucket_expr import with_bucket
-from lakeops.spec import binary_row
+from lakeops.spec import binary_row, paths
 from lakeops.spec.bucket_hash import assign_buckets
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
@@ -75,7 +75,6 @@ log = logging.getLogger(__name__)
 BUCKET = "__lakeops_bucket"
 _ORDER = "__lakeops_order"
 _PART = "__lakeops_p"
-_STAGING = "_lakeops_spark_staging"
 _ROUTE = "__lakeops_route"
 _NULL_MARK = "lakeops native write: NULL in NOT NULL column"
 _CHANGED_MARK = "lakeops native write: the DataFrame changed between its two jobs"
@@ -460,7 +459,7 @@ def write_native(
     first_sequence, base_id = _next_sequence(table, overwrite)
     settings = settings_for(table.schema.options, 0)
     root = table.root
-    staging = os.path.join(root, _STAGING, str(uuid.uuid4()))
+    staging = os.path.join(root, paths.SPARK_STAGING_DIR, str(uuid.uuid4()))
     placed: list[str] = []
     started = time.perf_counter()
     try:
@@ -545,7 +544,7 @@ def write_native(
             with contextlib.suppress(FileNotFoundError):
                 os.remove(path)
         table.file_io.delete_tree(staging)
-        _remove_if_empty(os.path.join(root, _STAGING))
+        _remove_if_empty(os.path.join(root, paths.SPARK_STAGING_DIR))
 
 
 def _remove_if_empty(directory: str) -> None:

@@ -56,6 +56,9 @@ SCHEMA_DIR = "schema"
 MANIFEST_DIR = "manifest"
 CHANGELOG_DIR = "changelog"
 INDEX_DIR = "index"
+#: where the native Spark write path (``lakeops.spark.native``) stages files before it moves
+#: them into their buckets; nothing in it is ever referenced by a snapshot
+SPARK_STAGING_DIR = "_lakeops_spark_staging"
 LATEST_HINT = f"{SNAPSHOT_DIR}/LATEST"
 EARLIEST_HINT = f"{SNAPSHOT_DIR}/EARLIEST"
 

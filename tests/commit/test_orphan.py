@@ -163,3 +163,24 @@ def test_parallel_listing_finds_the_strays_the_serial_listing_finds(
     assert _tree(root_a) == _tree(root_b)
     assert all((root_a / name).exists() for name in kept)
     assert catalog.get_table("db.b").read().num_rows == 70
+
+
+def test_files_a_killed_spark_write_staged_are_orphans(catalog: Catalog, warehouse: Path) -> None:
+    """A native Spark write killed before it moved its staged files leaves them below
+    ``_lakeops_spark_staging``: orphans once older than the threshold, kept while younger (a
+    write in progress). Other unknown files stay."""
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"}
+    )
+    table.write(_rows(range(10), "a"))
+    root = warehouse / "db.db" / "t"
+    staged = root / "_lakeops_spark_staging" / "job-1" / "part-00000-x.parquet"
+    staged.parent.mkdir(parents=True)
+    staged.write_bytes(b"staged by a killed write")
+    unknown = root / "README.txt"
+    unknown.write_bytes(b"not ours")
+    assert table.remove_orphan_files(older_than=dt.timedelta(hours=1)).deleted == ()
+    removed = table.remove_orphan_files(older_than=dt.timedelta(0), force=True)
+    assert removed.deleted == ("_lakeops_spark_staging/job-1/part-00000-x.parquet",)
+    assert not staged.exists() and unknown.exists()
+    assert table.read().num_rows == 10
