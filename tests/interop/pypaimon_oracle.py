@@ -67,6 +67,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import traceback
 from collections.abc import AsyncGenerator
@@ -485,5 +486,19 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _exit_now(code: int) -> None:
+    """Flush the standard streams and end the process without interpreter finalization.
+
+    The oracle's work is done (its files written and closed) when ``main`` returns. What is
+    left is finalization, where a native thread still parked in pyarrow's C++ pools can meet
+    the interpreter's teardown and abort the process ("terminate called without an active
+    exception", exit -6) after a successful write: seen once in CI. ``os._exit`` skips that
+    teardown, so the exit status says what the subcommand did.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    _exit_now(main())
