@@ -174,6 +174,7 @@ class AppendTable(BaseTable):
                 if overwrite is True
                 else partition_matches(self.schema, list(overwrite), self.options)
             )
+            committer.refuse_strays(appends, replaces)
             store = self.store
 
             def plan_overwrite(latest: Snapshot | None) -> PlannedChange:

@@ -46,6 +46,7 @@ from lakeops.errors import (
     CommitConflictError,
     CommitError,
     CommitStateUnknownError,
+    DataValidationError,
     LockUnavailableError,
 )
 from lakeops.options.auto_tag import AutoTagOptions
@@ -124,6 +125,7 @@ class Committer:
         ]
         snapshot = None
         if overwrite is not None:  # Paimon's OVERWRITE: replace the live files, then add
+            self.refuse_strays(appends, overwrite)
 
             def plan_overwrite(latest: Snapshot | None) -> PlannedChange:
                 # computed on every attempt: files another writer added meanwhile go too
@@ -152,6 +154,25 @@ class Committer:
         if snapshot is not None:
             self._auto_tags()
         return snapshot
+
+    def refuse_strays(
+        self, appends: Sequence[ManifestEntry], replaces: Callable[[bytes], bool]
+    ) -> None:
+        """Refuse, before anything is published, an ``OVERWRITE`` whose new files lie in a
+        partition it does not replace, as Paimon's commit does ("Trying to overwrite partition
+        …, but the changes in … does not belong to this partition"). Such a static partition
+        overwrite would otherwise add rows to partitions nobody asked it to touch."""
+        strays = sorted({e.partition for e in appends if not replaces(e.partition)})
+        if not strays:
+            return
+        names = paths.partition_paths(self.schema, self.options)
+        shown = ", ".join(repr(names.dir_of(p)) for p in strays[:3])
+        more = f" and {len(strays) - 3} more" if len(strays) > 3 else ""
+        raise DataValidationError(
+            f"{self.store.root}: an overwrite of the listed partitions has rows in partition "
+            f"{shown}{more}, which it does not replace; nothing was committed. Keep only rows "
+            "of the listed partitions, or list every partition the data holds"
+        )
 
     def _auto_tags(self) -> None:
         """Paimon's automatic tags after a published commit (:mod:`lakeops.commit.auto_tags`).

@@ -126,6 +126,15 @@ def test_overwrite(spark, catalog: Catalog) -> None:
     state = _state(t)
     assert [r for r in state if r["dt"] == "d0"] == [{"dt": "d0", "id": 1, "v": 7, "op": "+I"}]
     assert any(r["dt"] == "d1" for r in state)  # other partitions untouched
+    # rows outside the listed partitions: refused, as Paimon's commit refuses them
+    with pytest.raises(Exception, match="does not replace"):
+        ls.write(
+            spark.createDataFrame([("d0", 1, 8, "+I"), ("d9", 1, 8, "+I")], DDL),
+            t.root,
+            mode="overwrite",
+            overwrite_partitions=[{"dt": "d0"}],
+        )
+    assert _state(t) == state
     ls.write(spark.createDataFrame([("d2", 2, 2, "+I")], DDL), t.root, mode="overwrite")
     assert _state(t) == [{"dt": "d2", "id": 2, "v": 2, "op": "+I"}]
 

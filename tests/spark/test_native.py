@@ -257,6 +257,19 @@ def test_many_partitions_and_an_empty_write(spark: Any, catalog: Catalog) -> Non
         assert set(assign_buckets([ids], table.schema.types_of(["id"]), 3).tolist()) == {bucket}
     assert len({os.path.dirname(os.path.dirname(path)) for path in paths}) == 11
 
+    # a static partition overwrite with rows of another partition is refused, as Paimon's
+    # commit refuses it; its files are gone and the table reads as before
+    strays = spark.createDataFrame([(1, "p0", 1), (2, "p1", 2)], "id bigint, p string, v bigint")
+    with pytest.raises(Exception, match="does not replace"):
+        ls.write(
+            strays, table.root, mode="overwrite", overwrite_partitions=[{"p": "p0"}], via="native"
+        )
+    assert [s.id for s in table.snapshots()] == [1]
+    assert sorted(table.read().to_pylist(), key=lambda r: (r["p"], r["id"])) == expected
+    assert sorted(
+        os.path.join(d, n) for d, _, ns in os.walk(table.root) for n in ns if n.endswith(".parquet")
+    ) == sorted(paths)
+
     empty = spark.createDataFrame([], "id bigint, p string, v bigint")
     assert ls.write(empty, table.root, via="native") == "native"
     assert [s.id for s in table.snapshots()] == [1]
