@@ -48,4 +48,3 @@ def golden_copy(tmp_path: Path):
         return target
 
     return copy
-
