@@ -8,7 +8,12 @@ import contextlib
 import logging
 from collections.abc import Sequence
 
-from lakeops.commit.since_base import data_committed, index_changed, sequence_ceilings
+from lakeops.commit.since_base import (
+    data_committed,
+    index_changed,
+    replaced_since,
+    sequence_ceilings,
+)
 from lakeops.commit.snapshot_builder import PlannedChange
 from lakeops.errors import CommitError, StaleWriteError
 from lakeops.options import TableOptions
@@ -32,8 +37,9 @@ class AppendPlanner:
     """Plans an ``APPEND`` on each attempt's latest snapshot, against what other commits did
     since the writers' base snapshots (:mod:`lakeops.commit.since_base`):
 
-    * a dynamic-bucket write whose partitions' key index another commit changed, or a
-      cross-partition write after another data commit, is refused with
+    * a dynamic-bucket write whose partitions' key index another commit changed (where it adds
+      keys; where it only updates keys, after an ``OVERWRITE`` — a rollback — changed it), or
+      a cross-partition write after another data commit, is refused with
       :class:`StaleWriteError` (its bucket assignments may no longer hold);
     * new files of a bucket that another commit added files to are re-sequenced above them
       (:mod:`lakeops.write.resequence`), so commit order is sequence order in every bucket.
@@ -134,8 +140,14 @@ class AppendPlanner:
                     )
                 continue
             partitions = {m.partition for m in mine if m.new_index_files}
+            known = {m.partition for m in mine if m.new_files} - partitions
+            if known and replaced_since(self.store, base, latest) is not False:
+                # every key of these was in the base's index, and only an OVERWRITE (a rollback,
+                # a partition overwrite) takes keys out of it: then other writers may have
+                # placed them in other buckets, so their index must be unchanged too
+                partitions |= known
             if not partitions:
-                continue  # every key was known at the base: its bucket still holds
+                continue  # every key was known at the base and is still: its bucket holds
             touched = None
             if base is not None:
                 base_index = None
@@ -150,7 +162,7 @@ class AppendPlanner:
             if touched is None or touched:
                 raise StaleWriteError(
                     f"another commit changed the key index of {self.store.root} (a "
-                    "dynamic-bucket table) in a partition this write adds keys to, after this "
+                    "dynamic-bucket table) in a partition this write writes to, after this "
                     "write read it, so its bucket assignments might duplicate keys; nothing was "
                     "committed — run the write again"
                 )

@@ -168,8 +168,9 @@ class Committer:
         names = paths.partition_paths(self.schema, self.options)
         shown = ", ".join(repr(names.dir_of(p)) for p in strays[:3])
         more = f" and {len(strays) - 3} more" if len(strays) > 3 else ""
+        which = "partition" if len(strays) == 1 else "partitions"
         raise DataValidationError(
-            f"{self.store.root}: an overwrite of the listed partitions has rows in partition "
+            f"{self.store.root}: an overwrite of the listed partitions has rows in {which} "
             f"{shown}{more}, which it does not replace; nothing was committed. Keep only rows "
             "of the listed partitions, or list every partition the data holds"
         )

@@ -8,7 +8,8 @@ snapshot, the committer asks what happened in between:
 * :func:`sequence_ceilings` — per (partition, bucket), the largest sequence number of any file
   another commit added since the base: the writer's records must sort above it;
 * :func:`index_changed` — the partitions whose HASH index files other commits replaced;
-* :func:`data_committed` — whether any other commit since the base added or removed rows.
+* :func:`data_committed` — whether any other commit since the base added or removed rows;
+* :func:`replaced_since` — whether one of them was an ``OVERWRITE`` (a rollback is one).
 
 They read the snapshots after the base and their delta manifests. When one of those is gone
 (expired), or there are too many to read cheaply, :func:`sequence_ceilings` answers from the
@@ -25,7 +26,14 @@ from lakeops.spec.manifest import FileKind, ManifestEntry
 from lakeops.spec.snapshot import CommitKind, Snapshot
 from lakeops.store import TableStore
 
-__all__ = ["MAX_DELTAS", "data_committed", "index_changed", "sequence_ceilings", "since"]
+__all__ = [
+    "MAX_DELTAS",
+    "data_committed",
+    "index_changed",
+    "replaced_since",
+    "sequence_ceilings",
+    "since",
+]
 
 #: beyond this many newer snapshots the latest snapshot's live files are read instead
 MAX_DELTAS = 32
@@ -33,10 +41,12 @@ MAX_DELTAS = 32
 
 def since(store: TableStore, base_id: int | None, latest: Snapshot | None) -> list[Snapshot] | None:
     """The snapshots after ``base_id`` up to ``latest``, oldest first; None when they cannot all
-    be read (no base known, one expired, or more than :data:`MAX_DELTAS`)."""
+    be read (no base known, one expired, more than :data:`MAX_DELTAS`, or a latest snapshot
+    older than the base: Paimon's own rollback deletes snapshots and lets their ids be taken
+    again, so what happened since the base is unknown)."""
     if latest is None:
         return []
-    if base_id is None or latest.id - base_id > MAX_DELTAS:
+    if base_id is None or latest.id - base_id > MAX_DELTAS or latest.id < base_id:
         return None
     out = []
     for sid in range(base_id + 1, latest.id):
@@ -111,6 +121,16 @@ def _index_files(
         if e.partition in wanted:
             out.setdefault(e.partition, set()).add(e.file.file_name)
     return out
+
+
+def replaced_since(store: TableStore, base_id: int | None, latest: Snapshot | None) -> bool | None:
+    """Whether a commit after ``base_id`` was an ``OVERWRITE`` (a partition or table
+    overwrite, or a rollback: the only commits that take keys out of a key index); None when
+    the history cannot be read."""
+    snapshots = since(store, base_id, latest)
+    if snapshots is None:
+        return None
+    return any(s.commit_kind == CommitKind.OVERWRITE for s in snapshots)
 
 
 def data_committed(store: TableStore, base_id: int | None, latest: Snapshot | None) -> bool | None:

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog, StaleWriteError
-from tests.interop.oracle import oracle_read
+from tests.interop.oracle import oracle_read, oracle_script
 
 KV = pa.schema([("id", pa.int64()), ("v", pa.string())])
 N = 300
@@ -175,6 +175,71 @@ def test_dynamic_bucket_writers_without_new_keys_both_commit(catalog: Catalog) -
     table.commit(second.prepare_commit())  # only known keys: their buckets still hold
     got = {k: v[0] for k, v in _rows(catalog.get_table("db.d2").read(), "v").items()}
     assert got == {i: ("first" if i < 40 else "second") + str(i) for i in range(100)}
+
+
+@pytest.mark.interop
+def test_a_dynamic_bucket_writer_of_known_keys_is_stale_after_a_rollback(
+    catalog: Catalog, warehouse: Path
+) -> None:
+    """A writer that found every key in the index at its base adds no index file. A rollback
+    committed meanwhile can take those keys out of the index, and a writer after it places them
+    in other buckets: the first writer's rows would then duplicate its keys. It is refused as
+    stale and re-planned; the table keeps one row per key (the model, and pypaimon)."""
+    table = catalog.create_table(
+        "db.r",
+        schema=KV,
+        primary_keys=["id"],
+        options={"bucket": "-1", "dynamic-bucket.target-row-num": "10"},
+    )
+    table.write(_kv(list(range(10)), "base"))  # snapshot 1: bucket 0 full
+    table.write(_kv(list(range(10, 30)), "more"))  # snapshot 2: keys 10..29 in buckets 1, 2
+    stale = table.new_write()
+    stale.write(_kv(list(range(20, 30)), "stale"))  # every key known at snapshot 2
+    messages = stale.prepare_commit()
+    assert not any(m.new_index_files for m in messages)
+    table.rollback_to(1)  # keys 10..29 are gone again
+    table.write(_kv(list(range(20, 30)), "after"))  # placed anew, in the lowest free bucket
+    with pytest.raises(StaleWriteError, match="dynamic-bucket"):
+        table.commit(messages)
+    stale.abort()
+    catalog.get_table("db.r").write(_kv(list(range(20, 30)), "again"))
+    expected = {i: ("base" if i < 10 else "again") + str(i) for i in [*range(10), *range(20, 30)]}
+    for got in (catalog.get_table("db.r").read(), oracle_read(warehouse, "db.r")):
+        assert _count_keys(got) == (20, 20)
+        assert {k: v[0] for k, v in _rows(got, "v").items()} == expected
+
+
+@pytest.mark.interop
+def test_a_dynamic_bucket_writer_is_stale_after_paimons_own_rollback(
+    catalog: Catalog, warehouse: Path
+) -> None:
+    """Paimon's own rollback (here pypaimon's) deletes the newer snapshots: the latest snapshot
+    is then older than a writer's base, and what happened since is unknown. A writer of known
+    keys is refused as stale there, not committed into buckets the rolled-back index no longer
+    names (a later write would place those keys again elsewhere)."""
+    table = catalog.create_table(
+        "db.p",
+        schema=KV,
+        primary_keys=["id"],
+        options={"bucket": "-1", "dynamic-bucket.target-row-num": "10"},
+    )
+    table.write(_kv(list(range(10)), "base"))
+    table.write(_kv(list(range(10, 30)), "more"))
+    stale = table.new_write()
+    stale.write(_kv(list(range(20, 30)), "stale"))
+    messages = stale.prepare_commit()
+    oracle_script(warehouse, [{"op": "rollback", "table": "db.p", "to": 1}])
+    assert table.store.snapshot_ids() == [1]
+    with pytest.raises(StaleWriteError, match="dynamic-bucket"):
+        table.commit(messages)
+    stale.abort()
+    catalog.get_table("db.p").write(_kv(list(range(20, 30)), "again"))
+    catalog.get_table("db.p").write(_kv(list(range(25, 30)), "last"))
+    expected = {i: f"base{i}" for i in range(10)}
+    expected |= {i: ("again" if i < 25 else "last") + str(i) for i in range(20, 30)}
+    for got in (catalog.get_table("db.p").read(), oracle_read(warehouse, "db.p")):
+        assert _count_keys(got) == (20, 20)
+        assert {k: v[0] for k, v in _rows(got, "v").items()} == expected
 
 
 PARTED = pa.schema([("id", pa.int64()), ("p", pa.string()), ("v", pa.string())])

@@ -490,9 +490,9 @@ def _exit_now(code: int) -> None:
     """Flush the standard streams and end the process without interpreter finalization.
 
     The oracle's work is done (its files written and closed) when ``main`` returns. What is
-    left is finalization, where a native thread still parked in pyarrow's C++ pools can meet
-    the interpreter's teardown and abort the process ("terminate called without an active
-    exception", exit -6) after a successful write: seen once in CI. ``os._exit`` skips that
+    left is finalization, where native threads of the oracle's libraries (pyarrow's C++ pools
+    are the likely ones) can meet the interpreter's teardown: CI once saw a write end in
+    "terminate called without an active exception" (exit -6). ``os._exit`` skips that
     teardown, so the exit status says what the subcommand did.
     """
     sys.stdout.flush()
