@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakeops.compact.health import BucketHealth, SnapshotPoint, TableHealth, snapshot_history
 from lakeops.errors import ConfigurationError
+from lakeops.health_summary import near_from, run_state
 from lakeops.options.compaction import CompactOptions
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.paths import partition_value_string
@@ -56,10 +57,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "check_partition",
+    "format_count",
     "format_ratio",
     "human_bytes",
     "partition_label",
-    "render_index_html",
     "render_message_html",
     "render_table_html",
 ]
@@ -67,9 +68,13 @@ __all__ = [
 #: files drawn per sorted run; the rest are summarised as "+N more"
 MAX_FILES_PER_RUN = 300
 
-#: buckets drawn as bands; a larger table gets a per-partition summary and the bands of its
-#: buckets with the most sorted runs (then the most bytes)
-MAX_BANDS = 64
+#: buckets drawn as bands; a larger table gets a partition-by-bucket heat map of every bucket,
+#: a per-partition summary and the bands of its buckets with the most sorted runs (then the
+#: most bytes)
+MAX_BANDS = 12
+
+#: partitions (rows) of the heat map; beyond, the ones with the most sorted runs are drawn
+MAX_HEATMAP_ROWS = 100
 
 _LABEL_W = 64
 _ROW_H = 18
@@ -97,6 +102,11 @@ MAX_TAGS_SHOWN = 5
 def _e(value: object) -> str:
     """``value`` as text, escaped for HTML text and quoted attributes."""
     return html.escape(str(value), quote=True)
+
+
+def format_count(n: int) -> str:
+    """A count with thousands separators: ``3000002`` → ``3,000,002``."""
+    return f"{n:,}"
 
 
 def human_bytes(n: float) -> str:
@@ -185,7 +195,16 @@ svg .axis { stroke: var(--line); }
 .legend span { display: inline-block; margin-right: 12px; font-size: 12px; }
 .legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px;
   vertical-align: -1px; border-radius: 2px; }
-ul.tables { padding-left: 20px; }
+table.heatmap { border-collapse: separate; border-spacing: 2px; font-size: 11px; }
+table.heatmap th { font-weight: 500; color: var(--muted); padding: 0 4px; text-align: center; }
+table.heatmap th.row { text-align: left; white-space: nowrap; max-width: 260px;
+  overflow: hidden; text-overflow: ellipsis; }
+table.heatmap td { min-width: 24px; height: 20px; padding: 0 3px; text-align: center;
+  border-radius: 3px; font-variant-numeric: tabular-nums; }
+table.heatmap td.empty { background: var(--panel); }
+.heat-legend span { display: inline-block; margin-right: 12px; font-size: 12px; }
+.heat-legend i { display: inline-block; min-width: 22px; padding: 0 3px; margin-right: 4px;
+  text-align: center; font-style: normal; border-radius: 3px; }
 """
 
 
@@ -214,8 +233,9 @@ def _file_width(size: int, max_size: int) -> float:
 
 def _file_rect(f: DataFileMeta, x: float, y: float, w: float) -> str:
     tip = (
-        f"level {f.level} · {human_bytes(f.file_size)} ({f.file_size} bytes) · "
-        f"{f.row_count} rows · sequence {f.min_sequence_number}..{f.max_sequence_number}"
+        f"level {f.level} · {human_bytes(f.file_size)} ({format_count(f.file_size)} bytes) · "
+        f"{format_count(f.row_count)} rows · sequence "
+        f"{f.min_sequence_number}..{f.max_sequence_number}"
     )
     label = (
         f'<text x="{x + w / 2:.1f}" y="{y + _ROW_H / 2 + 4:.1f}" text-anchor="middle" '
@@ -254,9 +274,12 @@ def _bucket_svg(b: BucketHealth, label: str, max_size: int) -> str:
             parts.append(_file_rect(f, x, y, w))
             x += w + _FILE_GAP
         more = len(members) - MAX_FILES_PER_RUN
-        tail = f"{len(members)} file{'s' if len(members) != 1 else ''} · {human_bytes(run.size)}"
+        tail = (
+            f"{format_count(len(members))} file{'s' if len(members) != 1 else ''} · "
+            f"{human_bytes(run.size)}"
+        )
         if more > 0:
-            tail = f"+{more} more · {tail}"
+            tail = f"+{format_count(more)} more · {tail}"
         parts.append(
             f'<text x="{x + 6:.1f}" y="{y + _ROW_H / 2 + 4:.1f}" class="dim">{_e(tail)}</text>'
         )
@@ -293,11 +316,12 @@ def _band(
         state = " stalled"
     elif trigger is not None and b.sorted_runs >= trigger:
         state = " due"
-    by_level = ", ".join(f"L{lv}: {n}" for lv, n in sorted(b.files_by_level.items()))
+    by_level = ", ".join(f"L{lv}: {format_count(n)}" for lv, n in sorted(b.files_by_level.items()))
     stats = (
-        f"<b>{b.sorted_runs}</b> sorted runs · <b>{b.files}</b> files "
-        f"({_e(by_level)}) · <b>{_e(human_bytes(b.total_bytes))}</b> · <b>{b.rows}</b> rows "
-        f"(≈ <b>{b.live_rows}</b> live) · space amplification "
+        f"<b>{format_count(b.sorted_runs)}</b> sorted runs · <b>{format_count(b.files)}</b> "
+        f"files ({_e(by_level)}) · <b>{_e(human_bytes(b.total_bytes))}</b> · "
+        f"<b>{format_count(b.rows)}</b> rows (≈ <b>{format_count(b.live_rows)}</b> live) · "
+        "space amplification "
         f"<b>{format_ratio(b.space_amplification)}</b> · oldest level-0 file "
         f"<b>{_e(_human_age(b.oldest_level0_age_s))}</b>"
     )
@@ -327,7 +351,7 @@ def _history_chart(points: Sequence[SnapshotPoint]) -> str:
     for r, (name, _fn) in enumerate(rows):
         base = r * (row_h + gap) + row_h
         top = maxima[r]
-        shown = human_bytes(top) if r == 2 else str(top)
+        shown = human_bytes(top) if r == 2 else format_count(top)
         parts.append(
             f'<text x="0" y="{base - row_h / 2 + 4:.0f}">{_e(name)}</text>'
             f'<text x="0" y="{base - row_h / 2 + 17:.0f}" class="dim">max {_e(shown)}</text>'
@@ -363,9 +387,10 @@ def _history_chart(points: Sequence[SnapshotPoint]) -> str:
             )
         tip = (
             f"snapshot {p.snapshot_id} · {p.commit_kind} · {_utc(p.time_millis)} · "
-            f"{p.files} live files · max {p.max_sorted_runs} sorted runs · ingested "
-            f"{human_bytes(p.ingested_bytes)} · compacted {human_bytes(p.compacted_bytes)} · "
-            f"{p.delta_record_count} delta records · {p.total_record_count} records"
+            f"{format_count(p.files)} live files · max {format_count(p.max_sorted_runs)} sorted "
+            f"runs · ingested {human_bytes(p.ingested_bytes)} · compacted "
+            f"{human_bytes(p.compacted_bytes)} · {format_count(p.delta_record_count)} delta "
+            f"records · {format_count(p.total_record_count)} records"
         )
         parts.append(
             f'<g class="snapshot" data-snapshot-id="{p.snapshot_id}" '
@@ -405,7 +430,12 @@ def _options_facts(table: Table, copts: CompactOptions | None) -> list[tuple[str
         ("changelog producer", raw.get("changelog-producer", "none")),
     ]
     if copts is not None:
-        facts.append(("compaction trigger / stop", f"{copts.trigger} / {copts.stop_trigger}"))
+        facts.append(
+            (
+                "compaction trigger / stop",
+                f"{format_count(copts.trigger)} / {format_count(copts.stop_trigger)}",
+            )
+        )
         facts.append(("write-only", "yes" if copts.write_only else "no"))
     return facts
 
@@ -486,9 +516,10 @@ def _partition_summary(
         rows.append(
             f'<tr class="partition" data-partition="{_e(label)}" data-buckets="{len(members)}" '
             f'data-max-sorted-runs="{runs}" data-drawn="{"true" if label in drawn else "false"}">'
-            f"<td>{name}</td><td>{len(members)}</td>"
-            f"<td>{sum(b.files for b in members)}</td><td>{_e(human_bytes(stored))}</td>"
-            f"<td>{runs}</td><td>{format_ratio(stored / live if live else 1.0)}</td></tr>"
+            f"<td>{name}</td><td>{format_count(len(members))}</td>"
+            f"<td>{format_count(sum(b.files for b in members))}</td>"
+            f"<td>{_e(human_bytes(stored))}</td><td>{format_count(runs)}</td>"
+            f"<td>{format_ratio(stored / live if live else 1.0)}</td></tr>"
         )
     head = (
         "<tr><th>partition</th><th>buckets</th><th>files</th><th>bytes</th>"
@@ -510,8 +541,9 @@ def _select_bands(
         check_partition(health, default_name, partition)
         members = groups[partition]
         note = (
-            f'<p class="muted partition-note">Partition {_e(partition)}: {len(members)} of '
-            f"{len(health.buckets)} buckets of the table.</p>"
+            f'<p class="muted partition-note">Partition {_e(partition)}: '
+            f"{format_count(len(members))} of {format_count(len(health.buckets))} buckets of "
+            "the table.</p>"
         )
         if len(members) > MAX_BANDS:
             members = sorted(members, key=lambda b: (-b.sorted_runs, -b.total_bytes))[:MAX_BANDS]
@@ -534,11 +566,119 @@ def _select_bands(
         else "the others are summarised above"
     )
     note = (
-        f'<p class="muted">{len(health.buckets)} buckets in {len(groups)} partitions: the '
-        f"buckets of the {len(chosen)} partition{'s' if len(chosen) != 1 else ''} with the "
+        f'<p class="muted">{format_count(len(health.buckets))} buckets in '
+        f"{format_count(len(groups))} partitions: the buckets of the "
+        f"{format_count(len(chosen))} partition{'s' if len(chosen) != 1 else ''} with the "
         f"most sorted runs are drawn below ({_e(how)}).</p>"
     )
     return members, _partition_summary(groups, set(chosen), partition_href) + note
+
+
+_HEAT_OK_LOW = (218, 241, 220)  # one sorted run
+_HEAT_OK_HIGH = (198, 220, 120)  # just below "near"
+_HEAT_NEAR = "#f0b429"
+_HEAT_OVER = "#d1242f"
+_HEAT_STOP = "#82071e"
+
+
+def heat_color(sorted_runs: int, trigger: int, stop_trigger: int) -> tuple[str, str]:
+    """(background, text colour) of a heat-map cell of ``sorted_runs``: greens below
+    :func:`~lakeops.health_summary.near_from` the ``trigger`` (paler for fewer runs), amber
+    when near it, red at or beyond it, dark red at or beyond ``stop_trigger``."""
+    state = run_state(sorted_runs, trigger)
+    if state == "over":
+        return (_HEAT_STOP if sorted_runs >= stop_trigger else _HEAT_OVER), "#ffffff"
+    if state == "near":
+        return _HEAT_NEAR, "#1f2328"
+    top = max(near_from(trigger) - 1, 1)
+    t = 0.0 if top <= 1 else min(max(sorted_runs - 1, 0) / (top - 1), 1.0)
+    r, g, b = (
+        round(lo + (hi - lo) * t) for lo, hi in zip(_HEAT_OK_LOW, _HEAT_OK_HIGH, strict=True)
+    )
+    return f"#{r:02x}{g:02x}{b:02x}", "#1f2328"
+
+
+def _partition_order(groups: Mapping[str, Sequence[BucketHealth]]) -> list[str]:
+    """Partition labels ordered by their values (numbers as numbers, nulls last)."""
+
+    def key(label: str) -> tuple[tuple[bool, str, Any], ...]:
+        values = groups[label][0].partition.values()
+        return tuple((v is None, type(v).__name__, v if v is not None else 0) for v in values)
+
+    return sorted(groups, key=key)
+
+
+def _heatmap(
+    groups: Mapping[str, Sequence[BucketHealth]],
+    trigger: int | None,
+    stop_trigger: int | None,
+    partition_href: Callable[[str], str] | None,
+) -> str:
+    """A partition-by-bucket table of sorted runs: one row per partition (at most
+    :data:`MAX_HEATMAP_ROWS`, the worst ones, in partition order), one column per bucket id,
+    each cell coloured by :func:`heat_color` with its figures in its title."""
+    trig = 5 if trigger is None else trigger
+    stop = max(trig + 3 if stop_trigger is None else stop_trigger, trig)
+    labels = _partition_order(groups)
+    note = ""
+    if len(labels) > MAX_HEATMAP_ROWS:
+        keep = set(_worst_first(groups)[:MAX_HEATMAP_ROWS])
+        labels = [label for label in labels if label in keep]
+        note = (
+            f'<p class="muted">The {format_count(MAX_HEATMAP_ROWS)} of '
+            f"{format_count(len(groups))} partitions with the most sorted runs are shown.</p>"
+        )
+    bucket_ids = sorted({b.bucket for label in labels for b in groups[label]})
+    head = "<tr><th></th>" + "".join(f"<th>{i}</th>" for i in bucket_ids) + "</tr>"
+    rows = []
+    for label in labels:
+        by_id = {b.bucket: b for b in groups[label]}
+        name = _e(label or "table")
+        if partition_href is not None:
+            name = f'<a href="{_e(partition_href(label))}">{name}</a>'
+        cells = []
+        for i in bucket_ids:
+            b = by_id.get(i)
+            if b is None:
+                cells.append('<td class="empty"></td>')
+                continue
+            bg, fg = heat_color(b.sorted_runs, trig, stop)
+            tip = (
+                f"{label + ' · ' if label else ''}bucket {b.bucket}: "
+                f"{format_count(b.sorted_runs)} sorted runs · {format_count(b.files)} files · "
+                f"{human_bytes(b.total_bytes)} · space amplification "
+                f"{format_ratio(b.space_amplification)} · oldest level-0 file "
+                f"{_human_age(b.oldest_level0_age_s)}"
+            )
+            cells.append(
+                f'<td class="cell {run_state(b.sorted_runs, trig)}" data-partition="{_e(label)}" '
+                f'data-bucket="{b.bucket}" data-sorted-runs="{b.sorted_runs}" '
+                f'style="background:{bg};color:{fg}" title="{_e(tip)}">'
+                f"{format_count(b.sorted_runs)}</td>"
+            )
+        rows.append(
+            f'<tr><th class="row" title="{_e(label or "table")}">{name}</th>{"".join(cells)}</tr>'
+        )
+    swatches: dict[int, str] = {}
+    if trig > 1:
+        swatches[1] = "one run"
+    if run_state(near_from(trig), trig) == "near":
+        swatches[near_from(trig)] = "near the compaction trigger"
+    swatches[trig] = "at the compaction trigger: compaction picks it"
+    if stop > trig:
+        swatches[stop] = "at the stop trigger"
+    legend = "".join(
+        f'<span><i style="background:{heat_color(n, trig, stop)[0]};'
+        f'color:{heat_color(n, trig, stop)[1]}">{format_count(n)}</i>{_e(text)}</span>'
+        for n, text in swatches.items()
+    )
+    return (
+        "<h2>Sorted runs per partition and bucket</h2>"
+        '<p class="muted">Each cell is one bucket of the latest snapshot: its sorted runs (hover '
+        "for files, bytes, space amplification and level-0 age).</p>"
+        f'<div class="heat-legend">{legend}</div>{note}'
+        f'<div class="scroll"><table class="heatmap">{head}{"".join(rows)}</table></div>'
+    )
 
 
 #: how many partitions an unknown ``partition=`` error lists
@@ -606,16 +746,19 @@ def render_table_html(
     facts: list[tuple[str, object]] = [
         ("latest snapshot", "none" if latest is None else f"{latest.id} ({latest.commit_kind})"),
         ("committed", "-" if latest is None else _utc(latest.time_millis)),
-        ("records", "-" if latest is None else latest.total_record_count),
+        ("records", "-" if latest is None else format_count(latest.total_record_count)),
         *_metadata_facts(table),
         *_options_facts(table, copts),
         ("primary keys", ", ".join(table.schema.primary_keys) or "-"),
         ("partition keys", ", ".join(table.schema.partition_keys) or "-"),
-        ("partitions · buckets", f"{partitions} · {len(health.buckets)}"),
-        ("live files", sum(b.files for b in health.buckets)),
+        (
+            "partitions · buckets",
+            f"{format_count(partitions)} · {format_count(len(health.buckets))}",
+        ),
+        ("live files", format_count(sum(b.files for b in health.buckets))),
         ("bytes", human_bytes(health.total_bytes)),
         ("space amplification", space_amp),
-        ("max sorted runs", health.max_sorted_runs),
+        ("max sorted runs", format_count(health.max_sorted_runs)),
         (_window_label(health), write_amp),
         (
             "ingested · compacted",
@@ -626,6 +769,15 @@ def render_table_html(
     files: list[DataFileMeta] = [f for b in health.buckets for run in b.runs for f in run.files]
     max_size = max((f.file_size for f in files), default=0)
     drawn, summary = _select_bands(health, default_name, partition, partition_href, cli_hint)
+    groups = _by_partition(health.buckets, default_name)
+    if partition is not None:
+        groups = {partition: groups[partition]}
+    in_view = sum(len(members) for members in groups.values())
+    heatmap = (
+        _heatmap(groups, trigger, stop_trigger, None if partition else partition_href)
+        if in_view > MAX_BANDS
+        else ""
+    )
     bands = [
         _band(b, partition_label(b.partition, default_name), max_size, trigger, stop_trigger)
         for b in drawn
@@ -643,7 +795,7 @@ def render_table_html(
         '<div class="muted">lakeops table health · Paimon primary-key table</div>'
         f"{_facts(facts)}</header>"
         f"<h2>Recent snapshots</h2>{_history_chart(points)}"
-        f"{summary}<h2>LSM shape per bucket</h2>"
+        f"{heatmap}{summary}<h2>LSM shape per bucket</h2>"
         '<p class="muted">One row per sorted run (each level-0 file is its own run, newest '
         "first; each level ≥ 1 is one run). Width grows with the square root of file size. "
         "Amber: sorted runs at the compaction trigger; red: at the stop trigger. Space "
@@ -652,40 +804,6 @@ def render_table_html(
         + ("".join(bands) if bands else '<p class="muted">The table holds no data files.</p>')
     )
     return _page(f"{identifier} · lakeops", body)
-
-
-def render_index_html(
-    entries: Sequence[tuple[str, str, str]],
-    *,
-    notes: Mapping[str, str] | None = None,
-    empty: str = "No lakeops connections configured.",
-) -> str:
-    """A page listing tables: ``entries`` are ``(conn_id, identifier, href)`` and are grouped
-    by connection in the given order; ``notes`` maps a connection id to one line shown under
-    it (e.g. why its tables could not be listed); ``empty`` is the line shown when there is no
-    connection at all."""
-    by_conn: dict[str, list[tuple[str, str]]] = {}
-    for conn_id, identifier, href in entries:
-        by_conn.setdefault(conn_id, []).append((identifier, href))
-    for conn_id in notes or {}:
-        by_conn.setdefault(conn_id, [])
-    sections = []
-    for conn_id, tables in by_conn.items():
-        items = "".join(
-            f'<li><a class="table" href="{_e(href)}">{_e(identifier)}</a></li>'
-            for identifier, href in tables
-        )
-        note = (notes or {}).get(conn_id)
-        if note:
-            items += f'<li class="muted">{_e(note)}</li>'
-        elif not tables:
-            items += '<li class="muted">no tables</li>'
-        sections.append(
-            f'<section class="connection" data-conn-id="{_e(conn_id)}">'
-            f'<h2>connection {_e(conn_id)}</h2><ul class="tables">{items}</ul></section>'
-        )
-    body = "<h1>lakeops tables</h1>" + ("".join(sections) or f'<p class="muted">{_e(empty)}</p>')
-    return _page("lakeops tables", body)
 
 
 def render_message_html(title: str, message: str) -> str:

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog, Table
-from lakeops.health_view import render_index_html, render_message_html, render_table_html
+from lakeops.health_view import render_message_html, render_table_html
 from lakeops.read.scan import Split
 from lakeops.spec import schema_change as sc
 
@@ -245,17 +245,6 @@ def test_unpartitioned_table(catalog: Catalog, recent: int) -> None:
     assert len(parsed.snapshots) == recent
 
 
-def test_index_page_escapes_and_links() -> None:
-    page = render_index_html(
-        [("c1", "db.a", "tables/c1/db/a"), ("c1", 'db.<b>"', "tables/c1/db/%3Cb%3E")],
-        notes={"c2": "connection <unavailable>"},
-    )
-    assert '<a class="table" href="tables/c1/db/a">db.a</a>' in page
-    assert "db.&lt;b&gt;&quot;" in page and '<b>"' not in page
-    assert "connection &lt;unavailable&gt;" in page
-    assert 'data-conn-id="c2"' in page
-
-
 def test_message_page_escapes() -> None:
     page = render_message_html("Not found", "no table '<x>'")
     assert "<h1>Not found</h1>" in page
@@ -309,3 +298,106 @@ def test_large_tables_are_summarised_per_partition(
         )
     )
     assert summary == {"dt=2024-01-01": (2, 1), f"dt={EVIL}": (2, 2)}
+
+
+class HeatParser(HTMLParser):
+    """The cells of the heat map: (partition, bucket) → (sorted runs shown, title, style)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.cells: dict[tuple[str, str], dict[str, str]] = {}
+        self._open: dict[str, str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag == "td" and "cell" in a.get("class", "").split():
+            self._open = {**a, "text": ""}
+            self.cells[a["data-partition"], a["data-bucket"]] = self._open
+
+    def handle_data(self, data: str) -> None:
+        if self._open is not None:
+            self._open["text"] += data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "td":
+            self._open = None
+
+
+def wide_table(catalog: Catalog) -> tuple[Table, dict[str, int]]:
+    """16 buckets in three partitions, each partition written a different number of times:
+    every write puts one level-0 file in every bucket (60 keys over 16 buckets)."""
+    table = catalog.create_table(
+        "db.wide",
+        schema=SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": "16", "write-only": "true", "num-sorted-run.compaction-trigger": "3"},
+    )
+    writes = {"2024-01-01": 1, "2024-01-02": 2, "2024-01-03": 4}
+    for dt, n in writes.items():
+        for i in range(n):
+            table.write(rows(200, dt, str(i)))
+    return table, writes
+
+
+def test_many_buckets_get_a_heat_map_of_every_bucket(catalog: Catalog) -> None:
+    """Past a dozen buckets: one heat-map cell per (partition, bucket) of the splits showing its
+    sorted runs (the model: the writes into its partition), with the figures in its title;
+    bands only for the worst dozen."""
+    import lakeops.health_view as view
+
+    table, writes = wide_table(catalog)
+    page = render_table_html("db.wide", table, partition_href=lambda label: f"?p={label}")
+    cells = HeatParser()
+    cells.feed(page)
+    splits = expected_bands(table)
+    assert len(splits) == 48
+    assert set(cells.cells) == set(splits)
+    for (label, bucket), split in splits.items():
+        cell = cells.cells[label, bucket]
+        runs = writes[label.removeprefix("dt=")]
+        assert sorted_runs(split) == runs
+        assert cell["data-sorted-runs"] == cell["text"] == str(runs)
+        assert cell["title"].startswith(f"{label} · bucket {bucket}: {runs} sorted runs · ")
+        assert f"{len(split.files)} files" in cell["title"]
+        state = "ok" if runs == 1 else "near" if runs == 2 else "over"
+        assert state in cell["class"].split()
+        assert cell["style"].startswith("background:#")
+    drawn = parse(page).buckets
+    assert len(drawn) == view.MAX_BANDS == 12
+    assert {g["data-partition"] for g in drawn} == {"dt=2024-01-03"}
+    assert '<a href="?p=dt=2024-01-01">dt=2024-01-01</a>' in page
+    # the partition page: one row of 16 cells
+    one = HeatParser()
+    one.feed(render_table_html("db.wide", table, partition="dt=2024-01-02"))
+    assert set(one.cells) == {("dt=2024-01-02", str(b)) for b in range(16)}
+
+
+def test_a_dozen_buckets_get_no_heat_map(catalog: Catalog) -> None:
+    table = make_table(catalog, writes=2)
+    page = render_table_html("db.t", table)
+    assert 'class="heatmap"' not in page
+    assert len(parse(page).buckets) == 4
+
+
+def test_heat_colours_follow_the_trigger() -> None:
+    from lakeops.health_view import heat_color
+
+    ok1, ok3, near, over, stop = (heat_color(n, 5, 8) for n in (1, 3, 4, 5, 8))
+    assert len({ok1, ok3, near, over, stop}) == 5
+    assert heat_color(6, 5, 8) == over and heat_color(20, 5, 8) == stop
+    assert ok1[1] == near[1] == "#1f2328" and over[1] == stop[1] == "#ffffff"
+
+
+def test_counts_on_the_page_have_separators(catalog: Catalog) -> None:
+    table = catalog.create_table(
+        "db.big", schema=SCHEMA, primary_keys=["dt", "id"], options={"bucket": "1"}
+    )
+    table.write(rows(3_000, "2024-01-01", "x"))
+    table.write(rows(2_500, "2024-01-01", "y"))
+    page = render_table_html("db.big", table)
+    # records and rows count every row of every file: 3,000 + 2,500 (no compaction yet)
+    assert "<dt>records</dt><dd>5,500</dd>" in page
+    assert "<b>5,500</b> rows" in page
+    assert re.search(r"\(\d{1,3}(,\d{3})+ bytes\)", page)
+    assert not re.search(r"[^\d,.#x-]\d{4,} (rows|bytes|records|files)", page)

@@ -3,7 +3,11 @@
 Mounted by ``plugins/lakeops_plugin.py`` under ``/lakeops`` on the Airflow API server:
 
 * ``GET /lakeops/`` — the tables of every connection named in ``LAKEOPS_UI_CONN_IDS``
-  (comma-separated; default ``lakeops_default``);
+  (comma-separated; default ``lakeops_default``), one row of health figures per table
+  (:func:`lakeops.health_index.render_lake_index_html`, figures of
+  :func:`lakeops.health_summary.summarize_tables`: each table's latest snapshot and its
+  manifests, the tables read in parallel); ``?sort=KEY&order=asc|desc`` sorts the rows (an
+  unknown key or order falls back to the default, the most sorted runs first);
 * ``GET /lakeops/tables/{conn_id}/{database}/{table}`` — the page of
   :func:`lakeops.health_view.render_table_html`.
 
@@ -34,6 +38,7 @@ from __future__ import annotations
 import inspect
 import logging
 import os
+from collections.abc import Callable
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
@@ -45,9 +50,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from lakeops import Catalog
 from lakeops.airflow.connection import parse_connection
 from lakeops.errors import CatalogError, ConfigurationError, LakeopsError
+from lakeops.health_index import DEFAULT_SORT, SORT_KEYS, IndexRow, render_lake_index_html
+from lakeops.health_summary import summarize_tables
 from lakeops.health_view import (
     check_partition,
-    render_index_html,
     render_message_html,
     render_table_html,
 )
@@ -191,8 +197,13 @@ def _html(body: str, status_code: int = 200) -> HTMLResponse:
     return HTMLResponse(body, status_code=status_code, headers=_SECURITY_HEADERS)
 
 
-def _index(user: Any) -> HTMLResponse:
-    entries: list[tuple[str, str, str]] = []
+def _opener(catalog: Catalog, identifier: str) -> Callable[[], Any]:
+    return lambda: catalog.get_table(identifier)
+
+
+def _index(user: Any, sort: str | None = None, order: str | None = None) -> HTMLResponse:
+    entries: list[tuple[str, str, Callable[[], Any]]] = []
+    hrefs: dict[tuple[str, str], str] = {}
     notes: dict[str, str] = {}
     forbidden = 0
     for conn_id in configured_conn_ids():
@@ -207,8 +218,11 @@ def _index(user: Any) -> HTMLResponse:
             notes[conn_id] = "connection unavailable (not defined, or its warehouse unreadable)"
             continue
         for db, t in tables:
-            href = "tables/" + "/".join(quote(s, safe="") for s in (conn_id, db, t))
-            entries.append((conn_id, f"{db}.{t}", href))
+            identifier = f"{db}.{t}"
+            hrefs[conn_id, identifier] = "tables/" + "/".join(
+                quote(s, safe="") for s in (conn_id, db, t)
+            )
+            entries.append((conn_id, identifier, _opener(catalog, identifier)))
         if not tables:
             notes[conn_id] = "no tables"
     empty = (
@@ -217,7 +231,18 @@ def _index(user: Any) -> HTMLResponse:
         if forbidden
         else "No lakeops connections configured."
     )
-    return _html(render_index_html(entries, notes=notes, empty=empty))
+    rows = [
+        IndexRow(summary, hrefs[summary.conn_id, summary.identifier])
+        for summary in summarize_tables(entries)
+    ]
+    key, direction = DEFAULT_SORT
+    if sort is not None and sort in SORT_KEYS:
+        key, direction = sort, SORT_KEYS[sort].first_order
+        if order == "asc":
+            direction = "asc"
+        elif order == "desc":
+            direction = "desc"
+    return _html(render_lake_index_html(rows, sort=key, order=direction, notes=notes, empty=empty))
 
 
 def _partition_href(label: str) -> str:
@@ -308,9 +333,14 @@ def create_app() -> FastAPI:
         return response
 
     @api.get("/", response_class=HTMLResponse, name="index")
-    def index(user: Annotated[Any, Depends(authenticated_user)]) -> HTMLResponse:
-        """Every table of every configured connection the user may read, with links."""
-        return _index(user)
+    def index(
+        user: Annotated[Any, Depends(authenticated_user)],
+        sort: str | None = None,
+        order: str | None = None,
+    ) -> HTMLResponse:
+        """Every table of every configured connection the user may read: one row of health
+        figures per table with a link to its page, sorted by column ``sort`` in ``order``."""
+        return _index(user, sort, order)
 
     @api.get("/tables/{conn_id}/{database}/{table}", response_class=HTMLResponse, name="table_page")
     def table_page(

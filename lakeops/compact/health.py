@@ -59,6 +59,7 @@ __all__ = [
     "SnapshotPoint",
     "TableHealth",
     "merged_size_estimate",
+    "snapshot_buckets",
     "snapshot_history",
     "table_health",
     "written_bytes",
@@ -341,16 +342,11 @@ def _window(store: TableStore, latest: int, recent_snapshots: int) -> list[Snaps
 
 
 # ------------------------------------------------------------------------------ public
-def table_health(
-    store: TableStore,
-    schema: TableSchema,
-    recent_snapshots: int = DEFAULT_WINDOW,
-) -> TableHealth:
-    """Health of the latest snapshot, write amplification over the last ``recent_snapshots``
-    retained snapshots (module docstring)."""
-    snapshot = store.latest_snapshot()
-    if snapshot is None:
-        return TableHealth(None)
+def snapshot_buckets(
+    store: TableStore, schema: TableSchema, snapshot: Snapshot
+) -> list[BucketHealth]:
+    """Every (partition, bucket) of ``snapshot``, in (partition bytes, bucket) order, from its
+    manifests alone (no data file is read); level-0 ages are measured from now."""
     part_types = schema.types_of(schema.partition_keys)
     groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     for e in store.live_entries(snapshot):
@@ -363,6 +359,20 @@ def table_health(
         values = binary_row.deserialize(pbytes, part_types)
         partition = dict(zip(schema.partition_keys, values, strict=True))
         buckets.append(_bucket_health(partition, bucket, files, key_range, now_ms))
+    return buckets
+
+
+def table_health(
+    store: TableStore,
+    schema: TableSchema,
+    recent_snapshots: int = DEFAULT_WINDOW,
+) -> TableHealth:
+    """Health of the latest snapshot, write amplification over the last ``recent_snapshots``
+    retained snapshots (module docstring)."""
+    snapshot = store.latest_snapshot()
+    if snapshot is None:
+        return TableHealth(None)
+    buckets = snapshot_buckets(store, schema, snapshot)
     ingested = compacted = 0
     counted: list[int] = []
     for snap in _window(store, snapshot.id, max(recent_snapshots, 1)):
