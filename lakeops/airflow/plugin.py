@@ -9,7 +9,8 @@ Mounted by ``plugins/lakeops_plugin.py`` under ``/lakeops`` on the Airflow API s
   manifests, the tables read in parallel); ``?sort=KEY&order=asc|desc`` sorts the rows (an
   unknown key or order falls back to the default, the most sorted runs first);
 * ``GET /lakeops/tables/{conn_id}/{database}/{table}`` — the page of
-  :func:`lakeops.health_view.render_table_html`.
+  :func:`lakeops.health_view.render_table_html` (an append table's:
+  :func:`lakeops.health_append_view.render_append_table_html`).
 
 Every route requires an Airflow login: the caller is resolved by Airflow's own
 ``airflow.api_fastapi.core_api.security.get_user`` — a JWT as ``Authorization: Bearer …`` or
@@ -50,6 +51,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from lakeops import Catalog
 from lakeops.airflow.connection import parse_connection
 from lakeops.errors import CatalogError, ConfigurationError, LakeopsError
+from lakeops.health_append_view import render_append_table_html
 from lakeops.health_index import DEFAULT_SORT, SORT_KEYS, IndexRow, render_lake_index_html
 from lakeops.health_summary import summarize_tables
 from lakeops.health_view import (
@@ -284,6 +286,8 @@ def _table(
         return _html(render_message_html("Not found", not_found), 404)
     try:
         tbl = catalog.get_table(identifier)
+        if not tbl.schema.primary_keys:
+            return _html(render_append_table_html(identifier, tbl, back_href="../../../"))
         health = tbl.health()
         if partition is not None:
             try:

@@ -1,15 +1,20 @@
 """The lakeops plugin on a real Airflow API server: Airflow's login guards every page, Airflow's
 auth manager decides who sees which connection's tables, and headless Chromium draws the
-table-health picture of a real table (checked against its splits).
+table-health picture of a real table (checked against its splits) and the index of a lake of
+twenty tables (checked against the writes made).
 
-One API server (SimpleAuthManager: an admin, an op and a viewer with known passwords) serves the
-whole module.
+One API server serves the whole module, started with the command of the README's "Open the
+Airflow UI" section (SimpleAuthManager: an op and a viewer with known passwords, and the admin
+whose password the server generates into the file the README names).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -40,7 +45,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-USER, PASSWORD = "admin", "lakeops-test-password"
+USER, PASSWORD = "admin", "lakeops-test-password"  # the admin's password is generated
 #: SimpleAuthManager users by role: ``op`` and ``admin`` may read connections, ``viewer`` may not
 ROLE_USERS = {"op": "op-user", "viewer": "viewer-user"}
 SECRET = "s3cr3t-value"
@@ -51,6 +56,36 @@ EVIL = '<b>&"x'
 START_TIMEOUT_S = 120.0
 
 
+REPO = Path(__file__).resolve().parents[2]
+#: the port of the README's commands, replaced by a free one here
+README_PORT = "8080"
+
+
+@dataclass(frozen=True)
+class ReadmeUi:
+    """What the README's "Open the Airflow UI" section tells a user to run and open."""
+
+    api_server: list[str]
+    password_file: str
+    login_url: str
+    index_url: str
+
+
+def readme_ui() -> ReadmeUi:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    start = text.index("\n### Open the Airflow UI\n")
+    section = text[start : text.find("\n## ", start + 1)]
+    block = re.search(r"```bash\n(.*?)```", section, re.DOTALL)
+    assert block is not None
+    commands = [
+        line.split("#", 1)[0].strip() for line in block.group(1).splitlines() if line.strip()
+    ]
+    api_server = next(shlex.split(c) for c in commands if c.startswith("airflow api-server"))
+    cat = next(shlex.split(c) for c in commands if c.startswith("cat "))
+    urls = re.findall(r"<(http://[^>]+)>", section)
+    return ReadmeUi(api_server, cat[1], urls[0], next(u for u in urls if "/lakeops" in u))
+
+
 @dataclass
 class Server:
     base: str
@@ -58,6 +93,9 @@ class Server:
     table: Table
     log: Path
     started_in_s: float
+    argv: list[str]
+    admin_password: str
+    lake: dict[str, int | None]
 
 
 def _free_port() -> int:
@@ -108,6 +146,57 @@ def _make_table(warehouse: Path) -> Table:
     return table
 
 
+#: sorted runs per table of the lake (None: no sorted runs), besides db.t (three per bucket)
+def _make_lake(warehouse: Path) -> dict[str, int | None]:
+    """Nineteen more tables in database ``lake``: primary-key tables of one bucket written 1
+    to 9 times (one sorted run per write: the model), an append table, an empty table, one of
+    16 buckets in two partitions (its heat map) and one compacted and written again."""
+    catalog = Catalog(str(warehouse))
+    catalog.create_database("lake")
+    schema = pa.schema([("k", pa.int64()), ("v", pa.string())])
+
+    def data(n: int, tag: int) -> pa.Table:
+        return pa.table({"k": list(range(n)), "v": [f"v{tag}" * 8] * n}, schema=schema)
+
+    model: dict[str, int | None] = {"db.t": 3}
+    events = catalog.create_table("lake.events", schema=schema)
+    for i in range(3):
+        events.write(data(50, i))
+    model["lake.events"] = None
+    catalog.create_table("lake.empty", schema=schema, primary_keys=["k"])
+    model["lake.empty"] = None
+    wide = catalog.create_table(
+        "lake.wide",
+        schema=pa.schema([("dt", pa.string()), ("k", pa.int64()), ("v", pa.string())]),
+        primary_keys=["dt", "k"],
+        partition_keys=["dt"],
+        options={"bucket": "16", "write-only": "true"},
+    )
+    for i in range(2):
+        for dt in ("2026-11-27", "2026-11-28"):
+            wide.write(data(400, i).add_column(0, "dt", pa.array([dt] * 400)))
+    model["lake.wide"] = 2
+    compacted = catalog.create_table(
+        "lake.compacted", schema=schema, primary_keys=["k"], options={"bucket": "1"}
+    )
+    for i in range(3):
+        compacted.write(data(30, i))
+    compacted.compact(full=True)
+    compacted.write(data(5, 9))
+    model["lake.compacted"] = 2
+    for i in range(15):
+        name = f"lake.orders_{i:02d}"
+        table = catalog.create_table(
+            name, schema=schema, primary_keys=["k"], options={"bucket": "1", "write-only": "true"}
+        )
+        writes = i % 9 + 1
+        for j in range(writes):
+            table.write(data(20 + j, j))
+        model[name] = writes
+    assert len(model) == 20
+    return model
+
+
 def _wait_until_up(proc: subprocess.Popen[bytes], base: str, log: Path) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
@@ -141,12 +230,16 @@ def server(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     warehouse = root / "wh"
     warehouse.mkdir()
     table = _make_table(warehouse)
-    passwords = root / "passwords.json"
-    passwords.write_text(
-        json.dumps({USER: PASSWORD, **{name: PASSWORD for name in ROLE_USERS.values()}})
-    )
+    # the metadata-database connection: a warehouse holding a copy of db.t only
+    shutil.copytree(warehouse, root / "wh-db")
+    lake = _make_lake(warehouse)
+    readme = readme_ui()
+    # the README's password file, in this AIRFLOW_HOME: the admin's is generated at the start
+    passwords = airflow_db / Path(readme.password_file).name
+    passwords.write_text(json.dumps({name: PASSWORD for name in ROLE_USERS.values()}))
     conn = connection_json(warehouse, storage_options={"secret": SECRET})
-    airflow_cli("connections", "add", DB_CONN, "--conn-json", conn)
+    db_conn = connection_json(root / "wh-db", storage_options={"secret": SECRET})
+    airflow_cli("connections", "add", DB_CONN, "--conn-json", db_conn)
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     log = root / "api-server.log"
@@ -158,26 +251,17 @@ def server(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": ",".join(
             [f"{USER}:admin", *(f"{name}:{role}" for role, name in ROLE_USERS.items())]
         ),
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
         "AIRFLOW__API_AUTH__JWT_SECRET": "lakeops-test-jwt-secret-0123456789abcdef",
         "AIRFLOW__API__BASE_URL": base,
         "AIRFLOW_CONN_LAKEOPS_DEFAULT": conn,
         "LAKEOPS_UI_CONN_IDS": f"lakeops_default, {DB_CONN},{MISSING_CONN}",
     }
+    argv = [str(port) if arg == README_PORT else arg for arg in readme.api_server]
     started = time.monotonic()
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [
-                str(Path(sys.executable).parent / "airflow"),
-                "api-server",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--workers",
-                "1",
-            ],
+            [str(Path(sys.executable).parent / argv[0]), *argv[1:]],
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -185,7 +269,17 @@ def server(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         )
     try:
         _wait_until_up(proc, base, log)
-        yield Server(base, warehouse, table, log, time.monotonic() - started)
+        admin_password = json.loads(passwords.read_text())[USER]
+        yield Server(
+            base,
+            warehouse,
+            table,
+            log,
+            time.monotonic() - started,
+            argv,
+            admin_password,
+            lake,
+        )
     finally:
         _stop(proc)
         airflow_cli("connections", "delete", DB_CONN)
@@ -193,7 +287,8 @@ def server(airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 def _login(server: Server, username: str) -> str:
     """A JWT from the simple auth manager's ``POST /auth/token``."""
-    body = json.dumps({"username": username, "password": PASSWORD}).encode()
+    password = server.admin_password if username == USER else PASSWORD
+    body = json.dumps({"username": username, "password": password}).encode()
     request = urllib.request.Request(
         f"{server.base}/auth/token",
         data=body,
@@ -559,3 +654,156 @@ def test_partition_drill_down(server: Server, token: str) -> None:
     status, body, _ = _get(page + _partition_href("dt=2024-01-02"), token=token)
     assert status == 404
     assert "did you mean dt=2024-01-01" in body and body.count('<p class="message">') == 1
+
+
+# ------------------------------------------------------------------- README and the index
+def test_readme_ui_section_is_what_this_module_runs(server: Server) -> None:
+    """The README's start command is the one the server of this module runs (only the port
+    differs), bound to 127.0.0.1; its password file is where the server generated the admin's
+    password (with scripts/airflow-env.sh's AIRFLOW_HOME); its URLs are this server's."""
+    readme = readme_ui()
+    assert readme.api_server[:2] == ["airflow", "api-server"]
+    assert readme.api_server[readme.api_server.index("--host") + 1] == "127.0.0.1"
+    port = server.base.rsplit(":", 1)[1]
+    assert server.argv == [port if a == README_PORT else a for a in readme.api_server]
+    assert readme.login_url == f"http://127.0.0.1:{README_PORT}/"
+    assert readme.index_url == f"http://127.0.0.1:{README_PORT}/lakeops/"
+    # the password file: scripts/airflow-env.sh's AIRFLOW_HOME, the file the server wrote
+    env = {k: v for k, v in os.environ.items() if k != "AIRFLOW_HOME"}
+    home = subprocess.run(
+        ["bash", "-c", 'source scripts/airflow-env.sh && printf %s "$AIRFLOW_HOME"'],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert (REPO / readme.password_file).parent == Path(home)
+    generated = json.loads(
+        (Path(os.environ["AIRFLOW_HOME"]) / Path(readme.password_file).name).read_text()
+    )
+    assert generated[USER] == server.admin_password and server.admin_password != PASSWORD
+    assert f"Password for user '{USER}'" in server.log.read_text()
+
+
+def _index_url(server: Server, query: str = "") -> str:
+    """The README's index URL on this server's port."""
+    return (
+        readme_ui().index_url.replace(f":{README_PORT}/", f":{server.base.rsplit(':', 1)[1]}/")
+        + query
+    )
+
+
+def _runs_order(values: list[str | None], descending: bool) -> bool:
+    """Whether sorted-run figures are in order, tables without them last."""
+    present = [int(v) for v in values if v]
+    missing = values[len(present) :]
+    return all(not v for v in missing) and present == sorted(present, reverse=descending)
+
+
+def test_browser_index_of_twenty_tables(server: Server, token: str, tmp_path: Path) -> None:
+    """The index of the lake in Chromium: a row per table with the model's sorted runs,
+    most first; a click on a heading sorts by it (the other way on a second click); byte
+    counts carry separators; over/near/ok look different. The screenshot is kept."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            context.add_cookies([{"name": "_token", "value": token, "url": server.base}])
+            page = context.new_page()
+            page.set_default_timeout(15_000)
+            response = page.goto(_index_url(server))
+            assert response is not None and response.status == 200
+
+            def column(attr: str, conn: str = "lakeops_default") -> list[str | None]:
+                return page.locator(f'tr.table-row[data-conn-id="{conn}"]').evaluate_all(
+                    f"rows => rows.map(r => r.getAttribute('{attr}'))"
+                )
+
+            tables = column("data-table")
+            assert sorted(t or "" for t in tables) == sorted(server.lake)
+            got = dict(zip(tables, column("data-max-sorted-runs"), strict=True))
+            assert got == {t: "" if n is None else str(n) for t, n in server.lake.items()}
+            assert _runs_order(column("data-max-sorted-runs"), descending=True)
+            assert column("data-table", DB_CONN) == ["db.t"]
+
+            shot = tmp_path / "index.png"
+            page.screenshot(path=str(shot), full_page=True)
+            print(f"index screenshot: {shot}")
+            assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+            # separators: every byte count of the titles, against the row's figure
+            cells = page.locator("tr.table-row td[title$=' bytes']")
+            assert cells.count() >= 18
+            for i in range(cells.count()):
+                title = cells.nth(i).get_attribute("title") or ""
+                row_bytes = cells.nth(i).evaluate("td => td.parentElement.dataset.bytes")
+                assert title == f"{int(row_bytes):,} bytes"
+                if int(row_bytes) >= 1000:
+                    assert re.fullmatch(r"\d{1,3}(,\d{3})+ bytes", title)
+
+            colours = {
+                state: page.locator(f"span.runs.{state}").first.evaluate(
+                    "e => getComputedStyle(e).backgroundColor"
+                )
+                for state in ("ok", "near", "over")
+            }
+            assert len(set(colours.values())) == 3
+
+            page.get_by_role("link", name="sorted runs").click()
+            page.wait_for_load_state()
+            assert "sort=runs" in page.url and "order=asc" in page.url
+            assert _runs_order(column("data-max-sorted-runs"), descending=False)
+
+            page.get_by_role("link", name="live files").click()
+            page.wait_for_load_state()
+            files = [int(f or 0) for f in column("data-files")]
+            assert files == sorted(files, reverse=True) and files[0] > files[-1]
+            page.get_by_role("link", name="table", exact=True).click()
+            page.wait_for_load_state()
+            names = [t or "" for t in column("data-table")]
+            assert names == sorted(names)
+
+            # the wide table's page: a heat map cell per bucket, the worst dozen drawn
+            page.get_by_role("link", name="lake.wide").first.click()
+            page.wait_for_load_state()
+            wide = Catalog(str(server.warehouse)).get_table("lake.wide")
+            assert page.locator("td.cell").count() == len(wide.splits()) == 32
+            titles = page.locator("td.cell").evaluate_all("cs => cs.map(c => c.title)")
+            assert all(" · bucket " in t and ": 2 sorted runs · " in t for t in titles)
+            assert page.locator("g.bucket").count() == 12
+            heat = tmp_path / "heatmap.png"
+            page.screenshot(path=str(heat), full_page=True)
+            print(f"heat map screenshot: {heat}")
+        finally:
+            browser.close()
+
+
+def test_index_sort_parameters(server: Server, token: str) -> None:
+    """An unknown sort column or order falls back to the default order (most sorted runs
+    first) rather than failing the page."""
+    status, body, _ = _get(_index_url(server, "?sort=nope&order=sideways"), token=token)
+    assert status == 200
+    assert 'data-sort="runs" aria-sort="descending"' in body
+    status, body, _ = _get(_index_url(server, "?sort=bytes&order=sideways"), token=token)
+    assert status == 200 and 'data-sort="bytes" aria-sort="descending"' in body
+
+
+def test_every_index_link_opens(server: Server, token: str) -> None:
+    """Every table of the index opens: primary-key tables with their LSM picture, the append
+    table with its partitions, the empty table with no data."""
+    import html
+
+    status, body, _ = _get(_index_url(server), token=token)
+    assert status == 200
+    hrefs = [html.unescape(h) for h in re.findall(r'<a class="table" href="([^"]*)"', body)]
+    assert len(hrefs) == len(server.lake) + 1  # and db.t of the metadata-database connection
+    for href in hrefs:
+        status, page, _ = _get(f"{server.base}/lakeops/{href}", token=token)
+        assert status == 200, (href, page[-300:])
+        if href.endswith("/lake/events"):
+            assert "Paimon append table" in page and 'class="partition"' in page
+        elif not href.endswith("/lake/empty"):
+            assert 'class="bucket"' in page
