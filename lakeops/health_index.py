@@ -21,7 +21,6 @@ column, ``<li class="note" data-conn-id>`` per connection note.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -29,7 +28,15 @@ from urllib.parse import urlencode
 
 from lakeops.errors import ConfigurationError
 from lakeops.health_summary import TableSummary, near_from
-from lakeops.health_view import _e, _human_age, _page, format_count, format_ratio, human_bytes
+from lakeops.health_view import (
+    _e,
+    _human_age,
+    _page,
+    _utc,
+    format_count,
+    format_ratio,
+    human_bytes,
+)
 
 __all__ = [
     "DEFAULT_SORT",
@@ -134,10 +141,6 @@ def _sort_header(sort: str, order: Order, href: Callable[[str, Order], str]) -> 
             f'<a href="{_e(href(name, next_order))}">{_e(column.label)}{arrow}</a></th>'
         )
     return "<tr>" + "".join(cells) + "</tr>"
-
-
-def _utc(millis: int) -> str:
-    return dt.datetime.fromtimestamp(millis / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def _ago(summary: TableSummary, millis: int | None, missing: str) -> str:

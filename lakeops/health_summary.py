@@ -13,8 +13,9 @@ table page and the sensors):
 * the age of the oldest level-0 file of any bucket;
 * space amplification of the whole table (stored ÷ estimated live bytes);
 * live files and their bytes;
-* the newest COMPACT snapshot: the snapshots before the latest are read newest first, at most
-  :data:`COMPACTION_LOOKBACK` of them (snapshot files only, no manifests).
+* the newest COMPACT snapshot: the snapshots from the latest back are read newest first
+  (:data:`SNAPSHOT_READS` at once), at most :data:`COMPACTION_LOOKBACK` of them (snapshot files
+  only, no manifests).
 
 An append table (no primary key) has no sorted runs, levels or duplicate keys: its line has
 the snapshot, live files, bytes and last compaction, and ``None`` for the rest.
@@ -36,10 +37,12 @@ from typing import Any, Literal
 
 from lakeops.compact.health import snapshot_buckets
 from lakeops.errors import ConfigurationError, LakeopsError
+from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
 
 __all__ = [
     "COMPACTION_LOOKBACK",
+    "SNAPSHOT_READS",
     "SUMMARY_THREADS",
     "RunState",
     "TableSummary",
@@ -56,6 +59,9 @@ COMPACTION_LOOKBACK = 100
 
 #: tables summarised at once by :func:`summarize_tables`
 SUMMARY_THREADS = 8
+
+#: snapshot files read at once while looking for the newest compaction
+SNAPSHOT_READS = 10
 
 RunState = Literal["ok", "near", "over"]
 
@@ -114,23 +120,33 @@ class TableSummary:
         return run_state(self.max_sorted_runs, self.trigger)
 
 
+def _retained(store: TableStore, snapshot_id: int) -> Snapshot | None:
+    """Snapshot ``snapshot_id``, or None if it expired meanwhile."""
+    try:
+        return store.snapshot(snapshot_id)
+    except LakeopsError:
+        if store.snapshot_exists(snapshot_id):
+            raise  # there but unreadable: not ours to hide
+        return None
+
+
 def _last_compaction(store: TableStore, latest: int) -> tuple[int | None, int | None, int, bool]:
     """(commit time, snapshot id) of the newest COMPACT snapshot at or before ``latest``, the
     snapshots read, and whether the search reached the earliest retained snapshot (or found
-    one)."""
+    one). Snapshots are read newest first, :data:`SNAPSHOT_READS` at once."""
     earliest = store.earliest_snapshot_id() or 1
     stop = max(earliest, latest - COMPACTION_LOOKBACK + 1)
+    ids = list(range(latest, stop - 1, -1))
     read = 0
-    for sid in range(latest, stop - 1, -1):
-        try:
-            snapshot = store.snapshot(sid)
-        except LakeopsError:
-            if store.snapshot_exists(sid):
-                raise
-            return None, None, read, True  # expired while we read: nothing older is retained
-        read += 1
-        if snapshot.commit_kind == "COMPACT":
-            return snapshot.time_millis, snapshot.id, read, True
+    with ThreadPoolExecutor(max_workers=SNAPSHOT_READS) as pool:
+        for start in range(0, len(ids), SNAPSHOT_READS):
+            chunk = ids[start : start + SNAPSHOT_READS]
+            for snapshot in pool.map(lambda sid: _retained(store, sid), chunk):
+                if snapshot is None:
+                    return None, None, read, True  # expired: nothing older is retained
+                read += 1
+                if snapshot.commit_kind == "COMPACT":
+                    return snapshot.time_millis, snapshot.id, read, True
     return None, None, read, stop == earliest
 
 

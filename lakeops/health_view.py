@@ -12,11 +12,15 @@ and the amplification of the recent snapshots:
   tables ``schemas`` and ``tags``), merge engine, bucket count,
   changelog producer, compaction triggers, space amplification and the write amplification of
   the window :func:`~lakeops.compact.health.table_health` reports (the CLI's figures);
-* beyond :data:`MAX_BANDS` buckets, a row per partition (buckets, files, bytes, most sorted
-  runs, space amplification; a drill-down link per row when the caller gives
-  ``partition_href``) and the bands of whole partitions only, worst first (most sorted runs,
-  then most bytes), as many as fit in :data:`MAX_BANDS` buckets; ``partition=`` draws the
-  bands of one partition (the drill-down page);
+* beyond :data:`MAX_BANDS` buckets (a dozen), a heat map of sorted runs with one row per
+  partition (at most :data:`MAX_HEATMAP_ROWS`) and one column per bucket id, each cell coloured
+  by :func:`heat_color` (green, amber near the compaction trigger, red at it, dark red at the
+  stop trigger) with the bucket's figures in its title; a row per partition (buckets, files,
+  bytes, most sorted runs, space amplification; a drill-down link per row, and on the heat
+  map's row labels, when the caller gives ``partition_href``) and the bands of whole
+  partitions only, worst first (most sorted runs, then most bytes), as many as fit in
+  :data:`MAX_BANDS` buckets; ``partition=`` draws the heat map row and bands of one partition
+  (the drill-down page);
 * a chart of the last ``recent_snapshots`` snapshots: live files, the largest sorted-run count of
   any bucket, and bytes written by ingestion vs. compaction per snapshot. It costs one full read
   of the oldest charted snapshot's manifests plus one delta manifest per later snapshot.
@@ -31,7 +35,9 @@ data-bucket data-sorted-runs data-files data-space-amplification>`` per band (in
 ``<section class="band">``), ``<rect class="file" data-level>`` per file, and ``<g
 class="snapshot" data-snapshot-id data-commit-kind data-files data-max-sorted-runs
 data-ingested-bytes data-compacted-bytes>`` per charted snapshot, ``<tr class="partition"
-data-partition data-buckets data-max-sorted-runs data-drawn>`` per summarised partition.
+data-partition data-buckets data-max-sorted-runs data-drawn>`` per summarised partition, ``<td
+class="cell STATE" data-partition data-bucket data-sorted-runs>`` per heat-map cell. Counts are
+shown with thousands separators (``3,000,002``).
 
 The core library does not import Airflow; this module is reused by the Airflow plugin and the CLI.
 """
