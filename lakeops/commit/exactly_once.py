@@ -20,7 +20,6 @@ that never committed reads every retained snapshot), a few at a time.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator, Sequence
 
 from lakeops.commit.confine import entry_paths, index_paths
@@ -39,8 +38,6 @@ __all__ = [
     "latest_snapshot_of_user",
     "snapshots_of_user",
 ]
-
-log = logging.getLogger(__name__)
 
 #: snapshots read at once while scanning back for a commit user
 _SCAN_PARALLELISM = 8
