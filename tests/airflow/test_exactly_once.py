@@ -6,6 +6,7 @@ the exact argv the operator built)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -147,4 +148,72 @@ def test_retried_write_through_spark_submit_sums_once(
     assert [a[a.index("--commit-user") + 1] for a in argvs] == [user, user]
     assert result["snapshot_id"] == 2 and result["already_committed"] is True
     assert [s.id for s in table.snapshots()] == [1, 2]
+    _check_summed_once(table, warehouse)
+
+
+#: a DAG whose write task fails after its job committed (as a failing XCom push would) on its
+#: first try; Airflow retries it at once
+RETRIED_DAG = """
+import datetime as dt
+
+from airflow.sdk import DAG
+
+from lakeops.airflow.operators import LakeopsSparkWriteOperator
+
+
+class FailsAfterCommit(LakeopsSparkWriteOperator):
+    def _done(self, context, result, start):
+        if context["ti"].try_number == 1:
+            raise ConnectionError("XCom backend unreachable")
+        return super()._done(context, result, start)
+
+
+with DAG("lakeops_retried_write", schedule=None) as dag:
+    FailsAfterCommit(
+        task_id="write",
+        source=SOURCE,
+        table="db.t",
+        submit=False,
+        master="local[2]",
+        retries=1,
+        retry_delay=dt.timedelta(0),
+    )
+"""
+
+
+LOCAL_BUNDLE = "airflow.dag_processing.bundles.local.LocalDagBundle"
+
+
+@pytest.mark.slow
+def test_dag_run_retries_the_task_and_it_sums_once(
+    airflow_db: Path,
+    catalog: Catalog,
+    warehouse: Path,
+    tmp_path: Path,
+    lakeops_conn: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``dag.test()``: Airflow itself retries the failed try (``retries=1``, no delay) with its
+    real task-instance context; the run succeeds and every key sums once."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    table = _sum_table(catalog)
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    dag_file = dags / "retried_write.py"
+    dag_file.write_text(RETRIED_DAG.replace("SOURCE", repr(str(_source(tmp_path)))))
+    # dag.test() runs only DAGs of a configured bundle: this test's folder is one
+    bundles = [
+        {"name": "dags-folder", "classpath": LOCAL_BUNDLE, "kwargs": {}},
+        {"name": "retried-write", "classpath": LOCAL_BUNDLE, "kwargs": {"path": str(dags)}},
+    ]
+    monkeypatch.setenv("AIRFLOW__DAG_PROCESSOR__DAG_BUNDLE_CONFIG_LIST", json.dumps(bundles))
+    bag = DagBag(dag_folder=str(dag_file))
+    assert not bag.import_errors, bag.import_errors
+    run = bag.get_dag("lakeops_retried_write").test()
+    assert run.state == "success"
+    (ti,) = run.get_task_instances()
+    assert ti.try_number == 2
+    user = task_instance_commit_user("lakeops_retried_write", "write", run.run_id, -1)
+    assert [(s.id, s.commit_user) for s in table.snapshots()][1:] == [(2, user)]
     _check_summed_once(table, warehouse)
