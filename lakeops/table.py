@@ -120,8 +120,13 @@ class Table(BaseTable):
 
         ``commit_user`` and ``commit_identifier`` are stored in the snapshots, as Paimon's
         streaming writers use them: one stable user per job and an increasing identifier per
-        checkpoint (or micro-batch) let a restarted job tell what it already committed
-        (see :mod:`lakeops.spark.streaming`). Batch commits use ``Long.MAX_VALUE``.
+        checkpoint (or micro-batch); batch commits use ``Long.MAX_VALUE``. With a
+        ``commit_user`` given, the commit is exactly-once (:mod:`lakeops.commit.exactly_once`):
+        when the newest snapshot of that user has an identifier at or above
+        ``commit_identifier``, nothing is published, the files the messages add that the
+        earlier commit does not name are deleted, and that snapshot is returned. So a retry
+        (of a task, a micro-batch, or this call) with the same user and identifier lands
+        once; a user that commits more than once needs a higher identifier each time.
         """
         self._require_writable("commit to")
         committer = Committer(self.context, commit_user)

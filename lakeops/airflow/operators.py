@@ -32,6 +32,7 @@ from typing import Any, Literal
 from airflow.sdk import AssetAlias, BaseOperator, Context
 
 from lakeops.airflow.assets import ASSET_ALIAS, table_asset
+from lakeops.airflow.commit_user import task_commit_user
 from lakeops.airflow.hook import LakeopsHook
 from lakeops.airflow.links import XCOM_KEY, LakeopsTableLink, table_xcom_value
 from lakeops.errors import ConfigurationError
@@ -216,10 +217,15 @@ class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
             do), ``auto`` (the native path of ``lakeops.spark.write`` where it can write the
             table, which does not compact while writing) or ``native`` (refused where the native
             path cannot write); see ``lakeops.spark.write``.
+        exactly_once: commit under a commit user derived from the task instance (DAG, task,
+            run, map index; :mod:`lakeops.airflow.commit_user`), so a retry after the commit
+            landed (the task failed later, e.g. pushing its XCom) publishes nothing and deletes
+            what it wrote (default True). False: every try commits.
 
     Returns (XCom): ``table, snapshot_id, commit_kind, total_records, files_added,
-    bytes_written, rows_written, path, seconds``; ``path`` is ``native`` or ``python``, the
-    path that wrote.
+    bytes_written, rows_written, path, already_committed, seconds``; ``path`` is ``native`` or
+    ``python``, the path that wrote; ``already_committed`` is true when an earlier try of this
+    task instance had committed (``snapshot_id`` is then that commit's).
     """
 
     template_fields: Sequence[str] = (
@@ -246,10 +252,12 @@ class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
         submit: bool = True,
         parallelism: int | None = None,
         via: Literal["python", "auto", "native"] = "python",
+        exactly_once: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(table=table, **kwargs)
         self.parallelism = check_parallelism(parallelism)
+        self.exactly_once = exactly_once
         if via not in ("python", "auto", "native"):
             raise ConfigurationError(f"via must be 'python', 'auto' or 'native', got {via!r}")
         self.via = via
@@ -292,7 +300,18 @@ class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
         args += _parallelism_args(self.parallelism)
         if self.via != "python":
             args += ["--via", self.via]
+        user = task_commit_user(context) if self.exactly_once else None
+        if user is not None:
+            args += ["--commit-user", user]
         summary = self._submit(hook, "write", args, self.submit)
+        if summary.get("already_committed"):
+            self.log.warning(
+                "lakeops: an earlier try of this task instance already committed to %s "
+                "(snapshot %s); this try published nothing. To write again, trigger a new "
+                "run or set exactly_once=False",
+                self.table,
+                summary.get("snapshot_id"),
+            )
         return self._done(context, _with_rows(hook, self.table, _summary(summary)), start)
 
 
@@ -319,6 +338,7 @@ def _summary(summary: Mapping[str, Any]) -> dict[str, Any]:
         "files_rewritten",
         "bytes_written",
         "path",
+        "already_committed",
     )
     return {k: summary.get(k) for k in keep if k in summary}
 

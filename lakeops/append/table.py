@@ -152,9 +152,18 @@ class AppendTable(BaseTable):
         """Publish the messages of one or many writers as one ``APPEND`` snapshot (``OVERWRITE``
         with ``overwrite=True``: every live file replaced; with a list of partition specs only
         those partitions). Compaction messages are published as a ``COMPACT`` snapshot after
-        it. Returns the last snapshot (None if there was nothing to commit)."""
+        it. Returns the last snapshot (None if there was nothing to commit).
+
+        ``commit_user`` / ``commit_identifier``: as :meth:`lakeops.Table.commit` — a commit
+        whose user already committed that identifier (or a higher one) is skipped, its new
+        files deleted, and the snapshot holding the earlier commit returned."""
         self._require_writable("commit to")
         committer = Committer(self.context, commit_user)
+        skipped = committer.committed_before(
+            messages, commit_identifier, overwrite=overwrite is not False
+        )
+        if skipped is not None:  # already in the history (lakeops.commit.exactly_once)
+            return skipped
 
         def entries(kind: int, attr: str) -> list[ManifestEntry]:
             return [

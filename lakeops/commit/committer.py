@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from lakeops.commit.append_planner import AppendPlanner
 from lakeops.commit.auto_tags import create_auto_tags
+from lakeops.commit.exactly_once import already_committed, discard_uncommitted_files
 from lakeops.commit.snapshot_builder import (
     CommitLists,
     PlannedChange,
@@ -75,7 +76,9 @@ BATCH_COMMIT_IDENTIFIER = 2**63 - 1
 
 
 class Committer:
-    """Commits to one table. ``commit_user`` identifies the writer in snapshots."""
+    """Commits to one table. ``commit_user`` identifies the writer in snapshots; when the
+    caller gives one, a commit whose (user, identifier) is already in the history is skipped
+    (:meth:`committed_before`). Without one, a fresh user is made for each committer."""
 
     def __init__(self, table: TableContext, commit_user: str | None = None) -> None:
         self.table = table
@@ -83,6 +86,8 @@ class Committer:
         self.schema = schema = table.schema
         self.options = table.options
         self.commit_user = commit_user or str(uuid.uuid4())
+        #: whether the user is the caller's (it may have committed before) rather than fresh
+        self.stable_user = bool(commit_user)
         self.partition_types = schema.types_of(schema.partition_keys)
         #: manifests are written in the table's ``manifest.format`` and
         #: ``manifest.compression``, as Paimon does
@@ -103,7 +108,15 @@ class Committer:
         If the compaction's inputs were replaced meanwhile, ``on_compact_conflict`` (when given)
         handles the conflict and the appended data stays committed; otherwise it raises.
         With ``overwrite`` (a predicate on serialized partitions), the commit is an
-        ``OVERWRITE`` that first deletes every live file of the matching partitions."""
+        ``OVERWRITE`` that first deletes every live file of the matching partitions.
+
+        A commit already in the history (:meth:`committed_before`) publishes nothing and
+        returns the snapshot that holds it."""
+        skipped = self.committed_before(
+            messages, commit_identifier, overwrite=overwrite is not None
+        )
+        if skipped is not None:
+            return skipped
 
         def entries(kind: int, attr: str) -> list[ManifestEntry]:
             return [
@@ -154,6 +167,49 @@ class Committer:
         if snapshot is not None:
             self._auto_tags()
         return snapshot
+
+    def committed_before(
+        self,
+        messages: Sequence[CommitMessage],
+        commit_identifier: int,
+        *,
+        overwrite: bool = False,
+    ) -> Snapshot | None:
+        """The newest snapshot of this committer's user when the commit of ``messages`` under
+        ``commit_identifier`` is already in the table's history (see
+        :mod:`lakeops.commit.exactly_once`: that snapshot's identifier is at or above it);
+        the files ``messages`` add that no snapshot of the user names are then deleted. None
+        when the commit is still to be made — always for a fresh user, and when there is
+        nothing to commit (no file in ``messages`` and no ``overwrite``)."""
+        if not self.stable_user or (not overwrite and all(m.is_empty for m in messages)):
+            return None
+        done = already_committed(self.store, self.commit_user, commit_identifier)
+        if done is None:
+            return None
+        try:
+            deleted = discard_uncommitted_files(
+                self.table, messages, self.commit_user, commit_identifier
+            )
+        except Exception:  # the commit is in the history: what is left is an orphan
+            log.warning(
+                "%s: could not delete the files of a skipped commit; remove_orphan_files "
+                "takes them",
+                self.store.root,
+                exc_info=True,
+            )
+            deleted = 0
+        log.warning(
+            "%s: commit user %s already committed identifier %d (snapshot %d holds commit "
+            "identifier %d), so this commit is skipped and nothing is published; %d files of "
+            "this attempt deleted",
+            self.store.root,
+            self.commit_user,
+            commit_identifier,
+            done.id,
+            done.commit_identifier,
+            deleted,
+        )
+        return done
 
     def refuse_strays(
         self, appends: Sequence[ManifestEntry], replaces: Callable[[bytes], bool]

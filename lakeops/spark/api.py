@@ -80,6 +80,7 @@ def write(
     overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
     parallelism: int | None = None,
     via: WritePath = "python",
+    commit_user: str | None = None,
 ) -> WritePath:
     """Write ``df`` into the table as one commit, one writer per (partition, bucket), and
     return which path wrote it: ``"native"`` or ``"python"`` (also logged).
@@ -93,6 +94,10 @@ def write(
 
     ``parallelism``: the most buckets one task flushes at once; default and cap: the task's
     CPUs (``spark.task.cpus``), so executors never run more threads than their task slots.
+
+    ``commit_user``: a stable commit user makes the write exactly-once — run again after its
+    commit landed (a retried task), it publishes nothing and deletes the files it wrote
+    (:mod:`lakeops.commit.exactly_once`). Without one, every call commits.
 
     The Python path: the bucket of every row is computed with Paimon's hash (in the JVM for
     integer-like keys, see :mod:`lakeops.spark.bucket_expr`, else in a vectorised Arrow UDF),
@@ -112,6 +117,8 @@ def write(
     options = _options(path, storage_options, catalog_options)
     if parallelism is not None:
         options["parallelism"] = str(parallelism)
+    if commit_user:
+        options["commit_user"] = commit_user
     table = open_table(options)
     check_writable(table.schema)
     if via not in ("auto", "native", "python"):
@@ -127,6 +134,7 @@ def write(
                 table,
                 overwrite=mode == "overwrite",
                 overwrite_partitions=overwrite_partitions,
+                commit_user=commit_user,
             )
             return "native"
         if via == "native":

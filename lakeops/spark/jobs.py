@@ -5,6 +5,7 @@
     python -m lakeops.spark.jobs write   --table PATH --source DATA [--format parquet|csv]
                                           [--mode append|overwrite]
                                           [--via python|auto|native]
+                                          [--commit-user USER]
     python -m lakeops.spark.jobs compact --table PATH [--full] [--partitions JSON]
     python -m lakeops.spark.jobs flush   --table PATH [--partitions JSON]  # level-0 flush
     python -m lakeops.spark.jobs expire  --table PATH [--retain-min N] [--retain-max N]
@@ -35,6 +36,11 @@ cap: the task's ``spark.task.cpus``, so executors are never oversubscribed); for
 ``flush``, the most buckets one task compacts at once (each task gets ``spark.task.cpus``
 buckets; default and cap: that count, see :mod:`lakeops.spark.compaction`); for ``expire`` and
 ``orphans`` (run on the driver), how many files are deleted at once.
+
+``--commit-user USER`` (write): commit under this stable user (the Airflow operators pass one
+per task instance), so the job run again after its commit landed publishes nothing and deletes
+the files it wrote (:mod:`lakeops.commit.exactly_once`); the summary then names the earlier
+snapshot, with ``already_committed: true``. Without it every run commits.
 
 Common: ``--master`` (default: the session's, ``local[*]`` when run by hand), storage options
 as JSON in ``--storage-options`` or the ``LAKEOPS_STORAGE_OPTIONS`` environment variable and
@@ -210,6 +216,10 @@ def _parser() -> argparse.ArgumentParser:
         help="write: the Python writer (default), the native path where it can write the "
         "table (auto), or the native path only (native); the summary's 'path' says which wrote",
     )
+    parser.add_argument(
+        "--commit-user",
+        help="write: a stable commit user; a run whose user already committed publishes nothing",
+    )
     parser.add_argument("--full", action="store_true", help="full compaction (compact)")
     parser.add_argument("--partitions", help='JSON list of specs: [{"k": "v", "k2": null}]')
     parser.add_argument(
@@ -269,6 +279,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def _written_snapshot(table: Any, commit_user: str | None) -> Any:
+    """The snapshot a write committed: its commit user's newest (with a stable user: this run's
+    commit, or the earlier one it skipped), else the table's latest."""
+    if commit_user:
+        from lakeops.commit.exactly_once import latest_snapshot_of_user
+
+        return latest_snapshot_of_user(table.store, commit_user)
+    return table.latest_snapshot()
+
+
 def main(
     argv: list[str] | None = None,
     *,
@@ -324,6 +344,7 @@ def main(
         spark = _session(args.master)
         try:
             if args.job == "write":
+                before = open_table(opts).store.latest_snapshot_id() or 0
                 reader = spark.read.format(args.format)
                 if args.format == "csv":
                     reader = reader.option("header", "true").option("inferSchema", "true")
@@ -337,8 +358,12 @@ def main(
                     overwrite_partitions=partitions,
                     parallelism=args.parallelism,
                     via=args.via,
+                    commit_user=args.commit_user,
                 )
-                snapshot = open_table(opts).latest_snapshot()
+                snapshot = _written_snapshot(open_table(opts), args.commit_user)
+                if args.commit_user:
+                    # the user's snapshot is older than this run: its retry was skipped
+                    summary["already_committed"] = snapshot is not None and snapshot.id <= before
             else:
                 snapshot = api.compact(
                     spark,

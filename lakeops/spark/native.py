@@ -452,10 +452,12 @@ def write_native(
     *,
     overwrite: bool,
     overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
+    commit_user: str | None = None,
 ) -> NativeWrite:
     """Write ``df`` into ``table`` as one commit through Spark's Parquet writer (see the module
     docstring); :func:`refusal` must have returned None. On any failure before the commit
-    every file written is deleted."""
+    every file written is deleted. ``commit_user``: as :meth:`lakeops.Table.commit` (a user
+    that already committed publishes nothing; the files written here are deleted)."""
     first_sequence, base_id = _next_sequence(table, overwrite)
     settings = settings_for(table.schema.options, 0)
     root = table.root
@@ -522,7 +524,7 @@ def write_native(
             commit_overwrite = [dict(p) for p in overwrite_partitions]
         if messages or commit_overwrite:
             try:
-                table.commit(messages, overwrite=commit_overwrite)
+                table.commit(messages, commit_user=commit_user, overwrite=commit_overwrite)
             except CommitStateUnknownError:
                 placed = []  # the snapshot may reference the files: keep them
                 raise

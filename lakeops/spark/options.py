@@ -18,7 +18,9 @@ Reads (``spark.read.format("lakeops").option(...)``):
   ``delta``, ``changelog`` or ``diff`` (see :meth:`lakeops.Table.read_changes`).
 
 Writes (``df.write.format("lakeops").option(...)``): the connection options, ``parallelism``,
-``overwrite_partitions``, and for a write that creates the table ``primary-key`` and
+``overwrite_partitions``, ``commit_user`` (a stable commit user makes the write exactly-once:
+a write whose user already committed is skipped, see :mod:`lakeops.commit.exactly_once`), and
+for a write that creates the table ``primary-key`` and
 ``partition`` (comma-separated column names) plus any Paimon table option
 (:mod:`lakeops.option_registry`). On an existing table those must equal what the table has.
 """
@@ -68,7 +70,7 @@ READ_OPTIONS = (
 #: read options of streams only (spark.readStream; see lakeops.spark.streaming)
 STREAM_READ_OPTIONS = ("row-kind", "scan.mode", "changes.mode")
 #: write options besides table options
-WRITE_OPTIONS = ("parallelism", "overwrite_partitions", "primary-key", "partition")
+WRITE_OPTIONS = ("parallelism", "overwrite_partitions", "primary-key", "partition", "commit_user")
 #: the row-kind column of incremental reads (Paimon's ``audit_log`` column name)
 ROW_KIND_COLUMN = "rowkind"
 

@@ -3,11 +3,12 @@
 **Sink** (``df.writeStream.format("lakeops")``): every micro-batch's tasks write level-0 files
 as the batch writer does; the driver commits them as one snapshot whose *commit user* is stable
 for the query and whose *commit identifier* is the micro-batch id — Paimon's streaming commit.
-Before committing batch ``N`` the sink looks for a snapshot of its commit user (scanning back
-from the latest snapshot, as Paimon's ``filterCommitted``); if that snapshot's identifier is
-``>= N`` the batch was already committed (Spark replays a batch whose commit it did not record,
-e.g. after a crash between the table commit and Spark's commit log) and the replay's files are
-deleted instead. So each micro-batch lands once, however often Spark retries or replays it.
+The committer skips batch ``N`` when the newest snapshot of the commit user (scanning back from
+the latest snapshot, as Paimon's ``filterCommitted``; :mod:`lakeops.commit.exactly_once`) has an
+identifier ``>= N``: the batch was already committed (Spark replays a batch whose commit it did
+not record, e.g. after a crash between the table commit and Spark's commit log), and the
+replay's files are deleted instead. So each micro-batch lands once, however often Spark retries
+or replays it.
 
 The commit user is the ``commit_user`` option, else derived from the ``checkpointLocation``
 option (the same checkpoint, the same query: a restart continues with the same user); a query
@@ -55,7 +56,8 @@ from pyspark.sql.datasource import (
 
 from lakeops.append.scan import AppendSplit
 from lakeops.append.table import AppendTable
-from lakeops.errors import CommitStateUnknownError, ConfigurationError, SnapshotNotFoundError
+from lakeops.commit.exactly_once import latest_snapshot_of_user
+from lakeops.errors import CommitStateUnknownError, ConfigurationError
 from lakeops.read.scan import Split
 from lakeops.spark.options import ROW_KIND_COLUMN
 from lakeops.spark.tables import AnyTable, open_table, read_split
@@ -103,21 +105,10 @@ def stream_commit_user(options: dict[str, str]) -> str:
 
 
 def last_committed_identifier(table: AnyTable, commit_user: str) -> int | None:
-    """The commit identifier of ``commit_user``'s newest snapshot (scanning back from the
-    latest snapshot, as Paimon's ``filterCommitted``), or None if it has none left."""
-    store = table.store
-    latest = store.latest_snapshot_id()
-    earliest = store.earliest_snapshot_id()
-    if latest is None or earliest is None:
-        return None
-    for snapshot_id in range(latest, earliest - 1, -1):
-        try:
-            snapshot = store.snapshot(snapshot_id)
-        except SnapshotNotFoundError:
-            break  # expired while scanning: older ones are gone too
-        if snapshot.commit_user == commit_user:
-            return snapshot.commit_identifier
-    return None
+    """The commit identifier of ``commit_user``'s newest retained snapshot (None if it has
+    none left); see :func:`lakeops.commit.exactly_once.latest_snapshot_of_user`."""
+    newest = latest_snapshot_of_user(table.store, commit_user)
+    return None if newest is None else newest.commit_identifier
 
 
 def _gate(point: str, batch_id: int) -> None:
@@ -146,19 +137,11 @@ class LakeopsStreamWriter(DataSourceStreamArrowWriter):
         return LakeopsWriter(self.options, self.overwrite).write(iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        """Commit the batch under the query's commit user with the batch id as identifier; a
+        batch already committed (the committer's check, :mod:`lakeops.commit.exactly_once`)
+        publishes nothing and its replay's files are deleted."""
         table = open_table(self.options)
         batch = _messages(messages)
-        done = last_committed_identifier(table, self.commit_user)
-        if done is not None and done >= batchId:
-            log.info(
-                "%s: micro-batch %d already committed by %s (up to %d); dropping the replay",
-                table.identifier,
-                batchId,
-                self.commit_user,
-                done,
-            )
-            table.delete_uncommitted(batch)
-            return
         _gate("commit", batchId)
         if batch or self.overwrite:
             try:

@@ -1,6 +1,8 @@
 """The write side of the ``lakeops`` data source: each task writes level-0 files with a
 :class:`~lakeops.write.table_write.TableWrite` and returns its commit messages; the driver
-commits them as one snapshot (``OVERWRITE`` for overwrite) or deletes them on abort."""
+commits them as one snapshot (``OVERWRITE`` for overwrite) or deletes them on abort. With the
+``commit_user`` option the commit is exactly-once: a job retried after its commit landed
+publishes nothing and its files are deleted (:mod:`lakeops.commit.exactly_once`)."""
 
 from __future__ import annotations
 
@@ -74,7 +76,10 @@ class LakeopsWriter(DataSourceArrowWriter):
             overwrite = json.loads(self.options["overwrite_partitions"])
         if batch or overwrite:
             try:
-                table.commit(batch, overwrite=overwrite)
+                # a stable commit user (the option) makes a retried job's commit a no-op
+                table.commit(
+                    batch, commit_user=self.options.get("commit_user"), overwrite=overwrite
+                )
             except CommitStateUnknownError:
                 self._state_unknown = True  # the snapshot may reference the files: abort keeps them
                 raise
