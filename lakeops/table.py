@@ -103,7 +103,7 @@ class Table(BaseTable):
         messages: Sequence[CommitMessage],
         *,
         commit_user: str | None = None,
-        commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
+        commit_identifier: int | None = None,
         overwrite: bool | Sequence[Mapping[str, Any]] = False,
     ) -> Snapshot | None:
         """Publish the messages of one or many writers: new data as one ``APPEND`` snapshot,
@@ -120,16 +120,22 @@ class Table(BaseTable):
 
         ``commit_user`` and ``commit_identifier`` are stored in the snapshots, as Paimon's
         streaming writers use them: one stable user per job and an increasing identifier per
-        checkpoint (or micro-batch); batch commits use ``Long.MAX_VALUE``. With a
-        ``commit_user`` given, the commit is exactly-once (:mod:`lakeops.commit.exactly_once`):
-        when the newest snapshot of that user has an identifier at or above
-        ``commit_identifier``, nothing is published, the files the messages add that the
-        earlier commit does not name are deleted, and that snapshot is returned. So a retry
-        (of a task, a micro-batch, or this call) with the same user and identifier lands
-        once; a user that commits more than once needs a higher identifier each time.
+        checkpoint (or micro-batch); batch commits use ``Long.MAX_VALUE`` (the identifier when
+        none is given). With both a ``commit_user`` and a ``commit_identifier`` given, the
+        commit is exactly-once (:mod:`lakeops.commit.exactly_once`): when the newest snapshot
+        of that user has an identifier at or above ``commit_identifier``, nothing is
+        published, the files the messages add that the earlier commit does not name are
+        deleted, and that snapshot is returned. So a retry (of a task, a micro-batch, or this
+        call) with the same user and identifier lands once; a user that commits more than
+        once needs a higher identifier each time. Without an identifier every call commits.
         """
         self._require_writable("commit to")
-        committer = Committer(self.context, commit_user)
+        # exactly-once only where the caller names the commit: a user reused for several
+        # batch commits under the default identifier must not lose the later ones
+        exactly_once = commit_user is not None and commit_identifier is not None
+        committer = Committer(self.context, commit_user, exactly_once=exactly_once)
+        if commit_identifier is None:
+            commit_identifier = BATCH_COMMIT_IDENTIFIER
 
         def drop(conflict: Exception) -> None:
             log.warning("%s: in-writer compaction dropped: %s", self.identifier, conflict)

@@ -146,7 +146,7 @@ class AppendTable(BaseTable):
         messages: Sequence[CommitMessage],
         *,
         commit_user: str | None = None,
-        commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
+        commit_identifier: int | None = None,
         overwrite: bool | Sequence[Mapping[str, Any]] = False,
     ) -> Snapshot | None:
         """Publish the messages of one or many writers as one ``APPEND`` snapshot (``OVERWRITE``
@@ -154,11 +154,16 @@ class AppendTable(BaseTable):
         those partitions). Compaction messages are published as a ``COMPACT`` snapshot after
         it. Returns the last snapshot (None if there was nothing to commit).
 
-        ``commit_user`` / ``commit_identifier``: as :meth:`lakeops.Table.commit` — a commit
-        whose user already committed that identifier (or a higher one) is skipped, its new
-        files deleted, and the snapshot holding the earlier commit returned."""
+        ``commit_user`` / ``commit_identifier``: as :meth:`lakeops.Table.commit` — with both
+        given, a commit whose user already committed that identifier (or a higher one) is
+        skipped, its new files deleted, and the snapshot holding the earlier commit returned."""
         self._require_writable("commit to")
-        committer = Committer(self.context, commit_user)
+        # exactly-once only where the caller names the commit: a user reused for several
+        # batch commits under the default identifier must not lose the later ones
+        exactly_once = commit_user is not None and commit_identifier is not None
+        committer = Committer(self.context, commit_user, exactly_once=exactly_once)
+        if commit_identifier is None:
+            commit_identifier = BATCH_COMMIT_IDENTIFIER
         skipped = committer.committed_before(
             messages, commit_identifier, overwrite=overwrite is not False
         )

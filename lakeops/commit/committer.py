@@ -80,14 +80,22 @@ class Committer:
     caller gives one, a commit whose (user, identifier) is already in the history is skipped
     (:meth:`committed_before`). Without one, a fresh user is made for each committer."""
 
-    def __init__(self, table: TableContext, commit_user: str | None = None) -> None:
+    def __init__(
+        self,
+        table: TableContext,
+        commit_user: str | None = None,
+        *,
+        exactly_once: bool | None = None,
+    ) -> None:
         self.table = table
         self.store = table.store
         self.schema = schema = table.schema
         self.options = table.options
         self.commit_user = commit_user or str(uuid.uuid4())
         #: whether the user is the caller's (it may have committed before) rather than fresh
-        self.stable_user = bool(commit_user)
+        self.stable_user = bool(commit_user) if exactly_once is None else exactly_once
+        if self.stable_user and not commit_user:
+            raise ValueError("an exactly-once commit needs a commit user")
         self.partition_types = schema.types_of(schema.partition_keys)
         #: manifests are written in the table's ``manifest.format`` and
         #: ``manifest.compression``, as Paimon does

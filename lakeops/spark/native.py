@@ -56,6 +56,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER
 from lakeops.errors import CommitStateUnknownError, DataValidationError, LakeopsError
 from lakeops.kv.formats import settings_for, writer_kwargs
 from lakeops.kv.parquet_layout import writer_options
@@ -524,7 +525,12 @@ def write_native(
             commit_overwrite = [dict(p) for p in overwrite_partitions]
         if messages or commit_overwrite:
             try:
-                table.commit(messages, commit_user=commit_user, overwrite=commit_overwrite)
+                table.commit(
+                    messages,
+                    commit_user=commit_user,
+                    commit_identifier=BATCH_COMMIT_IDENTIFIER if commit_user else None,
+                    overwrite=commit_overwrite,
+                )
             except CommitStateUnknownError:
                 placed = []  # the snapshot may reference the files: keep them
                 raise

@@ -17,6 +17,7 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
+from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER
 from lakeops.errors import (
     CommitStateUnknownError,
 )
@@ -77,8 +78,12 @@ class LakeopsWriter(DataSourceArrowWriter):
         if batch or overwrite:
             try:
                 # a stable commit user (the option) makes a retried job's commit a no-op
+                user = self.options.get("commit_user")
                 table.commit(
-                    batch, commit_user=self.options.get("commit_user"), overwrite=overwrite
+                    batch,
+                    commit_user=user,
+                    commit_identifier=BATCH_COMMIT_IDENTIFIER if user else None,
+                    overwrite=overwrite,
                 )
             except CommitStateUnknownError:
                 self._state_unknown = True  # the snapshot may reference the files: abort keeps them

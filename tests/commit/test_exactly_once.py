@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog, Table
+from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER
 from lakeops.commit.exactly_once import already_committed, latest_snapshot_of_user
 from lakeops.errors import CorruptMetadataError
 from lakeops.spec import paths
@@ -114,6 +115,16 @@ def test_without_a_commit_user_every_commit_lands(catalog: Catalog) -> None:
     assert table.read().column("v").to_pylist() == [2] * 20
 
 
+def test_a_user_without_an_identifier_commits_every_time(catalog: Catalog) -> None:
+    """A commit user reused for several batch commits without a commit identifier (how the
+    parameter was used before commits were exactly-once) loses none of them."""
+    table = _sum_table(catalog)
+    table.commit(_prepare(table, _rows(1)), commit_user="nightly")
+    table.commit(_prepare(table, _rows(1)), commit_user="nightly")
+    assert table.read().column("v").to_pylist() == [2] * 20
+    assert len(table.snapshots()) == 2
+
+
 def test_append_table_retry_lands_once(catalog: Catalog, warehouse: Path) -> None:
     table = catalog.create_table("db.a", schema=KV, options={"bucket": "-1"})
     rows = _rows(4)
@@ -121,7 +132,9 @@ def test_append_table_retry_lands_once(catalog: Catalog, warehouse: Path) -> Non
     def attempt() -> None:
         writer = table.new_write()
         writer.write(rows)
-        table.commit(writer.prepare_commit(), commit_user="load-1")
+        table.commit(
+            writer.prepare_commit(), commit_user="load-1", commit_identifier=BATCH_COMMIT_IDENTIFIER
+        )
 
     attempt()
     attempt()  # the retry: batch identifier, same user
@@ -136,13 +149,13 @@ def test_a_snapshot_that_cannot_be_read_fails_the_scan(catalog: Catalog) -> None
     """A retained snapshot that cannot be read may be the user's: the commit refuses rather
     than guess (an expired one ends the scan instead)."""
     table = _sum_table(catalog)
-    table.commit(_prepare(table, _rows(1)), commit_user="job-3")
+    table.commit(_prepare(table, _rows(1)), commit_user="job-3", commit_identifier=1)
     table.write(_rows(1))
     table.write(_rows(1))
     Path(table.root, paths.snapshot_path(2)).write_text("{not json")
     retry = _prepare(table, _rows(1))
     with pytest.raises(CorruptMetadataError):
-        table.commit(retry, commit_user="job-3")
+        table.commit(retry, commit_user="job-3", commit_identifier=1)
     assert len(table.store.snapshot_ids()) == 3  # nothing published
 
 
@@ -150,9 +163,9 @@ def test_an_expired_commit_is_not_found(catalog: Catalog) -> None:
     """The documented limit (as Paimon's): once expiry removed every snapshot of the user, a
     retry commits again."""
     table = _sum_table(catalog)
-    table.commit(_prepare(table, _rows(1)), commit_user="job-4")
+    table.commit(_prepare(table, _rows(1)), commit_user="job-4", commit_identifier=1)
     table.write(_rows(1))
     table.expire_snapshots(retain_min=1, retain_max=1)
     assert latest_snapshot_of_user(table.store, "job-4") is None
-    table.commit(_prepare(table, _rows(1)), commit_user="job-4")
+    table.commit(_prepare(table, _rows(1)), commit_user="job-4", commit_identifier=1)
     assert table.read().column("v").to_pylist() == [3] * 20
