@@ -5,5 +5,6 @@ Needs ``pip install 'lakeops[spark]'`` (PySpark 4.x). Executors must be able to 
 install it in their environment or ship the wheel (``--py-files``)."""
 
 from lakeops.spark.api import compact, read, register, write
+from lakeops.spark.registry import register_tables
 
-__all__ = ["compact", "read", "register", "write"]
+__all__ = ["compact", "read", "register", "register_tables", "write"]
