@@ -3,7 +3,9 @@
 Spark hands a Python data source its options with lower-cased keys; every name here is matched
 case-insensitively (``versionAsOf`` = ``versionasof``). An option the data source does not
 know is a :class:`~lakeops.errors.ConfigurationError` naming it and listing the known ones: a
-misspelt option is never silently ignored.
+misspelt option is never silently ignored. The one exception are the table properties Spark's
+session catalog adds for a table registered there (:data:`CATALOG_PROPERTIES`, see
+:func:`source_options`), which describe Spark's entry, not the read.
 
 Reads (``spark.read.format("lakeops").option(...)``):
 
