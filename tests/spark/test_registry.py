@@ -59,6 +59,10 @@ def test_tables_by_name_answer_sql_as_the_rows_written(
         table = catalog.get_table("db.orders")
         assert one_day.rdd.getNumPartitions() == len(table.splits(filter=[("dt", "=", "d2")]))
         assert one_day.rdd.getNumPartitions() < spark.table("db.orders").rdd.getNumPartitions()
+        # by name, Spark SQL reads only: an INSERT is refused, the table unchanged
+        with pytest.raises(Exception, match="read-only in Spark SQL"):
+            spark.sql("INSERT INTO db.orders VALUES ('d9', 1, 1)")
+        assert len(table.snapshots()) == 1
         # registering again is fine; dropping the Spark entry leaves the table
         assert ls.register_tables(spark, str(warehouse), databases=["ops"]) == ["ops.events"]
         spark.sql("DROP TABLE ops.events")
