@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 #: the sections of the README that show the Python API by example, in the README's order
@@ -53,3 +55,74 @@ def test_the_python_api_sections_run_as_written(tmp_path: Path) -> None:
     ).exists()
     assert sorted(p.name for p in (table / "tag").iterdir()) == ["tag-eod-2024-05-01"]
     assert not (tmp_path / "warehouse" / "scratch.db").exists()
+
+
+def section_code(text: str, title: str) -> list[str]:
+    """The ``python`` blocks of the README's ``## title`` section, before its first ``###``
+    subsection, in order."""
+    start = text.index(f"\n## {title}\n")
+    ends = [i for i in (text.find("\n## ", start + 1), text.find("\n### ", start + 1)) if i != -1]
+    section = text[start : min(ends) if ends else len(text)]
+    return re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+
+
+def _python_without_lakeops() -> str:
+    """A ``python3`` outside this venv (the system's), which cannot import lakeops' deps."""
+    for folder in ("/usr/bin", "/usr/local/bin"):
+        candidate = Path(folder) / "python3"
+        if candidate.is_file() and Path(sys.executable).parent != Path(folder):
+            return str(candidate)
+    pytest.skip("no system python3 outside the venv to stand in for a fresh machine's")
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_the_spark_section_runs_as_written(tmp_path: Path) -> None:
+    """As a new user runs it: from the venv's interpreter, with no ``PYSPARK_PYTHON`` /
+    ``PYSPARK_DRIVER_PYTHON`` and a ``python3`` that cannot import lakeops first on ``PATH``
+    (the one PySpark's workers start by default)."""
+    blocks = section_code(README.read_text(encoding="utf-8"), "Spark")
+    assert len(blocks) == 2, "the Spark section's python blocks changed: update this test"
+    system = _python_without_lakeops()
+    shadow = tmp_path / "bin"
+    shadow.mkdir()
+    (shadow / "python3").symlink_to(system)
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")
+    }
+    env.update(PYTHONPATH=str(ROOT), PATH=f"{shadow}{os.pathsep}{env.get('PATH', '')}")
+    probe = subprocess.run(
+        ["python3", "-c", "import lakeops.spark.datasource"],
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    assert probe.returncode != 0, (
+        "the python3 first on PATH imports lakeops: the test proves nothing"
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-c", "\n".join(blocks)],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    # the SQL by name printed the one row with amount > 3
+    assert re.search(r"\|\s*2\|\s*4\.0\|", proc.stdout), proc.stdout[-2000:]
+    assert not re.search(r"\|\s*1\|\s*2\.5\|", proc.stdout)
+    from lakeops import Catalog
+
+    catalog = Catalog(str(work / "warehouse"))
+    orders = catalog.get_table("db.orders").read().to_pylist()
+    assert sorted((r["id"], r["name"], r["amount"]) for r in orders) == [
+        (1, "a", 2.5),
+        (2, "b", 4.0),
+    ]
+    totals = catalog.get_table("db.totals")
+    assert sorted((r["id"], r["amount"]) for r in totals.read().to_pylist()) == [(1, 2.5), (2, 4.0)]
+    assert [t.name for t in totals.tags()] == ["daily"]

@@ -36,10 +36,14 @@ _SPARK_TYPE_NAMES = {
 
 
 def register(spark: Any) -> None:
-    """Register the ``lakeops`` data source with a SparkSession (idempotent), and enable
-    Python data-source filter pushdown (used for partition and file pruning)."""
+    """Register the ``lakeops`` data source with a SparkSession (idempotent), enable Python
+    data-source filter pushdown (used for partition and file pruning), and, on a local master
+    where the user chose no interpreter, start the Python workers with the interpreter running
+    lakeops (:func:`lakeops.spark.workers.use_this_python`)."""
     from lakeops.spark.datasource import LakeopsDataSource
+    from lakeops.spark.workers import use_this_python
 
+    use_this_python(spark)
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     spark.dataSource.register(LakeopsDataSource)
 
@@ -60,14 +64,32 @@ def read(
     *,
     storage_options: Mapping[str, Any] | None = None,
     catalog_options: Mapping[str, str] | None = None,
+    columns: Sequence[str] | None = None,
 ) -> Any:
-    """A DataFrame of the table's merged rows."""
+    """A DataFrame of the table's merged rows; with ``columns``, of those columns only, in that
+    order, and only those are read from the files (Spark's Python data sources get no column
+    pruning from a ``select``, so this is how a read skips columns)."""
     register(spark)
-    return (
-        spark.read.format("lakeops")
-        .options(**_options(path, storage_options, catalog_options))
-        .load()
+    reader = spark.read.format("lakeops").options(
+        **_options(path, storage_options, catalog_options)
     )
+    if columns is not None:
+        from pyspark.sql.types import StructType
+
+        from lakeops.spark.tables import open_table
+        from lakeops.spark.types import spark_schema
+
+        options = _options(path, storage_options, catalog_options)
+        table = spark_schema(open_table(options).arrow_schema)
+        by_name = {f.name: f for f in table.fields}
+        missing = [c for c in columns if c not in by_name]
+        if missing or not columns:
+            raise ConfigurationError(
+                f"columns {missing or list(columns)} are not columns of the table at {path} "
+                f"(its columns: {table.fieldNames()})"
+            )
+        reader = reader.schema(StructType([by_name[c] for c in columns]))
+    return reader.load()
 
 
 def write(

@@ -67,9 +67,11 @@ from lakeops.spark.options import (
     ROW_KIND_COLUMN,
     ScanSpec,
     parse_read_options,
+    source_options,
 )
+from lakeops.spark.registry import registered_location
 from lakeops.spark.tables import AnyTable, ensure_table, open_table, read_split, task_parallelism
-from lakeops.spark.types import spark_arrow_schema, spark_schema, to_spark_arrow
+from lakeops.spark.types import check_projection, spark_arrow_schema, spark_schema, to_spark_arrow
 from lakeops.spark.writer import LakeopsWriter
 
 __all__ = ["LakeopsDataSource", "ensure_table", "open_table", "task_parallelism"]
@@ -195,13 +197,20 @@ class LakeopsDataSource(DataSource):
     def schema(self) -> StructType:
         """The table's columns as Spark types; ``rowkind`` first for incremental reads and for
         streams read with ``row-kind=true``."""
-        options = dict(self.options)
+        options = source_options(self.options)
         scan = parse_read_options(options)
         row_kind = ROW_KIND_COLUMN if scan.incremental is not None or scan.row_kind else None
         return spark_schema(open_table(options).arrow_schema, row_kind)
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        options = dict(self.options)
+        """The reader of ``schema``'s columns: the table's (the default), or those a
+        user-given schema names (``.schema("id long, v double")``: only those columns are
+        read; each must be a column of the table, of the type Spark reads it as). A table
+        registered by name (:func:`lakeops.spark.register_tables`) finds its location in
+        ``schema``."""
+        options = source_options(self.options)
+        if not {"path", "warehouse", "table"} & set(options):
+            options = {**registered_location(schema), **options}
         scan = parse_read_options(options)
         if scan.stream_only:
             raise ConfigurationError(
@@ -209,12 +218,14 @@ class LakeopsDataSource(DataSource):
                 "returns the merged rows (or, with incremental-between, the changes with their "
                 "rowkind)"
             )
+        if scan.incremental is None:
+            check_projection(schema, spark_schema(open_table(options).arrow_schema))
         return LakeopsReader(options, schema, scan)
 
     def writer(self, schema: StructType, overwrite: bool) -> LakeopsWriter:
         """Validate the write options and create the table if the path holds none (on the
         driver, before any task runs)."""
-        options = dict(self.options)
+        options = source_options(self.options)
         ensure_table(options, schema)
         return LakeopsWriter(options, overwrite)
 
@@ -223,11 +234,11 @@ class LakeopsDataSource(DataSource):
         (:mod:`lakeops.spark.streaming`)."""
         from lakeops.spark.streaming import LakeopsStreamWriter
 
-        return LakeopsStreamWriter(dict(self.options), overwrite)
+        return LakeopsStreamWriter(source_options(self.options), overwrite)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """``spark.readStream.format("lakeops")``: the table's changes, snapshot by snapshot
         (:mod:`lakeops.spark.streaming`)."""
         from lakeops.spark.streaming import LakeopsStreamReader
 
-        return LakeopsStreamReader(dict(self.options), schema)
+        return LakeopsStreamReader(source_options(self.options), schema)

@@ -3,7 +3,9 @@
 Spark hands a Python data source its options with lower-cased keys; every name here is matched
 case-insensitively (``versionAsOf`` = ``versionasof``). An option the data source does not
 know is a :class:`~lakeops.errors.ConfigurationError` naming it and listing the known ones: a
-misspelt option is never silently ignored.
+misspelt option is never silently ignored. The one exception are the table properties Spark's
+session catalog adds for a table registered there (:data:`CATALOG_PROPERTIES`, see
+:func:`source_options`), which describe Spark's entry, not the read.
 
 Reads (``spark.read.format("lakeops").option(...)``):
 
@@ -36,6 +38,7 @@ from lakeops.errors import ConfigurationError
 from lakeops.option_registry import rule_for
 
 __all__ = [
+    "CATALOG_PROPERTIES",
     "CONNECTION_OPTIONS",
     "READ_OPTIONS",
     "STREAM_READ_OPTIONS",
@@ -44,6 +47,7 @@ __all__ = [
     "ScanSpec",
     "TableOptions",
     "parse_read_options",
+    "source_options",
     "split_write_options",
 ]
 
@@ -71,6 +75,13 @@ READ_OPTIONS = (
 STREAM_READ_OPTIONS = ("row-kind", "scan.mode", "changes.mode")
 #: write options besides table options
 WRITE_OPTIONS = ("parallelism", "overwrite_partitions", "primary-key", "partition", "commit_user")
+#: the table properties Spark's session catalog adds to the options of a table registered there
+#: (``CREATE TABLE … USING lakeops``, :func:`lakeops.spark.register_tables`)
+CATALOG_PROPERTIES = frozenset(
+    {"location", "provider", "owner", "comment", "external", "is_managed_location", "collation"}
+)
+#: the prefix under which Spark's session catalog hands a registered table's options back
+_CATALOG_OPTION_PREFIX = "option."
 #: the row-kind column of incremental reads (Paimon's ``audit_log`` column name)
 ROW_KIND_COLUMN = "rowkind"
 
@@ -104,6 +115,18 @@ class ScanSpec:
     row_kind: bool = False
     #: the stream-only options given (refused by a batch read)
     stream_only: tuple[str, ...] = ()
+
+
+def source_options(options: Mapping[str, str]) -> dict[str, str]:
+    """The options a user gave, from what Spark hands the data source: for a table read through
+    Spark's session catalog Spark adds the table's properties (:data:`CATALOG_PROPERTIES`,
+    dropped here) and hands every option given at registration back twice, as given under an
+    ``option.`` prefix and plain (``path`` then qualified as a URI); the prefixed value is the
+    one kept, unprefixed."""
+    opts = {k: v for k, v in options.items() if k.lower() not in CATALOG_PROPERTIES}
+    for key in [k for k in opts if k.lower().startswith(_CATALOG_OPTION_PREFIX)]:
+        opts[key[len(_CATALOG_OPTION_PREFIX) :]] = opts.pop(key)
+    return opts
 
 
 def _lower(options: Mapping[str, str]) -> dict[str, str]:

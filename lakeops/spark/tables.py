@@ -64,7 +64,9 @@ def _location(options: dict[str, str]) -> tuple[FileIO, dict[str, Any], dict[str
         if not warehouse or not identifier or "." not in identifier:
             raise ConfigurationError(
                 "lakeops data source needs .load('<warehouse>/<db>.db/"
-                "<table>') or options warehouse=… and table=db.table"
+                "<table>') or options warehouse=… and table=db.table (a table registered "
+                "by name with lakeops.spark.register_tables is read-only in Spark SQL: "
+                "write it with lakeops.spark.write or the data source by path)"
             )
         db, name = identifier.split(".", 1)
         path = f"{warehouse.rstrip('/')}/{db}.db/{name}"

@@ -17,7 +17,13 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from lakeops.errors import ConfigurationError, DataValidationError
 
-__all__ = ["as_nullable", "spark_arrow_schema", "spark_schema", "to_spark_arrow"]
+__all__ = [
+    "as_nullable",
+    "check_projection",
+    "spark_arrow_schema",
+    "spark_schema",
+    "to_spark_arrow",
+]
 
 
 def spark_schema(arrow_schema: pa.Schema, row_kind: str | None = None) -> StructType:
@@ -74,3 +80,24 @@ def to_spark_arrow(table: pa.Table, target: pa.Schema) -> pa.Table:
                 ) from exc
         columns.append(column)
     return pa.Table.from_arrays(columns, schema=target)
+
+
+def check_projection(requested: StructType, table: StructType) -> None:
+    """Refuse a read schema naming a column the table lacks, or one at another type than Spark
+    reads the table's column as (a :class:`ConfigurationError` naming each)."""
+    have = {f.name: f.dataType for f in table.fields}
+    wrong = []
+    for field in requested.fields:
+        if field.name not in have:
+            wrong.append(f"{field.name!r} is not a column of the table")
+        elif field.dataType.simpleString() != have[field.name].simpleString():
+            wrong.append(
+                f"{field.name!r} is {have[field.name].simpleString()} in the table, not "
+                f"{field.dataType.simpleString()}"
+            )
+    if wrong:
+        raise ConfigurationError(
+            "the read schema does not fit the table: "
+            + "; ".join(wrong)
+            + f". The table's columns: {table.simpleString()}"
+        )

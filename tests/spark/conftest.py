@@ -13,7 +13,7 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     os.environ["PYSPARK_PYTHON"] = sys.executable
     import pyspark
     from pyspark.sql import SparkSession
@@ -26,6 +26,8 @@ def spark() -> Iterator[Any]:
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.pyspark.python", sys.executable)
+        # Spark's session catalog (databases made by register_tables) outside the checkout
+        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))
         .getOrCreate()
     )
     from lakeops.spark import register

@@ -10,6 +10,7 @@ from lakeops.spark.options import (
     READ_OPTIONS,
     ScanSpec,
     parse_read_options,
+    source_options,
     split_write_options,
 )
 
@@ -101,3 +102,23 @@ def test_unknown_write_option_names_the_known_ones() -> None:
     assert "primary-key" in str(info.value) and "overwrite_partitions" in str(info.value)
     with pytest.raises(ConfigurationError, match="differ only in case"):
         split_write_options({"fields.a.aggregate-function": "sum"}, ["a", "A"])
+
+
+def test_a_session_catalog_tables_options_are_the_ones_registered() -> None:
+    """What Spark hands the source for a table of its session catalog (as seen from Spark 4.3):
+    its properties, every option again under ``option.``, the path qualified as a URI."""
+    handed = {
+        "location": "file:/wh/db.db/orders",
+        "path": "file:/wh/db.db/orders",
+        "option.path": "/wh/db.db/orders",
+        "storage_options_secret": "{}",
+        "option.storage_options_secret": "{}",
+        "external": "true",
+        "owner": "root",
+        "provider": "lakeops",
+    }
+    options = source_options(handed)
+    assert options == {"path": "/wh/db.db/orders", "storage_options_secret": "{}"}
+    assert parse_read_options(options) == ScanSpec()
+    with pytest.raises(ConfigurationError, match="owner2"):
+        parse_read_options(source_options({**handed, "owner2": "x"}))
