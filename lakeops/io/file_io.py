@@ -222,6 +222,18 @@ class FileIO:
             modified = modified.replace(tzinfo=dt.UTC)
         return float(modified.timestamp() * 1000)
 
+    def store_now_ms(self, directory: str) -> float:
+        """The store's own clock, in epoch milliseconds: the modification time it reports for
+        a small probe file written into ``directory`` now (deleted again; a probe left by a
+        killed process is a ``.tmp`` file that orphan cleanup removes). Unlike the local clock,
+        this is the clock every file's modification time on this store comes from."""
+        probe = join(directory, f"clock-probe-{uuid.uuid4().hex}.tmp")
+        self.write_bytes(probe, b"")
+        try:
+            return self.modified_ms(probe)
+        finally:
+            self.delete(probe)
+
     def open_output(self, path: str) -> IO[bytes]:
         self.mkdirs(path.rsplit("/", 1)[0])
         result: IO[bytes] = self.fs.open(path, "wb")
