@@ -193,9 +193,10 @@ class StorageUnreachableError(StorageError):
     endpoint URL or port, a server that is down, a network in between)."""
 
 
-class StorageAccessDeniedError(StorageError):
+class StorageAccessDeniedError(StorageError, PermissionError):
     """The storage service refused the credentials (an unknown access key, a wrong secret, or
-    no permission on the bucket)."""
+    no permission on the bucket); also a :class:`PermissionError`, as the storage library's
+    own error was."""
 
 
 class ClockSkewError(LakeopsError):
