@@ -5,7 +5,8 @@ Order of work (a crash at any point leaves only unreferenced files, never a brok
 1. write one manifest with this commit's ADD/DELETE entries;
 2. loop: read the latest snapshot N; its base + delta manifests become the new base list
    (merged into one manifest when there are more than ``manifest.merge-min-count``); write the
-   base and delta manifest lists; publish ``snapshot-(N+1)`` with
+   base and delta manifest lists; check that the files the commit adds exist
+   (:mod:`lakeops.commit.presence`); publish ``snapshot-(N+1)`` with
    :meth:`~lakeops.io.file_io.FileIO.publish_exclusive`;
 3. if another writer published N+1 first, delete this attempt's lists, back off (bounded,
    jittered) and retry on top of the new latest snapshot. Appends never conflict; a commit that

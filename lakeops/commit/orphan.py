@@ -11,8 +11,9 @@ metadata, ``tag/``, ``branch/``, ``consumer/`` and anything lakeops does not kno
 A threshold below :data:`SAFE_OLDER_THAN_MS` (one hour) is refused unless the caller forces it:
 a writer writes its data files and manifests first and publishes the snapshot that references
 them last, so until then its files look exactly like orphans. A short threshold deletes them and
-the writer then publishes a snapshot whose files are gone. A dry run deletes nothing and takes
-any threshold that is not negative.
+the writer's commit then fails (:class:`~lakeops.errors.MissingCommitFileError`: the committer
+refuses to publish a snapshot naming a missing file), so the writer must write its data again.
+A dry run deletes nothing and takes any threshold that is not negative.
 
 Ages are measured on the store's clock, not this machine's alone: a file's age is the store's
 "now" (the modification time it reports for a probe file written at the start of the pass)
@@ -185,7 +186,7 @@ def check_threshold(older_than_ms: int, *, dry_run: bool = False, force: bool = 
             f"orphan threshold older_than={older_than_ms / 1000:g} s is below one hour: a writer "
             "writes its data files and manifests before it publishes the snapshot that "
             "references them, so files of a commit in progress look like orphans and would be "
-            "deleted, and the writer would then publish a snapshot whose files are gone. Use "
+            "deleted, and the writer's commit would then fail for its missing files. Use "
             "at least one hour (the default is one day), or pass force=True (CLI: --force) "
             "only when no writer can be running on this table; a dry run lists the candidates "
             "without deleting anything"
