@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from lakeops.commit.append_planner import AppendPlanner
 from lakeops.commit.auto_tags import create_auto_tags
-from lakeops.commit.presence import verify_present
+from lakeops.commit.presence import CommitPresence, verify_present
 from lakeops.commit.snapshot_builder import (
     CommitLists,
     PlannedChange,
@@ -313,7 +313,7 @@ class Committer:
                 index_manifest = self._write_index_manifest(latest, change.index_changes)
                 if index_manifest is not None:
                     written.append(index_manifest)
-            verify_present(self.table, change, [*own.names, *written], own.present)
+            verify_present(self.table, change, own.names, own.presence)
         except FileNotFoundError:
             self._discard(written)
             if self._base_is_stale(next_snapshot_id(latest)):
@@ -582,8 +582,8 @@ class _OwnManifests:
         self.change: PlannedChange | None = None
         self.delta: list[ManifestFileMeta] = []
         self.changelog: ManifestFileMeta | None = None
-        #: files this commit found present (:mod:`lakeops.commit.presence`), not asked again
-        self.present: set[str] = set()
+        #: what this commit's presence checks established (:mod:`lakeops.commit.presence`)
+        self.presence = CommitPresence()
 
     @property
     def names(self) -> list[str]:

@@ -4,21 +4,23 @@ Between a writer's ``prepare_commit`` and its commit, its data files are unrefer
 ``remove_orphan_files``, a cleanup host whose clock runs ahead, or an operator deleting by hand
 can remove them. Published anyway, the snapshot would name a missing file and every read of the
 latest snapshot would fail. So before a commit attempt is published, every data, changelog and
-index file the plan ADDS, and every manifest and manifest list the commit wrote itself, must
-exist: one metadata request per file (a ``stat`` on local disk, a ``HEAD`` on object stores),
-:data:`~lakeops.parallel.IO_THREADS` at once. Otherwise :class:`MissingCommitFileError` names
-the missing files and nothing is published.
+index file the plan ADDS must exist: one metadata request per file (a ``stat`` on local disk, a
+``HEAD`` on object stores), :data:`~lakeops.parallel.IO_THREADS` at once. Otherwise
+:class:`MissingCommitFileError` names the missing files and nothing is published.
 
-A file is checked once per commit: the retries of one commit re-check only files their plan
-added since (a re-sequencing rewrite, an overwrite re-planned on a newer snapshot) and the
-manifest lists each attempt writes anew. Files that were checked and are deleted afterwards,
-in the moment before the publish, are not caught: the check closes the window between a
-writer's prepare and its commit, not the last instant of the publish.
+An added file is requested once per commit: a retry requests only files its plan added since
+(a re-sequencing rewrite, an overwrite re-planned on a newer snapshot). The commit's own
+manifests (written once and kept across retries) are requested on every retry, since a retry
+loop may last long enough for a cleanup to remove them; manifests and lists written by the
+attempt itself, moments before, are not. A file deleted in the instant between the check and
+the publish is not caught: the check closes the window between a writer's prepare and its
+commit, not the last instant of the publish.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
 from lakeops.commit.confine import entry_paths, index_paths
 from lakeops.commit.snapshot_builder import PlannedChange
@@ -29,7 +31,7 @@ from lakeops.parallel import IO_THREADS, run_ordered
 from lakeops.spec import paths
 from lakeops.spec.manifest import FileKind
 
-__all__ = ["added_paths", "missing_files", "verify_present"]
+__all__ = ["CommitPresence", "added_paths", "missing_files", "verify_present"]
 
 #: how many missing files the error message names (all are in its ``paths``)
 _NAMED = 5
@@ -53,27 +55,38 @@ def missing_files(fio: FileIO, files: Sequence[str], threads: int = IO_THREADS) 
     return [path for path, present in zip(files, found, strict=True) if not present]
 
 
+@dataclass
+class CommitPresence:
+    """What the checks of one commit have established: the added files found present (not
+    requested again) and whether a check has run (the commit's own manifests are requested from
+    the second check on)."""
+
+    found: set[str] = field(default_factory=set)
+    checked: bool = False
+
+
 def verify_present(
     table: TableContext,
     change: PlannedChange,
-    manifests: Iterable[str],
-    seen: set[str],
+    own_manifests: Iterable[str],
+    state: CommitPresence,
     threads: int = IO_THREADS,
 ) -> None:
-    """Raise :class:`MissingCommitFileError` unless every file ``change`` adds and every
-    manifest or manifest list named in ``manifests`` (names in the table's ``manifest/``
-    directory) exists. ``seen`` holds the paths one commit has already found (updated here):
-    they are not requested again."""
+    """Raise :class:`MissingCommitFileError` unless every file ``change`` adds that ``state``
+    has not found yet exists — and, from the commit's second check on, every manifest named in
+    ``own_manifests`` (names in the table's ``manifest/`` directory). ``state`` is updated."""
     store = table.store
-    wanted = added_paths(table, change)
-    wanted += [store.path(paths.manifest_path(name)) for name in manifests]
-    todo = list(dict.fromkeys(p for p in wanted if p not in seen))
-    if not todo:
-        return
-    missing = missing_files(store.file_io, todo, threads)
-    if missing:
-        raise _missing_error(store.root, missing)
-    seen.update(todo)
+    files = [p for p in dict.fromkeys(added_paths(table, change)) if p not in state.found]
+    manifests = (
+        [store.path(paths.manifest_path(name)) for name in own_manifests] if state.checked else []
+    )
+    todo = files + manifests
+    if todo:
+        missing = missing_files(store.file_io, todo, threads)
+        if missing:
+            raise _missing_error(store.root, missing)
+    state.found.update(files)
+    state.checked = True
 
 
 def _missing_error(root: str, missing: Sequence[str]) -> MissingCommitFileError:

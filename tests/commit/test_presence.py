@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog, Table
-from lakeops.commit.presence import verify_present
+from lakeops.commit.presence import CommitPresence, verify_present
 from lakeops.commit.snapshot_builder import PlannedChange
 from lakeops.errors import MissingCommitFileError
 from lakeops.spec.manifest import FileKind, ManifestEntry
@@ -143,16 +143,16 @@ def test_each_file_is_requested_once_per_commit_and_new_files_are_checked(
     assert len(entries) == 2
     spy = _CountingExists(table)
     monkeypatch.setattr(spy.fio, "exists", spy)
-    seen: set[str] = set()
+    state = CommitPresence()
     context = table.context
-    verify_present(context, PlannedChange(entries[:1]), (), seen)
+    verify_present(context, PlannedChange(entries[:1]), (), state)
     assert len(spy.asked) == 1
-    verify_present(context, PlannedChange(entries[:1]), (), seen)  # a retry of the same plan
+    verify_present(context, PlannedChange(entries[:1]), (), state)  # a retry of the same plan
     assert len(spy.asked) == 1
-    verify_present(context, PlannedChange(entries), (), seen)  # a re-plan adds a file
+    verify_present(context, PlannedChange(entries), (), state)  # a re-plan adds a file
     assert len(spy.asked) == 2 and spy.asked[1].endswith(entries[1].file.file_name)
     deletes = [ManifestEntry(FileKind.DELETE, *_fields(e)) for e in entries]
-    verify_present(context, PlannedChange(deletes), (), set())  # deletes are not checked
+    verify_present(context, PlannedChange(deletes), (), CommitPresence())  # deletes: none
     assert len(spy.asked) == 2
 
 
@@ -160,8 +160,12 @@ def _fields(e: ManifestEntry) -> tuple:
     return (e.partition, e.bucket, e.total_buckets, e.file)
 
 
-def test_a_missing_manifest_of_the_commit_is_named(catalog: Catalog) -> None:
+def test_own_manifests_are_checked_on_retries(catalog: Catalog) -> None:
+    """The first check comes right after the commit wrote its manifests; a retry (a later
+    check of the same commit) finds one gone and names it."""
     table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"])
+    state = CommitPresence()
+    verify_present(table.context, PlannedChange(()), ["manifest-gone-0"], state)
     with pytest.raises(MissingCommitFileError) as refused:
-        verify_present(table.context, PlannedChange(()), ["manifest-gone-0"], set())
+        verify_present(table.context, PlannedChange(()), ["manifest-gone-0"], state)
     assert refused.value.paths == ("manifest/manifest-gone-0",)
