@@ -16,8 +16,9 @@ refuses to publish a snapshot naming a missing file), so the writer must write i
 A dry run deletes nothing and takes any threshold that is not negative.
 
 Ages are measured on the store's clock, not this machine's alone: a file's age is the store's
-"now" (the modification time it reports for a probe file written at the start of the pass)
-minus the modification time it reports for the file, so a cleanup host whose clock runs ahead
+"now" (the modification time it reports for a probe file written at the start of the pass
+and deleted at once; one a killed pass left is deleted by the next, whatever its age) minus the
+modification time it reports for the file, so a cleanup host whose clock runs ahead
 cannot make the files of a commit in progress look old. A local clock more than
 :data:`CLOCK_TOLERANCE_MS` ahead of the store's is refused with
 :class:`~lakeops.errors.ClockSkewError` before anything is listed; within the tolerance the
@@ -37,7 +38,7 @@ from typing import Any
 
 from lakeops.commit.keep_alive import KEPT_DIRS, protected_snapshots
 from lakeops.errors import ClockSkewError, ConfigurationError
-from lakeops.io.file_io import FileIO
+from lakeops.io.file_io import CLOCK_PROBE_PREFIX, FileIO
 from lakeops.parallel import (
     IO_THREADS,
     check_parallelism,
@@ -283,7 +284,9 @@ def remove_orphan_files(
     size = 0
     stats = run_ordered(age_and_size, candidates, _io_threads(parallelism))
     for (path, relative), (modified, file_size) in zip(candidates, stats, strict=True):
-        if modified > cutoff:
+        # a clock probe a killed pass left is nobody's commit: it goes whatever its age
+        probe = relative.startswith(f"{paths.MANIFEST_DIR}/{CLOCK_PROBE_PREFIX}")
+        if modified > cutoff and not probe:
             continue  # younger than the threshold: may belong to a commit still in progress
         size += file_size
         deleted.append(relative)

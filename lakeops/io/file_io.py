@@ -33,7 +33,10 @@ from lakeops.io.publish import (
 from lakeops.io.storage_errors import bounded_options, classify, endpoint_of
 from lakeops.redact import redact_uri, uri_has_password
 
-__all__ = ["FileIO", "join"]
+__all__ = ["CLOCK_PROBE_PREFIX", "FileIO", "join"]
+
+CLOCK_PROBE_PREFIX = "clock-probe-"
+"""Name prefix of the probe files :meth:`FileIO.store_now_ms` writes (and deletes at once)."""
 
 
 def join(*parts: str) -> str:
@@ -260,9 +263,9 @@ class FileIO:
     def store_now_ms(self, directory: str) -> float:
         """The store's own clock, in epoch milliseconds: the modification time it reports for
         a small probe file written into ``directory`` now (deleted again; a probe left by a
-        killed process is a ``.tmp`` file that orphan cleanup removes). Unlike the local clock,
-        this is the clock every file's modification time on this store comes from."""
-        probe = join(directory, f"clock-probe-{uuid.uuid4().hex}.tmp")
+        killed process is removed by the next orphan cleanup). Unlike the local clock, this is
+        the clock every file's modification time on this store comes from."""
+        probe = join(directory, f"{CLOCK_PROBE_PREFIX}{uuid.uuid4().hex}.tmp")
         self.write_bytes(probe, b"")
         try:
             return self.modified_ms(probe)

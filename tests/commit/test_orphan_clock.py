@@ -103,3 +103,14 @@ def test_a_clock_behind_the_store_is_accepted_and_old_orphans_go(
     assert removed.deleted == ("bucket-0/data-crashed.parquet",)
     assert not stray.exists() and table.read().num_rows == 10
     assert not list((warehouse / "db.db" / "t" / "manifest").glob("clock-probe-*"))
+
+
+def test_a_probe_left_by_a_killed_pass_goes_with_the_next_pass(
+    catalog: Catalog, warehouse: Path
+) -> None:
+    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"])
+    table.write(_rows(range(3), "a"))
+    left = warehouse / "db.db" / "t" / "manifest" / "clock-probe-0123abcd.tmp"
+    left.write_bytes(b"")  # written just now: younger than any threshold
+    assert table.remove_orphan_files().deleted == ("manifest/clock-probe-0123abcd.tmp",)
+    assert not left.exists() and table.read().num_rows == 3
