@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from lakeops.append.table import AppendTable
 from lakeops.errors import (
+    BucketNotFoundError,
     CatalogError,
     ConfigurationError,
     DatabaseAlreadyExistsError,
@@ -107,14 +108,23 @@ class Catalog:
         directories, so a new warehouse is an empty prefix) its bucket."""
         fio = self.file_io
         if fio.is_object_store:
-            return fio.exists(self.warehouse.split("/", 1)[0])
+            return fio.bucket_exists(self._bucket())
         return fio.is_dir(self.warehouse)
+
+    def _bucket(self) -> str:
+        return self.warehouse.split("/", 1)[0]
 
     def _not_found(self, error: CatalogError) -> CatalogError:
         """``error``, or a :class:`WarehouseNotFoundError` when the warehouse itself is
         missing (a mistyped path must not look like an empty warehouse)."""
         if self._warehouse_exists():
             return error
+        if self.file_io.is_object_store:
+            return BucketNotFoundError(
+                f"bucket {self._bucket()!r} of warehouse {self._uri()} does not exist at "
+                f"{self.file_io.endpoint}: check the bucket name in the warehouse URI and the "
+                "endpoint, or create the bucket first"
+            )
         return WarehouseNotFoundError(
             f"warehouse {self._uri()} does not exist: check the path; a new warehouse is "
             "created by catalog.create_database"

@@ -8,6 +8,7 @@ Every error the library raises on purpose derives from :class:`LakeopsError`, so
     │   └── UnsupportedFeatureError the table uses a Paimon feature lakeops does not serve yet
     ├── CatalogError                catalog-level problems
     │   ├── WarehouseNotFoundError
+    │   │   └── BucketNotFoundError the object-store bucket of the warehouse does not exist
     │   ├── DatabaseNotFoundError
     │   ├── DatabaseAlreadyExistsError
     │   ├── DatabaseNotEmptyError
@@ -21,12 +22,17 @@ Every error the library raises on purpose derives from :class:`LakeopsError`, so
     │   ├── CommitConflictError     another writer won and retrying did not help
     │   │   └── StaleWriteError     another commit changed what the write was planned on
     │   ├── LockUnavailableError    the commit lock could not be reached or taken
+    │   ├── MissingCommitFileError  a file the commit adds is gone (nothing published)
     │   └── CommitStateUnknownError whether the snapshot was published cannot be told
     ├── CorruptTableError           what is on storage cannot be read as a Paimon table
     │   ├── CorruptMetadataError    a snapshot, schema, manifest, tag, … file is bad
     │   │   └── MissingMetadataError    … or missing (also a FileNotFoundError)
     │   └── CorruptDataFileError    a data, changelog or index file is bad or disagrees
     │       └── MissingDataFileError    … or missing (also a FileNotFoundError)
+    ├── StorageError                the storage service could not be used
+    │   ├── StorageUnreachableError     its endpoint does not answer (refused, timed out)
+    │   └── StorageAccessDeniedError    it refused the credentials
+    ├── ClockSkewError              the local clock is ahead of the store's beyond a tolerance
     └── JobError                    a Spark job submitted by lakeops (spark-submit) failed
 """
 
@@ -52,6 +58,11 @@ class CatalogError(LakeopsError):
 class WarehouseNotFoundError(CatalogError):
     """The warehouse path does not exist (or, on an object store, its bucket does not): a
     typo, or a warehouse not created yet — ``create_database`` creates it."""
+
+
+class BucketNotFoundError(WarehouseNotFoundError):
+    """The object-store bucket the warehouse URI names does not exist (or is not visible to
+    these credentials): create it, or fix the bucket name."""
 
 
 class DatabaseNotFoundError(CatalogError):
@@ -118,6 +129,17 @@ class LockUnavailableError(CommitError):
     nothing was published, and every file the failed write or commit wrote was removed."""
 
 
+class MissingCommitFileError(CommitError):
+    """A data, changelog or index file that the commit adds (or a manifest it wrote) no longer
+    exists — deleted while the commit was prepared, e.g. by a forced ``remove_orphan_files``.
+    Nothing was published: the table still reads as before, and the write must run again.
+    ``paths`` are the missing files, relative to the table directory where they lie below it."""
+
+    def __init__(self, message: str, *, paths: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.paths = paths
+
+
 class CommitConflictError(CommitError):
     """Another writer kept winning the race for the next snapshot and retries ran out."""
 
@@ -155,6 +177,32 @@ class CorruptDataFileError(CorruptTableError):
 
 class MissingDataFileError(CorruptDataFileError, FileNotFoundError):
     """A data, changelog or index file that a snapshot references does not exist."""
+
+
+class StorageError(LakeopsError):
+    """The storage service (an object store's endpoint) could not be used; ``endpoint`` is the
+    address that failed, never a credential."""
+
+    def __init__(self, message: str, *, endpoint: str | None = None) -> None:
+        super().__init__(message)
+        self.endpoint = endpoint
+
+
+class StorageUnreachableError(StorageError):
+    """The storage endpoint does not answer: the connection was refused or timed out (a wrong
+    endpoint URL or port, a server that is down, a network in between)."""
+
+
+class StorageAccessDeniedError(StorageError, PermissionError):
+    """The storage service refused the credentials (an unknown access key, a wrong secret, or
+    no permission on the bucket); also a :class:`PermissionError`, as the storage library's
+    own error was."""
+
+
+class ClockSkewError(LakeopsError):
+    """This machine's clock is ahead of the store's by more than the tolerance, so file ages
+    computed here would be too large (orphan cleanup could delete the files of a commit still
+    in progress); fix the clock (NTP) or run the operation on a machine with a correct one."""
 
 
 class JobError(LakeopsError):

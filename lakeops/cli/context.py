@@ -13,7 +13,7 @@ import typer
 from lakeops import Catalog, Table
 from lakeops.cli.output import Output
 from lakeops.cli.parsing import parse_json_object
-from lakeops.errors import TableNotFoundError, WarehouseNotFoundError
+from lakeops.errors import BucketNotFoundError, TableNotFoundError, WarehouseNotFoundError
 
 __all__ = ["CliState", "state", "table_hint", "warehouse_message"]
 
@@ -83,6 +83,8 @@ class CliState:
         try:
             table: Table = catalog.get_table(identifier)
             return table
+        except BucketNotFoundError:
+            raise  # its message names the bucket and the endpoint
         except WarehouseNotFoundError as exc:
             raise WarehouseNotFoundError(warehouse_message(self.warehouse)) from exc
         except TableNotFoundError as exc:
@@ -94,6 +96,8 @@ class CliState:
         catalog = self.catalog()
         try:
             return catalog.metadata_table(f"{identifier}${name}", snapshot_id=snapshot_id)
+        except BucketNotFoundError:
+            raise  # its message names the bucket and the endpoint
         except WarehouseNotFoundError as exc:
             raise WarehouseNotFoundError(warehouse_message(self.warehouse)) from exc
         except TableNotFoundError as exc:

@@ -28,7 +28,7 @@ from lakeops.cli import (
 )
 from lakeops.cli.context import CliState, warehouse_message
 from lakeops.cli.errors import error_line
-from lakeops.errors import WarehouseNotFoundError
+from lakeops.errors import BucketNotFoundError, WarehouseNotFoundError
 
 __all__ = ["app", "main"]
 
@@ -97,7 +97,10 @@ class _ReportingGroup(TyperGroup):
             if ctx.params.get("debug"):
                 raise
             line = error_line(exc)
-            if isinstance(exc, WarehouseNotFoundError) and isinstance(ctx.obj, CliState):
+            # a missing bucket's own message names the bucket and the endpoint
+            missing = isinstance(exc, WarehouseNotFoundError)
+            missing = missing and not isinstance(exc, BucketNotFoundError)
+            if missing and isinstance(ctx.obj, CliState):
                 line = warehouse_message(ctx.obj.warehouse)
             typer.echo(f"error: {line}", err=True)
             raise typer.Exit(1) from None

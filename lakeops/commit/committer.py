@@ -5,7 +5,8 @@ Order of work (a crash at any point leaves only unreferenced files, never a brok
 1. write one manifest with this commit's ADD/DELETE entries;
 2. loop: read the latest snapshot N; its base + delta manifests become the new base list
    (merged into one manifest when there are more than ``manifest.merge-min-count``); write the
-   base and delta manifest lists; publish ``snapshot-(N+1)`` with
+   base and delta manifest lists; check that the files the commit adds exist
+   (:mod:`lakeops.commit.presence`); publish ``snapshot-(N+1)`` with
    :meth:`~lakeops.io.file_io.FileIO.publish_exclusive`;
 3. if another writer published N+1 first, delete this attempt's lists, back off (bounded,
    jittered) and retry on top of the new latest snapshot. Appends never conflict; a commit that
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from lakeops.commit.append_planner import AppendPlanner
 from lakeops.commit.auto_tags import create_auto_tags
 from lakeops.commit.exactly_once import already_committed, discard_uncommitted_files
+from lakeops.commit.presence import CommitPresence, verify_present
 from lakeops.commit.snapshot_builder import (
     CommitLists,
     PlannedChange,
@@ -375,6 +377,7 @@ class Committer:
                 index_manifest = self._write_index_manifest(latest, change.index_changes)
                 if index_manifest is not None:
                     written.append(index_manifest)
+            verify_present(self.table, change, own.names, own.presence)
         except FileNotFoundError:
             self._discard(written)
             if self._base_is_stale(next_snapshot_id(latest)):
@@ -643,6 +646,8 @@ class _OwnManifests:
         self.change: PlannedChange | None = None
         self.delta: list[ManifestFileMeta] = []
         self.changelog: ManifestFileMeta | None = None
+        #: what this commit's presence checks established (:mod:`lakeops.commit.presence`)
+        self.presence = CommitPresence()
 
     @property
     def names(self) -> list[str]:

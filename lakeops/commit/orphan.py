@@ -11,20 +11,34 @@ metadata, ``tag/``, ``branch/``, ``consumer/`` and anything lakeops does not kno
 A threshold below :data:`SAFE_OLDER_THAN_MS` (one hour) is refused unless the caller forces it:
 a writer writes its data files and manifests first and publishes the snapshot that references
 them last, so until then its files look exactly like orphans. A short threshold deletes them and
-the writer then publishes a snapshot whose files are gone. A dry run deletes nothing and takes
-any threshold that is not negative.
+the writer's commit then fails (:class:`~lakeops.errors.MissingCommitFileError`: the committer
+refuses to publish a snapshot naming a missing file), so the writer must write its data again.
+A dry run deletes nothing and takes any threshold that is not negative.
+
+Ages are measured on the store's clock, not this machine's alone: a file's age is the store's
+"now" (the modification time it reports for a probe file written at the start of the pass
+and deleted at once; one a killed pass left is deleted by the next, whatever its age) minus the
+modification time it reports for the file, so a cleanup host whose clock runs ahead
+cannot make the files of a commit in progress look old. A local clock more than
+:data:`CLOCK_TOLERANCE_MS` ahead of the store's is refused with
+:class:`~lakeops.errors.ClockSkewError` before anything is listed; within the tolerance the
+earlier of the two clocks is taken. A file deleted anyway (a forced threshold) is caught by the
+committer, which refuses to publish a snapshot naming a missing file
+(:mod:`lakeops.commit.presence`).
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from lakeops.commit.keep_alive import KEPT_DIRS, protected_snapshots
-from lakeops.errors import ConfigurationError
-from lakeops.io.file_io import FileIO
+from lakeops.errors import ClockSkewError, ConfigurationError
+from lakeops.io.file_io import CLOCK_PROBE_PREFIX, FileIO
 from lakeops.parallel import (
     IO_THREADS,
     check_parallelism,
@@ -36,16 +50,24 @@ from lakeops.spec import paths
 from lakeops.store import TableStore
 
 __all__ = [
+    "CLOCK_TOLERANCE_MS",
     "SAFE_OLDER_THAN_MS",
     "OrphanResult",
     "check_threshold",
     "list_files",
     "referenced_files",
+    "reference_now_ms",
     "remove_orphan_files",
 ]
 
+log = logging.getLogger(__name__)
+
 SAFE_OLDER_THAN_MS = 3_600_000
 """The shortest orphan threshold accepted without ``force``: one hour."""
+
+CLOCK_TOLERANCE_MS = 300_000
+"""How far this machine's clock may run ahead of the store's before orphan cleanup refuses:
+five minutes (clocks kept by NTP agree to well under a second)."""
 
 
 @dataclass(frozen=True)
@@ -165,11 +187,47 @@ def check_threshold(older_than_ms: int, *, dry_run: bool = False, force: bool = 
             f"orphan threshold older_than={older_than_ms / 1000:g} s is below one hour: a writer "
             "writes its data files and manifests before it publishes the snapshot that "
             "references them, so files of a commit in progress look like orphans and would be "
-            "deleted, and the writer would then publish a snapshot whose files are gone. Use "
+            "deleted, and the writer's commit would then fail for its missing files. Use "
             "at least one hour (the default is one day), or pass force=True (CLI: --force) "
             "only when no writer can be running on this table; a dry run lists the candidates "
             "without deleting anything"
         )
+
+
+def reference_now_ms(
+    store: TableStore,
+    now_ms: float | None = None,
+    *,
+    dry_run: bool = False,
+    tolerance_ms: int = CLOCK_TOLERANCE_MS,
+) -> float:
+    """The "now" orphan ages are measured from: the earlier of the local clock (``now_ms``,
+    default :func:`time.time`) and the store's (:meth:`~lakeops.io.file_io.FileIO.store_now_ms`,
+    a probe written into the table's ``manifest/`` directory). A local clock more than
+    ``tolerance_ms`` ahead of the store's raises :class:`~lakeops.errors.ClockSkewError`. A
+    dry run that cannot write the probe (read-only credentials) uses the local clock."""
+    local = time.time() * 1000 if now_ms is None else float(now_ms)
+    try:
+        remote = store.file_io.store_now_ms(store.path(paths.MANIFEST_DIR))
+    except OSError:
+        if not dry_run:
+            raise
+        log.warning("%s: no clock probe could be written; ages use the local clock", store.root)
+        return local
+    ahead = local - remote
+    if ahead > tolerance_ms:
+        raise ClockSkewError(
+            f"{store.root}: this machine's clock ({_utc(local)}) is {ahead / 1000:,.0f} s ahead "
+            f"of the store's ({_utc(remote)}), more than the {tolerance_ms / 1000:g} s orphan "
+            "cleanup tolerates: every file would look older than it is, and files of a commit "
+            "still in progress could be deleted as orphans. Nothing was deleted; correct this "
+            "machine's clock (NTP) or run the cleanup where the clock is right"
+        )
+    return min(local, remote)
+
+
+def _utc(ms: float) -> str:
+    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def remove_orphan_files(
@@ -183,7 +241,8 @@ def remove_orphan_files(
     progress: Callable[[int, int], None] | None = None,
 ) -> OrphanResult:
     """Delete unreferenced files older than ``older_than_ms`` (see the module docstring);
-    thresholds are checked by :func:`check_threshold` before anything is listed. The
+    thresholds are checked by :func:`check_threshold` and the clock by
+    :func:`reference_now_ms` before anything is listed. The
     candidates are all found first — the referenced files, the directory listing and the age
     and size of each unreferenced file, each ``parallelism`` requests at once (default
     :data:`~lakeops.parallel.IO_THREADS`) — then deleted ``parallelism`` at once; the first
@@ -192,7 +251,7 @@ def remove_orphan_files(
     check_threshold(older_than_ms, dry_run=dry_run, force=force)
     check_parallelism(parallelism)
     fio = store.file_io
-    cutoff = (time.time() * 1000 if now_ms is None else now_ms) - older_than_ms
+    cutoff = reference_now_ms(store, now_ms, dry_run=dry_run) - older_than_ms
     referenced = referenced_files(store, parallelism)
     protected_dirs = {paths.SCHEMA_DIR, paths.SNAPSHOT_DIR, paths.CHANGELOG_DIR}
     root = store.root.rstrip("/")
@@ -225,7 +284,9 @@ def remove_orphan_files(
     size = 0
     stats = run_ordered(age_and_size, candidates, _io_threads(parallelism))
     for (path, relative), (modified, file_size) in zip(candidates, stats, strict=True):
-        if modified > cutoff:
+        # a clock probe a killed pass left is nobody's commit: it goes whatever its age
+        probe = relative.startswith(f"{paths.MANIFEST_DIR}/{CLOCK_PROBE_PREFIX}")
+        if modified > cutoff and not probe:
             continue  # younger than the threshold: may belong to a commit still in progress
         size += file_size
         deleted.append(relative)

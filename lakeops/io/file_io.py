@@ -15,6 +15,7 @@ import contextlib
 import datetime as dt
 import os
 import uuid
+from collections.abc import Iterator
 from typing import IO, Any
 
 import fsspec
@@ -29,9 +30,13 @@ from lakeops.io.publish import (
     PublishStrategy,
     RenamePublish,
 )
+from lakeops.io.storage_errors import bounded_options, classify, endpoint_of
 from lakeops.redact import redact_uri, uri_has_password
 
-__all__ = ["FileIO", "join"]
+__all__ = ["CLOCK_PROBE_PREFIX", "FileIO", "join"]
+
+CLOCK_PROBE_PREFIX = "clock-probe-"
+"""Name prefix of the probe files :meth:`FileIO.store_now_ms` writes (and deletes at once)."""
 
 
 def join(*parts: str) -> str:
@@ -53,9 +58,11 @@ def _fresh_listings(uri: str, storage_options: dict[str, Any] | None) -> dict[st
     retry to a snapshot it cannot see). Table metadata changes under every reader, so no
     listing may be reused; a caller that asks for the cache is refused rather than served stale.
     """
-    options = dict(storage_options or {})
-    if fsspec.utils.get_protocol(uri) in ("file", "local"):
-        return options
+    protocol = fsspec.utils.get_protocol(uri)
+    if protocol in ("file", "local"):
+        return dict(storage_options or {})
+    # connection attempts bounded, so an unreachable endpoint is reported within seconds
+    options = bounded_options(protocol, storage_options or {})
     if options.get("use_listings_cache"):
         raise ConfigurationError(
             "storage option use_listings_cache=True would let this process read a table's "
@@ -101,6 +108,8 @@ class FileIO:
         self.is_local = protocol in ("file", "local")
         if self.is_local:
             self.root = os.path.abspath(self.root)
+        #: the endpoint storage requests go to, for messages (never a credential)
+        self.endpoint: str = endpoint_of(protocol, self._storage_options)
 
     def __repr__(self) -> str:  # never show storage options (they may hold credentials)
         return f"FileIO({self.protocol}://{self.root})"
@@ -115,10 +124,37 @@ class FileIO:
         fsspec's local file system does, without its per-call path normalisation)."""
         return self.is_local and path.startswith("/")
 
+    @contextlib.contextmanager
+    def _classified(self, what: str) -> Iterator[None]:
+        """Raise an unreachable endpoint or refused credentials as the lakeops error for that
+        cause (:mod:`lakeops.io.storage_errors`); anything else passes through unchanged."""
+        try:
+            yield
+        except Exception as exc:
+            error = classify(exc, endpoint=self.endpoint, what=what)
+            if error is None:
+                raise
+            raise error from exc
+
     def exists(self, path: str) -> bool:
         if self._plain(path):
             return os.path.exists(path)
-        return bool(self.fs.exists(path))
+        with self._classified(f"looking for {path}"):
+            return bool(self.fs.exists(path))
+
+    def bucket_exists(self, bucket: str) -> bool:
+        """Whether the object-store bucket ``bucket`` exists (a ``HEAD`` of the bucket on S3).
+        Unlike a plain ``exists``, a bucket that cannot be checked is not reported missing:
+        an unreachable endpoint is a :class:`~lakeops.errors.StorageUnreachableError`, refused
+        credentials a :class:`~lakeops.errors.StorageAccessDeniedError`."""
+        with self._classified(f"checking bucket {bucket!r}"):
+            if self.protocol not in ("s3", "s3a"):
+                return bool(self.fs.exists(bucket))
+            try:
+                self.fs.call_s3("head_bucket", Bucket=bucket)
+            except FileNotFoundError:
+                return False
+            return True
 
     def read_bytes(self, path: str, max_bytes: int | None = None) -> bytes:
         """The whole file, in one request (no ETag pinning: hints may be replaced meanwhile).
@@ -176,13 +212,15 @@ class FileIO:
     def list_names(self, path: str) -> list[str]:
         """Base names of the entries in a directory ([] if it does not exist)."""
         try:
-            entries = self.fs.ls(path, detail=False)
+            with self._classified(f"listing {path}"):
+                entries = self.fs.ls(path, detail=False)
         except FileNotFoundError:
             return []
         return [str(e).rstrip("/").rsplit("/", 1)[-1] for e in entries]
 
     def is_dir(self, path: str) -> bool:
-        return bool(self.fs.isdir(path))
+        with self._classified(f"looking for directory {path}"):
+            return bool(self.fs.isdir(path))
 
     @property
     def renames_atomically(self) -> bool:
@@ -221,6 +259,18 @@ class FileIO:
         if modified.tzinfo is None:
             modified = modified.replace(tzinfo=dt.UTC)
         return float(modified.timestamp() * 1000)
+
+    def store_now_ms(self, directory: str) -> float:
+        """The store's own clock, in epoch milliseconds: the modification time it reports for
+        a small probe file written into ``directory`` now (deleted again; a probe left by a
+        killed process is removed by the next orphan cleanup). Unlike the local clock, this is
+        the clock every file's modification time on this store comes from."""
+        probe = join(directory, f"{CLOCK_PROBE_PREFIX}{uuid.uuid4().hex}.tmp")
+        self.write_bytes(probe, b"")
+        try:
+            return self.modified_ms(probe)
+        finally:
+            self.delete(probe)
 
     def open_output(self, path: str) -> IO[bytes]:
         self.mkdirs(path.rsplit("/", 1)[0])

@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lakeops.cli.context import table_hint
+from lakeops.cli.main import app
 from tests.cli.conftest import Cli
 
 
@@ -56,3 +57,31 @@ def test_missing_table_suggests_the_closest(cli: Cli, orders: str, command: list
     assert "table 'db.ordrs' does not exist" in lines[0]
     assert lines[0].endswith("did you mean db.orders?")
     assert "lakeops create" not in lines[0]
+
+
+def test_storage_errors_keep_their_own_line(tmp_path: Path) -> None:
+    """A missing bucket names the bucket and endpoint (not the generic --warehouse line); an
+    unreachable endpoint says so; neither shows the secret."""
+    import json
+
+    from tests.io.servers import free_port, moto_server, s3_options
+
+    def run(endpoint: str, bucket: str, *command: str) -> str:
+        options = {**s3_options(endpoint), "secret": "hidden-secret"}
+        result = CliRunner().invoke(
+            app,
+            ["-w", f"s3://{bucket}/wh", "--storage-options", json.dumps(options), *command],
+        )
+        assert result.exit_code == 1, result.output
+        assert "hidden-secret" not in result.output
+        lines = result.stderr.splitlines()
+        assert len(lines) == 1, result.stderr
+        return lines[0]
+
+    with moto_server() as endpoint:
+        for command in (["databases"], ["describe", "db.orders"]):
+            line = run(endpoint, "no-such-bucket", *command)
+            assert "bucket 'no-such-bucket'" in line and endpoint in line, line
+    closed = f"http://127.0.0.1:{free_port()}"
+    line = run(closed, "some-bucket", "databases")
+    assert "unreachable" in line and closed in line, line

@@ -118,3 +118,41 @@ def postgres_server() -> Iterator[str | None]:
         )
         time.sleep(0.2)
         shutil.rmtree(data, ignore_errors=True)
+
+
+@contextmanager
+def moto_server_process(env: dict[str, str] | None = None) -> Iterator[str]:
+    """A moto S3 server in a child process (its own interpreter, as a remote store would be),
+    with ``env`` added to its environment; yields its endpoint URL."""
+    import sys
+
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the moto server process did not start") from None
+                time.sleep(0.05)  # polling a port that is not listening yet
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+@contextmanager
+def moto_server_requiring_auth() -> Iterator[str]:
+    """A moto S3 server that checks credentials on every request (moto's IAM mode,
+    ``INITIAL_NO_AUTH_ACTION_COUNT=0``): no access key is known to it, so every request is
+    refused as AWS refuses an unknown key. Yields its endpoint URL."""
+    with moto_server_process({"INITIAL_NO_AUTH_ACTION_COUNT": "0"}) as url:
+        yield url
