@@ -262,7 +262,13 @@ def expire_snapshots(
     current, leftovers = _bounds(store)
     locations = FileLocations.of(store.file_io, store.root, schema, options)
     first = end = keep_changelog_from = 0
-    window = _SnapshotWindow(store, current[-1] if current else 0, threads)
+    # no pass reads beyond the last snapshot it could keep first (Paimon's bounds)
+    last = (
+        min(current[-1] - retention.retain_min + 1, current[0] + retention.expire_limit)
+        if current
+        else 0
+    )
+    window = _SnapshotWindow(store, last, threads)
     if len(current) > 1:
         end = _end_exclusive(
             current,
