@@ -269,6 +269,10 @@ def expire_snapshots(
         else 0
     )
     window = _SnapshotWindow(store, last, threads)
+    if current:
+        # the latest snapshot is read too (one file): a corrupt one stops maintenance, named,
+        # as it stops every writer, rather than a pass that runs around it
+        window.get(current[-1])
     if len(current) > 1:
         end = _end_exclusive(
             current,

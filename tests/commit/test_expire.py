@@ -305,7 +305,10 @@ def test_a_pass_reads_what_it_expires_not_the_retained_history(
         monkeypatch.setattr(FileIO, "read_bytes", read_bytes)
         result = t.expire_snapshots(retain_min=retained, time_retained="0 ms", limit=4)
         monkeypatch.undo()
-        names = sorted(p[len(t.root) :] for p in reads)
+        latest = t.latest_snapshot()
+        assert latest is not None
+        # the latest snapshot is read as well (a corrupt one stops maintenance): one file
+        names = sorted(p[len(t.root) :] for p in reads if not p.endswith(f"/snapshot-{latest.id}"))
         seen[retained] = (names, result.expired_snapshots)
         assert result.expired_snapshots == (1, 2, 3, 4)
         snapshots_read = {int(n.rsplit("-", 1)[1]) for n in names if "/snapshot/snapshot-" in n}
