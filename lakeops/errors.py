@@ -99,6 +99,13 @@ class SnapshotNotFoundError(LakeopsError, LookupError):
         self.snapshot_id = snapshot_id
 
 
+class SnapshotExpiredError(SnapshotNotFoundError):
+    """The snapshot a read asked for, or planned on, was expired (snapshot expiry removed it and
+    the files only it referenced). The table is healthy — nothing needs restoring or rolling
+    back: read again (the latest snapshot, or one still retained). ``snapshot_id`` is the
+    expired snapshot's id."""
+
+
 class TagNotFoundError(SnapshotNotFoundError):
     """The tag asked for (``read(tag=…)``, ``rollback_to(tag=…)``, ``delete_tag``) does not
     exist. ``tag`` is its name."""

@@ -22,6 +22,7 @@ from lakeops.errors import (
     LakeopsError,
     MissingDataFileError,
     MissingMetadataError,
+    SnapshotExpiredError,
     SnapshotNotFoundError,
     TableNotFoundError,
 )
@@ -197,10 +198,29 @@ class TableStore:
         try:
             return self._load_snapshot(snapshot_id)
         except MissingMetadataError:
+            expired = self.expired_error(snapshot_id)
+            if expired is not None:
+                raise expired from None
             raise SnapshotNotFoundError(
                 f"snapshot {snapshot_id} does not exist in table {self.root}",
                 snapshot_id=snapshot_id,
             ) from None
+
+    def expired_error(self, snapshot_id: int, what: str = "") -> SnapshotExpiredError | None:
+        """A :class:`SnapshotExpiredError` for ``snapshot_id`` when it is older than the
+        earliest retained snapshot (expiry removed it), else None. ``what``: what was asked of
+        it, for the message (default: the snapshot)."""
+        earliest = self.earliest_snapshot_id()
+        if earliest is None or snapshot_id >= earliest:
+            return None
+        latest = self.latest_snapshot_id()
+        return SnapshotExpiredError(
+            f"{what or f'snapshot {snapshot_id}'} of table {self.root} has expired: snapshot "
+            f"expiry removed snapshots before {earliest} (the table is healthy; nothing needs "
+            f"restoring or rolling back). Read again, from a retained snapshot ({earliest}.."
+            f"{latest}); tag a snapshot to keep it for later reads",
+            snapshot_id=snapshot_id,
+        )
 
     def _load_snapshot(self, snapshot_id: int) -> Snapshot:
         return self.load(
@@ -229,9 +249,14 @@ class TableStore:
         try:
             return self.changelog(snapshot_id)
         except FileNotFoundError:
-            raise SnapshotNotFoundError(
-                f"snapshot {snapshot_id} of {self.root} has expired and its "
-                "changelog was not kept (see changelog.num-retained.*)",
+            expired = self.expired_error(
+                snapshot_id,
+                f"the changelog of snapshot {snapshot_id} (not kept longer: see "
+                "changelog.num-retained.*)",
+            )
+            raise expired or SnapshotNotFoundError(
+                f"snapshot {snapshot_id} of {self.root} does not exist and no changelog of it "
+                "was kept (see changelog.num-retained.*)",
                 snapshot_id=snapshot_id,
             ) from None
 

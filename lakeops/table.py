@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from lakeops.changelog.reader import ChangeMode, read_changes
 from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER, Committer
+from lakeops.commit.read_guard import guard_batches, guard_read, planned_on
 from lakeops.commit.time_travel import AsOf, resolve_snapshot
 from lakeops.compact.health import TableHealth, table_health
 from lakeops.compact.planner import CompactionProgress, plan_compaction
@@ -300,7 +301,9 @@ class Table(BaseTable):
         """The (partition, bucket) splits a read of the snapshot would merge."""
         rf = row_filter(filter, self.arrow_schema)
         snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
-        return plan_splits(self.context, snapshot, rf)
+        return guard_read(
+            self.store, planned_on(snapshot), lambda: plan_splits(self.context, snapshot, rf)
+        )
 
     def to_batches(
         self,
@@ -368,19 +371,24 @@ class Table(BaseTable):
         wanted = self._columns(columns)
         rf = row_filter(filter, self.arrow_schema)
         snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
-        splits = plan_splits(self.context, snapshot, rf)
-        # the filter runs once on the whole result, not on every batch
-        schema, batches = read_batches(
-            self.context,
-            splits,
-            wanted,
-            rf,
-            parallelism=parallelism,
-            apply_filter=False,
-            whole_sections=True,
-        )
-        result = pa.Table.from_batches(list(batches), schema=schema)
-        return result.filter(rf.expression).select(wanted) if rf is not None else result
+
+        def run() -> pa.Table:
+            splits = plan_splits(self.context, snapshot, rf)
+            # the filter runs once on the whole result, not on every batch
+            schema, batches = read_batches(
+                self.context,
+                splits,
+                wanted,
+                rf,
+                parallelism=parallelism,
+                apply_filter=False,
+                whole_sections=True,
+            )
+            result = pa.Table.from_batches(list(batches), schema=schema)
+            return result.filter(rf.expression).select(wanted) if rf is not None else result
+
+        # a file missing because expiry removed the snapshot under the read is no corruption
+        return guard_read(self.store, planned_on(snapshot), run)
 
     def _stream(
         self,
@@ -395,10 +403,12 @@ class Table(BaseTable):
         snapshot = resolve_snapshot(
             self.store, snapshot_id=when.snapshot_id, tag=when.tag, as_of=when.as_of
         )
-        splits = plan_splits(self.context, snapshot, rf)
-        return read_batches(
+        planned = planned_on(snapshot)
+        splits = guard_read(self.store, planned, lambda: plan_splits(self.context, snapshot, rf))
+        schema, batches = read_batches(
             self.context, splits, wanted, rf, batch_rows=batch_rows, parallelism=parallelism
         )
+        return schema, guard_batches(self.store, planned, batches)
 
     def read_changes(
         self,

@@ -126,3 +126,28 @@ def test_the_spark_section_runs_as_written(tmp_path: Path) -> None:
     totals = catalog.get_table("db.totals")
     assert sorted((r["id"], r["amount"]) for r in totals.read().to_pylist()) == [(1, 2.5), (2, 4.0)]
     assert [t.name for t in totals.tags()] == ["daily"]
+def test_the_multi_column_lookup_runs_and_prints_what_it_says(tmp_path: Path) -> None:
+    """The README's lookup by a key of several columns: its block runs alone, as written, and
+    prints the rows its comment shows (a key absent from the table returns no row)."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index("\n## Compaction, level-0 flushes and lookups\n")
+    section = text[start : text.find("\n## ", start + 1)]
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", section, re.DOTALL) if ".lookup(" in b]
+    multi = [b for b in blocks if "primary_keys=" in b]
+    assert len(multi) == 1, "the section shows one self-contained multi-column lookup"
+    code = multi[0]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    shown = re.search(r"print\(.*?\)\n# (\[.*?\])", code, re.DOTALL)
+    assert shown is not None
+    expected = re.sub(r"\n#\s*", " ", shown.group(1))  # the comment, one line
+    assert proc.stdout.split() == expected.split()

@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 
 from lakeops.changelog.reader import ROW_KIND_COLUMN
 from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER, Committer
+from lakeops.commit.read_guard import guard_batches, guard_read, planned_on
 from lakeops.commit.snapshot_builder import PlannedChange, overwrite_change
 from lakeops.commit.time_travel import AsOf, resolve_snapshot
 from lakeops.compact.planner import CompactionProgress
@@ -302,7 +303,11 @@ class AppendTable(BaseTable):
         """The (partition, bucket) splits a read of the snapshot reads, pruned by ``filter``."""
         rf = row_filter(filter, self._row_schema())
         snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
-        return plan_append_splits(self.context, snapshot, rf)
+        return guard_read(
+            self.store,
+            planned_on(snapshot),
+            lambda: plan_append_splits(self.context, snapshot, rf),
+        )
 
     def _reader(self) -> AppendFileReader:
         return AppendFileReader(self.file_io, self.schema, self.store.schema, self.root)
@@ -375,8 +380,14 @@ class AppendTable(BaseTable):
         wanted = self._columns(columns)
         rf = row_filter(filter, self._row_schema())
         snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
-        splits = plan_append_splits(self.context, snapshot, rf)
-        return self._read_splits(splits, wanted, rf, parallelism)
+        # a file missing because expiry removed the snapshot under the read is no corruption
+        return guard_read(
+            self.store,
+            planned_on(snapshot),
+            lambda: self._read_splits(
+                plan_append_splits(self.context, snapshot, rf), wanted, rf, parallelism
+            ),
+        )
 
     def _read_splits(
         self,
@@ -454,7 +465,10 @@ class AppendTable(BaseTable):
         wanted = self._columns(columns)
         rf = row_filter(filter, self._row_schema())
         snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
-        splits = plan_append_splits(self.context, snapshot, rf)
+        planned = planned_on(snapshot)
+        splits = guard_read(
+            self.store, planned, lambda: plan_append_splits(self.context, snapshot, rf)
+        )
         reader = self._reader()
         groups = GroupReader(reader)
         dvs = DeletionVectorReader(self.file_io)
@@ -488,7 +502,7 @@ class AppendTable(BaseTable):
                             if batch.num_rows:
                                 yield batch
 
-        return out_schema, batches()
+        return out_schema, guard_batches(self.store, planned, batches())
 
     def _refuse_deleted_rows(self, snapshot: Snapshot) -> None:
         """Refuse a snapshot that changed deletion vectors (Paimon's ``DELETE`` of an append
@@ -539,8 +553,10 @@ class AppendTable(BaseTable):
         latest = self.store.latest_snapshot_id() or 0
         end = latest if to_snapshot is None else to_snapshot
         entries: list[ManifestEntry] = []
+        planned: list[Snapshot] = []
         for sid in range(from_snapshot + 1, end + 1):
             snapshot = self.store.snapshot(sid)
+            planned.append(snapshot)
             self._refuse_deleted_rows(snapshot)
             if snapshot.commit_kind == CommitKind.OVERWRITE:
                 raise UnsupportedFeatureError(
@@ -552,6 +568,8 @@ class AppendTable(BaseTable):
                 continue
             entries += [e for e in self.store.delta_entries(snapshot) if e.kind == FileKind.ADD]
         splits = plan_append_splits(self.context, None, None, entries)
-        rows = self._read_splits(splits, wanted, None, None)
+        rows = guard_read(
+            self.store, planned, lambda: self._read_splits(splits, wanted, None, None)
+        )
         kinds = pa.array(["+I"] * rows.num_rows, pa.string())
         return rows.add_column(0, pa.field(ROW_KIND_COLUMN, pa.string(), False), kinds)

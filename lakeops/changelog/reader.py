@@ -27,9 +27,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.context import TableContext
-from lakeops.errors import ConfigurationError
+from lakeops.errors import (
+    ConfigurationError,
+    MissingDataFileError,
+    MissingMetadataError,
+    SnapshotExpiredError,
+    SnapshotNotFoundError,
+)
 from lakeops.kv.reader import KeyValueReader
 from lakeops.read.state import read_state
+from lakeops.spec import paths
 from lakeops.spec.floats import total_order
 from lakeops.spec.kv import KIND, ROW_KINDS
 from lakeops.spec.manifest import FileKind, ManifestEntry
@@ -65,7 +72,7 @@ def read_changes(
     columns: Sequence[str],
 ) -> pa.Table:
     """See the module docstring."""
-    store, schema, producer = ctx.store, ctx.schema, ctx.changelog.producer
+    store, producer = ctx.store, ctx.changelog.producer
     latest = store.latest_snapshot_id() or 0
     to = latest if to_snapshot is None else to_snapshot
     if from_snapshot < 0 or to > latest or from_snapshot > to:
@@ -79,12 +86,36 @@ def read_changes(
         mode = "changelog" if producer != "none" else "delta"
     if mode == "diff":
         return _diff(ctx, from_snapshot, to, columns)
-    earliest = store.earliest_snapshot_id() or 1
-    if mode == "delta" and from_snapshot + 1 < earliest and from_snapshot < to:
-        raise ConfigurationError(
-            f"snapshots before {earliest} have expired; read changes from "
-            f"snapshot {earliest - 1} or later"
+    first = _first_readable(ctx, mode)
+    if from_snapshot + 1 < first and from_snapshot < to:
+        raise SnapshotExpiredError(
+            f"the changes of snapshot {from_snapshot + 1} have expired (snapshot expiry "
+            f"removed those before {first}; the table is healthy): the first readable change "
+            f"is snapshot {first}'s — read again with from_snapshot={first - 1} or later "
+            "(from_snapshot is exclusive)",
+            snapshot_id=from_snapshot + 1,
         )
+    try:
+        return _read_range(ctx, from_snapshot, to, mode, columns)
+    except (MissingDataFileError, MissingMetadataError, SnapshotNotFoundError) as exc:
+        # expiry under the read (the snapshots it reads are gone now) is not corruption
+        now_first = _first_readable(ctx, mode)
+        if from_snapshot + 1 < now_first and not isinstance(exc, SnapshotExpiredError):
+            raise SnapshotExpiredError(
+                f"the changes after snapshot {from_snapshot} were expired while the read ran: "
+                "the table is healthy, nothing needs restoring or rolling back: read "
+                f"again with from_snapshot={now_first - 1} or later",
+                snapshot_id=from_snapshot + 1,
+            ) from exc
+        raise
+
+
+def _read_range(
+    ctx: TableContext, from_snapshot: int, to: int, mode: ChangeMode, columns: Sequence[str]
+) -> pa.Table:
+    """The changes of snapshots ``from_snapshot + 1`` … ``to`` in ``mode`` (``changelog`` or
+    ``delta``)."""
+    store, schema = ctx.store, ctx.schema
     reader = KeyValueReader(store.file_io, schema, store.schema, store.root)
     fields = schema.field_names
     locations = ctx.locations
@@ -105,6 +136,21 @@ def read_changes(
             records = reader.read(locations.bucket_path(e.partition, e.bucket), e.file, fields)
             parts.append(_with_kind(records, columns))
     return pa.concat_tables(parts) if parts else _empty(schema, columns)
+
+
+def _first_readable(ctx: TableContext, mode: ChangeMode) -> int:
+    """The oldest snapshot whose changes ``mode`` can still read: the earliest retained one,
+    or in ``changelog`` mode the oldest of the changelogs kept longer right below it."""
+    store = ctx.store
+    earliest = store.earliest_snapshot_id() or 1
+    if mode != "changelog":
+        return earliest
+    names = store.file_io.list_names(store.path(paths.CHANGELOG_DIR))
+    kept = {int(n[10:]) for n in names if n.startswith("changelog-") and n[10:].isdigit()}
+    first = earliest
+    while first - 1 in kept:
+        first -= 1
+    return first
 
 
 def _diff(

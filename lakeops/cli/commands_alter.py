@@ -62,11 +62,24 @@ def parse_changes(
     table_comment: str | None = None,
 ) -> list[SchemaChange]:
     """The changes the options name, in a fixed order: renames, drops, adds, type changes,
-    nullability, column comments, options set and removed, the table comment."""
+    nullability, column comments, options set and removed, the table comment.
+
+    The renames go first, and a column that the other options name (``AFTER`` of ``--add``,
+    ``--type``, ``--not-null``, ``--nullable``, ``--comment``) may be named either way: by its
+    new name or by the name it has before the command, whatever order the options were given
+    in (``--add 'note STRING AFTER v' --rename v=value`` puts ``note`` after ``value``). A
+    name that is itself a rename's new name is taken as that."""
     changes: list[SchemaChange] = []
+    renamed: dict[str, str] = {}
     for text in rename:
         old, new = _pair(text, "--rename", "v=value")
         changes.append(RenameColumn(old, new))
+        renamed[old] = new
+
+    def column(name: str) -> str:
+        name = name.strip()
+        return name if name in renamed.values() else renamed.get(name, name)
+
     changes += [DropColumn(name.strip()) for name in drop]
     for text in add:
         m = _ADD.match(text)
@@ -77,18 +90,18 @@ def parse_changes(
             )
         pos = Position.LAST
         if m.group("pos"):
-            pos = Position.after(m.group("ref")) if m.group("ref") else Position.FIRST
+            pos = Position.after(column(m.group("ref"))) if m.group("ref") else Position.FIRST
         changes.append(AddColumn(m.group("name"), _type(m.group("type"), "--add"), position=pos))
     for text in types:
         name, type_text = _pair(text, "--type", "qty=BIGINT")
-        changes.append(UpdateColumnType(name, _type(type_text, "--type")))
-    changes += [UpdateColumnNullability(n.strip(), False) for n in not_null]
-    changes += [UpdateColumnNullability(n.strip(), True) for n in nullable]
+        changes.append(UpdateColumnType(column(name), _type(type_text, "--type")))
+    changes += [UpdateColumnNullability(column(n), False) for n in not_null]
+    changes += [UpdateColumnNullability(column(n), True) for n in nullable]
     for text in comment:
         name, sep, value = text.partition("=")
         if not sep or not name.strip():
             raise CliError(f"--comment {text!r} is not COLUMN=TEXT, e.g. --comment 'v=the value'")
-        changes.append(UpdateColumnComment(name.strip(), value or None))
+        changes.append(UpdateColumnComment(column(name), value or None))
     for text in set_options:
         key, value = _pair(text, "--set", "snapshot.num-retained.max=50")
         changes.append(SetOption(key, value))

@@ -8,13 +8,13 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table as RichTable
 
 from lakeops import Snapshot
 from lakeops import Table as LakeTable
 from lakeops.cli.arguments import ParallelismOpt, TableArg
 from lakeops.cli.context import state
 from lakeops.cli.errors import CliError
+from lakeops.cli.grids import grid, print_grid
 from lakeops.cli.input_files import Format, open_inputs, read_batches
 from lakeops.cli.lookup_keys import key_columns, parse_lookup_keys
 from lakeops.cli.output import human_bytes, jsonable
@@ -167,12 +167,10 @@ def lookup(
         if not rows:
             console.print(f"no rows for {len(keys)} key(s) of {escape(table)}")
             return
-        grid = RichTable(
-            *(escape(c) for c in found.column_names), title=f"{escape(table)}: {len(rows)} row(s)"
-        )
+        found_rows = grid(*(escape(c) for c in found.column_names))
         for row in rows:
-            grid.add_row(*(escape(_cell(v)) for v in row.values()))
-        console.print(grid)
+            found_rows.add_row(*(escape(_cell(v)) for v in row.values()))
+        print_grid(console, f"{escape(table)}: {len(rows)} row(s)", found_rows)
 
     st.out.result(
         {"table": table, "key_columns": key_columns(target), "keys": len(keys), "rows": rows},

@@ -322,13 +322,17 @@ def orphans(
             "progress look like orphans until it publishes its snapshot; keep the default (24) "
             "or pass --force only when no writer can be running"
         )
-    with st.out.files(f"removing orphans of {table}") as progress:
+    if dry_run:  # nothing is deleted: the bar counts the orphans found, which it would delete
+        bar = st.out.files(f"dry run: orphans of {table}", "files it would delete")
+    else:
+        bar = st.out.files(f"removing orphans of {table}")
+    with bar as progress:
         result = target.remove_orphan_files(
             older_than=dt.timedelta(hours=older_than_hours),
             dry_run=dry_run,
             force=force,
             parallelism=parallelism,
-            progress=progress,
+            progress=(lambda _done, total: progress(total, total)) if dry_run else progress,
         )
 
     def human(console: Console) -> None:

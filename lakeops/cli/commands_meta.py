@@ -9,11 +9,11 @@ import pyarrow as pa
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table as RichTable
 
 from lakeops.cli.arguments import TableArg
 from lakeops.cli.context import state
 from lakeops.cli.errors import CliError
+from lakeops.cli.grids import grid, print_grid
 from lakeops.cli.output import jsonable
 from lakeops.metadata import SYSTEM_TABLES, split_system_table
 
@@ -43,15 +43,15 @@ def rows_table(console: Console, data: pa.Table, title: str) -> None:
     if data.num_columns > WIDE:
         console.print(escape(title), markup=True)
         for i, row in enumerate(data.to_pylist(), 1):
-            record = RichTable("column", "value", title=f"row {i}", title_justify="left")
+            record = grid("column", "value")
             for k, v in row.items():
                 record.add_row(escape(k), escape(_cell(v)))
-            console.print(record)
+            print_grid(console, f"row {i}", record)
         return
-    out = RichTable(*data.schema.names, title=title, title_justify="left")
+    out = grid(*(escape(n) for n in data.schema.names))
     for row in data.to_pylist():
         out.add_row(*(escape(_cell(v)) for v in row.values()))
-    console.print(out)
+    print_grid(console, escape(title), out)
 
 
 def _columns(data: pa.Table) -> list[dict[str, Any]]:

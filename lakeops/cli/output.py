@@ -143,8 +143,11 @@ class Output:
             yield update
 
     @contextmanager
-    def files(self, description: str) -> Iterator[Callable[[int, int], None]]:
-        """A progress bar over files deleted; yields the ``progress(done, total)`` callback of
+    def files(
+        self, description: str, unit: str = "files deleted"
+    ) -> Iterator[Callable[[int, int], None]]:
+        """A progress bar over files deleted (``unit``: what the counts are, after them);
+        yields the ``progress(done, total)`` callback of
         :meth:`~lakeops.Table.expire_snapshots` / :meth:`~lakeops.Table.remove_orphan_files`.
         Nothing in JSON mode."""
         if self.json_mode:
@@ -154,7 +157,7 @@ class Output:
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("files deleted"),
+            TextColumn(unit.replace("[", "\\[")),
             TimeElapsedColumn(),
         )
         with Progress(*columns, console=self.status) as bar:

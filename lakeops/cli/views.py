@@ -9,9 +9,9 @@ from typing import Any
 import pyarrow.compute as pc
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table as RichTable
 
 from lakeops import Table, TableHealth
+from lakeops.cli.grids import grid, print_grid
 from lakeops.cli.output import human_bytes
 from lakeops.health_view import format_ratio, partition_label
 
@@ -114,18 +114,18 @@ def render_describe(console: Console, data: dict[str, Any]) -> None:
     console.print(f"[bold]{escape(data['table'])}[/bold]: {escape(keys)}")
     if data["comment"]:
         console.print(escape(data["comment"]))
-    fields = RichTable("name", "type", "key", title="fields", title_justify="left")
+    fields = grid("name", "type", "key")
     for f in data["fields"]:
         role = ", ".join(
             r for r, on in (("primary", f["primary_key"]), ("partition", f["partition_key"])) if on
         )
         fields.add_row(escape(f["name"]), escape(f["type"]), role)
-    console.print(fields)
+    print_grid(console, "fields", fields)
     if data["options"]:
-        options = RichTable("option", "value", title="options", title_justify="left")
+        options = grid("option", "value")
         for k, v in data["options"].items():
             options.add_row(escape(k), escape(v))
-        console.print(options)
+        print_grid(console, "options", options)
     console.print(
         f"schema {data['schema_id']} (of {len(data['schemas'])}: "
         + ", ".join(f"{x['id']} at {x['update_time']}" for x in data["schemas"])
@@ -133,15 +133,7 @@ def render_describe(console: Console, data: dict[str, Any]) -> None:
         markup=False,
     )
     shown = len(data["snapshots"])
-    snaps = RichTable(
-        "id",
-        "kind",
-        "committed (local)",
-        "records",
-        "delta",
-        title=f"snapshots (last {shown} of {data['snapshot_count']})",
-        title_justify="left",
-    )
+    snaps = grid("id", "kind", "committed (local)", "records", "delta")
     for s in data["snapshots"]:
         snaps.add_row(
             str(s["id"]),
@@ -150,17 +142,9 @@ def render_describe(console: Console, data: dict[str, Any]) -> None:
             _count(s["total_record_count"]),
             _count(s["delta_record_count"]),
         )
-    console.print(snaps)
+    print_grid(console, f"snapshots (last {shown} of {data['snapshot_count']})", snaps)
     if data["tags"]:
-        tags = RichTable(
-            "tag",
-            "snapshot",
-            "committed (local)",
-            "records",
-            "retained",
-            title="tags",
-            title_justify="left",
-        )
+        tags = grid("tag", "snapshot", "committed (local)", "records", "retained")
         for t in data["tags"]:
             tags.add_row(
                 escape(t["name"]),
@@ -169,18 +153,15 @@ def render_describe(console: Console, data: dict[str, Any]) -> None:
                 _count(t["record_count"]),
                 t["time_retained"] or "",
             )
-        console.print(tags)
-    levels = RichTable(
-        "level",
-        "files",
-        "bytes",
-        title=f"live files: {data['files']} in {data['buckets']} bucket(s) of "
-        f"{data['partitions']} partition(s), {human_bytes(data['bytes'])}",
-        title_justify="left",
-    )
+        print_grid(console, "tags", tags)
+    levels = grid("level", "files", "bytes")
     for lv in data["files_by_level"]:
         levels.add_row(str(lv["level"]), str(lv["files"]), human_bytes(lv["bytes"]))
-    console.print(levels)
+    heading = (
+        f"live files: {data['files']} in {data['buckets']} bucket(s) of "
+        f"{data['partitions']} partition(s), {human_bytes(data['bytes'])}"
+    )
+    print_grid(console, heading, levels)
 
 
 def health_data(identifier: str, health: TableHealth) -> dict[str, Any]:
@@ -196,7 +177,7 @@ def render_health(console: Console, identifier: str, health: TableHealth, defaul
     if health.snapshot_id is None:
         console.print(f"{escape(identifier)} has no snapshot yet")
         return
-    grid = RichTable(
+    buckets = grid(
         "partition",
         "bucket",
         "sorted runs",
@@ -206,11 +187,9 @@ def render_health(console: Console, identifier: str, health: TableHealth, defaul
         "rows",
         "≈ live rows",
         "space amp",
-        title=f"{escape(identifier)} at snapshot {health.snapshot_id}",
-        title_justify="left",
     )
     for b in health.buckets:
-        grid.add_row(
+        buckets.add_row(
             escape(partition_label(b.partition, default) or "-"),
             str(b.bucket),
             str(b.sorted_runs),
@@ -221,7 +200,7 @@ def render_health(console: Console, identifier: str, health: TableHealth, defaul
             f"{b.live_rows:,}",
             format_ratio(b.space_amplification),
         )
-    console.print(grid)
+    print_grid(console, f"{escape(identifier)} at snapshot {health.snapshot_id}", buckets)
     first, last = health.window_first_snapshot, health.window_last_snapshot
     window = "no commits in the window" if first is None else f"snapshots {first}..{last}"
     console.print(

@@ -13,6 +13,11 @@ and manifest lists no retained snapshot references — all found first, deleted 
 snapshot whose files are gone. Files written by commits still in progress are never referenced
 by an expired snapshot, so writers can keep running.
 
+A pass reads the snapshots it expires and the first one it keeps, not the retained history:
+a manifest or data file, once a snapshot no longer holds it, never returns under its name, so
+what an expired snapshot shares with any later snapshot the first kept one holds too. Its cost
+grows with what it removes (and with the tags and branches, which it always honours).
+
 Changelog: when ``changelog.num-retained.*`` / ``changelog.time-retained`` keep more than the
 snapshots do, the changelog of an expiring snapshot outlives it — its metadata is kept as
 ``changelog/changelog-<id>`` (and its changelog files and manifests stay) until the changelog
@@ -155,16 +160,56 @@ class _Tally:
 
 
 def _end_exclusive(
-    ids: list[int], times: dict[int, int], keep_min: int, keep_max: int, older_than: int, limit: int
+    ids: list[int],
+    time_of: Callable[[int], int],
+    keep_min: int,
+    keep_max: int,
+    older_than: int,
+    limit: int,
 ) -> int:
-    """Paimon's ExpireSnapshots: the first id that stays."""
+    """Paimon's ExpireSnapshots: the first id that stays. ``time_of(id)`` is asked for the
+    candidates in ascending order only, up to the first one too young to expire."""
     earliest, latest = ids[0], ids[-1]
     lowest = max(latest - keep_max + 1, earliest)
     end = min(latest - keep_min + 1, earliest + limit)
     for sid in range(lowest, end):
-        if times[sid] >= older_than:  # early exit: snapshot.time-retained protects the rest
+        if time_of(sid) >= older_than:  # early exit: snapshot.time-retained protects the rest
             return sid
     return end
+
+
+class _SnapshotWindow:
+    """The snapshots of one pass, read on demand and ``threads`` ids ahead at once (never
+    beyond ``last``), so that a pass reads the snapshots it may expire and the first one it
+    keeps — not the retained history."""
+
+    def __init__(self, store: TableStore, last: int, threads: int) -> None:
+        self.store = store
+        self.last = last
+        self.threads = threads
+        self.read: dict[int, Snapshot] = {}
+
+    def get(self, sid: int) -> Snapshot:
+        if sid not in self.read:
+            ahead = range(sid, min(sid + self.threads, self.last + 1))
+            wanted = [i for i in ahead if i not in self.read] or [sid]
+            for i, s in zip(
+                wanted, run_ordered(self.store.snapshot, wanted, self.threads), strict=True
+            ):
+                self.read[i] = s
+        return self.read[sid]
+
+    def time_of(self, sid: int) -> int:
+        return self.get(sid).time_millis
+
+    def span(self, first: int, last: int) -> dict[int, Snapshot]:
+        """Snapshots ``first`` … ``last`` (those not read yet read ``threads`` at once)."""
+        missing = [i for i in range(first, last + 1) if i not in self.read]
+        for i, s in zip(
+            missing, run_ordered(self.store.snapshot, missing, self.threads), strict=True
+        ):
+            self.read[i] = s
+        return {i: self.read[i] for i in range(first, last + 1)}
 
 
 def _lists(s: Snapshot) -> list[str]:
@@ -214,30 +259,24 @@ def expire_snapshots(
     store, schema, options = table.store, table.schema, table.options
     result = _Tally()
     now = int(time.time() * 1000) if now_ms is None else now_ms
-    ids = store.snapshot_ids()
-    earliest = (store.earliest_snapshot_id() or ids[0]) if ids else 0
-    current = [i for i in ids if i >= earliest]
-    snapshots = dict(zip(current, run_ordered(store.snapshot, current, threads), strict=True))
-    # issue 24: every file this pass may delete is located (inside the table, or below a root
-    # the table names) before the first delete; a crafted entry refuses the whole pass
-    check_snapshots(
-        store,
-        FileLocations.of(store.file_io, store.root, schema, options),
-        [*snapshots.values(), *run_ordered(store.changelog, _changelog_ids(store), threads)],
-        parallelism=threads,
+    current, leftovers = _bounds(store)
+    locations = FileLocations.of(store.file_io, store.root, schema, options)
+    first = end = keep_changelog_from = 0
+    # no pass reads beyond the last snapshot it could keep first (Paimon's bounds)
+    last = (
+        min(current[-1] - retention.retain_min + 1, current[0] + retention.expire_limit)
+        if current
+        else 0
     )
-    if ids:
-        # snapshot files below EARLIEST are what an interrupted pass announced expired but did
-        # not delete yet (their other files are orphans now, for remove_orphan_files)
-        for sid in (i for i in ids if i < earliest):
-            store.file_io.delete(store.path(paths.snapshot_path(sid)))
-            result.expired_snapshots.append(sid)
-        ids = [i for i in ids if i >= earliest]
-    if len(ids) > 1:
-        times = {i: s.time_millis for i, s in snapshots.items()}
+    window = _SnapshotWindow(store, last, threads)
+    if current:
+        # the latest snapshot is read too (one file): a corrupt one stops maintenance, named,
+        # as it stops every writer, rather than a pass that runs around it
+        window.get(current[-1])
+    if len(current) > 1:
         end = _end_exclusive(
-            ids,
-            times,
+            current,
+            window.time_of,
             retention.retain_min,
             retention.retain_max,
             now - retention.time_retained_ms,
@@ -246,38 +285,76 @@ def expire_snapshots(
         # a streaming consumer's next snapshot, and every one after it, stays (as Paimon)
         floor = consumer_floor(store, _consumer_expiration(schema), now)
         if floor is not None:
-            end = max(min(end, floor), ids[0])
-        if end > ids[0]:
-            keep_changelog_from = end
-            if retention.changelog_decoupled:
-                keep_changelog_from = _end_exclusive(
-                    ids,
-                    times,
-                    retention.changelog_min,
-                    retention.changelog_max,
-                    now - retention.changelog_time_ms,
-                    INT_MAX,
-                )
-            _expire_range(
-                store,
-                schema,
-                options,
-                snapshots,
-                ids[0],
-                end,
-                keep_changelog_from,
-                result,
-                parallelism,
-                tracker,
+            end = max(min(end, floor), current[0])
+        first = current[0]
+        if retention.changelog_decoupled and end > first:
+            # only which of first … end - 1 keep their changelog matters: the candidates are
+            # bounded by end (the same answer as an unbounded search, clipped to end)
+            keep_changelog_from = _end_exclusive(
+                current,
+                window.time_of,
+                retention.changelog_min,
+                retention.changelog_max,
+                now - retention.changelog_time_ms,
+                end - first,
             )
+        else:
+            keep_changelog_from = end
+    # the snapshots this pass expires, and the first one it keeps (whose live files and
+    # manifests are what the expired ones share with every later snapshot: a manifest or data
+    # file, once dropped from a snapshot, never comes back under its name)
+    snapshots = window.span(first, end) if end > first else {}
+    # issue 24: every file this pass may delete is located (inside the table, or below a root
+    # the table names) before the first delete; a crafted entry refuses the whole pass
+    check_snapshots(store, locations, snapshots.values(), parallelism=threads)
+    # snapshot files below EARLIEST are what an interrupted pass announced expired but did
+    # not delete yet (their other files are orphans now, for remove_orphan_files)
+    for sid in leftovers:
+        store.file_io.delete(store.path(paths.snapshot_path(sid)))
+        result.expired_snapshots.append(sid)
+    if end > first:
+        _expire_range(
+            store,
+            schema,
+            options,
+            snapshots,
+            first,
+            end,
+            keep_changelog_from,
+            result,
+            parallelism,
+            tracker,
+        )
     _expire_changelogs(store, schema, options, retention, now, result, parallelism, tracker)
     return result.freeze()
 
 
-def _retained_manifests(store: TableStore, keep: list[Snapshot], threads: int) -> set[str]:
-    """The manifest lists of ``keep`` and of the kept changelogs, and the manifests they name
+def _bounds(store: TableStore) -> tuple[list[int], list[int]]:
+    """The retained snapshot ids (``EARLIEST`` … latest) and the ids below ``EARLIEST`` whose
+    files an interrupted pass left (it deletes them oldest first, so they lie right below
+    ``EARLIEST``), found from the hints and probes of single names — not by listing the
+    history (a stale ``EARLIEST`` hint falls back to the listing, and then nothing lies
+    below)."""
+    earliest = store.earliest_snapshot_id()
+    latest = store.latest_snapshot_id()
+    if earliest is None or latest is None or latest < earliest:
+        return [], []
+    leftovers = []
+    sid = earliest - 1
+    while sid > 0 and store.snapshot_exists(sid):
+        leftovers.append(sid)
+        sid -= 1
+    return list(range(earliest, latest + 1)), sorted(leftovers)
+
+
+def _retained_manifests(
+    store: TableStore, keep: list[Snapshot], first: int, threads: int
+) -> set[str]:
+    """The manifest lists of ``keep`` and of the kept changelogs from ``first`` on (an
+    interrupted pass may have written them; an older changelog's lists belong to a snapshot
+    older than ``first`` and are never shared with a later one), and the manifests they name
     (the lists read ``threads`` at once, folded as they come: bounded in memory)."""
-    kept = run_ordered(store.changelog, _changelog_ids(store), threads)
+    kept = run_ordered(store.changelog, [i for i in _changelog_ids(store) if i >= first], threads)
     lists = sorted(
         {lst for s in keep for lst in _lists(s)}
         | {k.changelog_manifest_list for k in kept if k.changelog_manifest_list}
@@ -313,7 +390,7 @@ def _expire_range(
     # what stays: the retained snapshots, and every snapshot a tag or a branch keeps alive
     tagged = protected_snapshots(store)
     protected = _readable(store, tagged)
-    keep = [s for i, s in snapshots.items() if i >= end] + protected
+    keep = [snapshots[end], *protected]
     live = {e.file.file_name for e in store.live_entries(snapshots[end], parallelism=threads)}
     for kept in protected:
         live |= {e.file.file_name for e in store.live_entries(kept, parallelism=threads)}
@@ -338,7 +415,7 @@ def _expire_range(
             doomed += _entry_path(locations, e)
             result.changelog_files_deleted += 1
     # 3. manifests and lists no retained snapshot (or kept changelog) references
-    retained = _retained_manifests(store, keep, threads)
+    retained = _retained_manifests(store, keep, first, threads)
     for sid in kept_changelogs:
         lst = snapshots[sid].changelog_manifest_list
         if lst:
@@ -456,7 +533,7 @@ def _expire_changelogs(
     ids = _changelog_ids(store)
     if not ids:
         return
-    snapshot_count = len(store.snapshot_ids())
+    snapshot_count = len(_bounds(store)[0])
     fio = store.file_io
     locations = FileLocations.of(fio, store.root, schema, options)
     total = len(ids) + snapshot_count
@@ -468,7 +545,9 @@ def _expire_changelogs(
         )
         if not (too_many or too_old):
             break
-        # found first, then the changelog metadata goes, then its files (crash-safe)
+        # located first (a changelog naming a file outside the table is refused before any of
+        # its files goes), then the changelog metadata goes, then its files (crash-safe)
+        check_snapshots(store, locations, [kept])
         doomed = [p for e in store.changelog_entries(kept) for p in _entry_path(locations, e)]
         result.changelog_files_deleted += len(doomed)
         if kept.changelog_manifest_list:

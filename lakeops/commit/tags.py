@@ -43,6 +43,7 @@ from lakeops.errors import (
     TagNotFoundError,
 )
 from lakeops.spec import paths
+from lakeops.spec.ref_names import check_ref_name
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
 
@@ -89,6 +90,7 @@ def check_tag_name(name: object) -> str:
         raise ConfigurationError(f"tag name must be a string, not {type(name).__name__}")
     if not name.strip():
         raise ConfigurationError(f"tag name {name!r} is blank; name the tag, e.g. 'v1'")
+    check_ref_name("tag", name)
     problem = None
     if name.isdigit():
         problem = (
@@ -145,10 +147,14 @@ def _local_datetime_json(value: dt.datetime) -> list[int]:
 
 
 def find_tag(store: TableStore, name: str) -> Tag | None:
-    """The tag ``name`` of the table, or None if there is none."""
+    """The tag ``name`` of the table, or None if there is none (a name that cannot be a tag's
+    file name is a :class:`ConfigurationError`, before any storage call)."""
+    return _load(store, check_ref_name("tag", name))
+
+
+def _load(store: TableStore, name: str) -> Tag | None:
+    """The tag ``name`` (a name read from the tag directory), or None if it is gone."""
     relative = _relative(name)
-    if "/" in name or "\\" in name or not name.strip():
-        return None
     try:
         return store.load(relative, "tag", lambda data: _decode(name, data, relative))
     except FileNotFoundError:  # MissingMetadataError is one
@@ -173,7 +179,7 @@ def list_tags(store: TableStore) -> list[Tag]:
     for entry in store.file_io.list_names(store.path(TAG_DIR)):
         if not entry.startswith(TAG_PREFIX) or entry.endswith(".tmp") or entry.startswith("."):
             continue
-        tag = find_tag(store, entry[len(TAG_PREFIX) :])
+        tag = _load(store, entry[len(TAG_PREFIX) :])
         if tag is not None:  # (deleted meanwhile)
             out.append(tag)
     return sorted(out, key=lambda t: (t.snapshot.id, t.name))

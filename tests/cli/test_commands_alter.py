@@ -77,3 +77,26 @@ def test_alter_refusals_are_one_line_and_write_nothing(cli: Cli, loaded: str) ->
         assert len(result.stderr.splitlines()) == 1, result.stderr
         assert needle in result.stderr, (args, result.stderr)
         assert sorted(p.name for p in schema_dir.iterdir()) == ["schema-0"]
+
+
+def test_alter_names_a_renamed_column_by_its_old_name_in_any_order(cli: Cli, loaded: str) -> None:
+    """``--add … AFTER v`` given before ``--rename v=value``: the column goes after the renamed
+    one (the renames apply first, and a column may be named as it was before the command)."""
+    out = cli.json(
+        "alter",
+        loaded,
+        "--add",
+        "note STRING AFTER v",
+        "--type",
+        "v=DOUBLE",
+        "--comment",
+        "v=the value",
+        "--rename",
+        "v=value",
+    )
+    assert [f["name"] for f in out["fields"]] == ["dt", "id", "value", "note", "name"]
+    schema_doc = json.loads(
+        (cli.warehouse / "db.db" / "orders" / "schema" / "schema-1").read_text()
+    )
+    value = next(f for f in schema_doc["fields"] if f["name"] == "value")
+    assert value["description"] == "the value"

@@ -88,3 +88,13 @@ def test_describe_shows_the_metadata_tables(cli: Cli, loaded: str) -> None:
     )
     text = cli.ok("describe", loaded).stdout
     assert "tags" in text and "t1" in text and "committed (local)" in text
+
+
+def test_a_hostile_tag_name_is_one_clear_line(cli: Cli, loaded: str) -> None:
+    for args in (("create", loaded, "t" * 300), ("delete", loaded, "t" * 300)):
+        result = cli("tag", *args)
+        assert result.exit_code == 1
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "over the limit of 200" in lines[0], lines
+    result = cli("tag", "delete", loaded, "a\x00b")
+    assert result.exit_code == 1 and "control character (U+0000)" in result.stderr

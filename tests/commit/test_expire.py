@@ -274,3 +274,43 @@ def test_parallel_listing_finds_and_deletes_what_the_serial_pass_does(
         for s in t.snapshots():
             t.read(snapshot_id=s.id)  # every retained snapshot's files are there
         assert t.read().sort_by([("p", "ascending"), ("id", "ascending")]).to_pylist() == state
+
+
+def test_a_pass_reads_what_it_expires_not_the_retained_history(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two tables with the same first commits, one keeping twice the history of the other:
+    the same pass (expire the oldest 4) reads the same metadata files in both, and deletes the
+    same ones — its cost does not grow with the snapshots it keeps."""
+    from lakeops.io.file_io import FileIO
+
+    reads: list[str] = []
+    real = FileIO.read_bytes
+
+    def read_bytes(self: FileIO, path: str, max_bytes: int | None = None) -> bytes:
+        reads.append(path)
+        return real(self, path, max_bytes)
+
+    seen: dict[int, tuple[list[str], tuple[int, ...]]] = {}
+    for retained in (12, 24):
+        t = catalog.create_table(
+            f"db.t{retained}",
+            schema=SCHEMA,
+            primary_keys=["id"],
+            options={"bucket": "2", "rowkind.field": "op", "snapshot.num-retained.min": "99"},
+        )
+        for i in range(retained + 4):
+            _commit(t, i)
+        reads.clear()
+        monkeypatch.setattr(FileIO, "read_bytes", read_bytes)
+        result = t.expire_snapshots(retain_min=retained, time_retained="0 ms", limit=4)
+        monkeypatch.undo()
+        latest = t.latest_snapshot()
+        assert latest is not None
+        # the latest snapshot is read as well (a corrupt one stops maintenance): one file
+        names = sorted(p[len(t.root) :] for p in reads if not p.endswith(f"/snapshot-{latest.id}"))
+        seen[retained] = (names, result.expired_snapshots)
+        assert result.expired_snapshots == (1, 2, 3, 4)
+        snapshots_read = {int(n.rsplit("-", 1)[1]) for n in names if "/snapshot/snapshot-" in n}
+        assert snapshots_read <= {1, 2, 3, 4, 5}  # the expired ones and the first kept
+    assert seen[12] == seen[24]

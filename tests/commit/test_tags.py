@@ -231,3 +231,46 @@ def test_automatic_tag_creation_set_by_another_engine_refuses_writes(
     with pytest.raises(ConfigurationError, match=re.escape(key)):
         table.write(BATCHES[0])
     assert table.latest_snapshot() is None
+
+
+HOSTILE = {
+    "NUL": "v\x00x",
+    "300 characters": "t" * 300,
+    "newline": "a\nb",
+    "dot-dot": "..",
+    "separator": "../escape",
+}
+
+
+@pytest.mark.parametrize("name", HOSTILE.values(), ids=HOSTILE.keys())
+def test_hostile_tag_names_are_refused_before_storage_in_every_tag_call(
+    table: Table, warehouse: Path, name: str
+) -> None:
+    """Each of the four calls that take a tag name refuses it with a ConfigurationError
+    naming the problem — no OS error, nothing written, nothing read outside ``tag/``."""
+    table.create_tag("kept", 1)
+    before = sorted(p for p in warehouse.rglob("*"))
+    latest = table.latest_snapshot()
+    calls = {
+        "create_tag": lambda: table.create_tag(name, 1),
+        "read": lambda: table.read(tag=name),
+        "rollback_to": lambda: table.rollback_to(tag=name),
+        "delete_tag": lambda: table.delete_tag(name),
+    }
+    for call in calls.values():
+        with pytest.raises(ConfigurationError, match=r"tag name .*(holds|bytes|relative|sep)"):
+            call()
+    assert sorted(p for p in warehouse.rglob("*")) == before
+    assert table.latest_snapshot() == latest
+    assert [t.name for t in table.tags()] == ["kept"]
+
+
+def test_a_long_tag_name_within_the_limit_round_trips(table: Table) -> None:
+    from lakeops.spec.ref_names import MAX_REF_NAME_BYTES
+
+    name = "é" * (MAX_REF_NAME_BYTES // 2)  # two bytes each: exactly the limit
+    assert table.create_tag(name, 2).name == name
+    assert _rows(table.read(tag=name)) == _model(*BATCHES[:2])
+    assert table.delete_tag(name).snapshot.id == 2
+    with pytest.raises(ConfigurationError, match="over the limit"):
+        table.create_tag(name + "x", 2)
