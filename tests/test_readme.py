@@ -126,6 +126,8 @@ def test_the_spark_section_runs_as_written(tmp_path: Path) -> None:
     totals = catalog.get_table("db.totals")
     assert sorted((r["id"], r["amount"]) for r in totals.read().to_pylist()) == [(1, 2.5), (2, 4.0)]
     assert [t.name for t in totals.tags()] == ["daily"]
+
+
 def test_the_multi_column_lookup_runs_and_prints_what_it_says(tmp_path: Path) -> None:
     """The README's lookup by a key of several columns: its block runs alone, as written, and
     prints the rows its comment shows (a key absent from the table returns no row)."""
