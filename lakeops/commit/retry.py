@@ -1,9 +1,13 @@
 """Waiting for a turn to commit: the pause between attempts and when a writer stops trying.
 
 A commit that loses the race for the next snapshot tries again on the new latest one, as
-Paimon's committer does. The pause before retry ``n`` (0-based) is ``commit.min-retry-wait``
-doubled ``n`` times, at most ``commit.max-retry-wait``, plus a random share of up to a fifth of
-it (so writers that lost together do not come back together). The writer stops when
+Paimon's committer does. Paimon pauses before retry ``n`` (0-based) for its ceiling,
+``commit.min-retry-wait`` doubled ``n`` times, at most ``commit.max-retry-wait``, plus a random
+share of up to a fifth. lakeops draws each pause uniformly between ``commit.min-retry-wait`` and
+that ceiling plus a fifth ("full jitter"): the same bounds, but writers that lost together are
+spread over the whole range, and a writer that lost many times is not always the one that
+waits longest while newcomers take the turns (with 8 and 32 processes appending on S3 the last
+writer finished markedly sooner). The writer stops when
 
 - ``commit.timeout`` (if set) has passed since its first attempt — the last pause is cut short
   so that one attempt is made at the deadline;
@@ -27,7 +31,7 @@ from lakeops.options.commit import CommitRetryOptions
 
 __all__ = ["JITTER_SHARE", "STALL_LIMIT", "CommitRetry", "retry_wait_ms"]
 
-#: the largest random share added to a pause (Paimon's ``RetryWaiter`` adds up to 20 %)
+#: the ceiling's extra share (Paimon's ``RetryWaiter`` adds up to 20 % to its pause)
 JITTER_SHARE = 0.2
 #: attempts in a row that may fail without the latest snapshot moving
 STALL_LIMIT = 10
@@ -36,10 +40,11 @@ _MAX_DOUBLINGS = 40
 
 
 def retry_wait_ms(retry: int, min_wait_ms: int, max_wait_ms: int, jitter: float) -> float:
-    """The pause in milliseconds before retry ``retry`` (0-based): ``min_wait_ms`` doubled
-    ``retry`` times, at most ``max_wait_ms``, plus ``jitter`` (in [0, 1)) times a fifth of it."""
-    base = min(min_wait_ms << min(retry, _MAX_DOUBLINGS), max_wait_ms)
-    return base * (1.0 + JITTER_SHARE * jitter)
+    """The pause in milliseconds before retry ``retry`` (0-based), ``jitter`` of the way
+    (``jitter`` in [0, 1)) from ``min_wait_ms`` to the ceiling: ``min_wait_ms`` doubled
+    ``retry`` times, at most ``max_wait_ms``, plus a fifth."""
+    ceiling = min(min_wait_ms << min(retry, _MAX_DOUBLINGS), max_wait_ms) * (1.0 + JITTER_SHARE)
+    return min_wait_ms + (ceiling - min_wait_ms) * jitter
 
 
 def _duration(ms: float) -> str:
