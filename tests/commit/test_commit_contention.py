@@ -36,7 +36,8 @@ def _batch(writer: int, commit: int) -> pa.Table:
 
 
 def _writer(uri: str, storage: dict, writer: int, commits: int, start: Any, results: Any) -> None:
-    """Commit ``commits`` batches; report each snapshot id, or the error that stopped it."""
+    """Commit ``commits`` batches; report each snapshot id, or the error that stopped it, and
+    then that it finished."""
     try:
         table = Catalog(uri, storage_options=storage).get_table("db.t")
         start.wait()
@@ -47,6 +48,8 @@ def _writer(uri: str, storage: dict, writer: int, commits: int, start: Any, resu
     except BaseException:
         results.put((writer, -1, traceback.format_exc()))
         raise
+    finally:
+        results.put(None)
 
 
 def _model(writers: int, commits: int) -> list[tuple[int, int, int]]:
@@ -89,13 +92,20 @@ def _contend(s3_warehouse: tuple[str, dict], tmp_path: Path, writers: int, commi
         p.start()
     began = time.monotonic()
     start.set()
-    reports = [results.get(timeout=600) for _ in range(writers * commits)]
+    reports, finished = [], 0
+    while finished < writers:
+        report = results.get(timeout=600)
+        if report is None:
+            finished += 1
+        else:
+            reports.append(report)
     for p in procs:
         p.join(timeout=120)
     print(f"{writers} writers x {commits} commits: {time.monotonic() - began:.1f} s")
     failures = [r[2] for r in reports if r[1] == -1]
     assert failures == [], failures[0]
     assert [p.exitcode for p in procs] == [0] * writers
+    assert len(reports) == writers * commits
 
     # every writer was told a snapshot of its own, and that snapshot holds its batch
     ids = [sid for _, _, sid in reports]
