@@ -19,6 +19,7 @@ from lakeops.merge import MergeEngine, create_merge_engine
 from lakeops.options import TableOptions
 from lakeops.options.buckets import DynamicBucketOptions
 from lakeops.options.changelog import ChangelogOptions
+from lakeops.options.commit import CommitRetryOptions
 from lakeops.options.compaction import CompactOptions
 from lakeops.spec.locations import FileLocations
 from lakeops.spec.schema import TableSchema
@@ -71,6 +72,11 @@ class TableContext:
     def buckets(self) -> DynamicBucketOptions:
         """``dynamic-bucket.*`` and ``cross-partition-upsert.*``."""
         return DynamicBucketOptions.from_schema(self.schema)
+
+    @cached_property
+    def commit_retry(self) -> CommitRetryOptions:
+        """``commit.timeout``, ``commit.max-retries`` and the pauses between commit attempts."""
+        return CommitRetryOptions.from_options(self.schema.options)
 
     @cached_property
     def engine(self) -> MergeEngine:

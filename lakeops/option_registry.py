@@ -442,7 +442,11 @@ _honoured(
     "snapshot and changelog retention, and how long a consumer holds expiry back "
     "(table.expire_snapshots)",
 )
-_honoured(["commit.max-retries"], "lost snapshot races before giving up")
+_honoured(
+    ["commit.timeout", "commit.max-retries", "commit.min-retry-wait", "commit.max-retry-wait"],
+    "how long a commit that lost the race for the next snapshot keeps trying, and the jittered "
+    "pauses between its attempts (lakeops.commit.retry)",
+)
 _honoured(["manifest.merge-min-count"], "base manifests are merged past this count")
 # primary-key tables: reads skip level 0 and apply each file's vector (lakeops.read.scan);
 # writes and compactions are refused here. Append tables: vectors are applied on read, and
@@ -715,9 +719,6 @@ _ignorable(
         "delete-file.thread-num",
         "file-operation.thread-num",
         "commit.user-prefix",
-        "commit.timeout",
-        "commit.min-retry-wait",
-        "commit.max-retry-wait",
         "lookup-wait",
         "changelog-producer.lookup-wait",
         "lookup.merge-records-threshold",

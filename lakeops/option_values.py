@@ -152,6 +152,10 @@ VALUE_SPECS: dict[str, ValueSpec] = {
     "consumer.expiration-time": _spec("duration", 1),
     "partition.expiration-time": _spec("duration", 1),
     "commit.max-retries": _spec("int", 0, INT_MAX, meaning="retries after a lost race"),
+    "commit.timeout": _spec("duration", 0, LONG_MAX, meaning="how long a commit keeps retrying"),
+    # Paimon keeps the pauses as Java ints of milliseconds; a zero pause would spin
+    "commit.min-retry-wait": _spec("duration", 1, INT_MAX, meaning="the first pause"),
+    "commit.max-retry-wait": _spec("duration", 1, INT_MAX, meaning="the longest pause"),
     "manifest.merge-min-count": _spec("int", 0, INT_MAX, meaning=_COUNT),
     # switches (lakeops refuses some values of these in lakeops.option_registry)
     "deletion-vectors.enabled": _spec("bool"),
@@ -251,3 +255,15 @@ def check_option_values(options: Mapping[str, str]) -> None:
                     f"minimum must not exceed the maximum (lower {low_key!r} or raise "
                     f"{high_key!r})"
                 )
+    low_wait, high_wait = "commit.min-retry-wait", "commit.max-retry-wait"
+    if (
+        low_wait in options
+        and high_wait in options
+        and parse_duration(options[low_wait], low_wait)
+        > parse_duration(options[high_wait], high_wait)
+    ):
+        raise ConfigurationError(
+            f"option {low_wait!r} = {options[low_wait]!r} is longer than {high_wait!r} = "
+            f"{options[high_wait]!r}; the first pause must not exceed the longest (lower "
+            f"{low_wait!r} or raise {high_wait!r})"
+        )

@@ -11,6 +11,7 @@ import pyarrow as pa
 from lakeops.changelog.reader import ChangeMode, read_changes
 from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER, Committer
 from lakeops.commit.read_guard import guard_batches, guard_read, planned_on
+from lakeops.commit.retry import CommitRetry
 from lakeops.commit.time_travel import AsOf, resolve_snapshot
 from lakeops.compact.health import TableHealth, table_health
 from lakeops.compact.planner import CompactionProgress, plan_compaction
@@ -179,12 +180,14 @@ class Table(BaseTable):
         Concurrent writers: new files are re-sequenced at commit above what other commits
         added to the same buckets, so the later commit wins. A dynamic-bucket or
         cross-partition write that another commit made stale (:class:`StaleWriteError`) is
-        run again on the new snapshot when ``data`` is an Arrow table or record batch (up to
-        ``commit.max-retries`` times); other input raises it.
+        run again on the new snapshot when ``data`` is an Arrow table or record batch, after
+        the same pauses and within the same bounds as a commit's retries (``commit.timeout``,
+        ``commit.max-retries``, ``commit.min-retry-wait``, ``commit.max-retry-wait``); other
+        input raises it.
         """
         # in-memory input can be written again when another commit made the plan stale
-        attempts = self.options.commit_max_retries if isinstance(data, _REPLAYABLE) else 0
-        for attempt in range(attempts + 1):
+        retry = CommitRetry(self.context.commit_retry)
+        while True:
             writer = self.new_write(parallelism=parallelism)
             try:
                 writer.write(data)
@@ -193,13 +196,15 @@ class Table(BaseTable):
                 raise  # the snapshot may reference these files: keep them
             except StaleWriteError as stale:
                 writer.abort()
-                if attempt == attempts:
+                if not isinstance(data, _REPLAYABLE):
                     raise
+                # a stale plan means another commit was published: the table moved
+                if not retry.wait_turn(progressed=True):
+                    raise StaleWriteError(f"{stale}; {retry.verdict}") from stale
                 log.info("%s: write re-planned on the new snapshot: %s", self.identifier, stale)
             except BaseException:
                 writer.abort()
                 raise
-        raise AssertionError("unreachable")
 
     # --------------------------------------------------------------- compaction
     def compact(

@@ -58,6 +58,10 @@ REFUSED = [
     ("ignore-delete", "1"),
     ("bucket", "2147483648"),
     ("fields.v.ignore-retract", "maybe"),
+    ("commit.timeout", "-1 s"),
+    ("commit.timeout", "soon"),
+    ("commit.min-retry-wait", "0 ms"),
+    ("commit.max-retry-wait", "25 d"),
 ]
 
 
@@ -120,6 +124,8 @@ def test_enumerations_are_checked_at_create(catalog: Catalog, warehouse: Path) -
 def test_minimum_above_maximum_is_refused() -> None:
     with pytest.raises(ConfigurationError, match=r"snapshot\.num-retained\.min.*larger"):
         check_option_values({"snapshot.num-retained.min": "5", "snapshot.num-retained.max": "3"})
+    with pytest.raises(ConfigurationError, match=r"commit\.min-retry-wait.*longer"):
+        check_option_values({"commit.min-retry-wait": "2 s", "commit.max-retry-wait": "1 s"})
 
 
 def test_every_spec_is_an_option_lakeops_honours() -> None:

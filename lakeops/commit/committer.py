@@ -8,9 +8,10 @@ Order of work (a crash at any point leaves only unreferenced files, never a brok
    base and delta manifest lists; check that the files the commit adds exist
    (:mod:`lakeops.commit.presence`); publish ``snapshot-(N+1)`` with
    :meth:`~lakeops.io.file_io.FileIO.publish_exclusive`;
-3. if another writer published N+1 first, delete this attempt's lists, back off (bounded,
-   jittered) and retry on top of the new latest snapshot. Appends never conflict; a commit that
-   deletes files (compaction) fails with :class:`CommitConflictError` if they are gone.
+3. if another writer published N+1 first, delete this attempt's lists, wait (jittered, see
+   :mod:`lakeops.commit.retry` for the pauses and when a writer stops) and retry on top of the
+   new latest snapshot. Appends never conflict; a commit that deletes files (compaction) fails
+   with :class:`CommitConflictError` if they are gone.
 4. after winning, update the ``LATEST`` (and, on the first commit, ``EARLIEST``) hints.
 
 What the snapshot holds (ids, record counts, the index manifest it names) is computed without
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import random
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -31,10 +31,10 @@ from lakeops.commit.append_planner import AppendPlanner
 from lakeops.commit.auto_tags import create_auto_tags
 from lakeops.commit.exactly_once import already_committed, discard_uncommitted_files
 from lakeops.commit.presence import CommitPresence, verify_present
+from lakeops.commit.retry import CommitRetry
 from lakeops.commit.snapshot_builder import (
     CommitLists,
     PlannedChange,
-    backoff_seconds,
     base_is_stale,
     check_deletes_live,
     has_deletes,
@@ -326,23 +326,27 @@ class Committer:
         every attempt (a plan may raise :class:`CommitConflictError` to give up)."""
         self.store.file_io.check_commit_ready()  # an unreachable lock fails before any write
         own = _OwnManifests()
-        attempts = max(self.options.commit_max_retries, 1)
-        for attempt in range(attempts + 1):
+        retry = CommitRetry(self.table.commit_retry)
+        seen: int | None = None  # the latest snapshot id the previous attempt planned on
+        while True:
             latest = self.store.latest_snapshot()
-            prepared = self._prepare(plan, latest, own, check_schema=attempt == 0)
-            if prepared is None:
-                continue  # expiry removed the base under this attempt: re-plan on the new one
-            snapshot = self._snapshot(prepared, own, commit_kind, commit_identifier)
-            if self._publish_attempt(snapshot, own, prepared):
-                self._update_hints(snapshot.id)
-                return snapshot
-            self._discard_lost(prepared)
-            if attempt < attempts:
-                time.sleep(backoff_seconds(attempt, random.random()))
+            prepared = self._prepare(plan, latest, own, check_schema=retry.retries == 0)
+            # (None: expiry removed the base under this attempt; re-plan on the new one)
+            if prepared is not None:
+                snapshot = self._snapshot(prepared, own, commit_kind, commit_identifier)
+                if self._publish_attempt(snapshot, own, prepared):
+                    self._update_hints(snapshot.id)
+                    return snapshot
+                self._discard_lost(prepared)
+            latest_id = None if latest is None else latest.id
+            progressed = retry.retries == 0 or latest_id != seen
+            seen = latest_id
+            if not retry.wait_turn(progressed=progressed):
+                break
         self._discard(own.names)
         raise CommitConflictError(
-            f"could not publish a snapshot of {self.store.root} after {attempts + 1} attempts: "
-            "other writers kept committing first; retry later or raise 'commit.max-retries'"
+            f"could not publish a snapshot of {self.store.root}: {retry.verdict}; nothing of "
+            "this commit was published"
         )
 
     # --------------------------------------------------------- one attempt's steps

@@ -9,8 +9,8 @@ and manifest lists these functions describe, publishes the snapshot exclusively 
   the new snapshot names;
 * :func:`manifest_file_meta` — the manifest-list record of one written manifest;
 * :func:`overwrite_change` — an ``OVERWRITE`` on the given live files;
-* :func:`check_deletes_live`, :func:`base_is_stale`, :func:`new_base_manifests`,
-  :func:`backoff_seconds` — the decisions of one commit attempt.
+* :func:`check_deletes_live`, :func:`base_is_stale`, :func:`new_base_manifests` — the
+  decisions of one commit attempt (the pauses between attempts: :mod:`lakeops.commit.retry`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from lakeops.spec.types import DataType
 __all__ = [
     "CommitLists",
     "PlannedChange",
-    "backoff_seconds",
     "base_is_stale",
     "check_deletes_live",
     "has_deletes",
@@ -247,9 +246,3 @@ def new_base_manifests(
     snapshot's data manifests): referenced by nothing published, so they can be deleted."""
     kept = {m.file_name for m in latest_data}
     return sorted({m.file_name for m in base} - kept)
-
-
-def backoff_seconds(attempt: int, jitter: float) -> float:
-    """The pause after losing attempt ``attempt`` (0-based): 10 ms doubling per attempt, at
-    most 1 s, scaled by ``0.5 + jitter`` (``jitter`` uniform in [0, 1))."""
-    return min(1.0, 0.01 * 2.0**attempt) * (0.5 + jitter)

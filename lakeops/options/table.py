@@ -42,7 +42,6 @@ class TableOptions:
     partition_default_name: str
     #: ``partition.legacy-name`` (Paimon 1.0+, default true; 0.9 always names as if true)
     partition_legacy_name: bool
-    commit_max_retries: int
     manifest_merge_min_count: int
 
     @classmethod
@@ -120,7 +119,6 @@ class TableOptions:
                 "options 'target-file-size' and 'write-buffer-size' must be positive"
             )
         try:
-            retries = int(o.get("commit.max-retries", "10"))
             merge_min = int(o.get("manifest.merge-min-count", "30"))
         except ValueError as exc:
             raise ConfigurationError(f"integer option has a bad value: {exc}") from None
@@ -144,7 +142,6 @@ class TableOptions:
             deletion_vectors=option_bool(o, "deletion-vectors.enabled", False),
             partition_default_name=o.get("partition.default-name", "__DEFAULT_PARTITION__"),
             partition_legacy_name=option_bool(o, "partition.legacy-name", True),
-            commit_max_retries=retries,
             manifest_merge_min_count=max(merge_min, 1),
         )
 

@@ -14,7 +14,6 @@ import pytest
 from lakeops.commit.snapshot_builder import (
     CommitLists,
     PlannedChange,
-    backoff_seconds,
     base_is_stale,
     check_deletes_live,
     has_deletes,
@@ -312,18 +311,3 @@ def test_new_base_manifests_are_the_ones_not_in_the_latest() -> None:
     assert new_base_manifests(metas("manifest-merged"), latest) == ["manifest-merged"]
     assert new_base_manifests(metas("manifest-b", "manifest-a"), latest) == []
     assert new_base_manifests([], latest) == []
-
-
-@pytest.mark.parametrize(
-    ("attempt", "jitter", "seconds"),
-    [
-        (0, 0.0, 0.005),
-        (0, 0.5, 0.01),
-        (3, 0.25, 0.06),
-        (6, 0.0, 0.32),
-        (7, 0.0, 0.5),
-        (20, 0.9, 1.4),
-    ],
-)
-def test_backoff_doubles_up_to_a_second(attempt: int, jitter: float, seconds: float) -> None:
-    assert backoff_seconds(attempt, jitter) == pytest.approx(seconds)
