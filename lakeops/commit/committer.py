@@ -10,7 +10,10 @@ Order of work (a crash at any point leaves only unreferenced files, never a brok
 3. if another writer published N+1 first, delete this attempt's lists, back off (bounded,
    jittered) and retry on top of the new latest snapshot. Appends never conflict; a commit that
    deletes files (compaction) fails with :class:`CommitConflictError` if they are gone.
-4. after winning, update the ``LATEST`` (and, on the first commit, ``EARLIEST``) hints.
+4. after winning, make sure the id was never used before (:mod:`lakeops.commit.id_guard`): a
+   snapshot whose id had existed and expired while this writer paused is withdrawn and the
+   attempt retried, as in 3;
+5. update the ``LATEST`` (and, on the first commit, ``EARLIEST``) hints.
 
 What the snapshot holds (ids, record counts, the index manifest it names) is computed without
 I/O by :mod:`lakeops.commit.snapshot_builder`; this module writes, publishes and retries.
@@ -28,6 +31,7 @@ from dataclasses import dataclass, field
 
 from lakeops.commit.append_planner import AppendPlanner
 from lakeops.commit.auto_tags import create_auto_tags
+from lakeops.commit.id_guard import IdVerdict, verify_new_id
 from lakeops.commit.snapshot_builder import (
     CommitLists,
     PlannedChange,
@@ -47,6 +51,7 @@ from lakeops.errors import (
     CommitError,
     CommitStateUnknownError,
     DataValidationError,
+    LakeopsError,
     LockUnavailableError,
 )
 from lakeops.options.auto_tag import AutoTagOptions
@@ -72,6 +77,9 @@ log = logging.getLogger(__name__)
 
 #: Paimon's commit identifier for batch jobs (Long.MAX_VALUE).
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
+
+#: how often a commit re-probes for a newer snapshot after writing ``LATEST``
+_HINT_ROUNDS = 3
 
 
 class Committer:
@@ -356,16 +364,64 @@ class Committer:
         )
 
     def _publish_attempt(self, snapshot: Snapshot, own: _OwnManifests, prepared: _Attempt) -> bool:
-        """Publish ``snapshot``; True if it is ours. If the lock was never taken (or lapsed
-        before writing) nothing is published, so everything written goes."""
+        """Publish ``snapshot``; True if it is ours and its id was never used before. If the
+        lock was never taken (or lapsed before writing) nothing is published, so everything
+        written goes."""
         path = self.store.path(paths.snapshot_path(snapshot.id))
         try:
             # ids only grow: never publish a name an expired snapshot may have had
-            return not self._base_is_stale(snapshot.id) and self._publish(path, snapshot)
+            if self._base_is_stale(snapshot.id) or not self._publish(path, snapshot):
+                return False
         except LockUnavailableError:
             with contextlib.suppress(Exception):
                 self._discard([*own.names, *prepared.written])
             raise
+        return self._keeps_id(path, snapshot, own, prepared)
+
+    def _keeps_id(
+        self, path: str, snapshot: Snapshot, own: _OwnManifests, prepared: _Attempt
+    ) -> bool:
+        """After a won publish: True if the id was new (the commit stands); False after
+        withdrawing a snapshot whose id existed before (a writer that stalled before its
+        publish while others committed and expiry removed that id), so the attempt is
+        retried on the new latest snapshot. Nobody reads or builds on a withdrawn snapshot:
+        a newer one existed before it was created (:mod:`lakeops.commit.id_guard`)."""
+
+        def live() -> list[ManifestEntry]:
+            metas = [*prepared.base, *own.delta]
+            return [e for m in metas for e in self.store.manifest(m.file_name)]
+
+        verdict = verify_new_id(
+            self.store,
+            snapshot,
+            own_manifests=[m.file_name for m in own.delta],
+            live=live,
+            added=lambda: [
+                e.file.file_name
+                for m in own.delta
+                for e in self.store.manifest(m.file_name)
+                if e.kind == FileKind.ADD
+            ],
+            still_ours=lambda: self._is_ours(path, snapshot),
+        )
+        if verdict is IdVerdict.NEW:
+            return True
+        if verdict is IdVerdict.UNKNOWN:
+            raise CommitStateUnknownError(
+                f"snapshot {snapshot.id} of {self.store.root} was published, but newer "
+                "snapshots were expired meanwhile, so whether its id had been used before "
+                "cannot be told; its files are kept — read the table to see whether the "
+                "commit is there"
+            )
+        log.warning(
+            "%s: snapshot id %s had been used and expired while this commit waited to "
+            "publish; withdrawn, retrying on the latest snapshot",
+            self.store.root,
+            snapshot.id,
+        )
+        if self._is_ours(path, snapshot):
+            self.store.file_io.delete(path)
+        return False
 
     def _discard_lost(self, prepared: _Attempt) -> None:
         """After another writer won: delete the attempt's lists and the base manifests it
@@ -560,14 +616,31 @@ class Committer:
     # ------------------------------------------------------------------ hints
     def _update_hints(self, snapshot_id: int) -> None:
         """Best effort: readers never trust hints blindly, so a failure here is harmless."""
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, LakeopsError):
             self._write_hints(snapshot_id)
 
     def _write_hints(self, snapshot_id: int) -> None:
-        fio = self.store.file_io
-        fio.overwrite_atomic(self.store.path(paths.LATEST_HINT), str(snapshot_id).encode())
-        if snapshot_id == 1:
-            fio.overwrite_atomic(self.store.path(paths.EARLIEST_HINT), b"1")
+        """Point ``LATEST`` at the newest snapshot, never below one it can see: the hint
+        already there when that snapshot exists, then upward while the next exists (a writer
+        that paused after its publish does not set it back). A snapshot published between
+        the probe and the write is probed for again (its writer may have written first).
+        ``EARLIEST`` is created only by the first commit and only if absent: expiry owns it
+        afterwards and it must never move back."""
+        store, fio = self.store, self.store.file_io
+        current = store._hint(paths.LATEST_HINT)
+        latest = snapshot_id
+        if current is not None and current > latest and store.snapshot_exists(current):
+            latest = current
+        for _ in range(_HINT_ROUNDS):
+            while store.snapshot_exists(latest + 1):
+                latest += 1
+            if latest != current:
+                fio.overwrite_atomic(store.path(paths.LATEST_HINT), str(latest).encode())
+                current = latest
+            if not store.snapshot_exists(latest + 1):
+                break
+        if snapshot_id == 1 and store.earliest_hint() is None:
+            fio.publish_exclusive(store.path(paths.EARLIEST_HINT), b"1")
 
 
 class _OwnManifests:
