@@ -391,19 +391,26 @@ class Committer:
             metas = [*prepared.base, *own.delta]
             return [e for m in metas for e in self.store.manifest(m.file_name)]
 
-        verdict = verify_new_id(
-            self.store,
-            snapshot,
-            own_manifests=[m.file_name for m in own.delta],
-            live=live,
-            added=lambda: [
-                e.file.file_name
-                for m in own.delta
-                for e in self.store.manifest(m.file_name)
-                if e.kind == FileKind.ADD
-            ],
-            still_ours=lambda: self._is_ours(path, snapshot),
-        )
+        try:
+            verdict = verify_new_id(
+                self.store,
+                snapshot,
+                own_manifests=[m.file_name for m in own.delta],
+                live=live,
+                added=lambda: [
+                    e.file.file_name
+                    for m in own.delta
+                    for e in self.store.manifest(m.file_name)
+                    if e.kind == FileKind.ADD
+                ],
+                still_ours=lambda: self._is_ours(path, snapshot),
+            )
+        except Exception as exc:  # the snapshot is published: its files must stay
+            raise CommitStateUnknownError(
+                f"snapshot {snapshot.id} of {self.store.root} was published, but checking that "
+                f"its id was new failed ({exc}); its files are kept — read the table to see "
+                "whether the commit is there"
+            ) from exc
         if verdict is IdVerdict.NEW:
             return True
         if verdict is IdVerdict.UNKNOWN:
@@ -419,8 +426,19 @@ class Committer:
             self.store.root,
             snapshot.id,
         )
-        if self._is_ours(path, snapshot):
-            self.store.file_io.delete(path)
+        failure: Exception | None = None
+        try:
+            ours = self._is_ours(path, snapshot)
+            if ours:
+                self.store.file_io.delete(path)
+        except Exception as exc:
+            failure, ours = exc, None
+        if ours is None:  # maybe still there: its files must stay with it
+            raise CommitStateUnknownError(
+                f"snapshot {snapshot.id} of {self.store.root} re-used an expired id and could "
+                f"not be withdrawn ({failure or 'unreadable'}); its files are kept — `lakeops "
+                "check` reports it and `lakeops repair` moves it aside; write the data again"
+            ) from failure
         return False
 
     def _discard_lost(self, prepared: _Attempt) -> None:

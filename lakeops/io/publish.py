@@ -180,8 +180,7 @@ class ConditionalPutPublish(PublishStrategy):
             if _precondition_failed(exc):
                 return False
             raise
-        fs.invalidate_cache(path)
-        return bytes(fs.cat_file(path)) == data  # another creator slipped through: we lost
+        return _read_back(fs, path, data)  # another creator slipped through: we lost
 
 
 class FencedCopyPublish(PublishStrategy):
@@ -205,8 +204,7 @@ class FencedCopyPublish(PublishStrategy):
         finally:
             with contextlib.suppress(OSError):
                 fs.rm_file(tmp)
-        fs.invalidate_cache(path)
-        return bytes(fs.cat_file(path)) == data
+        return _read_back(fs, path, data)
 
 
 class LockedPublish(PublishStrategy):
@@ -261,6 +259,18 @@ class ObjectStoreExclusive(PublishStrategy):
         if self.conditional.honours(fs, path.rsplit("/", 1)[0]):
             return self.conditional.publish(fs, path, data, fence)
         return self.copy.publish(fs, path, data, fence)
+
+
+def _read_back(fs: Any, path: str, data: bytes) -> bool:
+    """After this process's create of ``path`` succeeded: whether ``path`` holds ``data``. A
+    file already gone was this create's and was removed since (a snapshot others built on and
+    expiry removed while this writer paused): True, and the committer's check that the id was
+    new decides what it was."""
+    fs.invalidate_cache(path)
+    try:
+        return bytes(fs.cat_file(path)) == data
+    except FileNotFoundError:
+        return True
 
 
 def _precondition_failed(exc: OSError) -> bool:

@@ -153,3 +153,47 @@ def test_latest_hint_below_a_newer_snapshot_is_not_trusted(table: Table) -> None
     (root / "snapshot" / "snapshot-2").write_bytes(stale)  # a re-created id, below 4
     (root / "snapshot" / "LATEST").write_text("2")
     assert store.latest_snapshot_id() == 4
+
+
+@pytest.mark.parametrize("point", ["before-put", "after-put"])
+def test_a_held_writer_on_s3_never_reuses_an_id(
+    s3_warehouse: tuple[str, dict], point: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same on an object store, where the exclusive create is a conditional put: held
+    just before it (the id re-used: withdrawn, retried) or just after it (built upon)."""
+    uri, storage = s3_warehouse
+    catalog = Catalog(uri, storage_options=storage)
+    catalog.create_database("db")
+    t = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"})
+    t.write(rows(range(0, 10), "base"))
+    hold = Hold()
+    held_table = Catalog(uri, storage_options=storage).get_table("db.t")
+    fs = held_table.file_io.fs  # (fsspec shares the instance; the hold is per thread)
+    original = fs.pipe_file
+
+    def pipe_file(path: str, value: bytes, *args: Any, **kw: Any) -> Any:
+        snapshot = "/snapshot/snapshot-" in path
+        if snapshot and point == "before-put":
+            hold.here()
+        result = original(path, value, *args, **kw)
+        if snapshot and point == "after-put":
+            hold.here()
+        return result
+
+    monkeypatch.setattr(fs, "pipe_file", pipe_file)
+    thread, out = _in_thread(lambda: held_table.write(rows(range(100, 110), "held")), hold)
+    assert hold.reached.wait(60)
+    for i in range(3):
+        t.write(rows(range(200 + 10 * i, 210 + 10 * i), f"other{i}"))
+    t.expire_snapshots(retain_min=1, retain_max=1, time_retained="0 ms")
+    hold.release.set()
+    thread.join(60)
+    if "error" in out:
+        raise out["error"]
+    assert out["result"].id == (5 if point == "before-put" else 2)
+    ids = t.store.snapshot_ids()
+    assert ids == list(range(ids[0], ids[-1] + 1)) and t.store.latest_snapshot_id() == ids[-1]
+    expected = sorted([*range(0, 10), *range(100, 110), *range(200, 230)])
+    assert sorted(t.read().column("id").to_pylist()) == expected
+    t.write(rows(range(300, 305), "after"))
+    assert t.check().ok
