@@ -78,9 +78,6 @@ log = logging.getLogger(__name__)
 #: Paimon's commit identifier for batch jobs (Long.MAX_VALUE).
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
 
-#: how often a commit re-probes for a newer snapshot after writing ``LATEST``
-_HINT_ROUNDS = 3
-
 
 class Committer:
     """Commits to one table. ``commit_user`` identifies the writer in snapshots."""
@@ -640,23 +637,20 @@ class Committer:
     def _write_hints(self, snapshot_id: int) -> None:
         """Point ``LATEST`` at the newest snapshot, never below one it can see: the hint
         already there when that snapshot exists, then upward while the next exists (a writer
-        that paused after its publish does not set it back). A snapshot published between
-        the probe and the write is probed for again (its writer may have written first).
-        ``EARLIEST`` is created only by the first commit and only if absent: expiry owns it
-        afterwards and it must never move back."""
+        that paused after its publish does not set it back). A writer that publishes between
+        the probe and the write may see its hint replaced by this one, one id lower; readers
+        probe upward from it, and the next commit moves it on. ``EARLIEST`` is created only
+        by the first commit and only if absent: expiry owns it afterwards and it must never
+        move back."""
         store, fio = self.store, self.store.file_io
         current = store._hint(paths.LATEST_HINT)
         latest = snapshot_id
         if current is not None and current > latest and store.snapshot_exists(current):
             latest = current
-        for _ in range(_HINT_ROUNDS):
-            while store.snapshot_exists(latest + 1):
-                latest += 1
-            if latest != current:
-                fio.overwrite_atomic(store.path(paths.LATEST_HINT), str(latest).encode())
-                current = latest
-            if not store.snapshot_exists(latest + 1):
-                break
+        while store.snapshot_exists(latest + 1):
+            latest += 1
+        if latest != current:
+            fio.overwrite_atomic(store.path(paths.LATEST_HINT), str(latest).encode())
         if snapshot_id == 1 and store.earliest_hint() is None:
             fio.publish_exclusive(store.path(paths.EARLIEST_HINT), b"1")
 
