@@ -635,20 +635,20 @@ class Committer:
             self._write_hints(snapshot_id)
 
     def _write_hints(self, snapshot_id: int) -> None:
-        """Point ``LATEST`` at the newest snapshot, never below one it can see: the hint
-        already there when that snapshot exists, then upward while the next exists (a writer
-        that paused after its publish does not set it back). A writer that publishes between
-        the probe and the write may see its hint replaced by this one, one id lower; readers
-        probe upward from it, and the next commit moves it on. ``EARLIEST`` is created only
-        by the first commit and only if absent: expiry owns it afterwards and it must never
-        move back."""
+        """Point ``LATEST`` at ``snapshot_id``, or, when the hint already names a newer
+        snapshot that exists, at the newest one upward from there (a writer that paused after
+        its publish does not set it back; writers that published meanwhile wrote their hints
+        first). A writer whose hint lands between this one's read and write may see it
+        replaced by this lower one; readers probe upward from any hint, and the next commit
+        moves it on. ``EARLIEST`` is created only by the first commit and only if absent:
+        expiry owns it afterwards and it must never move back."""
         store, fio = self.store, self.store.file_io
         current = store._hint(paths.LATEST_HINT)
         latest = snapshot_id
         if current is not None and current > latest and store.snapshot_exists(current):
             latest = current
-        while store.snapshot_exists(latest + 1):
-            latest += 1
+            while store.snapshot_exists(latest + 1):
+                latest += 1
         if latest != current:
             fio.overwrite_atomic(store.path(paths.LATEST_HINT), str(latest).encode())
         if snapshot_id == 1 and store.earliest_hint() is None:
