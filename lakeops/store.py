@@ -2,7 +2,8 @@
 
 Metadata files are immutable once written (snapshot ids are never reused), so manifests are
 cached per store. ``LATEST``/``EARLIEST`` are hints only: the latest snapshot is found by
-starting at the hint and probing upward until ``snapshot-(N+1)`` does not exist.
+starting at the hint and probing upward until ``snapshot-(N+1)`` does not exist (and by listing
+when that ends below ``EARLIEST``).
 """
 
 from __future__ import annotations
@@ -174,14 +175,26 @@ class TableStore:
         names = self.file_io.list_names(self.path(paths.SNAPSHOT_DIR))
         return sorted(int(n[9:]) for n in names if n.startswith("snapshot-") and n[9:].isdigit())
 
+    def earliest_hint(self) -> int | None:
+        """The id the ``EARLIEST`` hint names (None when it is missing or unreadable). Expiry
+        moves it before it deletes snapshots, so every id below it is announced expired."""
+        return self._hint(paths.EARLIEST_HINT)
+
     def latest_snapshot_id(self) -> int | None:
-        """The newest snapshot id, or None for a table without snapshots."""
+        """The newest snapshot id, or None for a table without snapshots.
+
+        Found from the ``LATEST`` hint by probing upward; the hint is trusted only when the
+        snapshot it leads to is not below ``EARLIEST`` (a snapshot below it was announced
+        expired, so a newer one exists: a stale hint that names an id re-created after its
+        expiry must not stop the probe there). Otherwise the snapshot directory is listed."""
         hint = self._hint(paths.LATEST_HINT)
         if hint is not None and self.snapshot_exists(hint):
             latest = hint
             while self.snapshot_exists(latest + 1):
                 latest += 1
-            return latest
+            earliest = self.earliest_hint()
+            if earliest is None or latest >= earliest:
+                return latest
         ids = self.snapshot_ids()
         return ids[-1] if ids else None
 

@@ -19,6 +19,7 @@ from lakeops.commit.check import CheckReport, check_table
 from lakeops.commit.committer import Committer
 from lakeops.commit.expire import ExpireResult, Retention, expire_snapshots
 from lakeops.commit.orphan import OrphanResult, check_threshold, remove_orphan_files
+from lakeops.commit.repair import RepairReport, repair_table
 from lakeops.commit.rollback import rollback_to
 from lakeops.commit.stats import CommitStats, commit_stats
 from lakeops.commit.tags import Tag, create_tag, delete_tag, list_tags
@@ -240,6 +241,15 @@ class BaseTable:
         every data, changelog and index file they reference must exist with the recorded
         size (and, for Parquet and ORC, row count). See :mod:`lakeops.commit.check`."""
         return check_table(self.store)
+
+    def repair(self, *, dry_run: bool = False) -> RepairReport:
+        """Repair a wedged table (what :meth:`check` reports as a re-used snapshot id or a
+        hint naming the wrong snapshot): every stray snapshot — an id below a missing one, no
+        part of the table's history — is moved into ``_lakeops_repair/`` and reported with
+        the commit it describes (its rows were never in the table: write them again), and
+        ``LATEST``/``EARLIEST`` are pointed at the newest run of snapshots. Idempotent;
+        ``dry_run`` changes nothing. See :mod:`lakeops.commit.repair`."""
+        return repair_table(self.store, dry_run=dry_run)
 
     def rollback_to(
         self,

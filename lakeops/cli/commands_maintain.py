@@ -1,5 +1,5 @@
 """Maintenance commands: ``compact``, ``flush``, ``expire``, ``orphans``, ``rollback``,
-``check``."""
+``check``, ``repair``."""
 
 from __future__ import annotations
 
@@ -437,7 +437,64 @@ def check(ctx: typer.Context, table: TableArg) -> None:
         raise typer.Exit(1)
 
 
+def repair(
+    ctx: typer.Context,
+    table: TableArg,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", metavar="", help="Report what would change; change nothing."),
+    ] = False,
+) -> None:
+    """Repair a wedged table: a snapshot id re-used after its expiry, hints naming the wrong
+    snapshot (what `lakeops check` reports).
+
+    Each stray snapshot (an id below a missing one: no part of the table's history) is moved
+    into _lakeops_repair/ and listed with the commit it describes, whose rows were never in
+    the table (write them again); LATEST and EARLIEST are pointed at the newest snapshots.
+    Running it again changes nothing.
+    """
+    st = state(ctx)
+    report = st.table(table).repair(dry_run=dry_run)
+    verb = "would move" if dry_run else "moved"
+
+    def human(console: Console) -> None:
+        for s in report.strays:
+            where = f" to {escape(s.moved_to)}" if s.moved_to else ""
+            console.print(
+                f"{verb} stray snapshot {s.snapshot_id}{where}: {s.commit_kind or '?'} commit "
+                f"of user {escape(str(s.commit_user))}, identifier {s.commit_identifier}, "
+                f"{s.delta_record_count} row(s) — not in the table; write them again"
+            )
+        for name, value in (("LATEST", report.latest_hint), ("EARLIEST", report.earliest_hint)):
+            if value is not None:
+                console.print(f"{'would set' if dry_run else 'set'} {name} to {value}")
+        if not report.changed:
+            console.print(f"{escape(table)}: nothing to repair")
+
+    st.out.result(
+        {
+            "table": table,
+            "dry_run": dry_run,
+            "strays": [
+                {
+                    "snapshot_id": s.snapshot_id,
+                    "moved_to": s.moved_to,
+                    "commit_user": s.commit_user,
+                    "commit_identifier": s.commit_identifier,
+                    "commit_kind": s.commit_kind,
+                    "time_millis": s.time_millis,
+                    "delta_record_count": s.delta_record_count,
+                }
+                for s in report.strays
+            ],
+            "latest_hint": report.latest_hint,
+            "earliest_hint": report.earliest_hint,
+        },
+        human,
+    )
+
+
 def register(app: typer.Typer) -> None:
     """Add the maintenance commands to ``app``."""
-    for command in (compact, flush, expire, orphans, rollback, check):
+    for command in (compact, flush, expire, orphans, rollback, check, repair):
         app.command(rich_help_panel=PANEL)(command)

@@ -5,7 +5,9 @@ Every snapshot, kept changelog, tag and branch snapshot is read; every manifest 
 and index manifest they name must decode; every data, changelog and index file they reference
 must exist with the size its entry records, and (Parquet and ORC, whose footers say it) the row
 count. Each problem names the file relative to the table and the snapshots that reference it.
-Files are checked once each, on a pool of threads (the work is waiting on storage).
+Files are checked once each, on a pool of threads (the work is waiting on storage). A wedged
+table — a snapshot id re-used after its expiry, a hint that stops readers short — is reported
+too (:func:`~lakeops.commit.repair.wedge_findings`; ``lakeops repair`` fixes it).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TypeVar
 import pyarrow.fs as pafs
 
 from lakeops.commit.keep_alive import protected_snapshots
+from lakeops.commit.repair import wedge_findings
 from lakeops.errors import CorruptTableError, LakeopsError, SnapshotNotFoundError
 from lakeops.io.data_formats import format_of, reader_for
 from lakeops.spec import paths
@@ -121,6 +124,7 @@ def check_table(store: TableStore) -> CheckReport:
             return  # expired since it was listed
         seen.add(f"snapshot {sid}")
 
+    report.problems += [Problem(path, text, ids) for path, text, ids in wedge_findings(store)]
     snapshots: list[Snapshot] = []
     for sid in store.snapshot_ids():
         snapshot_file(store.snapshot, sid)

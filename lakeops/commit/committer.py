@@ -12,7 +12,10 @@ Order of work (a crash at any point leaves only unreferenced files, never a brok
    :mod:`lakeops.commit.retry` for the pauses and when a writer stops) and retry on top of the
    new latest snapshot. Appends never conflict; a commit that deletes files (compaction) fails
    with :class:`CommitConflictError` if they are gone.
-4. after winning, update the ``LATEST`` (and, on the first commit, ``EARLIEST``) hints.
+4. after winning, make sure the id was never used before (:mod:`lakeops.commit.id_guard`): a
+   snapshot whose id had existed and expired while this writer paused is withdrawn and the
+   attempt retried, as in 3;
+5. update the ``LATEST`` (and, on the first commit, ``EARLIEST``) hints.
 
 What the snapshot holds (ids, record counts, the index manifest it names) is computed without
 I/O by :mod:`lakeops.commit.snapshot_builder`; this module writes, publishes and retries.
@@ -30,6 +33,7 @@ from dataclasses import dataclass, field
 from lakeops.commit.append_planner import AppendPlanner
 from lakeops.commit.auto_tags import create_auto_tags
 from lakeops.commit.exactly_once import already_committed, discard_uncommitted_files
+from lakeops.commit.id_guard import IdVerdict, verify_new_id
 from lakeops.commit.presence import CommitPresence, verify_present
 from lakeops.commit.retry import CommitRetry
 from lakeops.commit.snapshot_builder import (
@@ -50,6 +54,7 @@ from lakeops.errors import (
     CommitError,
     CommitStateUnknownError,
     DataValidationError,
+    LakeopsError,
     LockUnavailableError,
 )
 from lakeops.options.auto_tag import AutoTagOptions
@@ -427,16 +432,82 @@ class Committer:
         )
 
     def _publish_attempt(self, snapshot: Snapshot, own: _OwnManifests, prepared: _Attempt) -> bool:
-        """Publish ``snapshot``; True if it is ours. If the lock was never taken (or lapsed
-        before writing) nothing is published, so everything written goes."""
+        """Publish ``snapshot``; True if it is ours and its id was never used before. If the
+        lock was never taken (or lapsed before writing) nothing is published, so everything
+        written goes."""
         path = self.store.path(paths.snapshot_path(snapshot.id))
         try:
             # ids only grow: never publish a name an expired snapshot may have had
-            return not self._base_is_stale(snapshot.id) and self._publish(path, snapshot)
+            if self._base_is_stale(snapshot.id) or not self._publish(path, snapshot):
+                return False
         except LockUnavailableError:
             with contextlib.suppress(Exception):
                 self._discard([*own.names, *prepared.written])
             raise
+        return self._keeps_id(path, snapshot, own, prepared)
+
+    def _keeps_id(
+        self, path: str, snapshot: Snapshot, own: _OwnManifests, prepared: _Attempt
+    ) -> bool:
+        """After a won publish: True if the id was new (the commit stands); False after
+        withdrawing a snapshot whose id existed before (a writer that stalled before its
+        publish while others committed and expiry removed that id), so the attempt is
+        retried on the new latest snapshot. Nobody reads or builds on a withdrawn snapshot:
+        a newer one existed before it was created (:mod:`lakeops.commit.id_guard`)."""
+
+        def live() -> list[ManifestEntry]:
+            metas = [*prepared.base, *own.delta]
+            return [e for m in metas for e in self.store.manifest(m.file_name)]
+
+        try:
+            verdict = verify_new_id(
+                self.store,
+                snapshot,
+                own_manifests=[m.file_name for m in own.delta],
+                live=live,
+                added=lambda: [
+                    e.file.file_name
+                    for m in own.delta
+                    for e in self.store.manifest(m.file_name)
+                    if e.kind == FileKind.ADD
+                ],
+                still_ours=lambda: self._is_ours(path, snapshot),
+            )
+        except Exception as exc:  # the snapshot is published: its files must stay
+            raise CommitStateUnknownError(
+                f"snapshot {snapshot.id} of {self.store.root} was published, but checking that "
+                f"its id was new failed ({exc}); its files are kept — read the table to see "
+                "whether the commit is there"
+            ) from exc
+        if verdict is IdVerdict.NEW:
+            return True
+        if verdict is IdVerdict.UNKNOWN:
+            raise CommitStateUnknownError(
+                f"snapshot {snapshot.id} of {self.store.root} was published, but newer "
+                "snapshots were expired meanwhile, so whether its id had been used before "
+                "cannot be told; its files are kept — read the table to see whether the "
+                "commit is there"
+            )
+        log.warning(
+            "%s: snapshot id %s had been used and expired while this commit waited to "
+            "publish; withdrawn, retrying on the latest snapshot",
+            self.store.root,
+            snapshot.id,
+        )
+        failure: Exception | None = None
+        try:
+            ours = self._is_ours(path, snapshot)
+            if ours:
+                self.store.file_io.delete(path)
+        except Exception as exc:
+            failure, ours = exc, None
+        if ours is None:  # maybe still there: its files must stay with it
+            raise CommitStateUnknownError(
+                f"snapshot {snapshot.id} of {self.store.root} re-used an expired id and could "
+                f"not be withdrawn ({failure or 'unreadable'}); its files are kept — `lakeops "
+                "check` reports it and `lakeops repair` moves it aside; write the data again"
+            ) from failure
+        return False
 
     def _discard_lost(self, prepared: _Attempt) -> None:
         """After another writer won: delete the attempt's lists and the base manifests it
@@ -631,14 +702,28 @@ class Committer:
     # ------------------------------------------------------------------ hints
     def _update_hints(self, snapshot_id: int) -> None:
         """Best effort: readers never trust hints blindly, so a failure here is harmless."""
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, LakeopsError):
             self._write_hints(snapshot_id)
 
     def _write_hints(self, snapshot_id: int) -> None:
-        fio = self.store.file_io
-        fio.overwrite_atomic(self.store.path(paths.LATEST_HINT), str(snapshot_id).encode())
-        if snapshot_id == 1:
-            fio.overwrite_atomic(self.store.path(paths.EARLIEST_HINT), b"1")
+        """Point ``LATEST`` at ``snapshot_id``, or, when the hint already names a newer
+        snapshot that exists, at the newest one upward from there (a writer that paused after
+        its publish does not set it back; writers that published meanwhile wrote their hints
+        first). A writer whose hint lands between this one's read and write may see it
+        replaced by this lower one; readers probe upward from any hint, and the next commit
+        moves it on. ``EARLIEST`` is created only by the first commit and only if absent:
+        expiry owns it afterwards and it must never move back."""
+        store, fio = self.store, self.store.file_io
+        current = store._hint(paths.LATEST_HINT)
+        latest = snapshot_id
+        if current is not None and current > latest and store.snapshot_exists(current):
+            latest = current
+            while store.snapshot_exists(latest + 1):
+                latest += 1
+        if latest != current:
+            fio.overwrite_atomic(store.path(paths.LATEST_HINT), str(latest).encode())
+        if snapshot_id == 1 and store.earliest_hint() is None:
+            fio.publish_exclusive(store.path(paths.EARLIEST_HINT), b"1")
 
 
 class _OwnManifests:

@@ -27,6 +27,7 @@ from lakeops.io.publish import (
     ConditionalPutPublish,
     LinkPublish,
     LockedPublish,
+    ObjectStoreExclusive,
     PublishStrategy,
     RenamePublish,
 )
@@ -290,14 +291,18 @@ class FileIO:
         """The exclusive-create strategy for this store (chosen once, see
         :mod:`lakeops.io.publish`)."""
         if self._publisher is None:
-            if self._lock is not None:
-                self._publisher = LockedPublish(self._lock)
-            elif self.is_local:
-                self._publisher = LinkPublish()
+            exclusive: PublishStrategy
+            if self.is_local:
+                exclusive = LinkPublish()
             elif self.protocol in ("hdfs", "viewfs"):
-                self._publisher = RenamePublish()
+                exclusive = RenamePublish()
+            elif self._lock is not None:
+                exclusive = ObjectStoreExclusive()  # a conditional put, else a fenced copy
             else:
-                self._publisher = ConditionalPutPublish()
+                exclusive = ConditionalPutPublish()
+            self._publisher = (
+                exclusive if self._lock is None else LockedPublish(self._lock, exclusive)
+            )
         return self._publisher
 
     def publish_exclusive(self, path: str, data: bytes) -> bool:

@@ -59,6 +59,9 @@ INDEX_DIR = "index"
 #: where the native Spark write path (``lakeops.spark.native``) stages files before it moves
 #: them into their buckets; nothing in it is ever referenced by a snapshot
 SPARK_STAGING_DIR = "_lakeops_spark_staging"
+#: where ``lakeops repair`` moves a stray snapshot file (an id re-used after its expiry); no
+#: reader looks there, and orphan cleanup leaves it alone
+REPAIR_DIR = "_lakeops_repair"
 LATEST_HINT = f"{SNAPSHOT_DIR}/LATEST"
 EARLIEST_HINT = f"{SNAPSHOT_DIR}/EARLIEST"
 

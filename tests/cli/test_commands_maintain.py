@@ -323,3 +323,28 @@ def test_expire_and_orphans_show_file_progress(cli: Cli, loaded: str) -> None:
     out = cli.ok("orphans", loaded)
     assert "deleted 3 orphan file(s)" in out.stdout
     assert "3/3 files deleted" in " ".join(out.stderr.split())
+
+
+def test_check_reports_a_reused_id_and_repair_fixes_it(cli: Cli, loaded: str) -> None:
+    snapshot_dir = cli.warehouse / "db.db" / "orders" / "snapshot"
+    first = (snapshot_dir / "snapshot-1").read_bytes()
+    cli.ok("expire", loaded, "--retain-min", "1", "--retain-max", "1", "--time-retained", "0 ms")
+    (snapshot_dir / "snapshot-1").write_bytes(first)  # id 1 created again below 3
+    (snapshot_dir / "LATEST").write_text("1")
+    before = sorted_rows(cli.table().read())
+
+    checked = cli("check", loaded)
+    assert checked.exit_code == 1
+    assert "snapshot/snapshot-1 (snapshot 1): snapshot 1 re-uses an expired id" in checked.stdout
+    assert "LATEST names snapshot 1, but the newest is 3" in checked.stdout
+
+    dry = cli.json("repair", loaded, "--dry-run")
+    assert [s["snapshot_id"] for s in dry["strays"]] == [1] and dry["latest_hint"] == 3
+    assert (snapshot_dir / "snapshot-1").exists()
+    text = cli.ok("repair", loaded).stdout
+    assert "moved stray snapshot 1 to _lakeops_repair/snapshot-1-" in text
+    assert "set LATEST to 3" in text
+    assert not (snapshot_dir / "snapshot-1").exists()
+    assert "nothing to repair" in cli.ok("repair", loaded).stdout
+    cli.ok("check", loaded)
+    assert sorted_rows(cli.table().read()) == before

@@ -42,6 +42,7 @@ def test_missing_warehouse_fails_naming_the_path(tmp_path: Path) -> None:
         ["flush"],
         ["expire"],
         ["check"],
+        ["repair"],
         ["orphans"],
         ["rollback", "1", "--yes"],
         ["alter", "--set", "a=b"],

@@ -34,6 +34,7 @@ COMMANDS = [
     "orphans",
     "rollback",
     "check",
+    "repair",
 ]
 LAKEOPS = Path(sys.executable).with_name("lakeops")
 
