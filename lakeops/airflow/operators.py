@@ -195,14 +195,17 @@ def _partition_args(partitions: Sequence[Mapping[str, Any]] | None) -> list[str]
 
 
 class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
-    """Write ``source`` (Parquet/CSV/JSON files Spark can read) into ``table`` as one commit.
+    """Write ``source`` (a Parquet, CSV or JSON-lines file, or a directory of them) into
+    ``table`` as one commit. Values are parsed as the table's column types by the reader the CLI
+    shares (:mod:`lakeops.write.input_files`); a value that does not fit fails the task naming
+    its file, line and column, before anything is committed.
 
     Args:
         source: input path or URI (templated).
         table: ``database.table`` (templated; it must exist).
         mode: ``append`` or ``overwrite`` (Paimon ``OVERWRITE``; with ``overwrite_partitions``
             only those static partitions).
-        source_format: ``parquet`` | ``csv`` (header, inferred types) | ``json``.
+        source_format: ``parquet`` | ``csv`` (with a header line) | ``json`` (JSON lines).
         master: Spark master; default the connection's ``spark_master``, else ``local[*]``.
         spark_conf: extra ``--conf`` entries (merged over the connection's ``spark_conf``).
         py_files: wheels/zips shipped to executors (``--py-files``) on a real cluster.

@@ -2,7 +2,7 @@
 
 ::
 
-    python -m lakeops.spark.jobs write   --table PATH --source DATA [--format parquet|csv]
+    python -m lakeops.spark.jobs write   --table PATH --source DATA [--format parquet|csv|json]
                                           [--mode append|overwrite]
                                           [--via python|auto|native]
     python -m lakeops.spark.jobs compact --table PATH [--full] [--partitions JSON]
@@ -324,20 +324,27 @@ def main(
         spark = _session(args.master)
         try:
             if args.job == "write":
-                reader = spark.read.format(args.format)
-                if args.format == "csv":
-                    reader = reader.option("header", "true").option("inferSchema", "true")
-                df = reader.load(args.source)
-                summary["path"] = api.write(
-                    df,
-                    args.table,
-                    mode=args.mode,
-                    storage_options=storage,
-                    catalog_options=catalog,
-                    overwrite_partitions=partitions,
-                    parallelism=args.parallelism,
-                    via=args.via,
-                )
+                from lakeops.spark.input_files import input_error, read_source
+
+                # parsed as the table's types by the reader the CLI shares, never inferred
+                schema = open_table(opts).arrow_schema
+                df = read_source(spark, args.source, args.format, schema, storage)
+                try:
+                    summary["path"] = api.write(
+                        df,
+                        args.table,
+                        mode=args.mode,
+                        storage_options=storage,
+                        catalog_options=catalog,
+                        overwrite_partitions=partitions,
+                        parallelism=args.parallelism,
+                        via=args.via,
+                    )
+                except Exception as exc:
+                    bad_input = input_error(exc)
+                    if bad_input is None:
+                        raise
+                    raise bad_input from None
                 snapshot = open_table(opts).latest_snapshot()
             else:
                 snapshot = api.compact(
