@@ -112,11 +112,14 @@ class _LakeopsOperator(BaseOperator):
             run_facets={"lakeops": _run_facet(**run)},
         )
 
+    #: the table reference pushed under ``XCOM_KEY`` (None until pushed), read by the link
+    lakeops_table_pushed: dict[str, str] | None = None
+
     def _done(self, context: Context, result: dict[str, Any], start: float) -> dict[str, Any]:
         result = {"table": self.table, **result, "seconds": round(time.monotonic() - start, 3)}
-        context["ti"].xcom_push(
-            key=XCOM_KEY, value=table_xcom_value(self.lakeops_conn_id, self.table)
-        )
+        pushed = table_xcom_value(self.lakeops_conn_id, self.table)
+        context["ti"].xcom_push(key=XCOM_KEY, value=pushed)
+        self.lakeops_table_pushed = pushed
         if self.commits and result.get("snapshot_id") is not None:
             context["outlet_events"][AssetAlias(ASSET_ALIAS)].add(
                 table_asset(self.lakeops_conn_id, self.table),
