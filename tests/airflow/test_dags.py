@@ -85,6 +85,40 @@ def test_ingest_in_process(
     assert [s.commit_kind for s in table.snapshots()] == ["APPEND"]
 
 
+def test_ingest_an_ordinary_csv_in_process(
+    airflow_db: Path, catalog: Catalog, lakeops_conn: str, tmp_path: Path, monkeypatch
+) -> None:
+    """The CSV a new user has: a ``dt`` of ``2026-11-20`` values for the STRING key (Spark's
+    inference made it a date, and the write refused it), a DATE and exact decimals."""
+    import datetime as dt
+    import decimal
+
+    monkeypatch.setenv("LAKEOPS_SPARK_SUBMIT", "false")
+    schema = pa.schema(
+        [
+            ("dt", pa.string()),
+            ("id", pa.int64()),
+            ("day", pa.date32()),
+            ("amount", pa.decimal128(10, 2)),
+        ]
+    )
+    table = catalog.create_table(
+        "db.sales", schema=schema, primary_keys=["dt", "id"], partition_keys=["dt"]
+    )
+    source = tmp_path / "sales.csv"
+    source.write_text("dt,id,day,amount\n2026-11-20,1,2026-11-20,12.30\n2026-11-21,2,,0.1\n")
+    _run("lakeops_ingest", {"source": str(source), "table": "db.sales", "format": "csv"})
+    assert sorted(table.read().to_pylist(), key=lambda r: r["id"]) == [
+        {
+            "dt": "2026-11-20",
+            "id": 1,
+            "day": dt.date(2026, 11, 20),
+            "amount": decimal.Decimal("12.30"),
+        },
+        {"dt": "2026-11-21", "id": 2, "day": None, "amount": decimal.Decimal("0.10")},
+    ]
+
+
 def test_optimize_compacts_unhealthy_partitions_only(
     airflow_db: Path, catalog: Catalog, lakeops_conn: str, caplog: pytest.LogCaptureFixture
 ) -> None:
