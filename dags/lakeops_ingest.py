@@ -1,8 +1,11 @@
-"""lakeops_ingest: the scheduled Spark write job — one source into one table, one commit.
+"""lakeops_ingest: the Spark write job — one source into one table, one commit.
 
-Manual runs take Params (``source``, ``table``, ``mode``, ``format``); scheduled runs use their
-defaults, set by ``LAKEOPS_INGEST_*`` (see :mod:`lakeops.airflow.dag_settings`). Nothing here
-depends on a logical date, so runs triggered by hand work too.
+Runs when triggered (by hand, the REST API, ``airflow dags trigger -c``) with Params ``source``
+(a file or a directory of files, local or a URI), ``table`` (``database.table``), ``mode`` and
+``format`` (``parquet``, ``csv`` with a header line, ``json`` lines); values are parsed as the
+table's column types. ``LAKEOPS_INGEST_SCHEDULE`` gives it a schedule, whose runs take the
+``LAKEOPS_INGEST_*`` defaults (see :mod:`lakeops.airflow.dag_settings`). Nothing here depends
+on a logical date.
 """
 
 from __future__ import annotations

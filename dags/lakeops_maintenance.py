@@ -3,6 +3,10 @@
 Expiry follows each table's own retention options (``snapshot.num-retained.min/max``,
 ``snapshot.time-retained``, ``changelog.*``); orphan cleanup deletes unreferenced files older than
 ``LAKEOPS_ORPHAN_OLDER_THAN_HOURS`` (default 24, as Paimon). Param ``tables`` narrows the run.
+
+Scheduled ``LAKEOPS_MAINTENANCE_SCHEDULE`` (``@daily``, midnight UTC) with
+``catchup=False``: the first run comes at the next scheduled time after the DAG is unpaused, none
+for the past (after a pause, Airflow runs the latest missed day once); trigger it to run now.
 """
 
 from __future__ import annotations

@@ -5,11 +5,17 @@ runs — for an append table, the partitions where a full compaction would rewri
 each becomes one mapped ``compact`` task (full compaction: one sorted run per bucket; an append
 table's small files rewritten), in the worker or on Spark (``LAKEOPS_COMPACT_ENGINE``).
 Healthy tables and partitions get no task at all. Params: ``tables`` (default: every table in
-the warehouse), ``max_sorted_runs`` (default 1).
+the warehouse), ``max_sorted_runs`` (default 1); ``plan`` logs one line per table: chosen
+or skipped, and why.
+
+Scheduled ``LAKEOPS_OPTIMIZE_SCHEDULE`` (``@daily``, midnight UTC) with
+``catchup=False``: the first run comes at the next scheduled time after the DAG is unpaused, none
+for the past (after a pause, Airflow runs the latest missed day once); trigger it to run now.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from airflow.sdk import DAG, Param, task
@@ -38,7 +44,10 @@ with DAG(
         hook = LakeopsHook(settings.conn_id)
         tables = context["params"]["tables"] or hook.list_tables()
         return optimize_units(
-            hook.get_catalog(), tables, max_sorted_runs=context["params"]["max_sorted_runs"]
+            hook.get_catalog(),
+            tables,
+            max_sorted_runs=context["params"]["max_sorted_runs"],
+            log=logging.getLogger("lakeops.optimize.plan").info,  # one line per table
         )
 
     LakeopsCompactOperator.partial(

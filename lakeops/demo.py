@@ -6,7 +6,8 @@ Run it with ``bash scripts/demo.sh`` (or ``python -m lakeops.demo``). It
 1. creates four tables in ``./warehouse`` (database ``demo``), one per merge engine: ``orders``
    (deduplicate, partitioned by day), ``customer_totals`` (aggregation: sums),
    ``customer_profile`` (partial-update) and ``first_order`` (first-row, a lookup table);
-2. lands two batches of sample orders as Parquet under ``./warehouse/_landing/`` and ingests
+2. lands two batches of sample orders under ``./warehouse/_landing/`` (the orders as ordinary
+   CSV files, ``demo.orders/batch-N/orders.csv``; the other tables' rows as Parquet) and ingests
    each into every table by running the **``lakeops_ingest`` DAG** (``dag.test()``, Airflow's
    SQLite DB in ``./.airflow``), whose task runs the Spark write job (local mode, in the worker
    process: ``LAKEOPS_SPARK_SUBMIT=false``);
@@ -37,6 +38,7 @@ from typing import Any, TextIO
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 REPO = Path(__file__).resolve().parents[1]
@@ -139,6 +141,19 @@ def _sources(orders: pa.Table, batch: int) -> dict[str, pa.Table]:
         ),
         "demo.first_order": orders.select(["customer_id", "order_id", "dt"]),
     }
+
+
+def _land(data: pa.Table, landing: Path, *, csv: bool) -> str:
+    """Write one landed batch into ``landing``: an ordinary CSV file (header, plain values; its
+    ``dt`` day strings stay the STRING key they are) or Parquet. Returns the format's name."""
+    if csv:
+        options = pacsv.WriteOptions(include_header=False, quoting_style="none")
+        with open(landing / "orders.csv", "wb") as out:
+            out.write((",".join(data.column_names) + "\n").encode())
+            pacsv.write_csv(data, out, write_options=options)
+        return "csv"
+    pq.write_table(data, landing / "part-0.parquet")
+    return "parquet"
 
 
 def _environment(warehouse: Path, airflow_home: Path) -> None:
@@ -279,13 +294,18 @@ def _main(warehouse: Path, airflow_home: Path, log: Path) -> None:
         for name, data in _sources(orders, batch).items():
             landing = warehouse / "_landing" / name / f"batch-{batch}"
             landing.mkdir(parents=True)
-            pq.write_table(data, landing / "part-0.parquet")
+            fmt = _land(data, landing, csv=name == "demo.orders")
             _timed(
                 f"lakeops_ingest  {name:22s} batch {batch} ({data.num_rows:,} rows)",
                 functools.partial(
                     run,
                     "lakeops_ingest",
-                    {"source": str(landing.resolve()), "table": name, "mode": "append"},
+                    {
+                        "source": str(landing.resolve()),
+                        "table": name,
+                        "mode": "append",
+                        "format": fmt,
+                    },
                 ),
             )
     before = {name: _shape(t) for name, t in tables.items()}

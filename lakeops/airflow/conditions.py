@@ -4,7 +4,7 @@ over the library (no Airflow imports: triggers run them in a worker thread)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from lakeops import AppendTable, Catalog, Table
@@ -106,19 +106,32 @@ def is_lookup_table(table: Table) -> bool:
 
 
 def optimize_units(
-    catalog: Catalog, tables: Iterable[str], *, max_sorted_runs: int = 1
+    catalog: Catalog,
+    tables: Iterable[str],
+    *,
+    max_sorted_runs: int = 1,
+    log: Callable[[str], None] | None = None,
 ) -> list[dict[str, Any]]:
     """One unit per (table, partition) whose buckets hold more than ``max_sorted_runs`` sorted
     runs — what the optimisation DAG fully compacts; healthy ones are skipped (append tables:
     the partitions where a full compaction would rewrite small files). Units are
-    ``{"table": "db.t", "partitions": [{...}] | None}`` (None for unpartitioned tables)."""
+    ``{"table": "db.t", "partitions": [{...}] | None}`` (None for unpartitioned tables).
+
+    ``log`` receives one line per table: whether it was chosen, and why."""
     units: list[dict[str, Any]] = []
+    say = log or (lambda _line: None)
     for identifier in tables:
         table = catalog.get_table(identifier)
         if isinstance(table, AppendTable):  # the partitions a full compaction would rewrite
-            for part in partitions_to_compact(table.context, full=True):
-                spec = json_partition(part)
-                units.append({"table": identifier, "partitions": [spec] if spec else None})
+            specs = [json_partition(p) for p in partitions_to_compact(table.context, full=True)]
+            units += [{"table": identifier, "partitions": [s] if s else None} for s in specs]
+            if specs:
+                say(
+                    f"{identifier}: chosen — append table with small files to rewrite in "
+                    f"{_where(specs)}"
+                )
+            else:
+                say(f"{identifier}: skipped — append table with no small files to rewrite")
             continue
         health = table.health(recent_snapshots=1)
         seen: list[dict[str, Any]] = []
@@ -128,9 +141,30 @@ def optimize_units(
             spec = json_partition(b.partition)
             if spec not in seen:
                 seen.append(spec)
-        for spec in seen:
-            units.append({"table": identifier, "partitions": [spec] if spec else None})
+        units += [{"table": identifier, "partitions": [s] if s else None} for s in seen]
+        most = max((b.sorted_runs for b in health.buckets), default=0)
+        if seen:
+            say(
+                f"{identifier}: chosen — up to {most} sorted runs in a bucket, more than "
+                f"max_sorted_runs={max_sorted_runs}, in {_where(seen)}"
+            )
+        elif not health.buckets:
+            say(f"{identifier}: skipped — no data files")
+        else:
+            say(
+                f"{identifier}: skipped — at most {most} sorted run(s) per bucket "
+                f"(max_sorted_runs={max_sorted_runs})"
+            )
     return units
+
+
+def _where(specs: Sequence[Mapping[str, Any]]) -> str:
+    """The partitions of a plan line: the whole table, or how many partitions and which."""
+    if not any(specs):
+        return "the table (unpartitioned)"
+    shown = ", ".join(",".join(f"{k}={v}" for k, v in spec.items()) for spec in specs[:5])
+    more = f", … ({len(specs)} in all)" if len(specs) > 5 else ""
+    return f"{len(specs)} partition(s): {shown}{more}"
 
 
 def flush_candidates(catalog: Catalog, tables: Sequence[str]) -> list[str]:

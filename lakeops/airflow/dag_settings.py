@@ -7,9 +7,10 @@ deployment configures them without editing DAG code (``infra/`` env templates li
   and activates them when it parses the DAGs and records every commit's Asset event without
   its "AssetModel … not found" / "inactive AssetModel" warnings. A table not named anywhere still
   gets its events (Airflow creates the Asset on the first one), with those warnings;
-* ``LAKEOPS_INGEST_SCHEDULE`` (``@hourly``; ``none`` turns it off), ``LAKEOPS_INGEST_SOURCE``,
-  ``LAKEOPS_INGEST_TABLE``, ``LAKEOPS_INGEST_FORMAT`` (``parquet``): ``lakeops_ingest``'s schedule
-  and the default Params of its scheduled runs;
+* ``LAKEOPS_INGEST_SCHEDULE`` (none: ``lakeops_ingest`` runs only when triggered — by hand, the
+  REST API or ``airflow dags trigger`` with the Params of the load; a cron or preset such as
+  ``@hourly`` schedules it), ``LAKEOPS_INGEST_SOURCE``, ``LAKEOPS_INGEST_TABLE``,
+  ``LAKEOPS_INGEST_FORMAT`` (``parquet``): the default Params of its runs;
 * ``LAKEOPS_SPARK_SUBMIT`` (``true``): Spark jobs through ``spark-submit``; ``false`` runs them in
   the worker process;
 * ``LAKEOPS_OPTIMIZE_SCHEDULE`` (``@daily``), ``LAKEOPS_COMPACT_ENGINE`` (``local`` in the worker,
@@ -27,7 +28,6 @@ deployment configures them without editing DAG code (``infra/`` env templates li
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -40,9 +40,11 @@ __all__ = ["CONSUMER_ID", "DAG_DEFAULTS", "DagSettings"]
 #: repeats a commit (see :class:`~lakeops.airflow.triggers.LakeopsCommitTrigger`)
 CONSUMER_ID = "airflow-lakeops-lookup-flush-on-commit"
 
-#: what every lakeops DAG shares: no backfill, one run at a time, the ``lakeops`` tag
+#: what every lakeops DAG shares: no backfill (``catchup=False``), one run at a time, the
+#: ``lakeops`` tag. No ``start_date``: a scheduled DAG's first run is at its next scheduled time
+#: after it is unpaused (with a start date in the past, Airflow would start one at once for the
+#: latest past tick); after a pause, Airflow runs the latest missed tick once, never a backfill.
 DAG_DEFAULTS: dict[str, object] = {
-    "start_date": dt.datetime(2024, 1, 1, tzinfo=dt.UTC),
     "catchup": False,
     "max_active_runs": 1,
     "tags": ["lakeops"],
@@ -64,7 +66,7 @@ class DagSettings:
 
     conn_id: str = "lakeops_default"
     tables: tuple[str, ...] = ()
-    ingest_schedule: str | None = "@hourly"
+    ingest_schedule: str | None = None
     ingest_source: str = ""
     ingest_table: str = ""
     ingest_format: str = "parquet"
@@ -84,7 +86,7 @@ class DagSettings:
         return cls(
             conn_id=e.get("LAKEOPS_CONN_ID", "lakeops_default"),
             tables=_tables(e.get("LAKEOPS_TABLES", "")),
-            ingest_schedule=_schedule(e.get("LAKEOPS_INGEST_SCHEDULE"), "@hourly"),
+            ingest_schedule=_schedule(e.get("LAKEOPS_INGEST_SCHEDULE"), "none"),
             ingest_source=e.get("LAKEOPS_INGEST_SOURCE", ""),
             ingest_table=e.get("LAKEOPS_INGEST_TABLE", ""),
             ingest_format=e.get("LAKEOPS_INGEST_FORMAT", "parquet"),

@@ -34,7 +34,9 @@ from airflow.sdk import BaseHook
 
 from lakeops import Catalog, Table
 from lakeops.airflow.connection import ConnectionConfig, parse_connection
+from lakeops.errors import TableNotFoundError
 from lakeops.redact import is_secret_key, redact_text, register_secret
+from lakeops.spec.identifiers import closest_identifiers
 
 __all__ = ["LakeopsHook"]
 
@@ -141,9 +143,24 @@ class LakeopsHook(BaseHook):
         return self.connection.catalog()
 
     def get_table(self, identifier: str) -> Table:
-        """Table ``identifier`` (``database.table``)."""
-        table: Table = self.get_catalog().get_table(identifier)
+        """Table ``identifier`` (``database.table``). A missing table's
+        :class:`~lakeops.errors.TableNotFoundError` names the closest tables of the warehouse
+        ("did you mean demo.orders?"), else the tables there are, as the CLI does."""
+        try:
+            table: Table = self.get_catalog().get_table(identifier)
+        except TableNotFoundError as exc:
+            raise TableNotFoundError(f"{exc} — {self._table_hint(identifier)}") from exc
         return table
+
+    def _table_hint(self, identifier: str) -> str:
+        existing = self.list_tables()
+        close = closest_identifiers(identifier, existing)
+        if close:
+            return "did you mean " + " or ".join(close) + "?"
+        if not existing:
+            return f"connection {self.lakeops_conn_id!r} points at a warehouse with no tables"
+        shown = ", ".join(existing[:10]) + (", …" if len(existing) > 10 else "")
+        return f"the tables of connection {self.lakeops_conn_id!r} are: {shown}"
 
     def list_tables(self) -> list[str]:
         """Every ``database.table`` in the warehouse."""

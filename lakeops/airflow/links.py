@@ -3,8 +3,11 @@
 An operator that works on a table pushes the XCom :data:`XCOM_KEY` with
 :func:`table_xcom_value` (``{"conn_id": …, "table": "db.table"}``) and lists
 ``LakeopsTableLink()`` in its ``operator_extra_links``. In Airflow 3 the worker calls
-:meth:`LakeopsTableLink.get_link` when the task finishes and stores the link; the UI shows it as
-a button on the task instance.
+:meth:`LakeopsTableLink.get_link` when the task finishes — succeeded or failed — and stores the
+link; the UI shows it as a button on the task instance. An operator that also records what it
+pushed in its attribute :data:`PUSHED_ATTR` (the lakeops operators do) is answered from there:
+a task that failed before pushing gets no link, and no XCom lookup (which Airflow's client
+logs as an error, "XCom not found", when there is none).
 """
 
 from __future__ import annotations
@@ -20,10 +23,20 @@ if TYPE_CHECKING:
     from airflow.sdk import BaseOperator
     from airflow.sdk.types import TaskInstanceKey
 
-__all__ = ["PLUGIN_URL_PREFIX", "XCOM_KEY", "LakeopsTableLink", "table_path", "table_xcom_value"]
+__all__ = [
+    "PLUGIN_URL_PREFIX",
+    "PUSHED_ATTR",
+    "XCOM_KEY",
+    "LakeopsTableLink",
+    "table_path",
+    "table_xcom_value",
+]
 
 #: the XCom key an operator pushes the table it worked on under
 XCOM_KEY = "lakeops_table"
+#: the operator attribute holding the value it pushed under :data:`XCOM_KEY` (None: nothing
+#: pushed yet); the link reads it instead of the XCom when the operator has it
+PUSHED_ATTR = "lakeops_table_pushed"
 #: where the plugin's FastAPI app is mounted on the API server
 PLUGIN_URL_PREFIX = "/lakeops"
 
@@ -75,6 +88,9 @@ class LakeopsTableLink(BaseOperatorLink):
     def get_link(self, operator: BaseOperator, *, ti_key: TaskInstanceKey) -> str:
         """``/lakeops/tables/<conn_id>/<db>/<table>`` (under the path of ``[api] base_url``),
         or ``""``."""
+        if hasattr(operator, PUSHED_ATTR):  # the task that ran, in this worker
+            value = getattr(operator, PUSHED_ATTR)
+            return "" if value is None else _link_for(value, _base_path())
         from airflow.sdk.execution_time.xcom import XCom
 
         try:

@@ -113,11 +113,14 @@ class _LakeopsOperator(BaseOperator):
             run_facets={"lakeops": _run_facet(**run)},
         )
 
+    #: the table reference pushed under ``XCOM_KEY`` (None until pushed), read by the link
+    lakeops_table_pushed: dict[str, str] | None = None
+
     def _done(self, context: Context, result: dict[str, Any], start: float) -> dict[str, Any]:
         result = {"table": self.table, **result, "seconds": round(time.monotonic() - start, 3)}
-        context["ti"].xcom_push(
-            key=XCOM_KEY, value=table_xcom_value(self.lakeops_conn_id, self.table)
-        )
+        pushed = table_xcom_value(self.lakeops_conn_id, self.table)
+        context["ti"].xcom_push(key=XCOM_KEY, value=pushed)
+        self.lakeops_table_pushed = pushed
         if self.commits and result.get("snapshot_id") is not None:
             context["outlet_events"][AssetAlias(ASSET_ALIAS)].add(
                 table_asset(self.lakeops_conn_id, self.table),
@@ -196,14 +199,17 @@ def _partition_args(partitions: Sequence[Mapping[str, Any]] | None) -> list[str]
 
 
 class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
-    """Write ``source`` (Parquet/CSV/JSON files Spark can read) into ``table`` as one commit.
+    """Write ``source`` (a Parquet, CSV or JSON-lines file, or a directory of them) into
+    ``table`` as one commit. Values are parsed as the table's column types by the reader the CLI
+    shares (:mod:`lakeops.write.input_files`); a value that does not fit fails the task naming
+    its file, line and column, before anything is committed.
 
     Args:
         source: input path or URI (templated).
         table: ``database.table`` (templated; it must exist).
         mode: ``append`` or ``overwrite`` (Paimon ``OVERWRITE``; with ``overwrite_partitions``
             only those static partitions).
-        source_format: ``parquet`` | ``csv`` (header, inferred types) | ``json``.
+        source_format: ``parquet`` | ``csv`` (with a header line) | ``json`` (JSON lines).
         master: Spark master; default the connection's ``spark_master``, else ``local[*]``.
         spark_conf: extra ``--conf`` entries (merged over the connection's ``spark_conf``).
         py_files: wheels/zips shipped to executors (``--py-files``) on a real cluster.

@@ -15,11 +15,11 @@ from lakeops.cli.arguments import ParallelismOpt, TableArg
 from lakeops.cli.context import state
 from lakeops.cli.errors import CliError
 from lakeops.cli.grids import grid, print_grid
-from lakeops.cli.input_files import Format, open_inputs, read_batches
 from lakeops.cli.lookup_keys import key_columns, parse_lookup_keys
 from lakeops.cli.output import human_bytes, jsonable
 from lakeops.errors import CommitStateUnknownError, SnapshotNotFoundError
 from lakeops.parallel import check_parallelism
+from lakeops.write.input_files import InputFormat, open_inputs, read_batches
 
 __all__ = ["register"]
 
@@ -33,16 +33,18 @@ def write(
         list[Path],
         typer.Argument(
             metavar="FILE",
-            help="Parquet or CSV files to write, all in one commit.",
+            help="Parquet, CSV or JSON-lines files (or directories of them) to write, all in "
+            "one commit.",
             show_default=False,
         ),
     ],
     fmt: Annotated[
-        Format | None,
+        InputFormat | None,
         typer.Option(
             "--format",
             "-f",
-            help="Input format (default: from each file's extension).",
+            help="Input format (default: from each file's extension: .parquet, .csv, .json, "
+            ".jsonl).",
             show_default=False,
         ),
     ] = None,
@@ -51,16 +53,18 @@ def write(
     ] = 100_000,
     parallelism: ParallelismOpt = None,
 ) -> None:
-    """Write Parquet or CSV files into a table as ONE commit (upserts by primary key).
+    """Write Parquet, CSV or JSON-lines files into a table as ONE commit (upserts by primary key).
 
-    Rows are validated by the table (missing or extra columns, null keys, lossy types) and read
-    in batches; on any error every file written so far is deleted and nothing is committed.
+    CSV and JSON values are parsed as the table's column types (a STRING column stays text);
+    a value that does not fit names its file, line and column. Rows are validated by the
+    table (missing or extra columns, null keys, lossy types) and read in batches; on any
+    error every file written so far is deleted and nothing is committed.
     Prints the new snapshot id and the rows written.
     """
     check_parallelism(parallelism)
     st = state(ctx)
     target = st.table(table)
-    inputs = open_inputs(files, fmt)
+    inputs = open_inputs([str(f) for f in files], fmt)
     counts = [i.rows for i in inputs]
     total = None if any(c is None for c in counts) else sum(c or 0 for c in counts)
     schema = target.arrow_schema

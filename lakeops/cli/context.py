@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -14,15 +13,16 @@ from lakeops import Catalog, Table
 from lakeops.cli.output import Output
 from lakeops.cli.parsing import parse_json_object
 from lakeops.errors import BucketNotFoundError, TableNotFoundError, WarehouseNotFoundError
+from lakeops.spec.identifiers import closest_identifiers
 
 __all__ = ["CliState", "state", "table_hint", "warehouse_message"]
 
 
 def table_hint(identifier: str, existing: list[str]) -> str:
     """The way out for a missing ``identifier``, given the ``existing`` tables (as
-    ``database.table``): the closest names (difflib) when some are close, else how to list or
-    create tables."""
-    close = difflib.get_close_matches(identifier, existing, n=3, cutoff=0.7)
+    ``database.table``): the closest names (:func:`~lakeops.spec.identifiers.closest_identifiers`)
+    when some are close, else how to list or create tables."""
+    close = closest_identifiers(identifier, existing)
     if close:
         return "did you mean " + " or ".join(close) + "?"
     create = f"create it with 'lakeops create {identifier} --schema schema.json'"

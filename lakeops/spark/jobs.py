@@ -2,7 +2,7 @@
 
 ::
 
-    python -m lakeops.spark.jobs write   --table PATH --source DATA [--format parquet|csv]
+    python -m lakeops.spark.jobs write   --table PATH --source DATA [--format parquet|csv|json]
                                           [--mode append|overwrite]
                                           [--via python|auto|native]
                                           [--commit-user USER]
@@ -344,22 +344,29 @@ def main(
         spark = _session(args.master)
         try:
             if args.job == "write":
+                from lakeops.spark.input_files import input_error, read_source
+
                 before = open_table(opts).store.latest_snapshot_id() or 0
-                reader = spark.read.format(args.format)
-                if args.format == "csv":
-                    reader = reader.option("header", "true").option("inferSchema", "true")
-                df = reader.load(args.source)
-                summary["path"] = api.write(
-                    df,
-                    args.table,
-                    mode=args.mode,
-                    storage_options=storage,
-                    catalog_options=catalog,
-                    overwrite_partitions=partitions,
-                    parallelism=args.parallelism,
-                    via=args.via,
-                    commit_user=args.commit_user,
-                )
+                # parsed as the table's types by the reader the CLI shares, never inferred
+                schema = open_table(opts).arrow_schema
+                df = read_source(spark, args.source, args.format, schema, storage)
+                try:
+                    summary["path"] = api.write(
+                        df,
+                        args.table,
+                        mode=args.mode,
+                        storage_options=storage,
+                        catalog_options=catalog,
+                        overwrite_partitions=partitions,
+                        parallelism=args.parallelism,
+                        via=args.via,
+                        commit_user=args.commit_user,
+                    )
+                except Exception as exc:
+                    bad_input = input_error(exc)
+                    if bad_input is None:
+                        raise
+                    raise bad_input from None
                 snapshot = _written_snapshot(open_table(opts), args.commit_user)
                 if args.commit_user:
                     # the user's snapshot is older than this run: its retry was skipped

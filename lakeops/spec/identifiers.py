@@ -20,11 +20,19 @@ parts — the one parser of identifiers that the catalog, the Airflow assets and
 
 from __future__ import annotations
 
+import difflib
 import unicodedata
+from collections.abc import Iterable
 
 from lakeops.errors import ConfigurationError
 
-__all__ = ["MAX_NAME_BYTES", "RULE", "check_identifier", "parse_identifier"]
+__all__ = [
+    "MAX_NAME_BYTES",
+    "RULE",
+    "check_identifier",
+    "closest_identifiers",
+    "parse_identifier",
+]
 
 #: the longest path component of common file systems (ext4, xfs, APFS, NTFS, HDFS default)
 MAX_NAME_BYTES = 255
@@ -95,3 +103,14 @@ def parse_identifier(identifier: object) -> tuple[str, str]:
             f"table identifier {shown!r} must be 'database.table', e.g. 'db.orders'"
         )
     return check_identifier("database", parts[0]), check_identifier("table", parts[1])
+
+
+def closest_identifiers(identifier: str, existing: Iterable[str], n: int = 3) -> list[str]:
+    """At most ``n`` names of ``existing`` (``database.table``) that ``identifier`` was probably
+    meant to be, best first: those with the same table name in another database, then the
+    closest spellings (``difflib``, similarity at least 0.7). Empty when none is close."""
+    names = list(existing)
+    table = identifier.rsplit(".", 1)[-1]
+    same = [name for name in names if name != identifier and name.rsplit(".", 1)[-1] == table]
+    close = difflib.get_close_matches(identifier, names, n=n, cutoff=0.7)
+    return list(dict.fromkeys([*same, *close]))[:n]

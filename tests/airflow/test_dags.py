@@ -5,6 +5,7 @@ the command line, through a real ``spark-submit``."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import time
@@ -84,8 +85,42 @@ def test_ingest_in_process(
     assert [s.commit_kind for s in table.snapshots()] == ["APPEND"]
 
 
+def test_ingest_an_ordinary_csv_in_process(
+    airflow_db: Path, catalog: Catalog, lakeops_conn: str, tmp_path: Path, monkeypatch
+) -> None:
+    """The CSV a new user has: a ``dt`` of ``2026-11-20`` values for the STRING key (Spark's
+    inference made it a date, and the write refused it), a DATE and exact decimals."""
+    import datetime as dt
+    import decimal
+
+    monkeypatch.setenv("LAKEOPS_SPARK_SUBMIT", "false")
+    schema = pa.schema(
+        [
+            ("dt", pa.string()),
+            ("id", pa.int64()),
+            ("day", pa.date32()),
+            ("amount", pa.decimal128(10, 2)),
+        ]
+    )
+    table = catalog.create_table(
+        "db.sales", schema=schema, primary_keys=["dt", "id"], partition_keys=["dt"]
+    )
+    source = tmp_path / "sales.csv"
+    source.write_text("dt,id,day,amount\n2026-11-20,1,2026-11-20,12.30\n2026-11-21,2,,0.1\n")
+    _run("lakeops_ingest", {"source": str(source), "table": "db.sales", "format": "csv"})
+    assert sorted(table.read().to_pylist(), key=lambda r: r["id"]) == [
+        {
+            "dt": "2026-11-20",
+            "id": 1,
+            "day": dt.date(2026, 11, 20),
+            "amount": decimal.Decimal("12.30"),
+        },
+        {"dt": "2026-11-21", "id": 2, "day": None, "amount": decimal.Decimal("0.10")},
+    ]
+
+
 def test_optimize_compacts_unhealthy_partitions_only(
-    airflow_db: Path, catalog: Catalog, lakeops_conn: str
+    airflow_db: Path, catalog: Catalog, lakeops_conn: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     messy = _table(catalog, "db.messy")
     for v in range(3):
@@ -101,7 +136,15 @@ def test_optimize_compacts_unhealthy_partitions_only(
         logs.write(rows)
     logged = [r for rows in inputs for r in rows.to_pylist()]  # the model: every row, in order
 
+    caplog.set_level(logging.INFO, logger="lakeops.optimize.plan")
     _run("lakeops_optimize")
+    # plan says, per table, whether it was chosen and why
+    assert sorted(r.getMessage() for r in caplog.records if r.name == "lakeops.optimize.plan") == [
+        "db.logs: chosen — append table with small files to rewrite in 1 partition(s): dt=d1",
+        "db.messy: chosen — up to 3 sorted runs in a bucket, more than max_sorted_runs=1, in "
+        "2 partition(s): dt=d1, dt=d2",
+        "db.tidy: skipped — at most 1 sorted run(s) per bucket (max_sorted_runs=1)",
+    ]
     assert {b.sorted_runs for b in messy.health().buckets} == {1}
     assert len(messy.health().buckets) == 4
     assert messy.read().num_rows == 120
@@ -241,3 +284,30 @@ def test_readme_airflow_setup_lists_the_dags(tmp_path: Path) -> None:
     dag_ids = {d["dag_id"] for d in json.loads(out.stdout.strip().splitlines()[-1])}
     assert {"lakeops_ingest", "lakeops_optimize", "lakeops_lookup_flush"} <= dag_ids
     assert "lakeops_maintenance" in dag_ids
+
+
+def test_schedules_as_documented(airflow_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``lakeops_ingest`` runs only when triggered; ``lakeops_optimize`` and
+    ``lakeops_maintenance`` are daily with ``catchup=False`` and, once unpaused, first run at the
+    next midnight — no run for the past (with a start date in 2024 Airflow started one at once)."""
+    import datetime as dt
+
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    for name in (
+        "LAKEOPS_INGEST_SCHEDULE",
+        "LAKEOPS_OPTIMIZE_SCHEDULE",
+        "LAKEOPS_MAINTENANCE_SCHEDULE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    ingest = _load("lakeops_ingest")
+    assert ingest.schedule is None and type(ingest.timetable).__name__ == "NullTimetable"
+    for dag_id in ("lakeops_optimize", "lakeops_maintenance"):
+        dag = _load(dag_id)
+        assert dag.catchup is False
+        scheduled = DagSerialization.from_dict(DagSerialization.to_dict(dag))
+        before = dt.datetime.now(dt.UTC)
+        first = scheduled.next_dagrun_info(last_automated_run_info=None)
+        assert first is not None and first.run_after > before, dag_id
+        assert (first.run_after.hour, first.run_after.minute) == (0, 0)
+        assert first.run_after - before <= dt.timedelta(days=1)

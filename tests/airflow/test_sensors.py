@@ -155,3 +155,18 @@ def test_trigger_reports_errors_as_events(catalog: Catalog, lakeops_conn: str) -
     )
     event = _first_event(trigger)
     assert event.payload["status"] == "error" and "db.missing" in event.payload["message"]
+
+
+def test_a_missing_table_is_named_with_the_near_ones(catalog: Catalog, lakeops_conn: str) -> None:
+    """Sensors (and operators: both open tables through the hook) say which table was meant,
+    as the CLI does."""
+    from lakeops.errors import TableNotFoundError
+
+    _table(catalog)
+    catalog.create_table("db.orders", schema=SCHEMA, primary_keys=["id"])
+    sensor = LakeopsSnapshotSensor(task_id="s", table="db.order", since_snapshot_id=0)
+    with pytest.raises(TableNotFoundError, match=r"did you mean db\.orders\?"):
+        sensor.poke({})
+    far = LakeopsTableHealthSensor(task_id="h", table="db.zzzzzzzz", max_sorted_runs=2)
+    with pytest.raises(TableNotFoundError, match="the tables of connection 'lakeops_default' are"):
+        far.poke({})

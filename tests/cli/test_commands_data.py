@@ -139,3 +139,51 @@ def test_lookup_rejects_bad_keys(cli: Cli, loaded: str) -> None:
         result = cli("lookup", loaded, key)
         assert result.exit_code == 1, key
         assert len(result.stderr.splitlines()) == 1 and message in result.stderr, result.stderr
+
+
+def test_write_an_ordinary_csv_and_json_lines_as_the_tables_types(cli: Cli, tmp_path: Path) -> None:
+    """A date-like STRING key, a DATE and an exact DECIMAL column, from CSV and from JSON lines;
+    a value that does not fit names the file, line and column, and nothing is committed."""
+    import datetime as dt
+    import decimal
+
+    doc = {
+        "fields": [
+            {"name": "dt", "type": "STRING"},
+            {"name": "id", "type": "BIGINT"},
+            {"name": "day", "type": "DATE"},
+            {"name": "amount", "type": "DECIMAL(10, 2)"},
+        ],
+        "primary_keys": ["dt", "id"],
+        "partition_keys": ["dt"],
+        "options": {"bucket": 1},
+    }
+    (tmp_path / "s.json").write_text(json.dumps(doc))
+    cli.ok("create", "db.sales", "--schema", str(tmp_path / "s.json"))
+    csv = tmp_path / "sales.csv"
+    csv.write_text("dt,id,day,amount\n2026-11-20,1,2026-11-20,12.30\n2026-11-21,2,,0.1\n")
+    lines = tmp_path / "more.jsonl"
+    lines.write_text('{"dt": "2026-11-22", "id": 3, "day": "2026-11-22", "amount": 7.25}\n')
+    assert cli.json("write", "db.sales", str(csv), str(lines))["rows"] == 3
+    table = cli.table("db.sales")
+    assert sorted(table.read().to_pylist(), key=lambda r: r["id"]) == [
+        {
+            "dt": "2026-11-20",
+            "id": 1,
+            "day": dt.date(2026, 11, 20),
+            "amount": decimal.Decimal("12.30"),
+        },
+        {"dt": "2026-11-21", "id": 2, "day": None, "amount": decimal.Decimal("0.10")},
+        {
+            "dt": "2026-11-22",
+            "id": 3,
+            "day": dt.date(2026, 11, 22),
+            "amount": decimal.Decimal("7.25"),
+        },
+    ]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("dt,id,day,amount\n2026-11-23,4,2026-11-23,1\n2026-11-23,5,2026-11-23,1.005\n")
+    result = cli("write", "db.sales", str(bad))
+    assert result.exit_code == 1
+    assert f"{bad}, line 3, column 'amount': '1.005' is not a DECIMAL(10, 2)" in result.stderr
+    assert table.latest_snapshot().id == 1

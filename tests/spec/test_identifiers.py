@@ -105,3 +105,14 @@ def test_long_partition_values_are_a_lakeops_error(catalog: Catalog, warehouse: 
     with pytest.raises(DataValidationError, match=r"column 'dt'.*over the limit of 255 bytes"):
         table.write(pa.table({"dt": ["x" * 300], "id": [2]}))
     assert tree(warehouse) == before
+
+
+def test_closest_identifiers() -> None:
+    from lakeops.spec.identifiers import closest_identifiers
+
+    existing = ["demo.orders", "demo.customers", "sales.order_lines", "db.users"]
+    # the same name in another database first, then close spellings
+    assert closest_identifiers("db.orders", existing) == ["demo.orders", "db.users"]
+    assert closest_identifiers("demo.order", existing) == ["demo.orders"]
+    assert closest_identifiers("demo.ordres", existing)[0] == "demo.orders"
+    assert closest_identifiers("x.zzz", existing) == []
