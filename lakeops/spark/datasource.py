@@ -67,9 +67,9 @@ from lakeops.spark.options import (
     ROW_KIND_COLUMN,
     ScanSpec,
     parse_read_options,
+    registered_location,
     source_options,
 )
-from lakeops.spark.registry import registered_location
 from lakeops.spark.tables import AnyTable, ensure_table, open_table, read_split, task_parallelism
 from lakeops.spark.types import check_projection, spark_arrow_schema, spark_schema, to_spark_arrow
 from lakeops.spark.writer import LakeopsWriter

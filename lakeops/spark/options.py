@@ -30,16 +30,22 @@ for a write that creates the table ``primary-key`` and
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lakeops.changelog.reader import ChangeMode
 from lakeops.errors import ConfigurationError
 from lakeops.option_registry import rule_for
 
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
 __all__ = [
     "CATALOG_PROPERTIES",
     "CONNECTION_OPTIONS",
+    "LOCATION_METADATA",
     "READ_OPTIONS",
     "STREAM_READ_OPTIONS",
     "ROW_KIND_COLUMN",
@@ -47,6 +53,7 @@ __all__ = [
     "ScanSpec",
     "TableOptions",
     "parse_read_options",
+    "registered_location",
     "source_options",
     "split_write_options",
 ]
@@ -311,3 +318,18 @@ def split_write_options(options: Mapping[str, str], field_names: list[str]) -> T
         partition_keys=_columns(part) if part is not None else None,
         options=table_options,
     )
+
+
+#: the column metadata key holding the data-source options (JSON) of a table registered by
+#: :func:`lakeops.spark.register_tables`
+LOCATION_METADATA = "lakeops.location"
+
+
+def registered_location(schema: StructType) -> dict[str, str]:
+    """The data-source options :func:`lakeops.spark.register_tables` stored in ``schema``
+    (empty when the schema is not a registered table's)."""
+    for field in schema.fields:
+        text = (field.metadata or {}).get(LOCATION_METADATA)
+        if text:
+            return {str(k): str(v) for k, v in json.loads(text).items()}
+    return {}

@@ -26,12 +26,10 @@ from pyspark.sql.types import StructField, StructType
 from lakeops.catalog import Catalog
 from lakeops.errors import ConfigurationError, TableAlreadyExistsError
 from lakeops.redact import is_secret_key
+from lakeops.spark.options import LOCATION_METADATA, registered_location
 from lakeops.spark.types import spark_schema
 
 __all__ = ["LOCATION_METADATA", "register_tables", "registered_location"]
-
-#: the column metadata key holding a registered table's data-source options (JSON)
-LOCATION_METADATA = "lakeops.location"
 
 
 def _quote(name: str) -> str:
@@ -46,16 +44,6 @@ def _secret_keys(options: Mapping[str, Any], prefix: str = "") -> list[str]:
         if isinstance(value, Mapping):
             found += _secret_keys(value, f"{prefix}{key}.")
     return found
-
-
-def registered_location(schema: StructType) -> dict[str, str]:
-    """The data-source options :func:`register_tables` stored in ``schema`` (empty when the
-    schema is not a registered table's)."""
-    for field in schema.fields:
-        text = (field.metadata or {}).get(LOCATION_METADATA)
-        if text:
-            return {str(k): str(v) for k, v in json.loads(text).items()}
-    return {}
 
 
 def _registered_by_us(spark: Any, name: str) -> bool:
