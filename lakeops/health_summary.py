@@ -35,9 +35,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from lakeops.compact.health import snapshot_buckets
+from lakeops.compact.health import retained_snapshot, snapshot_buckets
 from lakeops.errors import ConfigurationError, LakeopsError
-from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
 
 __all__ = [
@@ -120,16 +119,6 @@ class TableSummary:
         return run_state(self.max_sorted_runs, self.trigger)
 
 
-def _retained(store: TableStore, snapshot_id: int) -> Snapshot | None:
-    """Snapshot ``snapshot_id``, or None if it expired meanwhile."""
-    try:
-        return store.snapshot(snapshot_id)
-    except LakeopsError:
-        if store.snapshot_exists(snapshot_id):
-            raise  # there but unreadable: not ours to hide
-        return None
-
-
 def _last_compaction(store: TableStore, latest: int) -> tuple[int | None, int | None, int, bool]:
     """(commit time, snapshot id) of the newest COMPACT snapshot at or before ``latest``, the
     snapshots read, and whether the search reached the earliest retained snapshot (or found
@@ -141,7 +130,7 @@ def _last_compaction(store: TableStore, latest: int) -> tuple[int | None, int | 
     with ThreadPoolExecutor(max_workers=SNAPSHOT_READS) as pool:
         for start in range(0, len(ids), SNAPSHOT_READS):
             chunk = ids[start : start + SNAPSHOT_READS]
-            for snapshot in pool.map(lambda sid: _retained(store, sid), chunk):
+            for snapshot in pool.map(lambda sid: retained_snapshot(store, sid), chunk):
                 if snapshot is None:
                     return None, None, read, True  # expired: nothing older is retained
                 read += 1

@@ -59,6 +59,7 @@ __all__ = [
     "SnapshotPoint",
     "TableHealth",
     "merged_size_estimate",
+    "retained_snapshot",
     "snapshot_buckets",
     "snapshot_history",
     "table_health",
@@ -310,7 +311,7 @@ def _bucket_health(
     )
 
 
-def _retained(store: TableStore, snapshot_id: int) -> Snapshot | None:
+def retained_snapshot(store: TableStore, snapshot_id: int) -> Snapshot | None:
     """Snapshot ``snapshot_id``, or None if it is gone (expired while health was computed)."""
     try:
         return store.snapshot(snapshot_id)
@@ -333,7 +334,8 @@ def _delta(store: TableStore, snapshot: Snapshot) -> list[ManifestEntry] | None:
 def _window(store: TableStore, latest: int, recent_snapshots: int) -> list[Snapshot]:
     """The write-amplification window (module docstring), oldest first."""
     first = max(store.earliest_snapshot_id() or 1, latest - recent_snapshots + 1)
-    snaps = [s for sid in range(first, latest + 1) if (s := _retained(store, sid)) is not None]
+    found = (retained_snapshot(store, sid) for sid in range(first, latest + 1))
+    snaps = [s for s in found if s is not None]
     if snaps and snaps[0].id != 1:
         for i, s in enumerate(snaps):
             if s.commit_kind == "COMPACT":
@@ -414,7 +416,7 @@ def snapshot_history(store: TableStore, recent_snapshots: int = 20) -> list[Snap
     points: list[SnapshotPoint] = []
     live: dict[tuple[bytes, int, int, str], ManifestEntry] | None = None
     for sid in range(first, latest + 1):
-        snap = _retained(store, sid)
+        snap = retained_snapshot(store, sid)
         delta = None if snap is None else _delta(store, snap)
         if snap is None or delta is None:
             live = None  # restart from a full read at the next snapshot
