@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import IO, Any
@@ -316,17 +316,8 @@ def _csv_batches(
         strings_can_be_null=True,
         quoted_strings_can_be_null=False,
     )
-    row = 0
     with _open_text(fio, path) as stream:
-        for batch in pacsv.open_csv(stream, convert_options=convert):
-            columns = [
-                _convert_text(column, schema.field(name).type, name, where, row)
-                if name in schema.names
-                else column
-                for name, column in zip(batch.schema.names, batch.columns, strict=True)
-            ]
-            row += batch.num_rows
-            yield pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
+        yield from _as_table_types(pacsv.open_csv(stream, convert_options=convert), schema, where)
 
 
 def _json_read_type(t: pa.DataType) -> pa.DataType:
@@ -347,8 +338,17 @@ def _json_batches(
             table = pajson.read_json(stream, parse_options=options)
         except pa.ArrowInvalid as exc:
             raise _json_error(item, where, schema, exc) from None
+    yield from _as_table_types(table.to_batches(), schema, where)
+
+
+def _as_table_types(
+    batches: Iterable[pa.RecordBatch], schema: pa.Schema, where: _Where
+) -> Iterator[pa.RecordBatch]:
+    """``batches`` (read as text where the table has a type the reader cannot parse exactly)
+    with every column of ``schema`` converted to the table's type; ``where`` names the file,
+    line and column of a value that does not fit."""
     row = 0
-    for batch in table.to_batches():
+    for batch in batches:
         columns = [
             _convert_text(column, schema.field(name).type, name, where, row)
             if name in schema.names
