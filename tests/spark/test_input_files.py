@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -16,6 +18,16 @@ from lakeops.errors import DataValidationError
 from lakeops.spark import jobs
 
 pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(autouse=True)
+def job_session(spark: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The job runs in this process on the suite's shared session, which it must not stop
+    (the job stops the session it made when it ends)."""
+    monkeypatch.setattr(jobs, "_session", lambda master: spark)
+    monkeypatch.setattr(spark, "stop", lambda: None)
+    yield
+
 
 SCHEMA = pa.schema(
     [
