@@ -21,9 +21,9 @@ from lakeops.options.buckets import DynamicBucketOptions
 from lakeops.options.changelog import ChangelogOptions
 from lakeops.options.commit import CommitRetryOptions
 from lakeops.options.compaction import CompactOptions
-from lakeops.spec.locations import FileLocations
 from lakeops.spec.schema import TableSchema
 from lakeops.store import TableStore
+from lakeops.store.locations import FileLocations
 
 __all__ = ["TableContext"]
 

@@ -467,7 +467,7 @@ _honoured(
     fix="remove it",
 )
 
-# ---- where files live (lakeops.spec.locations: one place resolves every file's location)
+# ---- where files live (lakeops.store.locations: one place resolves every file's location)
 _honoured(
     ["data-file.external-paths"],
     "files at an entry's _EXTERNAL_PATH are read when they lie below one of these roots on the "

@@ -24,6 +24,7 @@ from lakeops.spec.manifest_format import ManifestFormat
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.schema_change import SchemaChange, apply_changes
 from lakeops.store import TableStore
+from lakeops.store.locations import partition_paths
 
 __all__ = ["alter_schema", "validate_schema"]
 
@@ -41,7 +42,7 @@ def validate_schema(schema: TableSchema, action: str = "create this table") -> N
     CompactOptions.from_schema(schema, parsed)
     ChangelogOptions.from_schema(schema, parsed)
     Retention.from_options(schema)
-    paths.partition_paths(schema, parsed)  # partition types Paimon can name
+    partition_paths(schema, parsed)  # partition types Paimon can name
     ManifestFormat.of(schema.options)  # manifest.format and manifest.compression
     AutoTagOptions.from_options(schema.options)  # tag period, formatter and delay
 

@@ -33,9 +33,9 @@ from lakeops.kv.stats import StatsCollector, stats_modes
 from lakeops.kv.writer import _local_millis, open_format_writer
 from lakeops.option_registry import check_data_file, check_readable
 from lakeops.spec.data_file import EMPTY_ROW, FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
-from lakeops.spec.locations import ExternalPaths, FileLocations
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.types import DataType
+from lakeops.store.locations import ExternalPaths, FileLocations
 
 __all__ = ["AppendFileReader", "RollingAppendWriter", "file_schema"]
 
@@ -64,7 +64,7 @@ class RollingAppendWriter:
         name_token: str | None = None,
     ) -> None:
         self.file_io = file_io
-        #: carried in every file name (:meth:`~lakeops.spec.locations.FileLocations.new_name`)
+        #: carried in every file name (:meth:`~lakeops.store.locations.FileLocations.new_name`)
         self.name_token = name_token
         self.directory = directory
         self.schema = schema

@@ -35,8 +35,8 @@ from lakeops.spec.bucket_hash import assign_buckets
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.kv import KIND
-from lakeops.spec.locations import ExternalPaths
 from lakeops.spec.snapshot import Snapshot
+from lakeops.store.locations import ExternalPaths
 from lakeops.write.records import to_records
 from lakeops.write.table_write import _check_component_lengths
 

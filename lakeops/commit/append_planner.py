@@ -19,11 +19,11 @@ from lakeops.errors import CommitError, StaleWriteError
 from lakeops.options import TableOptions
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.locations import FileLocations
 from lakeops.spec.manifest import ManifestEntry
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
+from lakeops.store.locations import FileLocations
 from lakeops.write.resequence import Resequenced, resequence_files
 
 __all__ = ["AppendPlanner"]

@@ -24,10 +24,10 @@ from lakeops.commit.repair import wedge_findings
 from lakeops.errors import CorruptTableError, LakeopsError, SnapshotNotFoundError
 from lakeops.io.data_formats import format_of, reader_for
 from lakeops.spec import paths
-from lakeops.spec.locations import FileLocations
 from lakeops.spec.manifest import FileKind, ManifestEntry
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore, fold_entries
+from lakeops.store.locations import FileLocations
 
 __all__ = ["CheckReport", "Problem", "check_table"]
 

@@ -73,6 +73,7 @@ from lakeops.spec.manifest import (
 from lakeops.spec.manifest_format import ManifestFormat
 from lakeops.spec.snapshot import CommitKind, Snapshot
 from lakeops.store import fold_entries
+from lakeops.store.locations import partition_paths
 
 __all__ = ["BATCH_COMMIT_IDENTIFIER", "Committer", "PlannedChange"]
 
@@ -236,7 +237,7 @@ class Committer:
         strays = sorted({e.partition for e in appends if not replaces(e.partition)})
         if not strays:
             return
-        names = paths.partition_paths(self.schema, self.options)
+        names = partition_paths(self.schema, self.options)
         shown = ", ".join(repr(names.dir_of(p)) for p in strays[:3])
         more = f" and {len(strays) - 3} more" if len(strays) > 3 else ""
         which = "partition" if len(strays) == 1 else "partitions"

@@ -1,5 +1,5 @@
 """Maintenance stays inside the table: every file it may touch is located first, through the one
-resolver (:class:`~lakeops.spec.locations.FileLocations`), before anything is deleted.
+resolver (:class:`~lakeops.store.locations.FileLocations`), before anything is deleted.
 
 File names in metadata are plain names (checked where manifests and snapshots are decoded, see
 :func:`lakeops.spec.paths.check_file_name`) and external paths are followed only below the
@@ -15,10 +15,10 @@ from collections.abc import Iterable
 
 from lakeops.parallel import imap_ordered
 from lakeops.spec.index_manifest import IndexManifestEntry
-from lakeops.spec.locations import FileLocations
 from lakeops.spec.manifest import ManifestEntry
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
+from lakeops.store.locations import FileLocations
 
 __all__ = ["check_snapshots", "entry_paths", "index_paths"]
 

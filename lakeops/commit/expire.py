@@ -39,11 +39,11 @@ from lakeops.option_parsing import parse_duration
 from lakeops.options import TableOptions
 from lakeops.parallel import IO_THREADS, check_parallelism, delete_files, imap_ordered, run_ordered
 from lakeops.spec import paths
-from lakeops.spec.locations import FileLocations
 from lakeops.spec.manifest import FileKind, ManifestEntry
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
+from lakeops.store.locations import FileLocations
 
 __all__ = ["ExpireResult", "Retention", "expire_snapshots"]
 

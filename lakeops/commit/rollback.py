@@ -27,11 +27,11 @@ from lakeops.context import TableContext
 from lakeops.errors import CommitStateUnknownError, SnapshotNotFoundError
 from lakeops.io.data_formats import format_of
 from lakeops.spec.index_manifest import IndexManifestEntry
-from lakeops.spec.locations import FileLocations
 from lakeops.spec.manifest import FileKind, ManifestEntry
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import CommitKind, Snapshot
 from lakeops.store import TableStore
+from lakeops.store.locations import FileLocations
 
 __all__ = ["holds", "rollback_to"]
 

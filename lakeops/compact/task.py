@@ -39,8 +39,8 @@ from lakeops.options.compaction import CompactOptions
 from lakeops.spec.data_file import FILE_SOURCE_COMPACT, DataFileMeta
 from lakeops.spec.floats import order_value
 from lakeops.spec.kv import KIND
-from lakeops.spec.locations import ExternalPaths
 from lakeops.spec.schema import TableSchema
+from lakeops.store.locations import ExternalPaths
 
 __all__ = ["BucketContext", "CompactResult", "CompactTask"]
 

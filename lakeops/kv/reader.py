@@ -33,9 +33,9 @@ from lakeops.option_registry import check_data_file, check_readable
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.floats import canonical_nan, is_floating
 from lakeops.spec.kv import KIND, SEQ, key_column
-from lakeops.spec.locations import FileLocations
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.types import DataType
+from lakeops.store.locations import FileLocations
 
 __all__ = ["KeyValueReader"]
 

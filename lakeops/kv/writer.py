@@ -25,8 +25,8 @@ from lakeops.kv.stats import StatsCollector
 from lakeops.spec import binary_row
 from lakeops.spec.data_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
 from lakeops.spec.kv import KIND, SEQ, RowKind, data_file_schema
-from lakeops.spec.locations import ExternalPaths, FileLocations
 from lakeops.spec.schema import TableSchema
+from lakeops.store.locations import ExternalPaths, FileLocations
 
 __all__ = ["RollingKeyValueWriter"]
 

@@ -24,7 +24,7 @@ task CPUs (buckets compacted at once), not by the size of the bucket or the tabl
 messages (file metadata) travel back to the driver.
 
 Commit and failure. Every file the job writes carries one random token in its name
-(:meth:`~lakeops.spec.locations.FileLocations.new_name`). A task that fails deletes what it
+(:meth:`~lakeops.store.locations.FileLocations.new_name`). A task that fails deletes what it
 wrote and returns its error; the driver waits for every task, and if any failed (or the Spark
 job itself failed: a lost executor, a killed worker), deletes every file carrying the job's
 token in the job's buckets and raises — nothing is committed. Otherwise the driver commits all
@@ -52,8 +52,8 @@ from lakeops.parallel import check_parallelism
 from lakeops.read.deletions import DeletionVectorReader
 from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.deletion_vector import DeletionFile
-from lakeops.spec.locations import new_name_token
 from lakeops.spec.snapshot import Snapshot
+from lakeops.store.locations import new_name_token
 
 __all__ = ["TaskResult", "compact", "deal_tasks"]
 

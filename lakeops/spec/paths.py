@@ -8,7 +8,7 @@
 
 (bucket directories below ``data-file.path-directory`` when set; where each data, changelog
 and index file actually is — external paths, prefixes, index placement — is
-:mod:`lakeops.spec.locations`).
+:mod:`lakeops.store.locations`).
 
 Partition directory names are Paimon's (:class:`PartitionPaths`): type-aware value strings
 (:mod:`lakeops.spec.partition_names`, honouring ``partition.legacy-name``) escaped exactly as
@@ -22,15 +22,11 @@ import datetime as dt
 import uuid
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lakeops.errors import ConfigurationError, CorruptTableError
 from lakeops.spec import binary_row, partition_names
 from lakeops.spec.types import DataType
-
-if TYPE_CHECKING:
-    from lakeops.options import TableOptions
-    from lakeops.spec.schema import TableSchema
 
 __all__ = [
     "DEFAULT_PARTITION_NAME",
@@ -43,7 +39,6 @@ __all__ = [
     "index_path",
     "manifest_list_name",
     "PartitionPaths",
-    "partition_paths",
     "partition_value_string",
     "unescape_path_name",
     "schema_path",
@@ -178,17 +173,6 @@ class PartitionPaths:
     def bucket_dir(self, partition: bytes, bucket: int) -> str:
         """The bucket directory of a serialized partition, relative to the table root."""
         return bucket_dir(self.dir_of(partition), bucket, self.data_directory)
-
-
-def partition_paths(schema: TableSchema, options: TableOptions) -> PartitionPaths:
-    """The :class:`PartitionPaths` of a table (its partition keys, types and options)."""
-    return PartitionPaths(
-        schema.partition_keys,
-        schema.types_of(schema.partition_keys),
-        options.partition_default_name,
-        options.partition_legacy_name,
-        data_directory=data_directory(schema.options),
-    )
 
 
 def data_directory(options: Mapping[str, str]) -> str | None:

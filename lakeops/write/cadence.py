@@ -42,7 +42,7 @@ from lakeops.errors import SnapshotNotFoundError
 from lakeops.io.file_io import FileIO
 from lakeops.parallel import run_ordered
 from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.locations import ExternalPaths, FileLocations
+from lakeops.store.locations import ExternalPaths, FileLocations
 
 __all__ = ["BucketLsm", "CompactionCadence"]
 

@@ -4,7 +4,7 @@
 frozen :class:`FlushSettings`, writes new files into the bucket's directory and returns what it
 wrote; it changes no state of the writer. Flushes of different buckets are therefore
 independent of each other and of the order they run in. The only mutable object it touches is
-the bucket's own :class:`~lakeops.spec.locations.ExternalPaths` (which external root the next
+the bucket's own :class:`~lakeops.store.locations.ExternalPaths` (which external root the next
 file goes to), so two flushes of the same bucket must not run at once.
 
 The buffered records are sorted by (key, sequence order); with ``changelog-producer = input``
@@ -25,8 +25,8 @@ from lakeops.kv.writer import RollingKeyValueWriter
 from lakeops.merge import MergeEngine, merge_sorted, sort_records
 from lakeops.merge.ordering import as_table
 from lakeops.spec.data_file import FILE_SOURCE_APPEND, DataFileMeta
-from lakeops.spec.locations import ExternalPaths
 from lakeops.spec.schema import TableSchema
+from lakeops.store.locations import ExternalPaths
 
 __all__ = ["FlushSettings", "Flushed", "flush_bucket"]
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from lakeops.spec.index_manifest import HASH_INDEX, IndexFileMeta, encode_hashes
-from lakeops.spec.locations import FileLocations
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
+from lakeops.store.locations import FileLocations
 
 __all__ = ["WrittenIndex", "write_hash_index"]
 

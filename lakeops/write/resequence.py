@@ -22,9 +22,9 @@ from lakeops.kv.reader import KeyValueReader
 from lakeops.kv.writer import RollingKeyValueWriter
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.kv import SEQ
-from lakeops.spec.locations import FileLocations
 from lakeops.spec.schema import TableSchema
 from lakeops.store import TableStore
+from lakeops.store.locations import FileLocations
 
 __all__ = ["Resequenced", "resequence_files"]
 

@@ -37,7 +37,7 @@ from lakeops.spec.commit_message import CommitMessage
 from lakeops.spec.data_file import DataFileMeta
 from lakeops.spec.identifiers import MAX_NAME_BYTES
 from lakeops.spec.index_manifest import IndexFileMeta
-from lakeops.spec.locations import ExternalPaths
+from lakeops.store.locations import ExternalPaths
 from lakeops.write.buffer import BucketBuffer
 from lakeops.write.cadence import BucketLsm, CompactionCadence
 from lakeops.write.flush import Flushed, FlushSettings, flush_bucket

@@ -12,7 +12,7 @@ import pytest
 
 from lakeops import Catalog
 from lakeops.compact.planner import compact_jobs, plan_buckets, remove_job_files
-from lakeops.spec.locations import new_name_token
+from lakeops.store.locations import new_name_token
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int64())])
 UUID_NAME = re.compile(

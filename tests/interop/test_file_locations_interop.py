@@ -17,7 +17,7 @@ import pytest
 
 from lakeops import Catalog
 from lakeops.errors import UnsupportedFeatureError
-from lakeops.spec.locations import split_uri
+from lakeops.store.locations import split_uri
 from tests.interop.java_oracle import normalize, run_ops
 from tests.interop.oracle import oracle_create, oracle_read, oracle_write
 

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from lakeops import Catalog
 from lakeops.spec.index_manifest import HASH_INDEX, decode_hashes
-from lakeops.spec.locations import FileLocations
+from lakeops.store.locations import FileLocations
 from lakeops.write.hash_index import write_hash_index
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int64())])

@@ -1,4 +1,4 @@
-"""lakeops.spec.locations against Paimon's path rules (FileStorePathFactory, DataFilePathFactory,
+"""lakeops.store.locations against Paimon's path rules (FileStorePathFactory, DataFilePathFactory,
 RoundRobinExternalPathProvider, IndexInDataFileDirPathFactory), written out as plain cases."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.spec.index_manifest import HASH_INDEX, IndexFileMeta
-from lakeops.spec.locations import FileLocations, split_uri
 from lakeops.spec.paths import bucket_dir
+from lakeops.store.locations import FileLocations, split_uri
 
 EXT = {
     "data-file.external-paths": "file:///ext/one, file:/ext/two",

@@ -42,12 +42,21 @@ from typing import TYPE_CHECKING, Any
 
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.io.file_io import join
+from lakeops.spec.paths import PartitionPaths, bucket_dir, data_directory
 
 if TYPE_CHECKING:
     from lakeops.io.file_io import FileIO
-    from lakeops.spec.paths import PartitionPaths
+    from lakeops.options import TableOptions
+    from lakeops.spec.schema import TableSchema
 
-__all__ = ["ExternalPaths", "FileLocations", "NewFile", "new_name_token", "split_uri"]
+__all__ = [
+    "ExternalPaths",
+    "FileLocations",
+    "NewFile",
+    "new_name_token",
+    "partition_paths",
+    "split_uri",
+]
 
 EXTERNAL_PATHS = "data-file.external-paths"
 EXTERNAL_STRATEGY = "data-file.external-paths.strategy"
@@ -99,6 +108,18 @@ def _same_fs(scheme: str, protocol: str, is_local: bool) -> bool:
     return scheme in aliases
 
 
+def partition_paths(schema: TableSchema, options: TableOptions) -> PartitionPaths:
+    """The :class:`~lakeops.spec.paths.PartitionPaths` of a table (its partition keys, types
+    and options)."""
+    return PartitionPaths(
+        schema.partition_keys,
+        schema.types_of(schema.partition_keys),
+        options.partition_default_name,
+        options.partition_legacy_name,
+        data_directory=data_directory(schema.options),
+    )
+
+
 @dataclass(frozen=True)
 class NewFile:
     """A file about to be written: its name (as in the manifest), where to write it, and the
@@ -137,8 +158,6 @@ class FileLocations:
         self.root = root
         self.protocol = protocol
         self.is_local = is_local
-        from lakeops.spec.paths import data_directory
-
         self.data_directory = data_directory(options)
         self.data_prefix = options.get(DATA_PREFIX, "data-")
         self.changelog_prefix = options.get(CHANGELOG_PREFIX, "changelog-")
@@ -162,7 +181,6 @@ class FileLocations:
         """The locations of a table (a :class:`~lakeops.spec.schema.TableSchema` and, optionally,
         its parsed :class:`~lakeops.options.TableOptions`)."""
         from lakeops.options import TableOptions
-        from lakeops.spec.paths import partition_paths
 
         parsed = options if options is not None else TableOptions.from_schema(schema)
         loc = cls(root, schema.options, file_io.protocol, file_io.is_local)
@@ -218,8 +236,6 @@ class FileLocations:
     # ------------------------------------------------------------------ reading
     def bucket_dir(self, partition_dir: str, bucket: int) -> str:
         """The bucket directory relative to the table root (``relativeBucketPath``)."""
-        from lakeops.spec.paths import bucket_dir
-
         return bucket_dir(partition_dir, bucket, self.data_directory)
 
     def data_file(self, directory: str, file_name: str, external_path: str | None) -> str:

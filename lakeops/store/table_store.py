@@ -36,7 +36,6 @@ from lakeops.spec.index_manifest import (
     decode_hashes,
     read_index_manifest,
 )
-from lakeops.spec.locations import FileLocations
 from lakeops.spec.manifest import (
     FileKind,
     ManifestEntry,
@@ -46,6 +45,7 @@ from lakeops.spec.manifest import (
 )
 from lakeops.spec.schema import TableSchema
 from lakeops.spec.snapshot import Snapshot
+from lakeops.store.locations import FileLocations
 
 __all__ = ["MAX_AVRO_METADATA_BYTES", "MAX_JSON_METADATA_BYTES", "TableStore", "fold_entries"]
 
@@ -375,7 +375,7 @@ class TableStore:
         return self._index_cache[name]
 
     def locations(self, schema: TableSchema | None = None) -> FileLocations:
-        """Where this table's files live (:mod:`lakeops.spec.locations`), by ``schema``'s
+        """Where this table's files live (:mod:`lakeops.store.locations`), by ``schema``'s
         options (default: the latest schema)."""
         return FileLocations.of(self.file_io, self.root, schema or self.latest_schema())
 
