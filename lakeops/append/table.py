@@ -260,32 +260,6 @@ class AppendTable(BaseTable):
             ),
         )
 
-    # ------------------------------------------------- primary-key table methods
-    def _primary_key_only(self, method: str) -> UnsupportedFeatureError:
-        return UnsupportedFeatureError(
-            f"{method} is for primary-key tables; {self.identifier!r} is an append table (no "
-            "primary key): nothing was read or written"
-        )
-
-    def health(self, *, recent_snapshots: int = 100) -> Any:
-        """Refused: sorted runs and levels are a primary-key table's (an append table's files
-        are all at level 0; see :meth:`splits`)."""
-        raise self._primary_key_only("health")
-
-    def lookup(self, keys: pa.Table, *, columns: Sequence[str] | None = None) -> pa.Table:
-        """Refused: an append table has no key to look up (use :meth:`read` with a filter)."""
-        raise self._primary_key_only("lookup")
-
-    def flush_level0(
-        self,
-        *,
-        partitions: Sequence[Mapping[str, Any]] | None = None,
-        parallelism: int | None = None,
-        progress: Callable[[CompactionProgress], None] | None = None,
-    ) -> Snapshot | None:
-        """Refused: an append table has only level 0 (use :meth:`compact`)."""
-        raise self._primary_key_only("flush_level0")
-
     def split_reader(self) -> AppendSplitReader:
         """Reads the rows of this table's splits (:meth:`splits`), one split at a time (as
         engines that distribute a read do: the Spark data source)."""
