@@ -511,3 +511,21 @@ def test_deletion_vectors_are_applied_and_compaction_retires_them(catalog: Catal
     from lakeops.airflow.conditions import flush_candidates
 
     assert flush_candidates(catalog, ["db.t"]) == []
+
+
+def test_streamed_reads_honour_parallelism(catalog: Catalog) -> None:
+    table = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"])
+    for s in range(4):
+        table.write(_batch(s, 9))
+    whole = table.read()
+    one = pa.Table.from_batches(list(table.to_batches(batch_rows=4)))
+    for parallelism in (1, 3):
+        streamed = table.to_batches(batch_rows=4, parallelism=parallelism)
+        got = pa.Table.from_batches(list(streamed), schema=one.schema)
+        assert got.to_pylist() == one.to_pylist()  # same rows, same order
+        assert all(b.num_rows <= 4 for b in table.to_batches(batch_rows=4, parallelism=3))
+        reader = table.to_arrow_batch_reader(filter=pc.field("k") > 3, parallelism=parallelism)
+        assert _bag(reader.read_all()) == _bag(whole.filter(pc.field("k") > 3))
+    for bad in (0, -1):
+        with pytest.raises(ConfigurationError, match="parallelism"):
+            table.to_batches(parallelism=bad)
