@@ -15,7 +15,7 @@ Write, read, merge and compact tables in Paimon's own on-disk format, vectorised
 
 from lakeops.append.table import AppendTable
 from lakeops.append.write import AppendWrite
-from lakeops.catalog import Catalog
+from lakeops.catalog import AnyTable, Catalog
 from lakeops.commit.check import CheckReport, Problem
 from lakeops.commit.expire import ExpireResult
 from lakeops.commit.orphan import OrphanResult
@@ -64,6 +64,7 @@ from lakeops.table import Table
 from lakeops.write.table_write import TableWrite
 
 __all__ = [
+    "AnyTable",
     "AppendTable",
     "AppendWrite",
     "BucketHealth",

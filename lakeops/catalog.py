@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import Any, TypeAlias
 
 import pyarrow as pa
 
@@ -18,6 +18,7 @@ from lakeops.errors import (
     DatabaseNotFoundError,
     TableAlreadyExistsError,
     TableNotFoundError,
+    UnsupportedFeatureError,
     WarehouseNotFoundError,
 )
 from lakeops.io.file_io import FileIO, join
@@ -31,10 +32,25 @@ from lakeops.spec.schema_change import SchemaChange
 from lakeops.store import TableStore
 from lakeops.table import Table
 
-__all__ = ["Catalog", "new_table_schema"]
+__all__ = ["AnyTable", "Catalog", "new_table_schema", "primary_key_table"]
+
+#: what a catalog opens: a primary-key table or an append table (no primary key)
+AnyTable: TypeAlias = Table | AppendTable
 
 _DB_SUFFIX = ".db"
 _DB_MARKER = ".lakeops-database"
+
+
+def primary_key_table(table: AnyTable, method: str) -> Table:
+    """``table`` itself if it has a primary key; for an append table an
+    :class:`~lakeops.errors.UnsupportedFeatureError` naming ``method`` (which only a
+    primary-key table has: sorted runs and levels, lookups by key, level-0 flushes)."""
+    if isinstance(table, Table):
+        return table
+    raise UnsupportedFeatureError(
+        f"{method} is for primary-key tables; {table.identifier!r} is an append table (no "
+        "primary key): nothing was read or written"
+    )
 
 
 def new_table_schema(
@@ -213,7 +229,7 @@ class Catalog:
                 fio.delete_tree(join(root, name))
         fio.delete_tree(root)
 
-    def rename_table(self, identifier: str, new_identifier: str) -> Any:
+    def rename_table(self, identifier: str, new_identifier: str) -> AnyTable:
         """Rename a table (to another database too) by renaming its directory, as Paimon's
         filesystem catalog, and return it under the new name. Refused
         (:class:`~lakeops.errors.UnsupportedFeatureError`) on object stores, which cannot
@@ -247,7 +263,7 @@ class Catalog:
         options: Mapping[str, object] | None = None,
         comment: str | None = None,
         ignore_if_exists: bool = False,
-    ) -> Any:
+    ) -> AnyTable:
         """Create a table and return it: a primary-key :class:`~lakeops.Table`, or without
         ``primary_keys`` an :class:`~lakeops.append.table.AppendTable` (unaware bucket,
         ``bucket = -1``, by default; ``bucket = N`` needs ``bucket-key``).
@@ -278,14 +294,16 @@ class Catalog:
             raise TableAlreadyExistsError(f"table {identifier!r} already exists")
         return self.get_table(identifier)
 
-    def alter_table(self, identifier: str, changes: SchemaChange | Sequence[SchemaChange]) -> Any:
+    def alter_table(
+        self, identifier: str, changes: SchemaChange | Sequence[SchemaChange]
+    ) -> AnyTable:
         """Apply Paimon schema changes to a table as one new ``schema-N`` (see
         :meth:`Table.alter`) and return the table under its new schema."""
         table = self.get_table(identifier)
         table.alter(changes)
         return table
 
-    def get_table(self, identifier: str) -> Any:
+    def get_table(self, identifier: str) -> AnyTable:
         """Open an existing table: a :class:`~lakeops.Table` when it has a primary key, else an
         :class:`~lakeops.append.table.AppendTable`."""
         if isinstance(identifier, str) and "$" in identifier:

@@ -260,6 +260,7 @@ def _main(warehouse: Path, airflow_home: Path, log: Path) -> None:
     say(f"Spark, JVM and Airflow output: {log}")
 
     from lakeops import Catalog
+    from lakeops.catalog import primary_key_table
 
     shutil.rmtree(warehouse / "demo.db", ignore_errors=True)
     shutil.rmtree(warehouse / "_landing", ignore_errors=True)
@@ -310,7 +311,7 @@ def _main(warehouse: Path, airflow_home: Path, log: Path) -> None:
             )
     before = {name: _shape(t) for name, t in tables.items()}
     probe = pa.table({"customer_id": pa.array([301, 450], pa.int64())})
-    first = tables["demo.first_order"]
+    first = primary_key_table(tables["demo.first_order"], "lookup")
     seen_before = first.lookup(probe).num_rows
     _timed(
         "lakeops_lookup_flush  (level-0 flush of lookup tables)",

@@ -7,8 +7,9 @@ import datetime as dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from lakeops import AppendTable, Catalog, Table
+from lakeops import AnyTable, AppendTable, Catalog, Table
 from lakeops.append.compact import partitions_to_compact
+from lakeops.catalog import primary_key_table
 from lakeops.compact.health import BucketHealth, TableHealth
 from lakeops.option_parsing import option_bool
 
@@ -92,7 +93,7 @@ def new_snapshot(
     }
 
 
-def is_lookup_table(table: Table) -> bool:
+def is_lookup_table(table: AnyTable) -> bool:
     """Primary-key tables whose readers skip level 0 until it is flushed: first-row,
     deletion vectors, ``changelog-producer=lookup`` and ``force-lookup`` (an append table's
     reads see every file, deletion vectors or not)."""
@@ -174,7 +175,8 @@ def flush_candidates(catalog: Catalog, tables: Sequence[str]) -> list[str]:
         table = catalog.get_table(identifier)
         if not is_lookup_table(table):
             continue
-        if any(b.level0_files for b in table.health(recent_snapshots=1).buckets):
+        keyed = primary_key_table(table, "health")
+        if any(b.level0_files for b in keyed.health(recent_snapshots=1).buckets):
             out.append(identifier)
     return out
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from airflow.sdk import BaseHook
 
-from lakeops import Catalog, Table
+from lakeops import AnyTable, Catalog
 from lakeops.airflow.connection import ConnectionConfig, parse_connection
 from lakeops.errors import TableNotFoundError
 from lakeops.redact import is_secret_key, redact_text, register_secret
@@ -142,12 +142,12 @@ class LakeopsHook(BaseHook):
         """A :class:`~lakeops.Catalog` on the connection's warehouse."""
         return self.connection.catalog()
 
-    def get_table(self, identifier: str) -> Table:
+    def get_table(self, identifier: str) -> AnyTable:
         """Table ``identifier`` (``database.table``). A missing table's
         :class:`~lakeops.errors.TableNotFoundError` names the closest tables of the warehouse
         ("did you mean demo.orders?"), else the tables there are, as the CLI does."""
         try:
-            table: Table = self.get_catalog().get_table(identifier)
+            table = self.get_catalog().get_table(identifier)
         except TableNotFoundError as exc:
             raise TableNotFoundError(f"{exc} — {self._table_hint(identifier)}") from exc
         return table

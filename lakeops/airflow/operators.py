@@ -35,6 +35,7 @@ from lakeops.airflow.assets import ASSET_ALIAS, table_asset
 from lakeops.airflow.commit_user import task_commit_user
 from lakeops.airflow.hook import LakeopsHook
 from lakeops.airflow.links import XCOM_KEY, LakeopsTableLink, table_xcom_value
+from lakeops.catalog import primary_key_table
 from lakeops.errors import ConfigurationError
 from lakeops.modes import WriteMode
 from lakeops.parallel import check_parallelism
@@ -391,7 +392,9 @@ class _CompactionOperator(_SparkJobMixin, _LakeopsOperator):
             summary = _summary(self._submit(hook, job, args, True))
             return self._done(context, _with_rows(hook, self.table, summary), start)
         if self.force_level0:
-            snapshot = table.flush_level0(partitions=partitions, parallelism=self.parallelism)
+            snapshot = primary_key_table(table, "flush_level0").flush_level0(
+                partitions=partitions, parallelism=self.parallelism
+            )
         else:
             snapshot = table.compact(
                 full=self.full, partitions=partitions, parallelism=self.parallelism

@@ -50,6 +50,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from lakeops import Catalog
 from lakeops.airflow.connection import parse_connection
+from lakeops.catalog import primary_key_table
 from lakeops.errors import CatalogError, ConfigurationError, LakeopsError
 from lakeops.health_append_view import render_append_table_html
 from lakeops.health_index import DEFAULT_SORT, SORT_KEYS, IndexRow, render_lake_index_html
@@ -288,6 +289,7 @@ def _table(
         tbl = catalog.get_table(identifier)
         if not tbl.schema.primary_keys:
             return _html(render_append_table_html(identifier, tbl, back_href="../../../"))
+        tbl = primary_key_table(tbl, "health")
         health = tbl.health()
         if partition is not None:
             try:

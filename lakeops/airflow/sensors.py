@@ -13,6 +13,7 @@ from airflow.sdk import BaseSensorOperator, Context, PokeReturnValue
 from lakeops.airflow.conditions import health_violations, new_snapshot
 from lakeops.airflow.hook import LakeopsHook
 from lakeops.airflow.triggers import LakeopsHealthTrigger, LakeopsSnapshotTrigger
+from lakeops.catalog import primary_key_table
 from lakeops.errors import ConfigurationError, LakeopsError
 
 __all__ = ["LakeopsSnapshotSensor", "LakeopsTableHealthSensor"]
@@ -83,7 +84,7 @@ class LakeopsTableHealthSensor(_TableSensor):
 
     def poke(self, context: Context) -> PokeReturnValue:
         found = health_violations(
-            self._table().health(recent_snapshots=1),
+            primary_key_table(self._table(), "health").health(recent_snapshots=1),
             max_sorted_runs=self.max_sorted_runs,
             max_level0_age=self.max_level0_age,
         )

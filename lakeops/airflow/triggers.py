@@ -13,6 +13,7 @@ from airflow.triggers.base import BaseEventTrigger, BaseTrigger, TriggerEvent
 
 from lakeops.airflow.conditions import health_violations, new_snapshot
 from lakeops.airflow.consumer import check_consumer_id, read_next_snapshot, write_next_snapshot
+from lakeops.catalog import primary_key_table
 
 __all__ = ["LakeopsCommitTrigger", "LakeopsHealthTrigger", "LakeopsSnapshotTrigger"]
 
@@ -93,7 +94,7 @@ class LakeopsHealthTrigger(_PollingTrigger):
     def check(self) -> dict[str, Any] | None:
         age = None if self.max_level0_age_s is None else dt.timedelta(seconds=self.max_level0_age_s)
         found = health_violations(
-            self._open().health(recent_snapshots=1),
+            primary_key_table(self._open(), "health").health(recent_snapshots=1),
             max_sorted_runs=self.max_sorted_runs,
             max_level0_age=age,
         )

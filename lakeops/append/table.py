@@ -260,32 +260,6 @@ class AppendTable(BaseTable):
             ),
         )
 
-    # ------------------------------------------------- primary-key table methods
-    def _primary_key_only(self, method: str) -> UnsupportedFeatureError:
-        return UnsupportedFeatureError(
-            f"{method} is for primary-key tables; {self.identifier!r} is an append table (no "
-            "primary key): nothing was read or written"
-        )
-
-    def health(self, *, recent_snapshots: int = 100) -> Any:
-        """Refused: sorted runs and levels are a primary-key table's (an append table's files
-        are all at level 0; see :meth:`splits`)."""
-        raise self._primary_key_only("health")
-
-    def lookup(self, keys: pa.Table, *, columns: Sequence[str] | None = None) -> pa.Table:
-        """Refused: an append table has no key to look up (use :meth:`read` with a filter)."""
-        raise self._primary_key_only("lookup")
-
-    def flush_level0(
-        self,
-        *,
-        partitions: Sequence[Mapping[str, Any]] | None = None,
-        parallelism: int | None = None,
-        progress: Callable[[CompactionProgress], None] | None = None,
-    ) -> Snapshot | None:
-        """Refused: an append table has only level 0 (use :meth:`compact`)."""
-        raise self._primary_key_only("flush_level0")
-
     def split_reader(self) -> AppendSplitReader:
         """Reads the rows of this table's splits (:meth:`splits`), one split at a time (as
         engines that distribute a read do: the Spark data source)."""
@@ -435,8 +409,10 @@ class AppendTable(BaseTable):
         parallelism: int | None = None,
     ) -> Iterator[pa.RecordBatch]:
         """The rows of :meth:`read`, streamed file by file as record batches of at most
-        ``batch_rows`` (default 131072) rows, with bounded memory."""
-        return self._stream(columns, filter, snapshot_id, tag, as_of, batch_rows)[1]
+        ``batch_rows`` (default 131072) rows, with bounded memory. ``parallelism``: files
+        read ahead at once, in order (each held whole, at most ``2 * parallelism`` of them);
+        default one file at a time, streamed in batches."""
+        return self._stream(columns, filter, snapshot_id, tag, as_of, batch_rows, parallelism)[1]
 
     def to_arrow_batch_reader(
         self,
@@ -450,7 +426,9 @@ class AppendTable(BaseTable):
         parallelism: int | None = None,
     ) -> pa.RecordBatchReader:
         """:meth:`to_batches` as a ``pyarrow.RecordBatchReader``."""
-        schema, batches = self._stream(columns, filter, snapshot_id, tag, as_of, batch_rows)
+        schema, batches = self._stream(
+            columns, filter, snapshot_id, tag, as_of, batch_rows, parallelism
+        )
         return pa.RecordBatchReader.from_batches(schema, batches)
 
     def _stream(
@@ -461,7 +439,9 @@ class AppendTable(BaseTable):
         tag: str | None,
         as_of: AsOf | None,
         batch_rows: int | None,
+        parallelism: int | None,
     ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+        check_parallelism(parallelism)
         wanted = self._columns(columns)
         rf = row_filter(filter, self._row_schema())
         snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
@@ -490,17 +470,34 @@ class AppendTable(BaseTable):
             for start in range(0, whole.num_rows, rows):
                 yield whole.slice(start, rows)
 
+        work = [
+            (self.context.bucket_path(s.partition_bytes, s.bucket), unit, s.deletion_of(i))
+            for s in splits
+            for i, unit in self._units(s)
+        ]
+
+        def unit_tables(
+            directory: str, unit: tuple[DataFileMeta, ...], dv: DeletionFile | None
+        ) -> Iterator[pa.Table]:
+            return dvs.iter_apply(tables(directory, unit), dv, unit[0])
+
+        def read_ahead() -> Iterator[pa.Table]:
+            # an explicit parallelism reads that many files ahead, each whole, in order
+            for read in imap_ordered(lambda item: list(unit_tables(*item)), work, parallelism):
+                yield from read
+
         def batches() -> Iterator[pa.RecordBatch]:
-            for s in splits:
-                directory = self.context.bucket_path(s.partition_bytes, s.bucket)
-                for i, unit in self._units(s):
-                    pieces = tables(directory, unit)
-                    for table in dvs.iter_apply(pieces, s.deletion_of(i), unit[0]):
-                        if rf is not None:
-                            table = table.filter(rf.expression)
-                        for batch in table.select(wanted).to_batches():
-                            if batch.num_rows:
-                                yield batch
+            pieces: Iterator[pa.Table]
+            if parallelism is None or parallelism == 1:
+                pieces = (t for item in work for t in unit_tables(*item))
+            else:
+                pieces = read_ahead()
+            for table in pieces:
+                if rf is not None:
+                    table = table.filter(rf.expression)
+                for batch in table.select(wanted).to_batches():
+                    if batch.num_rows:
+                        yield batch
 
         return out_schema, guard_batches(self.store, planned, batches())
 

@@ -9,8 +9,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from lakeops import Snapshot
-from lakeops import Table as LakeTable
+from lakeops import AnyTable, Snapshot
+from lakeops.catalog import primary_key_table
 from lakeops.cli.arguments import ParallelismOpt, TableArg
 from lakeops.cli.context import state
 from lakeops.cli.errors import CliError
@@ -110,7 +110,7 @@ def write(
     )
 
 
-def _own_snapshots(table: LakeTable, last: Snapshot | None) -> list[Snapshot]:
+def _own_snapshots(table: AnyTable, last: Snapshot | None) -> list[Snapshot]:
     """The snapshots one commit published, oldest first: ``last`` and the snapshots just before
     it with the same commit user (an APPEND followed by its in-writer COMPACT)."""
     if last is None:
@@ -164,7 +164,7 @@ def lookup(
             f"{list(target.schema.field_names)}"
         )
     key_table = parse_lookup_keys(keys, target)
-    found = target.lookup(key_table, columns=wanted)
+    found = primary_key_table(target, "lookup").lookup(key_table, columns=wanted)
     rows = found.to_pylist()
 
     def human(console: Console) -> None:

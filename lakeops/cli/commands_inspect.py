@@ -9,6 +9,8 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from lakeops import AnyTable
+from lakeops.catalog import primary_key_table
 from lakeops.cli.arguments import TableArg
 from lakeops.cli.context import state
 from lakeops.cli.errors import CliError
@@ -17,7 +19,6 @@ from lakeops.cli.screenshot import find_chromium, screenshot_html
 from lakeops.cli.views import describe_data, health_data, render_describe, render_health
 from lakeops.compact.health import DEFAULT_WINDOW
 from lakeops.health_view import render_table_html
-from lakeops.table import Table
 
 __all__ = ["register"]
 
@@ -92,10 +93,11 @@ def health(
     label = None if partition is None else _partition_label(target, partition)
     if label is not None and html is None and png is None:
         raise CliError("--partition selects what the page draws: add --html FILE or --png FILE")
-    report = target.health(recent_snapshots=recent_snapshots)
+    keyed = primary_key_table(target, "health")
+    report = keyed.health(recent_snapshots=recent_snapshots)
     data: dict[str, Any] = health_data(table, report)
     if html is not None or png is not None:
-        page = render_table_html(table, target, health=report, partition=label, cli_hint=True)
+        page = render_table_html(table, keyed, health=report, partition=label, cli_hint=True)
         with st.out.spinner(f"rendering the health page of {table}"):
             _write_page(page, html, png)
         data["html"] = None if html is None else str(html)
@@ -110,7 +112,7 @@ def health(
     st.out.result(data, human)
 
 
-def _partition_label(table: Table, text: str) -> str:
+def _partition_label(table: AnyTable, text: str) -> str:
     """``--partition k=v[,k2=v2]`` as the page labels partitions (``k=v/k2=v2``, in the
     table's partition-key order); every partition key must be named."""
     spec = parse_assignments(text, "--partition")

@@ -11,7 +11,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from lakeops import Snapshot, Table
+from lakeops import AnyTable, Snapshot
+from lakeops.catalog import primary_key_table
 from lakeops.cli.arguments import ParallelismOpt, PartitionOpt, TableArg
 from lakeops.cli.context import state
 from lakeops.cli.errors import CliError
@@ -39,7 +40,7 @@ DeleteParallelismOpt = Annotated[
 ]
 
 
-def _partitions(table: Table, values: list[str] | None) -> list[dict[str, str]] | None:
+def _partitions(table: AnyTable, values: list[str] | None) -> list[dict[str, str]] | None:
     """Parse ``--partition`` values and check they name partition columns of ``table``."""
     specs = parse_partitions(values)
     keys = list(table.schema.partition_keys)
@@ -59,7 +60,7 @@ def _partitions(table: Table, values: list[str] | None) -> list[dict[str, str]] 
 _SHOWN_PARTITIONS = 5
 
 
-def _require_existing(table: Table, specs: list[dict[str, str]]) -> None:
+def _require_existing(table: AnyTable, specs: list[dict[str, str]]) -> None:
     """Refuse a ``--partition`` that matches no partition of the latest snapshot, listing a
     few that exist (a typo must not look like "nothing to do")."""
     splits = table.splits()
@@ -95,7 +96,7 @@ def _run_rewrite(
     partition: list[str] | None,
     action: str,
     run: Callable[
-        [Table, list[dict[str, str]] | None, Callable[[CompactionProgress], None]],
+        [AnyTable, list[dict[str, str]] | None, Callable[[CompactionProgress], None]],
         Snapshot | None,
     ],
     nothing: str,
@@ -177,7 +178,7 @@ def flush(
         table,
         partition,
         "flushing level 0 of",
-        lambda target, specs, progress: target.flush_level0(
+        lambda target, specs, progress: primary_key_table(target, "flush_level0").flush_level0(
             partitions=specs, parallelism=parallelism, progress=progress
         ),
         "nothing to flush: level 0 is empty",
@@ -190,7 +191,7 @@ _DEFAULT_RETAIN_MIN = 10
 
 
 def _check_retention(
-    table: Table, retain_min: int | None, retain_max: int | None, time_retained: str | None
+    table: AnyTable, retain_min: int | None, retain_max: int | None, time_retained: str | None
 ) -> None:
     """Check the expire options against each other and the table's retention, with messages
     naming the CLI's options (the library names its Python arguments)."""

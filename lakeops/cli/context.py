@@ -9,7 +9,7 @@ from functools import cached_property
 import pyarrow as pa
 import typer
 
-from lakeops import Catalog, Table
+from lakeops import AnyTable, Catalog
 from lakeops.cli.output import Output
 from lakeops.cli.parsing import parse_json_object
 from lakeops.errors import BucketNotFoundError, TableNotFoundError, WarehouseNotFoundError
@@ -75,13 +75,13 @@ class CliState:
             )
         return self._catalog
 
-    def table(self, identifier: str) -> Table:
+    def table(self, identifier: str) -> AnyTable:
         """Open ``database.table``. A missing table's error names the closest existing
         tables ("did you mean db.orders?") or says how to create it; a missing warehouse's
         names ``--warehouse``."""
         catalog = self.catalog()
         try:
-            table: Table = catalog.get_table(identifier)
+            table = catalog.get_table(identifier)
             return table
         except BucketNotFoundError:
             raise  # its message names the bucket and the endpoint

@@ -13,14 +13,14 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeops import Table
+from lakeops import AnyTable
 from lakeops.cli.errors import CliError
 from lakeops.cli.parsing import parse_assignments
 
 __all__ = ["key_columns", "parse_lookup_keys"]
 
 
-def key_columns(table: Table) -> list[str]:
+def key_columns(table: AnyTable) -> list[str]:
     """The columns a lookup key names: the primary key, then partition columns not in it."""
     return list(dict.fromkeys([*table.schema.primary_keys, *table.schema.partition_keys]))
 
@@ -34,7 +34,7 @@ def _cast(name: str, texts: list[str], target: pa.DataType) -> pa.Array:
         ) from exc
 
 
-def parse_lookup_keys(arguments: Sequence[str], table: Table) -> pa.Table:
+def parse_lookup_keys(arguments: Sequence[str], table: AnyTable) -> pa.Table:
     """One row per argument, one column per key column, typed like the table."""
     names = key_columns(table)
     rows = []

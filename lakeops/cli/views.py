@@ -10,7 +10,8 @@ import pyarrow.compute as pc
 from rich.console import Console
 from rich.markup import escape
 
-from lakeops import Table, TableHealth
+from lakeops import AnyTable, TableHealth
+from lakeops.catalog import primary_key_table
 from lakeops.cli.grids import grid, print_grid
 from lakeops.cli.output import human_bytes
 from lakeops.health_view import format_ratio, partition_label
@@ -49,7 +50,7 @@ def _levels(health: TableHealth) -> list[dict[str, int]]:
     return [{"level": lv, "files": files[lv], "bytes": size.get(lv, 0)} for lv in sorted(files)]
 
 
-def describe_data(identifier: str, table: Table, last_snapshots: int) -> dict[str, Any]:
+def describe_data(identifier: str, table: AnyTable, last_snapshots: int) -> dict[str, Any]:
     """Schema, keys, options, schemas, the last ``last_snapshots`` snapshots (newest first),
     tags and the live files by level of ``table``. Options, schemas, snapshots, tags and the
     partition, bucket, file and byte counts come from the metadata tables
@@ -63,7 +64,7 @@ def describe_data(identifier: str, table: Table, last_snapshots: int) -> dict[st
     tags = table.metadata_table("tags").to_pylist()
     partitions = table.metadata_table("partitions")
     buckets = table.metadata_table("buckets")
-    health = table.health(recent_snapshots=1)
+    health = primary_key_table(table, "health").health(recent_snapshots=1)
     return {
         "table": identifier,
         "fields": [

@@ -46,6 +46,7 @@ from lakeops.append.compact import AppendCompactionPlan, compaction_tasks, retir
 from lakeops.append.options import AppendOptions
 from lakeops.append.scan import snapshot_deletion_files
 from lakeops.append.table import AppendTable
+from lakeops.catalog import primary_key_table
 from lakeops.compact.planner import BucketJob, plan_buckets, remove_job_files
 from lakeops.kv.formats import check_writable
 from lakeops.parallel import check_parallelism
@@ -169,7 +170,7 @@ def compact(
     vectors: dict[tuple[bytes, int, str], DeletionFile] = {}
     if append:
         if force_level0:
-            table.flush_level0()  # refused: an append table has only level 0
+            primary_key_table(table, "flush_level0")  # refused: only level 0 here
         planned = table.store.latest_snapshot()
         jobs = compaction_tasks(
             table.context, AppendOptions.of(table.context), full, partitions, planned

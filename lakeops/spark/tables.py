@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Any, TypeAlias
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
 from lakeops.append.scan import AppendSplit
 from lakeops.append.table import AppendTable
-from lakeops.catalog import Catalog, new_table_schema
+from lakeops.catalog import AnyTable, Catalog, new_table_schema
 from lakeops.errors import (
     ConfigurationError,
     TableAlreadyExistsError,
@@ -32,9 +32,6 @@ from lakeops.store import TableStore
 from lakeops.table import Table
 
 __all__ = ["AnyTable", "ensure_table", "open_table", "read_split", "task_parallelism"]
-
-#: what the data source serves: a primary-key table or an append table
-AnyTable: TypeAlias = Table | AppendTable
 
 
 def task_parallelism(requested: str | None) -> int:
