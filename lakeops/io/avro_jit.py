@@ -1,6 +1,6 @@
 """A compiled decoder for flat Avro data files: Paimon's rows of primitive columns (the common
-case) decoded block by block into Arrow arrays (about 95 ms of CPU per million rows of
-``benchmarks/bench_formats.py``'s schema, zstd apart: ``arrow-avro`` takes ~160 ms).
+case) decoded block by block into Arrow arrays (its speed against ``arrow-avro`` is measured by
+``benchmarks/bench_formats.py``).
 
 Used by :mod:`lakeops.io.avro_data` where the optional package ``numba`` (``lakeops[avro]``)
 is installed and a file's row record has only these columns, each plain or in the nullable

@@ -238,7 +238,9 @@ class Sum(Aggregator):
     commutative = True
     types = _NUMERIC
 
-    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+    def _reduce(
+        self, values: pa.Array, retract: np.ndarray, active: np.ndarray, seg: Segments
+    ) -> pa.Array:
         signed = values
         if retract.any():
             mask = pa.array(retract)
@@ -273,12 +275,12 @@ class Sum(Aggregator):
         total = _cast_back(total, self.arrow_type, self.field, self.name)
         return pc.coalesce(total, start.cast(self.arrow_type), reduced.cast(self.arrow_type))
 
-    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+    def agg(self, acc: Any, value: Any) -> Any:
         if acc is None or value is None:
             return value if acc is None else acc
         return self._check(acc + value)
 
-    def retract(self, acc, value):  # type: ignore[no-untyped-def]
+    def retract(self, acc: Any, value: Any) -> Any:
         if acc is None or value is None:
             return -value if acc is None and value is not None else acc
         return self._check(acc - value)
@@ -297,7 +299,9 @@ class Product(Aggregator):
     retractable = True
     types = _NUMERIC
 
-    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+    def _reduce(
+        self, values: pa.Array, retract: np.ndarray, active: np.ndarray, seg: Segments
+    ) -> pa.Array:
         out = _hash_aggregate(
             values,
             active & ~retract,
@@ -311,7 +315,7 @@ class Product(Aggregator):
             out = self.reduce_sequential(values, retract, active, None, seg, with_retract, out)
         return out
 
-    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+    def agg(self, acc: Any, value: Any) -> Any:
         if acc is None or value is None:
             return value if acc is None else acc
         result = acc * value
@@ -322,7 +326,7 @@ class Product(Aggregator):
             )
         return result
 
-    def retract(self, acc, value):  # type: ignore[no-untyped-def]
+    def retract(self, acc: Any, value: Any) -> Any:
         if acc is None or value is None:
             return acc
         if self.dtype.root in _INT_RANGE:
@@ -337,12 +341,14 @@ class _MinMax(Aggregator):
     commutative = True
     func: ClassVar[str] = ""
 
-    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+    def _reduce(
+        self, values: pa.Array, retract: np.ndarray, active: np.ndarray, seg: Segments
+    ) -> pa.Array:
         return _hash_aggregate(
             values, active, seg, self.func, pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)
         ).cast(self.arrow_type)
 
-    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+    def agg(self, acc: Any, value: Any) -> Any:
         if acc is None or value is None:
             return value if acc is None else acc
         return max(acc, value) if self.func == "max" else min(acc, value)
@@ -362,15 +368,17 @@ class LastValue(Aggregator):
     name = "last_value"
     retractable = True
 
-    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+    def _reduce(
+        self, values: pa.Array, retract: np.ndarray, active: np.ndarray, seg: Segments
+    ) -> pa.Array:
         last = seg.last_index(active)
         last = np.where((last >= 0) & retract[np.maximum(last, 0)], -1, last)
         return take_or_null(values, last)
 
-    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+    def agg(self, acc: Any, value: Any) -> Any:
         return value
 
-    def retract(self, acc, value):  # type: ignore[no-untyped-def]
+    def retract(self, acc: Any, value: Any) -> Any:
         return None
 
 
@@ -378,15 +386,17 @@ class LastNonNullValue(Aggregator):
     name = "last_non_null_value"
     retractable = True
 
-    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+    def _reduce(
+        self, values: pa.Array, retract: np.ndarray, active: np.ndarray, seg: Segments
+    ) -> pa.Array:
         last = seg.last_index(active & _nonnull(values))
         last = np.where((last >= 0) & retract[np.maximum(last, 0)], -1, last)
         return take_or_null(values, last)
 
-    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+    def agg(self, acc: Any, value: Any) -> Any:
         return acc if value is None else value
 
-    def retract(self, acc, value):  # type: ignore[no-untyped-def]
+    def retract(self, acc: Any, value: Any) -> Any:
         return acc if value is None else None
 
 
@@ -400,14 +410,24 @@ class FirstValue(Aggregator):
     def reset(self) -> None:
         self._initialized = False
 
-    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+    def _reduce(
+        self, values: pa.Array, retract: np.ndarray, active: np.ndarray, seg: Segments
+    ) -> pa.Array:
         return take_or_null(values, seg.first_index(self._counts(values, active)))
 
     def _counts(self, values: pa.Array, rows: np.ndarray) -> np.ndarray:
         """The rows that would set the value (and the "initialised" flag)."""
         return rows
 
-    def reduce_from(self, values, retract, active, seg, init, prior):  # type: ignore[no-untyped-def]
+    def reduce_from(
+        self,
+        values: pa.Array,
+        retract: np.ndarray,
+        active: np.ndarray,
+        seg: Segments,
+        init: np.ndarray,
+        prior: np.ndarray,
+    ) -> pa.Array:
         # after initRow the accumulator is the -D row's value; the flag survives the -D: if an
         # earlier add set it, that value stays; otherwise the first add after the -D replaces it
         first = seg.first_index(self._counts(values, active & ~retract))
@@ -415,7 +435,7 @@ class FirstValue(Aggregator):
         keep = (init >= 0) & (seen | (first < 0))
         return take_or_null(values, np.where(keep, init, first))
 
-    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+    def agg(self, acc: Any, value: Any) -> Any:
         if not self._initialized:
             self._initialized = True
             return value
@@ -429,7 +449,7 @@ class FirstNonNullValue(FirstValue):
         result: np.ndarray = rows & _nonnull(values)
         return result
 
-    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+    def agg(self, acc: Any, value: Any) -> Any:
         if not self._initialized and value is not None:
             self._initialized = True
             return value
@@ -472,14 +492,16 @@ class ListAgg(Aggregator):
     def init_transparent(self) -> bool:
         return False  # a blank initial accumulator is kept unless a non-blank input follows
 
-    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+    def _reduce(
+        self, values: pa.Array, retract: np.ndarray, active: np.ndarray, seg: Segments
+    ) -> pa.Array:
         if self.options.distinct:
             return self.reduce_sequential(values, retract, active, None, seg)
         rows = active & _nonnull(values) & ~_blank(values)
         lists = _hash_aggregate(values, rows, seg, "list")
         return pc.binary_join(lists, self.options.delimiter)
 
-    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+    def agg(self, acc: Any, value: Any) -> Any:
         if value is None or _is_blank(value):
             return acc
         if acc is None or _is_blank(acc):
@@ -501,12 +523,14 @@ class _Bool(Aggregator):
     types = ("BOOLEAN",)
     func: ClassVar[str] = ""
 
-    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+    def _reduce(
+        self, values: pa.Array, retract: np.ndarray, active: np.ndarray, seg: Segments
+    ) -> pa.Array:
         return _hash_aggregate(
             values, active, seg, self.func, pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)
         )
 
-    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+    def agg(self, acc: Any, value: Any) -> Any:
         """Nulls are skipped; two values combine by the subclass's ``_combine``."""
         if acc is None or value is None:
             return value if acc is None else acc
@@ -540,7 +564,9 @@ class Collect(Aggregator):
     retractable = True
     types = ("ARRAY",)
 
-    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+    def _reduce(
+        self, values: pa.Array, retract: np.ndarray, active: np.ndarray, seg: Segments
+    ) -> pa.Array:
         rows = active & _nonnull(values)
         with_retract = seg.any(retract & rows)
         adds = rows & ~retract
@@ -570,7 +596,7 @@ class Collect(Aggregator):
     def init_transparent(self) -> bool:
         return not self.options.distinct  # a distinct agg de-duplicates even agg(null, x)
 
-    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+    def agg(self, acc: Any, value: Any) -> Any:
         if acc is None and value is None:
             return None
         if (acc is None or value is None) and not self.options.distinct:
@@ -587,7 +613,7 @@ class Collect(Aggregator):
                 out.append(v)
         return out
 
-    def retract(self, acc, value):  # type: ignore[no-untyped-def]
+    def retract(self, acc: Any, value: Any) -> Any:
         if acc is None or value is None:
             return acc
         out = list(acc)
@@ -610,7 +636,9 @@ class MergeMap(Aggregator):
     retractable = True
     types = ("MAP",)
 
-    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+    def _reduce(
+        self, values: pa.Array, retract: np.ndarray, active: np.ndarray, seg: Segments
+    ) -> pa.Array:
         rows = active & _nonnull(values)
         lengths = _list_lengths(values)
         keep = np.repeat(rows, lengths)
@@ -640,14 +668,14 @@ class MergeMap(Aggregator):
             mask=pa.array(~has),
         )
 
-    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+    def agg(self, acc: Any, value: Any) -> Any:
         if acc is None or value is None:
             return value if acc is None else acc
         merged = dict(acc)
         merged.update(dict(value))
         return list(merged.items())
 
-    def retract(self, acc, value):  # type: ignore[no-untyped-def]
+    def retract(self, acc: Any, value: Any) -> Any:
         if acc is None or value is None:
             return acc
         gone = {k for k, _ in value}
@@ -721,7 +749,9 @@ class MergeMapWithKeyTime(Aggregator):
             )
         self.ts_index = names.index(ts)
 
-    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+    def _reduce(
+        self, values: pa.Array, retract: np.ndarray, active: np.ndarray, seg: Segments
+    ) -> pa.Array:
         rows = active & _nonnull(values)
         first = seg.first_index(rows)
         out = take_or_null(values, first)  # a single map passes through unchanged
@@ -785,7 +815,7 @@ class MergeMapWithKeyTime(Aggregator):
         pick = np.where(multi, np.arange(seg.count) + seg.count, np.arange(seg.count))
         return pa.concat_arrays([out, merged]).take(pa.array(pick))
 
-    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+    def agg(self, acc: Any, value: Any) -> Any:
         if acc is None or value is None:
             return value if acc is None else acc
         merged = dict(acc)
@@ -846,7 +876,7 @@ class NestedUpdate(Aggregator):
     def _key(self, row: dict[str, Any]) -> Any:
         return tuple(_hashable(row.get(k)) for k in self.options.nested_key)
 
-    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+    def agg(self, acc: Any, value: Any) -> Any:
         if acc is None or value is None:
             return value if acc is None else acc
         if not self.options.nested_key:
@@ -856,7 +886,7 @@ class NestedUpdate(Aggregator):
             merged[self._key(r)] = r
         return list(merged.values())
 
-    def retract(self, acc, value):  # type: ignore[no-untyped-def]
+    def retract(self, acc: Any, value: Any) -> Any:
         if acc is None or value is None:
             return acc
         if not self.options.nested_key:
@@ -875,7 +905,9 @@ class _Bytes(Aggregator):
     types = ("VARBINARY", "BINARY")
     commutative = True
 
-    def _reduce(self, values, retract, active, seg):  # type: ignore[no-untyped-def]
+    def _reduce(
+        self, values: pa.Array, retract: np.ndarray, active: np.ndarray, seg: Segments
+    ) -> pa.Array:
         rows = active & _nonnull(values)
         multi = seg.last_index(rows) != seg.first_index(rows)
         out = take_or_null(values, seg.first_index(rows))
@@ -883,7 +915,7 @@ class _Bytes(Aggregator):
             out = self.reduce_sequential(values, retract, rows, None, seg, multi, out)
         return out
 
-    def agg(self, acc, value):  # type: ignore[no-untyped-def]
+    def agg(self, acc: Any, value: Any) -> Any:
         if acc is None or value is None:
             return value if acc is None else acc
         return self.union(acc, value)
