@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Set everything up and run the whole test suite in two lanes. The fast lane first: lint, format,
-# types and the fast suite (the default selection in pyproject.toml) with a coverage total; a
-# failure there stops CI at once. Then the long lane: the slow, interop, Airflow and Spark suites
-# (exactly the tests the default selection leaves out), in two processes side by side.
+# Set everything up and run the whole test suite in two lanes. First lint, format and types (a
+# failure stops CI at once). Then the fast lane: the fast suite (the default selection in
+# pyproject.toml) with a coverage total, whose failure stops CI too; beside it, from the start,
+# the long tests of the Spark, Airflow and demo suites in a process of their own; after the fast
+# lane, the other long tests (slow, interop). The long selection is exactly what the default
+# selection leaves out, so every test runs once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --oracle
@@ -12,15 +14,25 @@ bash scripts/setup.sh --oracle
 if [ "$#" -gt 0 ]; then  # a selection of tests: one run
     exec .venv/bin/python -m pytest -q -m "" "$@"
 fi
-# Fast lane: the default marker selection, once, with coverage.
-.venv/bin/python -m pytest -q --cov=lakeops --cov-report=term:skip-covered
 long="slow or interop or airflow or spark"  # the complement of addopts' default selection
-# Long lane: two runs side by side, each in its own process and temporary folder: the suites
-# that start JVMs and Airflow (Spark sessions, spark-submit, the demo), in their order, and everything else.
 tmp=$(mktemp -d /tmp/lakeops-tests-XXXXXX)
 jvm=(tests/spark tests/airflow tests/test_demo.py)
+# The long tests that start JVMs and Airflow (Spark sessions, spark-submit, the demo) run in their
+# order in a process of their own, beside the rest: they are the longest part of the run.
 .venv/bin/python -m pytest -q -m "$long" --basetemp "$tmp/jvm" "${jvm[@]}" >"$tmp/jvm.log" 2>&1 &
 jvm_pid=$!
+# Fast lane: the default marker selection, once, with coverage; a failure stops the run at once.
+fast=0
+.venv/bin/python -m pytest -q --basetemp "$tmp/fast" --cov=lakeops \
+    --cov-report=term:skip-covered || fast=$?
+if [ "$fast" -ne 0 ]; then
+    kill "$jvm_pid" 2>/dev/null || true
+    wait "$jvm_pid" 2>/dev/null || true
+    rm -rf "$tmp"
+    echo "exit code: fast lane $fast (the long lane was stopped)"
+    exit "$fast"
+fi
+# Long lane, everything else: the slow, interop and race suites outside the JVM folders.
 rest=0
 .venv/bin/python -m pytest -q -m "$long" --basetemp "$tmp/rest" "${jvm[@]/#/--ignore=}" || rest=$?
 jvm_rc=0
@@ -28,5 +40,5 @@ wait "$jvm_pid" || jvm_rc=$?
 echo "=== Spark, Airflow and demo suites ==="
 cat "$tmp/jvm.log"
 rm -rf "$tmp"
-echo "exit codes: other suites $rest, Spark/Airflow/demo suites $jvm_rc"
+echo "exit codes: other long suites $rest, Spark/Airflow/demo suites $jvm_rc"
 [ "$rest" -eq 0 ] && [ "$jvm_rc" -eq 0 ]
