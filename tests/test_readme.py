@@ -35,19 +35,24 @@ def python_api_code(text: str) -> list[str]:
     return blocks
 
 
-def test_the_python_api_sections_run_as_written(tmp_path: Path) -> None:
-    script = "\n".join(python_api_code(README.read_text(encoding="utf-8")))
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def _run_as_written(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run README ``code`` in a fresh interpreter in ``cwd``; it must succeed."""
     proc = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=tmp_path,
-        env=env,
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def test_the_python_api_sections_run_as_written(tmp_path: Path) -> None:
+    script = "\n".join(python_api_code(README.read_text(encoding="utf-8")))
+    _run_as_written(script, tmp_path)
     # what the examples did, seen on disk: the renamed table with its snapshots and tags
     table = tmp_path / "warehouse" / "db.db" / "orders_v1"
     assert (table / "snapshot").is_dir() and not (
@@ -138,17 +143,7 @@ def test_the_multi_column_lookup_runs_and_prints_what_it_says(tmp_path: Path) ->
     multi = [b for b in blocks if "primary_keys=" in b]
     assert len(multi) == 1, "the section shows one self-contained multi-column lookup"
     code = multi[0]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = _run_as_written(code, tmp_path)
     shown = re.search(r"print\(.*?\)\n# (\[.*?\])", code, re.DOTALL)
     assert shown is not None
     expected = re.sub(r"\n#\s*", " ", shown.group(1))  # the comment, one line
