@@ -111,8 +111,8 @@ def _phase_local(path: str, keys: int, upserts: int) -> dict:
 def _phase_index(index_keys: int, upserts: int) -> dict:
     """A GlobalIndex of ``index_keys`` keys loaded from arrays, then one resolve."""
     from lakeops.bucket.cross_partition import GlobalIndex
+    from lakeops.format.schema import TableSchema
     from lakeops.options import TableOptions
-    from lakeops.spec.schema import TableSchema
     from lakeops.write.records import to_records
 
     schema = TableSchema.from_arrow(

@@ -43,10 +43,10 @@ import numpy as np
 import pyarrow as pa
 
 from lakeops import Catalog
+from lakeops.format.schema_change import AddColumn, RenameColumn
+from lakeops.format.types import DataType
 from lakeops.io.avro_data import fast_reader
 from lakeops.io.avro_jit import decode_kernel
-from lakeops.spec.schema_change import AddColumn, RenameColumn
-from lakeops.spec.types import DataType
 
 SEED = 20261125
 SCHEMA = pa.schema(

@@ -26,10 +26,10 @@ import numpy as np
 import pyarrow as pa
 
 from lakeops import Catalog
+from lakeops.format.kv import KIND, SEQ
+from lakeops.format.schema import TableSchema
 from lakeops.merge import create_merge_engine, merge_sorted, sort_records
 from lakeops.options import TableOptions
-from lakeops.spec.kv import KIND, SEQ
-from lakeops.spec.schema import TableSchema
 
 SCHEMA = pa.schema(
     [

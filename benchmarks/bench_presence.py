@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lakeops import Catalog
 from lakeops.commit.presence import CommitPresence, verify_present
 from lakeops.commit.snapshot_builder import PlannedChange
-from lakeops.spec.manifest import FileKind, ManifestEntry
+from lakeops.format.manifest import FileKind, ManifestEntry
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int64()), ("s", pa.string())])
 

@@ -83,9 +83,9 @@ def main() -> None:
     from pyspark.sql import functions as F
 
     import lakeops.spark as ls
+    from lakeops.format.types import DataType
     from lakeops.spark.bucket_expr import bucket_steps
     from lakeops.spark.native import _plan
-    from lakeops.spec.types import DataType
 
     spark = (
         SparkSession.builder.master("local[2]")

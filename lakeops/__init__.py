@@ -13,14 +13,9 @@ Write, read, merge and compact tables in Paimon's own on-disk format, vectorised
     table.read()               # merged latest state
 """
 
-from lakeops.append.table import AppendTable
 from lakeops.append.write import AppendWrite
 from lakeops.catalog import AnyTable, Catalog
-from lakeops.commit.check import CheckReport, Problem
-from lakeops.commit.expire import ExpireResult
-from lakeops.commit.orphan import OrphanResult
 from lakeops.commit.stats import CommitStats
-from lakeops.commit.tags import Tag
 from lakeops.compact.health import BucketHealth, TableHealth
 from lakeops.errors import (
     BucketNotFoundError,
@@ -56,11 +51,16 @@ from lakeops.errors import (
     UnsupportedFeatureError,
     WarehouseNotFoundError,
 )
-from lakeops.modes import ChangeMode, CommitKind, WriteMode
+from lakeops.format.commit_message import CommitMessage
+from lakeops.format.snapshot import Snapshot
+from lakeops.maintenance.check import CheckReport, Problem
+from lakeops.maintenance.expire import ExpireResult
+from lakeops.maintenance.orphan import OrphanResult
 from lakeops.read.scan import Split
-from lakeops.spec.commit_message import CommitMessage
-from lakeops.spec.snapshot import Snapshot
-from lakeops.table import Table
+from lakeops.store.tags import Tag
+from lakeops.table.append import AppendTable
+from lakeops.table.modes import ChangeMode, CommitKind, WriteMode
+from lakeops.table.primary_key import Table
 from lakeops.write.table_write import TableWrite
 
 __all__ = [

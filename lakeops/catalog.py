@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from fnmatch import fnmatchcase
-from typing import Any, TypeAlias
+from typing import Any
 
 import pyarrow as pa
 
-from lakeops.append.table import AppendTable
 from lakeops.errors import (
     BucketNotFoundError,
     CatalogError,
@@ -18,39 +17,23 @@ from lakeops.errors import (
     DatabaseNotFoundError,
     TableAlreadyExistsError,
     TableNotFoundError,
-    UnsupportedFeatureError,
     WarehouseNotFoundError,
 )
+from lakeops.format import paths
+from lakeops.format.identifiers import check_identifier, parse_identifier
+from lakeops.format.schema import TableSchema
+from lakeops.format.schema_change import SchemaChange
 from lakeops.io.file_io import FileIO, join
-from lakeops.metadata import metadata_table, split_system_table
-from lakeops.option_registry import check_create_options
-from lakeops.schema_commit import validate_schema
-from lakeops.spec import paths
-from lakeops.spec.identifiers import check_identifier, parse_identifier
-from lakeops.spec.schema import TableSchema
-from lakeops.spec.schema_change import SchemaChange
+from lakeops.options.registry import check_create_options
 from lakeops.store import TableStore
-from lakeops.table import Table
+from lakeops.table import AnyTable, AppendTable, Table
+from lakeops.table.schema_commit import validate_schema
+from lakeops.table.system_tables import metadata_table, split_system_table
 
-__all__ = ["AnyTable", "Catalog", "new_table_schema", "primary_key_table"]
-
-#: what a catalog opens: a primary-key table or an append table (no primary key)
-AnyTable: TypeAlias = Table | AppendTable
+__all__ = ["AnyTable", "Catalog", "new_table_schema"]
 
 _DB_SUFFIX = ".db"
 _DB_MARKER = ".lakeops-database"
-
-
-def primary_key_table(table: AnyTable, method: str) -> Table:
-    """``table`` itself if it has a primary key; for an append table an
-    :class:`~lakeops.errors.UnsupportedFeatureError` naming ``method`` (which only a
-    primary-key table has: sorted runs and levels, lookups by key, level-0 flushes)."""
-    if isinstance(table, Table):
-        return table
-    raise UnsupportedFeatureError(
-        f"{method} is for primary-key tables; {table.identifier!r} is an append table (no "
-        "primary key): nothing was read or written"
-    )
 
 
 def new_table_schema(
@@ -265,13 +248,13 @@ class Catalog:
         ignore_if_exists: bool = False,
     ) -> AnyTable:
         """Create a table and return it: a primary-key :class:`~lakeops.Table`, or without
-        ``primary_keys`` an :class:`~lakeops.append.table.AppendTable` (unaware bucket,
+        ``primary_keys`` an :class:`~lakeops.table.append.AppendTable` (unaware bucket,
         ``bucket = -1``, by default; ``bucket = N`` needs ``bucket-key``).
 
         Every option and key is validated before anything is written: an unknown option key is
         a :class:`~lakeops.errors.ConfigurationError` naming the closest known keys, and an
         option or value lakeops cannot honour exactly (``file.format`` = ``orc``, ``bucket`` =
-        -2, external data paths …; see :mod:`lakeops.option_registry`) an
+        -2, external data paths …; see :mod:`lakeops.options.registry`) an
         :class:`~lakeops.errors.UnsupportedFeatureError`. Primary-key columns
         become NOT NULL. ``options`` values are strings, as in Paimon (``{"bucket": "4"}``).
         """
@@ -305,7 +288,7 @@ class Catalog:
 
     def get_table(self, identifier: str) -> AnyTable:
         """Open an existing table: a :class:`~lakeops.Table` when it has a primary key, else an
-        :class:`~lakeops.append.table.AppendTable`."""
+        :class:`~lakeops.table.append.AppendTable`."""
         if isinstance(identifier, str) and "$" in identifier:
             raise ConfigurationError(
                 f"{identifier!r} names a metadata table: read it with "

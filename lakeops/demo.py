@@ -260,7 +260,7 @@ def _main(warehouse: Path, airflow_home: Path, log: Path) -> None:
     say(f"Spark, JVM and Airflow output: {log}")
 
     from lakeops import Catalog
-    from lakeops.catalog import primary_key_table
+    from lakeops.table import primary_key_table
 
     shutil.rmtree(warehouse / "demo.db", ignore_errors=True)
     shutil.rmtree(warehouse / "_landing", ignore_errors=True)

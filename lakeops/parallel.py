@@ -46,7 +46,7 @@ __all__ = [
 
 IO_THREADS = 16
 """Default pool size for work that waits on storage (deleting files): the count
-:mod:`lakeops.commit.check` checks files with, independent of the cores."""
+:mod:`lakeops.maintenance.check` checks files with, independent of the cores."""
 
 T = TypeVar("T")
 R = TypeVar("R")

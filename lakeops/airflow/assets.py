@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import SplitResult
 
 from lakeops.errors import ConfigurationError
-from lakeops.spec.identifiers import check_identifier, parse_identifier
+from lakeops.format.identifiers import check_identifier, parse_identifier
 
 __all__ = ["ASSET_ALIAS", "SCHEME", "parse_table_uri", "sanitize_uri", "table_asset", "table_uri"]
 
@@ -24,7 +24,7 @@ ASSET_ALIAS = "lakeops-commits"
 
 def table_uri(conn_id: str, identifier: str) -> str:
     """The Asset URI of table ``identifier`` (``db.table``, parsed by
-    :func:`~lakeops.spec.identifiers.parse_identifier`) reached through ``conn_id``; raises
+    :func:`~lakeops.format.identifiers.parse_identifier`) reached through ``conn_id``; raises
     :class:`~lakeops.errors.ConfigurationError` for a malformed identifier or connection id."""
     database, table = parse_identifier(identifier)
     _check_conn_id(conn_id)

@@ -9,9 +9,9 @@ from typing import Any
 
 from lakeops import AnyTable, AppendTable, Catalog, Table
 from lakeops.append.compact import partitions_to_compact
-from lakeops.catalog import primary_key_table
 from lakeops.compact.health import BucketHealth, TableHealth
-from lakeops.option_parsing import option_bool
+from lakeops.options.parsing import option_bool
+from lakeops.table import primary_key_table
 
 __all__ = [
     "committed_tables",
@@ -28,8 +28,8 @@ __all__ = [
 def json_partition(partition: dict[str, Any]) -> dict[str, str | None]:
     """A partition spec with JSON-safe values (dates, timestamps, decimals as the text users
     write, strings unchanged — blank ones included), which :meth:`Table.compact` matches by
-    value (:mod:`lakeops.spec.partition_spec`)."""
-    from lakeops.spec.paths import partition_value_string
+    value (:mod:`lakeops.format.partition_spec`)."""
+    from lakeops.format.paths import partition_value_string
 
     return {
         k: v if v is None or isinstance(v, str) else partition_value_string(v)

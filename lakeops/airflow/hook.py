@@ -35,8 +35,8 @@ from airflow.sdk import BaseHook
 from lakeops import AnyTable, Catalog
 from lakeops.airflow.connection import ConnectionConfig, parse_connection
 from lakeops.errors import TableNotFoundError
+from lakeops.format.identifiers import closest_identifiers
 from lakeops.redact import is_secret_key, redact_text, register_secret
-from lakeops.spec.identifiers import closest_identifiers
 
 __all__ = ["LakeopsHook"]
 

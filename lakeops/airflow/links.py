@@ -17,7 +17,7 @@ from urllib.parse import quote, urlsplit
 
 from airflow.sdk import BaseOperatorLink
 
-from lakeops.spec.identifiers import parse_identifier
+from lakeops.format.identifiers import parse_identifier
 
 if TYPE_CHECKING:
     from airflow.sdk import BaseOperator
@@ -49,7 +49,7 @@ def table_xcom_value(conn_id: str, table: str) -> dict[str, str]:
 def table_path(conn_id: str, table: str, base_path: str = "") -> str:
     """``<base_path>/lakeops/tables/<conn_id>/<db>/<table>`` with every segment URL-quoted;
     raises :class:`~lakeops.errors.ConfigurationError` (a ``ValueError``) if ``table`` is not a
-    valid ``database.table`` (:func:`~lakeops.spec.identifiers.parse_identifier`)."""
+    valid ``database.table`` (:func:`~lakeops.format.identifiers.parse_identifier`)."""
     database, name = parse_identifier(table)
     segments = "/".join(quote(s, safe="") for s in (conn_id, database, name))
     return f"{base_path.rstrip('/')}{PLUGIN_URL_PREFIX}/tables/{segments}"

@@ -35,10 +35,10 @@ from lakeops.airflow.assets import ASSET_ALIAS, table_asset
 from lakeops.airflow.commit_user import task_commit_user
 from lakeops.airflow.hook import LakeopsHook
 from lakeops.airflow.links import XCOM_KEY, LakeopsTableLink, table_xcom_value
-from lakeops.catalog import primary_key_table
 from lakeops.errors import ConfigurationError
-from lakeops.modes import WriteMode
 from lakeops.parallel import check_parallelism
+from lakeops.table import primary_key_table
+from lakeops.table.modes import WriteMode
 
 __all__ = [
     "LakeopsCompactOperator",
@@ -418,7 +418,7 @@ class LakeopsCompactOperator(_CompactionOperator):
     """Compact a table (or only ``partitions``, e.g. ``[{"dt": "2024-01-01"}]``) with its
     universal strategy, or fully with ``full=True`` (every bucket to one sorted run). An
     append table (no primary key) gets Paimon's small-file compaction
-    (:meth:`lakeops.append.table.AppendTable.compact`), in the worker or with
+    (:meth:`lakeops.table.append.AppendTable.compact`), in the worker or with
     ``engine="spark"`` in Spark tasks.
 
     ``parallelism``: buckets compacted at once in the worker (``engine="local"``; default: the

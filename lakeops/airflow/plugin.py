@@ -4,13 +4,13 @@ Mounted by ``plugins/lakeops_plugin.py`` under ``/lakeops`` on the Airflow API s
 
 * ``GET /lakeops/`` — the tables of every connection named in ``LAKEOPS_UI_CONN_IDS``
   (comma-separated; default ``lakeops_default``), one row of health figures per table
-  (:func:`lakeops.health_index.render_lake_index_html`, figures of
-  :func:`lakeops.health_summary.summarize_tables`: each table's latest snapshot and its
+  (:func:`lakeops.health.index.render_lake_index_html`, figures of
+  :func:`lakeops.health.summary.summarize_tables`: each table's latest snapshot and its
   manifests, the tables read in parallel); ``?sort=KEY&order=asc|desc`` sorts the rows (an
   unknown key or order falls back to the default, the most sorted runs first);
 * ``GET /lakeops/tables/{conn_id}/{database}/{table}`` — the page of
-  :func:`lakeops.health_view.render_table_html` (an append table's:
-  :func:`lakeops.health_append_view.render_append_table_html`).
+  :func:`lakeops.health.view.render_table_html` (an append table's:
+  :func:`lakeops.health.append_view.render_append_table_html`).
 
 Every route requires an Airflow login: the caller is resolved by Airflow's own
 ``airflow.api_fastapi.core_api.security.get_user`` — a JWT as ``Authorization: Bearer …`` or
@@ -50,16 +50,16 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from lakeops import Catalog
 from lakeops.airflow.connection import parse_connection
-from lakeops.catalog import primary_key_table
 from lakeops.errors import CatalogError, ConfigurationError, LakeopsError
-from lakeops.health_append_view import render_append_table_html
-from lakeops.health_index import DEFAULT_SORT, SORT_KEYS, IndexRow, render_lake_index_html
-from lakeops.health_summary import summarize_tables
-from lakeops.health_view import (
+from lakeops.health.append_view import render_append_table_html
+from lakeops.health.index import DEFAULT_SORT, SORT_KEYS, IndexRow, render_lake_index_html
+from lakeops.health.summary import summarize_tables
+from lakeops.health.view import (
     check_partition,
     render_message_html,
     render_table_html,
 )
+from lakeops.table import primary_key_table
 
 __all__ = [
     "CONN_IDS_ENV",

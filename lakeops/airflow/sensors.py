@@ -13,8 +13,8 @@ from airflow.sdk import BaseSensorOperator, Context, PokeReturnValue
 from lakeops.airflow.conditions import health_violations, new_snapshot
 from lakeops.airflow.hook import LakeopsHook
 from lakeops.airflow.triggers import LakeopsHealthTrigger, LakeopsSnapshotTrigger
-from lakeops.catalog import primary_key_table
 from lakeops.errors import ConfigurationError, LakeopsError
+from lakeops.table import primary_key_table
 
 __all__ = ["LakeopsSnapshotSensor", "LakeopsTableHealthSensor"]
 

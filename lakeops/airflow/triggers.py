@@ -13,7 +13,7 @@ from airflow.triggers.base import BaseEventTrigger, BaseTrigger, TriggerEvent
 
 from lakeops.airflow.conditions import health_violations, new_snapshot
 from lakeops.airflow.consumer import check_consumer_id, read_next_snapshot, write_next_snapshot
-from lakeops.catalog import primary_key_table
+from lakeops.table import primary_key_table
 
 __all__ = ["LakeopsCommitTrigger", "LakeopsHealthTrigger", "LakeopsSnapshotTrigger"]
 

@@ -37,28 +37,27 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lakeops.append.files import AppendFileReader, RollingAppendWriter
+from lakeops.append.scan import snapshot_deletion_files
 from lakeops.compact.planner import BucketJob, CompactionProgress
-from lakeops.context import TableContext
-from lakeops.parallel import run_ordered
-from lakeops.read.deletions import DeletionVectorReader
-from lakeops.read.scan import partition_matches
-from lakeops.spec import binary_row
-from lakeops.spec.commit_message import CommitMessage
-from lakeops.spec.data_file import FILE_SOURCE_COMPACT, DataFileMeta
-from lakeops.spec.deletion_vector import (
+from lakeops.format import binary_row
+from lakeops.format.commit_message import CommitMessage
+from lakeops.format.data_file import FILE_SOURCE_COMPACT, DataFileMeta
+from lakeops.format.deletion_vector import (
     DELETION_VECTORS_INDEX,
     DeletionFile,
     blob,
     deletion_files,
     encode_index_file,
 )
-from lakeops.spec.index_manifest import IndexFileMeta, IndexManifestEntry
-from lakeops.spec.manifest import FileKind
-from lakeops.spec.snapshot import Snapshot
-
-from .files import AppendFileReader, RollingAppendWriter
-from .options import AppendOptions
-from .scan import snapshot_deletion_files
+from lakeops.format.index_manifest import IndexFileMeta, IndexManifestEntry
+from lakeops.format.manifest import FileKind
+from lakeops.format.snapshot import Snapshot
+from lakeops.options.append import AppendOptions
+from lakeops.parallel import run_ordered
+from lakeops.read.deletions import DeletionVectorReader
+from lakeops.read.scan import partition_matches
+from lakeops.store.context import TableContext
 
 __all__ = [
     "AppendCompactionPlan",

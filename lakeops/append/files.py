@@ -23,6 +23,9 @@ from typing import Any
 import pyarrow as pa
 
 from lakeops.errors import CorruptDataFileError, MissingDataFileError
+from lakeops.format.data_file import EMPTY_ROW, FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
+from lakeops.format.schema import TableSchema
+from lakeops.format.types import DataType
 from lakeops.io.data_formats import DataFormat, reader_for
 from lakeops.io.file_io import FileIO
 from lakeops.kv import avro_layout, orc_layout
@@ -31,10 +34,7 @@ from lakeops.kv.formats import settings_for
 from lakeops.kv.parquet_layout import writer_options
 from lakeops.kv.stats import StatsCollector, stats_modes
 from lakeops.kv.writer import _local_millis, open_format_writer
-from lakeops.option_registry import check_data_file, check_readable
-from lakeops.spec.data_file import EMPTY_ROW, FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
-from lakeops.spec.schema import TableSchema
-from lakeops.spec.types import DataType
+from lakeops.options.registry import check_data_file, check_readable
 from lakeops.store.locations import ExternalPaths, FileLocations
 
 __all__ = ["AppendFileReader", "RollingAppendWriter", "file_schema"]

@@ -24,7 +24,7 @@ Files of a fixed bucket are read in sequence order (the order they were written)
 readers do; files of an unaware-bucket table in manifest order.
 
 **Deletion vectors** (``deletion-vectors.enabled``): each file of a split carries the deletion
-file of its vector in the snapshot (:mod:`lakeops.spec.deletion_vector`), and readers drop the
+file of its vector in the snapshot (:mod:`lakeops.format.deletion_vector`), and readers drop the
 rows at those positions (:mod:`lakeops.read.deletions`). Statistics cover deleted rows too,
 so pruning by them stays conservative.
 """
@@ -35,21 +35,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lakeops.context import TableContext
+from lakeops.append.evolution import GroupReader, data_evolution, row_id_groups
+from lakeops.append.files import AppendFileReader
+from lakeops.append.stats import value_stats
 from lakeops.errors import UnsupportedFeatureError
+from lakeops.format import binary_row
+from lakeops.format.data_file import DataFileMeta
+from lakeops.format.deletion_vector import DeletionFile
+from lakeops.format.manifest import ManifestEntry
+from lakeops.format.snapshot import Snapshot
 from lakeops.kv.evolution import SchemaEvolution
 from lakeops.read.expression import Stats
 from lakeops.read.predicate import RowFilter
 from lakeops.read.scan import _BucketPruning, snapshot_deletion_files
-from lakeops.spec import binary_row
-from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.deletion_vector import DeletionFile
-from lakeops.spec.manifest import ManifestEntry
-from lakeops.spec.snapshot import Snapshot
-
-from .evolution import GroupReader, data_evolution, row_id_groups
-from .files import AppendFileReader
-from .stats import value_stats
+from lakeops.store.context import TableContext
 
 __all__ = ["AppendSplit", "plan_append_splits", "snapshot_deletion_files"]
 

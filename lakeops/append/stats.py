@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from lakeops.errors import LakeopsError
+from lakeops.format import binary_row
+from lakeops.format.data_file import DataFileMeta
+from lakeops.format.types import DataType
 from lakeops.kv.evolution import SchemaEvolution
 from lakeops.read.expression import Stats
-from lakeops.spec import binary_row
-from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.types import DataType
 
 __all__ = ["value_stats"]
 

@@ -3,7 +3,7 @@
 Rows are validated and cast to the table's types (:func:`lakeops.write.records.to_records`),
 grouped by partition and bucket — bucket 0 for an unaware-bucket table (``bucket = -1``, as
 Paimon writes ``bucket-0``), the hash of the ``bucket-key`` columns for a fixed-bucket table
-(:func:`lakeops.spec.bucket_hash.assign_buckets`, as primary-key tables hash their keys) —
+(:func:`lakeops.format.bucket_hash.assign_buckets`, as primary-key tables hash their keys) —
 kept in input order, and buffered. When the buffers exceed ``write-buffer-size`` (and at
 ``prepare_commit``) every buffered (partition, bucket) is written as rolling level-0 files
 (:class:`~lakeops.append.files.RollingAppendWriter`), up to ``parallelism`` of them at once.
@@ -24,24 +24,23 @@ from typing import TypeAlias
 import numpy as np
 import pyarrow as pa
 
+from lakeops.append.files import RollingAppendWriter
 from lakeops.bucket.dynamic import partition_groups
-from lakeops.context import TableContext
 from lakeops.errors import LakeopsError
+from lakeops.format import binary_row
+from lakeops.format.bucket_hash import assign_buckets
+from lakeops.format.commit_message import CommitMessage
+from lakeops.format.data_file import DataFileMeta
+from lakeops.format.kv import KIND
+from lakeops.format.snapshot import Snapshot
 from lakeops.io.file_io import join
 from lakeops.kv.stats import stats_modes
+from lakeops.options.append import AppendOptions
 from lakeops.parallel import IO_THREADS, check_parallelism, run_ordered
-from lakeops.spec import binary_row
-from lakeops.spec.bucket_hash import assign_buckets
-from lakeops.spec.commit_message import CommitMessage
-from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.kv import KIND
-from lakeops.spec.snapshot import Snapshot
+from lakeops.store.context import TableContext
 from lakeops.store.locations import ExternalPaths
 from lakeops.write.records import to_records
 from lakeops.write.table_write import _check_component_lengths
-
-from .files import RollingAppendWriter
-from .options import AppendOptions
 
 __all__ = ["AppendWrite", "WriteInput"]
 

@@ -35,13 +35,13 @@ import numpy as np
 import pyarrow as pa
 
 from lakeops.bucket.dynamic import fill_buckets, partition_groups
+from lakeops.format import binary_row
+from lakeops.format.kv import KIND, RowKind
+from lakeops.format.schema import TableSchema
+from lakeops.format.snapshot import Snapshot
 from lakeops.parallel import IO_THREADS, imap_ordered
 from lakeops.read.merge_read import SplitReader
 from lakeops.read.scan import Split
-from lakeops.spec import binary_row
-from lakeops.spec.kv import KIND, RowKind
-from lakeops.spec.schema import TableSchema
-from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
 
 __all__ = ["GlobalIndex", "bootstrap_splits", "split_keys"]

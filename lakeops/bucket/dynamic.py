@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.errors import ConfigurationError
-from lakeops.spec.index_manifest import HASH_INDEX, IndexManifestEntry
+from lakeops.format.index_manifest import HASH_INDEX, IndexManifestEntry
 
 __all__ = [
     "PartitionIndex",

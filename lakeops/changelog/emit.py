@@ -20,9 +20,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lakeops.format.floats import total_order
+from lakeops.format.kv import KIND, RowKind
 from lakeops.merge.engine import is_retraction
-from lakeops.spec.floats import total_order
-from lakeops.spec.kv import KIND, RowKind
 
 __all__ = ["changelog_records"]
 

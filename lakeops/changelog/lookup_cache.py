@@ -17,8 +17,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from lakeops.format.data_file import DataFileMeta
 from lakeops.kv.reader import KeyValueReader
-from lakeops.spec.data_file import DataFileMeta
 
 __all__ = ["LEVEL", "LevelLookup", "RowGroupCache"]
 

@@ -26,7 +26,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeops.context import TableContext
 from lakeops.errors import (
     ConfigurationError,
     MissingDataFileError,
@@ -34,13 +33,14 @@ from lakeops.errors import (
     SnapshotExpiredError,
     SnapshotNotFoundError,
 )
+from lakeops.format import paths
+from lakeops.format.floats import total_order
+from lakeops.format.kv import KIND, ROW_KINDS
+from lakeops.format.manifest import FileKind, ManifestEntry
+from lakeops.format.schema import TableSchema
 from lakeops.kv.reader import KeyValueReader
 from lakeops.read.state import read_state
-from lakeops.spec import paths
-from lakeops.spec.floats import total_order
-from lakeops.spec.kv import KIND, ROW_KINDS
-from lakeops.spec.manifest import FileKind, ManifestEntry
-from lakeops.spec.schema import TableSchema
+from lakeops.store.context import TableContext
 
 __all__ = ["ROW_KIND_COLUMN", "ChangeMode", "read_changes"]
 

@@ -12,7 +12,7 @@ from rich.console import Console
 from lakeops.cli.arguments import TableArg
 from lakeops.cli.context import state
 from lakeops.cli.errors import CliError
-from lakeops.spec.schema_change import (
+from lakeops.format.schema_change import (
     AddColumn,
     DropColumn,
     Position,
@@ -25,7 +25,7 @@ from lakeops.spec.schema_change import (
     UpdateColumnType,
     UpdateComment,
 )
-from lakeops.spec.types import DataType
+from lakeops.format.types import DataType
 
 __all__ = ["alter", "parse_changes"]
 

@@ -10,7 +10,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from lakeops import AnyTable, Snapshot
-from lakeops.catalog import primary_key_table
 from lakeops.cli.arguments import ParallelismOpt, TableArg
 from lakeops.cli.context import state
 from lakeops.cli.errors import CliError
@@ -19,6 +18,7 @@ from lakeops.cli.lookup_keys import key_columns, parse_lookup_keys
 from lakeops.cli.output import human_bytes, jsonable
 from lakeops.errors import CommitStateUnknownError, SnapshotNotFoundError
 from lakeops.parallel import check_parallelism
+from lakeops.table import primary_key_table
 from lakeops.write.input_files import InputFormat, open_inputs, read_batches
 
 __all__ = ["register"]

@@ -10,7 +10,6 @@ import typer
 from rich.console import Console
 
 from lakeops import AnyTable
-from lakeops.catalog import primary_key_table
 from lakeops.cli.arguments import TableArg
 from lakeops.cli.context import state
 from lakeops.cli.errors import CliError
@@ -18,7 +17,8 @@ from lakeops.cli.parsing import parse_assignments
 from lakeops.cli.screenshot import find_chromium, screenshot_html
 from lakeops.cli.views import describe_data, health_data, render_describe, render_health
 from lakeops.compact.health import DEFAULT_WINDOW
-from lakeops.health_view import render_table_html
+from lakeops.health.view import render_table_html
+from lakeops.table import primary_key_table
 
 __all__ = ["register"]
 

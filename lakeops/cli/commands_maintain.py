@@ -12,17 +12,17 @@ from rich.console import Console
 from rich.markup import escape
 
 from lakeops import AnyTable, Snapshot
-from lakeops.catalog import primary_key_table
 from lakeops.cli.arguments import ParallelismOpt, PartitionOpt, TableArg
 from lakeops.cli.context import state
 from lakeops.cli.errors import CliError
 from lakeops.cli.output import human_bytes
 from lakeops.cli.parsing import parse_partitions
-from lakeops.commit.rollback import holds
 from lakeops.compact.planner import CompactionProgress
-from lakeops.option_parsing import parse_duration
+from lakeops.maintenance.rollback import holds
+from lakeops.options.parsing import parse_duration
 from lakeops.parallel import check_parallelism
 from lakeops.read.scan import partition_matches
+from lakeops.table import primary_key_table
 
 __all__ = ["register"]
 

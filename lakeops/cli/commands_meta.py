@@ -15,7 +15,7 @@ from lakeops.cli.context import state
 from lakeops.cli.errors import CliError
 from lakeops.cli.grids import grid, print_grid
 from lakeops.cli.output import jsonable
-from lakeops.metadata import SYSTEM_TABLES, split_system_table
+from lakeops.table.system_tables import SYSTEM_TABLES, split_system_table
 
 __all__ = ["register", "rows_table"]
 

@@ -13,14 +13,14 @@ from lakeops import AnyTable, Catalog
 from lakeops.cli.output import Output
 from lakeops.cli.parsing import parse_json_object
 from lakeops.errors import BucketNotFoundError, TableNotFoundError, WarehouseNotFoundError
-from lakeops.spec.identifiers import closest_identifiers
+from lakeops.format.identifiers import closest_identifiers
 
 __all__ = ["CliState", "state", "table_hint", "warehouse_message"]
 
 
 def table_hint(identifier: str, existing: list[str]) -> str:
     """The way out for a missing ``identifier``, given the ``existing`` tables (as
-    ``database.table``): the closest names (:func:`~lakeops.spec.identifiers.closest_identifiers`)
+    ``database.table``): the closest names (:func:`~lakeops.format.identifiers.closest_identifiers`)
     when some are close, else how to list or create tables."""
     close = closest_identifiers(identifier, existing)
     if close:

@@ -31,7 +31,7 @@ from rich.progress import (
 )
 
 from lakeops.compact.planner import CompactionProgress
-from lakeops.health_view import human_bytes
+from lakeops.health.view import human_bytes
 
 __all__ = ["Output", "human_bytes", "jsonable"]
 

@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from lakeops.cli.errors import CliError
 from lakeops.errors import LakeopsError
-from lakeops.spec.types import DataType
+from lakeops.format.types import DataType
 
 __all__ = ["SchemaSpec", "load_schema_file", "parse_schema"]
 

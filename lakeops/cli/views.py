@@ -11,10 +11,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from lakeops import AnyTable, TableHealth
-from lakeops.catalog import primary_key_table
 from lakeops.cli.grids import grid, print_grid
 from lakeops.cli.output import human_bytes
-from lakeops.health_view import format_ratio, partition_label
+from lakeops.health.view import format_ratio, partition_label
+from lakeops.table import primary_key_table
 
 __all__ = ["describe_data", "health_data", "render_describe", "render_health"]
 

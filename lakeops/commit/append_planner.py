@@ -16,12 +16,12 @@ from lakeops.commit.since_base import (
 )
 from lakeops.commit.snapshot_builder import PlannedChange
 from lakeops.errors import CommitError, StaleWriteError
+from lakeops.format.commit_message import CommitMessage
+from lakeops.format.data_file import DataFileMeta
+from lakeops.format.manifest import ManifestEntry
+from lakeops.format.schema import TableSchema
+from lakeops.format.snapshot import Snapshot
 from lakeops.options import TableOptions
-from lakeops.spec.commit_message import CommitMessage
-from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.manifest import ManifestEntry
-from lakeops.spec.schema import TableSchema
-from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
 from lakeops.store.locations import FileLocations
 from lakeops.write.resequence import Resequenced, resequence_files

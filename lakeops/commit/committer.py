@@ -31,7 +31,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from lakeops.commit.append_planner import AppendPlanner
-from lakeops.commit.auto_tags import create_auto_tags
 from lakeops.commit.exactly_once import already_committed, discard_uncommitted_files
 from lakeops.commit.id_guard import IdVerdict, verify_new_id
 from lakeops.commit.presence import CommitPresence, verify_present
@@ -48,7 +47,6 @@ from lakeops.commit.snapshot_builder import (
     next_snapshot_id,
     overwrite_change,
 )
-from lakeops.context import TableContext
 from lakeops.errors import (
     CommitConflictError,
     CommitError,
@@ -57,30 +55,35 @@ from lakeops.errors import (
     LakeopsError,
     LockUnavailableError,
 )
-from lakeops.options.auto_tag import AutoTagOptions
-from lakeops.spec import paths
-from lakeops.spec.commit_message import CommitMessage
-from lakeops.spec.deletion_vector import DELETION_VECTORS_INDEX as DELETION_VECTORS
-from lakeops.spec.deletion_vector import deletion_files
-from lakeops.spec.index_manifest import IndexManifestEntry, combine, write_index_manifest
-from lakeops.spec.manifest import (
+from lakeops.format import paths
+from lakeops.format.commit_message import CommitMessage
+from lakeops.format.deletion_vector import DELETION_VECTORS_INDEX as DELETION_VECTORS
+from lakeops.format.deletion_vector import deletion_files
+from lakeops.format.index_manifest import IndexManifestEntry, combine, write_index_manifest
+from lakeops.format.manifest import (
     FileKind,
     ManifestEntry,
     ManifestFileMeta,
     write_manifest,
     write_manifest_list,
 )
-from lakeops.spec.manifest_format import ManifestFormat
-from lakeops.spec.snapshot import CommitKind, Snapshot
+from lakeops.format.manifest_format import ManifestFormat
+from lakeops.format.snapshot import CommitKind, Snapshot
 from lakeops.store import fold_entries
+from lakeops.store.context import TableContext
 from lakeops.store.locations import partition_paths
 
-__all__ = ["BATCH_COMMIT_IDENTIFIER", "Committer", "PlannedChange"]
+__all__ = ["BATCH_COMMIT_IDENTIFIER", "CommitCallback", "Committer", "PlannedChange"]
 
 log = logging.getLogger(__name__)
 
 #: Paimon's commit identifier for batch jobs (Long.MAX_VALUE).
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
+
+#: What runs after each published commit, given the table and the new snapshot (Paimon's
+#: ``CommitCallback``): the facade passes automatic tag creation
+#: (:func:`lakeops.maintenance.auto_tags.auto_tags_after_commit`).
+CommitCallback = Callable[[TableContext, Snapshot], None]
 
 
 class Committer:
@@ -94,8 +97,10 @@ class Committer:
         commit_user: str | None = None,
         *,
         exactly_once: bool | None = None,
+        after_commit: Sequence[CommitCallback] = (),
     ) -> None:
         self.table = table
+        self.after_commit = tuple(after_commit)
         self.store = table.store
         self.schema = schema = table.schema
         self.options = table.options
@@ -181,7 +186,7 @@ class Committer:
                 on_conflict=on_compact_conflict,
             )
         if snapshot is not None:
-            self._auto_tags()
+            self._run_callbacks(snapshot)
         return snapshot
 
     def committed_before(
@@ -247,16 +252,21 @@ class Committer:
             "of the listed partitions, or list every partition the data holds"
         )
 
-    def _auto_tags(self) -> None:
-        """Paimon's automatic tags after a published commit (:mod:`lakeops.commit.auto_tags`).
-        The commit is published, so a failure here is logged, never raised (as Paimon does);
-        the next commit tries again."""
-        try:
-            options = AutoTagOptions.from_options(self.schema.options)
-            if options is not None:
-                create_auto_tags(self.store, options)
-        except Exception:
-            log.warning("%s: automatic tag creation failed", self.store.root, exc_info=True)
+    def _run_callbacks(self, snapshot: Snapshot) -> None:
+        """Each ``after_commit`` callback (Paimon's commit callbacks, e.g. automatic tags) on the
+        published ``snapshot``. The commit is published, so a failure is logged, never raised
+        (as Paimon does); the next commit runs them again."""
+        for callback in self.after_commit:
+            try:
+                callback(self.table, snapshot)
+            except Exception:
+                log.warning(
+                    "%s: %s after snapshot %d failed",
+                    self.store.root,
+                    getattr(callback, "__name__", repr(callback)),
+                    snapshot.id,
+                    exc_info=True,
+                )
 
     def _commit_appends(
         self, messages: Sequence[CommitMessage], change: PlannedChange, commit_identifier: int

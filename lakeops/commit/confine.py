@@ -2,7 +2,7 @@
 resolver (:class:`~lakeops.store.locations.FileLocations`), before anything is deleted.
 
 File names in metadata are plain names (checked where manifests and snapshots are decoded, see
-:func:`lakeops.spec.paths.check_file_name`) and external paths are followed only below the
+:func:`lakeops.format.paths.check_file_name`) and external paths are followed only below the
 roots the table's own ``data-file.external-paths`` names. Expiry, orphan cleanup and rollback
 call :func:`check_snapshots` (or resolve each entry as they go, before their first delete), so
 a table whose metadata points elsewhere is refused with an error naming the entry and nothing
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from lakeops.format.index_manifest import IndexManifestEntry
+from lakeops.format.manifest import ManifestEntry
+from lakeops.format.snapshot import Snapshot
 from lakeops.parallel import imap_ordered
-from lakeops.spec.index_manifest import IndexManifestEntry
-from lakeops.spec.manifest import ManifestEntry
-from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
 from lakeops.store.locations import FileLocations
 

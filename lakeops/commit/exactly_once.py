@@ -23,14 +23,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from lakeops.commit.confine import entry_paths, index_paths
-from lakeops.context import TableContext
 from lakeops.errors import SnapshotNotFoundError
+from lakeops.format.commit_message import CommitMessage
+from lakeops.format.index_manifest import IndexManifestEntry
+from lakeops.format.manifest import FileKind, ManifestEntry
+from lakeops.format.snapshot import Snapshot
 from lakeops.parallel import imap_ordered
-from lakeops.spec.commit_message import CommitMessage
-from lakeops.spec.index_manifest import IndexManifestEntry
-from lakeops.spec.manifest import FileKind, ManifestEntry
-from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore
+from lakeops.store.context import TableContext
 
 __all__ = [
     "already_committed",

@@ -39,8 +39,8 @@ import enum
 from collections.abc import Callable, Iterable, Sequence
 
 from lakeops.errors import CorruptTableError, SnapshotNotFoundError
-from lakeops.spec.manifest import ManifestEntry
-from lakeops.spec.snapshot import Snapshot
+from lakeops.format.manifest import ManifestEntry
+from lakeops.format.snapshot import Snapshot
 from lakeops.store import TableStore, fold_entries
 
 __all__ = ["IdVerdict", "verify_new_id"]

@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 
 from lakeops.commit.confine import entry_paths, index_paths
 from lakeops.commit.snapshot_builder import PlannedChange
-from lakeops.context import TableContext
 from lakeops.errors import MissingCommitFileError
+from lakeops.format import paths
+from lakeops.format.manifest import FileKind
 from lakeops.io.file_io import FileIO
 from lakeops.parallel import IO_THREADS, run_ordered
-from lakeops.spec import paths
-from lakeops.spec.manifest import FileKind
+from lakeops.store.context import TableContext
 
 __all__ = ["CommitPresence", "added_paths", "missing_files", "verify_present"]
 

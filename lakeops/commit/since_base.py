@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from lakeops.spec.index_manifest import IndexManifestEntry
-from lakeops.spec.manifest import FileKind, ManifestEntry
-from lakeops.spec.snapshot import CommitKind, Snapshot
+from lakeops.format.index_manifest import IndexManifestEntry
+from lakeops.format.manifest import FileKind, ManifestEntry
+from lakeops.format.snapshot import CommitKind, Snapshot
 from lakeops.store import TableStore
 
 __all__ = [

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from typing import cast
 
 from lakeops.errors import CommitConflictError, CommitError
-from lakeops.spec import binary_row
-from lakeops.spec.data_file import SimpleStats
-from lakeops.spec.index_manifest import IndexManifestEntry
-from lakeops.spec.manifest import FileKind, ManifestEntry, ManifestFileMeta
-from lakeops.spec.snapshot import CommitKind, Snapshot
-from lakeops.spec.types import DataType
+from lakeops.format import binary_row
+from lakeops.format.data_file import SimpleStats
+from lakeops.format.index_manifest import IndexManifestEntry
+from lakeops.format.manifest import FileKind, ManifestEntry, ManifestFileMeta
+from lakeops.format.snapshot import CommitKind, Snapshot
+from lakeops.format.types import DataType
 
 __all__ = [
     "CommitLists",

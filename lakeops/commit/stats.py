@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from lakeops.spec.manifest import FileKind
-from lakeops.spec.snapshot import CommitKind, Snapshot
+from lakeops.format.manifest import FileKind
+from lakeops.format.snapshot import CommitKind, Snapshot
 from lakeops.store import TableStore
 
 __all__ = ["CommitStats", "commit_stats"]

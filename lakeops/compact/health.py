@@ -1,5 +1,5 @@
 """Table health metrics: the one implementation the CLI, the Airflow plugin page and the sensors
-use (rendering lives in :mod:`lakeops.health_view` and :mod:`lakeops.cli.views`).
+use (rendering lives in :mod:`lakeops.health.view` and :mod:`lakeops.cli.views`).
 
 Per (partition, bucket) of the latest snapshot:
 
@@ -45,12 +45,12 @@ from typing import Any
 from lakeops.compact.levels import level_runs
 from lakeops.compact.strategy import LevelSortedRun
 from lakeops.errors import LakeopsError, MissingMetadataError
+from lakeops.format import binary_row
+from lakeops.format.data_file import DataFileMeta
+from lakeops.format.manifest import FileKind, ManifestEntry
+from lakeops.format.schema import TableSchema
+from lakeops.format.snapshot import Snapshot
 from lakeops.kv.evolution import SchemaEvolution
-from lakeops.spec import binary_row
-from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.manifest import FileKind, ManifestEntry
-from lakeops.spec.schema import TableSchema
-from lakeops.spec.snapshot import Snapshot
 from lakeops.store import TableStore, fold_entries
 
 __all__ = [

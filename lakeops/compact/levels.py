@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from lakeops.compact.strategy import LevelSortedRun
-from lakeops.spec.data_file import DataFileMeta
+from lakeops.format.data_file import DataFileMeta
 
 __all__ = ["level_runs", "non_empty_highest_level"]
 

@@ -15,8 +15,8 @@ from lakeops.compact.strategy import (
     pick_full_compaction,
 )
 from lakeops.compact.task import BucketContext, CompactResult, CompactTask
+from lakeops.format.data_file import FILE_SOURCE_COMPACT, DataFileMeta
 from lakeops.options.compaction import CompactOptions
-from lakeops.spec.data_file import FILE_SOURCE_COMPACT, DataFileMeta
 
 __all__ = ["BucketCompactor", "make_universal"]
 

@@ -9,15 +9,15 @@ from dataclasses import dataclass, field
 from lakeops.changelog.lookup_cache import RowGroupCache
 from lakeops.compact.manager import BucketCompactor
 from lakeops.compact.task import BucketContext
-from lakeops.context import TableContext
+from lakeops.format.commit_message import CommitMessage
+from lakeops.format.data_file import DataFileMeta
+from lakeops.format.schema import TableSchema
 from lakeops.io.file_io import join
-from lakeops.option_registry import check_data_files, check_writable
+from lakeops.options.registry import check_data_files, check_writable
 from lakeops.parallel import IO_THREADS, delete_files, run_ordered
 from lakeops.read.scan import PartitionSpec, partition_matches
-from lakeops.spec.commit_message import CommitMessage
-from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.schema import TableSchema
 from lakeops.store import TableStore
+from lakeops.store.context import TableContext
 
 __all__ = [
     "CompactionProgress",

@@ -24,7 +24,10 @@ from lakeops.changelog.emit import changelog_records
 from lakeops.changelog.lookup_cache import LEVEL, LevelLookup, RowGroupCache
 from lakeops.compact.record_ttl import RecordExpiry
 from lakeops.compact.strategy import CompactUnit
-from lakeops.context import TableContext
+from lakeops.format.data_file import FILE_SOURCE_COMPACT, DataFileMeta
+from lakeops.format.floats import order_value
+from lakeops.format.kv import KIND
+from lakeops.format.schema import TableSchema
 from lakeops.io.file_io import FileIO
 from lakeops.kv.evolution import SchemaLookup
 from lakeops.kv.reader import KeyValueReader
@@ -36,10 +39,7 @@ from lakeops.merge.stream import merge_runs
 from lakeops.options import TableOptions
 from lakeops.options.changelog import ChangelogOptions
 from lakeops.options.compaction import CompactOptions
-from lakeops.spec.data_file import FILE_SOURCE_COMPACT, DataFileMeta
-from lakeops.spec.floats import order_value
-from lakeops.spec.kv import KIND
-from lakeops.spec.schema import TableSchema
+from lakeops.store.context import TableContext
 from lakeops.store.locations import ExternalPaths
 
 __all__ = ["BucketContext", "CompactResult", "CompactTask"]

@@ -41,9 +41,9 @@ import numpy as np
 import pyarrow as pa
 
 from lakeops.errors import DataValidationError, UnsupportedFeatureError
-from lakeops.spec.kv import KIND, SEQ, key_column
-from lakeops.spec.schema import TableSchema
-from lakeops.spec.types import DataType
+from lakeops.format.kv import KIND, SEQ, key_column
+from lakeops.format.schema import TableSchema
+from lakeops.format.types import DataType
 
 __all__ = [
     "AvroDataWriter",

@@ -31,12 +31,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.errors import CorruptTableError, UnsupportedFeatureError
-from lakeops.spec import binary_row
-from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.floats import order_value
-from lakeops.spec.schema import TableSchema
-from lakeops.spec.schema_change import is_implicit_cast
-from lakeops.spec.types import DataType
+from lakeops.format import binary_row
+from lakeops.format.data_file import DataFileMeta
+from lakeops.format.floats import order_value
+from lakeops.format.schema import TableSchema
+from lakeops.format.schema_change import is_implicit_cast
+from lakeops.format.types import DataType
 
 __all__ = ["FileMapping", "SchemaEvolution", "can_read_as", "read_cast"]
 
@@ -48,7 +48,7 @@ _INTEGERS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
 
 def can_read_as(src: DataType, dst: DataType) -> bool:
     """Whether values stored as ``src`` convert to ``dst`` exactly as Paimon's cast does: the
-    widenings lakeops' own ALTER allows (:func:`~lakeops.spec.schema_change.is_implicit_cast`,
+    widenings lakeops' own ALTER allows (:func:`~lakeops.format.schema_change.is_implicit_cast`,
     nullability aside), plus integers to VARCHAR (decimal digits), which other engines' ALTERs
     make. Nested types must not change."""
     if is_implicit_cast(src.with_nullable(True), dst.with_nullable(True)):
@@ -145,7 +145,7 @@ class SchemaEvolution:
 
     def key_range(self, f: DataFileMeta) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         """(min key, max key) of ``f`` as Python tuples of the trimmed primary key, made for
-        comparing: float fields as :func:`~lakeops.spec.floats.order_value` maps them (Java's
+        comparing: float fields as :func:`~lakeops.format.floats.order_value` maps them (Java's
         total order, NaN greatest)."""
         types = self.file_key_types(f)
         lo = binary_row.deserialize(f.min_key, types)

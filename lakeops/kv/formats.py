@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from lakeops.errors import UnsupportedFeatureError
+from lakeops.format.schema import TableSchema
 from lakeops.kv import avro_layout, orc_layout, parquet_layout
-from lakeops.option_registry import WRITABLE_FORMATS
-from lakeops.spec.schema import TableSchema
+from lakeops.options.registry import WRITABLE_FORMATS
 
 __all__ = [
     "WRITABLE_FORMATS",

@@ -30,8 +30,8 @@ import pyarrow.compute as pc
 import pyarrow.orc as orc
 
 from lakeops.errors import UnsupportedFeatureError
-from lakeops.spec.kv import data_file_schema
-from lakeops.spec.schema import TableSchema
+from lakeops.format.kv import data_file_schema
+from lakeops.format.schema import TableSchema
 
 __all__ = ["check_values", "check_writable", "open_writer"]
 

@@ -27,8 +27,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from lakeops.errors import UnsupportedFeatureError
-from lakeops.spec.schema import TableSchema
-from lakeops.spec.types import DataType
+from lakeops.format.schema import TableSchema
+from lakeops.format.types import DataType
 
 __all__ = ["check_writable", "writer_options"]
 

@@ -26,15 +26,15 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from lakeops.errors import CorruptDataFileError, LakeopsError, MissingDataFileError
+from lakeops.format.data_file import DataFileMeta
+from lakeops.format.floats import canonical_nan, is_floating
+from lakeops.format.kv import KIND, SEQ, key_column
+from lakeops.format.schema import TableSchema
+from lakeops.format.types import DataType
 from lakeops.io.data_formats import DataFormat, reader_for
 from lakeops.io.file_io import FileIO
 from lakeops.kv.evolution import SchemaEvolution, SchemaLookup, read_cast
-from lakeops.option_registry import check_data_file, check_readable
-from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.floats import canonical_nan, is_floating
-from lakeops.spec.kv import KIND, SEQ, key_column
-from lakeops.spec.schema import TableSchema
-from lakeops.spec.types import DataType
+from lakeops.options.registry import check_data_file, check_readable
 from lakeops.store.locations import FileLocations
 
 __all__ = ["KeyValueReader"]
@@ -74,7 +74,7 @@ class KeyValueReader:
         self.key_names = schema.trimmed_primary_keys
         self.key_types = schema.types_of(self.key_names)
         self.merge_keys = [key_column(k) for k in self.key_names]
-        #: FLOAT/DOUBLE merge-key columns: NaN made canonical on read (lakeops.spec.floats)
+        #: FLOAT/DOUBLE merge-key columns: NaN made canonical on read (lakeops.format.floats)
         self._float_keys = {
             mk
             for mk, t in zip(self.merge_keys, self.key_types, strict=True)
@@ -221,7 +221,7 @@ class KeyValueReader:
                 col = read_cast(col, *cast)
             if col.type != target.type:
                 col = col.cast(target.type)
-            if target.name in self._float_keys:  # one NaN bit pattern (lakeops.spec.floats)
+            if target.name in self._float_keys:  # one NaN bit pattern (lakeops.format.floats)
                 col = canonical_nan(col)
             out.append(col)
         return pa.Table.from_arrays(out, schema=schema)

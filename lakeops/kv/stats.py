@@ -43,10 +43,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from lakeops.errors import ConfigurationError
-from lakeops.spec import binary_row
-from lakeops.spec.data_file import SimpleStats
-from lakeops.spec.floats import is_floating, order_value, total_order
-from lakeops.spec.types import DataType
+from lakeops.format import binary_row
+from lakeops.format.data_file import SimpleStats
+from lakeops.format.floats import is_floating, order_value, total_order
+from lakeops.format.types import DataType
 
 __all__ = ["StatsCollector", "StatsMode", "column_bounds", "stats_modes"]
 

@@ -17,15 +17,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from lakeops.format import binary_row
+from lakeops.format.data_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
+from lakeops.format.kv import KIND, SEQ, RowKind, data_file_schema
+from lakeops.format.schema import TableSchema
 from lakeops.io.file_io import FileIO
 from lakeops.kv import avro_layout, orc_layout
 from lakeops.kv.formats import FileSettings, settings_for, writer_kwargs
 from lakeops.kv.parquet_layout import writer_options
 from lakeops.kv.stats import StatsCollector
-from lakeops.spec import binary_row
-from lakeops.spec.data_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
-from lakeops.spec.kv import KIND, SEQ, RowKind, data_file_schema
-from lakeops.spec.schema import TableSchema
 from lakeops.store.locations import ExternalPaths, FileLocations
 
 __all__ = ["RollingKeyValueWriter"]

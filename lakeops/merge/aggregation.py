@@ -15,13 +15,13 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from lakeops.format.kv import KIND, RowKind
+from lakeops.format.schema import TableSchema
 from lakeops.merge.aggregators import refuse_unretractable
 from lakeops.merge.config import MergeConfig, parse_merge_config
 from lakeops.merge.engine import MergeEngine, is_retraction
 from lakeops.merge.segments import Segments, build_rows
 from lakeops.options import TableOptions
-from lakeops.spec.kv import KIND, RowKind
-from lakeops.spec.schema import TableSchema
 
 __all__ = ["AggregationEngine"]
 

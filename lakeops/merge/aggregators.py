@@ -25,8 +25,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.errors import ConfigurationError, DataValidationError, UnsupportedFeatureError
+from lakeops.format.types import DataType
 from lakeops.merge.segments import Segments, rows_of, take_or_null
-from lakeops.spec.types import DataType
 
 __all__ = [
     "AGGREGATORS",

@@ -18,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lakeops.errors import ConfigurationError
+from lakeops.format.schema import TableSchema
 from lakeops.merge.aggregators import Aggregator, FieldAggOptions, create_aggregator
-from lakeops.option_parsing import option_bool, option_list
 from lakeops.options import TableOptions
-from lakeops.spec.schema import TableSchema
+from lakeops.options.parsing import option_bool, option_list
 
 __all__ = ["MergeConfig", "SequenceGroup", "parse_merge_config"]
 

@@ -24,8 +24,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.errors import DataValidationError
+from lakeops.format.kv import KIND, RowKind
 from lakeops.options import TableOptions
-from lakeops.spec.kv import KIND, RowKind
 
 __all__ = ["DeduplicateEngine", "FirstRowEngine", "MergeEngine", "is_retraction"]
 

@@ -4,11 +4,11 @@ engine)."""
 from __future__ import annotations
 
 from lakeops.errors import ConfigurationError
+from lakeops.format.schema import TableSchema
 from lakeops.merge.aggregation import AggregationEngine
 from lakeops.merge.engine import DeduplicateEngine, FirstRowEngine, MergeEngine
 from lakeops.merge.partial_update import PartialUpdateEngine
 from lakeops.options import TableOptions
-from lakeops.spec.schema import TableSchema
 
 __all__ = ["create_merge_engine"]
 

@@ -18,8 +18,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeops.spec.floats import total_order
-from lakeops.spec.kv import SEQ
+from lakeops.format.floats import total_order
+from lakeops.format.kv import SEQ
 
 if TYPE_CHECKING:
     from lakeops.merge.engine import MergeEngine
@@ -85,7 +85,7 @@ def key_order(records: pa.Table, key_columns: Sequence[str]) -> pa.Array:
 
 def _orderable(records: pa.Table, columns: Sequence[str]) -> pa.Table:
     """The ``columns`` of ``records``, float ones replaced by their Java total order (NaN one
-    value, greatest; ``-0.0 < 0.0``: :func:`lakeops.spec.floats.total_order`)."""
+    value, greatest; ``-0.0 < 0.0``: :func:`lakeops.format.floats.total_order`)."""
     names = list(dict.fromkeys(columns))
     return pa.table([total_order(records.column(c)) for c in names], names=names)
 

@@ -22,14 +22,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.errors import DataValidationError
+from lakeops.format.floats import total_order
+from lakeops.format.kv import KIND, RowKind
+from lakeops.format.schema import TableSchema
 from lakeops.merge.aggregators import refuse_unretractable
 from lakeops.merge.config import MergeConfig, SequenceGroup, parse_merge_config
 from lakeops.merge.engine import MergeEngine
 from lakeops.merge.segments import Segments, build_rows, rows_of, take_or_null
 from lakeops.options import TableOptions
-from lakeops.spec.floats import total_order
-from lakeops.spec.kv import KIND, RowKind
-from lakeops.spec.schema import TableSchema
 
 __all__ = ["PartialUpdateEngine", "dense_rank"]
 

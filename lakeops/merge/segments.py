@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from lakeops.spec.kv import KIND
+from lakeops.format.kv import KIND
 
 __all__ = ["Segments", "build_rows", "rows_of", "take_or_null"]
 

@@ -16,9 +16,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lakeops.format.floats import total_order
 from lakeops.merge import MergeEngine, sort_records
 from lakeops.merge.ordering import sort_merge
-from lakeops.spec.floats import total_order
 
 __all__ = ["merge_runs"]
 

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from lakeops.errors import ConfigurationError
-from lakeops.option_parsing import option_bool, parse_duration
+from lakeops.options.parsing import option_bool, parse_duration
 
 __all__ = ["AutoTagOptions", "TagPeriod"]
 

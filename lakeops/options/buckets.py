@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lakeops.errors import ConfigurationError
-from lakeops.option_parsing import parse_duration
-from lakeops.spec.schema import TableSchema
+from lakeops.format.schema import TableSchema
+from lakeops.options.parsing import parse_duration
 
 __all__ = ["DynamicBucketOptions"]
 

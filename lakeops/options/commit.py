@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from lakeops.option_parsing import parse_duration
-from lakeops.option_values import check_option_values
+from lakeops.options.parsing import parse_duration
+from lakeops.options.values import check_option_values
 
 __all__ = ["COMMIT_RETRY_KEYS", "CommitRetryOptions"]
 
@@ -49,7 +49,7 @@ class CommitRetryOptions:
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> CommitRetryOptions:
         """Parse the commit options of a table; values outside their ranges (see
-        :mod:`lakeops.option_values`) raise :class:`~lakeops.errors.ConfigurationError`."""
+        :mod:`lakeops.options.values`) raise :class:`~lakeops.errors.ConfigurationError`."""
         present = {k: str(options[k]) for k in COMMIT_RETRY_KEYS if k in options}
         check_option_values(present)
         timeout = present.get("commit.timeout")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lakeops.errors import ConfigurationError
-from lakeops.option_parsing import option_bool, parse_duration, parse_memory_size
+from lakeops.format.schema import TableSchema
 from lakeops.options import TableOptions
-from lakeops.spec.schema import TableSchema
+from lakeops.options.parsing import option_bool, parse_duration, parse_memory_size
 
 __all__ = ["CompactOptions"]
 

@@ -4,7 +4,7 @@ Options keep Paimon's names and defaults (see ``paimon-options.md``). Values are
 schema file; :class:`TableOptions` parses them and raises :class:`ConfigurationError` naming the
 option, the bad value and the fix. Options lakeops does not interpret are kept and written back
 untouched, so Paimon's own readers still see them. Which options lakeops honours, ignores or
-refuses (and the checks at create, write and read) is :mod:`lakeops.option_registry`;
+refuses (and the checks at create, write and read) is :mod:`lakeops.options.registry`;
 :meth:`TableOptions.require_writable` and :meth:`TableOptions.require_readable` apply it.
 """
 
@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from lakeops import option_registry
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
-from lakeops.option_parsing import option_bool, option_list, parse_memory_size
-from lakeops.spec.schema import TableSchema
+from lakeops.format.schema import TableSchema
+from lakeops.options import registry as option_registry
+from lakeops.options.parsing import option_bool, option_list, parse_memory_size
 
 __all__ = ["MERGE_ENGINES", "TableOptions"]
 
@@ -162,10 +162,10 @@ class TableOptions:
     def require_writable(schema: TableSchema, action: str, table: str = "table") -> None:
         """Refuse to ``action`` a table whose options lakeops cannot honour exactly (or does
         not know, or whose values lie outside their ranges, as another engine may have set
-        them); see :func:`lakeops.option_registry.check_writable` and
-        :mod:`lakeops.option_values`."""
-        from lakeops.option_values import check_option_values  # (it imports this module)
+        them); see :func:`lakeops.options.registry.check_writable` and
+        :mod:`lakeops.options.values`."""
         from lakeops.options.auto_tag import AutoTagOptions
+        from lakeops.options.values import check_option_values  # (it imports this module)
 
         options: Mapping[str, str] = schema.options
         if not schema.primary_keys:

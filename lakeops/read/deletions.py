@@ -14,9 +14,9 @@ import numpy as np
 import pyarrow as pa
 
 from lakeops.errors import CorruptTableError
+from lakeops.format.data_file import DataFileMeta
+from lakeops.format.deletion_vector import DeletionFile, decode_deletion_vector
 from lakeops.io.file_io import FileIO
-from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.deletion_vector import DeletionFile, decode_deletion_vector
 
 __all__ = ["DeletionVectorReader"]
 

@@ -19,19 +19,19 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeops.context import TableContext
 from lakeops.errors import DataValidationError
+from lakeops.format import binary_row
+from lakeops.format.bucket_hash import assign_buckets
+from lakeops.format.data_file import DataFileMeta
+from lakeops.format.deletion_vector import DeletionFile
+from lakeops.format.floats import canonical_table, is_floating, order_value
+from lakeops.format.kv import KIND, key_column
 from lakeops.kv.reader import KeyValueReader
 from lakeops.merge import merge_sorted, sort_records
 from lakeops.merge.engine import is_retraction
 from lakeops.read.deletions import DeletionVectorReader
 from lakeops.read.scan import table_deletion_files
-from lakeops.spec import binary_row
-from lakeops.spec.bucket_hash import assign_buckets
-from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.deletion_vector import DeletionFile
-from lakeops.spec.floats import canonical_table, is_floating, order_value
-from lakeops.spec.kv import KIND, key_column
+from lakeops.store.context import TableContext
 
 __all__ = ["lookup"]
 
@@ -178,7 +178,7 @@ def _read_matching(
     if vector is not None:
         return _semi_join(dvs.apply(reader.read(directory, f, value_cols), vector, f), probe)
     # float keys: Parquet statistics leave NaN out of min/max, so no row group is skipped; the
-    # join compares the canonical NaN bits both sides carry (lakeops.spec.floats)
+    # join compares the canonical NaN bits both sides carry (lakeops.format.floats)
     if len(key_cols) == 1 and not is_floating(probe.schema.field(0).type):
         return reader.read_filtered(
             directory, f, value_cols, key_cols[0], probe.column(0).to_pylist()

@@ -21,15 +21,15 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeops.context import TableContext
+from lakeops.format.data_file import DataFileMeta
+from lakeops.format.kv import KIND, RowKind, key_column
 from lakeops.kv.reader import KeyValueReader
 from lakeops.merge import group_starts, merge_sorted, sort_records
 from lakeops.merge.interval_partition import partition_sections
 from lakeops.merge.ordering import as_table
 from lakeops.read.deletions import DeletionVectorReader
 from lakeops.read.scan import Split
-from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.kv import KIND, RowKind, key_column
+from lakeops.store.context import TableContext
 
 __all__ = ["SplitReader"]
 
@@ -66,7 +66,7 @@ class SplitReader:
     def read_with_kinds(self, split: Split, columns: Sequence[str]) -> tuple[pa.Array, pa.Table]:
         """The merged records of ``split`` with retractions kept (Paimon's ``forceKeepDelete``
         read, what its ``audit_log`` table shows): their row kinds (the int8 codes of
-        :class:`~lakeops.spec.kv.RowKind`) and their ``columns``."""
+        :class:`~lakeops.format.kv.RowKind`) and their ``columns``."""
         merged = self._merged_records(split, columns)
         if merged is None:
             empty = self.schema.arrow_schema().empty_table().select(list(columns))

@@ -27,18 +27,18 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from lakeops.context import TableContext
+from lakeops.format import binary_row
+from lakeops.format.bucket_hash import assign_buckets
+from lakeops.format.data_file import DataFileMeta
+from lakeops.format.deletion_vector import DeletionFile, deletion_files
+from lakeops.format.partition_spec import spec_predicate
+from lakeops.format.schema import TableSchema
+from lakeops.format.snapshot import Snapshot
 from lakeops.kv.evolution import SchemaEvolution
 from lakeops.options import TableOptions
 from lakeops.read.expression import Stats, bucket_values
 from lakeops.read.predicate import RowFilter
-from lakeops.spec import binary_row
-from lakeops.spec.bucket_hash import assign_buckets
-from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.deletion_vector import DeletionFile, deletion_files
-from lakeops.spec.partition_spec import spec_predicate
-from lakeops.spec.schema import TableSchema
-from lakeops.spec.snapshot import Snapshot
+from lakeops.store.context import TableContext
 
 __all__ = [
     "PartitionSpec",
@@ -189,7 +189,7 @@ def partition_matches(
 ) -> Callable[[bytes], bool]:
     """A test of serialized partitions: does one of ``specs`` match it (None matches every
     partition)? Values are written as users write them (``{"pd": "2024-01-01"}``), see
-    :mod:`lakeops.spec.partition_spec`; invalid values raise ConfigurationError here."""
+    :mod:`lakeops.format.partition_spec`; invalid values raise ConfigurationError here."""
     opts = options if options is not None else TableOptions.from_schema(schema)
     return spec_predicate(
         schema.partition_keys,

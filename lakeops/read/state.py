@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from lakeops.context import TableContext
 from lakeops.read.merge_read import SplitReader
 from lakeops.read.scan import plan_splits
+from lakeops.store.context import TableContext
 
 __all__ = ["read_state"]
 

@@ -41,8 +41,9 @@ from collections.abc import Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeops.context import TableContext
 from lakeops.errors import ConfigurationError
+from lakeops.format.data_file import DataFileMeta
+from lakeops.format.kv import KIND, RowKind, key_column
 from lakeops.kv.reader import KeyValueReader
 from lakeops.merge import group_starts, merge_sorted, sort_records
 from lakeops.merge.interval_partition import partition_runs
@@ -54,8 +55,7 @@ from lakeops.read.expression import Stats
 from lakeops.read.predicate import RowFilter
 from lakeops.read.scan import Split
 from lakeops.read.window import ordered_streams
-from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.kv import KIND, RowKind, key_column
+from lakeops.store.context import TableContext
 
 __all__ = ["DEFAULT_BATCH_ROWS", "QUEUE_DEPTH", "Section", "SplitStream", "read_batches"]
 

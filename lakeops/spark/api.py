@@ -7,13 +7,13 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from lakeops.append.table import AppendTable
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
+from lakeops.format.snapshot import Snapshot
 from lakeops.kv.formats import check_writable
-from lakeops.modes import WriteMode
 from lakeops.parallel import check_parallelism
 from lakeops.spark.bucket_expr import with_bucket
-from lakeops.spec.snapshot import Snapshot
+from lakeops.table.append import AppendTable
+from lakeops.table.modes import WriteMode
 
 __all__ = ["WritePath", "compact", "read", "register", "write"]
 

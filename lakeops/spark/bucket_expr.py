@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lakeops.spec.binary_row import null_bits_size
-from lakeops.spec.bucket_hash import assign_buckets
-from lakeops.spec.types import DataType
+from lakeops.format.binary_row import null_bits_size
+from lakeops.format.bucket_hash import assign_buckets
+from lakeops.format.types import DataType
 
 __all__ = ["JVM_KEY_TYPES", "bucket_steps", "with_bucket"]
 
@@ -145,7 +145,7 @@ def with_bucket(
     in the JVM (:func:`bucket_steps`) when ``in_jvm`` and every key type is integer-like (the
     caller vouches that the DataFrame's columns have exactly those types and hold no nulls),
     else by a vectorised Arrow UDF hashing as the writers do
-    (:func:`lakeops.spec.bucket_hash.assign_buckets`, nulls included)."""
+    (:func:`lakeops.format.bucket_hash.assign_buckets`, nulls included)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import IntegerType, StructField, StructType
 

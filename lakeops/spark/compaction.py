@@ -10,7 +10,7 @@ most its task CPUs (``parallelism`` lowers that, never raises it), and caps pyar
 pool to the same count, so a task never runs more compute threads than the slots Spark gave it.
 
 Append tables. The driver plans the compactions as
-:meth:`~lakeops.append.table.AppendTable.compact` does
+:meth:`~lakeops.table.append.AppendTable.compact` does
 (:func:`~lakeops.append.compact.compaction_tasks`: the windows of a fixed bucket's files, the
 bins of a partition's small files); each window or bin is a job dealt as a bucket is, and a
 task rewrites its jobs' files in order (:func:`~lakeops.append.compact.run_tasks`), so a fixed
@@ -43,18 +43,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lakeops.append.compact import AppendCompactionPlan, compaction_tasks, retire_vectors
-from lakeops.append.options import AppendOptions
 from lakeops.append.scan import snapshot_deletion_files
-from lakeops.append.table import AppendTable
-from lakeops.catalog import primary_key_table
 from lakeops.compact.planner import BucketJob, plan_buckets, remove_job_files
+from lakeops.format.commit_message import CommitMessage
+from lakeops.format.deletion_vector import DeletionFile
+from lakeops.format.snapshot import Snapshot
 from lakeops.kv.formats import check_writable
+from lakeops.options.append import AppendOptions
 from lakeops.parallel import check_parallelism
 from lakeops.read.deletions import DeletionVectorReader
-from lakeops.spec.commit_message import CommitMessage
-from lakeops.spec.deletion_vector import DeletionFile
-from lakeops.spec.snapshot import Snapshot
 from lakeops.store.locations import new_name_token
+from lakeops.table import primary_key_table
+from lakeops.table.append import AppendTable
 
 __all__ = ["TaskResult", "compact", "deal_tasks"]
 
@@ -155,7 +155,7 @@ def compact(
     """Compact (``full``: everything to the max level; ``force_level0``: lift level 0) the
     table the data-source ``options`` name, on the executors of ``spark``, as one ``COMPACT``
     snapshot (None when nothing needed compacting). An append table is compacted as
-    :meth:`lakeops.append.table.AppendTable.compact` compacts it (``full``: a full compaction;
+    :meth:`lakeops.table.append.AppendTable.compact` compacts it (``full``: a full compaction;
     ``force_level0`` is refused), its windows and bins dealt into tasks as buckets are. See
     the module docstring."""
     from lakeops.spark.tables import open_table

@@ -56,7 +56,6 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from lakeops.append.scan import AppendSplit
-from lakeops.append.table import AppendTable
 from lakeops.changelog.reader import ROW_KIND_COLUMN as CHANGES_ROW_KIND
 from lakeops.changelog.reader import ChangeMode
 from lakeops.errors import (
@@ -73,6 +72,7 @@ from lakeops.spark.options import (
 from lakeops.spark.tables import AnyTable, ensure_table, open_table, read_split, task_parallelism
 from lakeops.spark.types import check_projection, spark_arrow_schema, spark_schema, to_spark_arrow
 from lakeops.spark.writer import LakeopsWriter
+from lakeops.table.append import AppendTable
 
 __all__ = ["LakeopsDataSource", "ensure_table", "open_table", "task_parallelism"]
 

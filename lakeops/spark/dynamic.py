@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lakeops.table import Table
+from lakeops.table.primary_key import Table
 from lakeops.write.records import BUCKET_COLUMN, KIND_COLUMN
 
 __all__ = ["assign_cross_partition", "assign_dynamic"]
@@ -53,7 +53,7 @@ def assign_dynamic(df: Any, options: dict[str, str]) -> Any:
 
     def add_channel(batches: Any) -> Any:
         from lakeops.bucket.dynamic import assigner_of
-        from lakeops.spec.bucket_hash import hash_rows
+        from lakeops.format.bucket_hash import hash_rows
 
         t = open_table(options)
         key_types = t.schema.types_of(keys)
@@ -94,8 +94,8 @@ def assign_dynamic(df: Any, options: dict[str, str]) -> Any:
 
     def assign(group: pa.Table) -> pa.Table:
         from lakeops.bucket.dynamic import PartitionIndex, partition_groups
-        from lakeops.spec import binary_row
-        from lakeops.spec.bucket_hash import hash_rows
+        from lakeops.format import binary_row
+        from lakeops.format.bucket_hash import hash_rows
         from lakeops.write.records import to_records
 
         t = open_table(options)

@@ -61,8 +61,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lakeops.errors import ConfigurationError
+from lakeops.format.identifiers import parse_identifier
 from lakeops.parallel import check_parallelism
-from lakeops.spec.identifiers import parse_identifier
 
 __all__ = [
     "decode_partitions",
@@ -77,7 +77,7 @@ _SCALARS = (str, int, float, bool, type(None))
 
 def _json_value(value: Any) -> Any:
     """A partition value as JSON can carry it: dates, times and decimals as the text
-    :mod:`lakeops.spec.partition_spec` reads back to the same value."""
+    :mod:`lakeops.format.partition_spec` reads back to the same value."""
     if isinstance(value, dt.datetime):
         return value.isoformat(sep=" ")
     if isinstance(value, dt.date | dt.time):

@@ -58,16 +58,16 @@ import pyarrow.parquet as pq
 
 from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER
 from lakeops.errors import CommitStateUnknownError, DataValidationError, LakeopsError
+from lakeops.format import binary_row, paths
+from lakeops.format.bucket_hash import assign_buckets
+from lakeops.format.commit_message import CommitMessage
+from lakeops.format.data_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
+from lakeops.format.kv import KIND, SEQ, RowKind, key_column
+from lakeops.format.schema import TableSchema
+from lakeops.format.types import MAX_VARCHAR, DataType
 from lakeops.kv.formats import settings_for, writer_kwargs
 from lakeops.kv.parquet_layout import writer_options
 from lakeops.spark.bucket_expr import with_bucket
-from lakeops.spec import binary_row, paths
-from lakeops.spec.bucket_hash import assign_buckets
-from lakeops.spec.commit_message import CommitMessage
-from lakeops.spec.data_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
-from lakeops.spec.kv import KIND, SEQ, RowKind, key_column
-from lakeops.spec.schema import TableSchema
-from lakeops.spec.types import MAX_VARCHAR, DataType
 
 __all__ = ["NativeWrite", "refusal", "spark_type_name", "write_native"]
 

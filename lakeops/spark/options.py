@@ -13,7 +13,7 @@ Reads (``spark.read.format("lakeops").option(...)``):
   ``scan.timestamp-millis`` (epoch milliseconds: the newest snapshot committed at or before),
   and Spark's spellings ``versionAsOf`` (a tag of that name, else a snapshot id, as Paimon's
   ``VERSION AS OF``) and ``timestampAsOf`` (epoch seconds, or an ISO timestamp with its zone
-  offset); see :mod:`lakeops.commit.time_travel`;
+  offset); see :mod:`lakeops.store.time_travel`;
 * ``incremental-between`` — ``"start,end"`` snapshot ids or tag names: what changed after
   ``start`` up to ``end``, with a ``rowkind`` column (``+I``/``-U``/``+U``/``-D``) first, as
   Paimon's ``audit_log`` table has it; ``incremental-between-scan-mode`` — ``auto`` (default),
@@ -24,7 +24,7 @@ Writes (``df.write.format("lakeops").option(...)``): the connection options, ``p
 a write whose user already committed is skipped, see :mod:`lakeops.commit.exactly_once`), and
 for a write that creates the table ``primary-key`` and
 ``partition`` (comma-separated column names) plus any Paimon table option
-(:mod:`lakeops.option_registry`). On an existing table those must equal what the table has.
+(:mod:`lakeops.options.registry`). On an existing table those must equal what the table has.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 from lakeops.changelog.reader import ChangeMode
 from lakeops.errors import ConfigurationError
-from lakeops.option_registry import rule_for
+from lakeops.options.registry import rule_for
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
@@ -308,7 +308,7 @@ def split_write_options(options: Mapping[str, str], field_names: list[str]) -> T
         raise ConfigurationError(
             f"unknown write option(s) {sorted(unknown)} for the lakeops data source; the known "
             f"write options are: {_known_list(CONNECTION_OPTIONS + WRITE_OPTIONS)} and the "
-            "Paimon table options (lakeops.option_registry.known_keys()), which configure a "
+            "Paimon table options (lakeops.options.registry.known_keys()), which configure a "
             "table the write creates"
         )
     opts = _lower(options)

@@ -55,15 +55,15 @@ from pyspark.sql.datasource import (
 )
 
 from lakeops.append.scan import AppendSplit
-from lakeops.append.table import AppendTable
 from lakeops.commit.exactly_once import latest_snapshot_of_user
 from lakeops.errors import CommitStateUnknownError, ConfigurationError
+from lakeops.format.commit_message import CommitMessage
+from lakeops.format.snapshot import CommitKind
 from lakeops.read.scan import Split
 from lakeops.spark.options import ROW_KIND_COLUMN
 from lakeops.spark.tables import AnyTable, open_table, read_split
 from lakeops.spark.writer import LakeopsCommitMessage, LakeopsWriter
-from lakeops.spec.commit_message import CommitMessage
-from lakeops.spec.snapshot import CommitKind
+from lakeops.table.append import AppendTable
 
 __all__ = [
     "COMMIT_GATE_ENV",

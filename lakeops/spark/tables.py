@@ -1,6 +1,6 @@
 """The table a set of Spark data-source options names (``path``, or ``warehouse`` + ``table``;
 storage and catalog options) — a primary-key :class:`~lakeops.Table` or an
-:class:`~lakeops.append.table.AppendTable` (no primary key) — creating it on a first write,
+:class:`~lakeops.table.append.AppendTable` (no primary key) — creating it on a first write,
 and how many buckets a Spark task writes at once."""
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import pyarrow as pa
 from pyspark.sql.types import StructType
 
 from lakeops.append.scan import AppendSplit
-from lakeops.append.table import AppendTable
 from lakeops.catalog import AnyTable, Catalog, new_table_schema
 from lakeops.errors import (
     ConfigurationError,
     TableAlreadyExistsError,
 )
+from lakeops.format import paths
 from lakeops.io.file_io import FileIO, join
 from lakeops.parallel import check_parallelism
 from lakeops.read.scan import Split
@@ -27,9 +27,9 @@ from lakeops.spark.options import (
     split_write_options,
 )
 from lakeops.spark.types import as_nullable, spark_arrow_schema
-from lakeops.spec import paths
 from lakeops.store import TableStore
-from lakeops.table import Table
+from lakeops.table.append import AppendTable
+from lakeops.table.primary_key import Table
 
 __all__ = ["AnyTable", "ensure_table", "open_table", "read_split", "task_parallelism"]
 
@@ -72,7 +72,7 @@ def _location(options: dict[str, str]) -> tuple[FileIO, dict[str, Any], dict[str
 
 def open_table(options: dict[str, str]) -> AnyTable:
     """The table the data-source options name: a :class:`~lakeops.Table` when its schema has a
-    primary key, else an :class:`~lakeops.append.table.AppendTable` (as
+    primary key, else an :class:`~lakeops.table.append.AppendTable` (as
     :meth:`lakeops.Catalog.get_table` opens it)."""
     fio, _, _ = _location(options)
     db_dir, name = fio.root.rsplit("/", 1)

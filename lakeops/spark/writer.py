@@ -21,8 +21,8 @@ from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER
 from lakeops.errors import (
     CommitStateUnknownError,
 )
+from lakeops.format.commit_message import CommitMessage
 from lakeops.spark.tables import open_table, task_parallelism
-from lakeops.spec.commit_message import CommitMessage
 
 __all__ = ["LakeopsCommitMessage", "LakeopsWriter"]
 

@@ -15,7 +15,7 @@ names new files. Paimon's rules (``FileStorePathFactory``, ``DataFilePathFactory
   ``<external root>/<relative bucket path>/<file name>`` and the entry records that URI:
   ``round-robin`` cycles through every root from a random start; ``specific-fs`` does the same
   over the roots whose scheme is ``data-file.external-paths.specific-fs``. ``entropy-inject`` and
-  ``weight-robin`` are refused for writes (see :mod:`lakeops.option_registry`).
+  ``weight-robin`` are refused for writes (see :mod:`lakeops.options.registry`).
 * Bucket index files (dynamic-bucket ``HASH``) live in ``index/`` unless
   ``index-file-in-data-file-dir`` is true: then they sit in the bucket directory, or at an
   external path (recorded as the index entry's ``_EXTERNAL_PATH``) when the table writes
@@ -26,7 +26,7 @@ Following an external path is allowed only below a root the table's own
 boundary, no ``..`` or NUL) and on the file system lakeops opened the table with (issue 24);
 anything else is an :class:`~lakeops.errors.UnsupportedFeatureError` naming the entry, the path
 and the option. File names themselves are plain names, checked where metadata is decoded
-(:func:`lakeops.spec.paths.check_file_name`), so ``join(directory, name)`` stays in ``directory``.
+(:func:`lakeops.format.paths.check_file_name`), so ``join(directory, name)`` stays in ``directory``.
 This class is the one resolver: readers, writers, compaction, expiry, orphan cleanup and rollback
 all locate files through it (see docs/security.md).
 """
@@ -41,13 +41,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
+from lakeops.format.paths import PartitionPaths, bucket_dir, data_directory
 from lakeops.io.file_io import join
-from lakeops.spec.paths import PartitionPaths, bucket_dir, data_directory
 
 if TYPE_CHECKING:
+    from lakeops.format.schema import TableSchema
     from lakeops.io.file_io import FileIO
     from lakeops.options import TableOptions
-    from lakeops.spec.schema import TableSchema
 
 __all__ = [
     "ExternalPaths",
@@ -109,7 +109,7 @@ def _same_fs(scheme: str, protocol: str, is_local: bool) -> bool:
 
 
 def partition_paths(schema: TableSchema, options: TableOptions) -> PartitionPaths:
-    """The :class:`~lakeops.spec.paths.PartitionPaths` of a table (its partition keys, types
+    """The :class:`~lakeops.format.paths.PartitionPaths` of a table (its partition keys, types
     and options)."""
     return PartitionPaths(
         schema.partition_keys,
@@ -178,7 +178,7 @@ class FileLocations:
 
     @classmethod
     def of(cls, file_io: FileIO, root: str, schema: Any, options: Any = None) -> FileLocations:
-        """The locations of a table (a :class:`~lakeops.spec.schema.TableSchema` and, optionally,
+        """The locations of a table (a :class:`~lakeops.format.schema.TableSchema` and, optionally,
         its parsed :class:`~lakeops.options.TableOptions`)."""
         from lakeops.options import TableOptions
 

@@ -27,24 +27,24 @@ from lakeops.errors import (
     SnapshotNotFoundError,
     TableNotFoundError,
 )
-from lakeops.io.file_io import FileIO, join
-from lakeops.parallel import run_ordered
-from lakeops.spec import paths
-from lakeops.spec.index_manifest import (
+from lakeops.format import paths
+from lakeops.format.index_manifest import (
     HASH_INDEX,
     IndexManifestEntry,
     decode_hashes,
     read_index_manifest,
 )
-from lakeops.spec.manifest import (
+from lakeops.format.manifest import (
     FileKind,
     ManifestEntry,
     ManifestFileMeta,
     read_manifest,
     read_manifest_list,
 )
-from lakeops.spec.schema import TableSchema
-from lakeops.spec.snapshot import Snapshot
+from lakeops.format.schema import TableSchema
+from lakeops.format.snapshot import Snapshot
+from lakeops.io.file_io import FileIO, join
+from lakeops.parallel import run_ordered
 from lakeops.store.locations import FileLocations
 
 __all__ = ["MAX_AVRO_METADATA_BYTES", "MAX_JSON_METADATA_BYTES", "TableStore", "fold_entries"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from lakeops.spec.kv import SEQ
+from lakeops.format.kv import SEQ
 
 __all__ = ["BucketBuffer"]
 

@@ -37,11 +37,11 @@ from lakeops.changelog.lookup_cache import RowGroupCache
 from lakeops.compact.levels import level_runs
 from lakeops.compact.manager import BucketCompactor
 from lakeops.compact.task import BucketContext, CompactResult
-from lakeops.context import TableContext
 from lakeops.errors import SnapshotNotFoundError
+from lakeops.format.data_file import DataFileMeta
 from lakeops.io.file_io import FileIO
 from lakeops.parallel import run_ordered
-from lakeops.spec.data_file import DataFileMeta
+from lakeops.store.context import TableContext
 from lakeops.store.locations import ExternalPaths, FileLocations
 
 __all__ = ["BucketLsm", "CompactionCadence"]

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from lakeops.context import TableContext
+from lakeops.format.data_file import FILE_SOURCE_APPEND, DataFileMeta
+from lakeops.format.schema import TableSchema
 from lakeops.io.file_io import FileIO
 from lakeops.kv.writer import RollingKeyValueWriter
 from lakeops.merge import MergeEngine, merge_sorted, sort_records
 from lakeops.merge.ordering import as_table
-from lakeops.spec.data_file import FILE_SOURCE_APPEND, DataFileMeta
-from lakeops.spec.schema import TableSchema
+from lakeops.store.context import TableContext
 from lakeops.store.locations import ExternalPaths
 
 __all__ = ["FlushSettings", "Flushed", "flush_bucket"]

@@ -2,7 +2,7 @@
 
 Paimon keeps one complete HASH index file per (partition, bucket): a write that adds keys to a
 bucket writes a new file holding the union of the base snapshot's hashes and the new ones
-(:func:`~lakeops.spec.index_manifest.encode_hashes`), which replaces the old file at commit.
+(:func:`~lakeops.format.index_manifest.encode_hashes`), which replaces the old file at commit.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lakeops.spec.index_manifest import HASH_INDEX, IndexFileMeta, encode_hashes
-from lakeops.spec.schema import TableSchema
-from lakeops.spec.snapshot import Snapshot
+from lakeops.format.index_manifest import HASH_INDEX, IndexFileMeta, encode_hashes
+from lakeops.format.schema import TableSchema
+from lakeops.format.snapshot import Snapshot
 from lakeops.store import TableStore
 from lakeops.store.locations import FileLocations
 

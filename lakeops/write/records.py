@@ -15,10 +15,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.errors import DataValidationError, LakeopsError
+from lakeops.format.floats import canonical_table
+from lakeops.format.kv import KIND, ROW_KINDS, RowKind
+from lakeops.format.schema import TableSchema
 from lakeops.options import TableOptions
-from lakeops.spec.floats import canonical_table
-from lakeops.spec.kv import KIND, ROW_KINDS, RowKind
-from lakeops.spec.schema import TableSchema
 from lakeops.write.conversions import check_conversion
 
 __all__ = ["BUCKET_COLUMN", "KIND_COLUMN", "assigned_records", "to_records"]
@@ -104,7 +104,7 @@ def to_records(
             [pa.field(f.name, f.type.to_arrow(), f.type.nullable) for f in schema.fields]
         ),
     )
-    # one NaN per float key, as Java's Double.compare sees it (lakeops.spec.floats)
+    # one NaN per float key, as Java's Double.compare sees it (lakeops.format.floats)
     out = canonical_table(out, schema.primary_keys)
     if options.rowkind_field:
         kinds = _row_kinds(out.column(options.rowkind_field), options.rowkind_field)

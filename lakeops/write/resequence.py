@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lakeops.format.data_file import DataFileMeta
+from lakeops.format.kv import SEQ
+from lakeops.format.schema import TableSchema
 from lakeops.io.file_io import FileIO
 from lakeops.kv.reader import KeyValueReader
 from lakeops.kv.writer import RollingKeyValueWriter
-from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.kv import SEQ
-from lakeops.spec.schema import TableSchema
 from lakeops.store import TableStore
 from lakeops.store.locations import FileLocations
 

@@ -1,7 +1,7 @@
 """Routing: which (partition, bucket) every record of a write goes to.
 
 A table with a fixed number of buckets hashes the bucket key as Paimon does
-(:mod:`lakeops.spec.bucket_hash`). A dynamic-bucket table (``bucket = -1``) asks each
+(:mod:`lakeops.format.bucket_hash`). A dynamic-bucket table (``bucket = -1``) asks each
 partition's assigner, loaded from the base snapshot's HASH index, and keeps the key hashes the
 new HASH index must record; a cross-partition table asks its global key index, which may drop,
 move or retract records. Input whose buckets an upstream stage (Spark) already assigned carries
@@ -21,13 +21,13 @@ import pyarrow as pa
 
 from lakeops.bucket.cross_partition import GlobalIndex
 from lakeops.bucket.dynamic import PartitionIndex, partition_codes, partition_groups
-from lakeops.context import TableContext
+from lakeops.format import binary_row
+from lakeops.format.bucket_hash import assign_buckets, hash_rows
+from lakeops.format.index_manifest import HASH_INDEX
+from lakeops.format.snapshot import Snapshot
 from lakeops.parallel import IO_THREADS, check_parallelism, run_ordered
 from lakeops.read.merge_read import SplitReader
-from lakeops.spec import binary_row
-from lakeops.spec.bucket_hash import assign_buckets, hash_rows
-from lakeops.spec.index_manifest import HASH_INDEX
-from lakeops.spec.snapshot import Snapshot
+from lakeops.store.context import TableContext
 from lakeops.write.records import BUCKET_COLUMN
 
 __all__ = ["Routed", "Router"]

@@ -27,16 +27,16 @@ from typing import TypeAlias
 import numpy as np
 import pyarrow as pa
 
-from lakeops.context import TableContext
 from lakeops.errors import DataValidationError, LakeopsError
+from lakeops.format import binary_row, paths
+from lakeops.format.commit_message import CommitMessage
+from lakeops.format.data_file import DataFileMeta
+from lakeops.format.identifiers import MAX_NAME_BYTES
+from lakeops.format.index_manifest import IndexFileMeta
 from lakeops.io.file_io import join
-from lakeops.option_registry import check_data_files
+from lakeops.options.registry import check_data_files
 from lakeops.parallel import IO_THREADS, check_parallelism, pool_for, run_ordered
-from lakeops.spec import binary_row, paths
-from lakeops.spec.commit_message import CommitMessage
-from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.identifiers import MAX_NAME_BYTES
-from lakeops.spec.index_manifest import IndexFileMeta
+from lakeops.store.context import TableContext
 from lakeops.store.locations import ExternalPaths
 from lakeops.write.buffer import BucketBuffer
 from lakeops.write.cadence import BucketLsm, CompactionCadence

@@ -13,7 +13,7 @@ from lakeops.airflow.assets import parse_table_uri, table_uri
 from lakeops.airflow.connection import ConnectionConfig, parse_connection
 from lakeops.airflow.links import table_path
 from lakeops.airflow.plugin import ConnectionUnavailable, _catalog_from_connection
-from lakeops.spec.identifiers import check_identifier
+from lakeops.format.identifiers import check_identifier
 
 pytestmark = pytest.mark.airflow
 

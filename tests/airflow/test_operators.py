@@ -301,7 +301,7 @@ def test_parallelism_is_passed_on_and_checked_up_front(
     catalog: Catalog, lakeops_conn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from lakeops.spark import jobs, submit
-    from lakeops.table import Table
+    from lakeops.table.primary_key import Table
 
     _table(catalog)
     seen: list[tuple[str, int | None]] = []

@@ -10,8 +10,8 @@ import pytest
 
 from lakeops import Catalog
 from lakeops.append.compact import pick_bucket_windows, pick_unaware_bins
-from lakeops.append.options import AppendOptions
-from lakeops.spec.data_file import DataFileMeta, SimpleStats
+from lakeops.format.data_file import DataFileMeta, SimpleStats
+from lakeops.options.append import AppendOptions
 
 OPTS = AppendOptions(
     target_file_size=100, min_file_num=3, bucket_max_file_num=5, unaware_max_file_num=4

@@ -12,12 +12,12 @@ import pytest
 
 from lakeops.append.evolution import GroupReader, row_id_groups
 from lakeops.errors import CorruptTableError
+from lakeops.format import binary_row
+from lakeops.format.data_file import EMPTY_ROW, DataFileMeta, SimpleStats
+from lakeops.format.schema import TableSchema
+from lakeops.format.types import DataType
 from lakeops.kv.evolution import SchemaEvolution
 from lakeops.read.predicate import row_filter
-from lakeops.spec import binary_row
-from lakeops.spec.data_file import EMPTY_ROW, DataFileMeta, SimpleStats
-from lakeops.spec.schema import TableSchema
-from lakeops.spec.types import DataType
 
 SCHEMA = TableSchema.from_arrow(
     pa.schema([("id", pa.int64()), ("s", pa.string())]),

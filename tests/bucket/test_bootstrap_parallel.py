@@ -18,7 +18,7 @@ import pytest
 from lakeops import Catalog, Table
 from lakeops.bucket import cross_partition
 from lakeops.errors import CorruptDataFileError
-from lakeops.spec.kv import KIND, SEQ, RowKind, key_column
+from lakeops.format.kv import KIND, SEQ, RowKind, key_column
 from lakeops.write.records import to_records
 from lakeops.write.router import Router
 
@@ -141,7 +141,7 @@ def test_the_writer_knob_wins_over_the_table_option(
     Router(table.context, table.latest_snapshot()).assign(
         to_records(SCHEMA.empty_table(), table.schema, table.options)
     )
-    from lakeops.spec.schema_change import SetOption
+    from lakeops.format.schema_change import SetOption
 
     table.alter([SetOption("cross-partition-upsert.bootstrap-parallelism", "5")])
     again = catalog.get_table("db.t")

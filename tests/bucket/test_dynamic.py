@@ -11,9 +11,9 @@ import pytest
 
 from lakeops import Catalog, Table
 from lakeops.bucket.dynamic import PartitionIndex, assigner_of, fill_buckets
-from lakeops.spec.bucket_hash import hash_rows
-from lakeops.spec.index_manifest import HASH_INDEX
-from lakeops.spec.types import DataType
+from lakeops.format.bucket_hash import hash_rows
+from lakeops.format.index_manifest import HASH_INDEX
+from lakeops.format.types import DataType
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64())])
 

@@ -13,9 +13,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lakeops import Catalog, Table, health_view
+from lakeops import Catalog, Table
 from lakeops.cli import screenshot
 from lakeops.cli.errors import CliError
+from lakeops.health import view as health_view
 from tests.cli.conftest import Cli
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

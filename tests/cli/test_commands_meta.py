@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from lakeops.metadata import SYSTEM_TABLES
+from lakeops.table.system_tables import SYSTEM_TABLES
 from tests.cli.conftest import Cli
 
 

@@ -151,7 +151,7 @@ def test_help_has_no_type_placeholders(command: list[str]) -> None:
 def test_core_imports_without_typer_or_rich() -> None:
     code = (
         "import sys; sys.modules['typer'] = None; sys.modules['rich'] = None\n"
-        "import lakeops, lakeops.health_view, lakeops.compact, lakeops.table\n"
+        "import lakeops, lakeops.health.view, lakeops.compact, lakeops.table.primary_key\n"
         "print('ok')"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -20,9 +20,9 @@ import pytest
 
 from lakeops import Catalog
 from lakeops.errors import ConfigurationError, CorruptTableError, UnsupportedFeatureError
-from lakeops.spec import paths
-from lakeops.spec.data_file import SimpleStats
-from lakeops.spec.manifest import (
+from lakeops.format import paths
+from lakeops.format.data_file import SimpleStats
+from lakeops.format.manifest import (
     FileKind,
     ManifestEntry,
     ManifestFileMeta,

@@ -15,8 +15,8 @@ from lakeops import Catalog, Table
 from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER
 from lakeops.commit.exactly_once import already_committed, latest_snapshot_of_user
 from lakeops.errors import CorruptMetadataError
-from lakeops.spec import paths
-from lakeops.spec.commit_message import CommitMessage
+from lakeops.format import paths
+from lakeops.format.commit_message import CommitMessage
 from tests.interop.oracle import oracle_read
 
 SUM = {"merge-engine": "aggregation", "fields.v.aggregate-function": "sum", "bucket": "2"}

@@ -14,7 +14,7 @@ from lakeops import Catalog, Table
 from lakeops.commit.presence import CommitPresence, verify_present
 from lakeops.commit.snapshot_builder import PlannedChange
 from lakeops.errors import MissingCommitFileError
-from lakeops.spec.manifest import FileKind, ManifestEntry
+from lakeops.format.manifest import FileKind, ManifestEntry
 from tests.interop.oracle import oracle_read
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])

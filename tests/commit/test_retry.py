@@ -15,11 +15,11 @@ import pytest
 from lakeops import Catalog, CommitConflictError, ConfigurationError, StaleWriteError
 from lakeops.commit.committer import Committer, PlannedChange
 from lakeops.commit.retry import STALL_LIMIT, CommitRetry, retry_wait_ms
+from lakeops.format import paths
+from lakeops.format.manifest import FileKind, ManifestEntry
+from lakeops.format.schema_change import SetOption
+from lakeops.format.snapshot import CommitKind, Snapshot
 from lakeops.options.commit import CommitRetryOptions
-from lakeops.spec import paths
-from lakeops.spec.manifest import FileKind, ManifestEntry
-from lakeops.spec.schema_change import SetOption
-from lakeops.spec.snapshot import CommitKind, Snapshot
 
 SCHEMA = pa.schema([("id", pa.int64()), ("who", pa.string())])
 

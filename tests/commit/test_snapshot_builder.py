@@ -25,12 +25,12 @@ from lakeops.commit.snapshot_builder import (
     record_delta,
 )
 from lakeops.errors import CommitConflictError, CommitError
-from lakeops.spec import binary_row
-from lakeops.spec.data_file import DataFileMeta, SimpleStats
-from lakeops.spec.index_manifest import IndexFileMeta, IndexManifestEntry
-from lakeops.spec.manifest import FileKind, ManifestEntry, ManifestFileMeta
-from lakeops.spec.snapshot import CommitKind, Snapshot
-from lakeops.spec.types import DataType
+from lakeops.format import binary_row
+from lakeops.format.data_file import DataFileMeta, SimpleStats
+from lakeops.format.index_manifest import IndexFileMeta, IndexManifestEntry
+from lakeops.format.manifest import FileKind, ManifestEntry, ManifestFileMeta
+from lakeops.format.snapshot import CommitKind, Snapshot
+from lakeops.format.types import DataType
 
 ADD, DELETE = FileKind.ADD, FileKind.DELETE
 INT = DataType.parse("INT")

@@ -17,7 +17,7 @@ import lakeops.io.publish as publish_module
 from lakeops import Catalog
 from lakeops.commit.committer import Committer
 from lakeops.io.file_io import FileIO
-from lakeops.table import Table
+from lakeops.table.primary_key import Table
 from tests.interop.oracle import oracle_read
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])

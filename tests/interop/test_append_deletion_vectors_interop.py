@@ -27,8 +27,8 @@ import pytest
 
 from lakeops import Catalog
 from lakeops.errors import UnsupportedFeatureError
-from lakeops.spec.deletion_vector import DELETION_VECTORS_INDEX, deletion_files
-from lakeops.spec.manifest import FileKind
+from lakeops.format.deletion_vector import DELETION_VECTORS_INDEX, deletion_files
+from lakeops.format.manifest import FileKind
 from tests.interop.java_oracle import json_rows, run_ops
 from tests.interop.oracle import oracle_script
 

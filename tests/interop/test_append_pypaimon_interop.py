@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog
-from lakeops.append.table import AppendTable
+from lakeops.table.append import AppendTable
 from tests.interop.oracle import oracle_batch
 
 pytestmark = pytest.mark.interop

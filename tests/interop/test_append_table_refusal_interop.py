@@ -13,8 +13,8 @@ import pytest
 
 from lakeops import Catalog
 from lakeops.errors import UnsupportedFeatureError
-from lakeops.spec.schema_change import AddColumn
-from lakeops.spec.types import DataType
+from lakeops.format.schema_change import AddColumn
+from lakeops.format.types import DataType
 from tests.interop.oracle import oracle_script
 
 pytestmark = pytest.mark.interop

@@ -14,7 +14,7 @@ import pytest
 
 import lakeops.commit.committer as committer_module
 from lakeops import Catalog
-from lakeops.commit.auto_tags import create_auto_tags
+from lakeops.maintenance.auto_tags import create_auto_tags
 from lakeops.options.auto_tag import AutoTagOptions
 from tests.interop.java_oracle import json_rows, run_ops
 

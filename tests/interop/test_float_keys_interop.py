@@ -23,8 +23,8 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog
-from lakeops.spec.bucket_hash import assign_buckets
-from lakeops.spec.types import DataType
+from lakeops.format.bucket_hash import assign_buckets
+from lakeops.format.types import DataType
 from tests.interop.java_oracle import json_rows, run_ops
 
 pytestmark = pytest.mark.interop

@@ -12,14 +12,14 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog
-from lakeops.spec.schema_change import (
+from lakeops.format.schema_change import (
     AddColumn,
     DropColumn,
     Position,
     RenameColumn,
     UpdateColumnType,
 )
-from lakeops.spec.types import DataType
+from lakeops.format.types import DataType
 from tests.interop.java_oracle import json_rows, normalize, run_ops
 
 pytestmark = pytest.mark.interop

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog
-from lakeops.metadata import SYSTEM_TABLES
+from lakeops.table.system_tables import SYSTEM_TABLES
 from tests.interop.java_oracle import json_rows, run_ops
 from tests.interop.oracle import oracle_script
 

@@ -3,7 +3,7 @@
 An oracle engine creates and writes a primary-key table; lakeops reads it, appends to it
 (existing and new partitions), compacts it (a partition named the way users write it,
 ``{"pd": "2024-01-01"}``), and the oracle reads every row back. The partition directories on
-disk are checked against a hand-written model of Paimon's names (see tests/spec/test_paths.py),
+disk are checked against a hand-written model of Paimon's names (see tests/format/test_paths.py),
 for ``partition.legacy-name`` true (Paimon's default: ``pd=19723``) and false
 (``pd=2024-01-01``).
 

@@ -25,7 +25,7 @@ import pytest
 
 from lakeops import Catalog
 from lakeops.errors import UnsupportedFeatureError
-from lakeops.spec.deletion_vector import DELETION_VECTORS_INDEX
+from lakeops.format.deletion_vector import DELETION_VECTORS_INDEX
 from tests.interop.java_oracle import json_rows, run_ops
 
 pytestmark = pytest.mark.interop

@@ -46,7 +46,7 @@ import pytest
 from lakeops import Catalog
 from lakeops.errors import LakeopsError
 from lakeops.io.data_formats import READABLE_FORMATS
-from lakeops.option_registry import WRITABLE_FORMATS
+from lakeops.options.registry import WRITABLE_FORMATS
 from tests.interop.oracle import oracle_batch, oracle_read, oracle_script
 
 pytestmark = pytest.mark.interop

@@ -17,8 +17,8 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog
-from lakeops.spec.schema import TableSchema
-from lakeops.spec.schema_change import (
+from lakeops.format.schema import TableSchema
+from lakeops.format.schema_change import (
     AddColumn,
     DropColumn,
     Position,
@@ -30,7 +30,7 @@ from lakeops.spec.schema_change import (
     UpdateComment,
     apply_changes,
 )
-from lakeops.spec.types import DataType
+from lakeops.format.types import DataType
 from tests.interop.oracle import ORACLE_TIMEOUT_S, require_oracle
 
 pytestmark = pytest.mark.interop

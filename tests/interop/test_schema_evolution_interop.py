@@ -122,14 +122,14 @@ def test_an_inexact_type_change_is_refused_not_guessed(warehouse) -> None:
 
 
 def test_pypaimon_reads_a_table_lakeops_altered(warehouse) -> None:
-    from lakeops.spec.schema_change import (
+    from lakeops.format.schema_change import (
         AddColumn,
         DropColumn,
         Position,
         RenameColumn,
         UpdateColumnType,
     )
-    from lakeops.spec.types import DataType
+    from lakeops.format.types import DataType
 
     catalog = Catalog(str(warehouse))
     catalog.create_database("db")

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog, Table
-from lakeops.commit.orphan import referenced_files
+from lakeops.maintenance.orphan import referenced_files
 from tests.io.kill_points import die_at
 
 SCHEMA = pa.schema([("id", pa.int64()), ("tag", pa.int64()), ("pad", pa.string())])

@@ -444,8 +444,8 @@ def test_avro_files_read_through_schema_evolution(tmp_path: Path) -> None:
     """Files written before a rename, an added column and a widening read as the model says,
     before and after a compaction rewrites them (TINYINT is an Avro int in the file)."""
     from lakeops import Catalog
-    from lakeops.spec.schema_change import AddColumn, RenameColumn, UpdateColumnType
-    from lakeops.spec.types import DataType
+    from lakeops.format.schema_change import AddColumn, RenameColumn, UpdateColumnType
+    from lakeops.format.types import DataType
 
     catalog = Catalog(str(tmp_path / "wh"))
     catalog.create_database("db")

@@ -55,7 +55,7 @@ def test_lifecycle(catalog: Catalog) -> None:
     for path in leftovers:
         fio.write_bytes(path, b"junk")
     # orphan cleanup lists directories level by level on a pool: the files fsspec's find lists
-    from lakeops.commit.orphan import list_files
+    from lakeops.maintenance.orphan import list_files
 
     root = fio.fs._strip_protocol(table.root)
     assert list_files(fio, table.root, 8) == fio.fs.find(root) == list_files(fio, table.root, 1)

@@ -14,10 +14,10 @@ import pyarrow as pa
 import pytest
 
 from lakeops.errors import UnsupportedFeatureError
+from lakeops.format.kv import data_file_schema
+from lakeops.format.schema import DataField, TableSchema
+from lakeops.format.types import DataType
 from lakeops.kv.avro_layout import avro_schema, check_writable, decimal_to_bytes, open_writer
-from lakeops.spec.kv import data_file_schema
-from lakeops.spec.schema import DataField, TableSchema
-from lakeops.spec.types import DataType
 
 UTC = dt.UTC
 N = "org.apache.paimon.avro.generated.record"

@@ -14,8 +14,8 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog
-from lakeops.spec.schema_change import AddColumn, DropColumn, RenameColumn, UpdateColumnType
-from lakeops.spec.types import DataType
+from lakeops.format.schema_change import AddColumn, DropColumn, RenameColumn, UpdateColumnType
+from lakeops.format.types import DataType
 
 _ARROW = {"INT": pa.int32(), "BIGINT": pa.int64(), "STRING": pa.string(), "DOUBLE": pa.float64()}
 

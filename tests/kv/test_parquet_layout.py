@@ -12,8 +12,8 @@ import pytest
 
 from lakeops import Catalog
 from lakeops.errors import UnsupportedFeatureError
+from lakeops.format.schema import TableSchema
 from lakeops.kv.parquet_layout import check_writable, writer_options
-from lakeops.spec.schema import TableSchema
 
 # column -> (Arrow type, Parquet physical type, logical type as pyarrow prints it)
 PAIMON_LAYOUT: dict[str, tuple[pa.DataType, str, str]] = {

@@ -13,9 +13,9 @@ import pytest
 
 from lakeops import Catalog
 from lakeops.errors import ConfigurationError
+from lakeops.format import binary_row
+from lakeops.format.types import DataType
 from lakeops.kv.stats import StatsCollector, StatsMode, stats_modes
-from lakeops.spec import binary_row
-from lakeops.spec.types import DataType
 
 STRING = DataType.parse("STRING")
 

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog, LakeopsError
-from lakeops.spec.types import DataType
+from lakeops.format.types import DataType
 from tests.conftest import SHARED
 
 CASES = [

@@ -7,11 +7,11 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lakeops.format.kv import KIND, SEQ
+from lakeops.format.schema import TableSchema
 from lakeops.merge import create_merge_engine, merge_sorted, sort_records
 from lakeops.merge.stream import _split_below, merge_runs
 from lakeops.options import TableOptions
-from lakeops.spec.kv import KIND, SEQ
-from lakeops.spec.schema import TableSchema
 
 SCHEMA = pa.schema([("a", pa.int32()), ("b", pa.string()), ("v", pa.int64())])
 

@@ -21,10 +21,10 @@ import pytest
 
 from lakeops import Catalog
 from lakeops.errors import UnsupportedFeatureError
-from lakeops.spec.index_manifest import IndexFileMeta, IndexManifestEntry, write_index_manifest
-from lakeops.spec.manifest import FileKind
-from tests.spec.test_deletion_vector import blob32
-from tests.test_option_registry import add_schema_options, tree_digest
+from lakeops.format.index_manifest import IndexFileMeta, IndexManifestEntry, write_index_manifest
+from lakeops.format.manifest import FileKind
+from tests.format.test_deletion_vector import blob32
+from tests.options.test_registry import add_schema_options, tree_digest
 
 SCHEMA = pa.schema(
     [pa.field("id", pa.int64(), False), pa.field("v", pa.string()), pa.field("n", pa.int32())]

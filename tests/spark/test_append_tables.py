@@ -14,9 +14,9 @@ import pytest
 
 import lakeops.spark as ls
 from lakeops import Catalog
-from lakeops.append.table import AppendTable
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.spark.compaction import compact as spark_compact
+from lakeops.table.append import AppendTable
 from tests.interop.oracle import oracle_script
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
@@ -245,9 +245,9 @@ def test_distributed_compaction_applies_and_retires_deletion_vectors(
     """Rows Paimon's DELETE marked (deletion vectors, built by the test model of Paimon's
     layout) stay deleted through a Spark compaction, and the compacted files' vectors leave
     the index, as in-process compaction does."""
-    from lakeops.spec.deletion_vector import deletion_files
-    from tests.append.test_table import SCHEMA as DV_SCHEMA
-    from tests.append.test_table import _add_vectors, _bag, _batch, _model_without
+    from lakeops.format.deletion_vector import deletion_files
+    from tests.table.test_append import SCHEMA as DV_SCHEMA
+    from tests.table.test_append import _add_vectors, _bag, _batch, _model_without
 
     t = catalog.create_table(
         "db.dv",

@@ -9,9 +9,9 @@ import random
 import pyarrow as pa
 import pytest
 
+from lakeops.format.bucket_hash import assign_buckets
+from lakeops.format.types import DataType
 from lakeops.spark.bucket_expr import bucket_steps
-from lakeops.spec.bucket_hash import assign_buckets
-from lakeops.spec.types import DataType
 
 _EXTREMES = {
     "BIGINT": [0, 1, -1, 2**31 - 1, -(2**31), 2**32, 2**63 - 1, -(2**63)],

@@ -13,8 +13,8 @@ import pytest
 import lakeops.spark as ls
 from lakeops import Catalog, Table
 from lakeops.compact.planner import BucketJob
+from lakeops.format.data_file import DataFileMeta, SimpleStats
 from lakeops.spark.compaction import deal_tasks
-from lakeops.spec.data_file import DataFileMeta, SimpleStats
 
 SCHEMA = pa.schema(
     [("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64()), ("op", pa.string())]

@@ -19,7 +19,7 @@ import pytest
 import lakeops.spark as ls
 from lakeops import Catalog
 from lakeops.errors import DataValidationError, UnsupportedFeatureError
-from lakeops.spec.bucket_hash import assign_buckets
+from lakeops.format.bucket_hash import assign_buckets
 from tests.interop.conftest import java_classpath  # noqa: F401  (the session fixture)
 from tests.interop.java_oracle import json_rows, normalize, run_ops
 from tests.interop.oracle import oracle_script
@@ -104,7 +104,7 @@ def _rows(table: pa.Table, keys: list[str]) -> list[dict[str, Any]]:
 
 def _check_files(root: str, schema: pa.Schema, bucket_keys: list[str], t: Any) -> int:
     """Every data file is named data-<uuid>-0.parquet in a bucket-N directory and holds only
-    keys whose Paimon bucket is N (lakeops.spec.bucket_hash); no staging is left. Returns the
+    keys whose Paimon bucket is N (lakeops.format.bucket_hash); no staging is left. Returns the
     number of data files."""
     files = 0
     types = t.schema.types_of(bucket_keys)

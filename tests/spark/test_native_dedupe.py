@@ -97,8 +97,8 @@ def test_a_file_of_several_buckets_or_out_of_order_keys_is_refused(tmp_path: Pat
     """The driver's checks of a staged file: every row in the file's bucket by Paimon's hash,
     and keys ascending; a file that breaks either fails the write."""
     from lakeops.errors import LakeopsError
+    from lakeops.format.bucket_hash import assign_buckets
     from lakeops.spark.native import _describe
-    from lakeops.spec.bucket_hash import assign_buckets
 
     catalog = Catalog(str(tmp_path / "wh"))
     catalog.create_database("db")

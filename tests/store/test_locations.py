@@ -8,8 +8,8 @@ import re
 import pytest
 
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
-from lakeops.spec.index_manifest import HASH_INDEX, IndexFileMeta
-from lakeops.spec.paths import bucket_dir
+from lakeops.format.index_manifest import HASH_INDEX, IndexFileMeta
+from lakeops.format.paths import bucket_dir
 from lakeops.store.locations import FileLocations, split_uri
 
 EXT = {

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from lakeops.errors import CorruptMetadataError, LakeopsError, TableNotFoundError
+from lakeops.format.manifest import FileKind
 from lakeops.io.file_io import FileIO
-from lakeops.spec.manifest import FileKind
 from lakeops.store import TableStore
 from tests.conftest import GOLDEN
 

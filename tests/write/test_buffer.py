@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from lakeops.spec.kv import SEQ
+from lakeops.format.kv import SEQ
 from lakeops.write.buffer import BucketBuffer
 
 

@@ -19,7 +19,7 @@ from lakeops import Catalog
 from lakeops.compact import task as compact_task
 from lakeops.compact.levels import level_runs
 from lakeops.errors import LakeopsError
-from lakeops.table import Table
+from lakeops.table.primary_key import Table
 from lakeops.write import cadence
 
 SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string())])

@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from lakeops import Catalog
-from lakeops.spec.data_file import DataFileMeta
-from lakeops.spec.kv import SEQ
-from lakeops.table import Table
+from lakeops.format.data_file import DataFileMeta
+from lakeops.format.kv import SEQ
+from lakeops.table.primary_key import Table
 from lakeops.write import flush
 from lakeops.write.buffer import BucketBuffer
 from lakeops.write.flush import FlushSettings, flush_bucket

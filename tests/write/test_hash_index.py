@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 
 from lakeops import Catalog
-from lakeops.spec.index_manifest import HASH_INDEX, decode_hashes
+from lakeops.format.index_manifest import HASH_INDEX, decode_hashes
 from lakeops.store.locations import FileLocations
 from lakeops.write.hash_index import write_hash_index
 

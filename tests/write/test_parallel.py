@@ -18,8 +18,8 @@ import pytest
 
 from lakeops import Catalog
 from lakeops.errors import ConfigurationError
-from lakeops.spec.manifest import ManifestEntry
-from lakeops.table import Table
+from lakeops.format.manifest import ManifestEntry
+from lakeops.table.primary_key import Table
 from lakeops.write import table_write
 
 SCHEMA = pa.schema([("p", pa.string()), ("id", pa.int64()), ("s", pa.string())])

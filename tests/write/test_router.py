@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog
-from lakeops.spec.bucket_hash import hash_rows
+from lakeops.format.bucket_hash import hash_rows
 from lakeops.write.records import to_records
 from lakeops.write.router import Router
 

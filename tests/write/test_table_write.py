@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lakeops import Catalog
-from lakeops.spec.kv import KIND, SEQ
+from lakeops.format.kv import KIND, SEQ
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int64()), ("s", pa.string())])
 

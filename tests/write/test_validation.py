@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog, DataValidationError, Table
-from lakeops.spec.schema_change import SetOption
+from lakeops.format.schema_change import SetOption
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int32()), ("s", pa.string()), ("op", pa.string())])
 

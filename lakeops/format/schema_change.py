@@ -1,0 +1,518 @@
+"""Paimon's schema changes and the next ``schema-N`` they produce (pure: no I/O).
+
+:func:`apply_changes` computes the schema that Paimon 0.9's ``SchemaManager.commitChanges`` writes
+for a list of changes, applied in order to a copy of the latest schema:
+
+* the result has ``id + 1``, a fresh ``timeMillis``, the same keys and partitioning;
+* ``AddColumn`` takes ``++highestFieldId`` as its id; the ROW fields nested in its type then get
+  the following ids, in Paimon's ``ReassignFieldId`` order (a field's nested fields before the
+  field itself); ``highestFieldId`` ends at the last id handed out and never goes down (dropping
+  a column keeps it, so a re-added column is a new field);
+* renames, type, nullability and comment updates keep the field id; positions move fields the
+  way ``SchemaManager.applyMove`` does.
+
+It refuses, before returning anything, what Paimon refuses: renaming or dropping a primary-key or
+partition column, changing a partition column's type, making a primary-key column nullable,
+adding a NOT NULL column, a name that already exists, dropping every field, moving a column onto
+itself, options that may not change once the table has snapshots (``@Immutable`` in Paimon 0.9's
+``CoreOptions``, ``bucket`` to or from -1, resetting ``bucket``), and ``fields.*`` /
+``sequence.field`` / ``bucket-key`` options naming columns the new schema lacks. lakeops refuses
+more where it could not serve the result exactly: type changes other than the widening implicit
+casts of :func:`is_implicit_cast`, type changes of primary-key and bucket-key columns, a new
+bucket number on a table with snapshots (there is no rescale), and making a column NOT NULL once
+data may exist.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import ClassVar
+
+from lakeops.errors import ConfigurationError, UnsupportedFeatureError
+from lakeops.format.schema import DataField, TableSchema
+from lakeops.format.types import DataType
+
+__all__ = [
+    "IMMUTABLE_OPTIONS",
+    "AddColumn",
+    "DropColumn",
+    "Position",
+    "RemoveOption",
+    "RenameColumn",
+    "SchemaChange",
+    "SetOption",
+    "UpdateColumnComment",
+    "UpdateColumnNullability",
+    "UpdateColumnPosition",
+    "UpdateColumnType",
+    "UpdateComment",
+    "apply_changes",
+    "is_implicit_cast",
+]
+
+#: Options marked ``@Immutable`` in Paimon 0.9's CoreOptions: they cannot change (or be reset)
+#: once the table has a snapshot. The ``ignore-delete`` aliases are added by lakeops: setting
+#: one of them changes the same option.
+IMMUTABLE_OPTIONS: frozenset[str] = frozenset(
+    {
+        "bucket-key",
+        "merge-engine",
+        "ignore-delete",
+        "first-row.ignore-delete",
+        "deduplicate.ignore-delete",
+        "partial-update.ignore-delete",
+        "sequence.field",
+        "partial-update.remove-record-on-delete",
+        "rowkind.field",
+        "primary-key",
+        "partition",
+        "force-lookup",
+        "path",
+    }
+)
+
+
+# ------------------------------------------------------------------ positions
+@dataclass(frozen=True)
+class Position:
+    """Where a column goes: ``Position.FIRST``, ``Position.LAST``, ``Position.after("c")`` or
+    ``Position.before("c")`` (Paimon's ``SchemaChange.Move``)."""
+
+    kind: str  # "first" | "last" | "after" | "before"
+    reference: str | None = None
+
+    FIRST: ClassVar[Position]
+    LAST: ClassVar[Position]
+
+    @classmethod
+    def after(cls, column: str) -> Position:
+        return cls("after", column)
+
+    @classmethod
+    def before(cls, column: str) -> Position:
+        return cls("before", column)
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("first", "last", "after", "before"):
+            raise ConfigurationError(
+                f"unknown column position {self.kind!r}: use first, last, after or before"
+            )
+        if (self.kind in ("after", "before")) != (self.reference is not None):
+            raise ConfigurationError(
+                f"column position {self.kind!r} needs a reference column exactly when it is "
+                "'after' or 'before'"
+            )
+
+
+Position.FIRST = Position("first")
+Position.LAST = Position("last")
+
+
+# -------------------------------------------------------------------- changes
+@dataclass(frozen=True)
+class SetOption:
+    """Set table option ``key`` to ``value``."""
+
+    key: str
+    value: str
+
+
+@dataclass(frozen=True)
+class RemoveOption:
+    """Remove table option ``key`` (back to its default)."""
+
+    key: str
+
+
+@dataclass(frozen=True)
+class UpdateComment:
+    """Set (or clear, with None) the table comment."""
+
+    comment: str | None
+
+
+@dataclass(frozen=True)
+class AddColumn:
+    """Add a nullable column (``position``: first, after a column, or last)."""
+
+    name: str
+    type: DataType
+    comment: str | None = None
+    position: Position = Position.LAST
+
+
+@dataclass(frozen=True)
+class RenameColumn:
+    """Rename a top-level column; it keeps its field id."""
+
+    name: str
+    new_name: str
+
+
+@dataclass(frozen=True)
+class DropColumn:
+    """Drop a top-level column."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class UpdateColumnType:
+    """Change a column's type; ``keep_nullability`` keeps the column's nullability instead of
+    the new type's."""
+
+    name: str
+    type: DataType
+    keep_nullability: bool = False
+
+
+@dataclass(frozen=True)
+class UpdateColumnNullability:
+    """Make a column nullable or NOT NULL."""
+
+    name: str
+    nullable: bool
+
+
+@dataclass(frozen=True)
+class UpdateColumnComment:
+    """Set (or clear, with None) a column's comment (its ``description``)."""
+
+    name: str
+    comment: str | None
+
+
+@dataclass(frozen=True)
+class UpdateColumnPosition:
+    """Move a column (first, last, after or before another column)."""
+
+    name: str
+    position: Position
+
+
+SchemaChange = (
+    SetOption
+    | RemoveOption
+    | UpdateComment
+    | AddColumn
+    | RenameColumn
+    | DropColumn
+    | UpdateColumnType
+    | UpdateColumnNullability
+    | UpdateColumnComment
+    | UpdateColumnPosition
+)
+
+
+# ---------------------------------------------------------------------- casts
+_INTEGERS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
+_DIGITS = {"TINYINT": 3, "SMALLINT": 5, "INT": 10, "BIGINT": 19}
+_NUMERIC = (*_INTEGERS, "FLOAT", "DOUBLE", "DECIMAL")
+
+
+def _same(a: DataType, b: DataType) -> bool:
+    """Equal ignoring the top-level nullability and nested ROW field ids."""
+    return _canonical(a.with_nullable(True)) == _canonical(b.with_nullable(True))
+
+
+def _canonical(t: DataType) -> DataType:
+    return replace(
+        t,
+        element=_canonical(t.element) if t.element else None,
+        key=_canonical(t.key) if t.key else None,
+        value=_canonical(t.value) if t.value else None,
+        fields=tuple((0, n, _canonical(f)) for _, n, f in t.fields),
+    )
+
+
+def is_implicit_cast(src: DataType, dst: DataType) -> bool:
+    """Whether values of ``src`` read as ``dst`` without loss, as a Paimon implicit cast.
+
+    Paimon 0.9's ``DataTypeCasts`` implicit rules (which look at type roots only), restricted by
+    lakeops to widenings: the same type (a NOT NULL source may become nullable, never the
+    reverse); TINYINT → SMALLINT → INT → BIGINT; integers → FLOAT, integers and FLOAT → DOUBLE
+    (rounded to the nearest float, as Java's casts do); integers → DECIMAL with enough integer
+    digits;
+    DECIMAL → DECIMAL with at least as many integer and fractional digits; CHAR/VARCHAR(n) →
+    VARCHAR(m ≥ n); BINARY/VARBINARY(n) → VARBINARY(m ≥ n); TIMESTAMP(p) → TIMESTAMP(q ≥ p) and
+    the same for TIMESTAMP_LTZ. Nested types only change nullability at the top.
+    """
+    if src.nullable and not dst.nullable:
+        return False
+    if _same(src, dst):
+        return True
+    s, d = src.root, dst.root
+    if s in _INTEGERS and d in _INTEGERS:
+        return _INTEGERS.index(d) > _INTEGERS.index(s)
+    # DECIMAL → FLOAT/DOUBLE is left out: Java rounds BigDecimal correctly, and Arrow's decimal
+    # to floating-point conversion is not guaranteed to give the same float for every value
+    if d == "FLOAT":
+        return s in _INTEGERS
+    if d == "DOUBLE":
+        return s in (*_INTEGERS, "FLOAT")
+    if d == "DECIMAL":
+        p, sc = dst.precision or 10, dst.scale or 0
+        if s in _INTEGERS:
+            return p - sc >= _DIGITS[s]
+        if s == "DECIMAL":
+            ps, ss = src.precision or 10, src.scale or 0
+            return sc >= ss and p - sc >= ps - ss
+        return False
+    if d == "VARCHAR" and s in ("CHAR", "VARCHAR"):
+        return (dst.length or 0) >= (src.length or 0)
+    if d == "VARBINARY" and s in ("BINARY", "VARBINARY"):
+        return (dst.length or 0) >= (src.length or 0)
+    if d == s and d in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        return (dst.precision or 0) >= (src.precision or 0)
+    return False
+
+
+# ---------------------------------------------------------------- field ids
+def _reassign(t: DataType, counter: list[int]) -> DataType:
+    """Fresh ids for the ROW fields inside ``t`` (Paimon's ReassignFieldId: a field's own
+    nested fields first, then the field)."""
+    if t.root == "ARRAY" and t.element is not None:
+        return replace(t, element=_reassign(t.element, counter))
+    if t.root == "MAP" and t.key is not None and t.value is not None:
+        key = _reassign(t.key, counter)
+        return replace(t, key=key, value=_reassign(t.value, counter))
+    if t.root == "ROW":
+        fields = []
+        for _, name, ftype in t.fields:
+            inner = _reassign(ftype, counter)
+            counter[0] += 1
+            fields.append((counter[0], name, inner))
+        return replace(t, fields=tuple(fields))
+    return t
+
+
+# ------------------------------------------------------------------- applying
+def apply_changes(
+    schema: TableSchema, changes: Iterable[SchemaChange], has_snapshots: bool
+) -> TableSchema:
+    """The next schema after ``changes`` (see the module docstring); raises
+    :class:`~lakeops.errors.ConfigurationError` (or its subclass
+    :class:`~lakeops.errors.UnsupportedFeatureError`) for any change Paimon or lakeops refuses.
+    ``has_snapshots``: whether the table has a snapshot (option changes are then checked)."""
+    options = dict(schema.options)
+    fields = list(schema.fields)
+    highest = [schema.highest_field_id]
+    comment = schema.comment
+    for change in changes:
+        if isinstance(change, SetOption):
+            if has_snapshots:
+                _check_set_option(change.key, options.get(change.key), change.value)
+            options[change.key] = change.value
+        elif isinstance(change, RemoveOption):
+            if has_snapshots:
+                _check_immutable(change.key)
+                if change.key == "bucket":
+                    raise UnsupportedFeatureError(
+                        "Cannot reset bucket on a table with snapshots; set it explicitly "
+                        "(to the current number of buckets)"
+                    )
+            options.pop(change.key, None)
+        elif isinstance(change, UpdateComment):
+            comment = change.comment
+        elif isinstance(change, AddColumn):
+            fields = _add_column(fields, change, highest)
+        elif isinstance(change, RenameColumn):
+            _not_a_key(schema, change.name, "rename")
+            _index(fields, change.name)
+            if any(f.name == change.new_name for f in fields):
+                raise ConfigurationError(
+                    f"cannot rename column {change.name!r} to {change.new_name!r}: a column "
+                    "with that name already exists"
+                )
+            fields = [
+                replace(f, name=change.new_name) if f.name == change.name else f for f in fields
+            ]
+        elif isinstance(change, DropColumn):
+            _not_a_key(schema, change.name, "drop")
+            i = _index(fields, change.name)
+            fields = fields[:i] + fields[i + 1 :]
+            if not fields:
+                raise ConfigurationError("Cannot drop all fields in table")
+        elif isinstance(change, UpdateColumnType):
+            i = _index(fields, change.name)
+            fields[i] = _update_type(schema, options, fields[i], change)
+        elif isinstance(change, UpdateColumnNullability):
+            i = _index(fields, change.name)
+            old = fields[i]
+            if change.nullable and change.name in schema.primary_keys:
+                raise UnsupportedFeatureError(
+                    f"Cannot change nullability of primary key (column {change.name!r})"
+                )
+            if not change.nullable and old.type.nullable and has_snapshots:
+                raise UnsupportedFeatureError(
+                    f"cannot make column {change.name!r} NOT NULL: the table has data, which "
+                    "lakeops cannot check for nulls; add a new NOT NULL-free column instead"
+                )
+            fields[i] = replace(old, type=old.type.with_nullable(change.nullable))
+        elif isinstance(change, UpdateColumnComment):
+            i = _index(fields, change.name)
+            fields[i] = replace(fields[i], description=change.comment)
+        elif isinstance(change, UpdateColumnPosition):
+            fields = _move(fields, change.name, change.position)
+        else:
+            raise UnsupportedFeatureError(f"Unsupported change: {change!r}")
+    result = replace(
+        schema,
+        id=schema.id + 1,
+        fields=tuple(fields),
+        options=options,
+        comment=comment,
+        time_millis=int(time.time() * 1000),
+        highest_field_id=highest[0],
+    )
+    _validate(result)
+    return result
+
+
+def _index(fields: list[DataField], name: str) -> int:
+    for i, f in enumerate(fields):
+        if f.name == name:
+            return i
+    raise ConfigurationError(
+        f"column {name!r} does not exist (columns: {[f.name for f in fields]})"
+    )
+
+
+def _not_a_key(schema: TableSchema, name: str, what: str) -> None:
+    if name in schema.partition_keys:
+        raise UnsupportedFeatureError(f"Cannot {what} partition key [{name}]")
+    if name in schema.primary_keys:
+        raise UnsupportedFeatureError(f"Cannot {what} primary key [{name}]")
+
+
+def _check_immutable(key: str) -> None:
+    if key in IMMUTABLE_OPTIONS:
+        raise UnsupportedFeatureError(
+            f"Change '{key}' is not supported yet: the option cannot change once the table has "
+            "snapshots; create a new table with the new value and copy the data"
+        )
+
+
+def _check_set_option(key: str, old: str | None, new: str) -> None:
+    _check_immutable(key)
+    if key != "bucket":
+        return
+    try:
+        old_bucket = -1 if old is None else int(old)  # lakeops tables always store 'bucket'
+        new_bucket = int(new)
+    except ValueError:
+        raise ConfigurationError(f"option 'bucket' must be an integer, got {new!r}") from None
+    if old_bucket == -1:
+        raise UnsupportedFeatureError("Cannot change bucket when it is -1.")
+    if new_bucket == -1:
+        raise UnsupportedFeatureError("Cannot change bucket to -1.")
+    if new_bucket != old_bucket:
+        raise UnsupportedFeatureError(
+            f"cannot change 'bucket' from {old_bucket} to {new_bucket} on a table with "
+            "snapshots: its files would need rescaling, which lakeops does not do"
+        )
+
+
+def _add_column(fields: list[DataField], change: AddColumn, highest: list[int]) -> list[DataField]:
+    if any(f.name == change.name for f in fields):
+        raise ConfigurationError(f"column {change.name!r} already exists")
+    if not change.type.nullable:
+        raise ConfigurationError(
+            f"Column {change.name} cannot specify NOT NULL: existing rows have no value for it"
+        )
+    position = change.position
+    if position.kind == "before":
+        raise ConfigurationError(
+            "a new column can be added first, last or after a column, not 'before'"
+        )
+    at = len(fields)
+    if position.kind == "first":
+        at = 0
+    elif position.kind == "after":
+        assert position.reference is not None
+        at = _index(fields, position.reference) + 1
+    highest[0] += 1
+    new = DataField(highest[0], change.name, _reassign(change.type, highest), change.comment)
+    return [*fields[:at], new, *fields[at:]]
+
+
+def _update_type(
+    schema: TableSchema, options: dict[str, str], field: DataField, change: UpdateColumnType
+) -> DataField:
+    name = field.name
+    if name in schema.partition_keys:
+        raise UnsupportedFeatureError(f"Cannot update partition column [{name}] type")
+    if name in schema.primary_keys:
+        raise UnsupportedFeatureError(
+            f"cannot change the type of primary-key column {name!r}: keys in existing files "
+            "are encoded with the old type"
+        )
+    bucket_keys = [c.strip() for c in options.get("bucket-key", "").split(",") if c.strip()]
+    if name in bucket_keys:
+        raise UnsupportedFeatureError(
+            f"cannot change the type of bucket-key column {name!r}: rows would hash to other "
+            "buckets"
+        )
+    target = change.type
+    if change.keep_nullability:
+        target = target.with_nullable(field.type.nullable)
+    if not is_implicit_cast(field.type, target):
+        raise UnsupportedFeatureError(
+            f"Column type {name}[{field.type}] cannot be converted to {target} without loosing "
+            "information; lakeops allows only widening casts (e.g. INT to BIGINT, "
+            "DECIMAL(10, 2) to DECIMAL(12, 2), VARCHAR(10) to STRING)"
+        )
+    if _same(field.type, target):  # nested types: keep the field ids
+        target = field.type.with_nullable(target.nullable)
+    return replace(field, type=target)
+
+
+def _move(fields: list[DataField], name: str, position: Position) -> list[DataField]:
+    """Paimon's ``SchemaManager.applyMove``."""
+    index = {f.name: i for i, f in enumerate(fields)}
+    if name not in index:
+        raise ConfigurationError(f"Field name not found: {name}")
+    i = index[name]
+    if position.kind in ("first", "last"):
+        target = 0 if position.kind == "first" else len(fields) - 1
+        if target == i:
+            raise ConfigurationError(f"Cannot move itself for column {name}")
+    else:
+        ref = position.reference
+        if ref not in index:
+            raise ConfigurationError(f"Reference field name not found: {ref}")
+        target = index[ref]
+        if target == i:
+            raise ConfigurationError(f"Cannot move itself for column {name}")
+        if position.kind == "after" and i > target:
+            target += 1
+        if position.kind == "before" and i < target:
+            target -= 1
+        target = min(target, len(fields) - 1)
+    out = fields[:i] + fields[i + 1 :]
+    out.insert(target, fields[i])
+    return out
+
+
+def _validate(schema: TableSchema) -> None:
+    """The option checks of Paimon's ``SchemaValidation`` that columns changes can break."""
+    names = set(schema.field_names)
+    if len(names) != len(schema.fields):
+        raise ConfigurationError(f"Table column {schema.field_names} must not contain duplicates")
+    for key in schema.options:
+        if key.startswith("fields.") and key.count(".") >= 2:
+            for f in key.split(".")[1].split(","):
+                if f != "default-aggregate-function" and f not in names:
+                    raise ConfigurationError(
+                        f"Field {f} can not be found in table schema (option {key!r}); "
+                        "remove or rename the option in the same change"
+                    )
+    for option in ("sequence.field", "bucket-key", "rowkind.field"):
+        for f in schema.options.get(option, "").split(","):
+            if f.strip() and f.strip() not in names:
+                raise ConfigurationError(
+                    f"option {option!r} names column {f.strip()!r}, which the new schema "
+                    "does not have"
+                )

@@ -1,0 +1,219 @@
+"""``Table.check()`` / ``lakeops check``: verify a table against its own metadata, changing
+nothing — the first thing to run after an incident.
+
+Every snapshot, kept changelog, tag and branch snapshot is read; every manifest list, manifest
+and index manifest they name must decode; every data, changelog and index file they reference
+must exist with the size its entry records, and (Parquet and ORC, whose footers say it) the row
+count. Each problem names the file relative to the table and the snapshots that reference it.
+Files are checked once each, on a pool of threads (the work is waiting on storage). A wedged
+table — a snapshot id re-used after its expiry, a hint that stops readers short — is reported
+too (:func:`~lakeops.maintenance.repair.wedge_findings`; ``lakeops repair`` fixes it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import pyarrow.fs as pafs
+
+from lakeops.errors import CorruptTableError, LakeopsError, SnapshotNotFoundError
+from lakeops.format import paths
+from lakeops.format.manifest import FileKind, ManifestEntry
+from lakeops.format.snapshot import Snapshot
+from lakeops.io.data_formats import format_of, reader_for
+from lakeops.maintenance.repair import wedge_findings
+from lakeops.store import TableStore, fold_entries
+from lakeops.store.keep_alive import protected_snapshots
+from lakeops.store.locations import FileLocations
+
+__all__ = ["CheckReport", "Problem", "check_table"]
+
+_THREADS = 16
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong: ``path`` (relative to the table where it lies inside it), what is
+    wrong with it, and the snapshots whose metadata reference it."""
+
+    path: str
+    problem: str
+    snapshots: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """What :func:`check_table` looked at and found; ``ok`` when nothing is wrong."""
+
+    snapshots: int = 0
+    metadata_files: int = 0
+    data_files: int = 0
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass
+class _Findings:
+    """A :class:`CheckReport` while the check runs."""
+
+    snapshots: int = 0
+    metadata_files: int = 0
+    data_files: int = 0
+    problems: list[Problem] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Expected:
+    path: str
+    size: int
+    rows: int | None
+
+
+def _relative(store: TableStore, path: str) -> str:
+    root = store.root.rstrip("/")
+    return path[len(root) + 1 :] if path.startswith(root + "/") else path
+
+
+def _expect_entry(
+    report: _Findings,
+    locations: FileLocations,
+    e: ManifestEntry,
+    expect: Callable[[str, int, int | None], None],
+) -> None:
+    try:
+        path = locations.entry_path(e.partition, e.bucket, e.file.file_name, e.file.external_path)
+    except LakeopsError as exc:
+        report.problems.append(Problem(e.file.file_name, str(exc)))
+        return
+    expect(path, e.file.file_size, e.file.row_count)
+
+
+def check_table(store: TableStore) -> CheckReport:
+    """Verify every file the table's snapshots, kept changelogs, tags and branches reference
+    (see the module docstring); never writes or deletes anything."""
+    report = _Findings()
+    expected: dict[str, _Expected] = {}
+    users: dict[str, set[int]] = {}
+    seen: set[str] = set()
+
+    def metadata(load: Callable[[str], list[_T]], name: str, sid: int) -> list[_T] | None:
+        """The decoded metadata file ``name``, or None with a problem reported."""
+        try:
+            out = load(name)
+        except CorruptTableError as exc:
+            report.problems.append(Problem(exc.path or name, str(exc), (sid,)))
+            return None
+        seen.add(name)
+        return out
+
+    def snapshot_file(load: Callable[[int], Snapshot], sid: int) -> None:
+        try:
+            snapshots.append(load(sid))
+        except CorruptTableError as exc:
+            if not isinstance(exc, FileNotFoundError):  # else: expired since it was listed
+                report.problems.append(Problem(exc.path or "", str(exc), (sid,)))
+            return
+        except SnapshotNotFoundError:
+            return  # expired since it was listed
+        seen.add(f"snapshot {sid}")
+
+    report.problems += [Problem(path, text, ids) for path, text, ids in wedge_findings(store)]
+    snapshots: list[Snapshot] = []
+    for sid in store.snapshot_ids():
+        snapshot_file(store.snapshot, sid)
+    for name in store.file_io.list_names(store.path(paths.CHANGELOG_DIR)):
+        if name.startswith("changelog-") and name[10:].isdigit():
+            snapshot_file(store.changelog, int(name[10:]))
+    try:
+        snapshots += protected_snapshots(store)
+    except CorruptTableError as exc:
+        report.problems.append(Problem(exc.path or "tag/", str(exc)))
+    report.snapshots = len(snapshots)
+
+    for snapshot in snapshots:
+        locations = FileLocations.of(store.file_io, store.root, store.schema(snapshot.schema_id))
+
+        def expect(path: str, size: int, rows: int | None, sid: int = snapshot.id) -> None:
+            expected[path] = _Expected(path, size, rows)
+            users.setdefault(path, set()).add(sid)
+
+        entries: list[ManifestEntry] = []
+        complete = True
+        lists = [snapshot.base_manifest_list, snapshot.delta_manifest_list]
+        if snapshot.changelog_manifest_list:
+            lists.append(snapshot.changelog_manifest_list)
+        for lst in lists:
+            metas = metadata(store.manifest_list, lst, snapshot.id)
+            complete &= metas is not None
+            for meta in metas or []:
+                part = metadata(store.manifest, meta.file_name, snapshot.id)
+                complete &= part is not None
+                if lst != snapshot.changelog_manifest_list:
+                    entries += part or []
+                else:
+                    changes = [e for e in part or [] if e.kind == FileKind.ADD]
+                    for e in changes:
+                        _expect_entry(report, locations, e, expect)
+        if complete:
+            for e in fold_entries(entries).values():
+                _expect_entry(report, locations, e, expect)
+        if snapshot.index_manifest:
+            for ie in (
+                metadata(store.index_manifest_entries, snapshot.index_manifest, snapshot.id) or []
+            ):
+                try:
+                    path = locations.index_entry_path(ie.partition, ie.bucket, ie.file)
+                except LakeopsError as exc:
+                    report.problems.append(Problem(ie.file.file_name, str(exc), (snapshot.id,)))
+                    continue
+                expect(path, ie.file.file_size, None)
+
+    fs = store.file_io.arrow_fs
+
+    def verify(item: _Expected) -> str | None:
+        info = fs.get_file_info(item.path)
+        if info.type == pafs.FileType.NotFound:
+            return "missing"
+        if info.size != item.size:
+            return f"is {info.size} bytes, its manifest entry records {item.size}"
+        if item.rows is None or format_of(item.path) not in ("parquet", "orc"):
+            return None
+        try:
+            rows = reader_for(item.path, fs).row_count(item.path)
+        except (OSError, ValueError) as exc:
+            return f"cannot be read: {exc}"
+        if rows is not None and rows != item.rows:
+            return f"holds {rows} rows, its manifest entry records {item.rows}"
+        return None
+
+    report.metadata_files = len(seen)
+    items = list(expected.values())
+    with ThreadPoolExecutor(_THREADS) as pool:
+        found = list(pool.map(verify, items))
+    report.data_files = len(items)
+    for item, problem in zip(items, found, strict=True):
+        if problem is not None:
+            report.problems.append(
+                Problem(_relative(store, item.path), problem, tuple(sorted(users[item.path])))
+            )
+    return CheckReport(
+        snapshots=report.snapshots,
+        metadata_files=report.metadata_files,
+        data_files=report.data_files,
+        problems=tuple(_merged(report.problems)),
+    )
+
+
+def _merged(problems: list[Problem]) -> list[Problem]:
+    """One problem per (file, what is wrong), with every snapshot that reported it."""
+    by_key: dict[tuple[str, str], set[int]] = {}
+    for p in problems:
+        by_key.setdefault((p.path, p.problem), set()).update(p.snapshots)
+    return [Problem(path, text, tuple(sorted(ids))) for (path, text), ids in by_key.items()]

@@ -1,0 +1,563 @@
+"""Snapshot expiry (Paimon's retention rules) with a decoupled changelog lifecycle.
+
+Which snapshots expire, from the earliest up (``snapshot.*`` options):
+
+* beyond ``snapshot.num-retained.max`` of the newest, always;
+* then, while older than ``snapshot.time-retained``, as long as ``snapshot.num-retained.min``
+  newest snapshots remain — at most ``snapshot.expire.limit`` per pass.
+
+For each expired snapshot the data files its commit deleted are removed (they are no longer in
+any retained snapshot — files still live, such as upgraded ones, are kept), then the manifests
+and manifest lists no retained snapshot references — all found first, deleted only after
+``EARLIEST`` moved and the snapshot files went (oldest first), so a kill at any point leaves no
+snapshot whose files are gone. Files written by commits still in progress are never referenced
+by an expired snapshot, so writers can keep running.
+
+A pass reads the snapshots it expires and the first one it keeps, not the retained history:
+a manifest or data file, once a snapshot no longer holds it, never returns under its name, so
+what an expired snapshot shares with any later snapshot the first kept one holds too. Its cost
+grows with what it removes (and with the tags and branches, which it always honours).
+
+Changelog: when ``changelog.num-retained.*`` / ``changelog.time-retained`` keep more than the
+snapshots do, the changelog of an expiring snapshot outlives it — its metadata is kept as
+``changelog/changelog-<id>`` (and its changelog files and manifests stay) until the changelog
+retention expires it, so incremental reads still see it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from lakeops.commit.confine import check_snapshots, entry_paths, index_paths
+from lakeops.errors import ConfigurationError
+from lakeops.format import paths
+from lakeops.format.manifest import FileKind, ManifestEntry
+from lakeops.format.schema import TableSchema
+from lakeops.format.snapshot import Snapshot
+from lakeops.options import TableOptions
+from lakeops.options.parsing import parse_duration
+from lakeops.parallel import IO_THREADS, check_parallelism, delete_files, imap_ordered, run_ordered
+from lakeops.store import TableStore
+from lakeops.store.context import TableContext
+from lakeops.store.keep_alive import consumer_floor, protected_snapshots
+from lakeops.store.locations import FileLocations
+
+__all__ = ["ExpireResult", "Retention", "expire_snapshots"]
+
+INT_MAX = 2**31 - 1
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Retention:
+    """Retention of snapshots and of changelog."""
+
+    retain_min: int
+    retain_max: int
+    time_retained_ms: int
+    expire_limit: int
+    changelog_min: int
+    changelog_max: int
+    changelog_time_ms: int
+
+    @classmethod
+    def from_options(
+        cls,
+        schema: TableSchema,
+        *,
+        retain_min: int | None = None,
+        retain_max: int | None = None,
+        time_retained_ms: int | None = None,
+        limit: int | None = None,
+    ) -> Retention:
+        """The table's retention options, each overridden by the argument of the same
+        meaning when given (``retain_min`` = ``snapshot.num-retained.min``, ``retain_max`` =
+        ``snapshot.num-retained.max``, ``time_retained_ms`` = ``snapshot.time-retained``,
+        ``limit`` = ``snapshot.expire.limit``)."""
+        o = schema.options
+
+        def num(key: str, default: int) -> int:
+            try:
+                return int(o.get(key, default))
+            except ValueError:
+                raise ConfigurationError(f"option {key!r} must be an integer") from None
+
+        smin = retain_min if retain_min is not None else num("snapshot.num-retained.min", 10)
+        smax = retain_max if retain_max is not None else num("snapshot.num-retained.max", INT_MAX)
+        stime = (
+            time_retained_ms
+            if time_retained_ms is not None
+            else parse_duration(o.get("snapshot.time-retained", "1 h"), "snapshot.time-retained")
+        )
+        # changelog retention defaults to the effective snapshot retention
+        r = cls(
+            retain_min=smin,
+            retain_max=smax,
+            time_retained_ms=stime,
+            expire_limit=limit if limit is not None else num("snapshot.expire.limit", 50),
+            changelog_min=num("changelog.num-retained.min", smin),
+            changelog_max=num("changelog.num-retained.max", smax),
+            changelog_time_ms=parse_duration(
+                o["changelog.time-retained"], "changelog.time-retained"
+            )
+            if "changelog.time-retained" in o
+            else stime,
+        )
+        if r.retain_min < 1 or r.retain_max < r.retain_min:
+            raise ConfigurationError(
+                "snapshot retention needs 1 <= snapshot.num-retained.min "
+                "<= snapshot.num-retained.max"
+            )
+        return r
+
+    @property
+    def changelog_decoupled(self) -> bool:
+        return (
+            self.changelog_max > self.retain_max
+            or self.changelog_min > self.retain_min
+            or self.changelog_time_ms > self.time_retained_ms
+        )
+
+
+@dataclass(frozen=True)
+class ExpireResult:
+    """What one expiry pass removed: the snapshot and changelog ids it expired (ascending),
+    how many data, changelog and manifest files it deleted, and the ids of expired snapshots
+    whose changelog it kept (``changelog.*`` retention longer than ``snapshot.*``)."""
+
+    expired_snapshots: tuple[int, ...] = ()
+    expired_changelogs: tuple[int, ...] = ()
+    data_files_deleted: int = 0
+    changelog_files_deleted: int = 0
+    manifests_deleted: int = 0
+    kept_changelogs: tuple[int, ...] = ()
+
+
+@dataclass
+class _Tally:
+    """The counts of an expiry pass while it runs (frozen into an :class:`ExpireResult`)."""
+
+    expired_snapshots: list[int] = field(default_factory=list)
+    expired_changelogs: list[int] = field(default_factory=list)
+    data_files_deleted: int = 0
+    changelog_files_deleted: int = 0
+    manifests_deleted: int = 0
+    kept_changelogs: list[int] = field(default_factory=list)
+
+    def freeze(self) -> ExpireResult:
+        return ExpireResult(
+            expired_snapshots=tuple(self.expired_snapshots),
+            expired_changelogs=tuple(self.expired_changelogs),
+            data_files_deleted=self.data_files_deleted,
+            changelog_files_deleted=self.changelog_files_deleted,
+            manifests_deleted=self.manifests_deleted,
+            kept_changelogs=tuple(self.kept_changelogs),
+        )
+
+
+def _end_exclusive(
+    ids: list[int],
+    time_of: Callable[[int], int],
+    keep_min: int,
+    keep_max: int,
+    older_than: int,
+    limit: int,
+) -> int:
+    """Paimon's ExpireSnapshots: the first id that stays. ``time_of(id)`` is asked for the
+    candidates in ascending order only, up to the first one too young to expire."""
+    earliest, latest = ids[0], ids[-1]
+    lowest = max(latest - keep_max + 1, earliest)
+    end = min(latest - keep_min + 1, earliest + limit)
+    for sid in range(lowest, end):
+        if time_of(sid) >= older_than:  # early exit: snapshot.time-retained protects the rest
+            return sid
+    return end
+
+
+class _SnapshotWindow:
+    """The snapshots of one pass, read on demand and ``threads`` ids ahead at once (never
+    beyond ``last``), so that a pass reads the snapshots it may expire and the first one it
+    keeps — not the retained history."""
+
+    def __init__(self, store: TableStore, last: int, threads: int) -> None:
+        self.store = store
+        self.last = last
+        self.threads = threads
+        self.read: dict[int, Snapshot] = {}
+
+    def get(self, sid: int) -> Snapshot:
+        if sid not in self.read:
+            ahead = range(sid, min(sid + self.threads, self.last + 1))
+            wanted = [i for i in ahead if i not in self.read] or [sid]
+            for i, s in zip(
+                wanted, run_ordered(self.store.snapshot, wanted, self.threads), strict=True
+            ):
+                self.read[i] = s
+        return self.read[sid]
+
+    def time_of(self, sid: int) -> int:
+        return self.get(sid).time_millis
+
+    def span(self, first: int, last: int) -> dict[int, Snapshot]:
+        """Snapshots ``first`` … ``last`` (those not read yet read ``threads`` at once)."""
+        missing = [i for i in range(first, last + 1) if i not in self.read]
+        for i, s in zip(
+            missing, run_ordered(self.store.snapshot, missing, self.threads), strict=True
+        ):
+            self.read[i] = s
+        return {i: self.read[i] for i in range(first, last + 1)}
+
+
+def _lists(s: Snapshot) -> list[str]:
+    return [
+        n for n in (s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list) if n
+    ]
+
+
+class DeleteProgress:
+    """Counts the files a maintenance pass deletes for a ``progress(done, total)`` callback:
+    ``total`` grows as each batch of files to delete is found, ``done`` as deletions finish
+    (both reported in the calling thread)."""
+
+    def __init__(self, report: Callable[[int, int], None] | None) -> None:
+        self.report = report
+        self.done = 0
+        self.total = 0
+
+    def found(self, files: int) -> None:
+        self.total += files
+        if self.report is not None:
+            self.report(self.done, self.total)
+
+    def deleted(self, _path: str) -> None:
+        self.done += 1
+        if self.report is not None:
+            self.report(self.done, self.total)
+
+
+def expire_snapshots(
+    table: TableContext,
+    retention: Retention,
+    now_ms: int | None = None,
+    *,
+    parallelism: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ExpireResult:
+    """One expiry pass; see the module docstring. ``parallelism``: how many metadata files
+    the pass reads at once while it finds what to delete, and how many files the final step of
+    each expiry deletes at once (default :data:`~lakeops.parallel.IO_THREADS`: the work waits
+    on storage); the order of the steps does not change, nor does the result.
+    ``progress(done, total)``: files deleted so far and found to delete so far, called in the
+    calling thread."""
+    check_parallelism(parallelism)
+    threads = IO_THREADS if parallelism is None else parallelism
+    tracker = DeleteProgress(progress)
+    store, schema, options = table.store, table.schema, table.options
+    result = _Tally()
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    current, leftovers = _bounds(store)
+    locations = FileLocations.of(store.file_io, store.root, schema, options)
+    first = end = keep_changelog_from = 0
+    # no pass reads beyond the last snapshot it could keep first (Paimon's bounds)
+    last = (
+        min(current[-1] - retention.retain_min + 1, current[0] + retention.expire_limit)
+        if current
+        else 0
+    )
+    window = _SnapshotWindow(store, last, threads)
+    if current:
+        # the latest snapshot is read too (one file): a corrupt one stops maintenance, named,
+        # as it stops every writer, rather than a pass that runs around it
+        window.get(current[-1])
+    if len(current) > 1:
+        end = _end_exclusive(
+            current,
+            window.time_of,
+            retention.retain_min,
+            retention.retain_max,
+            now - retention.time_retained_ms,
+            retention.expire_limit,
+        )
+        # a streaming consumer's next snapshot, and every one after it, stays (as Paimon)
+        floor = consumer_floor(store, _consumer_expiration(schema), now)
+        if floor is not None:
+            end = max(min(end, floor), current[0])
+        first = current[0]
+        if retention.changelog_decoupled and end > first:
+            # only which of first … end - 1 keep their changelog matters: the candidates are
+            # bounded by end (the same answer as an unbounded search, clipped to end)
+            keep_changelog_from = _end_exclusive(
+                current,
+                window.time_of,
+                retention.changelog_min,
+                retention.changelog_max,
+                now - retention.changelog_time_ms,
+                end - first,
+            )
+        else:
+            keep_changelog_from = end
+    # the snapshots this pass expires, and the first one it keeps (whose live files and
+    # manifests are what the expired ones share with every later snapshot: a manifest or data
+    # file, once dropped from a snapshot, never comes back under its name)
+    snapshots = window.span(first, end) if end > first else {}
+    # issue 24: every file this pass may delete is located (inside the table, or below a root
+    # the table names) before the first delete; a crafted entry refuses the whole pass
+    check_snapshots(store, locations, snapshots.values(), parallelism=threads)
+    # snapshot files below EARLIEST are what an interrupted pass announced expired but did
+    # not delete yet (their other files are orphans now, for remove_orphan_files)
+    for sid in leftovers:
+        store.file_io.delete(store.path(paths.snapshot_path(sid)))
+        result.expired_snapshots.append(sid)
+    if end > first:
+        _expire_range(
+            store,
+            schema,
+            options,
+            snapshots,
+            first,
+            end,
+            keep_changelog_from,
+            result,
+            parallelism,
+            tracker,
+        )
+    _expire_changelogs(store, schema, options, retention, now, result, parallelism, tracker)
+    return result.freeze()
+
+
+def _bounds(store: TableStore) -> tuple[list[int], list[int]]:
+    """The retained snapshot ids (``EARLIEST`` … latest) and the ids below ``EARLIEST`` whose
+    files an interrupted pass left (it deletes them oldest first, so they lie right below
+    ``EARLIEST``), found from the hints and probes of single names — not by listing the
+    history (a stale ``EARLIEST`` hint falls back to the listing, and then nothing lies
+    below)."""
+    earliest = store.earliest_snapshot_id()
+    latest = store.latest_snapshot_id()
+    if earliest is None or latest is None or latest < earliest:
+        return [], []
+    leftovers = []
+    sid = earliest - 1
+    while sid > 0 and store.snapshot_exists(sid):
+        leftovers.append(sid)
+        sid -= 1
+    return list(range(earliest, latest + 1)), sorted(leftovers)
+
+
+def _retained_manifests(
+    store: TableStore, keep: list[Snapshot], first: int, threads: int
+) -> set[str]:
+    """The manifest lists of ``keep`` and of the kept changelogs from ``first`` on (an
+    interrupted pass may have written them; an older changelog's lists belong to a snapshot
+    older than ``first`` and are never shared with a later one), and the manifests they name
+    (the lists read ``threads`` at once, folded as they come: bounded in memory)."""
+    kept = run_ordered(store.changelog, [i for i in _changelog_ids(store) if i >= first], threads)
+    lists = sorted(
+        {lst for s in keep for lst in _lists(s)}
+        | {k.changelog_manifest_list for k in kept if k.changelog_manifest_list}
+    )
+    names: set[str] = set(lists)
+    for metas in imap_ordered(store.manifest_list, lists, threads):
+        names.update(m.file_name for m in metas)
+    return names
+
+
+def _expire_range(
+    store: TableStore,
+    schema: TableSchema,
+    options: TableOptions,
+    snapshots: dict[int, Snapshot],
+    first: int,
+    end: int,
+    keep_changelog_from: int,
+    result: _Tally,
+    parallelism: int | None = None,
+    tracker: DeleteProgress | None = None,
+) -> None:
+    """Expire snapshots ``first`` … ``end - 1``, crash-safe: every file to delete is found
+    first; then the kept changelogs are written, ``EARLIEST`` moves and the snapshot files go
+    (oldest first); only then their files. A kill at any point leaves intact snapshots and at
+    most unreferenced files (for ``remove_orphan_files``), never a snapshot whose files are
+    gone. The finding (steps 1 to 3b) reads its metadata ``parallelism`` files at once and
+    folds it in the serial order, so it finds the same files; the last step deletes on a pool
+    (``parallelism`` files at once)."""
+    threads = IO_THREADS if parallelism is None else parallelism
+    fio = store.file_io
+    locations = FileLocations.of(fio, store.root, schema, options)
+    # what stays: the retained snapshots, and every snapshot a tag or a branch keeps alive
+    tagged = protected_snapshots(store)
+    protected = _readable(store, tagged)
+    keep = [snapshots[end], *protected]
+    live = {e.file.file_name for e in store.live_entries(snapshots[end], parallelism=threads)}
+    for kept in protected:
+        live |= {e.file.file_name for e in store.live_entries(kept, parallelism=threads)}
+    doomed: list[str] = []  # storage paths, deleted after the snapshot files
+    # 1. data files the expired commits deleted (snapshot `end` is the first that stays, and its
+    #    own deletions removed files still present in the expired snapshot end - 1)
+    deltas = [snapshots[sid] for sid in range(first + 1, end + 1)]
+    for entries in imap_ordered(store.delta_entries, deltas, threads):
+        for e in entries:
+            if e.kind == FileKind.DELETE and e.file.file_name not in live:
+                doomed += _entry_path(locations, e)
+                result.data_files_deleted += 1
+    # 2. changelog: kept as changelog/changelog-<id>, or deleted with its snapshot
+    kept_changelogs = [sid for sid in range(first, end) if sid >= keep_changelog_from]
+    dropped = [
+        snapshots[sid]
+        for sid in range(first, end)
+        if sid < keep_changelog_from and snapshots[sid].changelog_manifest_list
+    ]
+    for entries in imap_ordered(store.changelog_entries, dropped, threads):
+        for e in entries:
+            doomed += _entry_path(locations, e)
+            result.changelog_files_deleted += 1
+    # 3. manifests and lists no retained snapshot (or kept changelog) references
+    retained = _retained_manifests(store, keep, first, threads)
+    for sid in kept_changelogs:
+        lst = snapshots[sid].changelog_manifest_list
+        if lst:
+            retained.add(lst)
+            retained.update(m.file_name for m in store.manifest_list(lst))
+    expired_lists = [lst for sid in range(first, end) for lst in _lists(snapshots[sid])]
+    for lst, metas in zip(
+        expired_lists, imap_ordered(store.manifest_list, expired_lists, threads), strict=True
+    ):
+        for name in [m.file_name for m in metas] + [lst]:
+            if name not in retained:
+                doomed.append(store.path(paths.manifest_path(name)))
+                retained.add(name)  # deleted once
+                result.manifests_deleted += 1
+    # 3b. index manifests and hash index files (dynamic buckets) no retained snapshot uses
+    index_manifests = sorted(
+        {s.index_manifest for s in [*keep, *snapshots.values()] if s.index_manifest}
+    )
+    for _ in imap_ordered(store.index_manifest_entries, index_manifests, threads):
+        pass  # read ahead into the store's cache of index manifests
+    kept_index: set[str] = set()
+    for s in keep:
+        if s.index_manifest:
+            kept_index.add(s.index_manifest)
+            kept_index.update(e.file.file_name for e in store.index_entries(s))
+    for sid in range(first, end):
+        snap = snapshots[sid]
+        if not snap.index_manifest or snap.index_manifest in kept_index:
+            continue
+        for index_entry in store.index_entries(snap):
+            name = index_entry.file.file_name
+            if name not in kept_index:
+                doomed += index_paths(locations, [index_entry])
+                kept_index.add(name)  # deleted once
+        doomed.append(store.path(paths.manifest_path(snap.index_manifest)))
+        kept_index.add(snap.index_manifest)
+        result.manifests_deleted += 1
+    # 4. kept changelogs, then EARLIEST, then the snapshot files oldest first
+    for sid in kept_changelogs:
+        fio.overwrite_atomic(
+            store.path(f"{paths.CHANGELOG_DIR}/changelog-{sid}"),
+            snapshots[sid].to_json().encode(),
+        )
+        result.kept_changelogs.append(sid)
+    fio.overwrite_atomic(store.path(paths.EARLIEST_HINT), str(end).encode())
+    for sid in range(first, end):
+        fio.delete(store.path(paths.snapshot_path(sid)))
+        result.expired_snapshots.append(sid)
+    # 5. what only they referenced (nothing references them any more: any order will do) —
+    #    unless a tag or branch appeared meanwhile: it may name an expired snapshot (a tag is
+    #    created, then its creator checks its snapshot still exists), so its files stay for
+    #    remove_orphan_files, which respects it
+    if {_key(s) for s in protected_snapshots(store)} - {_key(s) for s in tagged}:
+        log.warning(
+            "%s: a tag or branch was created while snapshots %s..%s expired; their files are "
+            "left for remove_orphan_files",
+            store.root,
+            first,
+            end - 1,
+        )
+        result.data_files_deleted = result.changelog_files_deleted = 0
+        result.manifests_deleted = 0
+        return
+    tracker = tracker or DeleteProgress(None)
+    tracker.found(len(doomed))
+    delete_files(fio.delete, doomed, parallelism, tracker.deleted)
+
+
+def _key(s: Snapshot) -> tuple[int, str, str]:
+    return (s.id, s.base_manifest_list, s.delta_manifest_list)
+
+
+def _readable(store: TableStore, snapshots: list[Snapshot]) -> list[Snapshot]:
+    """The snapshots whose manifests can still be read (a tag whose files an older expiry
+    already deleted protects nothing more, and must not stop expiry for good)."""
+    out = []
+    for s in snapshots:
+        try:
+            for lst in _lists(s):
+                store.manifest_list(lst)
+        except FileNotFoundError:
+            continue
+        out.append(s)
+    return out
+
+
+def _consumer_expiration(schema: TableSchema) -> int | None:
+    value = schema.options.get("consumer.expiration-time", "").strip()
+    return parse_duration(value, "consumer.expiration-time") if value else None
+
+
+def _entry_path(locations: FileLocations, e: ManifestEntry) -> list[str]:
+    """The storage path of ``e``'s file (an entry outside the table was refused before the
+    pass deleted anything: :func:`~lakeops.commit.confine.check_snapshots`)."""
+    return entry_paths(locations, [e])
+
+
+def _changelog_ids(store: TableStore) -> list[int]:
+    names = store.file_io.list_names(store.path(paths.CHANGELOG_DIR))
+    return sorted(int(n[10:]) for n in names if n.startswith("changelog-") and n[10:].isdigit())
+
+
+def _expire_changelogs(
+    store: TableStore,
+    schema: TableSchema,
+    options: TableOptions,
+    retention: Retention,
+    now: int,
+    result: _Tally,
+    parallelism: int | None = None,
+    tracker: DeleteProgress | None = None,
+) -> None:
+    """Long-lived changelogs beyond the changelog retention go, with their files (deleted
+    ``parallelism`` at once, after the changelog metadata)."""
+    ids = _changelog_ids(store)
+    if not ids:
+        return
+    snapshot_count = len(_bounds(store)[0])
+    fio = store.file_io
+    locations = FileLocations.of(fio, store.root, schema, options)
+    total = len(ids) + snapshot_count
+    for sid in ids:
+        kept = store.changelog(sid)
+        too_many = total > retention.changelog_max
+        too_old = (
+            kept.time_millis < now - retention.changelog_time_ms and total > retention.changelog_min
+        )
+        if not (too_many or too_old):
+            break
+        # located first (a changelog naming a file outside the table is refused before any of
+        # its files goes), then the changelog metadata goes, then its files (crash-safe)
+        check_snapshots(store, locations, [kept])
+        doomed = [p for e in store.changelog_entries(kept) for p in _entry_path(locations, e)]
+        result.changelog_files_deleted += len(doomed)
+        if kept.changelog_manifest_list:
+            for m in store.manifest_list(kept.changelog_manifest_list):
+                doomed.append(store.path(paths.manifest_path(m.file_name)))
+                result.manifests_deleted += 1
+            doomed.append(store.path(paths.manifest_path(kept.changelog_manifest_list)))
+        fio.delete(store.path(f"{paths.CHANGELOG_DIR}/changelog-{sid}"))
+        tracker = tracker or DeleteProgress(None)
+        tracker.found(len(doomed))
+        delete_files(fio.delete, doomed, parallelism, tracker.deleted)
+        result.expired_changelogs.append(sid)
+        total -= 1

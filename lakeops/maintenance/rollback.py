@@ -1,0 +1,199 @@
+"""Rollback as a commit: a new snapshot whose live files hold what an older one held.
+
+Paimon's own rollback deletes the newer snapshots and lets the next commit take their ids. That
+reuses snapshot ids, hides concurrent writers' snapshots and deletes files that published
+snapshots (and the readers on them) still reference. lakeops rolls back forward instead: it
+publishes snapshot N+1 as an ``OVERWRITE`` whose delta deletes every file live in N that the
+target did not hold and adds the target's files that N no longer holds (the target's index
+files likewise), through the same exclusive, re-planned commit as every write. A writer that
+commits afterwards builds on the rolled-back table; one that publishes first makes the rollback
+re-plan on top of it. The newer snapshots stay, readable, until expiry removes them.
+
+A data file that a newer snapshot deleted is never added back under its own name: Paimon's
+expiry deletes the files an expired snapshot's delta deleted without asking whether a later
+snapshot added them again, and pypaimon's reader drops every file a manifest ever deleted. The
+rollback copies such files to new names (same bytes, same metadata) and adds the copies.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+from lakeops.commit.committer import Committer
+from lakeops.commit.confine import check_snapshots
+from lakeops.commit.snapshot_builder import PlannedChange
+from lakeops.errors import CommitStateUnknownError, SnapshotNotFoundError
+from lakeops.format.index_manifest import IndexManifestEntry
+from lakeops.format.manifest import FileKind, ManifestEntry
+from lakeops.format.schema import TableSchema
+from lakeops.format.snapshot import CommitKind, Snapshot
+from lakeops.io.data_formats import format_of
+from lakeops.store import TableStore
+from lakeops.store.context import TableContext
+from lakeops.store.locations import FileLocations
+
+__all__ = ["holds", "rollback_to"]
+
+
+def rollback_to(table: TableContext, snapshot: int | Snapshot) -> Snapshot | None:
+    """Publish a snapshot with the contents of ``snapshot`` (an id of a retained snapshot, or
+    a snapshot itself — a tag's, whose snapshot may have expired: the tag kept its files);
+    returns it, or None when the latest snapshot already has exactly those files."""
+    store, schema = table.store, table.schema
+    if isinstance(snapshot, Snapshot):
+        target = snapshot
+    elif not store.snapshot_exists(snapshot):
+        ids = store.snapshot_ids()
+        raise SnapshotNotFoundError(
+            f"cannot roll back to snapshot {snapshot}: it does not exist "
+            f"(snapshots {ids[0] if ids else None}..{ids[-1] if ids else None})",
+            snapshot_id=snapshot,
+        )
+    else:
+        target = store.snapshot(snapshot)
+    copies = _Copies(store, schema)
+    # issue 24: every file of the target and of the latest snapshot is located first, so a
+    # table whose metadata points outside it is refused before anything is copied or committed
+    latest = store.latest_snapshot()
+    check_snapshots(store, copies.locations, [target, *([latest] if latest else [])], live=True)
+    wanted = _by_content(store.live_entries(target))
+    wanted_index = {_index_key(e): e for e in store.index_entries(target)}
+    nothing = PlannedChange(())
+
+    def plan(latest: Snapshot | None) -> PlannedChange:
+        now = _by_content(store.live_entries(latest))
+        entries = [_as(FileKind.DELETE, e) for e in _surplus(now, wanted)]
+        entries += [copies.of(e) for e in _surplus(wanted, now)]
+        now_index = {_index_key(e): e for e in store.index_entries(latest)}
+        index = [
+            IndexManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.file)
+            for key, e in now_index.items()
+            if key not in wanted_index
+        ]
+        index += [
+            IndexManifestEntry(FileKind.ADD, e.partition, e.bucket, e.file)
+            for key, e in wanted_index.items()
+            if key not in now_index
+        ]
+        if not entries and not index:
+            return nothing
+        return PlannedChange(entries, (), index)
+
+    if plan(store.latest_snapshot()) is nothing:
+        copies.discard(keep=())
+        return None
+    try:
+        snapshot = Committer(table).commit_planned(plan, CommitKind.OVERWRITE)
+    except CommitStateUnknownError:
+        raise  # the snapshot may reference the copies: keep them
+    except BaseException:
+        copies.discard(keep=())
+        raise
+    copies.discard(keep={e.file.file_name for e in store.delta_entries(snapshot)})
+    return snapshot
+
+
+def holds(store: TableStore, snapshot_id: int) -> bool:
+    """Whether the latest snapshot already holds exactly what ``snapshot_id`` held."""
+    if not store.snapshot_exists(snapshot_id):
+        return False
+    target, latest = store.snapshot(snapshot_id), store.latest_snapshot()
+    same_files = Counter(_content(e) for e in store.live_entries(target)) == Counter(
+        _content(e) for e in store.live_entries(latest)
+    )
+    return same_files and {_index_key(e) for e in store.index_entries(target)} == {
+        _index_key(e) for e in store.index_entries(latest)
+    }
+
+
+class _Copies:
+    """Copies of data files under new names, made once per file and attempt-independent."""
+
+    def __init__(self, store: TableStore, schema: TableSchema) -> None:
+        self.store = store
+        self.locations = FileLocations.of(store.file_io, store.root, schema)
+        self.made: dict[str, tuple[ManifestEntry, str]] = {}  # original name -> (entry, path)
+
+    def of(self, e: ManifestEntry) -> ManifestEntry:
+        """An ADD entry of a copy of ``e``'s file (the same bytes under a new name)."""
+        made = self.made.get(e.file.file_name)
+        if made is not None:
+            return made[0]
+        f = e.file
+        source = self.locations.entry_path(e.partition, e.bucket, f.file_name, f.external_path)
+        name = self.locations.new_name(changelog=False, extension=format_of(f.file_name))
+        external = self.locations.sibling(f.external_path, name)
+        target = self.locations.entry_path(e.partition, e.bucket, name, external)
+        fio = self.store.file_io
+        try:
+            fio.mkdirs(target.rsplit("/", 1)[0])
+            fio.fs.copy(source, target)
+        except BaseException:
+            fio.delete(target)
+            raise
+        entry = ManifestEntry(
+            FileKind.ADD,
+            e.partition,
+            e.bucket,
+            e.total_buckets,
+            replace(f, file_name=name, external_path=external),
+        )
+        self.made[f.file_name] = (entry, target)
+        return entry
+
+    def discard(self, keep: set[str] | tuple[()]) -> None:
+        """Delete the copies whose names are not in ``keep``."""
+        for entry, path in self.made.values():
+            if entry.file.file_name not in keep:
+                self.store.file_io.delete(path)
+
+
+def _content(e: ManifestEntry) -> tuple[object, ...]:
+    """What a live file holds, whatever its name (a copy has the same)."""
+    f = e.file
+    return (
+        e.partition,
+        e.bucket,
+        f.level,
+        f.row_count,
+        f.file_size,
+        f.min_sequence_number,
+        f.max_sequence_number,
+        f.min_key,
+        f.max_key,
+        f.schema_id,
+    )
+
+
+def _by_content(entries: list[ManifestEntry]) -> dict[tuple[object, ...], list[ManifestEntry]]:
+    """Live files by what they hold. Several files may hold alike (an append table's
+    unaware-bucket writes each number their rows from 0), so each content maps to a list."""
+    out: dict[tuple[object, ...], list[ManifestEntry]] = {}
+    for e in entries:
+        out.setdefault(_content(e), []).append(e)
+    return out
+
+
+def _surplus(
+    have: dict[tuple[object, ...], list[ManifestEntry]],
+    other: dict[tuple[object, ...], list[ManifestEntry]],
+) -> list[ManifestEntry]:
+    """The files of ``have`` beyond what ``other`` holds alike, content by content (those
+    whose names ``other`` lacks first)."""
+    out: list[ManifestEntry] = []
+    for key, entries in have.items():
+        alike = other.get(key, [])
+        extra = len(entries) - len(alike)
+        if extra > 0:
+            names = {e.file.file_name for e in alike}
+            out += sorted(entries, key=lambda e: e.file.file_name in names)[:extra]
+    return out
+
+
+def _as(kind: int, e: ManifestEntry) -> ManifestEntry:
+    return ManifestEntry(kind, e.partition, e.bucket, e.total_buckets, e.file)
+
+
+def _index_key(e: IndexManifestEntry) -> tuple[bytes, int, str, str]:
+    return (e.partition, e.bucket, e.file.index_type, e.file.file_name)

@@ -1,0 +1,574 @@
+"""The :class:`AppendTable` facade: write, read, compact and maintain one Paimon append table
+(a table without a primary key)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lakeops.append.compact import plan as plan_compaction
+from lakeops.append.evolution import (
+    SYSTEM_FIELDS,
+    GroupReader,
+    data_evolution,
+    row_id_groups,
+    row_tracking,
+)
+from lakeops.append.files import AppendFileReader
+from lakeops.append.scan import AppendSplit, plan_append_splits, snapshot_deletion_files
+from lakeops.append.write import AppendWrite, WriteInput
+from lakeops.changelog.reader import ROW_KIND_COLUMN
+from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER
+from lakeops.commit.snapshot_builder import PlannedChange, overwrite_change
+from lakeops.compact.planner import CompactionProgress
+from lakeops.errors import CommitStateUnknownError, ConfigurationError, UnsupportedFeatureError
+from lakeops.format.commit_message import CommitMessage
+from lakeops.format.data_file import DataFileMeta
+from lakeops.format.deletion_vector import DeletionFile
+from lakeops.format.manifest import FileKind, ManifestEntry
+from lakeops.format.schema import TableSchema
+from lakeops.format.schema_change import SchemaChange
+from lakeops.format.snapshot import CommitKind, Snapshot
+from lakeops.io.file_io import FileIO
+from lakeops.kv.formats import check_writable
+from lakeops.options.append import AppendOptions
+from lakeops.parallel import check_parallelism, imap_ordered
+from lakeops.read.deletions import DeletionVectorReader
+from lakeops.read.guard import guard_batches, guard_read, planned_on
+from lakeops.read.predicate import Filter, RowFilter, row_filter
+from lakeops.read.scan import partition_matches
+from lakeops.store.time_travel import AsOf, resolve_snapshot
+from lakeops.table.base import BaseTable
+from lakeops.table.system_tables import system_table_schema
+
+__all__ = ["AppendSplitReader", "AppendTable", "data_evolution_refusal"]
+
+log = logging.getLogger(__name__)
+
+_BATCH_ROWS = 131_072
+
+
+def _kind(schema: TableSchema) -> str:
+    """The kind of append table, as errors name it."""
+    bucketed = schema.options.get("bucket", "-1") not in ("-1", "")
+    kind = "a bucketed append table" if bucketed else "an append table"
+    return kind + " with data evolution" if data_evolution(schema) else kind
+
+
+def data_evolution_refusal(identifier: str, schema: TableSchema, action: str) -> str | None:
+    """Why lakeops refuses to ``action`` a data-evolution table (None for other tables): it
+    reads them (:mod:`lakeops.append.evolution`) but writes nothing to them."""
+    if not data_evolution(schema):
+        return None
+    return (
+        f"lakeops refuses to {action} table {identifier!r}: it has no primary key and is "
+        f"{_kind(schema)} (files holding some columns of rows that other files complete, "
+        "merged by row id), which lakeops reads but does not write, compact or maintain; "
+        "nothing was written — use Paimon (Spark, Flink) or pypaimon for this"
+    )
+
+
+class AppendSplitReader:
+    """Reads whole splits of one append table (every row of its files, in order)."""
+
+    def __init__(self, table: AppendTable) -> None:
+        self.table = table
+
+    def read(self, split: AppendSplit, columns: Sequence[str] | None = None) -> pa.Table:
+        """The rows of ``split`` (``columns``: all by default)."""
+        wanted = self.table._columns(columns)
+        return self.table._read_splits([split], wanted, None, 1)
+
+
+class AppendTable(BaseTable):
+    """One append table (no primary key) of a warehouse; get it from
+    :class:`~lakeops.Catalog`. Every row written is a row of the table: nothing is merged.
+
+    Example:
+        >>> events = catalog.create_table("db.events", schema=schema,     # doctest: +SKIP
+        ...     partition_keys=["dt"])
+        >>> events.write(pa.table({...}))                                  # doctest: +SKIP
+        >>> events.read(filter=pc.field("level") == "ERROR")               # doctest: +SKIP
+    """
+
+    def __init__(self, identifier: str, file_io: FileIO, root: str) -> None:
+        super().__init__(identifier, file_io, root)
+        if self.schema.primary_keys:
+            raise ConfigurationError(f"table {identifier!r} has a primary key: open it as Table")
+        self.context.options  # noqa: B018 - a malformed table-wide option fails at open
+        AppendOptions.of(self.context)
+
+    # -------------------------------------------------------------- refusals
+    def _refuse_data_evolution(self, action: str) -> None:
+        refusal = data_evolution_refusal(self.identifier, self.schema, action)
+        if refusal is not None:
+            raise UnsupportedFeatureError(refusal)
+
+    def _require_writable(self, action: str) -> None:
+        """As :meth:`lakeops.table.base.BaseTable._require_writable`; a data-evolution table
+        is refused whatever the action, naming its kind."""
+        self._refuse_data_evolution(action)
+        super()._require_writable(action)
+
+    def alter(self, changes: SchemaChange | Sequence[SchemaChange]) -> TableSchema:
+        """As :meth:`lakeops.table.base.BaseTable.alter` (refused on data-evolution tables)."""
+        self._refuse_data_evolution("alter")
+        return super().alter(changes)
+
+    def delete_uncommitted(
+        self, messages: Sequence[CommitMessage], *, compaction_only: bool = False
+    ) -> None:
+        """As :meth:`lakeops.table.base.BaseTable.delete_uncommitted` (refused on
+        data-evolution tables)."""
+        self._refuse_data_evolution("delete files of")
+        super().delete_uncommitted(messages, compaction_only=compaction_only)
+
+    # ------------------------------------------------------------ metadata tables
+    def metadata_table(self, name: str, *, snapshot_id: int | None = None) -> pa.Table:
+        """As :meth:`lakeops.table.base.BaseTable.metadata_table`; ``audit_log`` is the
+        snapshot's rows, each ``+I`` (an append table holds no retractions)."""
+        if name != "audit_log":
+            return super().metadata_table(name, snapshot_id=snapshot_id)
+        rows = self.read(snapshot_id=snapshot_id)
+        schema = system_table_schema("audit_log", self.schema)
+        kinds = pc.fill_null(pa.nulls(rows.num_rows, pa.string()), "+I")
+        return pa.Table.from_arrays([kinds, *rows.columns], schema=schema)
+
+    # -------------------------------------------------------------------- write
+    def new_write(self, *, overwrite: bool = False, parallelism: int | None = None) -> AppendWrite:
+        """A two-phase writer: ``write`` batches, then ``prepare_commit`` → :meth:`commit`.
+        ``overwrite=True`` prepares messages for ``commit(..., overwrite=…)``."""
+        self._require_writable("write")
+        check_writable(self.schema)
+        self.file_io.check_commit_ready()
+        return AppendWrite(self.context, ignore_previous=overwrite, parallelism=parallelism)
+
+    def commit(
+        self,
+        messages: Sequence[CommitMessage],
+        *,
+        commit_user: str | None = None,
+        commit_identifier: int | None = None,
+        overwrite: bool | Sequence[Mapping[str, Any]] = False,
+    ) -> Snapshot | None:
+        """Publish the messages of one or many writers as one ``APPEND`` snapshot (``OVERWRITE``
+        with ``overwrite=True``: every live file replaced; with a list of partition specs only
+        those partitions). Compaction messages are published as a ``COMPACT`` snapshot after
+        it. Returns the last snapshot (None if there was nothing to commit).
+
+        ``commit_user`` / ``commit_identifier``: as :meth:`lakeops.Table.commit` — with both
+        given, a commit whose user already committed that identifier (or a higher one) is
+        skipped, its new files deleted, and the snapshot holding the earlier commit returned."""
+        self._require_writable("commit to")
+        committer = self._committer(commit_user, commit_identifier)
+        if commit_identifier is None:
+            commit_identifier = BATCH_COMMIT_IDENTIFIER
+        skipped = committer.committed_before(
+            messages, commit_identifier, overwrite=overwrite is not False
+        )
+        if skipped is not None:  # already in the history (lakeops.commit.exactly_once)
+            return skipped
+
+        def entries(kind: int, attr: str) -> list[ManifestEntry]:
+            return [
+                ManifestEntry(kind, m.partition, m.bucket, m.total_buckets, f)
+                for m in messages
+                for f in getattr(m, attr)
+            ]
+
+        appends = entries(FileKind.ADD, "new_files")
+        compacts = entries(FileKind.DELETE, "compact_before") + entries(
+            FileKind.ADD, "compact_after"
+        )
+        snapshot = None
+        if overwrite is not False:
+            replaces = (
+                (lambda _: True)
+                if overwrite is True
+                else partition_matches(self.schema, list(overwrite), self.options)
+            )
+            committer.refuse_strays(appends, replaces)
+            store = self.store
+
+            def plan_overwrite(latest: Snapshot | None) -> PlannedChange:
+                return overwrite_change(
+                    store.live_entries(latest), store.index_entries(latest), replaces, appends
+                )
+
+            snapshot = committer.commit_planned(
+                plan_overwrite, CommitKind.OVERWRITE, commit_identifier
+            )
+        elif appends:
+            snapshot = committer.commit_entries(appends, CommitKind.APPEND, commit_identifier)
+        compact_index = [e for m in messages for e in m.compact_index_changes]
+        if compacts or compact_index:
+            snapshot = committer.commit_entries(
+                compacts, CommitKind.COMPACT, commit_identifier, index_changes=compact_index
+            )
+        return snapshot
+
+    def write(
+        self,
+        data: WriteInput,
+        *,
+        overwrite: bool | Sequence[Mapping[str, Any]] = False,
+        parallelism: int | None = None,
+    ) -> Snapshot | None:
+        """Write ``data`` as one commit and return its snapshot (None if no rows and no
+        overwrite). ``overwrite``: as :meth:`commit` (``True``: the table's rows are replaced;
+        ``[{"dt": "2024-01-01"}]``: those partitions'). On any error before the snapshot is
+        published every file this call wrote is deleted."""
+        writer = self.new_write(overwrite=overwrite is not False, parallelism=parallelism)
+        try:
+            writer.write(data)
+            messages = writer.prepare_commit()
+            if not messages and overwrite is False:
+                return None
+            return self.commit(messages, overwrite=overwrite)
+        except CommitStateUnknownError:
+            raise  # the snapshot may reference these files: keep them
+        except BaseException:
+            writer.abort()
+            raise
+
+    # --------------------------------------------------------------- compaction
+    def compact(
+        self,
+        *,
+        full: bool = False,
+        partitions: Sequence[Mapping[str, Any]] | None = None,
+        parallelism: int | None = None,
+        progress: Callable[[CompactionProgress], None] | None = None,
+    ) -> Snapshot | None:
+        """Compact small files as Paimon does for append tables (:mod:`lakeops.append.compact`;
+        ``full=True``: a full compaction), in every partition or those of ``partitions``.
+        One ``COMPACT`` snapshot; None if nothing needed compacting. A concurrent job that
+        replaced an input file makes it a :class:`~lakeops.errors.CommitConflictError` (the
+        new files are deleted). ``progress``: called before the first compaction task and after each
+        with a :class:`~lakeops.compact.planner.CompactionProgress` (its "buckets" count the
+        tasks: one window of a fixed bucket, or one bin of a partition)."""
+        return self._compact_with(
+            parallelism,
+            lambda: plan_compaction(
+                self.context,
+                full=full,
+                partitions=partitions,
+                parallelism=parallelism,
+                progress=progress,
+            ),
+        )
+
+    def split_reader(self) -> AppendSplitReader:
+        """Reads the rows of this table's splits (:meth:`splits`), one split at a time (as
+        engines that distribute a read do: the Spark data source)."""
+        return AppendSplitReader(self)
+
+    # --------------------------------------------------------------------- read
+    def splits(
+        self,
+        *,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+    ) -> list[AppendSplit]:
+        """The (partition, bucket) splits a read of the snapshot reads, pruned by ``filter``."""
+        rf = row_filter(filter, self._row_schema())
+        snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
+        return guard_read(
+            self.store,
+            planned_on(snapshot),
+            lambda: plan_append_splits(self.context, snapshot, rf),
+        )
+
+    def _reader(self) -> AppendFileReader:
+        return AppendFileReader(self.file_io, self.schema, self.store.schema, self.root)
+
+    def _system_columns(self) -> list[str]:
+        """The system columns a read may select: ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` where
+        the table tracks rows (:mod:`lakeops.append.evolution`)."""
+        return [f.name for f in SYSTEM_FIELDS] if row_tracking(self.schema) else []
+
+    def _row_schema(self) -> pa.Schema:
+        """The columns reads may select and filter on: the table's, then its system columns."""
+        schema = self.arrow_schema
+        for f in SYSTEM_FIELDS:
+            if f.name in self._system_columns():
+                schema = schema.append(f)
+        return schema
+
+    def _columns(self, columns: Sequence[str] | None) -> list[str]:
+        """As :meth:`lakeops.table.base.BaseTable._columns`; a row-tracking table's system
+        columns may be named too (never returned unless named)."""
+        if columns is None:
+            return super()._columns(None)
+        system = self._system_columns()
+        super()._columns([c for c in columns if c not in system])
+        return list(columns)
+
+    def _read_columns(self, wanted: list[str], rf: RowFilter | None) -> list[str]:
+        """``wanted`` plus what the filter reads."""
+        if rf is None:
+            return wanted
+        names = [*self.schema.field_names, *self._system_columns()]
+        extra = [c for c in names if c in rf.columns and c not in wanted]
+        return [*wanted, *extra]
+
+    def _system_columns_in(self, cols: Sequence[str]) -> bool:
+        return any(c in self._system_columns() for c in cols)
+
+    def _tracked(self) -> bool:
+        """Whether reads go through :class:`~lakeops.append.evolution.GroupReader`."""
+        return row_tracking(self.schema) or data_evolution(self.schema)
+
+    def _units(self, split: AppendSplit) -> list[tuple[int, tuple[DataFileMeta, ...]]]:
+        """What is read as one, numbered: a data-evolution table's row-id groups (which hold
+        no deletion vectors: planning refuses them), else each file with its index in the
+        split (for :meth:`AppendSplit.deletion_of`)."""
+        if data_evolution(self.schema):
+            return list(enumerate(row_id_groups(split.files)))
+        return [(i, (f,)) for i, f in enumerate(split.files)]
+
+    def read(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+        parallelism: int | None = None,
+    ) -> pa.Table:
+        """The table's rows (latest snapshot unless ``snapshot_id``, ``tag`` or ``as_of``),
+        whole: every row of every live file, by (partition, bucket), a fixed bucket's files
+        in the order they were written.
+
+        ``columns``: the columns to return (all by default; only these and what the filter
+        reads are read). ``filter``: a ``pyarrow.compute.Expression`` or conditions in
+        ``pyarrow.parquet`` form; partitions, buckets and files (by their value statistics)
+        that cannot hold a kept row are skipped, then it is applied exactly.
+        ``parallelism``: files read at once (default: the cores available)."""
+        check_parallelism(parallelism)
+        wanted = self._columns(columns)
+        rf = row_filter(filter, self._row_schema())
+        snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
+        # a file missing because expiry removed the snapshot under the read is no corruption
+        return guard_read(
+            self.store,
+            planned_on(snapshot),
+            lambda: self._read_splits(
+                plan_append_splits(self.context, snapshot, rf), wanted, rf, parallelism
+            ),
+        )
+
+    def _read_splits(
+        self,
+        splits: Sequence[AppendSplit],
+        wanted: list[str],
+        rf: RowFilter | None,
+        parallelism: int | None,
+    ) -> pa.Table:
+        reader = self._reader()
+        groups = GroupReader(reader)
+        dvs = DeletionVectorReader(self.file_io)
+        cols = self._read_columns(wanted, rf)
+        tracked = self._tracked()
+
+        def read_unit(
+            directory: str, unit: tuple[DataFileMeta, ...], dv: DeletionFile | None
+        ) -> pa.Table:
+            # a unit with a deletion file is one whole file (data-evolution tables with
+            # vectors are refused at planning), so positions are the file's
+            if tracked:
+                return dvs.apply(groups.read(directory, unit, cols), dv, unit[0])
+            return dvs.apply(reader.read(directory, unit[0], cols), dv, unit[0])
+
+        work = [
+            (self.context.bucket_path(s.partition_bytes, s.bucket), unit, s.deletion_of(i))
+            for s in splits
+            for i, unit in self._units(s)
+        ]
+        parts = list(imap_ordered(lambda item: read_unit(*item), work, parallelism))
+        schema = groups.output_schema(cols)
+        result = pa.concat_tables(parts) if parts else schema.empty_table()
+        if rf is not None:
+            result = result.filter(rf.expression)
+        return result.select(wanted)
+
+    def to_batches(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+        batch_rows: int | None = None,
+        parallelism: int | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """The rows of :meth:`read`, streamed file by file as record batches of at most
+        ``batch_rows`` (default 131072) rows, with bounded memory. ``parallelism``: files
+        read ahead at once, in order (each held whole, at most ``2 * parallelism`` of them);
+        default one file at a time, streamed in batches."""
+        return self._stream(columns, filter, snapshot_id, tag, as_of, batch_rows, parallelism)[1]
+
+    def to_arrow_batch_reader(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+        batch_rows: int | None = None,
+        parallelism: int | None = None,
+    ) -> pa.RecordBatchReader:
+        """:meth:`to_batches` as a ``pyarrow.RecordBatchReader``."""
+        schema, batches = self._stream(
+            columns, filter, snapshot_id, tag, as_of, batch_rows, parallelism
+        )
+        return pa.RecordBatchReader.from_batches(schema, batches)
+
+    def _stream(
+        self,
+        columns: Sequence[str] | None,
+        filter: Filter | None,
+        snapshot_id: int | None,
+        tag: str | None,
+        as_of: AsOf | None,
+        batch_rows: int | None,
+        parallelism: int | None,
+    ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+        check_parallelism(parallelism)
+        wanted = self._columns(columns)
+        rf = row_filter(filter, self._row_schema())
+        snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
+        planned = planned_on(snapshot)
+        splits = guard_read(
+            self.store, planned, lambda: plan_append_splits(self.context, snapshot, rf)
+        )
+        reader = self._reader()
+        groups = GroupReader(reader)
+        dvs = DeletionVectorReader(self.file_io)
+        cols = self._read_columns(wanted, rf)
+        rows = batch_rows or _BATCH_ROWS
+        if rows <= 0:
+            raise ConfigurationError(f"batch_rows must be positive, got {batch_rows}")
+        out_schema = groups.output_schema(wanted)
+        # a whole file streams in batches; a row-id group (its files aligned by position), a
+        # file of some columns or the system columns (numbered by position) are read whole,
+        # then sliced
+        system = self._system_columns_in(cols)
+
+        def tables(directory: str, unit: tuple[DataFileMeta, ...]) -> Iterator[pa.Table]:
+            if len(unit) == 1 and unit[0].write_cols is None and not system:
+                yield from reader.iter_batches(directory, unit[0], cols, rows)
+                return
+            whole = groups.read(directory, unit, cols)
+            for start in range(0, whole.num_rows, rows):
+                yield whole.slice(start, rows)
+
+        work = [
+            (self.context.bucket_path(s.partition_bytes, s.bucket), unit, s.deletion_of(i))
+            for s in splits
+            for i, unit in self._units(s)
+        ]
+
+        def unit_tables(
+            directory: str, unit: tuple[DataFileMeta, ...], dv: DeletionFile | None
+        ) -> Iterator[pa.Table]:
+            return dvs.iter_apply(tables(directory, unit), dv, unit[0])
+
+        def read_ahead() -> Iterator[pa.Table]:
+            # an explicit parallelism reads that many files ahead, each whole, in order
+            for read in imap_ordered(lambda item: list(unit_tables(*item)), work, parallelism):
+                yield from read
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            pieces: Iterator[pa.Table]
+            if parallelism is None or parallelism == 1:
+                pieces = (t for item in work for t in unit_tables(*item))
+            else:
+                pieces = read_ahead()
+            for table in pieces:
+                if rf is not None:
+                    table = table.filter(rf.expression)
+                for batch in table.select(wanted).to_batches():
+                    if batch.num_rows:
+                        yield batch
+
+        return out_schema, guard_batches(self.store, planned, batches())
+
+    def _refuse_deleted_rows(self, snapshot: Snapshot) -> None:
+        """Refuse a snapshot that changed deletion vectors (Paimon's ``DELETE`` of an append
+        table with ``deletion-vectors.enabled``): it removed rows, which an append table's
+        changes (``+I`` only) cannot express."""
+        if not snapshot.index_manifest:
+            return
+        previous = (
+            self.store.snapshot(snapshot.id - 1)
+            if self.store.snapshot_exists(snapshot.id - 1)
+            else None
+        )
+        if previous is not None and previous.index_manifest == snapshot.index_manifest:
+            return
+        before = snapshot_deletion_files(self.context, previous)
+        if snapshot_deletion_files(self.context, snapshot) != before:
+            raise UnsupportedFeatureError(
+                f"snapshot {snapshot.id} of {self.identifier!r} changed deletion vectors: it "
+                "deleted rows, which read_changes of an append table (appended rows only) "
+                f"cannot express — read the range after it, or read(snapshot_id={snapshot.id})"
+            )
+
+    def read_changes(
+        self,
+        from_snapshot: int = 0,
+        to_snapshot: int | None = None,
+        *,
+        mode: str = "auto",
+        columns: Sequence[str] | None = None,
+    ) -> pa.Table:
+        """The rows appended after ``from_snapshot`` up to ``to_snapshot`` (latest by default):
+        the new files of every ``APPEND`` snapshot in between, with a ``_row_kind`` column
+        (always ``+I``) first. ``COMPACT`` snapshots add no rows. An ``OVERWRITE`` in the range
+        removed rows, which an append table's changes cannot express: refused. ``mode``: only
+        ``auto`` and ``delta`` (the same thing here)."""
+        if mode not in ("auto", "delta"):
+            raise UnsupportedFeatureError(
+                f"read_changes mode {mode!r} is for primary-key tables; an append table's "
+                "changes are its appended rows (mode 'auto' or 'delta')"
+            )
+        if data_evolution(self.schema):
+            raise UnsupportedFeatureError(
+                f"read_changes of {self.identifier!r} is refused: it is {_kind(self.schema)}, "
+                "whose commits may update columns of existing rows, which appended-row changes "
+                "cannot express; nothing was read — read(snapshot_id=...) each snapshot instead"
+            )
+        wanted = self._columns(columns)
+        latest = self.store.latest_snapshot_id() or 0
+        end = latest if to_snapshot is None else to_snapshot
+        entries: list[ManifestEntry] = []
+        planned: list[Snapshot] = []
+        for sid in range(from_snapshot + 1, end + 1):
+            snapshot = self.store.snapshot(sid)
+            planned.append(snapshot)
+            self._refuse_deleted_rows(snapshot)
+            if snapshot.commit_kind == CommitKind.OVERWRITE:
+                raise UnsupportedFeatureError(
+                    f"snapshot {sid} of {self.identifier!r} is an OVERWRITE, which removed rows; "
+                    "read_changes of an append table returns appended rows only — read the "
+                    f"range after it, or read(snapshot_id={sid})"
+                )
+            if snapshot.commit_kind != CommitKind.APPEND:
+                continue
+            entries += [e for e in self.store.delta_entries(snapshot) if e.kind == FileKind.ADD]
+        splits = plan_append_splits(self.context, None, None, entries)
+        rows = guard_read(
+            self.store, planned, lambda: self._read_splits(splits, wanted, None, None)
+        )
+        kinds = pa.array(["+I"] * rows.num_rows, pa.string())
+        return rows.add_column(0, pa.field(ROW_KIND_COLUMN, pa.string(), False), kinds)

@@ -1,0 +1,419 @@
+"""What every kind of table shares: schema, options, snapshots, tags, time-travel hand-offs and
+maintenance (expiry, orphan files, rollback, check, commit statistics).
+
+:class:`BaseTable` is the common base of :class:`lakeops.table.primary_key.Table` (primary-key
+tables) and :class:`lakeops.table.append.AppendTable` (tables without a primary key). None of what
+it holds depends on how a table's data files are merged: they only read and write snapshots,
+manifests and files by name. Subclasses provide ``read`` and ``to_arrow_batch_reader``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from lakeops.commit.committer import Committer
+from lakeops.commit.stats import CommitStats, commit_stats
+from lakeops.errors import CommitStateUnknownError, ConfigurationError, SnapshotNotFoundError
+from lakeops.format.commit_message import CommitMessage
+from lakeops.format.schema import TableSchema
+from lakeops.format.schema_change import SchemaChange
+from lakeops.format.snapshot import Snapshot
+from lakeops.io.file_io import FileIO
+from lakeops.kv.formats import check_writable
+from lakeops.maintenance.auto_tags import auto_tags_after_commit
+from lakeops.maintenance.check import CheckReport, check_table
+from lakeops.maintenance.expire import ExpireResult, Retention, expire_snapshots
+from lakeops.maintenance.orphan import OrphanResult, check_threshold, remove_orphan_files
+from lakeops.maintenance.repair import RepairReport, repair_table
+from lakeops.maintenance.rollback import rollback_to
+from lakeops.maintenance.tags import create_tag, delete_tag
+from lakeops.options import TableOptions
+from lakeops.options.parsing import parse_duration
+from lakeops.parallel import check_parallelism
+from lakeops.read import handoff
+from lakeops.read.predicate import Filter
+from lakeops.store import TableStore
+from lakeops.store.context import TableContext
+from lakeops.store.tags import Tag, list_tags
+from lakeops.store.time_travel import AsOf, resolve_snapshot
+from lakeops.table.schema_commit import alter_schema
+from lakeops.table.system_tables import metadata_table
+
+__all__ = ["BaseTable"]
+
+
+class BaseTable:
+    """One table of a warehouse, whatever its kind (see the module docstring)."""
+
+    def __init__(self, identifier: str, file_io: FileIO, root: str) -> None:
+        self.identifier = identifier
+        self.file_io = file_io
+        self.root = root
+        self.store = TableStore(file_io, root)
+        #: the table at its current schema, every option family parsed once
+        self.context = TableContext.latest(self.store)
+
+    def read(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+        parallelism: int | None = None,
+    ) -> pa.Table:
+        """The table's rows (see the subclasses)."""
+        raise NotImplementedError
+
+    def to_arrow_batch_reader(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+        batch_rows: int | None = None,
+        parallelism: int | None = None,
+    ) -> pa.RecordBatchReader:
+        """The table's rows as a stream (see the subclasses)."""
+        raise NotImplementedError
+
+    @property
+    def schema(self) -> TableSchema:
+        """The table's current schema."""
+        return self.context.schema
+
+    @property
+    def options(self) -> TableOptions:
+        """The table-wide options of the current schema, parsed."""
+        return self.context.options
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.identifier!r}, {self.file_io!r})"
+
+    def _committer(
+        self, commit_user: str | None = None, commit_identifier: int | None = None
+    ) -> Committer:
+        """The committer of this table's commits, with Paimon's commit callbacks (automatic
+        tags). Exactly-once only where the caller names the commit (both a ``commit_user`` and
+        a ``commit_identifier``): a user reused for several batch commits under the default
+        identifier must not lose the later ones."""
+        return Committer(
+            self.context,
+            commit_user,
+            exactly_once=commit_user is not None and commit_identifier is not None,
+            after_commit=(auto_tags_after_commit,),
+        )
+
+    def _require_writable(self, action: str) -> None:
+        """Refuse to ``action`` when the table's options (possibly set by another engine) are
+        ones lakeops cannot honour exactly, or unknown to it (see
+        :mod:`lakeops.options.registry`); nothing has been written at that point."""
+        TableOptions.require_writable(self.schema, action, f"table {self.identifier!r}")
+
+    @property
+    def arrow_schema(self) -> pa.Schema:
+        """The table's columns as an Arrow schema."""
+        return self.schema.arrow_schema()
+
+    def alter(self, changes: SchemaChange | Sequence[SchemaChange]) -> TableSchema:
+        """Apply Paimon schema changes (add / rename / drop column, widen a type, nullability,
+        comments, set / remove option) as one new schema, and use it from now on.
+
+        Changes Paimon refuses (primary- or partition-key columns, narrowing casts, options
+        that cannot change once the table has data) and options lakeops cannot honour raise
+        before anything is written. Files written before stay as they are: reads map them to
+        the new schema by field id. Writers opened before the change refuse to commit.
+
+        Example:
+            >>> from lakeops.format import schema_change as sc            # doctest: +SKIP
+            >>> table.alter([sc.RenameColumn("v", "value"),             # doctest: +SKIP
+            ...              sc.AddColumn("note", DataType.parse("STRING"))])
+        """
+        batch = [changes] if isinstance(changes, SchemaChange) else list(changes)
+        self.context = self.context.with_schema(alter_schema(self.store, batch))
+        self.context.options  # noqa: B018 - parsed now, as at open
+        return self.schema
+
+    def delete_uncommitted(
+        self, messages: Sequence[CommitMessage], *, compaction_only: bool = False
+    ) -> None:
+        """Delete the files never-committed messages carry (what an aborted job wrote): new
+        data, changelog and compaction outputs — or, with ``compaction_only``, only what their
+        compactions wrote. Upgraded files (same name before and after) are kept."""
+        locations = self.context.locations
+        for m in messages:
+            keep = {f.file_name for f in m.compact_before}
+            produced = [*m.compact_after, *m.compact_changelog_files]
+            if compaction_only:
+                keep |= {f.file_name for f in m.new_files}
+            else:
+                produced += [*m.new_files, *m.changelog_files]
+            for f in produced:
+                if f.file_name not in keep:
+                    self.file_io.delete(
+                        locations.entry_path(m.partition, m.bucket, f.file_name, f.external_path)
+                    )
+
+    def _compact_with(self, parallelism: int | None, plan: Callable[[], Any]) -> Snapshot | None:
+        """A compaction's shared steps: check the arguments, that the table may be written and
+        that its store can commit; ``plan()`` writes the new files (its result has
+        ``messages`` and ``written``); one ``COMPACT`` snapshot of them (None: nothing to
+        compact), as :meth:`commit_compaction` commits it."""
+        check_parallelism(parallelism)
+        self._require_writable("compact")
+        check_writable(self.schema, "compact this table")
+        self.file_io.check_commit_ready()
+        planned = plan()
+        if not planned.messages:
+            return None
+        return self.commit_compaction(planned.messages, written=planned.written)
+
+    def commit_compaction(
+        self, messages: Sequence[CommitMessage], *, written: Sequence[str]
+    ) -> Snapshot:
+        """Commit a compaction job's messages as one ``COMPACT`` snapshot; on any failure
+        (a conflict included) nothing is committed and ``written`` files are deleted."""
+        try:
+            self._require_writable("commit a compaction of")
+            snapshot = self._committer().commit(messages)
+        except CommitStateUnknownError:
+            raise  # the snapshot may reference these files: keep them
+        except BaseException:
+            for path in written:
+                self.file_io.delete(path)
+            raise
+        assert snapshot is not None
+        return snapshot
+
+    def expire_snapshots(
+        self,
+        *,
+        retain_min: int | None = None,
+        retain_max: int | None = None,
+        time_retained: str | None = None,
+        limit: int | None = None,
+        parallelism: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ExpireResult:
+        """Expire old snapshots by the table's ``snapshot.*`` / ``changelog.*`` retention (the
+        arguments override ``snapshot.num-retained.min`` / ``.max``,
+        ``snapshot.time-retained`` such as ``"30 min"``, ``snapshot.expire.limit``). Deletes
+        only files no retained snapshot references; safe while writers run. ``parallelism``:
+        files deleted at once in the last step (default 16: the work waits on storage).
+        ``progress(done, total)``: files deleted so far of those found to delete so far, in the
+        calling thread. See :mod:`lakeops.maintenance.expire`."""
+        check_parallelism(parallelism)
+        self._require_writable("expire snapshots of")
+        retention = Retention.from_options(
+            self.schema,
+            retain_min=retain_min,
+            retain_max=retain_max,
+            limit=limit,
+            time_retained_ms=parse_duration(time_retained, "time_retained")
+            if time_retained is not None
+            else None,
+        )
+        return expire_snapshots(self.context, retention, parallelism=parallelism, progress=progress)
+
+    def remove_orphan_files(
+        self,
+        *,
+        older_than: dt.timedelta = dt.timedelta(days=1),
+        dry_run: bool = False,
+        force: bool = False,
+        parallelism: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> OrphanResult:
+        """Delete files no snapshot references that are older than ``older_than`` (default one
+        day, as Paimon) — what crashed writers left. Younger files are never touched. A
+        threshold below one hour (or negative) is refused unless ``force=True``: the files of
+        a commit in progress look like orphans until it publishes. ``dry_run`` lists what
+        would go and deletes nothing. ``parallelism``: files deleted at once (default 16).
+        ``progress(done, total)``: files deleted of those to delete, in the calling thread."""
+        check_parallelism(parallelism)
+        older_than_ms = int(older_than.total_seconds() * 1000)
+        check_threshold(older_than_ms, dry_run=dry_run, force=force)
+        if not dry_run:
+            self._require_writable("remove orphan files of")
+        return remove_orphan_files(
+            self.store,
+            older_than_ms,
+            dry_run,
+            force=force,
+            parallelism=parallelism,
+            progress=progress,
+        )
+
+    def check(self) -> CheckReport:
+        """Verify the table against its own metadata and change nothing: every snapshot,
+        kept changelog, tag and branch snapshot, and the manifests they name, must decode;
+        every data, changelog and index file they reference must exist with the recorded
+        size (and, for Parquet and ORC, row count). See :mod:`lakeops.maintenance.check`."""
+        return check_table(self.store)
+
+    def repair(self, *, dry_run: bool = False) -> RepairReport:
+        """Repair a wedged table (what :meth:`check` reports as a re-used snapshot id or a
+        hint naming the wrong snapshot): every stray snapshot — an id below a missing one, no
+        part of the table's history — is moved into ``_lakeops_repair/`` and reported with
+        the commit it describes (its rows were never in the table: write them again), and
+        ``LATEST``/``EARLIEST`` are pointed at the newest run of snapshots. Idempotent;
+        ``dry_run`` changes nothing. See :mod:`lakeops.maintenance.repair`."""
+        return repair_table(self.store, dry_run=dry_run)
+
+    def rollback_to(
+        self,
+        snapshot_id: int | None = None,
+        *,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+    ) -> Snapshot | None:
+        """Make the table hold exactly what snapshot ``snapshot_id`` held — or the snapshot of
+        ``tag`` (restored from the tag when the snapshot itself expired), or the table as of a
+        time (``as_of``: a datetime, naive = local time, or epoch milliseconds) — as a new
+        ``OVERWRITE`` snapshot (returned; None when the latest already holds it). Newer
+        snapshots are kept until expiry and no file is deleted, so readers on them and
+        concurrent writers are safe: a writer committing later builds on the rolled-back
+        table (see :mod:`lakeops.maintenance.rollback`)."""
+        if snapshot_id is None and tag is None and as_of is None:
+            raise ConfigurationError("rollback_to needs a snapshot_id, a tag or an as_of time")
+        self._require_writable("roll back")
+        if snapshot_id is not None and tag is None and as_of is None:
+            return rollback_to(self.context, snapshot_id)
+        target = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
+        if target is None:
+            raise SnapshotNotFoundError(
+                f"table {self.identifier!r} had no snapshot at {as_of!r}: nothing to roll back "
+                "to (to empty the table, overwrite it with no rows)"
+            )
+        return rollback_to(self.context, target)
+
+    def create_tag(
+        self, name: str, snapshot_id: int | None = None, *, time_retained: str | None = None
+    ) -> Tag:
+        """Tag snapshot ``snapshot_id`` (default: the latest) as ``name``, in Paimon's format
+        (``tag/tag-<name>``), so Paimon, pypaimon and lakeops can read it
+        (``read(tag=name)``, Spark ``scan.tag-name``) and expiry and orphan cleanup keep
+        every file it references. ``time_retained`` (e.g. ``"7 d"``; default the table's
+        ``tag.default-time-retained``) is recorded in the tag as Paimon does. A name that
+        exists for the same snapshot returns that tag; for another snapshot it is a
+        :class:`~lakeops.errors.TagAlreadyExistsError`. See :mod:`lakeops.store.tags`."""
+        retained = time_retained or self.schema.options.get("tag.default-time-retained")
+        return create_tag(
+            self.store,
+            name,
+            snapshot_id,
+            time_retained=dt.timedelta(milliseconds=parse_duration(retained, "time_retained"))
+            if retained
+            else None,
+        )
+
+    def delete_tag(self, name: str) -> Tag:
+        """Delete tag ``name`` and return what it was; files only it kept alive are left for
+        ``remove_orphan_files``."""
+        return delete_tag(self.store, name)
+
+    def tags(self) -> list[Tag]:
+        """The table's tags, by snapshot id then name."""
+        return list_tags(self.store)
+
+    def commit_stats(self, snapshot_id: int | None = None) -> CommitStats:
+        """Files and bytes a snapshot (default: the latest) added and removed."""
+        snapshot = self.snapshot(snapshot_id) if snapshot_id is not None else self.latest_snapshot()
+        if snapshot is None:
+            raise ConfigurationError(f"table {self.root} has no snapshot yet")
+        return commit_stats(self.store, snapshot)
+
+    def snapshots(self) -> list[Snapshot]:
+        """Every snapshot still on storage, oldest first."""
+        return [self.store.snapshot(i) for i in self.store.snapshot_ids()]
+
+    def latest_snapshot(self) -> Snapshot | None:
+        """The newest snapshot, or None if the table was never written."""
+        return self.store.latest_snapshot()
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        """One snapshot by id."""
+        return self.store.snapshot(snapshot_id)
+
+    def to_pandas(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+    ) -> Any:
+        """:meth:`read` as a pandas DataFrame (``pip install 'lakeops[pandas]'``)."""
+        handoff.require("pandas", "pandas")
+        table = self.read(
+            columns=columns, filter=filter, snapshot_id=snapshot_id, tag=tag, as_of=as_of
+        )
+        return handoff.to_pandas(table)
+
+    def to_polars(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+    ) -> Any:
+        """:meth:`read` as a Polars DataFrame, sharing the Arrow buffers where the types allow
+        (``pip install 'lakeops[polars]'``)."""
+        handoff.require("polars", "polars")
+        table = self.read(
+            columns=columns, filter=filter, snapshot_id=snapshot_id, tag=tag, as_of=as_of
+        )
+        return handoff.to_polars(table)
+
+    def to_duckdb(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+        connection: Any = None,
+        streaming: bool = False,
+    ) -> Any:
+        """A DuckDB relation over the merged rows, scanned in place by DuckDB (no copy), on
+        ``connection`` (default: DuckDB's default connection).
+
+        By default over :meth:`read`'s table (the relation can run many queries); with
+        ``streaming=True`` over :meth:`to_arrow_batch_reader` (bounded memory, one query).
+        (``pip install 'lakeops[duckdb]'``)"""
+        handoff.require("duckdb", "duckdb")
+        args: dict[str, Any] = {"columns": columns, "filter": filter, "snapshot_id": snapshot_id}
+        args |= {"tag": tag, "as_of": as_of}
+        data = self.to_arrow_batch_reader(**args) if streaming else self.read(**args)
+        return handoff.to_duckdb(data, connection)
+
+    def _columns(self, columns: Sequence[str] | None) -> list[str]:
+        """The named columns (every column for ``None``); refuses a name the table lacks."""
+        names = self.schema.field_names
+        wanted = list(columns) if columns is not None else names
+        unknown = [c for c in wanted if c not in names]
+        if unknown:
+            raise ConfigurationError(f"unknown column(s) {unknown}; the table has {names}")
+        return wanted
+
+    # ------------------------------------------------------------ metadata tables
+    def metadata_table(self, name: str, *, snapshot_id: int | None = None) -> pa.Table:
+        """Paimon's system table ``name`` of this table as an Arrow table: ``snapshots``,
+        ``schemas``, ``options``, ``files``, ``manifests``, ``partitions``, ``buckets``,
+        ``tags`` or ``audit_log`` (primary-key tables), with Paimon's columns and values
+        (``db.t$files`` in Paimon; :meth:`Catalog.metadata_table` takes that spelling).
+        ``snapshot_id`` chooses the snapshot of ``files``, ``manifests``, ``partitions``,
+        ``buckets`` and ``audit_log`` (default the latest). See
+        :mod:`lakeops.table.system_tables`."""
+        return metadata_table(self.store, name, snapshot_id=snapshot_id)

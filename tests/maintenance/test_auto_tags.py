@@ -1,0 +1,253 @@
+"""Automatic tags (``tag.automatic-creation`` = ``process-time``), checked against a plain model
+of Paimon 0.9's ``TagPeriodHandler`` (calendar arithmetic and ``strftime`` names, not the epoch
+flooring lakeops uses) and against hand-written expectations of ``TagAutoCreation`` over
+scripted commit times (the committer's clock is replaced: no sleeps)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Iterator
+
+import pyarrow as pa
+import pytest
+
+import lakeops.commit.committer as committer_module
+from lakeops import Catalog, ConfigurationError, Table, UnsupportedFeatureError
+from lakeops.maintenance import auto_tags as auto_tags_module
+from lakeops.options.auto_tag import AutoTagOptions, TagPeriod
+
+SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
+T0 = dt.datetime(2024, 1, 1)
+
+# (period, formatter) -> (hours, strftime format of names); two-hours always has dashes
+PERIODS = {
+    ("daily", "with_dashes"): (24, "%Y-%m-%d"),
+    ("daily", "without_dashes"): (24, "%Y%m%d"),
+    ("hourly", "with_dashes"): (1, "%Y-%m-%d %H"),
+    ("hourly", "without_dashes"): (1, "%Y%m%d %H"),
+    ("two-hours", "with_dashes"): (2, "%Y-%m-%d %H"),
+    ("two-hours", "without_dashes"): (2, "%Y-%m-%d %H"),
+}
+
+
+def _model_previous_start(hours: int, time: dt.datetime) -> dt.datetime:
+    """The start of the period before ``time``'s (periods start at midnight, every ``hours``)."""
+    start = time.replace(hour=time.hour - time.hour % hours, minute=0, second=0, microsecond=0)
+    return start - dt.timedelta(hours=hours)
+
+
+def _period(name: str, formatter: str) -> TagPeriod:
+    options = AutoTagOptions.from_options(
+        {
+            "tag.automatic-creation": "process-time",
+            "tag.creation-period": name,
+            "tag.period-formatter": formatter,
+        }
+    )
+    assert options is not None
+    return options.period
+
+
+TIMES = [
+    dt.datetime(2024, 1, 1, 0, 0),
+    dt.datetime(2024, 1, 1, 0, 59, 59, 999000),
+    dt.datetime(2024, 2, 29, 13, 30),
+    dt.datetime(2024, 12, 31, 23, 59),
+    dt.datetime(2025, 3, 1, 1, 0, 0, 1000),
+]
+
+
+@pytest.mark.parametrize(("name", "formatter"), list(PERIODS), ids=lambda v: str(v))
+def test_period_names_and_previous_period_follow_the_model(name: str, formatter: str) -> None:
+    hours, fmt = PERIODS[(name, formatter)]
+    period = _period(name, formatter)
+    for time in TIMES:
+        start = period.previous_start(time)
+        assert start == _model_previous_start(hours, time), time
+        tag = period.name_of(start)
+        assert tag == start.strftime(fmt)
+        assert period.time_of(tag) == start
+
+
+@pytest.mark.parametrize(
+    ("name", "formatter", "tag", "expected"),
+    [
+        ("daily", "with_dashes", "2024-01-31", dt.datetime(2024, 1, 31)),
+        # Paimon's daily period reads only what precedes the first blank
+        ("daily", "with_dashes", "2024-01-31 07", dt.datetime(2024, 1, 31)),
+        ("daily", "with_dashes", "2024-1-31", None),
+        ("daily", "with_dashes", "20240131", None),
+        ("daily", "without_dashes", "20240131", dt.datetime(2024, 1, 31)),
+        ("daily", "without_dashes", "2024-01-31", None),
+        # Java's lenient resolver carries out-of-range fields over
+        ("daily", "with_dashes", "2024-13-01", dt.datetime(2025, 1, 1)),
+        ("daily", "with_dashes", "2024-02-30", dt.datetime(2024, 3, 1)),
+        ("hourly", "with_dashes", "2024-01-31 24", dt.datetime(2024, 2, 1)),
+        ("hourly", "with_dashes", "2024-01-31", None),
+        ("hourly", "without_dashes", "20240131 07", dt.datetime(2024, 1, 31, 7)),
+        ("two-hours", "with_dashes", "2024-01-31 07", dt.datetime(2024, 1, 31, 7)),
+        ("daily", "with_dashes", "eod-2024-01-31", None),
+        ("daily", "with_dashes", "v1", None),
+    ],
+)
+def test_which_names_are_automatic_tags(
+    name: str, formatter: str, tag: str, expected: dt.datetime | None
+) -> None:
+    assert _period(name, formatter).time_of(tag) == expected
+
+
+def test_option_defaults_and_bad_values() -> None:
+    assert AutoTagOptions.from_options({}) is None
+    assert AutoTagOptions.from_options({"tag.automatic-creation": "none"}) is None
+    on = {"tag.automatic-creation": "Process-Time"}
+    assert AutoTagOptions.from_options(on) == AutoTagOptions(TagPeriod(24, True))
+    for key, value, match in [
+        ("tag.creation-period", "weekly", "tag.creation-period"),
+        ("tag.period-formatter", "slashes", "tag.period-formatter"),
+        ("tag.creation-delay", "1 d", "shorter than one"),  # Paimon: delay < one period
+        ("tag.num-retained-max", "x", "tag.num-retained-max"),
+    ]:
+        with pytest.raises(ConfigurationError, match=match):
+            AutoTagOptions.from_options({**on, key: value})
+
+
+# ------------------------------------------------------------------- commits at scripted times
+class Clock:
+    """The committer's ``time`` module, at scripted local wall-clock times."""
+
+    def __init__(self) -> None:
+        self.now = T0
+        self.sleep = lambda _seconds: None
+
+    def time(self) -> float:
+        return self.now.timestamp()  # naive: local time, as Paimon's ZoneId.systemDefault()
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
+    fake = Clock()
+    monkeypatch.setattr(committer_module, "time", fake)
+    yield fake
+
+
+def _table(catalog: Catalog, **options: str) -> Table:
+    opts = {"bucket": "1", "tag.automatic-creation": "process-time", **options}
+    return catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options=opts)
+
+
+def _commit_at(table: Table, clock: Clock, when: dt.datetime, i: int) -> None:
+    clock.now = when
+    table.write(pa.table({"id": [i], "v": [str(i)]}, schema=SCHEMA))
+
+
+def _tags(table: Table) -> list[tuple[str, int]]:
+    return [(t.name, t.snapshot.id) for t in table.tags()]
+
+
+def _h(day: int, hour: int, minute: int = 0) -> dt.datetime:
+    return dt.datetime(2024, 1, day, hour, minute)
+
+
+# Each case: options, commit times, the tags (name, snapshot id) Paimon has after the last one.
+CASES = {
+    "daily": (
+        {},
+        [_h(1, 10), _h(1, 23, 59), _h(2, 0), _h(5, 8), _h(5, 9)],
+        # the first snapshot tags the period before its own; then one tag per period ended,
+        # on the first snapshot after its end; skipped periods get no tag
+        [("2023-12-31", 1), ("2024-01-01", 3), ("2024-01-04", 4)],
+    ),
+    "daily-completion": (
+        {"tag.automatic-completion": "true"},
+        [_h(1, 10), _h(2, 0), _h(5, 8), _h(5, 9), _h(5, 10), _h(5, 11)],
+        # each commit fills in the next missing period, until it catches up
+        [
+            ("2023-12-31", 1),
+            ("2024-01-01", 2),
+            ("2024-01-02", 3),
+            ("2024-01-03", 4),
+            ("2024-01-04", 5),
+        ],
+    ),
+    "hourly-delay": (
+        {"tag.creation-period": "hourly", "tag.creation-delay": "30 min"},
+        [_h(1, 10, 10), _h(1, 11, 20), _h(1, 11, 30), _h(1, 12, 29)],
+        [("2024-01-01 09", 1), ("2024-01-01 10", 3)],
+    ),
+    "two-hours-without-dashes": (
+        # two-hours always names with dashes, as Paimon
+        {"tag.creation-period": "two-hours", "tag.period-formatter": "without_dashes"},
+        [_h(1, 9), _h(1, 9, 59), _h(1, 10), _h(1, 15)],
+        [("2024-01-01 06", 1), ("2024-01-01 08", 3), ("2024-01-01 12", 4)],
+    ),
+    "daily-without-dashes-retained-2": (
+        {"tag.period-formatter": "without_dashes", "tag.num-retained-max": "2"},
+        [_h(1, 1), _h(2, 1), _h(3, 1), _h(4, 1)],
+        [("20240102", 3), ("20240103", 4)],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_commits_create_the_tags_paimon_creates(catalog: Catalog, clock: Clock, case: str) -> None:
+    options, times, expected = CASES[case]
+    table = _table(catalog, **options)
+    for i, when in enumerate(times):
+        _commit_at(table, clock, when, i)
+    assert _tags(table) == expected
+
+
+def test_retention_counts_automatic_tags_only_and_keeps_existing_ones(
+    catalog: Catalog, clock: Clock
+) -> None:
+    table = _table(catalog, **{"tag.num-retained-max": "1", "tag.default-time-retained": "2 d"})
+    _commit_at(table, clock, _h(1, 1), 0)
+    table.create_tag("release")  # a user's tag: never deleted for the maximum
+    _commit_at(table, clock, _h(1, 2), 1)
+    # a tag with this period's name made by hand counts as automatic and is never moved
+    table.create_tag("2024-01-01", 2)
+    _commit_at(table, clock, _h(2, 5), 2)  # not a day after 2024-01-01 yet: no new tag
+    assert _tags(table) == [("2023-12-31", 1), ("release", 1), ("2024-01-01", 2)]
+    _commit_at(table, clock, _h(3, 5), 3)
+    assert _tags(table) == [("release", 1), ("2024-01-02", 4)]
+    tag = next(t for t in table.tags() if t.name == "2024-01-02")
+    assert tag.time_retained == dt.timedelta(days=2) and tag.create_time is not None
+
+
+def test_compaction_commits_create_tags_too(catalog: Catalog, clock: Clock) -> None:
+    table = _table(catalog)
+    _commit_at(table, clock, _h(1, 1), 0)
+    _commit_at(table, clock, _h(1, 2), 1)
+    clock.now = _h(2, 3)
+    table.compact(full=True)
+    assert _tags(table) == [("2023-12-31", 1), ("2024-01-01", 3)]
+
+
+def test_a_failing_tag_creation_does_not_fail_the_commit(
+    catalog: Catalog,
+    clock: Clock,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    table = _table(catalog)
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise OSError("tag directory unwritable")
+
+    monkeypatch.setattr(committer_module, "create_auto_tags", broken)
+    with caplog.at_level(logging.WARNING):
+        _commit_at(table, clock, _h(1, 1), 0)
+    assert "automatic tag creation failed" in caplog.text
+    assert table.read().num_rows == 1 and table.tags() == []
+    monkeypatch.setattr(committer_module, "create_auto_tags", auto_tags_module.create_auto_tags)
+    _commit_at(table, clock, _h(1, 2), 1)  # the next commit catches up, as Paimon's state
+    assert _tags(table) == [("2023-12-31", 1)]
+
+
+@pytest.mark.parametrize("mode", ["watermark", "batch"])
+def test_watermark_and_batch_modes_are_refused(catalog: Catalog, mode: str) -> None:
+    with pytest.raises(UnsupportedFeatureError, match=r"tag\.automatic-creation"):
+        catalog.create_table(
+            "db.t", schema=SCHEMA, primary_keys=["id"], options={"tag.automatic-creation": mode}
+        )
