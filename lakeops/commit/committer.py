@@ -271,7 +271,11 @@ class Committer:
     def _commit_appends(
         self, messages: Sequence[CommitMessage], change: PlannedChange, commit_identifier: int
     ) -> Snapshot:
-        """The ``APPEND`` snapshot, re-sequenced above concurrent commits where needed."""
+        """The ``APPEND`` snapshot, re-sequenced above concurrent commits where needed. An
+        append table (no primary key) merges no rows by key: its new files are published as
+        written, with no key placement to go stale and no sequence order to restore."""
+        if not self.schema.primary_keys:
+            return self.commit_planned(lambda _latest: change, CommitKind.APPEND, commit_identifier)
         planner = AppendPlanner(self.store, self.schema, self.options, messages, change)
         try:
             snapshot = self.commit_planned(planner.plan, CommitKind.APPEND, commit_identifier)

@@ -4,8 +4,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -20,12 +19,9 @@ from lakeops.append.evolution import (
 )
 from lakeops.append.files import AppendFileReader
 from lakeops.append.scan import AppendSplit, plan_append_splits, snapshot_deletion_files
-from lakeops.append.write import AppendWrite, WriteInput
+from lakeops.append.write import AppendWrite
 from lakeops.changelog.reader import ROW_KIND_COLUMN
-from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER
-from lakeops.commit.snapshot_builder import PlannedChange, overwrite_change
-from lakeops.compact.planner import CompactionProgress
-from lakeops.errors import CommitStateUnknownError, ConfigurationError, UnsupportedFeatureError
+from lakeops.errors import CommitError, ConfigurationError, UnsupportedFeatureError
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.deletion_vector import DeletionFile
@@ -40,9 +36,8 @@ from lakeops.parallel import check_parallelism, imap_ordered
 from lakeops.read.deletions import DeletionVectorReader
 from lakeops.read.guard import guard_batches, guard_read, planned_on
 from lakeops.read.predicate import Filter, RowFilter, row_filter
-from lakeops.read.scan import partition_matches
 from lakeops.store.time_travel import AsOf, resolve_snapshot
-from lakeops.table.base import BaseTable
+from lakeops.table.base import BaseTable, CompactionPlanner
 from lakeops.table.system_tables import system_table_schema
 
 __all__ = ["AppendSplitReader", "AppendTable", "data_evolution_refusal"]
@@ -147,120 +142,16 @@ class AppendTable(BaseTable):
         self.file_io.check_commit_ready()
         return AppendWrite(self.context, ignore_previous=overwrite, parallelism=parallelism)
 
-    def commit(
-        self,
-        messages: Sequence[CommitMessage],
-        *,
-        commit_user: str | None = None,
-        commit_identifier: int | None = None,
-        overwrite: bool | Sequence[Mapping[str, Any]] = False,
-    ) -> Snapshot | None:
-        """Publish the messages of one or many writers as one ``APPEND`` snapshot (``OVERWRITE``
-        with ``overwrite=True``: every live file replaced; with a list of partition specs only
-        those partitions). Compaction messages are published as a ``COMPACT`` snapshot after
-        it. Returns the last snapshot (None if there was nothing to commit).
+    def _compaction_conflict(
+        self, messages: Sequence[CommitMessage]
+    ) -> Callable[[CommitError], None] | None:
+        """None: a compaction that conflicts fails the commit (an append table's writers
+        compact nothing, so a commit's compaction is a compaction job's)."""
+        return None
 
-        ``commit_user`` / ``commit_identifier``: as :meth:`lakeops.Table.commit` — with both
-        given, a commit whose user already committed that identifier (or a higher one) is
-        skipped, its new files deleted, and the snapshot holding the earlier commit returned."""
-        self._require_writable("commit to")
-        committer = self._committer(commit_user, commit_identifier)
-        if commit_identifier is None:
-            commit_identifier = BATCH_COMMIT_IDENTIFIER
-        skipped = committer.committed_before(
-            messages, commit_identifier, overwrite=overwrite is not False
-        )
-        if skipped is not None:  # already in the history (lakeops.commit.exactly_once)
-            return skipped
-
-        def entries(kind: int, attr: str) -> list[ManifestEntry]:
-            return [
-                ManifestEntry(kind, m.partition, m.bucket, m.total_buckets, f)
-                for m in messages
-                for f in getattr(m, attr)
-            ]
-
-        appends = entries(FileKind.ADD, "new_files")
-        compacts = entries(FileKind.DELETE, "compact_before") + entries(
-            FileKind.ADD, "compact_after"
-        )
-        snapshot = None
-        if overwrite is not False:
-            replaces = (
-                (lambda _: True)
-                if overwrite is True
-                else partition_matches(self.schema, list(overwrite), self.options)
-            )
-            committer.refuse_strays(appends, replaces)
-            store = self.store
-
-            def plan_overwrite(latest: Snapshot | None) -> PlannedChange:
-                return overwrite_change(
-                    store.live_entries(latest), store.index_entries(latest), replaces, appends
-                )
-
-            snapshot = committer.commit_planned(
-                plan_overwrite, CommitKind.OVERWRITE, commit_identifier
-            )
-        elif appends:
-            snapshot = committer.commit_entries(appends, CommitKind.APPEND, commit_identifier)
-        compact_index = [e for m in messages for e in m.compact_index_changes]
-        if compacts or compact_index:
-            snapshot = committer.commit_entries(
-                compacts, CommitKind.COMPACT, commit_identifier, index_changes=compact_index
-            )
-        return snapshot
-
-    def write(
-        self,
-        data: WriteInput,
-        *,
-        overwrite: bool | Sequence[Mapping[str, Any]] = False,
-        parallelism: int | None = None,
-    ) -> Snapshot | None:
-        """Write ``data`` as one commit and return its snapshot (None if no rows and no
-        overwrite). ``overwrite``: as :meth:`commit` (``True``: the table's rows are replaced;
-        ``[{"dt": "2024-01-01"}]``: those partitions'). On any error before the snapshot is
-        published every file this call wrote is deleted."""
-        writer = self.new_write(overwrite=overwrite is not False, parallelism=parallelism)
-        try:
-            writer.write(data)
-            messages = writer.prepare_commit()
-            if not messages and overwrite is False:
-                return None
-            return self.commit(messages, overwrite=overwrite)
-        except CommitStateUnknownError:
-            raise  # the snapshot may reference these files: keep them
-        except BaseException:
-            writer.abort()
-            raise
-
-    # --------------------------------------------------------------- compaction
-    def compact(
-        self,
-        *,
-        full: bool = False,
-        partitions: Sequence[Mapping[str, Any]] | None = None,
-        parallelism: int | None = None,
-        progress: Callable[[CompactionProgress], None] | None = None,
-    ) -> Snapshot | None:
-        """Compact small files as Paimon does for append tables (:mod:`lakeops.append.compact`;
-        ``full=True``: a full compaction), in every partition or those of ``partitions``.
-        One ``COMPACT`` snapshot; None if nothing needed compacting. A concurrent job that
-        replaced an input file makes it a :class:`~lakeops.errors.CommitConflictError` (the
-        new files are deleted). ``progress``: called before the first compaction task and after each
-        with a :class:`~lakeops.compact.planner.CompactionProgress` (its "buckets" count the
-        tasks: one window of a fixed bucket, or one bin of a partition)."""
-        return self._compact_with(
-            parallelism,
-            lambda: plan_compaction(
-                self.context,
-                full=full,
-                partitions=partitions,
-                parallelism=parallelism,
-                progress=progress,
-            ),
-        )
+    def _compaction_planner(self) -> CompactionPlanner:
+        """Paimon's small-file compaction of append tables (:mod:`lakeops.append.compact`)."""
+        return plan_compaction
 
     def split_reader(self) -> AppendSplitReader:
         """Reads the rows of this table's splits (:meth:`splits`), one split at a time (as

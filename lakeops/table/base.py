@@ -10,14 +10,23 @@ manifests and files by name. Subclasses provide ``read`` and ``to_arrow_batch_re
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
-from typing import Any
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 import pyarrow as pa
 
-from lakeops.commit.committer import Committer
+from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER, Committer
+from lakeops.commit.retry import CommitRetry
 from lakeops.commit.stats import CommitStats, commit_stats
-from lakeops.errors import CommitStateUnknownError, ConfigurationError, SnapshotNotFoundError
+from lakeops.compact.planner import CompactionProgress
+from lakeops.errors import (
+    CommitError,
+    CommitStateUnknownError,
+    ConfigurationError,
+    SnapshotNotFoundError,
+    StaleWriteError,
+)
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.schema import TableSchema
 from lakeops.format.schema_change import SchemaChange
@@ -36,14 +45,48 @@ from lakeops.options.parsing import parse_duration
 from lakeops.parallel import check_parallelism
 from lakeops.read import handoff
 from lakeops.read.predicate import Filter
+from lakeops.read.scan import partition_matches
 from lakeops.store import TableStore
 from lakeops.store.context import TableContext
 from lakeops.store.tags import Tag, list_tags
 from lakeops.store.time_travel import AsOf, resolve_snapshot
 from lakeops.table.schema_commit import alter_schema
 from lakeops.table.system_tables import metadata_table
+from lakeops.write.table_write import WriteInput
 
-__all__ = ["BaseTable"]
+__all__ = ["BaseTable", "CompactionPlanner", "TableWriter"]
+
+
+class CompactionPlanner(Protocol):
+    """Picks a table's compactions and writes their new files, committing nothing: the result
+    has ``messages`` (to commit) and ``written`` (the paths to delete if that fails)."""
+
+    def __call__(
+        self,
+        ctx: TableContext,
+        /,
+        *,
+        full: bool,
+        partitions: Sequence[Mapping[str, Any]] | None,
+        parallelism: int | None,
+        progress: Callable[[CompactionProgress], None] | None = None,
+    ) -> Any: ...
+
+
+class TableWriter(Protocol):
+    """What ``new_write`` returns, whatever the table's kind: rows in, commit messages out."""
+
+    def write(self, data: WriteInput) -> None: ...
+
+    def prepare_commit(self) -> list[CommitMessage]: ...
+
+    def abort(self) -> None: ...
+
+
+log = logging.getLogger(__name__)
+
+#: write input that can be read again (a stale write is re-run on it)
+_REPLAYABLE = (pa.Table, pa.RecordBatch)
 
 
 class BaseTable:
@@ -117,6 +160,122 @@ class BaseTable:
         :mod:`lakeops.options.registry`); nothing has been written at that point."""
         TableOptions.require_writable(self.schema, action, f"table {self.identifier!r}")
 
+    # -------------------------------------------------------------------- write
+    def new_write(self, *, overwrite: bool = False, parallelism: int | None = None) -> TableWriter:
+        """A two-phase writer of this kind of table (see the subclasses)."""
+        raise NotImplementedError
+
+    def write(
+        self,
+        data: WriteInput,
+        *,
+        overwrite: bool | Sequence[Mapping[str, Any]] = False,
+        parallelism: int | None = None,
+    ) -> Snapshot | None:
+        """Write ``data`` as one commit and return its snapshot (None if no rows and no
+        overwrite). ``overwrite``: as :meth:`commit` (``True``: the table's rows are replaced;
+        ``[{"dt": "2024-01-01"}]``: those partitions').
+
+        ``parallelism``: how many buckets are flushed and compacted at once (default: the cores
+        available, capped by the buckets in play); the result is the same at every value.
+
+        Every row is validated before its bucket is flushed; on any error before the data is
+        published every file this call wrote is deleted and the table is left exactly as it was.
+        Once the data's snapshot is published it is never undone: a failing in-writer compaction
+        after it is dropped (logged) and the snapshot returned. When publishing fails in a way
+        that leaves open whether it landed, :class:`CommitStateUnknownError` is raised and every
+        file is kept.
+
+        Concurrent writers (primary-key tables): new files are re-sequenced at commit above
+        what other commits added to the same buckets, so the later commit wins. A
+        dynamic-bucket or cross-partition write that another commit made stale
+        (:class:`StaleWriteError`) is run again on the new snapshot when ``data`` is an Arrow
+        table or record batch, after the same pauses and within the same bounds as a commit's
+        retries (``commit.timeout``, ``commit.max-retries``, ``commit.min-retry-wait``,
+        ``commit.max-retry-wait``); other input raises it.
+        """
+        # in-memory input can be written again when another commit made the plan stale
+        retry = CommitRetry(self.context.commit_retry)
+        while True:
+            writer = self.new_write(overwrite=overwrite is not False, parallelism=parallelism)
+            try:
+                writer.write(data)
+                messages = writer.prepare_commit()
+                if not messages and overwrite is False:
+                    return None
+                return self.commit(messages, overwrite=overwrite)
+            except CommitStateUnknownError:
+                raise  # the snapshot may reference these files: keep them
+            except StaleWriteError as stale:
+                writer.abort()
+                if not isinstance(data, _REPLAYABLE):
+                    raise
+                # a stale plan means another commit was published: the table moved
+                if not retry.wait_turn(progressed=True):
+                    raise StaleWriteError(f"{stale}; {retry.verdict}") from stale
+                log.info("%s: write re-planned on the new snapshot: %s", self.identifier, stale)
+            except BaseException:
+                writer.abort()
+                raise
+
+    def commit(
+        self,
+        messages: Sequence[CommitMessage],
+        *,
+        commit_user: str | None = None,
+        commit_identifier: int | None = None,
+        overwrite: bool | Sequence[Mapping[str, Any]] = False,
+    ) -> Snapshot | None:
+        """Publish the messages of one or many writers: new data as one ``APPEND`` snapshot,
+        then their compactions as one ``COMPACT`` snapshot. Returns the last snapshot (None if
+        there was nothing to commit).
+
+        ``overwrite=True`` makes it Paimon's ``OVERWRITE``: the table's live files are replaced
+        by the new ones; a list of partition specs (``[{"dt": "2024-01-01"}]``) replaces only
+        those partitions (static partition overwrite).
+
+        Primary-key tables: appends never fail because of compaction: if another job replaced
+        the files a writer's compaction read, that compaction is dropped (its new files
+        deleted) and the appended data stays committed. Append tables: such a conflict is a
+        :class:`~lakeops.errors.CommitConflictError`.
+
+        ``commit_user`` and ``commit_identifier`` are stored in the snapshots, as Paimon's
+        streaming writers use them: one stable user per job and an increasing identifier per
+        checkpoint (or micro-batch); batch commits use ``Long.MAX_VALUE`` (the identifier when
+        none is given). With both a ``commit_user`` and a ``commit_identifier`` given, the
+        commit is exactly-once (:mod:`lakeops.commit.exactly_once`): when the newest snapshot
+        of that user has an identifier at or above ``commit_identifier``, nothing is
+        published, the files the messages add that the earlier commit does not name are
+        deleted, and that snapshot is returned. So a retry (of a task, a micro-batch, or this
+        call) with the same user and identifier lands once; a user that commits more than
+        once needs a higher identifier each time. Without an identifier every call commits.
+        """
+        self._require_writable("commit to")
+        committer = self._committer(commit_user, commit_identifier)
+        return committer.commit(
+            messages,
+            BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier,
+            on_compact_conflict=self._compaction_conflict(messages),
+            overwrite=self._overwrite_predicate(overwrite),
+        )
+
+    def _compaction_conflict(
+        self, messages: Sequence[CommitMessage]
+    ) -> Callable[[CommitError], None] | None:
+        """What :meth:`commit` does when the compaction its ``messages`` carry conflicts with
+        another job: None raises the conflict (see the subclasses)."""
+        raise NotImplementedError
+
+    def _overwrite_predicate(
+        self, overwrite: bool | Sequence[Mapping[str, Any]]
+    ) -> Callable[[bytes], bool] | None:
+        """Which serialized partitions an overwrite replaces (None: no overwrite)."""
+        if overwrite is False:
+            return None
+        if overwrite is True:
+            return lambda _: True
+        return partition_matches(self.schema, list(overwrite), self.options)
+
     @property
     def arrow_schema(self) -> pa.Schema:
         """The table's columns as an Arrow schema."""
@@ -161,16 +320,60 @@ class BaseTable:
                         locations.entry_path(m.partition, m.bucket, f.file_name, f.external_path)
                     )
 
-    def _compact_with(self, parallelism: int | None, plan: Callable[[], Any]) -> Snapshot | None:
+    # --------------------------------------------------------------- compaction
+    def compact(
+        self,
+        *,
+        full: bool = False,
+        partitions: Sequence[Mapping[str, Any]] | None = None,
+        parallelism: int | None = None,
+        progress: Callable[[CompactionProgress], None] | None = None,
+    ) -> Snapshot | None:
+        """Compact every bucket (or those of ``partitions``, e.g. ``[{"dt": "2024-01-01"}]``)
+        as Paimon does for the table's kind: a primary-key table's sorted runs with its
+        strategy (``full=True``: everything to the max level); an append table's small files
+        (:mod:`lakeops.append.compact`; ``full=True``: a full compaction).
+
+        Commits one ``COMPACT`` snapshot; None if nothing needed compacting. If a concurrent
+        job replaced any input file, nothing is committed, the new files are deleted, and
+        :class:`~lakeops.errors.CommitConflictError` is raised — retry on the new snapshot.
+        ``parallelism``: how many buckets (compaction tasks) are compacted at once (default:
+        the cores available, capped by the work to do); the result is the same at every value.
+        ``progress``: called in the calling thread before the first bucket and after each
+        with a :class:`~lakeops.compact.planner.CompactionProgress` (buckets, input files and
+        bytes done of the total; an append table's "buckets" count its compaction tasks: one
+        window of a fixed bucket, or one bin of a partition), e.g. to drive a progress bar.
+        """
+        return self._run_compaction(
+            self._compaction_planner(), full, partitions, parallelism, progress
+        )
+
+    def _compaction_planner(self) -> CompactionPlanner:
+        """How this kind of table picks and writes a compaction (see the subclasses)."""
+        raise NotImplementedError
+
+    def _run_compaction(
+        self,
+        plan: CompactionPlanner,
+        full: bool,
+        partitions: Sequence[Mapping[str, Any]] | None,
+        parallelism: int | None,
+        progress: Callable[[CompactionProgress], None] | None,
+    ) -> Snapshot | None:
         """A compaction's shared steps: check the arguments, that the table may be written and
-        that its store can commit; ``plan()`` writes the new files (its result has
-        ``messages`` and ``written``); one ``COMPACT`` snapshot of them (None: nothing to
-        compact), as :meth:`commit_compaction` commits it."""
+        that its store can commit; ``plan`` writes the new files; one ``COMPACT`` snapshot of
+        them (None: nothing to compact), as :meth:`commit_compaction` commits it."""
         check_parallelism(parallelism)
         self._require_writable("compact")
         check_writable(self.schema, "compact this table")
         self.file_io.check_commit_ready()
-        planned = plan()
+        planned = plan(
+            self.context,
+            full=full,
+            partitions=partitions,
+            parallelism=parallelism,
+            progress=progress,
+        )
         if not planned.messages:
             return None
         return self.commit_compaction(planned.messages, written=planned.written)

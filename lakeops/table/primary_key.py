@@ -4,20 +4,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any, NamedTuple
 
 import pyarrow as pa
 
 from lakeops.changelog.reader import ChangeMode, read_changes
-from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER
-from lakeops.commit.retry import CommitRetry
 from lakeops.compact.health import TableHealth, table_health
 from lakeops.compact.planner import CompactionProgress, plan_compaction
-from lakeops.errors import (
-    CommitStateUnknownError,
-    StaleWriteError,
-    UnsupportedFeatureError,
-)
+from lakeops.errors import CommitError, UnsupportedFeatureError
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
@@ -27,18 +22,15 @@ from lakeops.read.guard import guard_batches, guard_read, planned_on
 from lakeops.read.lookup import lookup
 from lakeops.read.merge_read import SplitReader
 from lakeops.read.predicate import Filter, row_filter
-from lakeops.read.scan import Split, partition_matches, plan_splits
+from lakeops.read.scan import Split, plan_splits
 from lakeops.read.stream import read_batches
 from lakeops.store.time_travel import AsOf, resolve_snapshot
-from lakeops.table.base import BaseTable
-from lakeops.write.table_write import TableWrite, WriteInput
+from lakeops.table.base import BaseTable, CompactionPlanner
+from lakeops.write.table_write import TableWrite
 
 __all__ = ["Table"]
 
 log = logging.getLogger(__name__)
-
-#: write input that can be read again (a stale write is re-run on it)
-_REPLAYABLE = (pa.Table, pa.RecordBatch)
 
 
 class _When(NamedTuple):
@@ -100,138 +92,23 @@ class Table(BaseTable):
         self.file_io.check_commit_ready()  # an unreachable commit lock fails before any file
         return TableWrite(self.context, ignore_previous=overwrite, parallelism=parallelism)
 
-    def commit(
-        self,
-        messages: Sequence[CommitMessage],
-        *,
-        commit_user: str | None = None,
-        commit_identifier: int | None = None,
-        overwrite: bool | Sequence[Mapping[str, Any]] = False,
-    ) -> Snapshot | None:
-        """Publish the messages of one or many writers: new data as one ``APPEND`` snapshot,
-        then their in-writer compactions as one ``COMPACT`` snapshot. Returns the last snapshot
-        (None if there was nothing to commit).
-
-        ``overwrite=True`` makes it Paimon's ``OVERWRITE``: the table's live files are replaced
-        by the new ones; a list of partition specs (``[{"dt": "2024-01-01"}]``) replaces only
-        those partitions (static partition overwrite).
-
-        Appends never fail because of compaction: if another job replaced the files a writer's
-        compaction read, that compaction is dropped (its new files deleted) and the appended
-        data stays committed.
-
-        ``commit_user`` and ``commit_identifier`` are stored in the snapshots, as Paimon's
-        streaming writers use them: one stable user per job and an increasing identifier per
-        checkpoint (or micro-batch); batch commits use ``Long.MAX_VALUE`` (the identifier when
-        none is given). With both a ``commit_user`` and a ``commit_identifier`` given, the
-        commit is exactly-once (:mod:`lakeops.commit.exactly_once`): when the newest snapshot
-        of that user has an identifier at or above ``commit_identifier``, nothing is
-        published, the files the messages add that the earlier commit does not name are
-        deleted, and that snapshot is returned. So a retry (of a task, a micro-batch, or this
-        call) with the same user and identifier lands once; a user that commits more than
-        once needs a higher identifier each time. Without an identifier every call commits.
-        """
-        self._require_writable("commit to")
-        committer = self._committer(commit_user, commit_identifier)
-        if commit_identifier is None:
-            commit_identifier = BATCH_COMMIT_IDENTIFIER
+    def _compaction_conflict(
+        self, messages: Sequence[CommitMessage]
+    ) -> Callable[[CommitError], None] | None:
+        """A writer's compaction that conflicts is dropped (its new files deleted): the
+        appended data of the same commit stays committed."""
 
         def drop(conflict: Exception) -> None:
             log.warning("%s: in-writer compaction dropped: %s", self.identifier, conflict)
             self.delete_uncommitted(messages, compaction_only=True)
 
-        return committer.commit(
-            messages,
-            commit_identifier,
-            on_compact_conflict=drop,
-            overwrite=self._overwrite_predicate(overwrite),
-        )
-
-    def _overwrite_predicate(
-        self,
-        overwrite: bool | Sequence[Mapping[str, Any]],
-    ) -> Callable[[bytes], bool] | None:
-        if overwrite is False:
-            return None
-        if overwrite is True:
-            return lambda _: True
-        return partition_matches(self.schema, list(overwrite), self.options)
+        return drop
 
     def split_reader(self) -> SplitReader:
         """Reads merged rows of this table's splits."""
         return SplitReader(self.context)
 
-    def write(self, data: WriteInput, *, parallelism: int | None = None) -> Snapshot | None:
-        """Write ``data`` as one commit and return its snapshot (None if no rows).
-
-        ``parallelism``: how many buckets are flushed and compacted at once (default: the cores
-        available, capped by the buckets in play); the result is the same at every value.
-
-        Every row is validated before its bucket is flushed; on any error before the data is
-        published every file this call wrote is deleted and the table is left exactly as it was.
-        Once the data's snapshot is published it is never undone: a failing in-writer compaction
-        after it is dropped (logged) and the snapshot returned. When publishing fails in a way
-        that leaves open whether it landed, :class:`CommitStateUnknownError` is raised and every
-        file is kept.
-
-        Concurrent writers: new files are re-sequenced at commit above what other commits
-        added to the same buckets, so the later commit wins. A dynamic-bucket or
-        cross-partition write that another commit made stale (:class:`StaleWriteError`) is
-        run again on the new snapshot when ``data`` is an Arrow table or record batch, after
-        the same pauses and within the same bounds as a commit's retries (``commit.timeout``,
-        ``commit.max-retries``, ``commit.min-retry-wait``, ``commit.max-retry-wait``); other
-        input raises it.
-        """
-        # in-memory input can be written again when another commit made the plan stale
-        retry = CommitRetry(self.context.commit_retry)
-        while True:
-            writer = self.new_write(parallelism=parallelism)
-            try:
-                writer.write(data)
-                return self.commit(writer.prepare_commit())
-            except CommitStateUnknownError:
-                raise  # the snapshot may reference these files: keep them
-            except StaleWriteError as stale:
-                writer.abort()
-                if not isinstance(data, _REPLAYABLE):
-                    raise
-                # a stale plan means another commit was published: the table moved
-                if not retry.wait_turn(progressed=True):
-                    raise StaleWriteError(f"{stale}; {retry.verdict}") from stale
-                log.info("%s: write re-planned on the new snapshot: %s", self.identifier, stale)
-            except BaseException:
-                writer.abort()
-                raise
-
     # --------------------------------------------------------------- compaction
-    def compact(
-        self,
-        *,
-        full: bool = False,
-        partitions: Sequence[Mapping[str, Any]] | None = None,
-        parallelism: int | None = None,
-        progress: Callable[[CompactionProgress], None] | None = None,
-    ) -> Snapshot | None:
-        """Compact every bucket (or those of ``partitions``, e.g. ``[{"dt": "2024-01-01"}]``)
-        with the table's strategy, or fully (everything to the max level) with ``full=True``.
-
-        Commits one ``COMPACT`` snapshot; None if nothing needed compacting. If a concurrent
-        job replaced any input file, nothing is committed, the new files are deleted, and
-        :class:`~lakeops.errors.CommitConflictError` is raised — retry on the new snapshot.
-        ``parallelism``: how many buckets are compacted at once (default: the cores available,
-        capped by the buckets to compact); the result is the same at every value.
-        ``progress``: called in the calling thread before the first bucket and after each
-        bucket with a :class:`~lakeops.compact.planner.CompactionProgress` (buckets, input
-        files and bytes done of the total), e.g. to drive a progress bar.
-        """
-        return self._run_compaction(
-            full=full,
-            force_level0=False,
-            partitions=partitions,
-            parallelism=parallelism,
-            progress=progress,
-        )
-
     def flush_level0(
         self,
         *,
@@ -243,34 +120,12 @@ class Table(BaseTable):
         reads of lookup tables (first-row, ``changelog-producer=lookup``, deletion vectors)
         see the newest data. One ``COMPACT`` snapshot, or None if level 0 was empty.
         ``progress``: as for :meth:`compact`."""
-        return self._run_compaction(
-            full=False,
-            force_level0=True,
-            partitions=partitions,
-            parallelism=parallelism,
-            progress=progress,
-        )
+        level0 = partial(plan_compaction, force_level0=True)
+        return self._run_compaction(level0, False, partitions, parallelism, progress)
 
-    def _run_compaction(
-        self,
-        *,
-        full: bool,
-        force_level0: bool,
-        partitions: Sequence[Mapping[str, Any]] | None,
-        parallelism: int | None = None,
-        progress: Callable[[CompactionProgress], None] | None = None,
-    ) -> Snapshot | None:
-        return self._compact_with(
-            parallelism,
-            lambda: plan_compaction(
-                self.context,
-                full=full,
-                force_level0=force_level0,
-                partitions=partitions,
-                parallelism=parallelism,
-                progress=progress,
-            ),
-        )
+    def _compaction_planner(self) -> CompactionPlanner:
+        """The compaction of every bucket's sorted runs (:mod:`lakeops.compact.planner`)."""
+        return plan_compaction
 
     # --------------------------------------------------------------------- tags
     def health(self, *, recent_snapshots: int = 100) -> TableHealth:
