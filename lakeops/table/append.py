@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -21,7 +21,7 @@ from lakeops.append.files import AppendFileReader
 from lakeops.append.scan import AppendSplit, plan_append_splits, snapshot_deletion_files
 from lakeops.append.write import AppendWrite
 from lakeops.changelog.reader import ROW_KIND_COLUMN
-from lakeops.errors import CommitError, ConfigurationError, UnsupportedFeatureError
+from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.deletion_vector import DeletionFile
@@ -32,9 +32,9 @@ from lakeops.format.snapshot import CommitKind, Snapshot
 from lakeops.io.file_io import FileIO
 from lakeops.kv.formats import check_writable
 from lakeops.options.append import AppendOptions
-from lakeops.parallel import check_parallelism, imap_ordered
+from lakeops.parallel import imap_ordered
 from lakeops.read.deletions import DeletionVectorReader
-from lakeops.read.guard import guard_batches, guard_read, planned_on
+from lakeops.read.guard import guard_read, planned_on
 from lakeops.read.predicate import Filter, RowFilter, row_filter
 from lakeops.store.time_travel import AsOf, resolve_snapshot
 from lakeops.table.base import BaseTable, CompactionPlanner
@@ -90,6 +90,10 @@ class AppendTable(BaseTable):
         >>> events.read(filter=pc.field("level") == "ERROR")               # doctest: +SKIP
     """
 
+    #: a compaction in a commit that conflicts fails the commit (an append table's writers
+    #: compact nothing: a commit's compaction is a compaction job's)
+    _drops_conflicting_compaction = False
+
     def __init__(self, identifier: str, file_io: FileIO, root: str) -> None:
         super().__init__(identifier, file_io, root)
         if self.schema.primary_keys:
@@ -141,13 +145,6 @@ class AppendTable(BaseTable):
         check_writable(self.schema)
         self.file_io.check_commit_ready()
         return AppendWrite(self.context, ignore_previous=overwrite, parallelism=parallelism)
-
-    def _compaction_conflict(
-        self, messages: Sequence[CommitMessage]
-    ) -> Callable[[CommitError], None] | None:
-        """None: a compaction that conflicts fails the commit (an append table's writers
-        compact nothing, so a commit's compaction is a compaction job's)."""
-        return None
 
     def _compaction_planner(self) -> CompactionPlanner:
         """Paimon's small-file compaction of append tables (:mod:`lakeops.append.compact`)."""
@@ -224,37 +221,21 @@ class AppendTable(BaseTable):
             return list(enumerate(row_id_groups(split.files)))
         return [(i, (f,)) for i, f in enumerate(split.files)]
 
-    def read(
-        self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-        parallelism: int | None = None,
-    ) -> pa.Table:
-        """The table's rows (latest snapshot unless ``snapshot_id``, ``tag`` or ``as_of``),
-        whole: every row of every live file, by (partition, bucket), a fixed bucket's files
-        in the order they were written.
+    def _plan(self, snapshot: Snapshot | None, rf: RowFilter | None) -> list[AppendSplit]:
+        """The splits of ``snapshot``, pruned by ``rf`` (by partition, bucket and the files'
+        value statistics: :mod:`lakeops.append.scan`)."""
+        return plan_append_splits(self.context, snapshot, rf)
 
-        ``columns``: the columns to return (all by default; only these and what the filter
-        reads are read). ``filter``: a ``pyarrow.compute.Expression`` or conditions in
-        ``pyarrow.parquet`` form; partitions, buckets and files (by their value statistics)
-        that cannot hold a kept row are skipped, then it is applied exactly.
-        ``parallelism``: files read at once (default: the cores available)."""
-        check_parallelism(parallelism)
-        wanted = self._columns(columns)
-        rf = row_filter(filter, self._row_schema())
-        snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
-        # a file missing because expiry removed the snapshot under the read is no corruption
-        return guard_read(
-            self.store,
-            planned_on(snapshot),
-            lambda: self._read_splits(
-                plan_append_splits(self.context, snapshot, rf), wanted, rf, parallelism
-            ),
-        )
+    def _work(
+        self, splits: Sequence[AppendSplit]
+    ) -> list[tuple[str, tuple[DataFileMeta, ...], DeletionFile | None]]:
+        """What a read of ``splits`` reads, in order: each unit (:meth:`_units`) with its
+        bucket's directory and its deletion file."""
+        return [
+            (self.context.bucket_path(s.partition_bytes, s.bucket), unit, s.deletion_of(i))
+            for s in splits
+            for i, unit in self._units(s)
+        ]
 
     def _read_splits(
         self,
@@ -278,11 +259,7 @@ class AppendTable(BaseTable):
                 return dvs.apply(groups.read(directory, unit, cols), dv, unit[0])
             return dvs.apply(reader.read(directory, unit[0], cols), dv, unit[0])
 
-        work = [
-            (self.context.bucket_path(s.partition_bytes, s.bucket), unit, s.deletion_of(i))
-            for s in splits
-            for i, unit in self._units(s)
-        ]
+        work = self._work(splits)
         parts = list(imap_ordered(lambda item: read_unit(*item), work, parallelism))
         schema = groups.output_schema(cols)
         result = pa.concat_tables(parts) if parts else schema.empty_table()
@@ -290,58 +267,15 @@ class AppendTable(BaseTable):
             result = result.filter(rf.expression)
         return result.select(wanted)
 
-    def to_batches(
+    def _stream_splits(
         self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-        batch_rows: int | None = None,
-        parallelism: int | None = None,
-    ) -> Iterator[pa.RecordBatch]:
-        """The rows of :meth:`read`, streamed file by file as record batches of at most
-        ``batch_rows`` (default 131072) rows, with bounded memory. ``parallelism``: files
-        read ahead at once, in order (each held whole, at most ``2 * parallelism`` of them);
-        default one file at a time, streamed in batches."""
-        return self._stream(columns, filter, snapshot_id, tag, as_of, batch_rows, parallelism)[1]
-
-    def to_arrow_batch_reader(
-        self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-        batch_rows: int | None = None,
-        parallelism: int | None = None,
-    ) -> pa.RecordBatchReader:
-        """:meth:`to_batches` as a ``pyarrow.RecordBatchReader``."""
-        schema, batches = self._stream(
-            columns, filter, snapshot_id, tag, as_of, batch_rows, parallelism
-        )
-        return pa.RecordBatchReader.from_batches(schema, batches)
-
-    def _stream(
-        self,
-        columns: Sequence[str] | None,
-        filter: Filter | None,
-        snapshot_id: int | None,
-        tag: str | None,
-        as_of: AsOf | None,
+        splits: Sequence[AppendSplit],
+        wanted: list[str],
+        rf: RowFilter | None,
         batch_rows: int | None,
         parallelism: int | None,
     ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
-        check_parallelism(parallelism)
-        wanted = self._columns(columns)
-        rf = row_filter(filter, self._row_schema())
-        snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
-        planned = planned_on(snapshot)
-        splits = guard_read(
-            self.store, planned, lambda: plan_append_splits(self.context, snapshot, rf)
-        )
+        """The rows of ``splits``, streamed file by file (see :meth:`lakeops.Scan.to_batches`)."""
         reader = self._reader()
         groups = GroupReader(reader)
         dvs = DeletionVectorReader(self.file_io)
@@ -363,11 +297,7 @@ class AppendTable(BaseTable):
             for start in range(0, whole.num_rows, rows):
                 yield whole.slice(start, rows)
 
-        work = [
-            (self.context.bucket_path(s.partition_bytes, s.bucket), unit, s.deletion_of(i))
-            for s in splits
-            for i, unit in self._units(s)
-        ]
+        work = self._work(splits)
 
         def unit_tables(
             directory: str, unit: tuple[DataFileMeta, ...], dv: DeletionFile | None
@@ -392,7 +322,7 @@ class AppendTable(BaseTable):
                     if batch.num_rows:
                         yield batch
 
-        return out_schema, guard_batches(self.store, planned, batches())
+        return out_schema, batches()
 
     def _refuse_deleted_rows(self, snapshot: Snapshot) -> None:
         """Refuse a snapshot that changed deletion vectors (Paimon's ``DELETE`` of an append

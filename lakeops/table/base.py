@@ -1,18 +1,21 @@
-"""What every kind of table shares: schema, options, snapshots, tags, time-travel hand-offs and
-maintenance (expiry, orphan files, rollback, check, commit statistics).
+"""What every kind of table shares: schema, options, writes, commits, compaction, reads (one
+:class:`~lakeops.table.scan.Scan`), snapshots, tags and maintenance (expiry, orphan files,
+rollback, check, commit statistics).
 
 :class:`BaseTable` is the common base of :class:`lakeops.table.primary_key.Table` (primary-key
 tables) and :class:`lakeops.table.append.AppendTable` (tables without a primary key). None of what
 it holds depends on how a table's data files are merged: they only read and write snapshots,
-manifests and files by name. Subclasses provide ``read`` and ``to_arrow_batch_reader``.
+manifests and files by name. What differs by kind is a hook each subclass implements: how a
+writer writes (``new_write``), how a compaction is planned, what a conflicting compaction in
+a commit does, and how a :class:`~lakeops.table.scan.Scan` plans and reads splits.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar, Protocol, Unpack
 
 import pyarrow as pa
 
@@ -21,7 +24,6 @@ from lakeops.commit.retry import CommitRetry
 from lakeops.commit.stats import CommitStats, commit_stats
 from lakeops.compact.planner import CompactionProgress
 from lakeops.errors import (
-    CommitError,
     CommitStateUnknownError,
     ConfigurationError,
     SnapshotNotFoundError,
@@ -43,13 +45,13 @@ from lakeops.maintenance.tags import create_tag, delete_tag
 from lakeops.options import TableOptions
 from lakeops.options.parsing import parse_duration
 from lakeops.parallel import check_parallelism
-from lakeops.read import handoff
-from lakeops.read.predicate import Filter
+from lakeops.read.predicate import Filter, row_filter
 from lakeops.read.scan import partition_matches
 from lakeops.store import TableStore
 from lakeops.store.context import TableContext
 from lakeops.store.tags import Tag, list_tags
 from lakeops.store.time_travel import AsOf, resolve_snapshot
+from lakeops.table.scan import Scan, ScanArgs, ScanSource
 from lakeops.table.schema_commit import alter_schema
 from lakeops.table.system_tables import metadata_table
 from lakeops.write.table_write import WriteInput
@@ -89,8 +91,13 @@ log = logging.getLogger(__name__)
 _REPLAYABLE = (pa.Table, pa.RecordBatch)
 
 
-class BaseTable:
+class BaseTable(ScanSource):
     """One table of a warehouse, whatever its kind (see the module docstring)."""
+
+    #: whether :meth:`commit` drops a compaction its messages carry when it conflicts with
+    #: another job (deleting its new files), keeping the appended data committed; otherwise
+    #: the conflict is raised
+    _drops_conflicting_compaction: ClassVar[bool] = True
 
     def __init__(self, identifier: str, file_io: FileIO, root: str) -> None:
         self.identifier = identifier
@@ -99,33 +106,6 @@ class BaseTable:
         self.store = TableStore(file_io, root)
         #: the table at its current schema, every option family parsed once
         self.context = TableContext.latest(self.store)
-
-    def read(
-        self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-        parallelism: int | None = None,
-    ) -> pa.Table:
-        """The table's rows (see the subclasses)."""
-        raise NotImplementedError
-
-    def to_arrow_batch_reader(
-        self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-        batch_rows: int | None = None,
-        parallelism: int | None = None,
-    ) -> pa.RecordBatchReader:
-        """The table's rows as a stream (see the subclasses)."""
-        raise NotImplementedError
 
     @property
     def schema(self) -> TableSchema:
@@ -252,19 +232,17 @@ class BaseTable:
         """
         self._require_writable("commit to")
         committer = self._committer(commit_user, commit_identifier)
+
+        def drop(conflict: Exception) -> None:
+            log.warning("%s: in-writer compaction dropped: %s", self.identifier, conflict)
+            self.delete_uncommitted(messages, compaction_only=True)
+
         return committer.commit(
             messages,
             BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier,
-            on_compact_conflict=self._compaction_conflict(messages),
+            on_compact_conflict=drop if self._drops_conflicting_compaction else None,
             overwrite=self._overwrite_predicate(overwrite),
         )
-
-    def _compaction_conflict(
-        self, messages: Sequence[CommitMessage]
-    ) -> Callable[[CommitError], None] | None:
-        """What :meth:`commit` does when the compaction its ``messages`` carry conflicts with
-        another job: None raises the conflict (see the subclasses)."""
-        raise NotImplementedError
 
     def _overwrite_predicate(
         self, overwrite: bool | Sequence[Mapping[str, Any]]
@@ -545,7 +523,8 @@ class BaseTable:
         """One snapshot by id."""
         return self.store.snapshot(snapshot_id)
 
-    def to_pandas(
+    # --------------------------------------------------------------------- read
+    def scan(
         self,
         *,
         columns: Sequence[str] | None = None,
@@ -553,53 +532,79 @@ class BaseTable:
         snapshot_id: int | None = None,
         tag: str | None = None,
         as_of: AsOf | None = None,
-    ) -> Any:
-        """:meth:`read` as a pandas DataFrame (``pip install 'lakeops[pandas]'``)."""
-        handoff.require("pandas", "pandas")
-        table = self.read(
-            columns=columns, filter=filter, snapshot_id=snapshot_id, tag=tag, as_of=as_of
-        )
-        return handoff.to_pandas(table)
+    ) -> Scan:
+        """One read of the table, checked now (see :mod:`lakeops.table.scan`): read it with
+        :meth:`Scan.read`, :meth:`Scan.to_batches`, :meth:`Scan.to_pandas` … as often as
+        needed; every read sees the same snapshot.
 
-    def to_polars(
+        Args:
+            columns: the columns to return (all by default); only these and what the filter
+                reads are read from storage. A row-tracking append table's system columns
+                (``_ROW_ID``, ``_SEQUENCE_NUMBER``) may be named too.
+            filter: a ``pyarrow.compute.Expression`` (``pc.field("id") > 5``) or conditions in
+                ``pyarrow.parquet`` form (``[("dt", "=", "x")]``); used to skip partitions,
+                buckets, files and row groups, then applied exactly to the rows.
+            snapshot_id: time travel to an older snapshot.
+            tag: time travel to a tag's snapshot (see :meth:`create_tag`).
+            as_of: time travel by time, as Paimon's ``scan.timestamp-millis``: the newest
+                snapshot committed at or before it (a datetime, naive = local time, or epoch
+                milliseconds); see :mod:`lakeops.store.time_travel`.
+
+        At most one of ``snapshot_id``, ``tag`` and ``as_of``; none: the latest snapshot.
+        """
+        wanted = self._columns(columns)
+        rf = row_filter(filter, self._row_schema())
+        snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
+        return Scan(self, tuple(wanted), rf, snapshot)
+
+    def read(self, *, parallelism: int | None = None, **scan: Unpack[ScanArgs]) -> pa.Table:
+        """The table's rows, whole: ``scan(**scan).read(parallelism=…)`` (see :meth:`scan`
+        and :meth:`Scan.read`)."""
+        return self.scan(**scan).read(parallelism=parallelism)
+
+    def to_batches(
         self,
         *,
-        columns: Sequence[str] | None = None,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-    ) -> Any:
+        batch_rows: int | None = None,
+        parallelism: int | None = None,
+        **scan: Unpack[ScanArgs],
+    ) -> Iterator[pa.RecordBatch]:
+        """The rows of :meth:`read`, streamed with bounded memory:
+        ``scan(**scan).to_batches(…)`` (see :meth:`Scan.to_batches`)."""
+        return self.scan(**scan).to_batches(batch_rows=batch_rows, parallelism=parallelism)
+
+    def to_arrow_batch_reader(
+        self,
+        *,
+        batch_rows: int | None = None,
+        parallelism: int | None = None,
+        **scan: Unpack[ScanArgs],
+    ) -> pa.RecordBatchReader:
+        """:meth:`to_batches` as a ``pyarrow.RecordBatchReader`` (see
+        :meth:`Scan.to_arrow_batch_reader`)."""
+        reader = self.scan(**scan).to_arrow_batch_reader
+        return reader(batch_rows=batch_rows, parallelism=parallelism)
+
+    def to_pandas(self, **scan: Unpack[ScanArgs]) -> Any:
+        """:meth:`read` as a pandas DataFrame (``pip install 'lakeops[pandas]'``)."""
+        return self.scan(**scan).to_pandas()
+
+    def to_polars(self, **scan: Unpack[ScanArgs]) -> Any:
         """:meth:`read` as a Polars DataFrame, sharing the Arrow buffers where the types allow
         (``pip install 'lakeops[polars]'``)."""
-        handoff.require("polars", "polars")
-        table = self.read(
-            columns=columns, filter=filter, snapshot_id=snapshot_id, tag=tag, as_of=as_of
-        )
-        return handoff.to_polars(table)
+        return self.scan(**scan).to_polars()
 
     def to_duckdb(
-        self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-        connection: Any = None,
-        streaming: bool = False,
+        self, *, connection: Any = None, streaming: bool = False, **scan: Unpack[ScanArgs]
     ) -> Any:
-        """A DuckDB relation over the merged rows, scanned in place by DuckDB (no copy), on
-        ``connection`` (default: DuckDB's default connection).
-
-        By default over :meth:`read`'s table (the relation can run many queries); with
-        ``streaming=True`` over :meth:`to_arrow_batch_reader` (bounded memory, one query).
+        """A DuckDB relation over the rows, scanned in place (see :meth:`Scan.to_duckdb`;
+        ``streaming=True``: over :meth:`to_arrow_batch_reader`, bounded memory, one query).
         (``pip install 'lakeops[duckdb]'``)"""
-        handoff.require("duckdb", "duckdb")
-        args: dict[str, Any] = {"columns": columns, "filter": filter, "snapshot_id": snapshot_id}
-        args |= {"tag": tag, "as_of": as_of}
-        data = self.to_arrow_batch_reader(**args) if streaming else self.read(**args)
-        return handoff.to_duckdb(data, connection)
+        return self.scan(**scan).to_duckdb(connection=connection, streaming=streaming)
+
+    def _row_schema(self) -> pa.Schema:
+        """The columns a filter may name."""
+        return self.arrow_schema
 
     def _columns(self, columns: Sequence[str] | None) -> list[str]:
         """The named columns (every column for ``None``); refuses a name the table lacks."""

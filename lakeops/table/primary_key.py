@@ -2,43 +2,30 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any
 
 import pyarrow as pa
 
 from lakeops.changelog.reader import ChangeMode, read_changes
 from lakeops.compact.health import TableHealth, table_health
 from lakeops.compact.planner import CompactionProgress, plan_compaction
-from lakeops.errors import CommitError, UnsupportedFeatureError
-from lakeops.format.commit_message import CommitMessage
+from lakeops.errors import UnsupportedFeatureError
 from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
 from lakeops.io.file_io import FileIO
 from lakeops.kv.formats import check_writable
-from lakeops.read.guard import guard_batches, guard_read, planned_on
 from lakeops.read.lookup import lookup
 from lakeops.read.merge_read import SplitReader
-from lakeops.read.predicate import Filter, row_filter
+from lakeops.read.predicate import Filter, RowFilter
 from lakeops.read.scan import Split, plan_splits
 from lakeops.read.stream import read_batches
-from lakeops.store.time_travel import AsOf, resolve_snapshot
+from lakeops.store.time_travel import AsOf
 from lakeops.table.base import BaseTable, CompactionPlanner
 from lakeops.write.table_write import TableWrite
 
 __all__ = ["Table"]
-
-log = logging.getLogger(__name__)
-
-
-class _When(NamedTuple):
-    """Which snapshot a read is of (see :func:`lakeops.store.time_travel.resolve_snapshot`)."""
-
-    snapshot_id: int | None
-    tag: str | None
-    as_of: AsOf | None
 
 
 def _append_table_refusal(identifier: str, schema: TableSchema) -> str:
@@ -92,18 +79,6 @@ class Table(BaseTable):
         self.file_io.check_commit_ready()  # an unreachable commit lock fails before any file
         return TableWrite(self.context, ignore_previous=overwrite, parallelism=parallelism)
 
-    def _compaction_conflict(
-        self, messages: Sequence[CommitMessage]
-    ) -> Callable[[CommitError], None] | None:
-        """A writer's compaction that conflicts is dropped (its new files deleted): the
-        appended data of the same commit stays committed."""
-
-        def drop(conflict: Exception) -> None:
-            log.warning("%s: in-writer compaction dropped: %s", self.identifier, conflict)
-            self.delete_uncommitted(messages, compaction_only=True)
-
-        return drop
-
     def split_reader(self) -> SplitReader:
         """Reads merged rows of this table's splits."""
         return SplitReader(self.context)
@@ -156,116 +131,45 @@ class Table(BaseTable):
         as_of: AsOf | None = None,
     ) -> list[Split]:
         """The (partition, bucket) splits a read of the snapshot would merge."""
-        rf = row_filter(filter, self.arrow_schema)
-        snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
-        return guard_read(
-            self.store, planned_on(snapshot), lambda: plan_splits(self.context, snapshot, rf)
-        )
+        return self.scan(filter=filter, snapshot_id=snapshot_id, tag=tag, as_of=as_of).splits()
 
-    def to_batches(
+    def _plan(self, snapshot: Snapshot | None, rf: RowFilter | None) -> list[Split]:
+        """The splits of ``snapshot``, pruned by ``rf`` (:mod:`lakeops.read.scan`)."""
+        return plan_splits(self.context, snapshot, rf)
+
+    def _read_splits(
         self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-        batch_rows: int | None = None,
-        parallelism: int | None = None,
-    ) -> Iterator[pa.RecordBatch]:
-        """The merged rows of :meth:`read`, streamed as record batches with bounded memory.
-
-        Arguments as :meth:`read`, and ``batch_rows`` (rows read at once per file, and at most
-        per batch; default 131072) and ``parallelism`` (sections merged at once, in order;
-        default the cores available). About ``parallelism * 4 * batch_rows`` rows are held at
-        any time, whatever the table's size (:mod:`lakeops.read.stream`)."""
-        when = _When(snapshot_id, tag, as_of)
-        return self._stream(columns, filter, when, batch_rows, parallelism)[1]
-
-    def to_arrow_batch_reader(
-        self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-        batch_rows: int | None = None,
-        parallelism: int | None = None,
-    ) -> pa.RecordBatchReader:
-        """:meth:`to_batches` as a ``pyarrow.RecordBatchReader`` (for engines that take
-        Arrow streams: DuckDB, Polars, DataFusion, ``pyarrow.dataset.write_dataset`` …)."""
-        when = _When(snapshot_id, tag, as_of)
-        schema, batches = self._stream(columns, filter, when, batch_rows, parallelism)
-        return pa.RecordBatchReader.from_batches(schema, batches)
-
-    def read(
-        self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-        parallelism: int | None = None,
+        splits: Sequence[Split],
+        wanted: list[str],
+        rf: RowFilter | None,
+        parallelism: int | None,
     ) -> pa.Table:
-        """The merged rows of the table (latest snapshot unless ``snapshot_id``, ``tag`` or
-        ``as_of``), whole: the batches of :meth:`to_batches` as one table.
+        """The merged rows of ``splits``, whole; the filter runs once on the whole result,
+        not on every batch."""
+        schema, batches = read_batches(
+            self.context,
+            splits,
+            wanted,
+            rf,
+            parallelism=parallelism,
+            apply_filter=False,
+            whole_sections=True,
+        )
+        result = pa.Table.from_batches(list(batches), schema=schema)
+        return result.filter(rf.expression).select(wanted) if rf is not None else result
 
-        Args:
-            columns: the columns to return (all by default); only these, the key, the
-                sequence fields and what the filter reads are read from storage.
-            filter: a ``pyarrow.compute.Expression`` (``pc.field("id") > 5``) or conditions in
-                ``pyarrow.parquet`` form (``[("dt", "=", "x")]``); used to skip partitions,
-                buckets, files and row groups, then applied exactly to the merged rows.
-            snapshot_id: time travel to an older snapshot.
-            tag: time travel to a tag's snapshot (see :meth:`create_tag`).
-            as_of: time travel by time, as Paimon's ``scan.timestamp-millis``: the newest
-                snapshot committed at or before it (a datetime, naive = local time, or epoch
-                milliseconds); see :mod:`lakeops.store.time_travel`.
-            parallelism: sections merged at once (default: the cores available).
-        """
-        wanted = self._columns(columns)
-        rf = row_filter(filter, self.arrow_schema)
-        snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
-
-        def run() -> pa.Table:
-            splits = plan_splits(self.context, snapshot, rf)
-            # the filter runs once on the whole result, not on every batch
-            schema, batches = read_batches(
-                self.context,
-                splits,
-                wanted,
-                rf,
-                parallelism=parallelism,
-                apply_filter=False,
-                whole_sections=True,
-            )
-            result = pa.Table.from_batches(list(batches), schema=schema)
-            return result.filter(rf.expression).select(wanted) if rf is not None else result
-
-        # a file missing because expiry removed the snapshot under the read is no corruption
-        return guard_read(self.store, planned_on(snapshot), run)
-
-    def _stream(
+    def _stream_splits(
         self,
-        columns: Sequence[str] | None,
-        filter: Filter | None,
-        when: _When,
+        splits: Sequence[Split],
+        wanted: list[str],
+        rf: RowFilter | None,
         batch_rows: int | None,
         parallelism: int | None,
     ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
-        wanted = self._columns(columns)
-        rf = row_filter(filter, self.arrow_schema)
-        snapshot = resolve_snapshot(
-            self.store, snapshot_id=when.snapshot_id, tag=when.tag, as_of=when.as_of
-        )
-        planned = planned_on(snapshot)
-        splits = guard_read(self.store, planned, lambda: plan_splits(self.context, snapshot, rf))
-        schema, batches = read_batches(
+        """The merged rows of ``splits``, streamed (:mod:`lakeops.read.stream`)."""
+        return read_batches(
             self.context, splits, wanted, rf, batch_rows=batch_rows, parallelism=parallelism
         )
-        return schema, guard_batches(self.store, planned, batches)
 
     def read_changes(
         self,
