@@ -331,10 +331,10 @@ _FAST_LEAVES = frozenset(
 
 #: how long (milliseconds) datafusion's allocator (mimalloc, linked into its module) keeps
 #: memory it freed before handing it back to the system, unless ``MIMALLOC_PURGE_DELAY`` is
-#: set already. mimalloc's own default, 10 ms, hands back the buffers of one file's decoded
-#: batches between two reads, so every read faults fresh, zeroed pages in again: at 200,000
-#: rows that was ~4,000 page faults and a fifth of the whole read's CPU time. The setting
-#: affects only how soon idle memory of that allocator is returned, never what is read.
+#: set already. mimalloc's own default hands back the buffers of one file's decoded batches
+#: between two reads, so every read faults fresh, zeroed pages in again (the cost is measured
+#: in ``benchmarks/avro_readers.md``). The setting affects only how soon idle memory of that
+#: allocator is returned, never what is read.
 _PURGE_DELAY_MS = "1000"
 
 
@@ -617,8 +617,9 @@ class AvroColumns:
         if decompress is None:
             return None
         if not avro_jit.kernel_loaded():
-            # loading the compiled loop costs a process ~1.5 s of CPU once (~5 s to compile
-            # it the first time): not worth it for small files, which datafusion reads
+            # loading the compiled loop costs a process CPU once (more to compile it the first
+            # time; benchmarks/avro_readers.md): not worth it for small files, which datafusion
+            # reads
             size = self.stream.seek(0, 2)
             self.stream.seek(self.data_start)
             if size < avro_jit.LOAD_FROM_BYTES:

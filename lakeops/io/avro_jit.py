@@ -22,10 +22,10 @@ are checked to be UTF-8 as fastavro does. The loop holds no GIL, so files read o
 threads decode in parallel.
 
 The loop is loaded when a process first reads a flat file of at least :data:`LOAD_FROM_BYTES`
-(smaller files go to the next decoder until then): compiled on first use (about 5 s of CPU) and
-cached on disk (``__pycache__`` beside this module, or numba's user cache directory where that
-is read-only; loading it from there costs a process about 1.5 s of CPU); where nothing can be
-cached it is compiled once per process.
+(smaller files go to the next decoder until then): compiled on first use and cached on disk
+(``__pycache__`` beside this module, or numba's user cache directory where that is read-only;
+loading it from there still costs a process some CPU, measured in
+``benchmarks/avro_readers.md``); where nothing can be cached it is compiled once per process.
 """
 
 from __future__ import annotations

@@ -304,8 +304,8 @@ def expire_snapshots(
     # manifests are what the expired ones share with every later snapshot: a manifest or data
     # file, once dropped from a snapshot, never comes back under its name)
     snapshots = window.span(first, end) if end > first else {}
-    # issue 24: every file this pass may delete is located (inside the table, or below a root
-    # the table names) before the first delete; a crafted entry refuses the whole pass
+    # every file this pass may delete is located (inside the table, or below a root the
+    # table names) before the first delete; a crafted entry refuses the whole pass
     check_snapshots(store, locations, snapshots.values(), parallelism=threads)
     # snapshot files below EARLIEST are what an interrupted pass announced expired but did
     # not delete yet (their other files are orphans now, for remove_orphan_files)
