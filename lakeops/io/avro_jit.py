@@ -215,7 +215,8 @@ def flat_plan(schema: Any, named: dict[str, Any], columns: list[str]) -> FlatPla
     )
 
 
-def _decode(
+# one function on purpose: numba compiles it to one loop with no calls between opcodes
+def _decode(  # noqa: C901
     buf: np.ndarray,
     starts: np.ndarray,
     ends: np.ndarray,
