@@ -133,8 +133,9 @@ def refusal(table: Any, df_types: Mapping[str, str], mode: str) -> str | None:
 
 
 def _table_refusal(table: Any) -> str | None:
-    """Why the table's options or storage keep the native path out, or None: it writes only
-    level-0 Parquet files of fixed buckets, with no merging, changelog or ordering on write."""
+    """Why the table's options or storage keep the native path out, or None: it writes level-0
+    Parquet files of a primary-key table's fixed buckets, on the local file system inside the
+    table, with no merging, changelog, deletion vectors or ordering on write."""
     schema: TableSchema = table.schema
     options = table.options
     context = table.context
