@@ -89,8 +89,22 @@ def _agg_options(
 
 def parse_merge_config(schema: TableSchema, options: TableOptions) -> MergeConfig:
     """Validate and parse the merge options of an aggregation or partial-update table."""
-    names = schema.field_names
     fopts = _field_options(schema)
+    _check_field_columns(schema.field_names, fopts)
+    groups = _parse_groups(schema, fopts)
+    if options.merge_engine == "aggregation" and groups:
+        raise ConfigurationError(
+            "sequence groups ('fields.<f>.sequence-group') belong to the "
+            "partial-update engine; remove them or use partial-update"
+        )
+    aggregators = _aggregators(schema, options, fopts, groups)
+    if options.merge_engine == "aggregation":
+        return _aggregation_config(schema, aggregators)
+    return _partial_update_config(schema, options, aggregators, groups)
+
+
+def _check_field_columns(names: list[str], fopts: dict[tuple[str, str], str]) -> None:
+    """Every ``fields.<f>.<suffix>`` option but a sequence group names an existing column."""
     for field, suffix in fopts:
         if suffix == "sequence-group":
             continue
@@ -99,15 +113,17 @@ def parse_merge_config(schema: TableSchema, options: TableOptions) -> MergeConfi
                 f"option 'fields.{field}.{suffix}' names unknown column "
                 f"{field!r} (columns: {names})"
             )
+
+
+def _aggregators(
+    schema: TableSchema,
+    options: TableOptions,
+    fopts: dict[tuple[str, str], str],
+    groups: tuple[SequenceGroup, ...],
+) -> dict[str, Aggregator]:
+    """The aggregate function of every value column that has one."""
     default = schema.options.get("fields.default-aggregate-function")
-    engine = options.merge_engine
     pks = set(schema.primary_keys)
-    groups = _parse_groups(schema, fopts)
-    if engine == "aggregation" and groups:
-        raise ConfigurationError(
-            "sequence groups ('fields.<f>.sequence-group') belong to the "
-            "partial-update engine; remove them or use partial-update"
-        )
     protected = {f for g in groups for f in g.protected}
     seq_fields = {f for g in groups for f in g.sequence_fields} | set(options.sequence_fields)
     aggregators: dict[str, Aggregator] = {}
@@ -116,7 +132,7 @@ def parse_merge_config(schema: TableSchema, options: TableOptions) -> MergeConfi
             continue  # primary keys never aggregate
         explicit = fopts.get((f.name, "aggregate-function"))
         func: str | None
-        if engine == "aggregation":
+        if options.merge_engine == "aggregation":
             func = (
                 "last_value"
                 if f.name in options.sequence_fields
@@ -138,16 +154,30 @@ def parse_merge_config(schema: TableSchema, options: TableOptions) -> MergeConfi
         aggregators[f.name] = create_aggregator(
             func, f.name, f.type, _agg_options(schema, fopts, f.name)
         )
+    return aggregators
+
+
+def _aggregation_config(schema: TableSchema, aggregators: dict[str, Aggregator]) -> MergeConfig:
+    """The aggregation engine's config: its aggregators and whether a ``-D`` removes the row."""
+    remove = option_bool(schema.options, "aggregation.remove-record-on-delete", False)
+    ignoring = [n for n, a in aggregators.items() if a.options.ignore_retract]
+    if remove and ignoring:
+        raise ConfigurationError(
+            "'aggregation.remove-record-on-delete' conflicts with 'fields.<f>.ignore-retract'"
+            f" (set for {ignoring}); keep only one of them"
+        )
+    return MergeConfig(aggregators, (), remove, ())
+
+
+def _partial_update_config(
+    schema: TableSchema,
+    options: TableOptions,
+    aggregators: dict[str, Aggregator],
+    groups: tuple[SequenceGroup, ...],
+) -> MergeConfig:
+    """The partial-update engine's config: aggregators, sequence groups and how a ``-D``
+    removes a row (whole, or by sequence group)."""
     o = schema.options
-    if engine == "aggregation":
-        remove = option_bool(o, "aggregation.remove-record-on-delete", False)
-        ignoring = [n for n, a in aggregators.items() if a.options.ignore_retract]
-        if remove and ignoring:
-            raise ConfigurationError(
-                "'aggregation.remove-record-on-delete' conflicts with 'fields.<f>.ignore-retract'"
-                f" (set for {ignoring}); keep only one of them"
-            )
-        return MergeConfig(aggregators, (), remove, ())
     remove = option_bool(o, "partial-update.remove-record-on-delete", False)
     remove_groups = option_list(o.get("partial-update.remove-record-on-sequence-group"))
     if remove and options.ignore_delete:

@@ -289,8 +289,8 @@ _honoured(
 _honoured(["partition.default-name"], "the name of null/blank partition values")
 _honoured(
     ["partition.legacy-name"],
-    "how partition values are rendered in directory names (issue 14 item 3 makes lakeops "
-    "render every type as Paimon does, both ways)",
+    "how partition values are rendered in directory names (lakeops renders every type as "
+    "Paimon does, both ways)",
 )
 _honoured(
     ["type"],

@@ -23,7 +23,7 @@ names new files. Paimon's rules (``FileStorePathFactory``, ``DataFilePathFactory
 
 Following an external path is allowed only below a root the table's own
 ``data-file.external-paths`` names (same scheme and authority, the root a prefix on a ``/``
-boundary, no ``..`` or NUL) and on the file system lakeops opened the table with (issue 24);
+boundary, no ``..`` or NUL) and on the file system lakeops opened the table with;
 anything else is an :class:`~lakeops.errors.UnsupportedFeatureError` naming the entry, the path
 and the option. File names themselves are plain names, checked where metadata is decoded
 (:func:`lakeops.format.paths.check_file_name`), so ``join(directory, name)`` stays in ``directory``.
