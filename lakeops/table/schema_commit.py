@@ -21,8 +21,7 @@ from lakeops.options import TableOptions
 from lakeops.options.auto_tag import AutoTagOptions
 from lakeops.options.changelog import ChangelogOptions
 from lakeops.options.compaction import CompactOptions
-from lakeops.options.registry import check_create_options
-from lakeops.options.values import check_option_values
+from lakeops.options.registry import check_create_options, check_option_values
 from lakeops.store import TableStore
 from lakeops.store.locations import partition_paths
 
