@@ -21,7 +21,15 @@ from lakeops.errors import ConfigurationError
 from lakeops.format.schema import TableSchema
 from lakeops.merge.aggregators import Aggregator, FieldAggOptions, create_aggregator
 from lakeops.options import TableOptions
-from lakeops.options.parsing import option_bool, option_list
+from lakeops.options.parsing import option_list
+from lakeops.options.rows_merge import (
+    AGGREGATION_REMOVE_RECORD_ON_DELETE,
+    FIELD_DISTINCT,
+    FIELD_IGNORE_RETRACT,
+    FIELDS_DEFAULT_AGGREGATE_FUNCTION,
+    PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE,
+    PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP,
+)
 
 __all__ = ["MergeConfig", "SequenceGroup", "parse_merge_config"]
 
@@ -62,7 +70,7 @@ def _field_options(schema: TableSchema) -> dict[tuple[str, str], str]:
     """``{(field, suffix): value}`` of every ``fields.<field>.<suffix>`` option."""
     out: dict[tuple[str, str], str] = {}
     for key, value in schema.options.items():
-        if not key.startswith("fields.") or key == "fields.default-aggregate-function":
+        if not key.startswith("fields.") or key == FIELDS_DEFAULT_AGGREGATE_FUNCTION.key:
             continue
         body = key[len("fields.") :]
         for suffix in _SUFFIXES:
@@ -79,9 +87,9 @@ def _agg_options(
 ) -> FieldAggOptions:
     o = schema.options
     return FieldAggOptions(
-        ignore_retract=option_bool(o, f"fields.{name}.ignore-retract", False),
+        ignore_retract=FIELD_IGNORE_RETRACT.get(o, key=f"fields.{name}.ignore-retract"),
         delimiter=fopts.get((name, "list-agg-delimiter"), ","),
-        distinct=option_bool(o, f"fields.{name}.distinct", False),
+        distinct=FIELD_DISTINCT.get(o, key=f"fields.{name}.distinct"),
         nested_key=option_list(fopts.get((name, "nested-key"))),
         ts_field=fopts.get((name, "ts-field")),
     )
@@ -99,7 +107,7 @@ def parse_merge_config(schema: TableSchema, options: TableOptions) -> MergeConfi
                 f"option 'fields.{field}.{suffix}' names unknown column "
                 f"{field!r} (columns: {names})"
             )
-    default = schema.options.get("fields.default-aggregate-function")
+    default = FIELDS_DEFAULT_AGGREGATE_FUNCTION.find(schema.options)
     engine = options.merge_engine
     pks = set(schema.primary_keys)
     groups = _parse_groups(schema, fopts)
@@ -140,7 +148,7 @@ def parse_merge_config(schema: TableSchema, options: TableOptions) -> MergeConfi
         )
     o = schema.options
     if engine == "aggregation":
-        remove = option_bool(o, "aggregation.remove-record-on-delete", False)
+        remove = AGGREGATION_REMOVE_RECORD_ON_DELETE.get(o)
         ignoring = [n for n, a in aggregators.items() if a.options.ignore_retract]
         if remove and ignoring:
             raise ConfigurationError(
@@ -148,8 +156,8 @@ def parse_merge_config(schema: TableSchema, options: TableOptions) -> MergeConfi
                 f" (set for {ignoring}); keep only one of them"
             )
         return MergeConfig(aggregators, (), remove, ())
-    remove = option_bool(o, "partial-update.remove-record-on-delete", False)
-    remove_groups = option_list(o.get("partial-update.remove-record-on-sequence-group"))
+    remove = PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE.get(o)
+    remove_groups = PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP.get(o)
     if remove and options.ignore_delete:
         raise ConfigurationError(
             "'partial-update.remove-record-on-delete' conflicts with "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lakeops.options.option import BOOL, STRING, Option, honoured, ignorable, refused, rng
+from lakeops.options.option import BOOL, LIST, STRING, Option, honoured, ignorable, refused, rng
 from lakeops.options.rules import REMOVE, TRUE_REFUSED, external_strategy, unless
 
 __all__ = [
@@ -51,7 +51,7 @@ DATA_FILE_EXTERNAL_PATHS = honoured(
     "files at an entry's _EXTERNAL_PATH are read when they lie below one of these roots on the "
     "table's own file system; new files go there with the strategy "
     "(data-file.external-paths.strategy)",
-).row("data-file.external-paths", STRING, "")
+).row("data-file.external-paths", LIST, ())
 DATA_FILE_EXTERNAL_PATHS_STRATEGY = honoured(
     "none (files stay in the table), round-robin and specific-fs (round robin over the roots "
     "of one scheme) are written as Paimon does; entropy-inject and weight-robin are not",

@@ -6,16 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from lakeops.options.option import INT, Option, ignorable, refused
+from lakeops.options.option import INT, STRING, Option, ignorable, refused
 
-__all__ = ["COMPACTION_MAX_FILE_NUM", "COMPACTION_MIN_FILE_NUM", "ROWS"]
+__all__ = ["COMPACTION_MAX_FILE_NUM", "COMPACTION_MIN_FILE_NUM", "METADATA_STATS_MODE", "ROWS"]
 
 _REMOVE = "remove the option (ALTER TABLE ... RESET) or use Paimon itself for this table"
 
 # physical details Paimon's readers do not depend on
-_LAYOUT_DETAILS = ignorable(
-    "file-layout and metadata details that Paimon's readers do not depend on"
-).rows(
+_LAYOUT = ignorable("file-layout and metadata details that Paimon's readers do not depend on")
+#: the statistics lakeops writes per column (lakeops.kv.stats)
+METADATA_STATS_MODE = _LAYOUT.row("metadata.stats-mode", STRING, "truncate(16)")
+_LAYOUT_DETAILS = _LAYOUT.rows(
     "file.block-size",
     "file.suffix.include.compression",
     "target-file-row-num",
@@ -32,7 +33,6 @@ _LAYOUT_DETAILS = ignorable(
     "manifest-sort.max-rewrite-size",
     "manifest-sort.partition-field",
     "deletion-vector.index-file.target-size",
-    "metadata.stats-mode",
     "metadata.stats-mode.per.level",
     "metadata.stats-dense-store",
     "metadata.stats-keep-first-n-columns",
@@ -402,6 +402,7 @@ _LIBRARIES = ignorable("engine, storage-client or file-format library settings")
 
 ROWS: tuple[Option[Any], ...] = (
     *_LAYOUT_DETAILS,
+    METADATA_STATS_MODE,
     *_TUNING,
     *_LOOKUP_CACHES,
     *_STREAMING,

@@ -3,6 +3,7 @@ manifest format, and the DDL-only keys."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from lakeops.options.option import (
@@ -49,6 +50,7 @@ __all__ = [
     "ROWS",
     "AVRO_CODEC",
     "AVRO_ROW_NAME_MAPPING",
+    "bucket_count_set",
 ]
 
 _COUNT = "a count"
@@ -176,6 +178,14 @@ CROSS_PARTITION_BOOTSTRAP_PARALLELISM = _CROSS_PARTITION.row(
 CROSS_PARTITION_INDEX_TTL = _CROSS_PARTITION.row(
     "cross-partition-upsert.index-ttl", DURATION, None, rng(1, meaning="how long keys are kept")
 )
+
+
+def bucket_count_set(options: Mapping[str, str]) -> bool:
+    """Whether ``options`` give a bucket count (anything but unset, blank or -1), read as the
+    text is, before :data:`BUCKET` parses it."""
+    return (BUCKET.text(options) or "-1") not in ("-1", "")
+
+
 # DDL-only keys, refused at creation
 _KEYS = refused(
     "keys are given as arguments, not as options",

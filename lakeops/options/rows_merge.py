@@ -11,6 +11,8 @@ from lakeops.options.rules import REMOVE, TRUE_REFUSED
 __all__ = [
     "AGGREGATION_REMOVE_RECORD_ON_DELETE",
     "FIELDS_DEFAULT_AGGREGATE_FUNCTION",
+    "FIELD_DISTINCT",
+    "FIELD_IGNORE_RETRACT",
     "IGNORE_DELETE",
     "IGNORE_UPDATE_BEFORE",
     "MERGE_ENGINE",
@@ -67,11 +69,14 @@ PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP = _AGG.row(
     "partial-update.remove-record-on-sequence-group", LIST, ()
 )
 FIELDS_DEFAULT_AGGREGATE_FUNCTION = _AGG.row("fields.default-aggregate-function", STRING)
+#: pattern rows: read with ``key=f"fields.{name}.ignore-retract"``
+FIELD_IGNORE_RETRACT = _AGG.row("fields.<field>.ignore-retract", BOOL, False, rng())
+FIELD_DISTINCT = _AGG.row("fields.<field>.distinct", BOOL, False, rng())
 _FIELD_PATTERNS = (
     _AGG.row("fields.<field>.aggregate-function", STRING),
-    _AGG.row("fields.<field>.ignore-retract", BOOL, False, rng()),
+    FIELD_IGNORE_RETRACT,
     _AGG.row("fields.<field>.list-agg-delimiter", STRING),
-    _AGG.row("fields.<field>.distinct", BOOL, False, rng()),
+    FIELD_DISTINCT,
     _AGG.row("fields.<field>.nested-key", LIST, ()),
     _AGG.row("fields.<fields>.sequence-group", LIST, ()),
     _AGG.row("fields.<field>.ts-field", STRING),
