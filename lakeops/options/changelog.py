@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from lakeops.errors import ConfigurationError
 from lakeops.format.schema import TableSchema
-from lakeops.options import TableOptions
 from lakeops.options.rows_write import (
     CHANGELOG_PRODUCER,
     CHANGELOG_ROW_DEDUPLICATE,
@@ -31,7 +30,7 @@ class ChangelogOptions:
     lookup_cache_bytes: int
 
     @classmethod
-    def from_schema(cls, schema: TableSchema, table: TableOptions) -> ChangelogOptions:
+    def from_schema(cls, schema: TableSchema) -> ChangelogOptions:
         o = schema.options
         producer = CHANGELOG_PRODUCER.get(o).strip().lower()
         if producer not in PRODUCERS:

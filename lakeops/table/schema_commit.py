@@ -39,7 +39,7 @@ def validate_schema(schema: TableSchema, action: str = "create this table") -> N
     check_writable(schema, action)  # Parquet layouts lakeops can write exactly
     create_merge_engine(parsed, schema)
     CompactOptions.from_schema(schema, parsed)
-    ChangelogOptions.from_schema(schema, parsed)
+    ChangelogOptions.from_schema(schema)
     Retention.from_options(schema)
     partition_paths(schema, parsed)  # partition types Paimon can name
     ManifestFormat.of(schema.options)  # manifest.format and manifest.compression

@@ -85,7 +85,8 @@ def raw_reads(source: str) -> list[tuple[int, str, str]]:
     constants = _constants(tree)
     found = []
     for node in ast.walk(tree):
-        key = mapping = None
+        key: str | None = None
+        mapping: ast.expr | None = None
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -96,6 +97,7 @@ def raw_reads(source: str) -> list[tuple[int, str, str]]:
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
             key, mapping = _key(node.slice, constants), node.value
         if key is not None and mapping is not None and rule_for(key) is not None:
+            assert isinstance(node, ast.Call | ast.Subscript)
             found.append((node.lineno, ast.unparse(mapping), key))
     return found
 
