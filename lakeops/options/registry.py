@@ -2,7 +2,9 @@
 
 Every option Paimon defines for a table (``CoreOptions`` of Paimon 0.9 and of today's master,
 the Flink and Spark connector options, the Iceberg-compatibility, Hive, RocksDB, Kafka-log and
-format options) has exactly one entry here, marked
+format options) has exactly one :class:`~lakeops.options.option.Option` row (in the
+``lakeops.options.rows_*`` modules, one per theme; :data:`REGISTRY` is all of them), whose
+status is
 
 * ``honoured``  — lakeops implements it exactly as Paimon does (possibly only for some values:
   the others are refused, e.g. ``bucket`` = -2 or ``file.format`` = ``lance``);
