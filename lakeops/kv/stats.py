@@ -47,7 +47,7 @@ from lakeops.format import binary_row
 from lakeops.format.data_file import SimpleStats
 from lakeops.format.floats import is_floating, order_value, total_order
 from lakeops.format.types import DataType
-from lakeops.options.rows_ignorable import METADATA_STATS_MODE
+from lakeops.options.rows_ignorable import FIELD_STATS_MODE, METADATA_STATS_MODE
 
 __all__ = ["StatsCollector", "StatsMode", "column_bounds", "stats_modes"]
 
@@ -89,7 +89,8 @@ def stats_modes(options: Mapping[str, str], fields: Sequence[str]) -> list[Stats
     out = []
     for name in fields:
         key = f"fields.{name}.stats-mode"
-        out.append(StatsMode.parse(options[key], key) if key in options else default)
+        text = FIELD_STATS_MODE.find(options, key=key)
+        out.append(default if text is None else StatsMode.parse(text, key))
     return out
 
 

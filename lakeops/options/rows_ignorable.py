@@ -8,7 +8,15 @@ from typing import Any
 
 from lakeops.options.option import INT, STRING, Option, ignorable, refused
 
-__all__ = ["COMPACTION_MAX_FILE_NUM", "COMPACTION_MIN_FILE_NUM", "METADATA_STATS_MODE", "ROWS"]
+__all__ = [
+    "COMPACTION_MAX_FILE_NUM",
+    "COMPACTION_MIN_FILE_NUM",
+    "FIELD_STATS_MODE",
+    "METADATA_STATS_MODE",
+    "ORC_OPTIONS",
+    "PARQUET_OPTIONS",
+    "ROWS",
+]
 
 _REMOVE = "remove the option (ALTER TABLE ... RESET) or use Paimon itself for this table"
 
@@ -16,6 +24,8 @@ _REMOVE = "remove the option (ALTER TABLE ... RESET) or use Paimon itself for th
 _LAYOUT = ignorable("file-layout and metadata details that Paimon's readers do not depend on")
 #: the statistics lakeops writes per column (lakeops.kv.stats)
 METADATA_STATS_MODE = _LAYOUT.row("metadata.stats-mode", STRING, "truncate(16)")
+#: a column's own stats mode (a pattern row: read with ``key=f"fields.{name}.stats-mode"``)
+FIELD_STATS_MODE = _LAYOUT.row("fields.<field>.stats-mode", STRING)
 _LAYOUT_DETAILS = _LAYOUT.rows(
     "file.block-size",
     "file.suffix.include.compression",
@@ -37,7 +47,6 @@ _LAYOUT_DETAILS = _LAYOUT.rows(
     "metadata.stats-dense-store",
     "metadata.stats-keep-first-n-columns",
     "changelog-file.stats-mode",
-    "fields.<field>.stats-mode",
     "file-index.<type>.columns",
     "file-index.<type>.<option>",
     "lookup.remote-file.enabled",
@@ -384,25 +393,30 @@ _BLOB_STORAGE = refused("BLOB column storage is not implemented", _REMOVE, reads
 )
 
 # prefixes of engine / library settings (also covers keys newer than this list)
-_LIBRARIES = ignorable("engine, storage-client or file-format library settings").rows(
-    "sink.<option>",
-    "source.<option>",
-    "rocksdb.<option>",
-    "kafka.<option>",
-    "parquet.<option>",
-    "orc.<option>",
-    "avro.<option>",
-    "csv.<option>",
-    "json.<option>",
-    "text.<option>",
-    "variant.<option>",
-    "fs.<option>",
-    "hadoop.<option>",
+_LIBRARY = ignorable("engine, storage-client or file-format library settings")
+#: pattern rows (read with ``key=``): 'orc.compress' and 'parquet.compression' also name the
+#: codec of ORC and Parquet manifests (lakeops.options.manifest)
+PARQUET_OPTIONS = _LIBRARY.row("parquet.<option>", STRING)
+ORC_OPTIONS = _LIBRARY.row("orc.<option>", STRING)
+_LIBRARIES = (
+    *_LIBRARY.rows("sink.<option>", "source.<option>", "rocksdb.<option>", "kafka.<option>"),
+    PARQUET_OPTIONS,
+    ORC_OPTIONS,
+    *_LIBRARY.rows(
+        "avro.<option>",
+        "csv.<option>",
+        "json.<option>",
+        "text.<option>",
+        "variant.<option>",
+        "fs.<option>",
+        "hadoop.<option>",
+    ),
 )
 
 ROWS: tuple[Option[Any], ...] = (
     *_LAYOUT_DETAILS,
     METADATA_STATS_MODE,
+    FIELD_STATS_MODE,
     *_TUNING,
     *_LOOKUP_CACHES,
     *_STREAMING,

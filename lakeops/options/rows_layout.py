@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from lakeops.format.avro_codec import DEFAULT_COMPRESSION
 from lakeops.options.option import (
     BOOL,
     DURATION,
@@ -45,6 +46,8 @@ __all__ = [
     "FILE_COMPRESSION_ZSTD_LEVEL",
     "FILE_FORMAT",
     "FILE_FORMAT_PER_LEVEL",
+    "MANIFEST_COMPRESSION",
+    "MANIFEST_FORMAT",
     "PARTITION_DEFAULT_NAME",
     "PARTITION_LEGACY_NAME",
     "ROWS",
@@ -111,7 +114,7 @@ AVRO_CODEC = honoured(
 AVRO_ROW_NAME_MAPPING = honoured(
     "renames the records of Avro data files ('<record name>:<new name>,…')",
 ).row("avro.row-name-mapping", STRING)
-_MANIFEST_FORMAT = honoured(
+MANIFEST_FORMAT = honoured(
     "the format of manifests, manifest lists and index manifests (Paimon 0.9's "
     "'manifest.format': avro, orc or parquet, with 'manifest.compression' as that format's "
     "codec); lakeops writes the table's format and reads each file by its magic bytes",
@@ -120,15 +123,15 @@ _MANIFEST_FORMAT = honoured(
     ),
     fix="use 'avro', 'orc' or 'parquet', with a 'manifest.compression' (or 'orc.compress' / "
     "'parquet.compression') that format writes",
-).rows("manifest.format")
-_MANIFEST_COMPRESSION = honoured(
+).row("manifest.format", STRING, "avro")
+MANIFEST_COMPRESSION = honoured(
     "the codec of manifests, manifest lists and index manifests, in the naming of the "
     "'manifest.format' (Avro: null, deflate, snappy, bzip2, xz, zstd; ORC: none, zlib, "
     "snappy, lz4, zstd; Parquet: uncompressed, snappy, gzip, zstd)",
     refuse_value=lambda _, opts: manifest_codec_refused(opts),
     fix="use a codec of the table's 'manifest.format' (listed above; ORC's lzo and Parquet's "
     "lzo, brotli and lz4 are not written by lakeops)",
-).rows("manifest.compression")
+).row("manifest.compression", STRING, DEFAULT_COMPRESSION)
 PARTITION_DEFAULT_NAME = honoured("the name of null/blank partition values").row(
     "partition.default-name", STRING, "__DEFAULT_PARTITION__"
 )
@@ -209,8 +212,8 @@ ROWS: tuple[Option[Any], ...] = (
     CHANGELOG_FILE_COMPRESSION,
     AVRO_CODEC,
     AVRO_ROW_NAME_MAPPING,
-    *_MANIFEST_FORMAT,
-    *_MANIFEST_COMPRESSION,
+    MANIFEST_FORMAT,
+    MANIFEST_COMPRESSION,
     PARTITION_DEFAULT_NAME,
     PARTITION_LEGACY_NAME,
     *_TYPE,

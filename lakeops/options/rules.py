@@ -44,12 +44,12 @@ SET_REFUSED: ValueRule = lambda value, _: value.strip() != ""  # noqa: E731
 def manifest_codec_refused(options: Mapping[str, str]) -> bool:
     """Whether the manifest format and codec of ``options`` are ones lakeops cannot write
     (an unknown format is the 'manifest.format' rule's to name)."""
-    from lakeops.format.manifest_format import ManifestFormat
+    from lakeops.options.manifest import manifest_format  # (its rows use these rules)
 
     if norm(options.get("manifest.format", "avro")) not in ("avro", "orc", "parquet"):
         return False
     try:
-        ManifestFormat.of(options)
+        manifest_format(options)
     except ConfigurationError:
         return True
     return False

@@ -117,7 +117,7 @@ def partition_paths(schema: TableSchema, options: TableOptions) -> PartitionPath
         schema.types_of(schema.partition_keys),
         options.partition_default_name,
         options.partition_legacy_name,
-        data_directory=data_directory(schema.options),
+        data_directory=data_directory(F.DATA_FILE_PATH_DIRECTORY.find(schema.options)),
     )
 
 
@@ -159,7 +159,7 @@ class FileLocations:
         self.root = root
         self.protocol = protocol
         self.is_local = is_local
-        self.data_directory = data_directory(options)
+        self.data_directory = data_directory(F.DATA_FILE_PATH_DIRECTORY.find(options))
         self.data_prefix = F.DATA_FILE_PREFIX.get(options)
         self.changelog_prefix = F.CHANGELOG_FILE_PREFIX.get(options)
         self.index_in_data_dir = F.INDEX_FILE_IN_DATA_FILE_DIR.get(options)

@@ -46,13 +46,8 @@ NOT_TABLE_OPTIONS: dict[tuple[str, str, str], str] = {
 }
 
 #: raw reads in format/, which lies below options/ in the layer order and so cannot import the
-#: rows; they move up with the manifest format's and the bucket key's parsing (issue 36)
+#: rows: the bucket key of TableSchema.bucket_keys, which some twenty readers above use
 BELOW_OPTIONS: dict[tuple[str, str, str], str] = {
-    ("format/manifest_format.py", "options", "manifest.format"): "ManifestFormat.of",
-    ("format/manifest_format.py", "options", "manifest.compression"): "ManifestFormat.of",
-    ("format/manifest_format.py", "options", "orc.compress"): "ManifestFormat.of",
-    ("format/manifest_format.py", "options", "parquet.compression"): "ManifestFormat.of",
-    ("format/paths.py", "options", "data-file.path-directory"): "data_directory",
     ("format/schema.py", "self.options", "bucket-key"): "TableSchema.bucket_keys",
     ("format/schema_change.py", "options", "bucket-key"): "the bucket-key check of ALTER",
 }
