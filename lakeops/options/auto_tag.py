@@ -36,7 +36,6 @@ __all__ = ["AutoTagOptions", "TagPeriod"]
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _PERIODS = {"daily": 24, "hourly": 1, "two-hours": 2}
-_FORMATTERS = ("with_dashes", "without_dashes")
 
 
 @dataclass(frozen=True)
@@ -104,21 +103,11 @@ class AutoTagOptions:
         """The settings of a table whose ``tag.automatic-creation`` is ``process-time``, None
         when it is ``none`` (the default); other modes are the option registry's to refuse.
         A bad value is a :class:`ConfigurationError` naming it."""
-        mode = R.TAG_AUTOMATIC_CREATION.get(options).strip().lower()
+        mode = R.TAG_AUTOMATIC_CREATION.get(options).strip().lower()  # others: refused
         if mode != "process-time":
             return None
-        period_name = R.TAG_CREATION_PERIOD.get(options).strip().lower()
-        if period_name not in _PERIODS:
-            raise ConfigurationError(
-                f"option 'tag.creation-period' = {period_name!r} is invalid: use 'daily', "
-                "'hourly' or 'two-hours'"
-            )
-        formatter = R.TAG_PERIOD_FORMATTER.get(options).strip().lower()
-        if formatter not in _FORMATTERS:
-            raise ConfigurationError(
-                f"option 'tag.period-formatter' = {formatter!r} is invalid: use 'with_dashes' "
-                "or 'without_dashes'"
-            )
+        period_name = R.TAG_CREATION_PERIOD.get(options)
+        formatter = R.TAG_PERIOD_FORMATTER.get(options)
         hours = _PERIODS[period_name]
         period = TagPeriod(hours, with_dashes=formatter == "with_dashes" or hours == 2)
         delay = _duration(options, R.TAG_CREATION_DELAY) or dt.timedelta(0)

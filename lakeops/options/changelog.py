@@ -12,11 +12,10 @@ from lakeops.options.rows_write import (
     CHANGELOG_ROW_DEDUPLICATE_IGNORE_FIELDS,
     FULL_COMPACTION_DELTA_COMMITS,
     LOOKUP_CACHE_MAX_MEMORY_SIZE,
+    PRODUCERS,
 )
 
 __all__ = ["PRODUCERS", "ChangelogOptions"]
-
-PRODUCERS = ("none", "input", "lookup", "full-compaction")
 
 
 @dataclass(frozen=True)
@@ -32,12 +31,7 @@ class ChangelogOptions:
     @classmethod
     def from_schema(cls, schema: TableSchema) -> ChangelogOptions:
         o = schema.options
-        producer = CHANGELOG_PRODUCER.get(o).strip().lower()
-        if producer not in PRODUCERS:
-            raise ConfigurationError(
-                f"option 'changelog-producer' = {producer!r} is unknown; "
-                f"choose one of {', '.join(PRODUCERS)}"
-            )
+        producer = CHANGELOG_PRODUCER.get(o)
         ignore = CHANGELOG_ROW_DEDUPLICATE_IGNORE_FIELDS.get(o)
         unknown = [f for f in ignore if f not in schema.field_names]
         if unknown:

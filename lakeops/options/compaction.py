@@ -44,16 +44,12 @@ class CompactOptions:
         trigger = W.NUM_SORTED_RUN_COMPACTION_TRIGGER.get(o)
         stop = max(W.NUM_SORTED_RUN_STOP_TRIGGER.get(o), trigger)
         needs_lookup = (
-            W.CHANGELOG_PRODUCER.get(o).lower() == "lookup"
+            W.CHANGELOG_PRODUCER.get(o) == "lookup"
             or table.merge_engine == "first-row"
             or table.deletion_vectors
             or W.FORCE_LOOKUP.get(o)
         )
-        mode = W.LOOKUP_COMPACT.get(o).strip().lower()
-        if mode not in ("radical", "gentle"):
-            raise ConfigurationError(
-                f"option 'lookup-compact' must be 'radical' or 'gentle', got {mode!r}"
-            )
+        mode = W.LOOKUP_COMPACT.get(o)
         gentle = max(W.LOOKUP_COMPACT_MAX_INTERVAL.get(o), trigger) if mode == "gentle" else None
         expire_field = W.RECORD_LEVEL_TIME_FIELD.find(o, blank_is_unset=True)
         expire = W.RECORD_LEVEL_EXPIRE_TIME.find(o, blank_is_unset=True)
@@ -69,12 +65,7 @@ class CompactOptions:
                     f"option 'record-level.time-field' column {expire_field!r} must be INT, "
                     f"BIGINT or TIMESTAMP, not {t.to_paimon()}"
                 )
-        expire_type = W.RECORD_LEVEL_TIME_FIELD_TYPE.get(o).strip().lower()
-        if expire_type not in ("seconds-int", "millis-long"):
-            raise ConfigurationError(
-                "option 'record-level.time-field-type' must be 'seconds-int' or 'millis-long' "
-                f"(Paimon's TimeFieldType), got {W.RECORD_LEVEL_TIME_FIELD_TYPE.text(o)!r}"
-            )
+        expire_type = W.RECORD_LEVEL_TIME_FIELD_TYPE.get(o)
         return cls(
             trigger=trigger,
             stop_trigger=stop,

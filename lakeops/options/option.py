@@ -47,6 +47,7 @@ __all__ = [
     "LONG_MAX",
     "MEMORY",
     "STRING",
+    "enum",
     "Derived",
     "Form",
     "Option",
@@ -58,7 +59,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-FormName = Literal["int", "float", "bool", "memory", "duration", "string", "list"]
+FormName = Literal["int", "float", "bool", "memory", "duration", "string", "list", "enum"]
 OptionStatus = Literal["honoured", "ignorable", "refused"]
 #: ``(value, all options) -> True`` when lakeops cannot honour this value
 ValueRule = Callable[[str, Mapping[str, str]], bool]
@@ -79,14 +80,18 @@ class Form(Generic[T]):
 
     Attributes:
         name: ``int`` (Java int or long), ``float``, ``bool``, ``memory`` (bytes), ``duration``
-            (milliseconds), ``string`` or ``list`` (comma-separated names).
+            (milliseconds), ``string``, ``list`` (comma-separated names) or ``enum`` (one of
+            ``choices``, any case, surrounding blanks ignored).
         parse: text and key to the value; raises ``_Invalid`` for text of another form.
         numeric: the value has a range (numbers, bytes, milliseconds).
+        choices: the values of an ``enum`` form.
     """
 
     name: FormName
     parse: Callable[[str, str], T] = field(repr=False)
     numeric: bool = True
+    #: the values of an ``enum`` form (trimmed, lower case)
+    choices: tuple[str, ...] = ()
 
 
 def _parse_int(text: str, _: str) -> int:
@@ -132,6 +137,21 @@ BOOL: Form[bool] = Form("bool", _parse_bool, numeric=False)
 MEMORY: Form[int] = Form("memory", _parse_memory)
 DURATION: Form[int] = Form("duration", _parse_duration)
 STRING: Form[str] = Form("string", lambda text, _: text, numeric=False)
+
+
+def enum(*choices: str) -> Form[str]:
+    """The form of an option whose value is one of ``choices`` (trimmed, any case; the value
+    is the choice in lower case)."""
+
+    def parse(text: str, _: str) -> str:
+        value = text.strip().lower()
+        if value not in choices:
+            raise _Invalid(text)
+        return value
+
+    return Form("enum", parse, numeric=False, choices=choices)
+
+
 LIST: Form[tuple[str, ...]] = Form("list", lambda text, _: option_list(text), numeric=False)
 
 
@@ -328,8 +348,12 @@ class Option(Generic[T]):
     def _bad(self, key: str, text: str) -> ConfigurationError:
         rng = self.range or ANY
         meaning = f" ({rng.meaning})" if rng.meaning else ""
+        valid = rng.describe(self.form.name)
+        if self.form.choices:
+            *first, last = (repr(c) for c in self.form.choices)
+            valid = f"one of {', '.join(first)} or {last}" if first else last
         return ConfigurationError(
-            f"option {key!r} = {text!r} is invalid: it must be {rng.describe(self.form.name)}"
+            f"option {key!r} = {text!r} is invalid: it must be {valid}"
             f"{meaning}; set a valid value or remove {key!r} to use Paimon's default"
         )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lakeops.options.option import BOOL, LIST, STRING, Option, honoured, refused, rng
+from lakeops.options.option import BOOL, LIST, STRING, Option, enum, honoured, refused, rng
 from lakeops.options.rules import REMOVE, TRUE_REFUSED
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "IGNORE_DELETE",
     "IGNORE_UPDATE_BEFORE",
     "MERGE_ENGINE",
+    "MERGE_ENGINES",
     "PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE",
     "PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP",
     "ROWKIND_FIELD",
@@ -24,8 +25,9 @@ __all__ = [
     "SEQUENCE_FIELD_SORT_ORDER",
 ]
 
+MERGE_ENGINES = ("deduplicate", "partial-update", "aggregation", "first-row")
 MERGE_ENGINE = honoured("deduplicate, partial-update, aggregation, first-row").row(
-    "merge-engine", STRING, "deduplicate"
+    "merge-engine", enum(*MERGE_ENGINES), "deduplicate"
 )
 _RETRACTIONS = honoured("dropping retractions")
 #: the engine-specific keys are Paimon's older spellings of 'ignore-delete'
@@ -51,7 +53,9 @@ _ENGINE_IGNORE_DELETE = tuple(
 IGNORE_UPDATE_BEFORE = _RETRACTIONS.row("ignore-update-before", BOOL, False, rng())
 _SEQUENCE = honoured("sequence fields and their order")
 SEQUENCE_FIELD = _SEQUENCE.row("sequence.field", LIST, ())
-SEQUENCE_FIELD_SORT_ORDER = _SEQUENCE.row("sequence.field.sort-order", STRING, "ascending")
+SEQUENCE_FIELD_SORT_ORDER = _SEQUENCE.row(
+    "sequence.field.sort-order", enum("ascending", "descending"), "ascending"
+)
 _SNAPSHOT_ORDERING = honoured(
     "records are ordered by sequence number / sequence.field, not by snapshot id",
     refuse_value=TRUE_REFUSED,

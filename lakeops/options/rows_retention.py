@@ -14,6 +14,7 @@ from lakeops.options.option import (
     LONG_MAX,
     STRING,
     Option,
+    enum,
     honoured,
     rng,
 )
@@ -124,7 +125,9 @@ _TAGS = honoured(
     "automatic tags after lakeops commits (lakeops.maintenance.auto_tags); "
     "'tag.default-time-retained' is written into every tag created",
 )
-TAG_CREATION_PERIOD = _TAGS.row("tag.creation-period", STRING, "daily")
+TAG_CREATION_PERIOD = _TAGS.row(
+    "tag.creation-period", enum("daily", "hourly", "two-hours"), "daily"
+)
 TAG_CREATION_DELAY = _TAGS.row("tag.creation-delay", DURATION, 0, rng(0))
 #: unset: automatic tags are kept
 TAG_NUM_RETAINED_MAX = _TAGS.row(
@@ -142,7 +145,7 @@ TAG_PERIOD_FORMATTER = honoured(
         auto_tags_on(options) and norm(value) not in ("with_dashes", "without_dashes")
     ),
     fix="use 'with_dashes' or 'without_dashes', or set 'tag.automatic-creation' to 'none'",
-).row("tag.period-formatter", STRING, "with_dashes")
+).row("tag.period-formatter", enum("with_dashes", "without_dashes"), "with_dashes")
 _PERIOD_DURATION = honoured(
     "newer Paimon's custom tag period, which replaces 'tag.creation-period'; refused while "
     "automatic tags are on (lakeops names periods as Paimon 0.9 does)",

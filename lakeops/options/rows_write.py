@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from lakeops.options.option import (
@@ -17,6 +16,7 @@ from lakeops.options.option import (
     Derived,
     Option,
     PerKind,
+    enum,
     honoured,
     rng,
 )
@@ -46,6 +46,7 @@ __all__ = [
     "NUM_LEVELS",
     "NUM_SORTED_RUN_COMPACTION_TRIGGER",
     "NUM_SORTED_RUN_STOP_TRIGGER",
+    "PRODUCERS",
     "RECORD_LEVEL_EXPIRE_TIME",
     "RECORD_LEVEL_TIME_FIELD",
     "RECORD_LEVEL_TIME_FIELD_TYPE",
@@ -128,7 +129,7 @@ COMPACTION_FORCE_REWRITE_ALL_FILES = _WRITER.row(
     "compaction.force-rewrite-all-files", BOOL, False, rng()
 )
 COMMIT_FORCE_COMPACT = _WRITER.row("commit.force-compact", BOOL, False, rng())
-LOOKUP_COMPACT = _WRITER.row("lookup-compact", STRING, "radical")
+LOOKUP_COMPACT = _WRITER.row("lookup-compact", enum("radical", "gentle"), "radical")
 LOOKUP_COMPACT_MAX_INTERVAL = _WRITER.row(
     "lookup-compact.max-interval",
     INT,
@@ -141,10 +142,14 @@ LOOKUP_COMPACT_MAX_INTERVAL = _WRITER.row(
 FORCE_LOOKUP = _WRITER.row("force-lookup", BOOL, False, rng())
 RECORD_LEVEL_EXPIRE_TIME = _WRITER.row("record-level.expire-time", DURATION, None, rng(1))
 RECORD_LEVEL_TIME_FIELD = _WRITER.row("record-level.time-field", STRING)
-RECORD_LEVEL_TIME_FIELD_TYPE = _WRITER.row("record-level.time-field-type", STRING, "seconds-int")
+#: Paimon's TimeFieldType
+RECORD_LEVEL_TIME_FIELD_TYPE = _WRITER.row(
+    "record-level.time-field-type", enum("seconds-int", "millis-long"), "seconds-int"
+)
 
+PRODUCERS = ("none", "input", "lookup", "full-compaction")
 CHANGELOG_PRODUCER = honoured("none, input, lookup, full-compaction").row(
-    "changelog-producer", STRING, "none"
+    "changelog-producer", enum(*PRODUCERS), "none"
 )
 _CHANGELOG = honoured("changelog production")
 CHANGELOG_ROW_DEDUPLICATE = _CHANGELOG.row("changelog-producer.row-deduplicate", BOOL, False, rng())
@@ -157,11 +162,6 @@ FULL_COMPACTION_DELTA_COMMITS = _CHANGELOG.row(
 LOOKUP_CACHE_MAX_MEMORY_SIZE = _CHANGELOG.row(
     "lookup.cache-max-memory-size", MEMORY, 256 * MB, rng(1)
 )
-
-
-def producer(options: Mapping[str, str]) -> str:
-    """The changelog producer of ``options`` (trimmed, lower case; not checked)."""
-    return CHANGELOG_PRODUCER.get(options).strip().lower()
 
 
 ROWS: tuple[Option[Any], ...] = (

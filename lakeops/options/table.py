@@ -27,6 +27,7 @@ from lakeops.options.rows_merge import (
     IGNORE_DELETE,
     IGNORE_UPDATE_BEFORE,
     MERGE_ENGINE,
+    MERGE_ENGINES,
     ROWKIND_FIELD,
     SEQUENCE_FIELD,
     SEQUENCE_FIELD_SORT_ORDER,
@@ -36,7 +37,6 @@ from lakeops.options.rows_write import TARGET_FILE_SIZE, WRITE_BUFFER_SIZE
 
 __all__ = ["MERGE_ENGINES", "TableOptions"]
 
-MERGE_ENGINES = ("deduplicate", "partial-update", "aggregation", "first-row")
 #: engines whose merge functions this version implements
 IMPLEMENTED_ENGINES = MERGE_ENGINES
 
@@ -66,12 +66,7 @@ class TableOptions:
         o = schema.options
         names = schema.field_names
         bucket = BUCKET.get(o)
-        engine = MERGE_ENGINE.get(o).strip().lower()
-        if engine not in MERGE_ENGINES:
-            raise ConfigurationError(
-                f"option 'merge-engine' = {engine!r} is unknown; choose one "
-                f"of {', '.join(MERGE_ENGINES)}"
-            )
+        engine = MERGE_ENGINE.get(o)
         seq = SEQUENCE_FIELD.get(o)
         for f in seq:
             if f not in names:
@@ -83,12 +78,7 @@ class TableOptions:
                     f"option 'sequence.field' names primary-key column "
                     f"{f!r}; a sequence field must be a value column"
                 )
-        order = SEQUENCE_FIELD_SORT_ORDER.get(o).strip().lower()
-        if order not in ("ascending", "descending"):
-            raise ConfigurationError(
-                "option 'sequence.field.sort-order' must be 'ascending' or "
-                f"'descending', got {order!r}"
-            )
+        order = SEQUENCE_FIELD_SORT_ORDER.get(o)
         rowkind = ROWKIND_FIELD.find(o)
         if rowkind is not None:
             if rowkind not in names:

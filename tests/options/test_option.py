@@ -3,6 +3,7 @@ fallback keys, pattern keys and the status."""
 
 from __future__ import annotations
 
+import re
 import types
 
 import pytest
@@ -26,12 +27,13 @@ from lakeops.options.option import (
     Derived,
     Option,
     PerKind,
+    enum,
     honoured,
     rng,
 )
 from lakeops.options.registry import REGISTRY, check_option_values, rule_for
 from lakeops.options.rows_layout import BUCKET, DYNAMIC_BUCKET_MAX_BUCKETS
-from lakeops.options.rows_merge import FIELD_DISTINCT, IGNORE_DELETE, SEQUENCE_FIELD
+from lakeops.options.rows_merge import FIELD_DISTINCT, IGNORE_DELETE, MERGE_ENGINE, SEQUENCE_FIELD
 from lakeops.options.rows_write import (
     COMPACTION_OFFPEAK_START_HOUR,
     COMPACTION_SMALL_FILE_RATIO,
@@ -188,3 +190,15 @@ def test_every_default_lies_in_its_range() -> None:
         for value in values:
             if row.form.numeric:
                 assert row.range.admits(value), row.key
+
+
+def test_an_enumeration_takes_its_choices_in_any_case_and_names_them_when_refused() -> None:
+    assert MERGE_ENGINE.get({"merge-engine": " First-Row "}) == "first-row"
+    assert MERGE_ENGINE.get({}) == "deduplicate"
+    message = (
+        "option 'merge-engine' = 'upsert' is invalid: it must be one of 'deduplicate', "
+        "'partial-update', 'aggregation' or 'first-row'"
+    )
+    with pytest.raises(ConfigurationError, match=re.escape(message)):
+        MERGE_ENGINE.get({"merge-engine": "upsert"})
+    assert enum("a", "b").parse(" B ", "key") == "b"
