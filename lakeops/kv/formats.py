@@ -182,12 +182,10 @@ def check_writable(schema: TableSchema, what: str = "write this table") -> None:
             avro_layout.check_writable(schema, what)
         else:
             raise UnsupportedFeatureError(_refusal(fmt, what))
-    for key in ("file.compression.zstd-level",):
-        value = schema.options.get(key, "1").strip() or "1"
-        if not value.lstrip("-").isdigit():
-            raise UnsupportedFeatureError(
-                f"cannot {what}: option {key!r} = {value!r} is no integer"
-            )
+    key = FILE_COMPRESSION_ZSTD_LEVEL.key
+    value = (FILE_COMPRESSION_ZSTD_LEVEL.text(schema.options) or "1").strip() or "1"
+    if not value.lstrip("-").isdigit():
+        raise UnsupportedFeatureError(f"cannot {what}: option {key!r} = {value!r} is no integer")
 
 
 def writer_kwargs(settings: FileSettings) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from lakeops.options.rules import REMOVE, TRUE_REFUSED, external_strategy, unles
 
 __all__ = [
     "CHANGELOG_FILE_PREFIX",
+    "DATA_EVOLUTION_ENABLED",
     "DATA_FILE_EXTERNAL_PATHS",
     "DATA_FILE_EXTERNAL_PATHS_SPECIFIC_FS",
     "DATA_FILE_EXTERNAL_PATHS_STRATEGY",
@@ -19,6 +20,7 @@ __all__ = [
     "DELETION_VECTORS_ENABLED",
     "INDEX_FILE_IN_DATA_FILE_DIR",
     "ROWS",
+    "ROW_TRACKING_ENABLED",
 ]
 
 # primary-key tables: reads skip level 0 and apply each file's vector (lakeops.read.scan);
@@ -93,10 +95,8 @@ _ROW_TRACKING = honoured(
     fix="remove it",
     reads_wrong=True,
 )
-_ROW_TRACKING_ROWS = (
-    _ROW_TRACKING.row("row-tracking.enabled", BOOL, False, rng()),
-    _ROW_TRACKING.row("data-evolution.enabled", BOOL, False, rng()),
-)
+ROW_TRACKING_ENABLED = _ROW_TRACKING.row("row-tracking.enabled", BOOL, False, rng())
+DATA_EVOLUTION_ENABLED = _ROW_TRACKING.row("data-evolution.enabled", BOOL, False, rng())
 _CHAIN = honoured(
     "chain tables read across partitions of several branches",
     refuse_value=TRUE_REFUSED,
@@ -153,7 +153,8 @@ ROWS: tuple[Option[Any], ...] = (
     CHANGELOG_FILE_PREFIX,
     _THIN_MODE,
     _CLUSTERING,
-    *_ROW_TRACKING_ROWS,
+    ROW_TRACKING_ENABLED,
+    DATA_EVOLUTION_ENABLED,
     _CHAIN,
     *_FALLBACK_BRANCHES,
     *_BLOB_FIELDS,
