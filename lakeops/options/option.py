@@ -8,7 +8,7 @@ A row says everything lakeops knows about one Paimon option key (or key pattern 
   a :class:`Derived` value (``num-sorted-run.stop-trigger`` follows the compaction trigger), or
   None (unset means "off" or "not given");
 * ``form`` — how the text parses (:data:`INT`, :data:`FLOAT`, :data:`BOOL`, :data:`MEMORY`,
-  :data:`DURATION`, :data:`STRING`);
+  :data:`DURATION`, :data:`STRING`, :data:`LIST`, :func:`enum`);
 * ``range`` — the valid values of a typed form (:class:`Range`), the ranges Paimon's code
   relies on (``Levels`` needs two levels, off-peak hours are hours of the day or -1 …);
 * ``status`` — ``honoured``, ``ignorable`` or ``refused``, with ``refuse_value`` for the values of
@@ -233,8 +233,11 @@ class Option(Generic[T]):
         key: the exact key, or a pattern such as ``fields.<field>.aggregate-function``.
         default: Paimon's default (a value, :class:`PerKind`, :class:`Derived`), or None.
         form: how the text parses.
-        range: the valid values of a typed form, checked whenever the value is read and when a
-            table is created, altered or written; None: any text of the form.
+        range: the valid values of a typed form (``Range()``: every value of the form), checked
+            whenever the value is read and when a table is created, altered or written; None:
+            not checked at create, alter or write (the form is still checked when the value is
+            read; the options lakeops ignores, and enumerations and lists, which their families
+            check when they parse them).
         status: ``honoured``, ``ignorable`` or ``refused``.
         note: what lakeops does with it, or why it ignores / refuses it.
         fix: for refusals, what the user can do.
@@ -269,11 +272,6 @@ class Option(Generic[T]):
         if self.status == "refused":
             return True
         return self.refuse_value is not None and self.refuse_value(value, options)
-
-    @property
-    def checked(self) -> bool:
-        """Whether values of this option are checked against a form and range."""
-        return self.range is not None
 
     # ------------------------------------------------------------------------ its value
     def is_set(self, options: Mapping[str, str], *, blank_is_unset: bool = False) -> bool:
