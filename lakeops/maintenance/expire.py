@@ -38,7 +38,17 @@ from lakeops.format.manifest import FileKind, ManifestEntry
 from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
 from lakeops.options import TableOptions
-from lakeops.options.parsing import parse_duration
+from lakeops.options.option import Option
+from lakeops.options.rows_retention import (
+    CHANGELOG_NUM_RETAINED_MAX,
+    CHANGELOG_NUM_RETAINED_MIN,
+    CHANGELOG_TIME_RETAINED,
+    CONSUMER_EXPIRATION_TIME,
+    SNAPSHOT_EXPIRE_LIMIT,
+    SNAPSHOT_NUM_RETAINED_MAX,
+    SNAPSHOT_NUM_RETAINED_MIN,
+    SNAPSHOT_TIME_RETAINED,
+)
 from lakeops.parallel import IO_THREADS, check_parallelism, delete_files, imap_ordered, run_ordered
 from lakeops.store import TableStore
 from lakeops.store.context import TableContext
@@ -47,7 +57,6 @@ from lakeops.store.locations import FileLocations
 
 __all__ = ["ExpireResult", "Retention", "expire_snapshots"]
 
-INT_MAX = 2**31 - 1
 
 log = logging.getLogger(__name__)
 
@@ -80,32 +89,25 @@ class Retention:
         ``limit`` = ``snapshot.expire.limit``)."""
         o = schema.options
 
-        def num(key: str, default: int) -> int:
-            try:
-                return int(o.get(key, default))
-            except ValueError:
-                raise ConfigurationError(f"option {key!r} must be an integer") from None
+        def given(value: int | None, row: Option[int]) -> int:
+            return value if value is not None else row.get(o)
 
-        smin = retain_min if retain_min is not None else num("snapshot.num-retained.min", 10)
-        smax = retain_max if retain_max is not None else num("snapshot.num-retained.max", INT_MAX)
-        stime = (
-            time_retained_ms
-            if time_retained_ms is not None
-            else parse_duration(o.get("snapshot.time-retained", "1 h"), "snapshot.time-retained")
-        )
+        def changelog(row: Option[int], snapshots: int) -> int:
+            value = row.find(o)
+            return value if value is not None else snapshots
+
+        smin = given(retain_min, SNAPSHOT_NUM_RETAINED_MIN)
+        smax = given(retain_max, SNAPSHOT_NUM_RETAINED_MAX)
+        stime = given(time_retained_ms, SNAPSHOT_TIME_RETAINED)
         # changelog retention defaults to the effective snapshot retention
         r = cls(
             retain_min=smin,
             retain_max=smax,
             time_retained_ms=stime,
-            expire_limit=limit if limit is not None else num("snapshot.expire.limit", 50),
-            changelog_min=num("changelog.num-retained.min", smin),
-            changelog_max=num("changelog.num-retained.max", smax),
-            changelog_time_ms=parse_duration(
-                o["changelog.time-retained"], "changelog.time-retained"
-            )
-            if "changelog.time-retained" in o
-            else stime,
+            expire_limit=given(limit, SNAPSHOT_EXPIRE_LIMIT),
+            changelog_min=changelog(CHANGELOG_NUM_RETAINED_MIN, smin),
+            changelog_max=changelog(CHANGELOG_NUM_RETAINED_MAX, smax),
+            changelog_time_ms=changelog(CHANGELOG_TIME_RETAINED, stime),
         )
         if r.retain_min < 1 or r.retain_max < r.retain_min:
             raise ConfigurationError(
@@ -568,8 +570,7 @@ def _readable(store: TableStore, snapshots: list[Snapshot]) -> list[Snapshot]:
 
 
 def _consumer_expiration(schema: TableSchema) -> int | None:
-    value = schema.options.get("consumer.expiration-time", "").strip()
-    return parse_duration(value, "consumer.expiration-time") if value else None
+    return CONSUMER_EXPIRATION_TIME.find(schema.options, blank_is_unset=True)
 
 
 def _entry_path(locations: FileLocations, e: ManifestEntry) -> list[str]:

@@ -21,7 +21,15 @@ from lakeops.errors import ConfigurationError
 from lakeops.format.schema import TableSchema
 from lakeops.merge.aggregators import Aggregator, FieldAggOptions, create_aggregator
 from lakeops.options import TableOptions
-from lakeops.options.parsing import option_bool, option_list
+from lakeops.options.parsing import option_list
+from lakeops.options.rows_merge import (
+    AGGREGATION_REMOVE_RECORD_ON_DELETE,
+    FIELD_DISTINCT,
+    FIELD_IGNORE_RETRACT,
+    FIELDS_DEFAULT_AGGREGATE_FUNCTION,
+    PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE,
+    PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP,
+)
 
 __all__ = ["MergeConfig", "SequenceGroup", "parse_merge_config"]
 
@@ -62,7 +70,7 @@ def _field_options(schema: TableSchema) -> dict[tuple[str, str], str]:
     """``{(field, suffix): value}`` of every ``fields.<field>.<suffix>`` option."""
     out: dict[tuple[str, str], str] = {}
     for key, value in schema.options.items():
-        if not key.startswith("fields.") or key == "fields.default-aggregate-function":
+        if not key.startswith("fields.") or key == FIELDS_DEFAULT_AGGREGATE_FUNCTION.key:
             continue
         body = key[len("fields.") :]
         for suffix in _SUFFIXES:
@@ -79,9 +87,9 @@ def _agg_options(
 ) -> FieldAggOptions:
     o = schema.options
     return FieldAggOptions(
-        ignore_retract=option_bool(o, f"fields.{name}.ignore-retract", False),
+        ignore_retract=FIELD_IGNORE_RETRACT.get(o, key=f"fields.{name}.ignore-retract"),
         delimiter=fopts.get((name, "list-agg-delimiter"), ","),
-        distinct=option_bool(o, f"fields.{name}.distinct", False),
+        distinct=FIELD_DISTINCT.get(o, key=f"fields.{name}.distinct"),
         nested_key=option_list(fopts.get((name, "nested-key"))),
         ts_field=fopts.get((name, "ts-field")),
     )
@@ -122,7 +130,7 @@ def _aggregators(
     groups: tuple[SequenceGroup, ...],
 ) -> dict[str, Aggregator]:
     """The aggregate function of every value column that has one."""
-    default = schema.options.get("fields.default-aggregate-function")
+    default = FIELDS_DEFAULT_AGGREGATE_FUNCTION.find(schema.options)
     pks = set(schema.primary_keys)
     protected = {f for g in groups for f in g.protected}
     seq_fields = {f for g in groups for f in g.sequence_fields} | set(options.sequence_fields)
@@ -159,7 +167,7 @@ def _aggregators(
 
 def _aggregation_config(schema: TableSchema, aggregators: dict[str, Aggregator]) -> MergeConfig:
     """The aggregation engine's config: its aggregators and whether a ``-D`` removes the row."""
-    remove = option_bool(schema.options, "aggregation.remove-record-on-delete", False)
+    remove = AGGREGATION_REMOVE_RECORD_ON_DELETE.get(schema.options)
     ignoring = [n for n, a in aggregators.items() if a.options.ignore_retract]
     if remove and ignoring:
         raise ConfigurationError(
@@ -178,8 +186,8 @@ def _partial_update_config(
     """The partial-update engine's config: aggregators, sequence groups and how a ``-D``
     removes a row (whole, or by sequence group)."""
     o = schema.options
-    remove = option_bool(o, "partial-update.remove-record-on-delete", False)
-    remove_groups = option_list(o.get("partial-update.remove-record-on-sequence-group"))
+    remove = PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE.get(o)
+    remove_groups = PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP.get(o)
     if remove and options.ignore_delete:
         raise ConfigurationError(
             "'partial-update.remove-record-on-delete' conflicts with "
