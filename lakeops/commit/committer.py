@@ -67,8 +67,8 @@ from lakeops.format.manifest import (
     write_manifest,
     write_manifest_list,
 )
-from lakeops.format.manifest_format import ManifestFormat
 from lakeops.format.snapshot import CommitKind, Snapshot
+from lakeops.options.manifest import manifest_format
 from lakeops.store import fold_entries
 from lakeops.store.context import TableContext
 from lakeops.store.locations import partition_paths
@@ -112,7 +112,7 @@ class Committer:
         self.partition_types = schema.types_of(schema.partition_keys)
         #: manifests are written in the table's ``manifest.format`` and
         #: ``manifest.compression``, as Paimon does
-        self.manifest_format = ManifestFormat.of(schema.options)
+        self.manifest_format = manifest_format(schema.options)
 
     # ------------------------------------------------------------------ commit
     def commit(

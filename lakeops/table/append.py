@@ -32,6 +32,7 @@ from lakeops.format.snapshot import CommitKind, Snapshot
 from lakeops.io.file_io import FileIO
 from lakeops.kv.formats import check_writable
 from lakeops.options.append import AppendOptions
+from lakeops.options.rows_layout import bucket_count_set
 from lakeops.parallel import imap_ordered
 from lakeops.read.deletions import DeletionVectorReader
 from lakeops.read.guard import guard_read, planned_on
@@ -49,7 +50,7 @@ _BATCH_ROWS = 131_072
 
 def _kind(schema: TableSchema) -> str:
     """The kind of append table, as errors name it."""
-    bucketed = schema.options.get("bucket", "-1") not in ("-1", "")
+    bucketed = bucket_count_set(schema.options)
     kind = "a bucketed append table" if bucketed else "an append table"
     return kind + " with data evolution" if data_evolution(schema) else kind
 

@@ -44,6 +44,7 @@ from lakeops.maintenance.rollback import rollback_to
 from lakeops.maintenance.tags import create_tag, delete_tag
 from lakeops.options import TableOptions
 from lakeops.options.parsing import parse_duration
+from lakeops.options.rows_retention import TAG_DEFAULT_TIME_RETAINED
 from lakeops.parallel import check_parallelism
 from lakeops.read.predicate import Filter, row_filter
 from lakeops.read.scan import partition_matches
@@ -485,7 +486,7 @@ class BaseTable(ScanSource):
         ``tag.default-time-retained``) is recorded in the tag as Paimon does. A name that
         exists for the same snapshot returns that tag; for another snapshot it is a
         :class:`~lakeops.errors.TagAlreadyExistsError`. See :mod:`lakeops.store.tags`."""
-        retained = time_retained or self.schema.options.get("tag.default-time-retained")
+        retained = time_retained or TAG_DEFAULT_TIME_RETAINED.text(self.schema.options)
         return create_tag(
             self.store,
             name,

@@ -16,6 +16,12 @@ from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
 from lakeops.io.file_io import FileIO
 from lakeops.kv.formats import check_writable
+from lakeops.options.rows_files import (
+    DATA_EVOLUTION_ENABLED,
+    DELETION_VECTORS_ENABLED,
+    ROW_TRACKING_ENABLED,
+)
+from lakeops.options.rows_layout import bucket_count_set
 from lakeops.read.lookup import lookup
 from lakeops.read.merge_read import SplitReader
 from lakeops.read.predicate import Filter, RowFilter
@@ -32,16 +38,16 @@ def _append_table_refusal(identifier: str, schema: TableSchema) -> str:
     """Why a table without a primary key is refused, naming its kind."""
     opts = schema.options
     kind = "an append table"
-    if opts.get("bucket", "-1") not in ("-1", ""):
+    if bucket_count_set(opts):
         kind = "a bucketed append table"
     extras = [
         label
-        for key, label in (
-            ("deletion-vectors.enabled", "deletion vectors"),
-            ("row-tracking.enabled", "row tracking"),
-            ("data-evolution.enabled", "data evolution"),
+        for row, label in (
+            (DELETION_VECTORS_ENABLED, "deletion vectors"),
+            (ROW_TRACKING_ENABLED, "row tracking"),
+            (DATA_EVOLUTION_ENABLED, "data evolution"),
         )
-        if opts.get(key, "false").lower() == "true"
+        if (row.text(opts) or "false").lower() == "true"
     ]
     if extras:
         kind += " with " + " and ".join(extras)
