@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 
 from lakeops.errors import ConfigurationError, DataValidationError, UnsupportedFeatureError
 from lakeops.format.types import DataType
+from lakeops.merge import roaring64
 from lakeops.merge.segments import Segments, rows_of, take_or_null
 
 __all__ = [
@@ -934,45 +935,92 @@ def _require(module: str, function: str) -> Any:
         ) from None
 
 
-class Rbm32(_Bytes):
-    name = "rbm32"
+class _NativeState(_Bytes):
+    """A BYTES state decoded by a native library; bytes it cannot read are named, not crashed
+    on: a :class:`DataValidationError` naming the field and the function."""
 
-    def union(self, a: bytes, b: bytes) -> bytes:
-        roaring = _require("pyroaring", self.name)
-        return bytes((roaring.BitMap.deserialize(a) | roaring.BitMap.deserialize(b)).serialize())
-
-
-class Rbm64(_Bytes):
-    name = "rbm64"
-
-    def union(self, a: bytes, b: bytes) -> bytes:
-        roaring = _require("pyroaring", self.name)
-        return bytes(
-            (roaring.BitMap64.deserialize(a) | roaring.BitMap64.deserialize(b)).serialize()
+    def _state_error(self, value: bytes, exc: Exception) -> DataValidationError:
+        head = bytes(value[:16]).hex()
+        return DataValidationError(
+            f"field {self.field!r} (aggregate function '{self.name}'): a value of {len(value)} "
+            f"bytes (starting {head}) is not a serialized {self.state}: {exc}"
         )
 
+    state: ClassVar[str] = ""
 
-class HllSketch(_Bytes):
+
+class Rbm32(_NativeState):
+    """Java's ``RoaringBitmap.serialize`` is the portable roaring layout, as pyroaring's."""
+
+    name = "rbm32"
+    state = "32-bit roaring bitmap"
+
+    def union(self, a: bytes, b: bytes) -> bytes:
+        roaring = _require("pyroaring", self.name)
+        out = self._read(roaring, a) | self._read(roaring, b)
+        out.run_optimize()  # as Paimon's RoaringBitmap32.serialize does
+        return bytes(out.serialize())
+
+    def _read(self, roaring: Any, value: bytes) -> Any:
+        try:
+            return roaring.BitMap.deserialize(value)
+        except ValueError as exc:
+            raise self._state_error(value, exc) from None
+
+
+class Rbm64(_NativeState):
+    """Read in Java Paimon's ``Roaring64Bitmap`` layout or the portable one older lakeops wrote
+    (:mod:`lakeops.merge.roaring64`); written in Java's only."""
+
+    name = "rbm64"
+    state = "64-bit roaring bitmap"
+
+    def union(self, a: bytes, b: bytes) -> bytes:
+        roaring = _require("pyroaring", self.name)
+        what = f"field {self.field!r} (aggregate function 'rbm64')"
+        out = roaring.BitMap64.deserialize(roaring64.portable_from_any(a, what))
+        out |= roaring.BitMap64.deserialize(roaring64.portable_from_any(b, what))
+        out.run_optimize()  # as Paimon's RoaringBitmap64.serialize does
+        return roaring64.java_from_portable(bytes(out.serialize()), what)
+
+
+class HllSketch(_NativeState):
+    """Paimon's ``HllSketchUtil.union``: the result is an HLL_4 sketch, whatever the inputs."""
+
     name = "hll_sketch"
+    state = "HLL sketch"
 
     def union(self, a: bytes, b: bytes) -> bytes:
         ds = _require("datasketches", self.name)
-        left, right = ds.hll_sketch.deserialize(a), ds.hll_sketch.deserialize(b)
+        left, right = self._read(ds, a), self._read(ds, b)
         union = ds.hll_union(max(left.lg_config_k, right.lg_config_k))
         union.update(left)
         union.update(right)
-        return bytes(union.get_result(left.tgt_type).serialize_compact())
+        return bytes(union.get_result(ds.tgt_hll_type.HLL_4).serialize_compact())
+
+    def _read(self, ds: Any, value: bytes) -> Any:
+        try:
+            return ds.hll_sketch.deserialize(value)
+        except (ValueError, RuntimeError) as exc:
+            raise self._state_error(value, exc) from None
 
 
-class ThetaSketch(_Bytes):
+class ThetaSketch(_NativeState):
     name = "theta_sketch"
+    state = "compact theta sketch"
 
     def union(self, a: bytes, b: bytes) -> bytes:
         ds = _require("datasketches", self.name)
         union = ds.theta_union()
-        union.update(ds.compact_theta_sketch.deserialize(a))
-        union.update(ds.compact_theta_sketch.deserialize(b))
+        union.update(self._read(ds, a))
+        union.update(self._read(ds, b))
         return bytes(union.get_result().serialize())
+
+    def _read(self, ds: Any, value: bytes) -> Any:
+        try:
+            return ds.compact_theta_sketch.deserialize(value)
+        except (ValueError, RuntimeError) as exc:
+            raise self._state_error(value, exc) from None
 
 
 AGGREGATORS: dict[str, type[Aggregator]] = {
