@@ -42,15 +42,16 @@ in Java, is converted because the portable layout decides by cardinality).
 
 from __future__ import annotations
 
-import itertools
 import struct
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from lakeops.errors import DataValidationError
 
 __all__ = [
+    "Containers",
+    "containers_of",
     "java_from_portable",
     "layout",
     "portable_from_any",
@@ -69,75 +70,60 @@ _COOKIE_NO_RUNS = 12346
 _COOKIE = 12347
 _NO_OFFSET_THRESHOLD = 4
 _NOT_TRIMMED = 0xFE
+_BODY_BYTES = {_NODE4: 4, _NODE16: 16, _NODE48: 256, _NODE256: 32}
+_SHIFTS = np.arange(8 * (_KEY_BYTES - 1), -1, -8, dtype=np.uint64)
+_MARK_KIND_CARD = struct.Struct("<BBi")
 
-#: one container: (key, type, cardinality, body bytes); the key is the high 48 bits (64-bit
-#: layouts) or the high 16 bits (inside a 32-bit portable bitmap)
-Container = tuple[int, int, int, bytes]
+
+class Containers(NamedTuple):
+    """Containers in ascending key order: the key (the high 48 bits of the values), the type
+    (:data:`RUN`, :data:`BITMAP`, :data:`ARRAY`), the cardinality and the body bytes (the same
+    bytes in both layouts)."""
+
+    keys: np.ndarray  # uint64
+    kinds: np.ndarray  # uint8
+    cards: np.ndarray  # int64
+    bodies: list[bytes]
+
+
+_EMPTY = Containers(np.zeros(0, np.uint64), np.zeros(0, np.uint8), np.zeros(0, np.int64), [])
 
 
 def _bad(message: str) -> DataValidationError:
     return DataValidationError(message)
 
 
-class _Reader:
-    """Bounds-checked little-endian reads over one value."""
-
-    __slots__ = ("data", "pos", "what")
-
-    def __init__(self, data: bytes, what: str, pos: int = 0) -> None:
-        self.data = data
-        self.pos = pos
-        self.what = what
-
-    def take(self, n: int) -> bytes:
-        end = self.pos + n
-        if n < 0 or end > len(self.data):
-            raise _bad(f"{self.what}: truncated at byte {self.pos} (needs {n} more)")
-        out = self.data[self.pos : end]
-        self.pos = end
-        return out
-
-    def u8(self) -> int:
-        return self.take(1)[0]
-
-    def u16(self) -> int:
-        return int.from_bytes(self.take(2), "little")
-
-    def u32(self) -> int:
-        return int.from_bytes(self.take(4), "little")
-
-    def i32(self) -> int:
-        return int.from_bytes(self.take(4), "little", signed=True)
-
-    def u64(self) -> int:
-        return int.from_bytes(self.take(8), "little")
-
-    def left(self) -> int:
-        return len(self.data) - self.pos
+def _need(data: bytes, end: int, what: str) -> None:
+    if end > len(data):
+        raise _bad(f"{what}: truncated ({len(data)} bytes, needs {end})")
 
 
 # ------------------------------------------------------------------------- containers
-def _check_container(kind: int, card: int | None, body: bytes, what: str) -> tuple[int, int]:
-    """Validate a container body; return its (type, true cardinality)."""
-    if kind == ARRAY:
-        values = np.frombuffer(body, dtype="<u2")
-        if values.size and not bool(np.all(values[1:] > values[:-1])):
+def _check_bodies(kinds: np.ndarray, cards: np.ndarray, bodies: list[bytes], what: str) -> None:
+    """Every container body is what its type and cardinality say (whole arrays at once)."""
+    arrays = np.flatnonzero(kinds == ARRAY)
+    if arrays.size:
+        values = np.frombuffer(b"".join(bodies[i] for i in arrays), dtype="<u2")
+        ascending = values[1:] > values[:-1]
+        lengths = cards[arrays]
+        firsts = np.cumsum(lengths)[:-1]  # where a new container starts
+        ascending[firsts[(firsts > 0) & (firsts < values.size)] - 1] = True
+        if values.size != int(lengths.sum()) or not bool(ascending.all()):
             raise _bad(f"{what}: an array container is not strictly ascending")
-        return ARRAY, int(values.size)
-    if kind == BITMAP:
-        count = int(np.unpackbits(np.frombuffer(body, dtype=np.uint8)).sum())
-        if card is not None and card != count:
-            raise _bad(f"{what}: a bitmap container says {card} values but holds {count}")
-        return BITMAP, count
-    if kind == RUN:
-        runs = np.frombuffer(body, dtype="<u2")[1:].astype(np.int64)
+    bitmaps = np.flatnonzero(kinds == BITMAP)
+    if bitmaps.size:
+        words = np.frombuffer(b"".join(bodies[i] for i in bitmaps), dtype=np.uint8)
+        counts = np.unpackbits(words.reshape(bitmaps.size, _BITMAP_BYTES), axis=1).sum(axis=1)
+        if not np.array_equal(counts, cards[bitmaps]):
+            raise _bad(f"{what}: a bitmap container's cardinality disagrees with its bits")
+    for i in np.flatnonzero(kinds == RUN).tolist():
+        runs = np.frombuffer(bodies[i], dtype="<u2")[1:].astype(np.int64)
         starts, lengths = runs[0::2], runs[1::2]
         ends = starts + lengths
         if bool(np.any(ends > 0xFFFF)) or bool(np.any(starts[1:] <= ends[:-1])):
             raise _bad(f"{what}: a run container's runs overlap or leave 16 bits")
-        count = int((lengths + 1).sum())
-        return RUN, count
-    raise _bad(f"{what}: unknown container type {kind}")
+        if int((lengths + 1).sum()) != int(cards[i]):
+            raise _bad(f"{what}: a run container's cardinality disagrees with its runs")
 
 
 def _array_to_bitmap(body: bytes) -> bytes:
@@ -151,143 +137,160 @@ def _bitmap_to_array(body: bytes) -> bytes:
     return np.flatnonzero(bits).astype("<u2").tobytes()
 
 
-def _portable_shape(kind: int, card: int, body: bytes) -> tuple[int, bytes]:
-    """The container as the portable layout must hold it (it tells array from bitmap by
-    cardinality)."""
-    if kind == ARRAY and card > _ARRAY_MAX:
-        return BITMAP, _array_to_bitmap(body)
-    if kind == BITMAP and card <= _ARRAY_MAX:
-        return ARRAY, _bitmap_to_array(body)
-    return kind, body
-
-
-def _run_body(r: _Reader) -> bytes:
-    start = r.pos
-    runs = r.u16()
-    r.take(4 * runs)
-    return r.data[start : r.pos]
+def _portable_shape(c: Containers) -> Containers:
+    """The containers as the portable layout must hold them: it tells an array from a bitmap by
+    cardinality, Java need not (an array of more than 4096 values, a bitmap of fewer)."""
+    big_arrays = (c.kinds == ARRAY) & (c.cards > _ARRAY_MAX)
+    small_bitmaps = (c.kinds == BITMAP) & (c.cards <= _ARRAY_MAX)
+    if not (big_arrays.any() or small_bitmaps.any()):
+        return c
+    kinds, bodies = c.kinds.copy(), list(c.bodies)
+    for i in np.flatnonzero(big_arrays).tolist():
+        kinds[i], bodies[i] = BITMAP, _array_to_bitmap(bodies[i])
+    for i in np.flatnonzero(small_bitmaps).tolist():
+        kinds[i], bodies[i] = ARRAY, _bitmap_to_array(bodies[i])
+    return Containers(c.keys, kinds, c.cards, bodies)
 
 
 # ------------------------------------------------------------------------- Java's layout
-def _parse_java(data: bytes, what: str) -> list[Container]:
-    r = _Reader(data, f"{what} (Java Roaring64Bitmap layout)")
-    tag = r.u8()
-    if tag == 0:
-        if r.left():
-            raise _bad(f"{r.what}: {r.left()} bytes after the empty marker")
-        return []
-    if tag != 1:
-        raise _bad(f"{r.what}: first byte {tag} is neither 0 (empty) nor 1")
-    key_count = r.u64()
-    if key_count == 0 or key_count > r.left():
-        raise _bad(f"{r.what}: impossible key count {key_count}")
-    leaves: list[tuple[int, int]] = []  # (key48, container index), in tree order
-    _parse_node(r, b"", leaves, 0)
-    if len(leaves) != key_count:
-        raise _bad(f"{r.what}: header says {key_count} keys, the tree holds {len(leaves)}")
-    keys = [k for k, _ in leaves]
-    if any(b <= a for a, b in itertools.pairwise(keys)):
-        raise _bad(f"{r.what}: keys are not in ascending order")
-    # containers
-    first_size = r.u32()
-    if first_size > r.left():
-        raise _bad(f"{r.what}: impossible first-level size {first_size}")
-    slots: dict[int, tuple[int, int, bytes]] = {}
+def _parse_java(data: bytes, what: str) -> Containers:
+    what = f"{what} (Java Roaring64Bitmap layout)"
+    n = len(data)
+    _need(data, 1, what)
+    if data[0] == 0:
+        if n != 1:
+            raise _bad(f"{what}: {n - 1} bytes after the empty marker")
+        return _EMPTY
+    if data[0] != 1:
+        raise _bad(f"{what}: first byte {data[0]} is neither 0 (empty) nor 1")
+    _need(data, 9, what)
+    key_count = int.from_bytes(data[1:9], "little")
+    if key_count == 0 or key_count > n // 18:
+        raise _bad(f"{what}: impossible key count {key_count}")
+    keys: list[bytes] = []
+    slots: list[int] = []
+    pos = _parse_node(data, 9, b"", keys, slots, what)
+    if len(keys) != key_count:
+        raise _bad(f"{what}: header says {key_count} keys, the tree holds {len(keys)}")
+    key_bytes = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, _KEY_BYTES)
+    key48 = (key_bytes.astype(np.uint64) << _SHIFTS).sum(axis=1, dtype=np.uint64)
+    if bool(np.any(key48[1:] <= key48[:-1])):
+        raise _bad(f"{what}: keys are not in ascending order")
+    # the containers, by slot (first-level index << 32 | second-level index)
+    _need(data, pos + 4, what)
+    first_size = int.from_bytes(data[pos : pos + 4], "little")
+    pos += 4
+    if first_size > n - pos:
+        raise _bad(f"{what}: impossible first-level size {first_size}")
+    found: dict[int, tuple[int, int, bytes]] = {}
+    unpack = _MARK_KIND_CARD.unpack_from
     for first in range(first_size):
-        trimmed = r.u8()
-        if trimmed != _NOT_TRIMMED:
-            raise _bad(f"{r.what}: unknown trim mark {trimmed:#x}")
-        second_size = r.u32()
-        if second_size > r.left():
-            raise _bad(f"{r.what}: impossible second-level size {second_size}")
+        _need(data, pos + 5, what)
+        if data[pos] != _NOT_TRIMMED:
+            raise _bad(f"{what}: unknown trim mark {data[pos]:#x}")
+        second_size = int.from_bytes(data[pos + 1 : pos + 5], "little")
+        pos += 5
+        if second_size > n - pos:
+            raise _bad(f"{what}: impossible second-level size {second_size}")
+        base = first << 32
         for second in range(second_size):
-            mark = r.u8()
+            if pos >= n:
+                raise _bad(f"{what}: truncated in the containers")
+            mark = data[pos]
             if mark == 0:
+                pos += 1
                 continue
-            if mark != 1:
-                raise _bad(f"{r.what}: null mark {mark} is neither 0 nor 1")
-            kind = r.u8()
-            card = r.i32()
-            if kind == RUN:
-                body = _run_body(r)
+            if mark != 1 or pos + 6 > n:
+                raise _bad(f"{what}: bad null mark {mark} or truncated container")
+            _, kind, card = unpack(data, pos)
+            pos += 6
+            if kind == ARRAY:
+                size = 2 * card
             elif kind == BITMAP:
-                body = r.take(_BITMAP_BYTES)
-            elif kind == ARRAY:
-                if card < 0:
-                    raise _bad(f"{r.what}: negative array cardinality {card}")
-                body = r.take(2 * card)
+                size = _BITMAP_BYTES
+            elif kind == RUN and pos + 2 <= n:
+                size = 2 + 4 * (data[pos] | data[pos + 1] << 8)
             else:
-                raise _bad(f"{r.what}: unknown container type {kind}")
-            kind, true_card = _check_container(kind, card, body, r.what)
-            slots[(first << 32) | second] = (kind, true_card, body)
-    size = r.u64()
-    r.i32(), r.i32()  # Java's insertion cursor: no meaning for the values
-    if r.left():
-        raise _bad(f"{r.what}: {r.left()} bytes after the containers")
-    if size != len(slots):
-        raise _bad(f"{r.what}: header says {size} containers, {len(slots)} are present")
-    out: list[Container] = []
-    used: set[int] = set()
-    for key, index in leaves:
-        found = slots.get(index)
-        if found is None or index in used:
-            raise _bad(f"{r.what}: key {key:#x} names a missing or shared container {index:#x}")
-        used.add(index)
-        kind, card, body = found
-        if card:
-            out.append((key, kind, card, body))
-    return out
+                raise _bad(f"{what}: unknown container type {kind} or truncated container")
+            if card < 0 or pos + size > n:
+                raise _bad(f"{what}: a container runs past the end")
+            found[base | second] = (kind, card, data[pos : pos + size])
+            pos += size
+    if pos + 16 != n:
+        raise _bad(f"{what}: the value does not end after the containers")
+    if int.from_bytes(data[pos : pos + 8], "little") != len(found):
+        raise _bad(f"{what}: the container count disagrees with the containers present")
+    if len(set(slots)) != len(slots) or any(slot not in found for slot in slots):
+        raise _bad(f"{what}: a key names a missing or shared container")
+    picked = [found[slot] for slot in slots]
+    kinds = np.array([p[0] for p in picked], dtype=np.uint8)
+    cards = np.array([p[1] for p in picked], dtype=np.int64)
+    bodies = [p[2] for p in picked]
+    _check_bodies(kinds, cards, bodies, what)
+    keep = cards > 0  # an empty container holds nothing
+    if not keep.all():
+        return Containers(
+            key48[keep],
+            kinds[keep],
+            cards[keep],
+            [b for b, k in zip(bodies, keep, strict=True) if k],
+        )
+    return Containers(key48, kinds, cards, bodies)
 
 
-def _child_keys(r: _Reader, kind: int, count: int) -> list[int]:
-    if kind == _NODE4:
-        keys = list(r.take(4)[::-1][:count])
-    elif kind == _NODE16:
-        body = r.take(16)
-        keys = list((body[7::-1] + body[:7:-1])[:count])
-    elif kind == _NODE48:
-        slots = np.frombuffer(r.take(256), dtype=np.uint8).reshape(32, 8)[:, ::-1].ravel()
-        present = np.flatnonzero(slots != 0xFF)
-        used = slots[present]
-        if bool(np.any(used >= 48)) or np.unique(used).size != used.size:
-            raise _bad(f"{r.what}: a Node48 has a bad or repeated child slot")
-        keys = present.tolist()
-    else:
-        bits = np.unpackbits(np.frombuffer(r.take(32), dtype=np.uint8), bitorder="little")
-        keys = np.flatnonzero(bits).tolist()
-    if len(keys) != count:
-        raise _bad(f"{r.what}: a node says {count} children, its keys name {len(keys)}")
-    if any(b <= a for a, b in itertools.pairwise(keys)):
-        raise _bad(f"{r.what}: a node's child keys are not ascending")
-    return keys
-
-
-def _parse_node(r: _Reader, path: bytes, leaves: list[tuple[int, int]], nodes: int) -> int:
-    """Parse one node (and its subtree) at ``path``; return the nodes read so far."""
-    nodes += 1
-    if nodes > 2 * len(r.data):
-        raise _bad(f"{r.what}: the tree does not end")
-    kind = r.u8()
-    count = r.u16()
-    prefix = r.take(r.u8())
+def _parse_node(
+    data: bytes, pos: int, path: bytes, keys: list[bytes], slots: list[int], what: str
+) -> int:
+    """Parse the node at ``pos`` (and its subtree) at ``path``; return the position after it."""
+    if pos + 4 > len(data):
+        raise _bad(f"{what}: truncated in the tree")
+    kind, count, prefix_length = data[pos], data[pos + 1] | data[pos + 2] << 8, data[pos + 3]
+    pos += 4
     if kind == _LEAF:
         # a leaf's prefix is left over from a shrunk node: Java ignores it, so do we
-        key_bytes = r.take(_KEY_BYTES)
-        index = r.u64()
-        if key_bytes[: len(path)] != path:
-            raise _bad(f"{r.what}: a leaf's key does not continue its path in the tree")
-        leaves.append((int.from_bytes(key_bytes, "big"), index))
-        return nodes
-    if kind not in _MAX_CHILDREN:
-        raise _bad(f"{r.what}: unknown node type {kind}")
-    if not 1 <= count <= _MAX_CHILDREN[kind]:
-        raise _bad(f"{r.what}: node type {kind} cannot have {count} children")
-    below = path + prefix
+        pos += prefix_length
+        end = pos + _KEY_BYTES + 8
+        if end > len(data):
+            raise _bad(f"{what}: truncated in the tree")
+        key = data[pos : pos + _KEY_BYTES]
+        if key[: len(path)] != path:
+            raise _bad(f"{what}: a leaf's key does not continue its path in the tree")
+        keys.append(key)
+        slots.append(int.from_bytes(data[pos + _KEY_BYTES : end], "little"))
+        return end
+    limit = _MAX_CHILDREN.get(kind)
+    if limit is None or not 1 <= count <= limit:
+        raise _bad(f"{what}: node type {kind} with {count} children")
+    below = path + data[pos : pos + prefix_length]
+    pos += prefix_length
     if len(below) >= _KEY_BYTES:
-        raise _bad(f"{r.what}: a node's prefix runs past the 6 key bytes")
-    for key in _child_keys(r, kind, count):
-        nodes = _parse_node(r, below + bytes((key,)), leaves, nodes)
-    return nodes
+        raise _bad(f"{what}: a node's prefix runs past the 6 key bytes")
+    size = _BODY_BYTES[kind]
+    if pos + size > len(data):
+        raise _bad(f"{what}: truncated in the tree")
+    body = data[pos : pos + size]
+    pos += size
+    if kind in (_NODE4, _NODE16):
+        children = (body[7::-1] + body[:7:-1])[:count] if kind == _NODE16 else body[::-1][:count]
+    elif kind == _NODE48:
+        slot = np.frombuffer(body, dtype=np.uint8).reshape(32, 8)[:, ::-1].ravel()
+        present = np.flatnonzero(slot != 0xFF)
+        used = slot[present]
+        if bool(np.any(used >= 48)) or np.unique(used).size != used.size:
+            raise _bad(f"{what}: a Node48 has a bad or repeated child slot")
+        children = present.astype(np.uint8).tobytes()
+    else:
+        bits = np.unpackbits(np.frombuffer(body, dtype=np.uint8), bitorder="little")
+        children = np.flatnonzero(bits).astype(np.uint8).tobytes()
+    if len(children) != count:
+        raise _bad(f"{what}: a node says {count} children, its keys name {len(children)}")
+    previous = -1
+    for child in children:
+        if child <= previous:
+            raise _bad(f"{what}: a node's child keys are not ascending")
+        previous = child
+        pos = _parse_node(data, pos, below + bytes((child,)), keys, slots, what)
+    return pos
 
 
 def _java_capacity(n: int) -> int:
@@ -295,169 +298,226 @@ def _java_capacity(n: int) -> int:
     (``Containers.grow``: steps of 1.5 times), so that a fresh Java bitmap and ours serialize
     alike."""
     capacity = 1
-    for size in range(2, n + 1):
-        if size > capacity:
-            capacity = max(capacity + (capacity >> 1), size)
+    while capacity < n:
+        capacity = max(capacity + (capacity >> 1), capacity + 1)
     return capacity
 
 
-def _write_java(containers: list[Container]) -> bytes:
-    if not containers:
+def _write_java(c: Containers) -> bytes:
+    n = len(c.bodies)
+    if n == 0:
         return b"\x00"
-    keys = np.array([c[0] for c in containers], dtype=np.uint64)
-    shifts = np.arange(8 * (_KEY_BYTES - 1), -1, -8, dtype=np.uint64)
-    key_bytes = ((keys[:, None] >> shifts) & np.uint64(0xFF)).astype(np.uint8)
-    parts: list[bytes] = [b"\x01", struct.pack("<Q", len(containers))]
-    _write_node(key_bytes, 0, len(containers), 0, parts)
-    n = len(containers)
+    key_bytes = ((c.keys[:, None] >> _SHIFTS) & np.uint64(0xFF)).astype(np.uint8)
+    leaves = np.zeros((n, 18), dtype=np.uint8)
+    leaves[:, 0] = _LEAF
+    leaves[:, 4:10] = key_bytes
+    leaves[:, 10:18] = np.arange(n, dtype="<u8").view(np.uint8).reshape(n, 8)
+    blob = leaves.tobytes()
+    pieces = [blob[18 * i : 18 * i + 18] for i in range(n)]
+    firsts, depths, nodes = _inner_nodes(key_bytes)
+    if nodes:
+        order = np.lexsort(
+            (np.concatenate((depths, np.full(n, 99))), np.concatenate((firsts, np.arange(n))))
+        )
+        everything = nodes + pieces
+        pieces = [everything[i] for i in order.tolist()]
     capacity = _java_capacity(n)
-    parts.append(struct.pack("<IBI", 1, _NOT_TRIMMED, capacity))
-    for _, kind, card, body in containers:
-        parts.append(struct.pack("<BBi", 1, kind, card))
-        parts.append(body)
-    parts.append(b"\x00" * (capacity - n))
-    parts.append(struct.pack("<Qii", n, 0, n - 1))
-    return b"".join(parts)
+    heads = np.zeros((n, 6), dtype=np.uint8)
+    heads[:, 0] = 1
+    heads[:, 1] = c.kinds
+    heads[:, 2:6] = c.cards.astype("<i4").view(np.uint8).reshape(n, 4)
+    head_blob = heads.tobytes()
+    return b"".join(
+        [
+            b"\x01",
+            struct.pack("<Q", n),
+            *pieces,
+            struct.pack("<IBI", 1, _NOT_TRIMMED, capacity),
+            *[x for i, body in enumerate(c.bodies) for x in (head_blob[6 * i : 6 * i + 6], body)],
+            b"\x00" * (capacity - n),
+            struct.pack("<Qii", n, 0, n - 1),
+        ]
+    )
 
 
-def _write_node(key_bytes: np.ndarray, lo: int, hi: int, depth: int, parts: list[bytes]) -> None:
-    if hi - lo == 1:
-        parts.append(struct.pack("<BHB", _LEAF, 0, 0))
-        parts.append(key_bytes[lo].tobytes())
-        parts.append(struct.pack("<Q", lo))
-        return
-    first, last = key_bytes[lo], key_bytes[hi - 1]
-    split = depth
-    while first[split] == last[split]:
-        split += 1
-    column = key_bytes[lo:hi, split]
-    starts = np.concatenate(([0], np.flatnonzero(column[1:] != column[:-1]) + 1))
-    child = column[starts]
-    count = len(starts)
-    kind = next(k for k in (_NODE4, _NODE16, _NODE48, _NODE256) if count <= _MAX_CHILDREN[k])
-    parts.append(struct.pack("<BHB", kind, count, split - depth))
-    parts.append(first[depth:split].tobytes())
-    if kind in (_NODE4, _NODE16):
-        padded = np.zeros(_MAX_CHILDREN[kind], dtype=np.uint8)
-        padded[:count] = child
-        parts.append(padded.reshape(-1, min(8, padded.size))[:, ::-1].tobytes())
-    elif kind == _NODE48:
+def _inner_nodes(key_bytes: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[bytes]]:
+    """The inner nodes of the radix tree over sorted distinct keys, as Java builds it from
+    ascending inserts: one node per lcp-interval (a maximal run of neighbours sharing at least
+    ``d`` bytes, some exactly ``d``), branching on byte ``d``, its prefix the bytes since its
+    parent's branch byte, its type the smallest that holds its children. Returns each node's
+    first key index, its branch depth and its serialized header and body (pre-order is then
+    by first key, shallower first, leaves last)."""
+    n = key_bytes.shape[0]
+    if n < 2:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), []
+    lcp = np.argmax(key_bytes[1:] != key_bytes[:-1], axis=1)  # keys are distinct
+    bounded = np.concatenate(([-1], lcp, [-1]))
+    firsts: list[np.ndarray] = []
+    depths: list[np.ndarray] = []
+    nodes: list[bytes] = []
+    for depth in range(_KEY_BYTES):
+        inside = np.concatenate(([False], lcp >= depth, [False])).astype(np.int8)
+        edges = np.diff(inside)
+        starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)  # lcp [s, e)
+        exact = np.concatenate(([0], np.cumsum(lcp == depth)))
+        real = exact[ends] > exact[starts]
+        starts, ends = starts[real], ends[real]
+        if not starts.size:
+            continue
+        parents = np.maximum(bounded[starts], bounded[ends + 1])
+        splits = np.flatnonzero(lcp == depth) + 1  # first key of every child but the first
+        owner = np.searchsorted(starts, splits - 1, side="right") - 1
+        child_firsts = np.concatenate((starts, splits))
+        child_owner = np.concatenate((np.arange(starts.size), owner))
+        by_owner = np.lexsort((child_firsts, child_owner))
+        child_bytes = key_bytes[child_firsts[by_owner], depth].tobytes()
+        counts = np.bincount(child_owner, minlength=starts.size)
+        offsets = np.concatenate(([0], np.cumsum(counts)))
+        for i in range(starts.size):
+            children = child_bytes[offsets[i] : offsets[i + 1]]
+            prefix = key_bytes[starts[i], parents[i] + 1 : depth].tobytes()
+            nodes.append(_inner_node(children, prefix))
+        firsts.append(starts)
+        depths.append(np.full(starts.size, depth))
+    return np.concatenate(firsts), np.concatenate(depths), nodes
+
+
+def _inner_node(children: bytes, prefix: bytes) -> bytes:
+    count = len(children)
+    head = struct.pack("<BHB", 0, count, len(prefix)) + prefix
+    if count <= 4:
+        return head + children.ljust(4, b"\x00")[::-1]
+    if count <= 16:
+        padded = children.ljust(16, b"\x00")
+        return bytes((_NODE16,)) + head[1:] + padded[7::-1] + padded[:7:-1]
+    keys = np.frombuffer(children, dtype=np.uint8)
+    if count <= 48:
         slots = np.full(256, 0xFF, dtype=np.uint8)
-        slots[child] = np.arange(count, dtype=np.uint8)
-        parts.append(slots.reshape(32, 8)[:, ::-1].tobytes())
-    else:
-        bits = np.zeros(256, dtype=bool)
-        bits[child] = True
-        parts.append(np.packbits(bits, bitorder="little").tobytes())
-    ends = np.append(starts[1:], hi - lo)
-    for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
-        _write_node(key_bytes, lo + s, lo + e, split + 1, parts)
+        slots[keys] = np.arange(count, dtype=np.uint8)
+        return bytes((_NODE48,)) + head[1:] + slots.reshape(32, 8)[:, ::-1].tobytes()
+    bits = np.zeros(256, dtype=bool)
+    bits[keys] = True
+    return bytes((_NODE256,)) + head[1:] + np.packbits(bits, bitorder="little").tobytes()
 
 
 # ------------------------------------------------------------------------- portable layouts
-def _parse_portable32(r: _Reader) -> list[Container]:
-    """One 32-bit portable roaring bitmap (the RoaringFormatSpec) from ``r.pos``; keys are the
-    high 16 bits. Leaves ``r.pos`` just after it."""
-    start = r.pos
-    cookie = r.u32()
-    if cookie & 0xFFFF == _COOKIE:
-        size = (cookie >> 16) + 1
-        flags = np.unpackbits(
-            np.frombuffer(r.take((size + 7) // 8), dtype=np.uint8), bitorder="little"
-        )[:size].astype(bool)
-    elif cookie == _COOKIE_NO_RUNS:
-        size = r.u32()
-        if size > 1 << 16:
-            raise _bad(f"{r.what}: {size} containers in a 32-bit bitmap")
-        flags = np.zeros(size, dtype=bool)
-    else:
-        raise _bad(f"{r.what}: no roaring cookie at byte {start}")
-    header = np.frombuffer(r.take(4 * size), dtype="<u2").reshape(size, 2).astype(np.int64)
-    keys, cards = header[:, 0], header[:, 1] + 1
-    if size and bool(np.any(keys[1:] <= keys[:-1])):
-        raise _bad(f"{r.what}: container keys are not ascending")
-    offsets = None
-    if cookie == _COOKIE_NO_RUNS or size >= _NO_OFFSET_THRESHOLD:
-        offsets = np.frombuffer(r.take(4 * size), dtype="<u4")
-    out: list[Container] = []
-    for i in range(size):
-        if offsets is not None and int(offsets[i]) != r.pos - start:
-            raise _bad(f"{r.what}: container {i} is not at its recorded offset")
-        card = int(cards[i])
-        if flags[i]:
-            body = _run_body(r)
-            kind = RUN
-        elif card > _ARRAY_MAX:
-            body, kind = r.take(_BITMAP_BYTES), BITMAP
-        else:
-            body, kind = r.take(2 * card), ARRAY
-        kind, true_card = _check_container(kind, None, body, r.what)
-        if true_card != card:
-            raise _bad(f"{r.what}: container {i} says {card} values but holds {true_card}")
-        out.append((int(keys[i]), kind, card, body))
-    return out
-
-
-def _parse_portable64(data: bytes, what: str) -> list[Container]:
-    r = _Reader(data, f"{what} (portable 64-bit roaring layout)")
-    buckets = r.u64()
-    if buckets > r.left() // 12:
-        raise _bad(f"{r.what}: impossible bucket count {buckets}")
-    out: list[Container] = []
+def _parse_portable64(data: bytes, what: str) -> Containers:
+    what = f"{what} (portable 64-bit roaring layout)"
+    n = len(data)
+    _need(data, 8, what)
+    buckets = int.from_bytes(data[:8], "little")
+    if buckets > (n - 8) // 12:
+        raise _bad(f"{what}: impossible bucket count {buckets}")
+    pos = 8
+    keys: list[np.ndarray] = []
+    kinds: list[np.ndarray] = []
+    cards: list[np.ndarray] = []
+    bodies: list[bytes] = []
     previous = -1
     for _ in range(buckets):
-        high = r.u32()
+        _need(data, pos + 4, what)
+        high = int.from_bytes(data[pos : pos + 4], "little")
         if high <= previous:
-            raise _bad(f"{r.what}: buckets are not in ascending order")
+            raise _bad(f"{what}: buckets are not in ascending order")
         previous = high
-        out.extend(
-            (high << 16 | key, kind, card, body) for key, kind, card, body in _parse_portable32(r)
-        )
-    if r.left():
-        raise _bad(f"{r.what}: {r.left()} bytes after the last bucket")
+        pos, low, kind, card = _parse_portable32(data, pos + 4, bodies, what)
+        keys.append((np.uint64(high) << np.uint64(16)) | low.astype(np.uint64))
+        kinds.append(kind)
+        cards.append(card)
+    if pos != n:
+        raise _bad(f"{what}: {n - pos} bytes after the last bucket")
+    if not bodies:
+        return _EMPTY
+    out = Containers(np.concatenate(keys), np.concatenate(kinds), np.concatenate(cards), bodies)
+    _check_bodies(out.kinds, out.cards, out.bodies, what)
     return out
 
 
-def _write_portable64(containers: list[Container]) -> bytes:
-    parts: list[bytes] = []
-    buckets = 0
-    i = 0
-    while i < len(containers):
-        high = containers[i][0] >> 16
-        j = i
-        while j < len(containers) and containers[j][0] >> 16 == high:
-            j += 1
-        group = [(c[0] & 0xFFFF, *_reshape(c)) for c in containers[i:j]]
-        parts.append(struct.pack("<I", high))
-        parts.append(_write_portable32(group))
-        buckets += 1
-        i = j
-    return struct.pack("<Q", buckets) + b"".join(parts)
-
-
-def _reshape(c: Container) -> tuple[int, int, bytes]:
-    kind, body = _portable_shape(c[1], c[2], c[3])
-    return kind, c[2], body
-
-
-def _write_portable32(group: list[tuple[int, int, int, bytes]]) -> bytes:
-    size = len(group)
-    runs = np.array([kind == RUN for _, kind, _, _ in group], dtype=bool)
-    header = struct.pack(f"<{2 * size}H", *[v for k, _, c, _ in group for v in (k, c - 1)])
-    if runs.any():
-        head = struct.pack("<I", _COOKIE | (size - 1) << 16)
-        head += np.packbits(runs, bitorder="little").tobytes() + header
-        with_offsets = size >= _NO_OFFSET_THRESHOLD
+def _parse_portable32(
+    data: bytes, pos: int, bodies: list[bytes], what: str
+) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """One 32-bit portable roaring bitmap (the RoaringFormatSpec) at ``pos``: its bodies are
+    appended to ``bodies``; returns the position after it, the 16-bit keys, types and
+    cardinalities (checked against the bodies by the caller)."""
+    start = pos
+    _need(data, pos + 8, what)
+    cookie = int.from_bytes(data[pos : pos + 4], "little")
+    if cookie & 0xFFFF == _COOKIE:
+        size = (cookie >> 16) + 1
+        pos += 4
+        _need(data, pos + (size + 7) // 8, what)
+        flags = np.frombuffer(data, dtype=np.uint8, count=(size + 7) // 8, offset=pos)
+        runs = np.unpackbits(flags, bitorder="little")[:size].astype(bool)
+        pos += (size + 7) // 8
+    elif cookie == _COOKIE_NO_RUNS:
+        size = int.from_bytes(data[pos + 4 : pos + 8], "little")
+        if size > 1 << 16:
+            raise _bad(f"{what}: {size} containers in a 32-bit bitmap")
+        runs = np.zeros(size, dtype=bool)
+        pos += 8
     else:
-        head = struct.pack("<II", _COOKIE_NO_RUNS, size) + header
-        with_offsets = True
-    bodies = [body for _, _, _, body in group]
-    if with_offsets:
-        base = len(head) + 4 * size
-        sizes = np.array([len(b) for b in bodies], dtype=np.int64)
-        offsets = base + np.concatenate(([0], np.cumsum(sizes)[:-1]))
-        head += offsets.astype("<u4").tobytes()
-    return head + b"".join(bodies)
+        raise _bad(f"{what}: no roaring cookie at byte {start}")
+    _need(data, pos + 4 * size, what)
+    header = np.frombuffer(data, dtype="<u2", count=2 * size, offset=pos).reshape(size, 2)
+    pos += 4 * size
+    keys, cards = header[:, 0], header[:, 1].astype(np.int64) + 1
+    if bool(np.any(keys[1:] <= keys[:-1])):
+        raise _bad(f"{what}: container keys are not ascending")
+    offsets = None
+    if cookie == _COOKIE_NO_RUNS or size >= _NO_OFFSET_THRESHOLD:
+        _need(data, pos + 4 * size, what)
+        offsets = np.frombuffer(data, dtype="<u4", count=size, offset=pos)
+        pos += 4 * size
+    sizes = np.where(cards > _ARRAY_MAX, _BITMAP_BYTES, 2 * cards)
+    kinds = np.where(cards > _ARRAY_MAX, BITMAP, ARRAY).astype(np.uint8)
+    kinds[runs] = RUN
+    for i in np.flatnonzero(runs).tolist():  # a run container's size is in its body
+        at = pos + int(sizes[:i].sum()) if offsets is None else start + int(offsets[i])
+        _need(data, at + 2, what)
+        sizes[i] = 2 + 4 * (data[at] | data[at + 1] << 8)
+    places = pos + np.concatenate(([0], np.cumsum(sizes)))
+    if offsets is not None and not np.array_equal(offsets, places[:-1] - start):
+        raise _bad(f"{what}: a container is not at its recorded offset")
+    end = int(places[-1])
+    _need(data, end, what)
+    bodies.extend(data[a:b] for a, b in zip(places[:-1].tolist(), places[1:].tolist(), strict=True))
+    return end, keys, kinds, cards
+
+
+def _write_portable64(c: Containers) -> bytes:
+    c = _portable_shape(c)
+    n = len(c.bodies)
+    if n == 0:
+        return bytes(8)
+    highs = c.keys >> np.uint64(16)
+    starts = np.flatnonzero(np.concatenate(([True], highs[1:] != highs[:-1])))
+    ends = np.append(starts[1:], n)
+    header = np.empty((n, 2), dtype="<u2")
+    header[:, 0] = (c.keys & np.uint64(0xFFFF)).astype(np.uint16)
+    header[:, 1] = (c.cards - 1).astype(np.uint16)
+    header_blob = header.tobytes()
+    sizes = np.array([len(b) for b in c.bodies], dtype=np.int64)
+    within = np.cumsum(sizes) - sizes  # body offset from the first body of the whole value
+    runs = c.kinds == RUN
+    pieces = [struct.pack("<Q", starts.size)]
+    for lo, hi, high in zip(starts.tolist(), ends.tolist(), highs[starts].tolist(), strict=True):
+        size = hi - lo
+        bucket_runs = runs[lo:hi]
+        if bucket_runs.any():
+            head = struct.pack("<II", high, _COOKIE | (size - 1) << 16)
+            head += np.packbits(bucket_runs, bitorder="little").tobytes()
+            with_offsets = size >= _NO_OFFSET_THRESHOLD
+        else:
+            head = struct.pack("<III", high, _COOKIE_NO_RUNS, size)
+            with_offsets = True
+        pieces.append(head)
+        pieces.append(header_blob[4 * lo : 4 * hi])
+        if with_offsets:
+            first = (len(head) - 4) + 8 * size  # after the cookie part, header and offsets
+            offsets = within[lo:hi] - within[lo] + first
+            pieces.append(offsets.astype("<u4").tobytes())
+        pieces.extend(c.bodies[lo:hi])
+    return b"".join(pieces)
 
 
 # ------------------------------------------------------------------------- public surface
@@ -480,7 +540,8 @@ def layout(data: bytes, what: str = "rbm64 value") -> str:
     )
 
 
-def _containers(data: bytes, what: str) -> list[Container]:
+def containers_of(data: bytes, what: str = "rbm64 value") -> Containers:
+    """The containers of a value in either layout, checked in full."""
     data = bytes(data)
     if layout(data, what) == "java":
         return _parse_java(data, what)
@@ -493,7 +554,7 @@ def portable_from_any(data: bytes, what: str = "rbm64 value") -> bytes:
     data = bytes(data)
     if layout(data, what) == "portable":
         _parse_portable64(data, what)
-        return data  # validated; already the right layout
+        return data  # checked; already the right layout
     return _write_portable64(_parse_java(data, what))
 
 
@@ -518,8 +579,9 @@ def to_java(data: Any, what: str = "rbm64 value") -> bytes:
 
 def values_of(data: bytes, what: str = "rbm64 value") -> np.ndarray:
     """Every value of an ``rbm64`` value in either layout, ascending, as unsigned 64-bit."""
+    c = containers_of(data, what)
     chunks = []
-    for key, kind, _card, body in _containers(data, what):
+    for key, kind, body in zip(c.keys.tolist(), c.kinds.tolist(), c.bodies, strict=True):
         if kind == ARRAY:
             low = np.frombuffer(body, dtype="<u2").astype(np.uint64)
         elif kind == BITMAP:
@@ -528,10 +590,8 @@ def values_of(data: bytes, what: str = "rbm64 value") -> np.ndarray:
         else:
             runs = np.frombuffer(body, dtype="<u2")[1:].astype(np.int64)
             starts, lengths = runs[0::2], runs[1::2] + 1
-            offsets = np.arange(int(lengths.sum())) - np.repeat(
-                np.cumsum(lengths) - lengths, lengths
-            )
-            low = (np.repeat(starts, lengths) + offsets).astype(np.uint64)
+            steps = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+            low = (np.repeat(starts, lengths) + steps).astype(np.uint64)
         chunks.append((np.uint64(key) << np.uint64(16)) | low)
     if not chunks:
         return np.zeros(0, dtype=np.uint64)

@@ -87,10 +87,12 @@ def test_unusual_java_containers() -> None:
     many = np.arange(0, 10000, 2, dtype="<u2")
     few = np.zeros(1 << 16, dtype=bool)
     few[[3, 9, 60000]] = True
-    containers = [
-        (0, roaring64.ARRAY, many.size, many.tobytes()),
-        (1, roaring64.BITMAP, 3, np.packbits(few, bitorder="little").tobytes()),
-    ]
+    containers = roaring64.Containers(
+        np.array([0, 1], dtype=np.uint64),
+        np.array([roaring64.ARRAY, roaring64.BITMAP], dtype=np.uint8),
+        np.array([many.size, 3], dtype=np.int64),
+        [many.tobytes(), np.packbits(few, bitorder="little").tobytes()],
+    )
     data = roaring64._write_java(containers)
     expected = [*range(0, 10000, 2), 65536 + 3, 65536 + 9, 65536 + 60000]
     assert roaring64.values_of(data).tolist() == expected
