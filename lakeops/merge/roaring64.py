@@ -170,8 +170,8 @@ def _parse_java(data: bytes, what: str) -> Containers:
     keys: list[bytes] = []
     slots: list[int] = []
     pos = _parse_node(data, 9, b"", keys, slots, what)
-    if len(keys) != key_count:
-        raise _bad(f"{what}: header says {key_count} keys, the tree holds {len(keys)}")
+    if len(slots) != key_count:
+        raise _bad(f"{what}: header says {key_count} keys, the tree holds {len(slots)}")
     key_bytes = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, _KEY_BYTES)
     key48 = (key_bytes.astype(np.uint64) << _SHIFTS).sum(axis=1, dtype=np.uint64)
     if bool(np.any(key48[1:] <= key48[:-1])):
@@ -193,29 +193,37 @@ def _parse_java(data: bytes, what: str) -> Containers:
         if second_size > n - pos:
             raise _bad(f"{what}: impossible second-level size {second_size}")
         base = first << 32
-        for second in range(second_size):
+        second = 0
+        while second < second_size:
             if pos >= n:
                 raise _bad(f"{what}: truncated in the containers")
             mark = data[pos]
             if mark == 0:
                 pos += 1
+                second += 1
                 continue
             if mark != 1 or pos + 6 > n:
                 raise _bad(f"{what}: bad null mark {mark} or truncated container")
             _, kind, card = unpack(data, pos)
-            pos += 6
             if kind == ARRAY:
                 size = 2 * card
             elif kind == BITMAP:
                 size = _BITMAP_BYTES
-            elif kind == RUN and pos + 2 <= n:
-                size = 2 + 4 * (data[pos] | data[pos + 1] << 8)
+            elif kind == RUN and pos + 8 <= n:
+                size = 2 + 4 * (data[pos + 6] | data[pos + 7] << 8)
             else:
                 raise _bad(f"{what}: unknown container type {kind} or truncated container")
-            if card < 0 or pos + size > n:
+            entry = 6 + size
+            if card < 0 or pos + entry > n:
                 raise _bad(f"{what}: a container runs past the end")
-            found[base | second] = (kind, card, data[pos : pos + size])
-            pos += size
+            same = 1
+            if kind != RUN and data[pos + entry : pos + entry + 6] == data[pos : pos + 6]:
+                same = _same_entries(data, pos, entry, second_size - second)
+            for i in range(same):
+                at = pos + i * entry
+                found[base | (second + i)] = (kind, card, data[at + 6 : at + entry])
+            pos += same * entry
+            second += same
     if pos + 16 != n:
         raise _bad(f"{what}: the value does not end after the containers")
     if int.from_bytes(data[pos : pos + 8], "little") != len(found):
@@ -236,6 +244,27 @@ def _parse_java(data: bytes, what: str) -> Containers:
             [b for b, k in zip(bodies, keep, strict=True) if k],
         )
     return Containers(key48, kinds, cards, bodies)
+
+
+def _same_entries(data: bytes, pos: int, entry: int, most: int) -> int:
+    """How many container entries from ``pos`` (at most ``most``) share the header of the first:
+    consecutive array or bitmap containers of one cardinality (a sparse bitmap is mostly
+    single-value arrays), found in windows that double, so a long run costs whole-array work
+    and a short one a single comparison."""
+    head = np.frombuffer(data, dtype=np.uint8, count=6, offset=pos)
+    done = 0
+    window = 8
+    while done < most:
+        rows = min(window, most - done, (len(data) - pos) // entry - done)
+        if rows <= 0:
+            break
+        block = np.frombuffer(data, dtype=np.uint8, count=rows * entry, offset=pos + done * entry)
+        match = (block.reshape(rows, entry)[:, :6] == head).all(axis=1)
+        if not match.all():
+            return done + int(np.argmin(match))
+        done += rows
+        window *= 2
+    return max(done, 1)
 
 
 def _parse_node(
@@ -289,7 +318,33 @@ def _parse_node(
         if child <= previous:
             raise _bad(f"{what}: a node's child keys are not ascending")
         previous = child
-        pos = _parse_node(data, pos, below + bytes((child,)), keys, slots, what)
+    if count >= 8 and pos + 18 * count <= len(data):
+        # a node of leaves only (the common bottom of the tree) is read as one array: row i is
+        # the i-th child exactly when rows 0..i-1 are leaves of 18 bytes, as checked here
+        rows = np.frombuffer(data, dtype=np.uint8, count=18 * count, offset=pos).reshape(count, 18)
+        if bool((rows[:, 0] == _LEAF).all()) and not rows[:, 3].any():
+            depth = len(below)
+            leaf_keys = rows[:, 4:10]
+            if not (
+                (leaf_keys[:, :depth] == np.frombuffer(below, dtype=np.uint8)).all()
+                and np.array_equal(leaf_keys[:, depth], np.frombuffer(children, dtype=np.uint8))
+            ):
+                raise _bad(f"{what}: a leaf's key does not continue its path in the tree")
+            keys.append(leaf_keys.tobytes())
+            slots.extend(np.ascontiguousarray(rows[:, 10:18]).view("<u8").ravel().tolist())
+            return pos + 18 * count
+    depth = len(below)
+    end = len(data)
+    for child in children:
+        if pos + 18 <= end and data[pos] == _LEAF and data[pos + 3] == 0:  # a leaf, inline
+            key = data[pos + 4 : pos + 10]
+            if key[:depth] != below or key[depth] != child:
+                raise _bad(f"{what}: a leaf's key does not continue its path in the tree")
+            keys.append(key)
+            slots.append(int.from_bytes(data[pos + 10 : pos + 18], "little"))
+            pos += 18
+        else:
+            pos = _parse_node(data, pos, below + bytes((child,)), keys, slots, what)
     return pos
 
 
