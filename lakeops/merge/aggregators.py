@@ -964,7 +964,7 @@ class Rbm32(_NativeState):
     def _read(self, roaring: Any, value: bytes) -> Any:
         try:
             return roaring.BitMap.deserialize(value)
-        except ValueError as exc:
+        except Exception as exc:  # the native reader says why in its own words
             raise self._state_error(value, exc) from None
 
 
@@ -1027,10 +1027,40 @@ class HllSketch(_NativeState):
         return bytes(union.get_result(ds.tgt_hll_type.HLL_4).serialize_compact())
 
     def _read(self, ds: Any, value: bytes) -> Any:
+        problem = self._image_problem(bytes(value))
+        if problem:
+            raise self._state_error(value, ValueError(problem))
         try:
             return ds.hll_sketch.deserialize(value)
-        except (ValueError, RuntimeError) as exc:
+        except Exception as exc:  # the native reader says why in its own words
             raise self._state_error(value, exc) from None
+
+    @staticmethod
+    def _image_problem(value: bytes) -> str | None:
+        """What makes an HLL-mode image unsafe to hand to the native library, which reads past
+        its arrays on some damaged ones instead of refusing them (an HLL_4 slot marked as kept
+        in the exception table that has no entry there crashes the process): the array and
+        exception-table sizes must fit the bytes, and the marked slots match the table."""
+        if len(value) < 8 or value[2] != 7 or value[7] & 3 != 2:
+            return None  # not an HLL-mode sketch: the library checks the list/set modes
+        lg_k, tgt = value[3], value[7] >> 2 & 3
+        if not 4 <= lg_k <= 21 or tgt > 2 or value[0] != 10 or len(value) < 40:
+            return "bad HLL preamble"
+        k = 1 << lg_k
+        array = (k >> 1, (k * 3 >> 2) + 1, k)[tgt]
+        aux = int.from_bytes(value[36:40], "little", signed=True)
+        if len(value) < 40 + array or aux < 0:
+            return "HLL array shorter than its preamble says"
+        if tgt == 0:
+            nibbles = np.frombuffer(value, dtype=np.uint8, count=array, offset=40)
+            marked = int(np.count_nonzero((nibbles & 15) == 15)) + int(
+                np.count_nonzero(nibbles >> 4 == 15)
+            )
+            compact = bool(value[5] & 8)
+            table = 4 * aux if compact else 4 << value[4]
+            if marked != aux or len(value) < 40 + array + table:
+                return "HLL_4 exception table disagrees with its array"
+        return None
 
 
 class ThetaSketch(_NativeState):
@@ -1047,7 +1077,7 @@ class ThetaSketch(_NativeState):
     def _read(self, ds: Any, value: bytes) -> Any:
         try:
             return ds.compact_theta_sketch.deserialize(value)
-        except (ValueError, RuntimeError) as exc:
+        except Exception as exc:  # the native reader says why in its own words
             raise self._state_error(value, exc) from None
 
 
