@@ -3,7 +3,8 @@
 Java Paimon (``FieldRoaringBitmap64Agg`` through ``org.apache.paimon.utils.RoaringBitmap64``)
 stores an ``rbm64`` state as ``Roaring64Bitmap.serialize`` after ``runOptimize``, of the
 RoaringBitmap library it bundles (1.0.5 in Paimon 0.9, shaded). That is the library's own
-ART-based layout, not the portable 64-bit specification that CRoaring (and so
+ART-based layout (unchanged through RoaringBitmap 1.2.1, which Paimon 1.x bundles, and 1.3),
+not the portable 64-bit specification that CRoaring (and so
 ``pyroaring.BitMap64.serialize``, which lakeops wrote before) implements. Both are read here;
 only Java's is written.
 
