@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 
 from lakeops.errors import ConfigurationError, DataValidationError, UnsupportedFeatureError
 from lakeops.format.types import DataType
+from lakeops.merge import roaring64
 from lakeops.merge.segments import Segments, rows_of, take_or_null
 
 __all__ = [
@@ -936,45 +937,150 @@ def _require(module: str, function: str) -> Any:
         ) from None
 
 
-class Rbm32(_Bytes):
-    name = "rbm32"
+class _NativeState(_Bytes):
+    """A BYTES state decoded by a native library; bytes it cannot read are named, not crashed
+    on: a :class:`DataValidationError` naming the field and the function."""
 
-    def union(self, a: bytes, b: bytes) -> bytes:
-        roaring = _require("pyroaring", self.name)
-        return bytes((roaring.BitMap.deserialize(a) | roaring.BitMap.deserialize(b)).serialize())
-
-
-class Rbm64(_Bytes):
-    name = "rbm64"
-
-    def union(self, a: bytes, b: bytes) -> bytes:
-        roaring = _require("pyroaring", self.name)
-        return bytes(
-            (roaring.BitMap64.deserialize(a) | roaring.BitMap64.deserialize(b)).serialize()
+    def _state_error(self, value: bytes, exc: Exception) -> DataValidationError:
+        head = bytes(value[:16]).hex()
+        return DataValidationError(
+            f"field {self.field!r} (aggregate function '{self.name}'): a value of {len(value)} "
+            f"bytes (starting {head}) is not a serialized {self.state}: {exc}"
         )
 
+    state: ClassVar[str] = ""
 
-class HllSketch(_Bytes):
+
+class Rbm32(_NativeState):
+    """Java's ``RoaringBitmap.serialize`` is the portable roaring layout, as pyroaring's."""
+
+    name = "rbm32"
+    state = "32-bit roaring bitmap"
+
+    def union(self, a: bytes, b: bytes) -> bytes:
+        roaring = _require("pyroaring", self.name)
+        out = self._read(roaring, a) | self._read(roaring, b)
+        out.run_optimize()  # as Paimon's RoaringBitmap32.serialize does
+        return bytes(out.serialize())
+
+    def _read(self, roaring: Any, value: bytes) -> Any:
+        try:
+            return roaring.BitMap.deserialize(value)
+        except Exception as exc:  # the native reader says why in its own words
+            raise self._state_error(value, exc) from None
+
+
+class Rbm64(_NativeState):
+    """Read in Java Paimon's ``Roaring64Bitmap`` layout or the portable one older lakeops wrote
+    (:mod:`lakeops.merge.roaring64`); written in Java's only."""
+
+    name = "rbm64"
+    state = "64-bit roaring bitmap"
+
+    def _reduce(
+        self, values: pa.Array, retract: np.ndarray, active: np.ndarray, seg: Segments
+    ) -> pa.Array:
+        """Each key's values read once and united in one go (not pairwise through bytes)."""
+        rows = active & _nonnull(values)
+        first = seg.first_index(rows)
+        multi = seg.last_index(rows) != first
+        out = take_or_null(values, first)
+        if not multi.any():
+            return out
+        ids = seg.ids
+        chosen = np.flatnonzero(rows & multi[ids])
+        owners = ids[chosen]
+        raw = values.take(pa.array(chosen)).to_pylist()
+        bounds = np.flatnonzero(np.diff(owners)) + 1
+        merged = out.to_pylist()
+        for lo, hi in zip(
+            np.concatenate(([0], bounds)).tolist(),
+            np.append(bounds, len(chosen)).tolist(),
+            strict=True,
+        ):
+            merged[int(owners[lo])] = self._union_all(raw[lo:hi])
+        return pa.array(merged, type=self.arrow_type)
+
+    def union(self, a: bytes, b: bytes) -> bytes:
+        return self._union_all([a, b])
+
+    def _union_all(self, states: list[bytes]) -> bytes:
+        roaring = _require("pyroaring", self.name)
+        what = f"field {self.field!r} (aggregate function 'rbm64')"
+        out = roaring.BitMap64.deserialize(roaring64.portable_from_any(states[0], what))
+        for state in states[1:]:
+            out |= roaring.BitMap64.deserialize(roaring64.portable_from_any(state, what))
+        out.run_optimize()  # as Paimon's RoaringBitmap64.serialize does
+        return roaring64.java_from_portable(bytes(out.serialize()), what)
+
+
+class HllSketch(_NativeState):
+    """Paimon's ``HllSketchUtil.union``: the result is an HLL_4 sketch, whatever the inputs."""
+
     name = "hll_sketch"
+    state = "HLL sketch"
 
     def union(self, a: bytes, b: bytes) -> bytes:
         ds = _require("datasketches", self.name)
-        left, right = ds.hll_sketch.deserialize(a), ds.hll_sketch.deserialize(b)
+        left, right = self._read(ds, a), self._read(ds, b)
         union = ds.hll_union(max(left.lg_config_k, right.lg_config_k))
         union.update(left)
         union.update(right)
-        return bytes(union.get_result(left.tgt_type).serialize_compact())
+        return bytes(union.get_result(ds.tgt_hll_type.HLL_4).serialize_compact())
+
+    def _read(self, ds: Any, value: bytes) -> Any:
+        problem = self._image_problem(bytes(value))
+        if problem:
+            raise self._state_error(value, ValueError(problem))
+        try:
+            return ds.hll_sketch.deserialize(value)
+        except Exception as exc:  # the native reader says why in its own words
+            raise self._state_error(value, exc) from None
+
+    @staticmethod
+    def _image_problem(value: bytes) -> str | None:
+        """What makes an HLL-mode image unsafe to hand to the native library, which reads past
+        its arrays on some damaged ones instead of refusing them (an HLL_4 slot marked as kept
+        in the exception table that has no entry there crashes the process): the array and
+        exception-table sizes must fit the bytes, and the marked slots match the table."""
+        if len(value) < 8 or value[2] != 7 or value[7] & 3 != 2:
+            return None  # not an HLL-mode sketch: the library checks the list/set modes
+        lg_k, tgt = value[3], value[7] >> 2 & 3
+        if not 4 <= lg_k <= 21 or tgt > 2 or value[0] != 10 or len(value) < 40:
+            return "bad HLL preamble"
+        k = 1 << lg_k
+        array = (k >> 1, (k * 3 >> 2) + 1, k)[tgt]
+        aux = int.from_bytes(value[36:40], "little", signed=True)
+        if len(value) < 40 + array or aux < 0:
+            return "HLL array shorter than its preamble says"
+        if tgt == 0:
+            nibbles = np.frombuffer(value, dtype=np.uint8, count=array, offset=40)
+            marked = int(np.count_nonzero((nibbles & 15) == 15)) + int(
+                np.count_nonzero(nibbles >> 4 == 15)
+            )
+            compact = bool(value[5] & 8)
+            table = 4 * aux if compact else 4 << value[4]
+            if marked != aux or len(value) < 40 + array + table:
+                return "HLL_4 exception table disagrees with its array"
+        return None
 
 
-class ThetaSketch(_Bytes):
+class ThetaSketch(_NativeState):
     name = "theta_sketch"
+    state = "compact theta sketch"
 
     def union(self, a: bytes, b: bytes) -> bytes:
         ds = _require("datasketches", self.name)
         union = ds.theta_union()
-        union.update(ds.compact_theta_sketch.deserialize(a))
-        union.update(ds.compact_theta_sketch.deserialize(b))
+        union.update(self._read(ds, a))
+        union.update(self._read(ds, b))
         return bytes(union.get_result().serialize())
+
+    def _read(self, ds: Any, value: bytes) -> Any:
+        try:
+            return ds.compact_theta_sketch.deserialize(value)
+        except Exception as exc:  # the native reader says why in its own words
+            raise self._state_error(value, exc) from None
 
 
 AGGREGATORS: dict[str, type[Aggregator]] = {

@@ -34,6 +34,15 @@
  *   schema  -> {"schema_id", "fields": [{id, name, type}]} of the latest schema
  *   system  name -> {"fields": [{name, type}], "rows": [...]} of the system table
  *           "db.table$name" (Catalog.getTable), read with a ReadBuilder
+ *   states  (no table) kind: rbm32 | rbm64 | hll_sketch | theta_sketch, and either
+ *           encode [set, ...] (a set: a list of integers, or {"values": [...], "ranges":
+ *           [[start, stop, step], ...]}): each set serialized as Paimon does (RoaringBitmap32 /
+ *           RoaringBitmap64 .serialize, a default HllSketch (lgK 12, HLL_4) toCompactByteArray,
+ *           a default UpdateSketch compact().toByteArray(), values added as longs) ->
+ *           {"states": [base64, ...]}; or decode [base64 | null, ...]: each read back as Paimon
+ *           does (RoaringBitmap32 / RoaringBitmap64 .deserialize, HllSketch.heapify,
+ *           Sketches.wrapSketch) -> {"states": [{"values": [...]} (bitmaps; rbm32 values
+ *           unsigned, rbm64 values as Java longs) | {"estimate": x} (sketches) | null]}
  */
 
 import org.apache.paimon.catalog.Catalog;
@@ -140,6 +149,9 @@ public final class PaimonOracle {
 
     private static ObjectNode run(Catalog catalog, JsonNode op) throws Exception {
         String name = op.get("op").asText();
+        if (name.equals("states")) {
+            return states(op);
+        }
         Identifier id = Identifier.fromString(op.get("table").asText());
         switch (name) {
             case "create":
@@ -180,6 +192,143 @@ public final class PaimonOracle {
                 }
             default:
                 throw new IllegalArgumentException("unknown op " + name);
+        }
+    }
+
+    // ------------------------------------------------------------------ aggregate states
+
+    private static ObjectNode states(JsonNode op) throws Exception {
+        String kind = op.get("kind").asText();
+        ArrayNode states = NODES.arrayNode();
+        if (op.has("encode")) {
+            for (JsonNode set : op.get("encode")) {
+                List<Long> values = new ArrayList<>();
+                JsonNode listed = set.isArray() ? set : set.get("values");
+                if (listed != null) {
+                    for (JsonNode v : listed) {
+                        values.add(v.asLong());
+                    }
+                }
+                JsonNode ranges = set.isObject() ? set.get("ranges") : null;
+                if (ranges != null) {
+                    for (JsonNode r : ranges) {
+                        long stop = r.get(1).asLong();
+                        long step = r.get(2).asLong();
+                        for (long v = r.get(0).asLong(); v < stop; v += step) {
+                            values.add(v);
+                        }
+                    }
+                }
+                states.add(Base64.getEncoder().encodeToString(encodeState(kind, values)));
+            }
+        } else {
+            for (JsonNode item : op.get("decode")) {
+                if (item.isNull()) {
+                    states.addNull();
+                } else {
+                    states.add(decodeState(kind, Base64.getDecoder().decode(item.asText())));
+                }
+            }
+        }
+        ObjectNode result = NODES.objectNode();
+        result.set("states", states);
+        return result;
+    }
+
+    private static byte[] encodeState(String kind, List<Long> values) throws Exception {
+        switch (kind) {
+            case "rbm32":
+                {
+                    org.apache.paimon.utils.RoaringBitmap32 b =
+                            new org.apache.paimon.utils.RoaringBitmap32();
+                    for (long v : values) {
+                        b.add((int) v);
+                    }
+                    return b.serialize();
+                }
+            case "rbm64":
+                {
+                    org.apache.paimon.utils.RoaringBitmap64 b =
+                            new org.apache.paimon.utils.RoaringBitmap64();
+                    for (long v : values) {
+                        b.add(v);
+                    }
+                    return b.serialize();
+                }
+            case "hll_sketch":
+                {
+                    org.apache.paimon.shade.org.apache.datasketches.hll.HllSketch s =
+                            new org.apache.paimon.shade.org.apache.datasketches.hll.HllSketch();
+                    for (long v : values) {
+                        s.update(v);
+                    }
+                    return s.toCompactByteArray();
+                }
+            case "theta_sketch":
+                {
+                    org.apache.paimon.shade.org.apache.datasketches.theta.UpdateSketch s =
+                            org.apache.paimon.shade.org.apache.datasketches.theta.UpdateSketch
+                                    .builder()
+                                    .build();
+                    for (long v : values) {
+                        s.update(v);
+                    }
+                    return s.compact().toByteArray();
+                }
+            default:
+                throw new IllegalArgumentException("unknown state kind " + kind);
+        }
+    }
+
+    private static ObjectNode decodeState(String kind, byte[] bytes) throws Exception {
+        ObjectNode out = NODES.objectNode();
+        switch (kind) {
+            case "rbm32":
+                {
+                    org.apache.paimon.utils.RoaringBitmap32 b =
+                            new org.apache.paimon.utils.RoaringBitmap32();
+                    b.deserialize(bytes);
+                    ArrayNode values = out.putArray("values");
+                    Iterator<Integer> it = b.iterator();
+                    while (it.hasNext()) {
+                        values.add(Integer.toUnsignedLong(it.next()));
+                    }
+                    return out;
+                }
+            case "rbm64":
+                {
+                    // Paimon's own read first (what its aggregate does), then the values
+                    new org.apache.paimon.utils.RoaringBitmap64().deserialize(bytes);
+                    org.apache.paimon.shade.org.roaringbitmap.longlong.Roaring64Bitmap b =
+                            new org.apache.paimon.shade.org.roaringbitmap.longlong
+                                    .Roaring64Bitmap();
+                    b.deserialize(
+                            new java.io.DataInputStream(new java.io.ByteArrayInputStream(bytes)));
+                    ArrayNode values = out.putArray("values");
+                    org.apache.paimon.shade.org.roaringbitmap.longlong.LongIterator it =
+                            b.getLongIterator();
+                    while (it.hasNext()) {
+                        values.add(it.next());
+                    }
+                    return out;
+                }
+            case "hll_sketch":
+                out.put(
+                        "estimate",
+                        org.apache.paimon.shade.org.apache.datasketches.hll.HllSketch.heapify(
+                                        bytes)
+                                .getEstimate());
+                return out;
+            case "theta_sketch":
+                out.put(
+                        "estimate",
+                        org.apache.paimon.shade.org.apache.datasketches.theta.Sketches.wrapSketch(
+                                        org.apache.paimon.shade.org.apache.datasketches.memory
+                                                .Memory.wrap(bytes))
+                                .getEstimate());
+                return out;
+            default:
+                throw new IllegalArgumentException("unknown state kind " + kind);
         }
     }
 
