@@ -978,7 +978,7 @@ class Rbm64(_NativeState):
     state = "64-bit roaring bitmap"
 
     def _reduce(
-        self, values: pa.Array, retract: np.ndarray, active: np.ndarray, seg: Segments
+        self, values: pa.Array, _retract: np.ndarray, active: np.ndarray, seg: Segments
     ) -> pa.Array:
         """Each key's values read once and united in one go (not pairwise through bytes)."""
         rows = active & _nonnull(values)

@@ -156,17 +156,24 @@ def _portable_shape(c: Containers) -> Containers:
 # ------------------------------------------------------------------------- Java's layout
 def _parse_java(data: bytes, what: str) -> Containers:
     what = f"{what} (Java Roaring64Bitmap layout)"
-    n = len(data)
     _need(data, 1, what)
     if data[0] == 0:
-        if n != 1:
-            raise _bad(f"{what}: {n - 1} bytes after the empty marker")
+        if len(data) != 1:
+            raise _bad(f"{what}: {len(data) - 1} bytes after the empty marker")
         return _EMPTY
     if data[0] != 1:
         raise _bad(f"{what}: first byte {data[0]} is neither 0 (empty) nor 1")
+    key48, slots, pos = _parse_keys(data, what)
+    found, pos = _parse_containers(data, pos, what)
+    return _assemble(data, pos, key48, slots, found, what)
+
+
+def _parse_keys(data: bytes, what: str) -> tuple[np.ndarray, list[int], int]:
+    """The header's key count and the tree after it: the 48-bit high keys (ascending), the
+    container slot of each, and the position after the tree."""
     _need(data, 9, what)
     key_count = int.from_bytes(data[1:9], "little")
-    if key_count == 0 or key_count > n // 18:
+    if key_count == 0 or key_count > len(data) // 18:
         raise _bad(f"{what}: impossible key count {key_count}")
     keys: list[bytes] = []
     slots: list[int] = []
@@ -177,14 +184,21 @@ def _parse_java(data: bytes, what: str) -> Containers:
     key48 = (key_bytes.astype(np.uint64) << _SHIFTS).sum(axis=1, dtype=np.uint64)
     if bool(np.any(key48[1:] <= key48[:-1])):
         raise _bad(f"{what}: keys are not in ascending order")
-    # the containers, by slot (first-level index << 32 | second-level index)
+    return key48, slots, pos
+
+
+def _parse_containers(
+    data: bytes, pos: int, what: str
+) -> tuple[dict[int, tuple[int, int, bytes]], int]:
+    """The containers, by slot (first-level index << 32 | second-level index), and the
+    position after them."""
+    n = len(data)
     _need(data, pos + 4, what)
     first_size = int.from_bytes(data[pos : pos + 4], "little")
     pos += 4
     if first_size > n - pos:
         raise _bad(f"{what}: impossible first-level size {first_size}")
     found: dict[int, tuple[int, int, bytes]] = {}
-    unpack = _MARK_KIND_CARD.unpack_from
     for first in range(first_size):
         _need(data, pos + 5, what)
         if data[pos] != _NOT_TRIMMED:
@@ -193,39 +207,69 @@ def _parse_java(data: bytes, what: str) -> Containers:
         pos += 5
         if second_size > n - pos:
             raise _bad(f"{what}: impossible second-level size {second_size}")
-        base = first << 32
-        second = 0
-        while second < second_size:
-            if pos >= n:
-                raise _bad(f"{what}: truncated in the containers")
-            mark = data[pos]
-            if mark == 0:
-                pos += 1
-                second += 1
-                continue
-            if mark != 1 or pos + 6 > n:
-                raise _bad(f"{what}: bad null mark {mark} or truncated container")
-            _, kind, card = unpack(data, pos)
-            if kind == ARRAY:
-                size = 2 * card
-            elif kind == BITMAP:
-                size = _BITMAP_BYTES
-            elif kind == RUN and pos + 8 <= n:
-                size = 2 + 4 * (data[pos + 6] | data[pos + 7] << 8)
-            else:
-                raise _bad(f"{what}: unknown container type {kind} or truncated container")
-            entry = 6 + size
-            if card < 0 or pos + entry > n:
-                raise _bad(f"{what}: a container runs past the end")
-            same = 1
-            if kind != RUN and data[pos + entry : pos + entry + 6] == data[pos : pos + 6]:
-                same = _same_entries(data, pos, entry, second_size - second)
-            for i in range(same):
-                at = pos + i * entry
-                found[base | (second + i)] = (kind, card, data[at + 6 : at + entry])
-            pos += same * entry
-            second += same
-    if pos + 16 != n:
+        pos = _parse_second_level(data, pos, first << 32, second_size, found, what)
+    return found, pos
+
+
+def _container_size(data: bytes, pos: int, kind: int, card: int, what: str) -> int:
+    """The body size of the container entry at ``pos`` (of ``kind`` and ``card``)."""
+    if kind == ARRAY:
+        return 2 * card
+    if kind == BITMAP:
+        return _BITMAP_BYTES
+    if kind == RUN and pos + 8 <= len(data):
+        return 2 + 4 * (data[pos + 6] | data[pos + 7] << 8)
+    raise _bad(f"{what}: unknown container type {kind} or truncated container")
+
+
+def _parse_second_level(
+    data: bytes,
+    pos: int,
+    base: int,
+    second_size: int,
+    found: dict[int, tuple[int, int, bytes]],
+    what: str,
+) -> int:
+    """The ``second_size`` entries (a null mark, or a container) of one first-level slot,
+    into ``found``; the position after them."""
+    n = len(data)
+    unpack = _MARK_KIND_CARD.unpack_from
+    second = 0
+    while second < second_size:
+        if pos >= n:
+            raise _bad(f"{what}: truncated in the containers")
+        mark = data[pos]
+        if mark == 0:
+            pos += 1
+            second += 1
+            continue
+        if mark != 1 or pos + 6 > n:
+            raise _bad(f"{what}: bad null mark {mark} or truncated container")
+        _, kind, card = unpack(data, pos)
+        entry = 6 + _container_size(data, pos, kind, card, what)
+        if card < 0 or pos + entry > n:
+            raise _bad(f"{what}: a container runs past the end")
+        same = 1
+        if kind != RUN and data[pos + entry : pos + entry + 6] == data[pos : pos + 6]:
+            same = _same_entries(data, pos, entry, second_size - second)
+        for i in range(same):
+            at = pos + i * entry
+            found[base | (second + i)] = (kind, card, data[at + 6 : at + entry])
+        pos += same * entry
+        second += same
+    return pos
+
+
+def _assemble(
+    data: bytes,
+    pos: int,
+    key48: np.ndarray,
+    slots: list[int],
+    found: dict[int, tuple[int, int, bytes]],
+    what: str,
+) -> Containers:
+    """The containers of the keys, in key order, once the trailer agrees with them."""
+    if pos + 16 != len(data):
         raise _bad(f"{what}: the value does not end after the containers")
     if int.from_bytes(data[pos : pos + 8], "little") != len(found):
         raise _bad(f"{what}: the container count disagrees with the containers present")
@@ -268,6 +312,59 @@ def _same_entries(data: bytes, pos: int, entry: int, most: int) -> int:
     return max(done, 1)
 
 
+def _child_keys(kind: int, body: bytes, count: int, what: str) -> bytes:
+    """The key byte of each child of an inner node, ascending, from the node's body."""
+    if kind in (_NODE4, _NODE16):
+        children = (body[7::-1] + body[:7:-1])[:count] if kind == _NODE16 else body[::-1][:count]
+    elif kind == _NODE48:
+        slot = np.frombuffer(body, dtype=np.uint8).reshape(32, 8)[:, ::-1].ravel()
+        present = np.flatnonzero(slot != 0xFF)
+        used = slot[present]
+        if bool(np.any(used >= 48)) or np.unique(used).size != used.size:
+            raise _bad(f"{what}: a Node48 has a bad or repeated child slot")
+        children = present.astype(np.uint8).tobytes()
+    else:
+        bits = np.unpackbits(np.frombuffer(body, dtype=np.uint8), bitorder="little")
+        children = np.flatnonzero(bits).astype(np.uint8).tobytes()
+    if len(children) != count:
+        raise _bad(f"{what}: a node says {count} children, its keys name {len(children)}")
+    if len(children) > 1 and bool(
+        np.any(np.diff(np.frombuffer(children, dtype=np.uint8).astype(np.int16)) <= 0)
+    ):
+        raise _bad(f"{what}: a node's child keys are not ascending")
+    return children
+
+
+def _leaf_block(
+    data: bytes,
+    pos: int,
+    below: bytes,
+    children: bytes,
+    keys: list[bytes],
+    slots: list[int],
+    what: str,
+) -> int | None:
+    """A node of leaves only (the common bottom of the tree) read as one array: row i is the
+    i-th child exactly when rows 0..i-1 are leaves of 18 bytes, as checked here. The position
+    after the leaves, or None when the children are not all plain leaves."""
+    count = len(children)
+    if pos + 18 * count > len(data):
+        return None
+    rows = np.frombuffer(data, dtype=np.uint8, count=18 * count, offset=pos).reshape(count, 18)
+    if not (bool((rows[:, 0] == _LEAF).all()) and not rows[:, 3].any()):
+        return None
+    depth = len(below)
+    leaf_keys = rows[:, 4:10]
+    if not (
+        (leaf_keys[:, :depth] == np.frombuffer(below, dtype=np.uint8)).all()
+        and np.array_equal(leaf_keys[:, depth], np.frombuffer(children, dtype=np.uint8))
+    ):
+        raise _bad(f"{what}: a leaf's key does not continue its path in the tree")
+    keys.append(leaf_keys.tobytes())
+    slots.extend(np.ascontiguousarray(rows[:, 10:18]).view("<u8").ravel().tolist())
+    return pos + 18 * count
+
+
 def _parse_node(
     data: bytes, pos: int, path: bytes, keys: list[bytes], slots: list[int], what: str
 ) -> int:
@@ -300,40 +397,11 @@ def _parse_node(
         raise _bad(f"{what}: truncated in the tree")
     body = data[pos : pos + size]
     pos += size
-    if kind in (_NODE4, _NODE16):
-        children = (body[7::-1] + body[:7:-1])[:count] if kind == _NODE16 else body[::-1][:count]
-    elif kind == _NODE48:
-        slot = np.frombuffer(body, dtype=np.uint8).reshape(32, 8)[:, ::-1].ravel()
-        present = np.flatnonzero(slot != 0xFF)
-        used = slot[present]
-        if bool(np.any(used >= 48)) or np.unique(used).size != used.size:
-            raise _bad(f"{what}: a Node48 has a bad or repeated child slot")
-        children = present.astype(np.uint8).tobytes()
-    else:
-        bits = np.unpackbits(np.frombuffer(body, dtype=np.uint8), bitorder="little")
-        children = np.flatnonzero(bits).astype(np.uint8).tobytes()
-    if len(children) != count:
-        raise _bad(f"{what}: a node says {count} children, its keys name {len(children)}")
-    previous = -1
-    for child in children:
-        if child <= previous:
-            raise _bad(f"{what}: a node's child keys are not ascending")
-        previous = child
-    if count >= 8 and pos + 18 * count <= len(data):
-        # a node of leaves only (the common bottom of the tree) is read as one array: row i is
-        # the i-th child exactly when rows 0..i-1 are leaves of 18 bytes, as checked here
-        rows = np.frombuffer(data, dtype=np.uint8, count=18 * count, offset=pos).reshape(count, 18)
-        if bool((rows[:, 0] == _LEAF).all()) and not rows[:, 3].any():
-            depth = len(below)
-            leaf_keys = rows[:, 4:10]
-            if not (
-                (leaf_keys[:, :depth] == np.frombuffer(below, dtype=np.uint8)).all()
-                and np.array_equal(leaf_keys[:, depth], np.frombuffer(children, dtype=np.uint8))
-            ):
-                raise _bad(f"{what}: a leaf's key does not continue its path in the tree")
-            keys.append(leaf_keys.tobytes())
-            slots.extend(np.ascontiguousarray(rows[:, 10:18]).view("<u8").ravel().tolist())
-            return pos + 18 * count
+    children = _child_keys(kind, body, count, what)
+    if count >= 8:
+        after = _leaf_block(data, pos, below, children, keys, slots, what)
+        if after is not None:
+            return after
     depth = len(below)
     end = len(data)
     for child in children:
