@@ -3,7 +3,7 @@ Paimon 0.9 writes them.
 
 One accumulator serves both writers: :class:`~lakeops.kv.writer.RollingKeyValueWriter`'s key
 statistics (every key column in full, FLOAT/DOUBLE in Java's total order) and the value
-statistics of append files (:class:`~lakeops.append.files.RollingAppendWriter`), which follow
+statistics of append files (:class:`~lakeops.kv.append_files.RollingAppendWriter`), which follow
 the table's stats modes and what Paimon's per-format statistics extractor keeps:
 
 * modes (``metadata.stats-mode``, default ``truncate(16)``; per field

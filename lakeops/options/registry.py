@@ -451,7 +451,7 @@ _honoured(["manifest.merge-min-count"], "base manifests are merged past this cou
 # primary-key tables: reads skip level 0 and apply each file's vector (lakeops.read.scan);
 # writes and compactions are refused here. Append tables: vectors are applied on read, and
 # writes are allowed (TableOptions.require_writable drops this option for them;
-# lakeops.append.compact refuses to rewrite files that have vectors)
+# lakeops.compact.append refuses to rewrite files that have vectors)
 _honoured(
     ["deletion-vectors.enabled"],
     "lakeops reads deletion vectors of primary-key tables but neither writes nor maintains "

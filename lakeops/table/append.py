@@ -10,20 +10,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeops.append.compact import plan as plan_compaction
-from lakeops.append.evolution import (
-    SYSTEM_FIELDS,
-    GroupReader,
-    data_evolution,
-    row_id_groups,
-    row_tracking,
-)
-from lakeops.append.files import AppendFileReader
-from lakeops.append.scan import AppendSplit, plan_append_splits, snapshot_deletion_files
-from lakeops.append.write import AppendWrite, WriteInput
 from lakeops.changelog.reader import ROW_KIND_COLUMN
 from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER
 from lakeops.commit.snapshot_builder import PlannedChange, overwrite_change
+from lakeops.compact.append import plan as plan_compaction
 from lakeops.compact.planner import CompactionProgress
 from lakeops.errors import CommitStateUnknownError, ConfigurationError, UnsupportedFeatureError
 from lakeops.format.commit_message import CommitMessage
@@ -34,16 +24,30 @@ from lakeops.format.schema import TableSchema
 from lakeops.format.schema_change import SchemaChange
 from lakeops.format.snapshot import CommitKind, Snapshot
 from lakeops.io.file_io import FileIO
+from lakeops.kv.append_files import AppendFileReader
 from lakeops.kv.formats import check_writable
 from lakeops.options.append import AppendOptions
 from lakeops.parallel import check_parallelism, imap_ordered
 from lakeops.read.deletions import DeletionVectorReader
 from lakeops.read.guard import guard_batches, guard_read, planned_on
 from lakeops.read.predicate import Filter, RowFilter, row_filter
-from lakeops.read.scan import partition_matches
+from lakeops.read.row_tracking import (
+    SYSTEM_FIELDS,
+    GroupReader,
+    data_evolution,
+    row_id_groups,
+    row_tracking,
+)
+from lakeops.read.scan import (
+    Split,
+    partition_matches,
+    plan_append_splits,
+    snapshot_deletion_files,
+)
 from lakeops.store.time_travel import AsOf, resolve_snapshot
 from lakeops.table.base import BaseTable
 from lakeops.table.system_tables import system_table_schema
+from lakeops.write.append_write import AppendWrite, WriteInput
 
 __all__ = ["AppendSplitReader", "AppendTable", "data_evolution_refusal"]
 
@@ -61,7 +65,7 @@ def _kind(schema: TableSchema) -> str:
 
 def data_evolution_refusal(identifier: str, schema: TableSchema, action: str) -> str | None:
     """Why lakeops refuses to ``action`` a data-evolution table (None for other tables): it
-    reads them (:mod:`lakeops.append.evolution`) but writes nothing to them."""
+    reads them (:mod:`lakeops.read.row_tracking`) but writes nothing to them."""
     if not data_evolution(schema):
         return None
     return (
@@ -78,7 +82,7 @@ class AppendSplitReader:
     def __init__(self, table: AppendTable) -> None:
         self.table = table
 
-    def read(self, split: AppendSplit, columns: Sequence[str] | None = None) -> pa.Table:
+    def read(self, split: Split, columns: Sequence[str] | None = None) -> pa.Table:
         """The rows of ``split`` (``columns``: all by default)."""
         wanted = self.table._columns(columns)
         return self.table._read_splits([split], wanted, None, 1)
@@ -244,7 +248,7 @@ class AppendTable(BaseTable):
         parallelism: int | None = None,
         progress: Callable[[CompactionProgress], None] | None = None,
     ) -> Snapshot | None:
-        """Compact small files as Paimon does for append tables (:mod:`lakeops.append.compact`;
+        """Compact small files as Paimon does for append tables (:mod:`lakeops.compact.append`;
         ``full=True``: a full compaction), in every partition or those of ``partitions``.
         One ``COMPACT`` snapshot; None if nothing needed compacting. A concurrent job that
         replaced an input file makes it a :class:`~lakeops.errors.CommitConflictError` (the
@@ -275,7 +279,7 @@ class AppendTable(BaseTable):
         snapshot_id: int | None = None,
         tag: str | None = None,
         as_of: AsOf | None = None,
-    ) -> list[AppendSplit]:
+    ) -> list[Split]:
         """The (partition, bucket) splits a read of the snapshot reads, pruned by ``filter``."""
         rf = row_filter(filter, self._row_schema())
         snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
@@ -290,7 +294,7 @@ class AppendTable(BaseTable):
 
     def _system_columns(self) -> list[str]:
         """The system columns a read may select: ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` where
-        the table tracks rows (:mod:`lakeops.append.evolution`)."""
+        the table tracks rows (:mod:`lakeops.read.row_tracking`)."""
         return [f.name for f in SYSTEM_FIELDS] if row_tracking(self.schema) else []
 
     def _row_schema(self) -> pa.Schema:
@@ -322,16 +326,16 @@ class AppendTable(BaseTable):
         return any(c in self._system_columns() for c in cols)
 
     def _tracked(self) -> bool:
-        """Whether reads go through :class:`~lakeops.append.evolution.GroupReader`."""
+        """Whether reads go through :class:`~lakeops.read.row_tracking.GroupReader`."""
         return row_tracking(self.schema) or data_evolution(self.schema)
 
-    def _units(self, split: AppendSplit) -> list[tuple[int, tuple[DataFileMeta, ...]]]:
-        """What is read as one, numbered: a data-evolution table's row-id groups (which hold
-        no deletion vectors: planning refuses them), else each file with its index in the
-        split (for :meth:`AppendSplit.deletion_of`)."""
+    def _units(self, split: Split) -> list[tuple[DataFileMeta, tuple[DataFileMeta, ...]]]:
+        """What is read as one, each after the file whose deletion file applies to it (for
+        :meth:`~lakeops.read.scan.Split.deletion_of`): a data-evolution table's row-id groups
+        (which hold no deletion vectors: planning refuses them), else each file alone."""
         if data_evolution(self.schema):
-            return list(enumerate(row_id_groups(split.files)))
-        return [(i, (f,)) for i, f in enumerate(split.files)]
+            return [(group[0], group) for group in row_id_groups(split.files)]
+        return [(f, (f,)) for f in split.files]
 
     def read(
         self,
@@ -367,7 +371,7 @@ class AppendTable(BaseTable):
 
     def _read_splits(
         self,
-        splits: Sequence[AppendSplit],
+        splits: Sequence[Split],
         wanted: list[str],
         rf: RowFilter | None,
         parallelism: int | None,

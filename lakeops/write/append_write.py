@@ -6,7 +6,7 @@ Paimon writes ``bucket-0``), the hash of the ``bucket-key`` columns for a fixed-
 (:func:`lakeops.format.bucket_hash.assign_buckets`, as primary-key tables hash their keys) —
 kept in input order, and buffered. When the buffers exceed ``write-buffer-size`` (and at
 ``prepare_commit``) every buffered (partition, bucket) is written as rolling level-0 files
-(:class:`~lakeops.append.files.RollingAppendWriter`), up to ``parallelism`` of them at once.
+(:class:`~lakeops.kv.append_files.RollingAppendWriter`), up to ``parallelism`` of them at once.
 
 Sequence numbers, as Paimon's ``AppendOnlyWriter``: one per row, consecutive in input order;
 a fixed bucket continues from the largest sequence number live in it (so a bucket's files
@@ -24,7 +24,6 @@ from typing import TypeAlias
 import numpy as np
 import pyarrow as pa
 
-from lakeops.append.files import RollingAppendWriter
 from lakeops.bucket.dynamic import partition_groups
 from lakeops.errors import LakeopsError
 from lakeops.format import binary_row
@@ -34,6 +33,7 @@ from lakeops.format.data_file import DataFileMeta
 from lakeops.format.kv import KIND
 from lakeops.format.snapshot import Snapshot
 from lakeops.io.file_io import join
+from lakeops.kv.append_files import RollingAppendWriter
 from lakeops.kv.stats import stats_modes
 from lakeops.options.append import AppendOptions
 from lakeops.parallel import IO_THREADS, check_parallelism, run_ordered

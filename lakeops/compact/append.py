@@ -37,8 +37,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lakeops.append.files import AppendFileReader, RollingAppendWriter
-from lakeops.append.scan import snapshot_deletion_files
 from lakeops.compact.planner import BucketJob, CompactionProgress
 from lakeops.format import binary_row
 from lakeops.format.commit_message import CommitMessage
@@ -53,10 +51,11 @@ from lakeops.format.deletion_vector import (
 from lakeops.format.index_manifest import IndexFileMeta, IndexManifestEntry
 from lakeops.format.manifest import FileKind
 from lakeops.format.snapshot import Snapshot
+from lakeops.kv.append_files import AppendFileReader, RollingAppendWriter
 from lakeops.options.append import AppendOptions
 from lakeops.parallel import run_ordered
 from lakeops.read.deletions import DeletionVectorReader
-from lakeops.read.scan import partition_matches
+from lakeops.read.scan import partition_matches, snapshot_deletion_files
 from lakeops.store.context import TableContext
 
 __all__ = [

@@ -186,7 +186,7 @@ class AppendFileReader:
         self, file_io: FileIO, schema: TableSchema, schemas: SchemaLookup, table_root: str
     ) -> None:
         # options whose reads would be wrong refuse here; row tracking and data evolution are
-        # read by lakeops.append.evolution
+        # read by lakeops.read.row_tracking
         check_readable(
             {
                 k: v
