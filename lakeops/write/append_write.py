@@ -6,7 +6,8 @@ Paimon writes ``bucket-0``), the hash of the ``bucket-key`` columns for a fixed-
 (:func:`lakeops.format.bucket_hash.assign_buckets`, as primary-key tables hash their keys) —
 kept in input order, and buffered. When the buffers exceed ``write-buffer-size`` (and at
 ``prepare_commit``) every buffered (partition, bucket) is written as rolling level-0 files
-(:class:`~lakeops.kv.append_files.RollingAppendWriter`), up to ``parallelism`` of them at once.
+(:class:`~lakeops.kv.append_files.RollingAppendWriter`), up to ``parallelism`` of them at once,
+in the lifecycle both table writers share (:mod:`lakeops.write.lifecycle`).
 
 Sequence numbers, as Paimon's ``AppendOnlyWriter``: one per row, consecutive in input order;
 a fixed bucket continues from the largest sequence number live in it (so a bucket's files
@@ -17,52 +18,30 @@ ignores previous files and starts at 0 (Paimon's ``withIgnorePreviousFiles``).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import TypeAlias
 
 import numpy as np
 import pyarrow as pa
 
 from lakeops.bucket.dynamic import partition_groups
-from lakeops.errors import LakeopsError
-from lakeops.format import binary_row
 from lakeops.format.bucket_hash import assign_buckets
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.kv import KIND
 from lakeops.format.snapshot import Snapshot
-from lakeops.io.file_io import join
 from lakeops.kv.append_files import RollingAppendWriter
 from lakeops.kv.stats import stats_modes
 from lakeops.options.append import AppendOptions
-from lakeops.parallel import IO_THREADS, check_parallelism, run_ordered
+from lakeops.parallel import IO_THREADS
 from lakeops.store.context import TableContext
 from lakeops.store.locations import ExternalPaths
+from lakeops.write.buffer import BucketBuffer
+from lakeops.write.lifecycle import BucketFiles, BucketWrite, WriteInput
 from lakeops.write.records import to_records
-from lakeops.write.table_write import _check_component_lengths
 
 __all__ = ["AppendWrite", "WriteInput"]
 
-WriteInput: TypeAlias = (
-    pa.Table | pa.RecordBatch | pa.RecordBatchReader | Iterable[pa.Table | pa.RecordBatch]
-)
 
-
-@dataclass
-class _Bucket:
-    partition_bytes: bytes
-    bucket: int
-    directory: str
-    external: ExternalPaths | None
-    next_sequence: int
-    batches: list[pa.Table] = field(default_factory=list)
-    nbytes: int = 0
-    files: list[DataFileMeta] = field(default_factory=list)
-    written: list[str] = field(default_factory=list)
-
-
-class AppendWrite:
+class AppendWrite(BucketWrite[BucketFiles]):
     """Writes rows to one append table; see the module docstring.
 
     ``ignore_previous`` (an overwrite): sequence numbers start at 0, as the table's current
@@ -75,15 +54,9 @@ class AppendWrite:
         ignore_previous: bool = False,
         parallelism: int | None = None,
     ) -> None:
-        self.parallelism = check_parallelism(parallelism)
-        self.table = table
-        self.schema = table.schema
-        self.options = table.options
+        super().__init__(table, ignore_previous=ignore_previous, parallelism=parallelism)
         self.settings = AppendOptions.of(table)
         stats_modes(self.schema.options, self.schema.field_names)  # refuse a bad mode up front
-        self.locations = table.locations
-        self.locations.check_writable()
-        self.partition_types = self.schema.types_of(self.schema.partition_keys)
         self.bucket_keys = self.schema.bucket_keys
         self.bucket_types = self.schema.types_of(self.bucket_keys)
         # where a fixed bucket's sequence numbers continue (an unaware-bucket writer starts
@@ -91,47 +64,15 @@ class AppendWrite:
         self._base: Snapshot | None = (
             None if ignore_previous or self.options.bucket <= 0 else table.store.latest_snapshot()
         )
-        self._ignore_previous = ignore_previous
-        self._buckets: dict[tuple[bytes, int], _Bucket] = {}
         self._max_sequences: dict[tuple[bytes, int], int] | None = None
-        self._closed = False
-        self._failure: BaseException | None = None
 
     # -------------------------------------------------------------------- input
-    def write(self, data: WriteInput) -> None:
-        """Validate and buffer ``data`` (a Table, RecordBatch, reader or iterable of them)."""
-        self._check_usable()
-        try:
-            if isinstance(data, pa.Table | pa.RecordBatch):
-                self._write_table(data)
-                return
-            for part in data:
-                self._write_table(part)
-        except BaseException as error:
-            self._failure = error
-            raise
-
-    def _check_usable(self) -> None:
-        if self._closed:
-            raise LakeopsError(
-                "this AppendWrite was already committed or aborted; create a new one with "
-                "table.new_write()"
-            )
-        if self._failure is not None:
-            raise LakeopsError(
-                f"this AppendWrite failed earlier ({type(self._failure).__name__}: "
-                f"{self._failure}) and may have lost buffered rows; call abort() and write "
-                "again with a new writer"
-            ) from self._failure
-
     def _write_table(self, data: pa.Table | pa.RecordBatch) -> None:
         records = to_records(data, self.schema, self.options).drop_columns([KIND])
         if records.num_rows == 0:
             return
         if self.options.bucket <= 0 and not self.schema.partition_keys:
-            target = self._bucket((), 0)  # one bucket: the rows as they came
-            target.batches.append(records)
-            target.nbytes += records.nbytes
+            self._bucket((), 0).buffer.append(records)  # one bucket: the rows as they came
             self._flush_if_full()
             return
         if self.options.bucket > 0:
@@ -156,31 +97,25 @@ class AppendWrite:
             )
             part = records if in_order else records.take(pa.array(order))
             for lo, hi in itertools.pairwise([0, *bounds.tolist(), len(order)]):
-                chosen = part.slice(lo, hi - lo)
                 target = self._bucket(values, int(sorted_buckets[lo]))
-                target.batches.append(chosen)
-                target.nbytes += chosen.nbytes
+                target.buffer.append(part.slice(lo, hi - lo))
         self._flush_if_full()
 
     def _flush_if_full(self) -> None:
-        if sum(b.nbytes for b in self._buckets.values()) > self.options.write_buffer_size:
+        if self._buffered() > self.options.write_buffer_size:
             self.flush()
 
-    def _bucket(self, partition: tuple[object, ...], bucket: int) -> _Bucket:
-        pbytes = binary_row.serialize(list(partition), self.partition_types)
-        found = self._buckets.get((pbytes, bucket))
-        if found is None:
-            relative = self.locations.relative_bucket(pbytes, bucket)
-            _check_component_lengths(relative)
-            found = _Bucket(
-                pbytes,
-                bucket,
-                join(self.table.root, relative),
-                self.locations.external_paths_of(pbytes, bucket),
-                self._first_sequence(pbytes, bucket),
-            )
-            self._buckets[(pbytes, bucket)] = found
-        return found
+    def _new_bucket(
+        self,
+        partition: tuple[object, ...],
+        partition_bytes: bytes,
+        bucket: int,
+        directory: str,
+        external: ExternalPaths | None,
+    ) -> BucketFiles:
+        first = self._first_sequence(partition_bytes, bucket)
+        buffer = BucketBuffer(first, numbered=False)
+        return BucketFiles(partition, partition_bytes, bucket, directory, external, buffer)
 
     def _first_sequence(self, partition: bytes, bucket: int) -> int:
         """Where a bucket's sequence numbers start (see the module docstring)."""
@@ -195,61 +130,31 @@ class AppendWrite:
         return self._max_sequences.get((partition, bucket), -1) + 1
 
     # -------------------------------------------------------------------- flush
-    def flush(self) -> None:
-        """Write every buffered (partition, bucket) as rolling level-0 files."""
-        self._check_usable()
-        pending = [b for b in self._buckets.values() if b.batches]
-        if not pending:
-            return
-
-        def write_one(bucket: _Bucket) -> tuple[list[DataFileMeta], int]:
-            writer = RollingAppendWriter(
-                self.table.file_io,
-                bucket.directory,
-                self.schema,
-                self.settings.target_file_size,
-                bucket.next_sequence,
-                external=bucket.external,
-            )
-            try:
-                for batch in bucket.batches:
-                    writer.write(batch)
-                return writer.close(), writer.next_sequence
-            finally:
-                bucket.written.extend(writer.written)
-
-        def done(bucket: _Bucket, result: tuple[list[DataFileMeta], int]) -> None:
-            bucket.files.extend(result[0])
-            bucket.next_sequence = result[1]
-            bucket.batches, bucket.nbytes = [], 0
-
+    def _flush_one(self, bucket: BucketFiles, batches: list[pa.Table]) -> list[DataFileMeta]:
+        writer = RollingAppendWriter(
+            self.table.file_io,
+            bucket.directory,
+            self.schema,
+            self.settings.target_file_size,
+            bucket.buffer.first_sequence(batches),
+            external=bucket.external,
+        )
         try:
-            run_ordered(write_one, pending, self.parallelism, on_success=done)
-        except BaseException as error:
-            self._failure = error
-            raise
+            for batch in batches:
+                writer.write(batch)
+            return writer.close()
+        finally:
+            bucket.written.extend(writer.written)
+
+    def _record(self, bucket: BucketFiles, flushed: list[DataFileMeta]) -> None:
+        bucket.files.extend(flushed)
 
     # -------------------------------------------------------------------- commit
-    def prepare_commit(self) -> list[CommitMessage]:
-        """Write everything buffered and return one message per (partition, bucket)."""
-        self.flush()
-        self._closed = True
-        return [
-            CommitMessage(
-                b.partition_bytes,
-                b.bucket,
-                self.options.bucket,
-                tuple(b.files),
-                base_snapshot_id=None,
-            )
-            for b in self._buckets.values()
-            if b.files
-        ]
-
-    def abort(self) -> None:
-        """Delete every file this writer wrote; nothing of it will be committed."""
-        for b in self._buckets.values():
-            for path in b.written:
-                self.table.file_io.delete(path)
-            b.written, b.files, b.batches = [], [], []
-        self._closed = True
+    def _message(self, bucket: BucketFiles) -> CommitMessage:
+        return CommitMessage(
+            bucket.partition_bytes,
+            bucket.bucket,
+            self.options.bucket,
+            tuple(bucket.files),
+            base_snapshot_id=None,
+        )
