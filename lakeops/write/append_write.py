@@ -32,10 +32,8 @@ from lakeops.kv.append_files import RollingAppendWriter
 from lakeops.kv.stats import stats_modes
 from lakeops.options.append import AppendOptions
 from lakeops.parallel import IO_THREADS
-from lakeops.store.context import TableContext
-from lakeops.store.locations import ExternalPaths
 from lakeops.write.buffer import BucketBuffer
-from lakeops.write.lifecycle import BucketFiles, BucketWrite, WriteInput
+from lakeops.write.lifecycle import BucketFiles, BucketPlace, BucketWrite, WriteInput
 from lakeops.write.records import to_records
 
 __all__ = ["AppendWrite", "WriteInput"]
@@ -47,22 +45,17 @@ class AppendWrite(BucketWrite[BucketFiles]):
     ``ignore_previous`` (an overwrite): sequence numbers start at 0, as the table's current
     files are being replaced."""
 
-    def __init__(
-        self,
-        table: TableContext,
-        *,
-        ignore_previous: bool = False,
-        parallelism: int | None = None,
-    ) -> None:
-        super().__init__(table, ignore_previous=ignore_previous, parallelism=parallelism)
-        self.settings = AppendOptions.of(table)
+    def _setup(self) -> None:
+        self.settings = AppendOptions.of(self.table)
         stats_modes(self.schema.options, self.schema.field_names)  # refuse a bad mode up front
         self.bucket_keys = self.schema.bucket_keys
         self.bucket_types = self.schema.types_of(self.bucket_keys)
         # where a fixed bucket's sequence numbers continue (an unaware-bucket writer starts
         # every bucket at 0, so it reads no snapshot)
         self._base: Snapshot | None = (
-            None if ignore_previous or self.options.bucket <= 0 else table.store.latest_snapshot()
+            None
+            if self._ignore_previous or self.options.bucket <= 0
+            else self.store.latest_snapshot()
         )
         self._max_sequences: dict[tuple[bytes, int], int] | None = None
 
@@ -101,21 +94,9 @@ class AppendWrite(BucketWrite[BucketFiles]):
                 target.buffer.append(part.slice(lo, hi - lo))
         self._flush_if_full()
 
-    def _flush_if_full(self) -> None:
-        if self._buffered() > self.options.write_buffer_size:
-            self.flush()
-
-    def _new_bucket(
-        self,
-        partition: tuple[object, ...],
-        partition_bytes: bytes,
-        bucket: int,
-        directory: str,
-        external: ExternalPaths | None,
-    ) -> BucketFiles:
-        first = self._first_sequence(partition_bytes, bucket)
-        buffer = BucketBuffer(first, numbered=False)
-        return BucketFiles(partition, partition_bytes, bucket, directory, external, buffer)
+    def _new_bucket(self, place: BucketPlace) -> BucketFiles:
+        first = self._first_sequence(place.partition_bytes, place.bucket)
+        return BucketFiles(*place, BucketBuffer(first, numbered=False))
 
     def _first_sequence(self, partition: bytes, bucket: int) -> int:
         """Where a bucket's sequence numbers start (see the module docstring)."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeAlias, TypeVar
+from typing import Any, Generic, NamedTuple, TypeAlias, TypeVar
 
 import pyarrow as pa
 
@@ -33,7 +33,7 @@ from lakeops.store.context import TableContext
 from lakeops.store.locations import ExternalPaths
 from lakeops.write.buffer import BucketBuffer
 
-__all__ = ["BucketFiles", "BucketWrite", "WriteInput", "check_component_lengths"]
+__all__ = ["BucketFiles", "BucketPlace", "BucketWrite", "WriteInput", "check_component_lengths"]
 
 WriteInput: TypeAlias = (
     pa.Table | pa.RecordBatch | pa.RecordBatchReader | Iterable[pa.Table | pa.RecordBatch]
@@ -52,6 +52,16 @@ def check_component_lengths(directory: str) -> None:
                 f"{size} bytes long, over the limit of {MAX_NAME_BYTES} bytes for one path "
                 "component; shorten the partition values of that column (nothing was written)"
             )
+
+
+class BucketPlace(NamedTuple):
+    """Which (partition, bucket) a bucket of a write is, and where its files go."""
+
+    partition: tuple[object, ...]
+    partition_bytes: bytes
+    bucket: int
+    directory: str
+    external: ExternalPaths | None
 
 
 @dataclass
@@ -77,7 +87,7 @@ B = TypeVar("B", bound=BucketFiles)
 class BucketWrite(Generic[B]):
     """The two-phase writer of one table; see the module docstring. ``ignore_previous`` (an
     overwrite): the write builds on no snapshot, as the table's current files are being
-    replaced."""
+    replaced. A kind's own state is made by :meth:`_setup`."""
 
     def __init__(
         self,
@@ -103,6 +113,10 @@ class BucketWrite(Generic[B]):
         #: flushes (and background compactions) run here (None: in the calling thread)
         self._pool: ThreadPoolExecutor | None = None
         self._pool_made = False
+        self._setup()
+
+    def _setup(self) -> None:
+        """Make the table kind's own state (after the shared state above)."""
 
     # -------------------------------------------------------------------- input
     def write(self, data: WriteInput) -> None:
@@ -148,24 +162,25 @@ class BucketWrite(Generic[B]):
             relative = self.locations.relative_bucket(pbytes, bucket)
             check_component_lengths(relative)
             found = self._new_bucket(
-                partition,
-                pbytes,
-                bucket,
-                join(self.store.root, relative),
-                self.locations.external_paths_of(pbytes, bucket),
+                BucketPlace(
+                    partition,
+                    pbytes,
+                    bucket,
+                    join(self.store.root, relative),
+                    self.locations.external_paths_of(pbytes, bucket),
+                )
             )
             self._buckets[(pbytes, bucket)] = found
         return found
 
-    def _new_bucket(
-        self,
-        partition: tuple[object, ...],
-        partition_bytes: bytes,
-        bucket: int,
-        directory: str,
-        external: ExternalPaths | None,
-    ) -> B:
+    def _new_bucket(self, place: BucketPlace) -> B:
+        """The state of a new bucket of the write at ``place``."""
         raise NotImplementedError
+
+    def _flush_if_full(self) -> None:
+        """Flush once the buffers together exceed ``write-buffer-size``."""
+        if self._buffered() > self.options.write_buffer_size:
+            self.flush()
 
     # -------------------------------------------------------------------- flush
     def _executor(self) -> ThreadPoolExecutor | None:

@@ -31,13 +31,11 @@ from lakeops.format.data_file import DataFileMeta
 from lakeops.format.index_manifest import IndexFileMeta
 from lakeops.options.registry import check_data_files
 from lakeops.parallel import IO_THREADS
-from lakeops.store.context import TableContext
-from lakeops.store.locations import ExternalPaths
 from lakeops.write.buffer import BucketBuffer
 from lakeops.write.cadence import BucketLsm, CompactionCadence
 from lakeops.write.flush import Flushed, FlushSettings, flush_bucket
 from lakeops.write.hash_index import write_hash_index
-from lakeops.write.lifecycle import BucketFiles, BucketWrite, WriteInput
+from lakeops.write.lifecycle import BucketFiles, BucketPlace, BucketWrite, WriteInput
 from lakeops.write.records import BUCKET_COLUMN, assigned_records, to_records
 from lakeops.write.router import Router
 
@@ -66,21 +64,14 @@ class TableWrite(BucketWrite[_Bucket]):
         >>> table.commit(writer.prepare_commit()) # doctest: +SKIP
     """
 
-    def __init__(
-        self,
-        table: TableContext,
-        *,
-        ignore_previous: bool = False,
-        parallelism: int | None = None,
-    ) -> None:
-        super().__init__(table, ignore_previous=ignore_previous, parallelism=parallelism)
-        self.engine = table.engine
-        self.cadence = CompactionCadence(table)
-        self.flush_settings = FlushSettings.of(table)
+    def _setup(self) -> None:
+        self.engine = self.table.engine
+        self.cadence = CompactionCadence(self.table)
+        self.flush_settings = FlushSettings.of(self.table)
         self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
         # the snapshot this write builds on (none for an overwrite, which replaces it)
-        self._base = None if ignore_previous else self.store.latest_snapshot()
-        self.router = Router(table, self._base, parallelism=self.parallelism)
+        self._base = None if self._ignore_previous else self.store.latest_snapshot()
+        self.router = Router(self.table, self._base, parallelism=self.parallelism)
 
     # -------------------------------------------------------------------- input
     def _write_table(self, data: pa.Table | pa.RecordBatch) -> None:
@@ -101,28 +92,13 @@ class TableWrite(BucketWrite[_Bucket]):
                 bucket.buffer.append(routed.records)
                 if routed.key_hashes is not None:
                     bucket.key_hashes.append(routed.key_hashes)
-            if self._buffered() > self.options.write_buffer_size:
-                self.flush()
+            self._flush_if_full()
 
-    def _new_bucket(
-        self,
-        partition: tuple[object, ...],
-        partition_bytes: bytes,
-        bucket: int,
-        directory: str,
-        external: ExternalPaths | None,
-    ) -> _Bucket:
-        live = self._restored_files(partition_bytes, bucket)
+    def _new_bucket(self, place: BucketPlace) -> _Bucket:
+        live = self._restored_files(place.partition_bytes, place.bucket)
         next_seq = max((f.max_sequence_number for f in live), default=-1) + 1
-        return _Bucket(
-            partition,
-            partition_bytes,
-            bucket,
-            directory,
-            external,
-            BucketBuffer(next_seq),
-            lsm=self.cadence.bucket(live, directory, external),
-        )
+        lsm = self.cadence.bucket(live, place.directory, place.external)
+        return _Bucket(*place, BucketBuffer(next_seq), lsm=lsm)
 
     def _restored_files(self, partition: bytes, bucket: int) -> list[DataFileMeta]:
         """The bucket's live files in the latest snapshot (read once per writer)."""
