@@ -51,7 +51,8 @@ from lakeops.format.deletion_vector import (
 from lakeops.format.index_manifest import IndexFileMeta, IndexManifestEntry
 from lakeops.format.manifest import FileKind
 from lakeops.format.snapshot import Snapshot
-from lakeops.kv.append_files import AppendFileReader, RollingAppendWriter
+from lakeops.kv.append_reader import AppendFileReader
+from lakeops.kv.writer import AppendLayout, RollingFileWriter
 from lakeops.options.append import AppendOptions
 from lakeops.parallel import run_ordered
 from lakeops.read.deletions import DeletionVectorReader
@@ -283,12 +284,11 @@ def run_tasks(
 
     def rewrite(task: BucketJob) -> tuple[list[DataFileMeta], list[str]]:
         directory = ctx.bucket_path(task.partition, task.bucket)
-        writer = RollingAppendWriter(
+        writer = RollingFileWriter(
             ctx.file_io,
             directory,
-            ctx.schema,
+            AppendLayout(ctx.schema, task.files[0].min_sequence_number),
             opts.target_file_size,
-            task.files[0].min_sequence_number,
             FILE_SOURCE_COMPACT,
             ctx.locations.external_paths_of(task.partition, task.bucket),
             name_token,

@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 from lakeops.errors import CorruptTableError, UnsupportedFeatureError
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.schema import TableSchema
-from lakeops.kv.append_files import AppendFileReader
+from lakeops.kv.append_reader import AppendFileReader
 from lakeops.kv.evolution import SchemaEvolution
 from lakeops.read.expression import Stats
 from lakeops.read.predicate import RowFilter

@@ -48,7 +48,7 @@ from lakeops.format.manifest import ManifestEntry
 from lakeops.format.partition_spec import spec_predicate
 from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
-from lakeops.kv.append_files import AppendFileReader
+from lakeops.kv.append_reader import AppendFileReader
 from lakeops.kv.evolution import SchemaEvolution
 from lakeops.options import TableOptions
 from lakeops.read.expression import Stats, bucket_values

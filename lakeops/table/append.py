@@ -24,7 +24,7 @@ from lakeops.format.schema import TableSchema
 from lakeops.format.schema_change import SchemaChange
 from lakeops.format.snapshot import CommitKind, Snapshot
 from lakeops.io.file_io import FileIO
-from lakeops.kv.append_files import AppendFileReader
+from lakeops.kv.append_reader import AppendFileReader
 from lakeops.kv.formats import check_writable
 from lakeops.options.append import AppendOptions
 from lakeops.parallel import check_parallelism, imap_ordered

@@ -6,8 +6,9 @@ Paimon writes ``bucket-0``), the hash of the ``bucket-key`` columns for a fixed-
 (:func:`lakeops.format.bucket_hash.assign_buckets`, as primary-key tables hash their keys) —
 kept in input order, and buffered. When the buffers exceed ``write-buffer-size`` (and at
 ``prepare_commit``) every buffered (partition, bucket) is written as rolling level-0 files
-(:class:`~lakeops.kv.append_files.RollingAppendWriter`), up to ``parallelism`` of them at once,
-in the lifecycle both table writers share (:mod:`lakeops.write.lifecycle`).
+(:class:`~lakeops.kv.writer.RollingFileWriter` with an
+:class:`~lakeops.kv.writer.AppendLayout`), up to ``parallelism`` of them at once, in the
+lifecycle both table writers share (:mod:`lakeops.write.lifecycle`).
 
 Sequence numbers, as Paimon's ``AppendOnlyWriter``: one per row, consecutive in input order;
 a fixed bucket continues from the largest sequence number live in it (so a bucket's files
@@ -28,8 +29,8 @@ from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.kv import KIND
 from lakeops.format.snapshot import Snapshot
-from lakeops.kv.append_files import RollingAppendWriter
 from lakeops.kv.stats import stats_modes
+from lakeops.kv.writer import AppendLayout, RollingFileWriter
 from lakeops.options.append import AppendOptions
 from lakeops.parallel import IO_THREADS
 from lakeops.write.buffer import BucketBuffer
@@ -112,12 +113,11 @@ class AppendWrite(BucketWrite[BucketFiles]):
 
     # -------------------------------------------------------------------- flush
     def _flush_one(self, bucket: BucketFiles, batches: list[pa.Table]) -> list[DataFileMeta]:
-        writer = RollingAppendWriter(
+        writer = RollingFileWriter(
             self.table.file_io,
             bucket.directory,
-            self.schema,
+            AppendLayout(self.schema, bucket.buffer.first_sequence(batches)),
             self.settings.target_file_size,
-            bucket.buffer.first_sequence(batches),
             external=bucket.external,
         )
         try:
