@@ -42,8 +42,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lakeops.compact.append import AppendCompactionPlan, compaction_tasks, retire_vectors
-from lakeops.compact.planner import BucketJob, plan_buckets, remove_job_files
+from lakeops.compact.append import compaction_tasks, retire_vectors
+from lakeops.compact.planner import BucketJob, CompactionPlan, plan_buckets, remove_job_files
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.deletion_vector import DeletionFile
 from lakeops.format.snapshot import Snapshot
@@ -213,12 +213,11 @@ def compact(
         remove_job_files(context, jobs, token)
         return None
     if vectors:  # the compacted files' vectors leave the index, as in-process
-        done = AppendCompactionPlan(messages, written)
+        done = CompactionPlan(messages, written)
         try:
             retire_vectors(context, planned, jobs, DeletionVectorReader(table.file_io), done)
         except BaseException:
-            for path in done.written:
-                table.file_io.delete(path)
+            done.discard(context)
             remove_job_files(context, jobs, token)
             raise
         messages, written = done.messages, done.written
