@@ -19,7 +19,8 @@ from lakeops.format.schema import TableSchema
 from lakeops.format.types import DataType
 from lakeops.io.data_formats import DataFormat, reader_for
 from lakeops.io.file_io import FileIO
-from lakeops.kv.evolution import SchemaEvolution, SchemaLookup, read_cast
+from lakeops.kv.evolution import SchemaEvolution, SchemaLookup
+from lakeops.kv.reader import ReadPlan, relative_name
 from lakeops.options.registry import check_data_file, check_readable
 from lakeops.store.locations import FileLocations
 
@@ -57,16 +58,13 @@ class AppendFileReader:
         return reader_for(f.file_name, self.file_io.arrow_fs, types)
 
     def _name(self, path: str) -> str:
-        prefix = self.table_root + "/"
-        return path[len(prefix) :] if path.startswith(prefix) else path
+        return relative_name(self.table_root, path)
 
     def output_schema(self, columns: Sequence[str]) -> pa.Schema:
         """The Arrow schema of rows with ``columns``."""
         return pa.schema([self.schema.arrow_schema().field(c) for c in columns])
 
-    def _plan(
-        self, f: DataFileMeta, columns: Sequence[str]
-    ) -> tuple[list[str], dict[str, str], dict[str, tuple[DataType, DataType]]]:
+    def _plan(self, f: DataFileMeta, columns: Sequence[str]) -> ReadPlan:
         mapping = self.evolution.mapping(f.schema_id)
         sources: dict[str, str] = {}
         casts: dict[str, tuple[DataType, DataType]] = {}
@@ -78,30 +76,7 @@ class AppendFileReader:
             current = self.schema.field(c).type
             if src[1].to_arrow() != current.to_arrow():
                 casts[c] = (src[1], current)
-        return list(dict.fromkeys(sources.values())), sources, casts
-
-    def _normalize(
-        self,
-        table: pa.Table,
-        columns: Sequence[str],
-        sources: dict[str, str],
-        casts: dict[str, tuple[DataType, DataType]],
-    ) -> pa.Table:
-        schema = self.output_schema(columns)
-        out = []
-        for target in schema:
-            src = sources.get(target.name)
-            if src is None:
-                out.append(pa.nulls(table.num_rows, target.type))
-                continue
-            col = table.column(src)
-            cast = casts.get(target.name)
-            if cast is not None:
-                col = read_cast(col, *cast)
-            if col.type != target.type:
-                col = col.cast(target.type)
-            out.append(col)
-        return pa.Table.from_arrays(out, schema=schema)
+        return ReadPlan(list(dict.fromkeys(sources.values())), sources, casts)
 
     def _path(self, directory: str, f: DataFileMeta) -> str:
         check_data_file(f.file_name)
@@ -126,9 +101,9 @@ class AppendFileReader:
     def read(self, directory: str, f: DataFileMeta, columns: Sequence[str]) -> pa.Table:
         """Every row of one file, as ``columns`` of the current schema."""
         path = self._path(directory, f)
-        read_cols, sources, casts = self._plan(f, columns)
+        plan = self._plan(f, columns)
         fmt = self._format(f)
-        table = fmt.read(path, read_cols) if read_cols else None
+        table = fmt.read(path, plan.read_cols) if plan.read_cols else None
         rows = table.num_rows if table is not None else (fmt.row_count(path) or f.row_count)
         self._check_rows(path, f, rows)
         if table is None:
@@ -136,7 +111,7 @@ class AppendFileReader:
                 [pa.nulls(rows, t.type) for t in self.output_schema(columns)],
                 schema=self.output_schema(columns),
             )
-        return self._normalize(table, columns, sources, casts)
+        return plan.conform(table, self.output_schema(columns))
 
     def read_physical(
         self, directory: str, f: DataFileMeta, names: Sequence[str]
@@ -156,13 +131,14 @@ class AppendFileReader:
         self, directory: str, f: DataFileMeta, columns: Sequence[str], batch_rows: int
     ) -> Iterator[pa.Table]:
         """The rows of one file in batches of at most ``batch_rows``."""
-        read_cols, sources, casts = self._plan(f, columns)
-        if not read_cols:
+        plan = self._plan(f, columns)
+        if not plan.read_cols:
             yield self.read(directory, f, columns)
             return
         path = self._path(directory, f)
         rows = 0
-        for batch in self._format(f).iter_batches(path, read_cols, batch_rows):
+        schema = self.output_schema(columns)
+        for batch in self._format(f).iter_batches(path, plan.read_cols, batch_rows):
             rows += batch.num_rows
-            yield self._normalize(batch, columns, sources, casts)
+            yield plan.conform(batch, schema)
         self._check_rows(path, f, rows)
