@@ -51,7 +51,8 @@ def _null_sink() -> type:
         def name(cls) -> str:
             return "lakeops_bench_null"
 
-        def writer(self, schema, overwrite):  # type: ignore[no-untyped-def]
+        # Spark calls writer(schema, overwrite); a sink that only counts needs neither
+        def writer(self, schema, overwrite):  # type: ignore[no-untyped-def]  # noqa: ARG002
             return CountingWriter()
 
     return NullSink

@@ -60,6 +60,7 @@ from lakeops.store.tags import Tag
 from lakeops.table.append import AppendTable
 from lakeops.table.modes import ChangeMode, CommitKind, WriteMode
 from lakeops.table.primary_key import Table
+from lakeops.table.scan import Scan
 from lakeops.write.append_write import AppendWrite
 from lakeops.write.table_write import TableWrite
 
@@ -97,6 +98,7 @@ __all__ = [
     "MissingMetadataError",
     "OrphanResult",
     "Problem",
+    "Scan",
     "Snapshot",
     "SnapshotExpiredError",
     "SnapshotNotFoundError",

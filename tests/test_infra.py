@@ -26,7 +26,7 @@ import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import SplitResult, parse_qs, urlsplit
 
 import pytest
 import yaml
@@ -443,24 +443,44 @@ def connection_problems(conn_json: str, env: Mapping[str, str], *, on_aws: bool)
             f"interpreter ({spark_env.get('PYSPARK_PYTHON')})"
         )
     if on_aws:
-        if "endpoint_url" in client:
-            problems.append("AWS S3 needs no endpoint_url")
-        if not client.get("region_name"):
-            problems.append("set storage_options.client_kwargs.region_name on AWS")
-        if parse_qs(dsn.query).get("sslmode") != ["require"]:
-            problems.append("the RDS lock DSN should say sslmode=require")
+        problems += _aws_problems(client, dsn)
     else:
-        if client.get("endpoint_url") != "http://minio:9000":
-            problems.append("the endpoint_url is not the compose file's http://minio:9000")
-        if warehouse.netloc != env.get("MINIO_BUCKET"):
-            problems.append(f"the warehouse bucket {warehouse.netloc!r} is not MINIO_BUCKET")
-        if (conn.get("login"), conn.get("password")) != (
-            env.get("MINIO_ROOT_USER"),
-            env.get("MINIO_ROOT_PASSWORD"),
-        ):
-            problems.append("login/password are not MINIO_ROOT_USER/MINIO_ROOT_PASSWORD")
-        if (dsn.hostname, dsn.port) != ("postgres", 5432):
-            problems.append("the lock DSN does not point at the postgres service")
+        problems += _compose_problems(conn, client, warehouse, dsn, env)
+    return problems
+
+
+def _aws_problems(client: Mapping[str, Any], dsn: SplitResult) -> list[str]:
+    """On AWS: S3 by region, no endpoint; the RDS lock over TLS."""
+    problems = []
+    if "endpoint_url" in client:
+        problems.append("AWS S3 needs no endpoint_url")
+    if not client.get("region_name"):
+        problems.append("set storage_options.client_kwargs.region_name on AWS")
+    if parse_qs(dsn.query).get("sslmode") != ["require"]:
+        problems.append("the RDS lock DSN should say sslmode=require")
+    return problems
+
+
+def _compose_problems(
+    conn: Mapping[str, Any],
+    client: Mapping[str, Any],
+    warehouse: SplitResult,
+    dsn: SplitResult,
+    env: Mapping[str, str],
+) -> list[str]:
+    """In the compose deployment: MinIO's endpoint, bucket and root login; the postgres lock."""
+    problems = []
+    if client.get("endpoint_url") != "http://minio:9000":
+        problems.append("the endpoint_url is not the compose file's http://minio:9000")
+    if warehouse.netloc != env.get("MINIO_BUCKET"):
+        problems.append(f"the warehouse bucket {warehouse.netloc!r} is not MINIO_BUCKET")
+    if (conn.get("login"), conn.get("password")) != (
+        env.get("MINIO_ROOT_USER"),
+        env.get("MINIO_ROOT_PASSWORD"),
+    ):
+        problems.append("login/password are not MINIO_ROOT_USER/MINIO_ROOT_PASSWORD")
+    if (dsn.hostname, dsn.port) != ("postgres", 5432):
+        problems.append("the lock DSN does not point at the postgres service")
     return problems
 
 

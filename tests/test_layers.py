@@ -61,7 +61,9 @@ def _imports(path: Path) -> list[tuple[int, str]]:
             for alias in node.names:
                 name = alias.name if alias.name in RANK else "__init__"
                 found.append((node.lineno, f"lakeops.{name}" if name != "__init__" else "lakeops"))
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("lakeops."):
+        elif (
+            isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("lakeops.")
+        ):
             found.append((node.lineno, node.module))
     return found
 

@@ -1,6 +1,7 @@
 """The public API (``lakeops.__all__``) is what the README's API reference lists, and its
 methods keep one shape: arguments that name the thing positional, options keyword-only, every
-parameter typed, every result type a frozen dataclass."""
+parameter typed, every result type a frozen dataclass. The read methods take the arguments of
+``scan`` as one typed keyword set (``**scan: Unpack[ScanArgs]``), which is exactly ``scan``'s."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 import lakeops
+from lakeops.table.scan import ScanArgs
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -91,7 +93,9 @@ def test_the_readme_lists_exactly_what_lakeops_exports() -> None:
 
 
 @pytest.mark.parametrize(
-    "cls", [lakeops.Catalog, lakeops.Table, lakeops.AppendTable], ids=lambda c: c.__name__
+    "cls",
+    [lakeops.Catalog, lakeops.Table, lakeops.AppendTable, lakeops.Scan],
+    ids=lambda c: c.__name__,
 )
 def test_the_readme_shows_every_method_with_its_signature(cls: type) -> None:
     documented = _documented_signatures()[cls.__name__]
@@ -104,12 +108,14 @@ def test_the_readme_shows_every_method_with_its_signature(cls: type) -> None:
         for p in list(signature.parameters.values())[1:]:  # self
             if p.kind is p.KEYWORD_ONLY and "*" not in actual:
                 actual.append("*")
-            actual.append(p.name)
+            actual.append(f"**{p.name}" if p.kind is p.VAR_KEYWORD else p.name)
         assert params == actual, name
 
 
 @pytest.mark.parametrize(
-    "cls", [lakeops.Catalog, lakeops.Table, lakeops.AppendTable], ids=lambda c: c.__name__
+    "cls",
+    [lakeops.Catalog, lakeops.Table, lakeops.AppendTable, lakeops.Scan],
+    ids=lambda c: c.__name__,
 )
 def test_options_are_keyword_only_and_everything_is_typed(cls: type) -> None:
     methods = {"__init__": vars(cls)["__init__"], **_methods(cls)}
@@ -119,9 +125,23 @@ def test_options_are_keyword_only_and_everything_is_typed(cls: type) -> None:
         allowed = POSITIONAL_WITH_DEFAULT.get((cls.__name__, name), set())
         for p in list(signature.parameters.values())[1:]:
             assert p.annotation is not inspect.Parameter.empty, f"{name}({p.name}) is untyped"
+            if p.kind is p.VAR_KEYWORD:  # only the scan's keyword set
+                assert (p.name, p.annotation) == ("scan", "Unpack[ScanArgs]"), name
+                continue
             assert p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY), f"{name}({p.name})"
             if p.kind is p.POSITIONAL_OR_KEYWORD and p.default is not p.empty:
                 assert p.name in allowed, f"option {name}({p.name}) must be keyword-only"
+
+
+@pytest.mark.parametrize("cls", [lakeops.Table, lakeops.AppendTable], ids=lambda c: c.__name__)
+def test_the_scan_keyword_set_is_exactly_what_scan_takes(cls: type) -> None:
+    """``read(**scan)``, ``to_pandas(**scan)`` … are typed by ``ScanArgs``; ``scan`` checks
+    the names at run time: the two must name the same arguments with the same types."""
+    scan = inspect.signature(cls.scan).parameters
+    taken = {n: p.annotation for n, p in scan.items() if p.kind is p.KEYWORD_ONLY}
+    assert all(scan[n].default is None for n in taken)
+    assert taken == {n: t.__forward_arg__ for n, t in ScanArgs.__annotations__.items()}
+    assert not ScanArgs.__required_keys__
 
 
 def test_exported_result_types_are_frozen() -> None:

@@ -10,7 +10,9 @@ from typing import Any
 from lakeops import AnyTable, AppendTable, Catalog, Table
 from lakeops.compact.append import partitions_to_compact
 from lakeops.compact.health import BucketHealth, TableHealth
-from lakeops.options.parsing import option_bool
+from lakeops.options.rows_files import DELETION_VECTORS_ENABLED
+from lakeops.options.rows_merge import MERGE_ENGINE
+from lakeops.options.rows_write import CHANGELOG_PRODUCER, FORCE_LOOKUP
 from lakeops.table import primary_key_table
 
 __all__ = [
@@ -99,10 +101,10 @@ def is_lookup_table(table: AnyTable) -> bool:
     reads see every file, deletion vectors or not)."""
     raw = table.schema.options
     return bool(table.schema.primary_keys) and (
-        raw.get("merge-engine") == "first-row"
-        or raw.get("changelog-producer") == "lookup"
-        or option_bool(raw, "deletion-vectors.enabled", False)
-        or option_bool(raw, "force-lookup", False)
+        MERGE_ENGINE.find(raw) == "first-row"
+        or CHANGELOG_PRODUCER.find(raw) == "lookup"
+        or DELETION_VECTORS_ENABLED.get(raw)
+        or FORCE_LOOKUP.get(raw)
     )
 
 

@@ -84,7 +84,8 @@ class _LakeopsOperator(BaseOperator):
         run = {k: v for k, v in self.lineage_result.items() if k not in ("table", "seconds")}
         return {"inputs": [*self.lineage_inputs(), table], "outputs": [table], "run": run}
 
-    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+    # the OpenLineage provider's hook signature; the lineage is the operator's own
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:  # noqa: ARG002
         """OpenLineage's view of :meth:`lineage` (called by the OpenLineage provider, which
         this needs; without it lakeops reports nothing)."""
         from airflow.providers.openlineage.extractors import OperatorLineage

@@ -325,7 +325,8 @@ def create_app() -> FastAPI:
     )
 
     @api.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
+    # FastAPI passes an exception handler (request, exc)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:  # noqa: ARG001
         titles = {401: "Not logged in", 403: "Forbidden", 404: "Not found"}
         message = {
             401: "Log in to Airflow to see lakeops tables.",

@@ -53,7 +53,9 @@ class _TableSensor(BaseSensorOperator):
             timeout=dt.timedelta(seconds=self.timeout) if self.timeout else None,
         )
 
-    def execute_complete(self, context: Context, event: dict[str, Any]) -> dict[str, Any]:
+    # Airflow calls execute_complete(context=..., event=...) and poke(context): the names are
+    # its protocol's, whether or not a sensor reads the context
+    def execute_complete(self, context: Context, event: dict[str, Any]) -> dict[str, Any]:  # noqa: ARG002
         """Resumed from the trigger: its event is the XCom; an error event fails the task."""
         if event.get("status") != "met":
             raise LakeopsError(f"lakeops sensor on {self.table} failed: {event.get('message')}")
@@ -82,7 +84,7 @@ class LakeopsTableHealthSensor(_TableSensor):
         self.max_sorted_runs = max_sorted_runs
         self.max_level0_age = max_level0_age
 
-    def poke(self, context: Context) -> PokeReturnValue:
+    def poke(self, context: Context) -> PokeReturnValue:  # noqa: ARG002
         found = health_violations(
             primary_key_table(self._table(), "health").health(recent_snapshots=1),
             max_sorted_runs=self.max_sorted_runs,
@@ -140,7 +142,7 @@ class LakeopsSnapshotSensor(_TableSensor):
             return self.since
         return dt.datetime.fromisoformat(str(self.since))
 
-    def poke(self, context: Context) -> PokeReturnValue:
+    def poke(self, context: Context) -> PokeReturnValue:  # noqa: ARG002
         found = new_snapshot(self._table(), since_snapshot_id=self._since_id(), since=self._since())
         return PokeReturnValue(
             found is not None, {"status": "met", "table": self.table, **(found or {})}

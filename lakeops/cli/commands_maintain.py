@@ -20,6 +20,7 @@ from lakeops.cli.parsing import parse_partitions
 from lakeops.compact.planner import CompactionProgress
 from lakeops.maintenance.rollback import holds
 from lakeops.options.parsing import parse_duration
+from lakeops.options.rows_retention import SNAPSHOT_NUM_RETAINED_MAX, SNAPSHOT_NUM_RETAINED_MIN
 from lakeops.parallel import check_parallelism
 from lakeops.read.scan import partition_matches
 from lakeops.table import primary_key_table
@@ -187,7 +188,6 @@ def flush(
 
 
 #: Paimon's defaults of the retention options the expire command overrides
-_DEFAULT_RETAIN_MIN = 10
 
 
 def _check_retention(
@@ -199,9 +199,11 @@ def _check_retention(
         parse_duration(time_retained, "--time-retained")
     options = table.schema.options
     if retain_min is None and retain_max is not None:
-        text = options.get("snapshot.num-retained.min")
+        text = SNAPSHOT_NUM_RETAINED_MIN.text(options)
         where = "the table's option" if text is not None else "Paimon's default"
-        current = int(text) if text is not None and text.isdigit() else _DEFAULT_RETAIN_MIN
+        current = (
+            int(text) if text is not None and text.isdigit() else SNAPSHOT_NUM_RETAINED_MIN.get({})
+        )
         if retain_max < current:
             raise CliError(
                 f"--retain-max {retain_max} is below snapshot.num-retained.min, which is "
@@ -214,7 +216,7 @@ def _check_retention(
             "keep --retain-min <= --retain-max"
         )
     if retain_min is not None and retain_max is None:
-        text = options.get("snapshot.num-retained.max")
+        text = SNAPSHOT_NUM_RETAINED_MAX.text(options)
         if text is not None and text.isdigit() and int(text) < retain_min:
             raise CliError(
                 f"--retain-min {retain_min} is above the table's snapshot.num-retained.max "

@@ -69,7 +69,8 @@ def _clean_placeholders(command: Any, ctx: Any) -> Any:
     takes no value; options keep their metavars (``N``, ``PATH``, ``K=V``, ``DURATION``)."""
     for param in command.get_params(ctx):
         if param.param_type_name == "argument" or getattr(param, "is_flag", False):
-            param.display_type_rich = lambda ctx: None
+            # typer calls display_type_rich(ctx=ctx)
+            param.display_type_rich = lambda ctx: None  # noqa: ARG005
     return command
 
 
@@ -207,7 +208,8 @@ def _global_options(
         bool,
         typer.Option("--debug", metavar="", help="Show the full traceback when a command fails."),
     ] = False,
-    version: Annotated[
+    # acted on by its eager callback (_version); typer passes every option by name
+    version: Annotated[  # noqa: ARG001
         bool,
         typer.Option(
             "--version",

@@ -60,6 +60,10 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
+def _ignore(*_: object) -> None:
+    """A progress callback that shows nothing (JSON mode)."""
+
+
 def _pipe_width(stream: TextIO) -> int | None:
     """Rich's width for a stream: its own guess on a terminal (or with ``COLUMNS`` set), else
     160 columns, so tables piped to files and logs are not squeezed to 80."""
@@ -99,7 +103,7 @@ class Output:
     def progress(self, description: str, total: int | None) -> Iterator[Callable[[int], None]]:
         """A progress bar counting rows (``total`` None: unknown); yields ``advance(n)``."""
         if self.json_mode:
-            yield lambda n: None
+            yield _ignore
             return
         columns = (
             TextColumn("{task.description}"),
@@ -119,7 +123,7 @@ class Output:
         :meth:`~lakeops.Table.compact` / :meth:`~lakeops.Table.flush_level0`. Nothing in JSON
         mode."""
         if self.json_mode:
-            yield lambda p: None
+            yield _ignore
             return
         columns = (
             TextColumn("{task.description}"),
@@ -151,7 +155,7 @@ class Output:
         :meth:`~lakeops.Table.expire_snapshots` / :meth:`~lakeops.Table.remove_orphan_files`.
         Nothing in JSON mode."""
         if self.json_mode:
-            yield lambda done, total: None
+            yield _ignore
             return
         columns = (
             TextColumn("{task.description}"),

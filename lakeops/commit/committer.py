@@ -67,8 +67,8 @@ from lakeops.format.manifest import (
     write_manifest,
     write_manifest_list,
 )
-from lakeops.format.manifest_format import ManifestFormat
 from lakeops.format.snapshot import CommitKind, Snapshot
+from lakeops.options.manifest import manifest_format
 from lakeops.store import fold_entries
 from lakeops.store.context import TableContext
 from lakeops.store.locations import partition_paths
@@ -112,7 +112,7 @@ class Committer:
         self.partition_types = schema.types_of(schema.partition_keys)
         #: manifests are written in the table's ``manifest.format`` and
         #: ``manifest.compression``, as Paimon does
-        self.manifest_format = ManifestFormat.of(schema.options)
+        self.manifest_format = manifest_format(schema.options)
 
     # ------------------------------------------------------------------ commit
     def commit(
@@ -271,7 +271,11 @@ class Committer:
     def _commit_appends(
         self, messages: Sequence[CommitMessage], change: PlannedChange, commit_identifier: int
     ) -> Snapshot:
-        """The ``APPEND`` snapshot, re-sequenced above concurrent commits where needed."""
+        """The ``APPEND`` snapshot, re-sequenced above concurrent commits where needed. An
+        append table (no primary key) merges no rows by key: its new files are published as
+        written, with no key placement to go stale and no sequence order to restore."""
+        if not self.schema.primary_keys:
+            return self.commit_planned(lambda _latest: change, CommitKind.APPEND, commit_identifier)
         planner = AppendPlanner(self.store, self.schema, self.options, messages, change)
         try:
             snapshot = self.commit_planned(planner.plan, CommitKind.APPEND, commit_identifier)

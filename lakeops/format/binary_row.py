@@ -157,7 +157,37 @@ def encode_rows(
     n = len(cols[0]) if cols else 0
     nb = null_bits_size(arity)
     fixed = nb + 8 * arity
-    # pass 1: variable-part sizes per field
+    var_sizes, varlen = _variable_parts(cols, types, n)
+    sizes = fixed + (np.sum(var_sizes, axis=0) if var_sizes else np.zeros(n, np.int64))
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    buf = np.zeros(int(offsets[-1]), dtype=np.uint8)
+    words = buf.view(np.uint64)
+    starts = offsets[:-1]
+    _write_null_bits(words, starts, cols, n, nb)
+    cursor = starts + fixed  # where each row's next variable-length value goes
+    for i, (arr, t) in enumerate(zip(cols, types, strict=True)):
+        slot = starts + nb + 8 * i
+        if t.is_string or t.is_binary:
+            _write_varlen(buf, words, arr, varlen[i], slot, starts, cursor)
+        elif t.root in _NESTED:
+            continue  # null (checked above): the null bit and a zero slot
+        elif t.fixed_width is not None:
+            words[slot // 8] = _fixed_slots(arr, t)
+            continue
+        elif t.root == "DECIMAL":
+            _write_wide_decimals(buf, words, arr, t, slot, starts, cursor)
+        else:
+            _write_wide_timestamps(words, arr, slot, starts, cursor)
+        cursor = cursor + var_sizes[i]
+    return EncodedRows(buf, offsets)
+
+
+def _variable_parts(
+    cols: Sequence[pa.Array], types: Sequence[DataType], n: int
+) -> tuple[list[np.ndarray], dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """Per field, the bytes each row's value takes in the variable part, and the (data,
+    sources, lengths) of the string/binary fields."""
     var_sizes: list[np.ndarray] = []
     varlen: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     for i, (arr, t) in enumerate(zip(cols, types, strict=True)):
@@ -175,13 +205,13 @@ def encode_rows(
             var_sizes.append(np.full(n, 16 if t.root == "DECIMAL" else 8, dtype=np.int64))
         else:
             var_sizes.append(np.zeros(n, dtype=np.int64))
-    sizes = fixed + (np.sum(var_sizes, axis=0) if var_sizes else np.zeros(n, np.int64))
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    buf = np.zeros(int(offsets[-1]), dtype=np.uint8)
-    words = buf.view(np.uint64)
-    starts = offsets[:-1]
-    # null bits
+    return var_sizes, varlen
+
+
+def _write_null_bits(
+    words: np.ndarray, starts: np.ndarray, cols: Sequence[pa.Array], n: int, nb: int
+) -> None:
+    """Each row's header: the null bit of every null field (bit ``8 + i`` of field ``i``)."""
     header = np.zeros((n, nb // 8), dtype=np.uint64)
     for i, arr in enumerate(cols):
         if arr.null_count:
@@ -190,50 +220,69 @@ def encode_rows(
             header[:, bit // 64] |= mask << np.uint64(bit % 64)
     for w in range(nb // 8):
         words[starts // 8 + w] = header[:, w]
-    cursor = starts + fixed  # where each row's next variable-length value goes
-    for i, (arr, t) in enumerate(zip(cols, types, strict=True)):
-        slot = starts + nb + 8 * i
-        if t.is_string or t.is_binary:
-            data, src, lengths = varlen[i]
-            inline = lengths <= 7
-            if inline.any():
-                _scatter(buf, data, src[inline], lengths[inline], slot[inline])
-                marks = (0x80 | lengths[inline]).astype(np.uint8)
-                if arr.null_count:
-                    marks = np.where(
-                        arr.is_null().to_numpy(zero_copy_only=False)[inline], np.uint8(0), marks
-                    )
-                buf[slot[inline] + 7] = marks
-            long = ~inline
-            if long.any():
-                _scatter(buf, data, src[long], lengths[long], cursor[long])
-                words[slot[long] // 8] = (
-                    (cursor[long] - starts[long]).astype(np.uint64) << np.uint64(32)
-                ) | lengths[long].astype(np.uint64)
-            cursor = cursor + var_sizes[i]
-        elif t.root in _NESTED:
-            continue  # null (checked above): the null bit and a zero slot
-        elif t.fixed_width is not None:
-            words[slot // 8] = _fixed_slots(arr, t)
-        elif t.root == "DECIMAL":  # non-compact: rare in keys, so a per-value loop is fine
-            for r, value in enumerate(arr.to_pylist()):
-                rel = int(cursor[r] - starts[r]) << 32
-                if value is None:
-                    words[slot[r] // 8] = np.uint64(rel)
-                    continue
-                raw = _java_big_integer_bytes(_unscaled(value, t.scale or 0))
-                pos = int(cursor[r])
-                buf[pos : pos + len(raw)] = np.frombuffer(raw, dtype=np.uint8)
-                words[slot[r] // 8] = np.uint64(rel | len(raw))
-            cursor = cursor + var_sizes[i]
-        else:  # non-compact timestamp
-            millis, nanos = _timestamp_parts(arr)
-            valid = ~arr.is_null().to_numpy(zero_copy_only=False)
-            offsets_hi = (cursor - starts).astype(np.uint64) << np.uint64(32)
-            words[cursor[valid] // 8] = millis[valid].view(np.uint64)
-            words[slot // 8] = np.where(valid, offsets_hi | nanos.astype(np.uint64), offsets_hi)
-            cursor = cursor + var_sizes[i]
-    return EncodedRows(buf, offsets)
+
+
+def _write_varlen(
+    buf: np.ndarray,
+    words: np.ndarray,
+    arr: pa.Array,
+    parts: tuple[np.ndarray, np.ndarray, np.ndarray],
+    slot: np.ndarray,
+    starts: np.ndarray,
+    cursor: np.ndarray,
+) -> None:
+    """A string/binary field: up to 7 bytes inline in the slot (length in its top byte), longer
+    values at ``cursor`` with (offset, length) in the slot."""
+    data, src, lengths = parts
+    inline = lengths <= 7
+    if inline.any():
+        _scatter(buf, data, src[inline], lengths[inline], slot[inline])
+        marks = (0x80 | lengths[inline]).astype(np.uint8)
+        if arr.null_count:
+            marks = np.where(
+                arr.is_null().to_numpy(zero_copy_only=False)[inline], np.uint8(0), marks
+            )
+        buf[slot[inline] + 7] = marks
+    long = ~inline
+    if long.any():
+        _scatter(buf, data, src[long], lengths[long], cursor[long])
+        words[slot[long] // 8] = (
+            (cursor[long] - starts[long]).astype(np.uint64) << np.uint64(32)
+        ) | lengths[long].astype(np.uint64)
+
+
+def _write_wide_decimals(
+    buf: np.ndarray,
+    words: np.ndarray,
+    arr: pa.Array,
+    t: DataType,
+    slot: np.ndarray,
+    starts: np.ndarray,
+    cursor: np.ndarray,
+) -> None:
+    """A non-compact decimal field: Java's BigInteger bytes at ``cursor``, (offset, length) in
+    the slot (a null keeps its offset). Rare in keys, so a per-value loop is fine."""
+    for r, value in enumerate(arr.to_pylist()):
+        rel = int(cursor[r] - starts[r]) << 32
+        if value is None:
+            words[slot[r] // 8] = np.uint64(rel)
+            continue
+        raw = _java_big_integer_bytes(_unscaled(value, t.scale or 0))
+        pos = int(cursor[r])
+        buf[pos : pos + len(raw)] = np.frombuffer(raw, dtype=np.uint8)
+        words[slot[r] // 8] = np.uint64(rel | len(raw))
+
+
+def _write_wide_timestamps(
+    words: np.ndarray, arr: pa.Array, slot: np.ndarray, starts: np.ndarray, cursor: np.ndarray
+) -> None:
+    """A non-compact timestamp field: the milliseconds at ``cursor``, (offset, nanos of the
+    millisecond) in the slot (a null keeps its offset)."""
+    millis, nanos = _timestamp_parts(arr)
+    valid = ~arr.is_null().to_numpy(zero_copy_only=False)
+    offsets_hi = (cursor - starts).astype(np.uint64) << np.uint64(32)
+    words[cursor[valid] // 8] = millis[valid].view(np.uint64)
+    words[slot // 8] = np.where(valid, offsets_hi | nanos.astype(np.uint64), offsets_hi)
 
 
 def _unscaled(value: Decimal, scale: int) -> int:

@@ -82,17 +82,27 @@ class ManifestFormat:
     codec: str = "zstandard"
 
     @classmethod
-    def of(cls, options: Mapping[str, str]) -> ManifestFormat:
-        """The manifest format of a table's options; :class:`ConfigurationError` for a
-        format or codec Paimon does not write (or lakeops cannot write exactly)."""
-        fmt = options.get("manifest.format", "avro").strip().lower()
-        compression = options.get("manifest.compression", DEFAULT_COMPRESSION)
+    def of(
+        cls,
+        fmt: str = "avro",
+        compression: str = DEFAULT_COMPRESSION,
+        *,
+        orc_compress: str | None = None,
+        parquet_compression: str | None = None,
+    ) -> ManifestFormat:
+        """The manifest format of a table: ``manifest.format`` with ``manifest.compression``
+        (ORC's ``orc.compress`` and Parquet's ``parquet.compression`` win over it when given;
+        :func:`lakeops.options.manifest.manifest_format` reads them from a table's options);
+        :class:`ConfigurationError` for a format or codec Paimon does not write (or lakeops
+        cannot write exactly)."""
+        fmt = fmt.strip().lower()
         if fmt == "avro":
             return cls("avro", avro_codec(compression))
         if fmt == "orc":
-            return cls("orc", _codec(fmt, options.get("orc.compress", compression), _ORC_CODECS))
+            named = orc_compress if orc_compress is not None else compression
+            return cls("orc", _codec(fmt, named, _ORC_CODECS))
         if fmt == "parquet":
-            named = options.get("parquet.compression", compression)
+            named = parquet_compression if parquet_compression is not None else compression
             return cls(fmt, _codec(fmt, named, _PARQUET_CODECS))
         raise ConfigurationError(
             f"manifest.format {fmt!r} is not a format Paimon writes manifests in; use one of "

@@ -120,6 +120,40 @@ def _date_value(name: str, t: DataType, value: Any) -> int:
     raise _bad(name, t, value, example)
 
 
+def _boolean_value(name: str, t: DataType, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise _bad(name, t, value, "'true' or 'false'")
+    return text == "true"
+
+
+def _integer_value(name: str, t: DataType, value: Any) -> int:
+    if isinstance(value, bool):
+        raise _bad(name, t, value, "'42'")
+    try:
+        return int(value.strip() if isinstance(value, str) else value)
+    except (TypeError, ValueError):
+        raise _bad(name, t, value, "'42'") from None
+
+
+def _float_value(name: str, t: DataType, value: Any) -> float:
+    """A FLOAT is rounded to the nearest 32-bit float, as it is stored."""
+    try:
+        number = float(value.strip() if isinstance(value, str) else value)
+    except (TypeError, ValueError):
+        raise _bad(name, t, value, "'1.5'") from None
+    return float(np.float32(number)) if t.root == "FLOAT" else number
+
+
+def _decimal_value(name: str, t: DataType, value: Any) -> Decimal:
+    try:
+        return Decimal(value.strip() if isinstance(value, str) else str(value))
+    except InvalidOperation:
+        raise _bad(name, t, value, "'12.50'") from None
+
+
 def internal_value(
     name: str,
     t: DataType,
@@ -133,30 +167,13 @@ def internal_value(
         return None
     r = t.root
     if r == "BOOLEAN":
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text not in ("true", "false"):
-            raise _bad(name, t, value, "'true' or 'false'")
-        return text == "true"
+        return _boolean_value(name, t, value)
     if r in ("TINYINT", "SMALLINT", "INT", "BIGINT"):
-        if isinstance(value, bool):
-            raise _bad(name, t, value, "'42'")
-        try:
-            return int(value.strip() if isinstance(value, str) else value)
-        except (TypeError, ValueError):
-            raise _bad(name, t, value, "'42'") from None
+        return _integer_value(name, t, value)
     if r in ("FLOAT", "DOUBLE"):
-        try:
-            number = float(value.strip() if isinstance(value, str) else value)
-        except (TypeError, ValueError):
-            raise _bad(name, t, value, "'1.5'") from None
-        return float(np.float32(number)) if r == "FLOAT" else number
+        return _float_value(name, t, value)
     if r == "DECIMAL":
-        try:
-            return Decimal(value.strip() if isinstance(value, str) else str(value))
-        except InvalidOperation:
-            raise _bad(name, t, value, "'12.50'") from None
+        return _decimal_value(name, t, value)
     if t.is_string:
         return value if isinstance(value, str) else str(value)
     if t.is_binary:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -175,14 +175,15 @@ class PartitionPaths:
         return bucket_dir(self.dir_of(partition), bucket, self.data_directory)
 
 
-def data_directory(options: Mapping[str, str]) -> str | None:
-    """``data-file.path-directory`` (None when unset or empty): the sub-directory of the table
-    that holds every bucket directory (Paimon's ``FileStorePathFactory.dataFilePath``).
+def data_directory(text: str | None) -> str | None:
+    """The ``data-file.path-directory`` option's ``text``, checked (None when unset or empty):
+    the sub-directory of the table that holds every bucket directory (Paimon's
+    ``FileStorePathFactory.dataFilePath``).
 
     Paimon resolves it against the table root as a URI: an absolute path, a scheme or ``..``
     would take Paimon's files out of the table, so lakeops refuses those (and ``\\`` and NUL)
     rather than place files where Paimon would not look; a trailing ``/`` is dropped."""
-    raw = (options.get("data-file.path-directory") or "").strip()
+    raw = (text or "").strip()
     value = raw.rstrip("/")
     if not raw:
         return None

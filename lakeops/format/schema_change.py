@@ -301,63 +301,12 @@ def apply_changes(
     highest = [schema.highest_field_id]
     comment = schema.comment
     for change in changes:
-        if isinstance(change, SetOption):
-            if has_snapshots:
-                _check_set_option(change.key, options.get(change.key), change.value)
-            options[change.key] = change.value
-        elif isinstance(change, RemoveOption):
-            if has_snapshots:
-                _check_immutable(change.key)
-                if change.key == "bucket":
-                    raise UnsupportedFeatureError(
-                        "Cannot reset bucket on a table with snapshots; set it explicitly "
-                        "(to the current number of buckets)"
-                    )
-            options.pop(change.key, None)
+        if isinstance(change, SetOption | RemoveOption):
+            _apply_option_change(options, change, has_snapshots)
         elif isinstance(change, UpdateComment):
             comment = change.comment
-        elif isinstance(change, AddColumn):
-            fields = _add_column(fields, change, highest)
-        elif isinstance(change, RenameColumn):
-            _not_a_key(schema, change.name, "rename")
-            _index(fields, change.name)
-            if any(f.name == change.new_name for f in fields):
-                raise ConfigurationError(
-                    f"cannot rename column {change.name!r} to {change.new_name!r}: a column "
-                    "with that name already exists"
-                )
-            fields = [
-                replace(f, name=change.new_name) if f.name == change.name else f for f in fields
-            ]
-        elif isinstance(change, DropColumn):
-            _not_a_key(schema, change.name, "drop")
-            i = _index(fields, change.name)
-            fields = fields[:i] + fields[i + 1 :]
-            if not fields:
-                raise ConfigurationError("Cannot drop all fields in table")
-        elif isinstance(change, UpdateColumnType):
-            i = _index(fields, change.name)
-            fields[i] = _update_type(schema, options, fields[i], change)
-        elif isinstance(change, UpdateColumnNullability):
-            i = _index(fields, change.name)
-            old = fields[i]
-            if change.nullable and change.name in schema.primary_keys:
-                raise UnsupportedFeatureError(
-                    f"Cannot change nullability of primary key (column {change.name!r})"
-                )
-            if not change.nullable and old.type.nullable and has_snapshots:
-                raise UnsupportedFeatureError(
-                    f"cannot make column {change.name!r} NOT NULL: the table has data, which "
-                    "lakeops cannot check for nulls; add a new NOT NULL-free column instead"
-                )
-            fields[i] = replace(old, type=old.type.with_nullable(change.nullable))
-        elif isinstance(change, UpdateColumnComment):
-            i = _index(fields, change.name)
-            fields[i] = replace(fields[i], description=change.comment)
-        elif isinstance(change, UpdateColumnPosition):
-            fields = _move(fields, change.name, change.position)
         else:
-            raise UnsupportedFeatureError(f"Unsupported change: {change!r}")
+            fields = _apply_column_change(schema, options, fields, change, highest, has_snapshots)
     result = replace(
         schema,
         id=schema.id + 1,
@@ -369,6 +318,91 @@ def apply_changes(
     )
     _validate(result)
     return result
+
+
+def _apply_option_change(
+    options: dict[str, str], change: SetOption | RemoveOption, has_snapshots: bool
+) -> None:
+    """Set or remove one option; with snapshots, immutable options and a reset bucket refuse."""
+    if isinstance(change, SetOption):
+        if has_snapshots:
+            _check_set_option(change.key, options.get(change.key), change.value)
+        options[change.key] = change.value
+        return
+    if has_snapshots:
+        _check_immutable(change.key)
+        if change.key == "bucket":
+            raise UnsupportedFeatureError(
+                "Cannot reset bucket on a table with snapshots; set it explicitly "
+                "(to the current number of buckets)"
+            )
+    options.pop(change.key, None)
+
+
+def _apply_column_change(
+    schema: TableSchema,
+    options: dict[str, str],
+    fields: list[DataField],
+    change: SchemaChange,
+    highest: list[int],
+    has_snapshots: bool,
+) -> list[DataField]:
+    """The columns after one column change (``highest``: the highest field id, updated)."""
+    if isinstance(change, AddColumn):
+        return _add_column(fields, change, highest)
+    if isinstance(change, RenameColumn):
+        return _rename_column(schema, fields, change)
+    if isinstance(change, DropColumn):
+        _not_a_key(schema, change.name, "drop")
+        i = _index(fields, change.name)
+        fields = fields[:i] + fields[i + 1 :]
+        if not fields:
+            raise ConfigurationError("Cannot drop all fields in table")
+        return fields
+    if isinstance(change, UpdateColumnType):
+        i = _index(fields, change.name)
+        fields[i] = _update_type(schema, options, fields[i], change)
+        return fields
+    if isinstance(change, UpdateColumnNullability):
+        i = _index(fields, change.name)
+        fields[i] = _update_nullability(schema, fields[i], change, has_snapshots)
+        return fields
+    if isinstance(change, UpdateColumnComment):
+        i = _index(fields, change.name)
+        fields[i] = replace(fields[i], description=change.comment)
+        return fields
+    if isinstance(change, UpdateColumnPosition):
+        return _move(fields, change.name, change.position)
+    raise UnsupportedFeatureError(f"Unsupported change: {change!r}")
+
+
+def _rename_column(
+    schema: TableSchema, fields: list[DataField], change: RenameColumn
+) -> list[DataField]:
+    _not_a_key(schema, change.name, "rename")
+    _index(fields, change.name)
+    if any(f.name == change.new_name for f in fields):
+        raise ConfigurationError(
+            f"cannot rename column {change.name!r} to {change.new_name!r}: a column "
+            "with that name already exists"
+        )
+    return [replace(f, name=change.new_name) if f.name == change.name else f for f in fields]
+
+
+def _update_nullability(
+    schema: TableSchema, old: DataField, change: UpdateColumnNullability, has_snapshots: bool
+) -> DataField:
+    """A key column stays NOT NULL; a column of a table with data cannot become NOT NULL."""
+    if change.nullable and change.name in schema.primary_keys:
+        raise UnsupportedFeatureError(
+            f"Cannot change nullability of primary key (column {change.name!r})"
+        )
+    if not change.nullable and old.type.nullable and has_snapshots:
+        raise UnsupportedFeatureError(
+            f"cannot make column {change.name!r} NOT NULL: the table has data, which "
+            "lakeops cannot check for nulls; add a new NOT NULL-free column instead"
+        )
+    return replace(old, type=old.type.with_nullable(change.nullable))
 
 
 def _index(fields: list[DataField], name: str) -> int:

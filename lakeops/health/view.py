@@ -57,6 +57,7 @@ from lakeops.format.data_file import DataFileMeta
 from lakeops.format.paths import partition_value_string
 from lakeops.health.summary import near_from, run_state
 from lakeops.options.compaction import CompactOptions
+from lakeops.options.rows_write import CHANGELOG_PRODUCER
 
 if TYPE_CHECKING:
     from lakeops.table.primary_key import Table
@@ -433,7 +434,7 @@ def _options_facts(table: Table, copts: CompactOptions | None) -> list[tuple[str
     facts: list[tuple[str, object]] = [
         ("merge engine", table.options.merge_engine),
         ("buckets", table.options.bucket),
-        ("changelog producer", raw.get("changelog-producer", "none")),
+        ("changelog producer", CHANGELOG_PRODUCER.get(raw)),
     ]
     if copts is not None:
         facts.append(

@@ -331,10 +331,10 @@ _FAST_LEAVES = frozenset(
 
 #: how long (milliseconds) datafusion's allocator (mimalloc, linked into its module) keeps
 #: memory it freed before handing it back to the system, unless ``MIMALLOC_PURGE_DELAY`` is
-#: set already. mimalloc's own default, 10 ms, hands back the buffers of one file's decoded
-#: batches between two reads, so every read faults fresh, zeroed pages in again: at 200,000
-#: rows that was ~4,000 page faults and a fifth of the whole read's CPU time. The setting
-#: affects only how soon idle memory of that allocator is returned, never what is read.
+#: set already. mimalloc's own default hands back the buffers of one file's decoded batches
+#: between two reads, so every read faults fresh, zeroed pages in again (the cost is measured
+#: in ``benchmarks/avro_readers.md``). The setting affects only how soon idle memory of that
+#: allocator is returned, never what is read.
 _PURGE_DELAY_MS = "1000"
 
 
@@ -453,45 +453,72 @@ def _offsets(array: pa.Array) -> pa.Array:
 
 def _conform(array: pa.Array, node: _Node) -> pa.Array:
     """An array of the fast decoder as ``node``'s Arrow type, or :class:`_NotExact`."""
-    want = node.arrow
-    kind, got = node.kind, array.type
-    if kind == "struct":
-        if not pa.types.is_struct(got) or [f.name for f in got] != node.names:
+    nested = _CONFORM_NESTED.get(node.kind)
+    return nested(array, node) if nested is not None else _conform_leaf(array, node)
+
+
+def _conform_struct(array: pa.Array, node: _Node) -> pa.Array:
+    want, got = node.arrow, array.type
+    if not pa.types.is_struct(got) or [f.name for f in got] != node.names:
+        raise _NotExact(f"{got} for {want}")
+    children = [_conform(array.field(i), c) for i, c in enumerate(node.children)]
+    return pa.StructArray.from_arrays(children, fields=list(want), mask=_mask(array))
+
+
+def _conform_list(array: pa.Array, node: _Node) -> pa.Array:
+    want, got = node.arrow, array.type
+    if not (pa.types.is_list(got) or pa.types.is_large_list(got)):
+        raise _NotExact(f"{got} for {want}")
+    values = _conform(array.values, node.children[0])
+    return pa.ListArray.from_arrays(_offsets(array), values, type=want, mask=_mask(array))
+
+
+def _conform_map(array: pa.Array, node: _Node) -> pa.Array:
+    """A map with string keys (Avro's own map)."""
+    want, got = node.arrow, array.type
+    if not pa.types.is_map(got):
+        raise _NotExact(f"{got} for {want}")
+    keys = array.keys
+    if keys.type != pa.string():
+        if keys.type != pa.large_string():
             raise _NotExact(f"{got} for {want}")
-        children = [_conform(array.field(i), c) for i, c in enumerate(node.children)]
-        return pa.StructArray.from_arrays(children, fields=list(want), mask=_mask(array))
-    if kind == "list":
-        if not (pa.types.is_list(got) or pa.types.is_large_list(got)):
-            raise _NotExact(f"{got} for {want}")
-        values = _conform(array.values, node.children[0])
-        return pa.ListArray.from_arrays(_offsets(array), values, type=want, mask=_mask(array))
-    if kind == "map":
-        if not pa.types.is_map(got):
-            raise _NotExact(f"{got} for {want}")
-        keys = array.keys
-        if keys.type != pa.string():
-            if keys.type != pa.large_string():
-                raise _NotExact(f"{got} for {want}")
-            keys = keys.cast(pa.string())
-        items = _conform(array.items, node.children[0])
-        return pa.MapArray.from_arrays(_offsets(array), keys, items, type=want, mask=_mask(array))
-    if kind == "arraymap":
-        if not (pa.types.is_list(got) or pa.types.is_large_list(got)):
-            raise _NotExact(f"{got} for {want}")
-        entries = array.values
-        if not pa.types.is_struct(entries.type) or [f.name for f in entries.type] != [
-            "key",
-            "value",
-        ]:
-            raise _NotExact(f"{got} for {want}")
-        keys = _conform(entries.field(0), node.children[0])
-        values = _conform(entries.field(1), node.children[1])
-        if keys.null_count:
-            raise CorruptTableError("an Avro map entry has a NULL key")
-        return pa.MapArray.from_arrays(_offsets(array), keys, values, type=want, mask=_mask(array))
+        keys = keys.cast(pa.string())
+    items = _conform(array.items, node.children[0])
+    return pa.MapArray.from_arrays(_offsets(array), keys, items, type=want, mask=_mask(array))
+
+
+def _conform_arraymap(array: pa.Array, node: _Node) -> pa.Array:
+    """A map with non-string keys, stored as an array of ``key``/``value`` records."""
+    want, got = node.arrow, array.type
+    if not (pa.types.is_list(got) or pa.types.is_large_list(got)):
+        raise _NotExact(f"{got} for {want}")
+    entries = array.values
+    if not pa.types.is_struct(entries.type) or [f.name for f in entries.type] != [
+        "key",
+        "value",
+    ]:
+        raise _NotExact(f"{got} for {want}")
+    keys = _conform(entries.field(0), node.children[0])
+    values = _conform(entries.field(1), node.children[1])
+    if keys.null_count:
+        raise CorruptTableError("an Avro map entry has a NULL key")
+    return pa.MapArray.from_arrays(_offsets(array), keys, values, type=want, mask=_mask(array))
+
+
+_CONFORM_NESTED = {
+    "struct": _conform_struct,
+    "list": _conform_list,
+    "map": _conform_map,
+    "arraymap": _conform_arraymap,
+}
+
+
+def _conform_leaf(array: pa.Array, node: _Node) -> pa.Array:
+    """A primitive array: as it is, or converted only where the conversion is exact."""
+    want, got = node.arrow, array.type
     if got == want:
         return array
-    if kind == "decimal":
+    if node.kind == "decimal":
         if pa.types.is_decimal(got) and (got.precision, got.scale) == (want.precision, want.scale):
             return array.cast(want)  # a narrower decimal of the same precision: exact
         raise _NotExact(f"{got} for {want}")
@@ -617,8 +644,9 @@ class AvroColumns:
         if decompress is None:
             return None
         if not avro_jit.kernel_loaded():
-            # loading the compiled loop costs a process ~1.5 s of CPU once (~5 s to compile
-            # it the first time): not worth it for small files, which datafusion reads
+            # loading the compiled loop costs a process CPU once (more to compile it the first
+            # time; benchmarks/avro_readers.md): not worth it for small files, which datafusion
+            # reads
             size = self.stream.seek(0, 2)
             self.stream.seek(self.data_start)
             if size < avro_jit.LOAD_FROM_BYTES:

@@ -22,10 +22,10 @@ are checked to be UTF-8 as fastavro does. The loop holds no GIL, so files read o
 threads decode in parallel.
 
 The loop is loaded when a process first reads a flat file of at least :data:`LOAD_FROM_BYTES`
-(smaller files go to the next decoder until then): compiled on first use (about 5 s of CPU) and
-cached on disk (``__pycache__`` beside this module, or numba's user cache directory where that
-is read-only; loading it from there costs a process about 1.5 s of CPU); where nothing can be
-cached it is compiled once per process.
+(smaller files go to the next decoder until then): compiled on first use and cached on disk
+(``__pycache__`` beside this module, or numba's user cache directory where that is read-only;
+loading it from there still costs a process some CPU, measured in
+``benchmarks/avro_readers.md``); where nothing can be cached it is compiled once per process.
 """
 
 from __future__ import annotations
@@ -215,7 +215,8 @@ def flat_plan(schema: Any, named: dict[str, Any], columns: list[str]) -> FlatPla
     )
 
 
-def _decode(
+# one function on purpose: numba compiles it to one loop with no calls between opcodes
+def _decode(  # noqa: C901
     buf: np.ndarray,
     starts: np.ndarray,
     ends: np.ndarray,

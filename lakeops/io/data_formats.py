@@ -164,7 +164,7 @@ class OrcFormat:
                 for start in range(0, table.num_rows, batch_rows):
                     yield table.slice(start, batch_rows)
 
-    def unit_ranges(self, path: str, column: str) -> list[tuple[Any, Any] | None]:
+    def unit_ranges(self, path: str, _column: str) -> list[tuple[Any, Any] | None]:
         return [None] * self.unit_count(path)
 
 
@@ -233,10 +233,10 @@ class AvroFormat:
             return self._empty(path, columns)
         return pa.concat_tables(chunks) if len(chunks) > 1 else chunks[0]
 
-    def unit_count(self, path: str) -> int:
+    def unit_count(self, _path: str) -> int:
         return 1
 
-    def row_count(self, path: str) -> int | None:
+    def row_count(self, _path: str) -> int | None:
         return None  # Avro files count rows per block only: checked on a whole-file read
 
     def read_unit(self, path: str, unit: int, columns: list[str]) -> pa.Table:
@@ -253,7 +253,7 @@ class AvroFormat:
             for start in range(0, chunk.num_rows, batch_rows):
                 yield chunk.slice(start, batch_rows)
 
-    def unit_ranges(self, path: str, column: str) -> list[tuple[Any, Any] | None]:
+    def unit_ranges(self, _path: str, _column: str) -> list[tuple[Any, Any] | None]:
         return [None]
 
 

@@ -79,7 +79,7 @@ def _temporary(path: str) -> str:
 class LinkPublish(PublishStrategy):
     """Local disk: temporary file + ``os.link``."""
 
-    def publish(self, fs: Any, path: str, data: bytes, fence: Fence = _no_fence) -> bool:
+    def publish(self, _fs: Any, path: str, data: bytes, fence: Fence = _no_fence) -> bool:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = _temporary(path)
         try:

@@ -44,6 +44,7 @@ from lakeops.errors import DataValidationError, UnsupportedFeatureError
 from lakeops.format.kv import KIND, SEQ, key_column
 from lakeops.format.schema import TableSchema
 from lakeops.format.types import DataType
+from lakeops.options.rows_layout import AVRO_CODEC, AVRO_ROW_NAME_MAPPING
 
 __all__ = [
     "AvroDataWriter",
@@ -75,7 +76,7 @@ _DEFAULT_ZSTANDARD_LEVEL = 3
 # ------------------------------------------------------------------------------- schema
 def _row_name_mapping(options: Mapping[str, str]) -> dict[str, str]:
     """``avro.row-name-mapping`` (Paimon's map option form ``'from:to,from2:to2'``)."""
-    value = options.get("avro.row-name-mapping", "").strip()
+    value = (AVRO_ROW_NAME_MAPPING.find(options) or "").strip()
     out: dict[str, str] = {}
     for part in value.split(","):
         if not part.strip():
@@ -258,7 +259,7 @@ def avro_codec(
 ) -> tuple[str, int | None]:
     """(fastavro codec, level) of an Avro data file whose Paimon compression is
     ``compression`` (``AvroFileFormat.createCodecFactory``)."""
-    named = options.get("avro.codec")
+    named = AVRO_CODEC.find(options)
     if named is not None:
         codec = _NAMED_CODECS.get(named)
         if codec is None:

@@ -27,7 +27,16 @@ from typing import Any
 from lakeops.errors import UnsupportedFeatureError
 from lakeops.format.schema import TableSchema
 from lakeops.kv import avro_layout, orc_layout, parquet_layout
-from lakeops.options.registry import WRITABLE_FORMATS
+from lakeops.options.rows_layout import (
+    CHANGELOG_FILE_COMPRESSION,
+    CHANGELOG_FILE_FORMAT,
+    FILE_COMPRESSION,
+    FILE_COMPRESSION_PER_LEVEL,
+    FILE_COMPRESSION_ZSTD_LEVEL,
+    FILE_FORMAT,
+    FILE_FORMAT_PER_LEVEL,
+)
+from lakeops.options.rules import WRITABLE_FORMATS
 
 __all__ = [
     "WRITABLE_FORMATS",
@@ -39,8 +48,9 @@ __all__ = [
 ]
 
 
-_DEFAULT_FORMAT = "parquet"
-_DEFAULT_CODEC = "zstd"
+#: what a blank value stands for (Paimon's defaults, as when the option is unset)
+_DEFAULT_FORMAT = str(FILE_FORMAT.default)
+_DEFAULT_CODEC = str(FILE_COMPRESSION.default)
 
 # Paimon's codec names (parquet-mr CompressionCodecName / ORC CompressionKind, any case) to
 # pyarrow's, per format
@@ -101,19 +111,31 @@ def _per_level(value: str) -> dict[int, str]:
     return out
 
 
+def _default_format(options: Mapping[str, str]) -> str:
+    """``file.format``, trimmed and lower case (blank: Paimon's default)."""
+    return FILE_FORMAT.get(options).strip().lower() or _DEFAULT_FORMAT
+
+
+def _changelog_format(options: Mapping[str, str]) -> str | None:
+    """``changelog-file.format`` when it is set (not blank), trimmed and lower case."""
+    value = CHANGELOG_FILE_FORMAT.find(options, blank_is_unset=True)
+    return None if value is None else value.strip().lower()
+
+
 def _format_for(options: Mapping[str, str], level: int, changelog: bool) -> str:
-    if changelog and options.get("changelog-file.format", "").strip():
-        return options["changelog-file.format"].strip().lower()
-    per_level = _per_level(options.get("file.format.per.level", ""))
-    default = options.get("file.format", _DEFAULT_FORMAT).strip().lower() or _DEFAULT_FORMAT
-    return per_level.get(level, default)
+    changelog_format = _changelog_format(options) if changelog else None
+    if changelog_format is not None:
+        return changelog_format
+    per_level = _per_level(FILE_FORMAT_PER_LEVEL.get(options))
+    return per_level.get(level, _default_format(options))
 
 
 def _codec_for(options: Mapping[str, str], level: int, changelog: bool) -> str:
-    if changelog and options.get("changelog-file.compression", "").strip():
-        return options["changelog-file.compression"].strip().lower()
-    per_level = _per_level(options.get("file.compression.per.level", ""))
-    default = options.get("file.compression", _DEFAULT_CODEC).strip().lower() or _DEFAULT_CODEC
+    codec = CHANGELOG_FILE_COMPRESSION.find(options, blank_is_unset=True) if changelog else None
+    if codec is not None:
+        return codec.strip().lower()
+    per_level = _per_level(FILE_COMPRESSION_PER_LEVEL.get(options))
+    default = FILE_COMPRESSION.get(options).strip().lower() or _DEFAULT_CODEC
     return per_level.get(level, default)
 
 
@@ -123,7 +145,7 @@ def settings_for(options: Mapping[str, str], level: int, changelog: bool = False
     if fmt not in WRITABLE_FORMATS:
         raise UnsupportedFeatureError(_refusal(fmt, "write this table"))
     codec = _codec_for(options, level, changelog)
-    zstd = int(options.get("file.compression.zstd-level", "1").strip() or "1")
+    zstd = FILE_COMPRESSION_ZSTD_LEVEL.get(options, blank_is_unset=True)
     if fmt == "avro":
         avro, avro_level = avro_layout.avro_codec(options, codec, zstd)
         return FileSettings(fmt, avro, zstd if avro_level is None else avro_level)
@@ -133,10 +155,10 @@ def settings_for(options: Mapping[str, str], level: int, changelog: bool = False
 
 def formats_in_use(options: Mapping[str, str]) -> set[str]:
     """Every format a write or compaction of a table with ``options`` may produce."""
-    default = options.get("file.format", _DEFAULT_FORMAT).strip().lower() or _DEFAULT_FORMAT
-    out = {default, *_per_level(options.get("file.format.per.level", "")).values()}
-    if options.get("changelog-file.format", "").strip():
-        out.add(options["changelog-file.format"].strip().lower())
+    out = {_default_format(options), *_per_level(FILE_FORMAT_PER_LEVEL.get(options)).values()}
+    changelog_format = _changelog_format(options)
+    if changelog_format is not None:
+        out.add(changelog_format)
     return out
 
 
@@ -160,12 +182,10 @@ def check_writable(schema: TableSchema, what: str = "write this table") -> None:
             avro_layout.check_writable(schema, what)
         else:
             raise UnsupportedFeatureError(_refusal(fmt, what))
-    for key in ("file.compression.zstd-level",):
-        value = schema.options.get(key, "1").strip() or "1"
-        if not value.lstrip("-").isdigit():
-            raise UnsupportedFeatureError(
-                f"cannot {what}: option {key!r} = {value!r} is no integer"
-            )
+    key = FILE_COMPRESSION_ZSTD_LEVEL.key
+    value = (FILE_COMPRESSION_ZSTD_LEVEL.text(schema.options) or "1").strip() or "1"
+    if not value.lstrip("-").isdigit():
+        raise UnsupportedFeatureError(f"cannot {what}: option {key!r} = {value!r} is no integer")
 
 
 def writer_kwargs(settings: FileSettings) -> dict[str, Any]:

@@ -47,6 +47,7 @@ from lakeops.format import binary_row
 from lakeops.format.data_file import SimpleStats
 from lakeops.format.floats import is_floating, order_value, total_order
 from lakeops.format.types import DataType
+from lakeops.options.rows_ignorable import FIELD_STATS_MODE, METADATA_STATS_MODE
 
 __all__ = ["StatsCollector", "StatsMode", "column_bounds", "stats_modes"]
 
@@ -84,13 +85,12 @@ FULL = StatsMode("full")
 def stats_modes(options: Mapping[str, str], fields: Sequence[str]) -> list[StatsMode]:
     """Each field's stats mode: ``fields.<field>.stats-mode``, else ``metadata.stats-mode``
     (default ``truncate(16)``), as Paimon's ``StatsCollectorFactories``."""
-    default = StatsMode.parse(
-        options.get("metadata.stats-mode", "truncate(16)"), "metadata.stats-mode"
-    )
+    default = StatsMode.parse(METADATA_STATS_MODE.get(options), METADATA_STATS_MODE.key)
     out = []
     for name in fields:
         key = f"fields.{name}.stats-mode"
-        out.append(StatsMode.parse(options[key], key) if key in options else default)
+        text = FIELD_STATS_MODE.find(options, key=key)
+        out.append(default if text is None else StatsMode.parse(text, key))
     return out
 
 

@@ -98,51 +98,82 @@ def _expect_entry(
 def check_table(store: TableStore) -> CheckReport:
     """Verify every file the table's snapshots, kept changelogs, tags and branches reference
     (see the module docstring); never writes or deletes anything."""
-    report = _Findings()
-    expected: dict[str, _Expected] = {}
-    users: dict[str, set[int]] = {}
-    seen: set[str] = set()
+    check = _Check(store)
+    check.report.problems += [Problem(path, text, ids) for path, text, ids in wedge_findings(store)]
+    snapshots = check.snapshots()
+    check.report.snapshots = len(snapshots)
+    for snapshot in snapshots:
+        check.expect_files_of(snapshot)
+    check.report.metadata_files = len(check.seen)
+    check.verify_files()
+    report = check.report
+    return CheckReport(
+        snapshots=report.snapshots,
+        metadata_files=report.metadata_files,
+        data_files=report.data_files,
+        problems=tuple(_merged(report.problems)),
+    )
 
-    def metadata(load: Callable[[str], list[_T]], name: str, sid: int) -> list[_T] | None:
+
+class _Check:
+    """One run of :func:`check_table`: the findings so far, the files every snapshot expects
+    (and which snapshots expect each), and the metadata files decoded."""
+
+    def __init__(self, store: TableStore) -> None:
+        self.store = store
+        self.report = _Findings()
+        self.expected: dict[str, _Expected] = {}
+        self.users: dict[str, set[int]] = {}
+        self.seen: set[str] = set()
+
+    def metadata(self, load: Callable[[str], list[_T]], name: str, sid: int) -> list[_T] | None:
         """The decoded metadata file ``name``, or None with a problem reported."""
         try:
             out = load(name)
         except CorruptTableError as exc:
-            report.problems.append(Problem(exc.path or name, str(exc), (sid,)))
+            self.report.problems.append(Problem(exc.path or name, str(exc), (sid,)))
             return None
-        seen.add(name)
+        self.seen.add(name)
         return out
 
-    def snapshot_file(load: Callable[[int], Snapshot], sid: int) -> None:
+    def snapshots(self) -> list[Snapshot]:
+        """Every snapshot, kept changelog, tag and branch snapshot that decodes (a file expired
+        since it was listed is skipped; one that does not decode is a problem)."""
+        store = self.store
+        snapshots: list[Snapshot] = []
+        for sid in store.snapshot_ids():
+            self._snapshot_file(snapshots, store.snapshot, sid)
+        for name in store.file_io.list_names(store.path(paths.CHANGELOG_DIR)):
+            if name.startswith("changelog-") and name[10:].isdigit():
+                self._snapshot_file(snapshots, store.changelog, int(name[10:]))
+        try:
+            snapshots += protected_snapshots(store)
+        except CorruptTableError as exc:
+            self.report.problems.append(Problem(exc.path or "tag/", str(exc)))
+        return snapshots
+
+    def _snapshot_file(
+        self, snapshots: list[Snapshot], load: Callable[[int], Snapshot], sid: int
+    ) -> None:
         try:
             snapshots.append(load(sid))
         except CorruptTableError as exc:
             if not isinstance(exc, FileNotFoundError):  # else: expired since it was listed
-                report.problems.append(Problem(exc.path or "", str(exc), (sid,)))
+                self.report.problems.append(Problem(exc.path or "", str(exc), (sid,)))
             return
         except SnapshotNotFoundError:
             return  # expired since it was listed
-        seen.add(f"snapshot {sid}")
+        self.seen.add(f"snapshot {sid}")
 
-    report.problems += [Problem(path, text, ids) for path, text, ids in wedge_findings(store)]
-    snapshots: list[Snapshot] = []
-    for sid in store.snapshot_ids():
-        snapshot_file(store.snapshot, sid)
-    for name in store.file_io.list_names(store.path(paths.CHANGELOG_DIR)):
-        if name.startswith("changelog-") and name[10:].isdigit():
-            snapshot_file(store.changelog, int(name[10:]))
-    try:
-        snapshots += protected_snapshots(store)
-    except CorruptTableError as exc:
-        report.problems.append(Problem(exc.path or "tag/", str(exc)))
-    report.snapshots = len(snapshots)
-
-    for snapshot in snapshots:
+    def expect_files_of(self, snapshot: Snapshot) -> None:
+        """Record the data, changelog and index files ``snapshot`` references; its live data
+        files only where every manifest of it decoded (else the fold would be wrong)."""
+        store = self.store
         locations = FileLocations.of(store.file_io, store.root, store.schema(snapshot.schema_id))
 
         def expect(path: str, size: int, rows: int | None, sid: int = snapshot.id) -> None:
-            expected[path] = _Expected(path, size, rows)
-            users.setdefault(path, set()).add(sid)
+            self.expected[path] = _Expected(path, size, rows)
+            self.users.setdefault(path, set()).add(sid)
 
         entries: list[ManifestEntry] = []
         complete = True
@@ -150,65 +181,75 @@ def check_table(store: TableStore) -> CheckReport:
         if snapshot.changelog_manifest_list:
             lists.append(snapshot.changelog_manifest_list)
         for lst in lists:
-            metas = metadata(store.manifest_list, lst, snapshot.id)
+            metas = self.metadata(store.manifest_list, lst, snapshot.id)
             complete &= metas is not None
             for meta in metas or []:
-                part = metadata(store.manifest, meta.file_name, snapshot.id)
+                part = self.metadata(store.manifest, meta.file_name, snapshot.id)
                 complete &= part is not None
                 if lst != snapshot.changelog_manifest_list:
                     entries += part or []
                 else:
                     changes = [e for e in part or [] if e.kind == FileKind.ADD]
                     for e in changes:
-                        _expect_entry(report, locations, e, expect)
+                        _expect_entry(self.report, locations, e, expect)
         if complete:
             for e in fold_entries(entries).values():
-                _expect_entry(report, locations, e, expect)
+                _expect_entry(self.report, locations, e, expect)
         if snapshot.index_manifest:
-            for ie in (
-                metadata(store.index_manifest_entries, snapshot.index_manifest, snapshot.id) or []
-            ):
-                try:
-                    path = locations.index_entry_path(ie.partition, ie.bucket, ie.file)
-                except LakeopsError as exc:
-                    report.problems.append(Problem(ie.file.file_name, str(exc), (snapshot.id,)))
-                    continue
-                expect(path, ie.file.file_size, None)
+            self._expect_index_files(snapshot, locations, expect)
 
-    fs = store.file_io.arrow_fs
+    def _expect_index_files(
+        self,
+        snapshot: Snapshot,
+        locations: FileLocations,
+        expect: Callable[[str, int, int | None], None],
+    ) -> None:
+        assert snapshot.index_manifest is not None
+        index = self.metadata(
+            self.store.index_manifest_entries, snapshot.index_manifest, snapshot.id
+        )
+        for ie in index or []:
+            try:
+                path = locations.index_entry_path(ie.partition, ie.bucket, ie.file)
+            except LakeopsError as exc:
+                self.report.problems.append(Problem(ie.file.file_name, str(exc), (snapshot.id,)))
+                continue
+            expect(path, ie.file.file_size, None)
 
-    def verify(item: _Expected) -> str | None:
-        info = fs.get_file_info(item.path)
-        if info.type == pafs.FileType.NotFound:
-            return "missing"
-        if info.size != item.size:
-            return f"is {info.size} bytes, its manifest entry records {item.size}"
-        if item.rows is None or format_of(item.path) not in ("parquet", "orc"):
-            return None
-        try:
-            rows = reader_for(item.path, fs).row_count(item.path)
-        except (OSError, ValueError) as exc:
-            return f"cannot be read: {exc}"
-        if rows is not None and rows != item.rows:
-            return f"holds {rows} rows, its manifest entry records {item.rows}"
+    def verify_files(self) -> None:
+        """Check every expected file on a pool of threads; report each that is wrong."""
+        fs = self.store.file_io.arrow_fs
+        items = list(self.expected.values())
+        with ThreadPoolExecutor(_THREADS) as pool:
+            found = list(pool.map(lambda item: _verify(fs, item), items))
+        self.report.data_files = len(items)
+        for item, problem in zip(items, found, strict=True):
+            if problem is not None:
+                self.report.problems.append(
+                    Problem(
+                        _relative(self.store, item.path),
+                        problem,
+                        tuple(sorted(self.users[item.path])),
+                    )
+                )
+
+
+def _verify(fs: pafs.FileSystem, item: _Expected) -> str | None:
+    """What is wrong with one expected file (missing, size, row count), or None."""
+    info = fs.get_file_info(item.path)
+    if info.type == pafs.FileType.NotFound:
+        return "missing"
+    if info.size != item.size:
+        return f"is {info.size} bytes, its manifest entry records {item.size}"
+    if item.rows is None or format_of(item.path) not in ("parquet", "orc"):
         return None
-
-    report.metadata_files = len(seen)
-    items = list(expected.values())
-    with ThreadPoolExecutor(_THREADS) as pool:
-        found = list(pool.map(verify, items))
-    report.data_files = len(items)
-    for item, problem in zip(items, found, strict=True):
-        if problem is not None:
-            report.problems.append(
-                Problem(_relative(store, item.path), problem, tuple(sorted(users[item.path])))
-            )
-    return CheckReport(
-        snapshots=report.snapshots,
-        metadata_files=report.metadata_files,
-        data_files=report.data_files,
-        problems=tuple(_merged(report.problems)),
-    )
+    try:
+        rows = reader_for(item.path, fs).row_count(item.path)
+    except (OSError, ValueError) as exc:
+        return f"cannot be read: {exc}"
+    if rows is not None and rows != item.rows:
+        return f"holds {rows} rows, its manifest entry records {item.rows}"
+    return None
 
 
 def _merged(problems: list[Problem]) -> list[Problem]:

@@ -38,7 +38,17 @@ from lakeops.format.manifest import FileKind, ManifestEntry
 from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
 from lakeops.options import TableOptions
-from lakeops.options.parsing import parse_duration
+from lakeops.options.option import Option
+from lakeops.options.rows_retention import (
+    CHANGELOG_NUM_RETAINED_MAX,
+    CHANGELOG_NUM_RETAINED_MIN,
+    CHANGELOG_TIME_RETAINED,
+    CONSUMER_EXPIRATION_TIME,
+    SNAPSHOT_EXPIRE_LIMIT,
+    SNAPSHOT_NUM_RETAINED_MAX,
+    SNAPSHOT_NUM_RETAINED_MIN,
+    SNAPSHOT_TIME_RETAINED,
+)
 from lakeops.parallel import IO_THREADS, check_parallelism, delete_files, imap_ordered, run_ordered
 from lakeops.store import TableStore
 from lakeops.store.context import TableContext
@@ -47,7 +57,6 @@ from lakeops.store.locations import FileLocations
 
 __all__ = ["ExpireResult", "Retention", "expire_snapshots"]
 
-INT_MAX = 2**31 - 1
 
 log = logging.getLogger(__name__)
 
@@ -80,32 +89,25 @@ class Retention:
         ``limit`` = ``snapshot.expire.limit``)."""
         o = schema.options
 
-        def num(key: str, default: int) -> int:
-            try:
-                return int(o.get(key, default))
-            except ValueError:
-                raise ConfigurationError(f"option {key!r} must be an integer") from None
+        def given(value: int | None, row: Option[int]) -> int:
+            return value if value is not None else row.get(o)
 
-        smin = retain_min if retain_min is not None else num("snapshot.num-retained.min", 10)
-        smax = retain_max if retain_max is not None else num("snapshot.num-retained.max", INT_MAX)
-        stime = (
-            time_retained_ms
-            if time_retained_ms is not None
-            else parse_duration(o.get("snapshot.time-retained", "1 h"), "snapshot.time-retained")
-        )
+        def changelog(row: Option[int], snapshots: int) -> int:
+            value = row.find(o)
+            return value if value is not None else snapshots
+
+        smin = given(retain_min, SNAPSHOT_NUM_RETAINED_MIN)
+        smax = given(retain_max, SNAPSHOT_NUM_RETAINED_MAX)
+        stime = given(time_retained_ms, SNAPSHOT_TIME_RETAINED)
         # changelog retention defaults to the effective snapshot retention
         r = cls(
             retain_min=smin,
             retain_max=smax,
             time_retained_ms=stime,
-            expire_limit=limit if limit is not None else num("snapshot.expire.limit", 50),
-            changelog_min=num("changelog.num-retained.min", smin),
-            changelog_max=num("changelog.num-retained.max", smax),
-            changelog_time_ms=parse_duration(
-                o["changelog.time-retained"], "changelog.time-retained"
-            )
-            if "changelog.time-retained" in o
-            else stime,
+            expire_limit=given(limit, SNAPSHOT_EXPIRE_LIMIT),
+            changelog_min=changelog(CHANGELOG_NUM_RETAINED_MIN, smin),
+            changelog_max=changelog(CHANGELOG_NUM_RETAINED_MAX, smax),
+            changelog_time_ms=changelog(CHANGELOG_TIME_RETAINED, stime),
         )
         if r.retain_min < 1 or r.retain_max < r.retain_min:
             raise ConfigurationError(
@@ -304,8 +306,8 @@ def expire_snapshots(
     # manifests are what the expired ones share with every later snapshot: a manifest or data
     # file, once dropped from a snapshot, never comes back under its name)
     snapshots = window.span(first, end) if end > first else {}
-    # issue 24: every file this pass may delete is located (inside the table, or below a root
-    # the table names) before the first delete; a crafted entry refuses the whole pass
+    # every file this pass may delete is located (inside the table, or below a root the
+    # table names) before the first delete; a crafted entry refuses the whole pass
     check_snapshots(store, locations, snapshots.values(), parallelism=threads)
     # snapshot files below EARLIEST are what an interrupted pass announced expired but did
     # not delete yet (their other files are orphans now, for remove_orphan_files)
@@ -394,65 +396,21 @@ def _expire_range(
     live = {e.file.file_name for e in store.live_entries(snapshots[end], parallelism=threads)}
     for kept in protected:
         live |= {e.file.file_name for e in store.live_entries(kept, parallelism=threads)}
-    doomed: list[str] = []  # storage paths, deleted after the snapshot files
-    # 1. data files the expired commits deleted (snapshot `end` is the first that stays, and its
-    #    own deletions removed files still present in the expired snapshot end - 1)
-    deltas = [snapshots[sid] for sid in range(first + 1, end + 1)]
-    for entries in imap_ordered(store.delta_entries, deltas, threads):
-        for e in entries:
-            if e.kind == FileKind.DELETE and e.file.file_name not in live:
-                doomed += _entry_path(locations, e)
-                result.data_files_deleted += 1
-    # 2. changelog: kept as changelog/changelog-<id>, or deleted with its snapshot
-    kept_changelogs = [sid for sid in range(first, end) if sid >= keep_changelog_from]
-    dropped = [
-        snapshots[sid]
-        for sid in range(first, end)
-        if sid < keep_changelog_from and snapshots[sid].changelog_manifest_list
-    ]
-    for entries in imap_ordered(store.changelog_entries, dropped, threads):
-        for e in entries:
-            doomed += _entry_path(locations, e)
-            result.changelog_files_deleted += 1
-    # 3. manifests and lists no retained snapshot (or kept changelog) references
-    retained = _retained_manifests(store, keep, first, threads)
-    for sid in kept_changelogs:
-        lst = snapshots[sid].changelog_manifest_list
-        if lst:
-            retained.add(lst)
-            retained.update(m.file_name for m in store.manifest_list(lst))
-    expired_lists = [lst for sid in range(first, end) for lst in _lists(snapshots[sid])]
-    for lst, metas in zip(
-        expired_lists, imap_ordered(store.manifest_list, expired_lists, threads), strict=True
-    ):
-        for name in [m.file_name for m in metas] + [lst]:
-            if name not in retained:
-                doomed.append(store.path(paths.manifest_path(name)))
-                retained.add(name)  # deleted once
-                result.manifests_deleted += 1
-    # 3b. index manifests and hash index files (dynamic buckets) no retained snapshot uses
-    index_manifests = sorted(
-        {s.index_manifest for s in [*keep, *snapshots.values()] if s.index_manifest}
+    expired = range(first, end)
+    kept_changelogs = [sid for sid in expired if sid >= keep_changelog_from]
+    # storage paths, deleted after the snapshot files
+    doomed = _doomed_data_files(store, locations, snapshots, first, end, live, result, threads)
+    doomed += _doomed_changelog_files(
+        store,
+        locations,
+        [snapshots[sid] for sid in expired if sid < keep_changelog_from],
+        result,
+        threads,
     )
-    for _ in imap_ordered(store.index_manifest_entries, index_manifests, threads):
-        pass  # read ahead into the store's cache of index manifests
-    kept_index: set[str] = set()
-    for s in keep:
-        if s.index_manifest:
-            kept_index.add(s.index_manifest)
-            kept_index.update(e.file.file_name for e in store.index_entries(s))
-    for sid in range(first, end):
-        snap = snapshots[sid]
-        if not snap.index_manifest or snap.index_manifest in kept_index:
-            continue
-        for index_entry in store.index_entries(snap):
-            name = index_entry.file.file_name
-            if name not in kept_index:
-                doomed += index_paths(locations, [index_entry])
-                kept_index.add(name)  # deleted once
-        doomed.append(store.path(paths.manifest_path(snap.index_manifest)))
-        kept_index.add(snap.index_manifest)
-        result.manifests_deleted += 1
+    doomed += _doomed_manifests(
+        store, snapshots, keep, first, end, kept_changelogs, result, threads
+    )
+    doomed += _doomed_index_files(store, locations, snapshots, keep, expired, result, threads)
     # 4. kept changelogs, then EARLIEST, then the snapshot files oldest first
     for sid in kept_changelogs:
         fio.overwrite_atomic(
@@ -461,7 +419,7 @@ def _expire_range(
         )
         result.kept_changelogs.append(sid)
     fio.overwrite_atomic(store.path(paths.EARLIEST_HINT), str(end).encode())
-    for sid in range(first, end):
+    for sid in expired:
         fio.delete(store.path(paths.snapshot_path(sid)))
         result.expired_snapshots.append(sid)
     # 5. what only they referenced (nothing references them any more: any order will do) —
@@ -484,6 +442,115 @@ def _expire_range(
     delete_files(fio.delete, doomed, parallelism, tracker.deleted)
 
 
+def _doomed_data_files(
+    store: TableStore,
+    locations: FileLocations,
+    snapshots: dict[int, Snapshot],
+    first: int,
+    end: int,
+    live: set[str],
+    result: _Tally,
+    threads: int,
+) -> list[str]:
+    """Step 1: the data files the expired commits deleted (snapshot ``end`` is the first that
+    stays, and its own deletions removed files still present in the expired snapshot
+    ``end - 1``), unless a kept snapshot still has them."""
+    doomed: list[str] = []
+    deltas = [snapshots[sid] for sid in range(first + 1, end + 1)]
+    for entries in imap_ordered(store.delta_entries, deltas, threads):
+        for e in entries:
+            if e.kind == FileKind.DELETE and e.file.file_name not in live:
+                doomed += _entry_path(locations, e)
+                result.data_files_deleted += 1
+    return doomed
+
+
+def _doomed_changelog_files(
+    store: TableStore,
+    locations: FileLocations,
+    expiring: list[Snapshot],
+    result: _Tally,
+    threads: int,
+) -> list[str]:
+    """Step 2: the changelog files of the expired snapshots whose changelog is not kept (a
+    kept one stays as ``changelog/changelog-<id>``)."""
+    doomed: list[str] = []
+    dropped = [s for s in expiring if s.changelog_manifest_list]
+    for entries in imap_ordered(store.changelog_entries, dropped, threads):
+        for e in entries:
+            doomed += _entry_path(locations, e)
+            result.changelog_files_deleted += 1
+    return doomed
+
+
+def _doomed_manifests(
+    store: TableStore,
+    snapshots: dict[int, Snapshot],
+    keep: list[Snapshot],
+    first: int,
+    end: int,
+    kept_changelogs: list[int],
+    result: _Tally,
+    threads: int,
+) -> list[str]:
+    """Step 3: the manifests and manifest lists of the expired snapshots that no retained
+    snapshot (or kept changelog) references, each once."""
+    doomed: list[str] = []
+    retained = _retained_manifests(store, keep, first, threads)
+    for sid in kept_changelogs:
+        lst = snapshots[sid].changelog_manifest_list
+        if lst:
+            retained.add(lst)
+            retained.update(m.file_name for m in store.manifest_list(lst))
+    expired_lists = [lst for sid in range(first, end) for lst in _lists(snapshots[sid])]
+    for lst, metas in zip(
+        expired_lists, imap_ordered(store.manifest_list, expired_lists, threads), strict=True
+    ):
+        for name in [m.file_name for m in metas] + [lst]:
+            if name not in retained:
+                doomed.append(store.path(paths.manifest_path(name)))
+                retained.add(name)  # deleted once
+                result.manifests_deleted += 1
+    return doomed
+
+
+def _doomed_index_files(
+    store: TableStore,
+    locations: FileLocations,
+    snapshots: dict[int, Snapshot],
+    keep: list[Snapshot],
+    expired: range,
+    result: _Tally,
+    threads: int,
+) -> list[str]:
+    """Step 3b: the index manifests and hash index files (dynamic buckets) of the expired
+    snapshots that no retained snapshot uses, each once."""
+    doomed: list[str] = []
+    index_manifests = sorted(
+        {s.index_manifest for s in [*keep, *snapshots.values()] if s.index_manifest}
+    )
+    for _ in imap_ordered(store.index_manifest_entries, index_manifests, threads):
+        pass  # read ahead into the store's cache of index manifests
+    kept_index: set[str] = set()
+    for s in keep:
+        if s.index_manifest:
+            kept_index.add(s.index_manifest)
+            kept_index.update(e.file.file_name for e in store.index_entries(s))
+    for sid in expired:
+        snap = snapshots[sid]
+        if not snap.index_manifest or snap.index_manifest in kept_index:
+            continue
+        for index_entry in store.index_entries(snap):
+            name = index_entry.file.file_name
+            if name not in kept_index:
+                doomed += index_paths(locations, [index_entry])
+                kept_index.add(name)  # deleted once
+        doomed.append(store.path(paths.manifest_path(snap.index_manifest)))
+        kept_index.add(snap.index_manifest)
+        result.manifests_deleted += 1
+    return doomed
+
+
 def _key(s: Snapshot) -> tuple[int, str, str]:
     return (s.id, s.base_manifest_list, s.delta_manifest_list)
 
@@ -503,8 +570,7 @@ def _readable(store: TableStore, snapshots: list[Snapshot]) -> list[Snapshot]:
 
 
 def _consumer_expiration(schema: TableSchema) -> int | None:
-    value = schema.options.get("consumer.expiration-time", "").strip()
-    return parse_duration(value, "consumer.expiration-time") if value else None
+    return CONSUMER_EXPIRATION_TIME.find(schema.options, blank_is_unset=True)
 
 
 def _entry_path(locations: FileLocations, e: ManifestEntry) -> list[str]:

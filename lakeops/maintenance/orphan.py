@@ -88,7 +88,7 @@ def referenced_files(store: TableStore, parallelism: int | None = None) -> set[s
     lists, manifests, data, changelog and index files, and index manifests.
 
     Each data, changelog and index file is located through the latest schema's options on the
-    way (as reads locate them): an entry outside the table (issue 24) refuses the pass before
+    way (as reads locate them): an entry outside the table refuses the pass before
     anything is deleted. The snapshots, then their manifest lists, then the distinct manifests
     are read ``parallelism`` at once (default :data:`~lakeops.parallel.IO_THREADS`: the work
     waits on storage); the result is a set, the same at every parallelism."""

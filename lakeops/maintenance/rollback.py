@@ -53,8 +53,8 @@ def rollback_to(table: TableContext, snapshot: int | Snapshot) -> Snapshot | Non
     else:
         target = store.snapshot(snapshot)
     copies = _Copies(store, schema)
-    # issue 24: every file of the target and of the latest snapshot is located first, so a
-    # table whose metadata points outside it is refused before anything is copied or committed
+    # every file of the target and of the latest snapshot is located first, so a table whose
+    # metadata points outside it is refused before anything is copied or committed
     latest = store.latest_snapshot()
     check_snapshots(store, copies.locations, [target, *([latest] if latest else [])], live=True)
     wanted = _by_content(store.live_entries(target))

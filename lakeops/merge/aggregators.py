@@ -115,7 +115,7 @@ class Aggregator:
         """Paimon's ``aggReversed``: an older input arrives (partial-update sequence groups)."""
         return self.agg(value, acc)
 
-    def retract(self, acc: Any, value: Any) -> Any:
+    def retract(self, _acc: Any, _value: Any) -> Any:
         raise _retract_error(self.name, self.field)
 
     def reset(self) -> None:
@@ -128,7 +128,7 @@ class Aggregator:
         active: np.ndarray,
         seg: Segments,
         init: np.ndarray,
-        prior: np.ndarray,
+        _prior: np.ndarray,
     ) -> pa.Array:
         """Like :meth:`reduce`, but a segment with ``init[s] >= 0`` starts from the value of row
         ``init[s]`` as its accumulator (Paimon's ``initRow`` after a ``-D``) and folds only the
@@ -151,7 +151,9 @@ class Aggregator:
         """``agg(null, x) == x`` for every x, so an initial accumulator is just a first add."""
         return True
 
-    def fold_into(self, start: pa.Array, reduced: pa.Array, where: np.ndarray) -> pa.Array | None:
+    def fold_into(
+        self, _start: pa.Array, _reduced: pa.Array, _where: np.ndarray
+    ) -> pa.Array | None:
         """Where ``where`` holds, the fold that starts from ``start`` instead of null, given
         ``reduced``, the same fold from null (others keep ``reduced``); None if this function
         has no whole-array form (the caller then replays those keys)."""
@@ -342,7 +344,7 @@ class _MinMax(Aggregator):
     func: ClassVar[str] = ""
 
     def _reduce(
-        self, values: pa.Array, retract: np.ndarray, active: np.ndarray, seg: Segments
+        self, values: pa.Array, _retract: np.ndarray, active: np.ndarray, seg: Segments
     ) -> pa.Array:
         return _hash_aggregate(
             values, active, seg, self.func, pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)
@@ -375,10 +377,10 @@ class LastValue(Aggregator):
         last = np.where((last >= 0) & retract[np.maximum(last, 0)], -1, last)
         return take_or_null(values, last)
 
-    def agg(self, acc: Any, value: Any) -> Any:
+    def agg(self, _acc: Any, value: Any) -> Any:
         return value
 
-    def retract(self, acc: Any, value: Any) -> Any:
+    def retract(self, _acc: Any, _value: Any) -> Any:
         return None
 
 
@@ -411,11 +413,11 @@ class FirstValue(Aggregator):
         self._initialized = False
 
     def _reduce(
-        self, values: pa.Array, retract: np.ndarray, active: np.ndarray, seg: Segments
+        self, values: pa.Array, _retract: np.ndarray, active: np.ndarray, seg: Segments
     ) -> pa.Array:
         return take_or_null(values, seg.first_index(self._counts(values, active)))
 
-    def _counts(self, values: pa.Array, rows: np.ndarray) -> np.ndarray:
+    def _counts(self, _values: pa.Array, rows: np.ndarray) -> np.ndarray:
         """The rows that would set the value (and the "initialised" flag)."""
         return rows
 
@@ -524,7 +526,7 @@ class _Bool(Aggregator):
     func: ClassVar[str] = ""
 
     def _reduce(
-        self, values: pa.Array, retract: np.ndarray, active: np.ndarray, seg: Segments
+        self, values: pa.Array, _retract: np.ndarray, active: np.ndarray, seg: Segments
     ) -> pa.Array:
         return _hash_aggregate(
             values, active, seg, self.func, pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)
@@ -750,7 +752,7 @@ class MergeMapWithKeyTime(Aggregator):
         self.ts_index = names.index(ts)
 
     def _reduce(
-        self, values: pa.Array, retract: np.ndarray, active: np.ndarray, seg: Segments
+        self, values: pa.Array, _retract: np.ndarray, active: np.ndarray, seg: Segments
     ) -> pa.Array:
         rows = active & _nonnull(values)
         first = seg.first_index(rows)

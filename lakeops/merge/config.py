@@ -21,7 +21,15 @@ from lakeops.errors import ConfigurationError
 from lakeops.format.schema import TableSchema
 from lakeops.merge.aggregators import Aggregator, FieldAggOptions, create_aggregator
 from lakeops.options import TableOptions
-from lakeops.options.parsing import option_bool, option_list
+from lakeops.options.parsing import option_list
+from lakeops.options.rows_merge import (
+    AGGREGATION_REMOVE_RECORD_ON_DELETE,
+    FIELD_DISTINCT,
+    FIELD_IGNORE_RETRACT,
+    FIELDS_DEFAULT_AGGREGATE_FUNCTION,
+    PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE,
+    PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP,
+)
 
 __all__ = ["MergeConfig", "SequenceGroup", "parse_merge_config"]
 
@@ -62,7 +70,7 @@ def _field_options(schema: TableSchema) -> dict[tuple[str, str], str]:
     """``{(field, suffix): value}`` of every ``fields.<field>.<suffix>`` option."""
     out: dict[tuple[str, str], str] = {}
     for key, value in schema.options.items():
-        if not key.startswith("fields.") or key == "fields.default-aggregate-function":
+        if not key.startswith("fields.") or key == FIELDS_DEFAULT_AGGREGATE_FUNCTION.key:
             continue
         body = key[len("fields.") :]
         for suffix in _SUFFIXES:
@@ -79,9 +87,9 @@ def _agg_options(
 ) -> FieldAggOptions:
     o = schema.options
     return FieldAggOptions(
-        ignore_retract=option_bool(o, f"fields.{name}.ignore-retract", False),
+        ignore_retract=FIELD_IGNORE_RETRACT.get(o, key=f"fields.{name}.ignore-retract"),
         delimiter=fopts.get((name, "list-agg-delimiter"), ","),
-        distinct=option_bool(o, f"fields.{name}.distinct", False),
+        distinct=FIELD_DISTINCT.get(o, key=f"fields.{name}.distinct"),
         nested_key=option_list(fopts.get((name, "nested-key"))),
         ts_field=fopts.get((name, "ts-field")),
     )
@@ -89,8 +97,22 @@ def _agg_options(
 
 def parse_merge_config(schema: TableSchema, options: TableOptions) -> MergeConfig:
     """Validate and parse the merge options of an aggregation or partial-update table."""
-    names = schema.field_names
     fopts = _field_options(schema)
+    _check_field_columns(schema.field_names, fopts)
+    groups = _parse_groups(schema, fopts)
+    if options.merge_engine == "aggregation" and groups:
+        raise ConfigurationError(
+            "sequence groups ('fields.<f>.sequence-group') belong to the "
+            "partial-update engine; remove them or use partial-update"
+        )
+    aggregators = _aggregators(schema, options, fopts, groups)
+    if options.merge_engine == "aggregation":
+        return _aggregation_config(schema, aggregators)
+    return _partial_update_config(schema, options, aggregators, groups)
+
+
+def _check_field_columns(names: list[str], fopts: dict[tuple[str, str], str]) -> None:
+    """Every ``fields.<f>.<suffix>`` option but a sequence group names an existing column."""
     for field, suffix in fopts:
         if suffix == "sequence-group":
             continue
@@ -99,15 +121,17 @@ def parse_merge_config(schema: TableSchema, options: TableOptions) -> MergeConfi
                 f"option 'fields.{field}.{suffix}' names unknown column "
                 f"{field!r} (columns: {names})"
             )
-    default = schema.options.get("fields.default-aggregate-function")
-    engine = options.merge_engine
+
+
+def _aggregators(
+    schema: TableSchema,
+    options: TableOptions,
+    fopts: dict[tuple[str, str], str],
+    groups: tuple[SequenceGroup, ...],
+) -> dict[str, Aggregator]:
+    """The aggregate function of every value column that has one."""
+    default = FIELDS_DEFAULT_AGGREGATE_FUNCTION.find(schema.options)
     pks = set(schema.primary_keys)
-    groups = _parse_groups(schema, fopts)
-    if engine == "aggregation" and groups:
-        raise ConfigurationError(
-            "sequence groups ('fields.<f>.sequence-group') belong to the "
-            "partial-update engine; remove them or use partial-update"
-        )
     protected = {f for g in groups for f in g.protected}
     seq_fields = {f for g in groups for f in g.sequence_fields} | set(options.sequence_fields)
     aggregators: dict[str, Aggregator] = {}
@@ -116,7 +140,7 @@ def parse_merge_config(schema: TableSchema, options: TableOptions) -> MergeConfi
             continue  # primary keys never aggregate
         explicit = fopts.get((f.name, "aggregate-function"))
         func: str | None
-        if engine == "aggregation":
+        if options.merge_engine == "aggregation":
             func = (
                 "last_value"
                 if f.name in options.sequence_fields
@@ -138,18 +162,32 @@ def parse_merge_config(schema: TableSchema, options: TableOptions) -> MergeConfi
         aggregators[f.name] = create_aggregator(
             func, f.name, f.type, _agg_options(schema, fopts, f.name)
         )
+    return aggregators
+
+
+def _aggregation_config(schema: TableSchema, aggregators: dict[str, Aggregator]) -> MergeConfig:
+    """The aggregation engine's config: its aggregators and whether a ``-D`` removes the row."""
+    remove = AGGREGATION_REMOVE_RECORD_ON_DELETE.get(schema.options)
+    ignoring = [n for n, a in aggregators.items() if a.options.ignore_retract]
+    if remove and ignoring:
+        raise ConfigurationError(
+            "'aggregation.remove-record-on-delete' conflicts with 'fields.<f>.ignore-retract'"
+            f" (set for {ignoring}); keep only one of them"
+        )
+    return MergeConfig(aggregators, (), remove, ())
+
+
+def _partial_update_config(
+    schema: TableSchema,
+    options: TableOptions,
+    aggregators: dict[str, Aggregator],
+    groups: tuple[SequenceGroup, ...],
+) -> MergeConfig:
+    """The partial-update engine's config: aggregators, sequence groups and how a ``-D``
+    removes a row (whole, or by sequence group)."""
     o = schema.options
-    if engine == "aggregation":
-        remove = option_bool(o, "aggregation.remove-record-on-delete", False)
-        ignoring = [n for n, a in aggregators.items() if a.options.ignore_retract]
-        if remove and ignoring:
-            raise ConfigurationError(
-                "'aggregation.remove-record-on-delete' conflicts with 'fields.<f>.ignore-retract'"
-                f" (set for {ignoring}); keep only one of them"
-            )
-        return MergeConfig(aggregators, (), remove, ())
-    remove = option_bool(o, "partial-update.remove-record-on-delete", False)
-    remove_groups = option_list(o.get("partial-update.remove-record-on-sequence-group"))
+    remove = PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE.get(o)
+    remove_groups = PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP.get(o)
     if remove and options.ignore_delete:
         raise ConfigurationError(
             "'partial-update.remove-record-on-delete' conflicts with "

@@ -60,7 +60,7 @@ class MergeEngine(ABC):
     def merge(self, records: pa.Table, starts: np.ndarray) -> pa.Table:
         """One row per key group of the sorted ``records``."""
 
-    def pick(self, starts: np.ndarray, rows: int) -> np.ndarray | None:
+    def pick(self, _starts: np.ndarray, _rows: int) -> np.ndarray | None:
         """For an engine whose merge keeps one record of each key group as it is: the index of
         that record in every group of ``rows`` sorted records (a lone record is its group's
         pick), so that a caller can take the merged rows without materialising the sorted
@@ -98,5 +98,5 @@ class FirstRowEngine(MergeEngine):
     def merge(self, records: pa.Table, starts: np.ndarray) -> pa.Table:
         return records.take(pa.array(starts))
 
-    def pick(self, starts: np.ndarray, rows: int) -> np.ndarray:
+    def pick(self, starts: np.ndarray, _rows: int) -> np.ndarray:
         return starts

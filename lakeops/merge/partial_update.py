@@ -106,7 +106,7 @@ class PartialUpdateEngine(MergeEngine):
             live = np.ones(records.num_rows, dtype=bool)
         adds = live & ~retract
         if self.config.groups:
-            cutoff, reset_rows = self._resets(records, seg, kinds, retract, live)
+            cutoff, reset_rows = self._resets(records, seg, kinds, live)
         else:
             deletes = (
                 (kinds == RowKind.DELETE) & live
@@ -167,7 +167,6 @@ class PartialUpdateEngine(MergeEngine):
         records: pa.Table,
         seg: Segments,
         kinds: np.ndarray,
-        retract: np.ndarray,
         live: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Per key, the last row that deleted the whole row (a winning ``-D`` of a

@@ -73,22 +73,6 @@ def merge_runs(
     buffers: list[pa.Table | None] = [None] * len(runs)
     done = [False] * len(runs)
 
-    def load(i: int) -> None:
-        while not done[i]:
-            try:
-                batch = next(runs[i])
-            except StopIteration:
-                done[i] = True
-                return
-            if batch.num_rows:
-                current = buffers[i]
-                buffers[i] = (
-                    batch
-                    if current is None or current.num_rows == 0
-                    else pa.concat_tables([current, batch])
-                )
-                return
-
     def merge(parts: list[pa.Table]) -> pa.Table:
         table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
         if engine is None:
@@ -96,7 +80,7 @@ def merge_runs(
         return sort_merge(table, keys, engine, sequence_fields, descending)
 
     for i in range(len(runs)):
-        load(i)
+        _load(runs, buffers, done, i)
     while True:
         active = [i for i in range(len(runs)) if not done[i]]
         if not active:
@@ -105,16 +89,43 @@ def merge_runs(
                 yield merge(rest)
             return
         watermark = min(_last_key(buffers[i], keys) for i in active)
-        parts = []
-        for i, buf in enumerate(buffers):
-            if buf is None or buf.num_rows == 0:
-                continue
-            head, buffers[i] = _split_below(buf, keys, watermark)
-            parts.append(head)
-        parts = [p for p in parts if p.num_rows]
+        parts = _take_below(buffers, keys, watermark)
         if parts:
             yield merge(parts)
         for i in active:
             buf = buffers[i]
             if buf is None or buf.num_rows == 0 or _last_key(buf, keys) == watermark:
-                load(i)
+                _load(runs, buffers, done, i)
+
+
+def _load(
+    runs: Sequence[Iterator[pa.Table]], buffers: list[pa.Table | None], done: list[bool], i: int
+) -> None:
+    """Append run ``i``'s next non-empty batch to its buffer, or mark the run done."""
+    while not done[i]:
+        try:
+            batch = next(runs[i])
+        except StopIteration:
+            done[i] = True
+            return
+        if batch.num_rows:
+            current = buffers[i]
+            buffers[i] = (
+                batch
+                if current is None or current.num_rows == 0
+                else pa.concat_tables([current, batch])
+            )
+            return
+
+
+def _take_below(
+    buffers: list[pa.Table | None], keys: Sequence[str], watermark: tuple[Any, ...]
+) -> list[pa.Table]:
+    """Cut from every buffer its records below ``watermark`` (the non-empty parts)."""
+    parts = []
+    for i, buf in enumerate(buffers):
+        if buf is None or buf.num_rows == 0:
+            continue
+        head, buffers[i] = _split_below(buf, keys, watermark)
+        parts.append(head)
+    return [p for p in parts if p.num_rows]

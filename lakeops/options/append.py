@@ -5,13 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lakeops.errors import ConfigurationError
-from lakeops.options.parsing import parse_memory_size
+from lakeops.options.rows_ignorable import COMPACTION_MAX_FILE_NUM, COMPACTION_MIN_FILE_NUM
+from lakeops.options.rows_write import TARGET_FILE_SIZE
 from lakeops.store.context import TableContext
 
 __all__ = ["AppendOptions"]
-
-#: ``target-file-size`` of a table without a primary key (``CoreOptions.targetFileSize(false)``)
-DEFAULT_TARGET_FILE_SIZE = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -34,19 +32,9 @@ class AppendOptions:
     @classmethod
     def of(cls, table: TableContext) -> AppendOptions:
         o = table.schema.options
-        target = (
-            parse_memory_size(o["target-file-size"], "target-file-size")
-            if o.get("target-file-size")
-            else DEFAULT_TARGET_FILE_SIZE
-        )
-        try:
-            min_num = int(o.get("compaction.min.file-num", "5"))
-            max_raw = o.get("compaction.max.file-num", o.get("compaction.early-max.file-num"))
-            max_num = int(max_raw) if max_raw is not None else None
-        except ValueError as exc:
-            raise ConfigurationError(
-                f"compaction file-number option has a bad value: {exc}"
-            ) from None
+        target = TARGET_FILE_SIZE.get(o, primary_key=False, blank_is_unset=True)
+        min_num = COMPACTION_MIN_FILE_NUM.get(o)
+        max_num = COMPACTION_MAX_FILE_NUM.find(o)
         if min_num < 1 or (max_num is not None and max_num < 1):
             raise ConfigurationError(
                 "options 'compaction.min.file-num' and 'compaction.max.file-num' must be positive"

@@ -29,13 +29,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from lakeops.errors import ConfigurationError
-from lakeops.options.parsing import option_bool, parse_duration
+from lakeops.options import rows_retention as R
+from lakeops.options.option import Option
 
 __all__ = ["AutoTagOptions", "TagPeriod"]
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _PERIODS = {"daily": 24, "hourly": 1, "two-hours": 2}
-_FORMATTERS = ("with_dashes", "without_dashes")
 
 
 @dataclass(frozen=True)
@@ -103,47 +103,28 @@ class AutoTagOptions:
         """The settings of a table whose ``tag.automatic-creation`` is ``process-time``, None
         when it is ``none`` (the default); other modes are the option registry's to refuse.
         A bad value is a :class:`ConfigurationError` naming it."""
-        mode = options.get("tag.automatic-creation", "none").strip().lower()
+        mode = R.TAG_AUTOMATIC_CREATION.get(options).strip().lower()  # others: refused
         if mode != "process-time":
             return None
-        period_name = options.get("tag.creation-period", "daily").strip().lower()
-        if period_name not in _PERIODS:
-            raise ConfigurationError(
-                f"option 'tag.creation-period' = {period_name!r} is invalid: use 'daily', "
-                "'hourly' or 'two-hours'"
-            )
-        formatter = options.get("tag.period-formatter", "with_dashes").strip().lower()
-        if formatter not in _FORMATTERS:
-            raise ConfigurationError(
-                f"option 'tag.period-formatter' = {formatter!r} is invalid: use 'with_dashes' "
-                "or 'without_dashes'"
-            )
+        period_name = R.TAG_CREATION_PERIOD.get(options)
+        formatter = R.TAG_PERIOD_FORMATTER.get(options)
         hours = _PERIODS[period_name]
         period = TagPeriod(hours, with_dashes=formatter == "with_dashes" or hours == 2)
-        delay = _duration(options, "tag.creation-delay") or dt.timedelta(0)
+        delay = _duration(options, R.TAG_CREATION_DELAY) or dt.timedelta(0)
         if delay >= period.length:
             raise ConfigurationError(
                 f"option 'tag.creation-delay' = {options['tag.creation-delay']!r} must be "
                 f"shorter than one tag.creation-period ({period_name}), as Paimon requires"
             )
-        retained_max = options.get("tag.num-retained-max")
-        try:
-            num_retained_max = int(retained_max) if retained_max is not None else None
-        except ValueError:
-            raise ConfigurationError(
-                f"option 'tag.num-retained-max' = {retained_max!r} must be an integer"
-            ) from None
         return cls(
             period,
             delay,
-            option_bool(dict(options), "tag.automatic-completion", False),
-            num_retained_max,
-            _duration(options, "tag.default-time-retained"),
+            R.TAG_AUTOMATIC_COMPLETION.get(options),
+            R.TAG_NUM_RETAINED_MAX.find(options),
+            _duration(options, R.TAG_DEFAULT_TIME_RETAINED),
         )
 
 
-def _duration(options: Mapping[str, str], key: str) -> dt.timedelta | None:
-    text = options.get(key)
-    if text is None or not text.strip():
-        return None
-    return dt.timedelta(milliseconds=parse_duration(text, key))
+def _duration(options: Mapping[str, str], row: Option[int]) -> dt.timedelta | None:
+    millis = row.find(options, blank_is_unset=True)
+    return None if millis is None else dt.timedelta(milliseconds=millis)

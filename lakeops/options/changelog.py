@@ -6,12 +6,16 @@ from dataclasses import dataclass
 
 from lakeops.errors import ConfigurationError
 from lakeops.format.schema import TableSchema
-from lakeops.options import TableOptions
-from lakeops.options.parsing import option_bool, option_list, parse_memory_size
+from lakeops.options.rows_write import (
+    CHANGELOG_PRODUCER,
+    CHANGELOG_ROW_DEDUPLICATE,
+    CHANGELOG_ROW_DEDUPLICATE_IGNORE_FIELDS,
+    FULL_COMPACTION_DELTA_COMMITS,
+    LOOKUP_CACHE_MAX_MEMORY_SIZE,
+    PRODUCERS,
+)
 
 __all__ = ["PRODUCERS", "ChangelogOptions"]
-
-PRODUCERS = ("none", "input", "lookup", "full-compaction")
 
 
 @dataclass(frozen=True)
@@ -25,33 +29,20 @@ class ChangelogOptions:
     lookup_cache_bytes: int
 
     @classmethod
-    def from_schema(cls, schema: TableSchema, table: TableOptions) -> ChangelogOptions:
+    def from_schema(cls, schema: TableSchema) -> ChangelogOptions:
         o = schema.options
-        producer = o.get("changelog-producer", "none").strip().lower()
-        if producer not in PRODUCERS:
-            raise ConfigurationError(
-                f"option 'changelog-producer' = {producer!r} is unknown; "
-                f"choose one of {', '.join(PRODUCERS)}"
-            )
-        ignore = option_list(o.get("changelog-producer.row-deduplicate-ignore-fields"))
+        producer = CHANGELOG_PRODUCER.get(o)
+        ignore = CHANGELOG_ROW_DEDUPLICATE_IGNORE_FIELDS.get(o)
         unknown = [f for f in ignore if f not in schema.field_names]
         if unknown:
             raise ConfigurationError(
                 "option 'changelog-producer.row-deduplicate-ignore-fields' names unknown "
                 f"column(s) {unknown} (columns: {schema.field_names})"
             )
-        try:
-            delta = int(o.get("full-compaction.delta-commits", "1"))
-        except ValueError:
-            raise ConfigurationError(
-                "option 'full-compaction.delta-commits' must be an integer"
-            ) from None
         return cls(
             producer=producer,
-            row_deduplicate=option_bool(o, "changelog-producer.row-deduplicate", False),
+            row_deduplicate=CHANGELOG_ROW_DEDUPLICATE.get(o),
             ignore_fields=ignore,
-            full_compaction_delta_commits=max(delta, 1),
-            lookup_cache_bytes=parse_memory_size(
-                o.get("lookup.cache-max-memory-size", "256 mb"), "lookup.cache-max-memory-size"
-            ),
+            full_compaction_delta_commits=FULL_COMPACTION_DELTA_COMMITS.get(o),
+            lookup_cache_bytes=LOOKUP_CACHE_MAX_MEMORY_SIZE.get(o),
         )

@@ -14,17 +14,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from lakeops.options.parsing import parse_duration
-from lakeops.options.values import check_option_values
+from lakeops.options.registry import check_ordered
+from lakeops.options.rows_retention import (
+    COMMIT_MAX_RETRIES,
+    COMMIT_MAX_RETRY_WAIT,
+    COMMIT_MIN_RETRY_WAIT,
+    COMMIT_TIMEOUT,
+)
 
 __all__ = ["COMMIT_RETRY_KEYS", "CommitRetryOptions"]
 
 #: the options this family reads
-COMMIT_RETRY_KEYS = (
-    "commit.timeout",
-    "commit.max-retries",
-    "commit.min-retry-wait",
-    "commit.max-retry-wait",
+COMMIT_RETRY_KEYS = tuple(
+    row.key
+    for row in (COMMIT_TIMEOUT, COMMIT_MAX_RETRIES, COMMIT_MIN_RETRY_WAIT, COMMIT_MAX_RETRY_WAIT)
 )
 
 
@@ -43,24 +46,18 @@ class CommitRetryOptions:
 
     timeout_ms: int | None = None
     max_retries: int | None = None
-    min_wait_ms: int = 10
-    max_wait_ms: int = 10_000
+    min_wait_ms: int = COMMIT_MIN_RETRY_WAIT.get({})
+    max_wait_ms: int = COMMIT_MAX_RETRY_WAIT.get({})
 
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> CommitRetryOptions:
         """Parse the commit options of a table; values outside their ranges (see
-        :mod:`lakeops.options.values`) raise :class:`~lakeops.errors.ConfigurationError`."""
+        :mod:`lakeops.options.rows_retention`) raise :class:`~lakeops.errors.ConfigurationError`."""
         present = {k: str(options[k]) for k in COMMIT_RETRY_KEYS if k in options}
-        check_option_values(present)
-        timeout = present.get("commit.timeout")
-        retries = present.get("commit.max-retries")
-        return cls(
-            timeout_ms=None if timeout is None else parse_duration(timeout, "commit.timeout"),
-            max_retries=None if retries is None else int(retries),
-            min_wait_ms=parse_duration(
-                present.get("commit.min-retry-wait", "10 ms"), "commit.min-retry-wait"
-            ),
-            max_wait_ms=parse_duration(
-                present.get("commit.max-retry-wait", "10 s"), "commit.max-retry-wait"
-            ),
-        )
+        # parsed in key order, as the table's options are checked at create
+        max_retries = COMMIT_MAX_RETRIES.find(present)
+        max_wait_ms = COMMIT_MAX_RETRY_WAIT.get(present)
+        min_wait_ms = COMMIT_MIN_RETRY_WAIT.get(present)
+        timeout_ms = COMMIT_TIMEOUT.find(present)
+        check_ordered(present)
+        return cls(timeout_ms, max_retries, min_wait_ms, max_wait_ms)

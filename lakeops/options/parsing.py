@@ -1,6 +1,6 @@
-"""Parsing Paimon's option value forms: durations (``30 min``), memory sizes (``256 mb``),
-booleans and comma lists. The one owner of these forms, below every option family
-(:mod:`lakeops.options`, :mod:`lakeops.options.compaction`, :mod:`lakeops.options.values`, …)."""
+"""Parsing Paimon's option value forms: durations (``30 min``), memory sizes (``256 mb``) and
+comma lists. The one owner of these forms, below the option rows (:mod:`lakeops.options.option`)
+and the CLI's own duration arguments."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 
 from lakeops.errors import ConfigurationError
 
-__all__ = ["option_bool", "option_list", "parse_duration", "parse_memory_size"]
+__all__ = ["option_list", "parse_duration", "parse_memory_size"]
 
 _UNITS = {
     "": 1,
@@ -72,19 +72,6 @@ def parse_memory_size(text: str, option: str) -> int:
             f"option {option!r} has invalid memory size {text!r}; use e.g. '256 mb' or '64kb'"
         )
     return int(m.group(1)) * _UNITS[m.group(2).lower()]
-
-
-def option_bool(options: dict[str, str], key: str, default: bool, *fallbacks: str) -> bool:
-    """A boolean option (``true``/``false``), trying ``key`` then its fallback keys."""
-    for k in (key, *fallbacks):
-        if k in options:
-            value = options[k].strip().lower()
-            if value not in ("true", "false"):
-                raise ConfigurationError(
-                    f"option {k!r} must be 'true' or 'false', got {options[k]!r}"
-                )
-            return value == "true"
-    return default
 
 
 def option_list(value: str | None) -> tuple[str, ...]:

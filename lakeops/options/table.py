@@ -16,11 +16,27 @@ from dataclasses import dataclass
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.format.schema import TableSchema
 from lakeops.options import registry as option_registry
-from lakeops.options.parsing import option_bool, option_list, parse_memory_size
+from lakeops.options.rows_files import DELETION_VECTORS_ENABLED
+from lakeops.options.rows_layout import (
+    BUCKET,
+    BUCKET_KEY,
+    PARTITION_DEFAULT_NAME,
+    PARTITION_LEGACY_NAME,
+)
+from lakeops.options.rows_merge import (
+    IGNORE_DELETE,
+    IGNORE_UPDATE_BEFORE,
+    MERGE_ENGINE,
+    MERGE_ENGINES,
+    ROWKIND_FIELD,
+    SEQUENCE_FIELD,
+    SEQUENCE_FIELD_SORT_ORDER,
+)
+from lakeops.options.rows_retention import MANIFEST_MERGE_MIN_COUNT
+from lakeops.options.rows_write import TARGET_FILE_SIZE, WRITE_BUFFER_SIZE
 
 __all__ = ["MERGE_ENGINES", "TableOptions"]
 
-MERGE_ENGINES = ("deduplicate", "partial-update", "aggregation", "first-row")
 #: engines whose merge functions this version implements
 IMPLEMENTED_ENGINES = MERGE_ENGINES
 
@@ -49,24 +65,9 @@ class TableOptions:
         """Parse and validate the options of ``schema`` against its fields."""
         o = schema.options
         names = schema.field_names
-        try:
-            bucket = int(o.get("bucket", "-1"))
-        except ValueError:
-            raise ConfigurationError(
-                f"option 'bucket' must be an integer, got {o['bucket']!r}"
-            ) from None
-        if bucket == 0 or bucket < -2:
-            raise ConfigurationError(
-                f"option 'bucket' = {bucket} is invalid: use a positive bucket count such as "
-                "'4' (or -1 for dynamic bucket mode)"
-            )
-        engine = o.get("merge-engine", "deduplicate").strip().lower()
-        if engine not in MERGE_ENGINES:
-            raise ConfigurationError(
-                f"option 'merge-engine' = {engine!r} is unknown; choose one "
-                f"of {', '.join(MERGE_ENGINES)}"
-            )
-        seq = option_list(o.get("sequence.field"))
+        bucket = BUCKET.get(o)
+        engine = MERGE_ENGINE.get(o)
+        seq = SEQUENCE_FIELD.get(o)
         for f in seq:
             if f not in names:
                 raise ConfigurationError(
@@ -77,13 +78,8 @@ class TableOptions:
                     f"option 'sequence.field' names primary-key column "
                     f"{f!r}; a sequence field must be a value column"
                 )
-        order = o.get("sequence.field.sort-order", "ascending").strip().lower()
-        if order not in ("ascending", "descending"):
-            raise ConfigurationError(
-                "option 'sequence.field.sort-order' must be 'ascending' or "
-                f"'descending', got {order!r}"
-            )
-        rowkind = o.get("rowkind.field")
+        order = SEQUENCE_FIELD_SORT_ORDER.get(o)
+        rowkind = ROWKIND_FIELD.find(o)
         if rowkind is not None:
             if rowkind not in names:
                 raise ConfigurationError(
@@ -96,7 +92,7 @@ class TableOptions:
                 )
         if not schema.primary_keys:
             _check_append_buckets(schema, bucket)
-        elif bucket == -1 and o.get("bucket-key"):
+        elif bucket == -1 and BUCKET_KEY.find(o, blank_is_unset=True):
             raise ConfigurationError(
                 "option 'bucket-key' cannot be used in dynamic bucket mode (bucket = -1), where "
                 "keys are placed by the trimmed primary key; remove it or set a bucket count"
@@ -112,37 +108,21 @@ class TableOptions:
                     f"option 'bucket-key' column {k!r} must be a primary-key column that is not "
                     f"a partition column (allowed: {schema.trimmed_primary_keys})"
                 )
-        target = parse_memory_size(o.get("target-file-size", "128 mb"), "target-file-size")
-        buffer = parse_memory_size(o.get("write-buffer-size", "256 mb"), "write-buffer-size")
-        if target <= 0 or buffer <= 0:
-            raise ConfigurationError(
-                "options 'target-file-size' and 'write-buffer-size' must be positive"
-            )
-        try:
-            merge_min = int(o.get("manifest.merge-min-count", "30"))
-        except ValueError as exc:
-            raise ConfigurationError(f"integer option has a bad value: {exc}") from None
         return cls(
             bucket=bucket,
             merge_engine=engine,
             sequence_fields=seq,
             sequence_descending=order == "descending",
             rowkind_field=rowkind,
-            ignore_delete=option_bool(
-                o,
-                "ignore-delete",
-                False,
-                "first-row.ignore-delete",
-                "deduplicate.ignore-delete",
-                "partial-update.ignore-delete",
-            ),
-            ignore_update_before=option_bool(o, "ignore-update-before", False),
-            target_file_size=target,
-            write_buffer_size=buffer,
-            deletion_vectors=option_bool(o, "deletion-vectors.enabled", False),
-            partition_default_name=o.get("partition.default-name", "__DEFAULT_PARTITION__"),
-            partition_legacy_name=option_bool(o, "partition.legacy-name", True),
-            manifest_merge_min_count=max(merge_min, 1),
+            ignore_delete=IGNORE_DELETE.get(o),
+            ignore_update_before=IGNORE_UPDATE_BEFORE.get(o),
+            target_file_size=TARGET_FILE_SIZE.get(o, primary_key=bool(schema.primary_keys)),
+            write_buffer_size=WRITE_BUFFER_SIZE.get(o),
+            deletion_vectors=DELETION_VECTORS_ENABLED.get(o),
+            partition_default_name=PARTITION_DEFAULT_NAME.get(o),
+            partition_legacy_name=PARTITION_LEGACY_NAME.get(o),
+            # 0 merges at every commit like 1 (Paimon's ManifestFileMerger)
+            manifest_merge_min_count=max(MANIFEST_MERGE_MIN_COUNT.get(o), 1),
         )
 
     def require_supported(self) -> None:
@@ -163,18 +143,17 @@ class TableOptions:
         """Refuse to ``action`` a table whose options lakeops cannot honour exactly (or does
         not know, or whose values lie outside their ranges, as another engine may have set
         them); see :func:`lakeops.options.registry.check_writable` and
-        :mod:`lakeops.options.values`."""
+        the ranges of :mod:`lakeops.options.option`'s rows."""
         from lakeops.options.auto_tag import AutoTagOptions
-        from lakeops.options.values import check_option_values  # (it imports this module)
 
         options: Mapping[str, str] = schema.options
         if not schema.primary_keys:
             # an append table's deletion vectors are applied on read; lakeops' appends add no
             # vectors and carry the index forward, its compactions refuse files with vectors
-            options = {k: v for k, v in options.items() if k != "deletion-vectors.enabled"}
+            options = {k: v for k, v in options.items() if k != DELETION_VECTORS_ENABLED.key}
         option_registry.check_writable(options, action, table)
         try:
-            check_option_values(schema.options)
+            option_registry.check_option_values(schema.options)
             AutoTagOptions.from_options(schema.options)  # its enumerations and the delay
         except ConfigurationError as exc:
             raise ConfigurationError(f"lakeops refuses to {action} {table}: {exc}") from None

@@ -46,32 +46,13 @@ def ordered_streams(
     slots = min(window, len(units))
     stop = threading.Event()
     queues: list[queue.Queue[tuple[int, Any]]] = [queue.Queue(maxsize=depth) for _ in range(slots)]
-
-    def run(slot: int) -> None:
-        """Units slot, slot + slots, … in order, their items into the slot's queue."""
-        out = queues[slot]
-        for index in range(slot, len(units), slots):
-            if stop.is_set():
-                break
-            try:
-                stream = produce(units[index])
-                try:
-                    for item in stream:
-                        out.put((_ITEM, item))
-                        if stop.is_set():
-                            break
-                finally:
-                    close = getattr(stream, "close", None)
-                    if close is not None:
-                        close()
-            except BaseException as exc:  # handed to the consumer, raised there
-                out.put((_ERROR, exc))
-                return
-            out.put((_END, None))
-        out.put((_DONE, None))
-
     workers = [
-        threading.Thread(target=run, args=(k,), name="lakeops-read", daemon=True)
+        threading.Thread(
+            target=_run_slot,
+            args=(units, produce, queues[k], range(k, len(units), slots), stop),
+            name="lakeops-read",
+            daemon=True,
+        )
         for k in range(slots)
     ]
     for worker in workers:
@@ -97,3 +78,39 @@ def ordered_streams(
                     pass
         for worker in workers:
             worker.join()
+
+
+def _run_slot(
+    units: Sequence[T],
+    produce: Callable[[T], Iterator[R]],
+    out: queue.Queue[tuple[int, Any]],
+    indexes: range,
+    stop: threading.Event,
+) -> None:
+    """One slot's thread: the units at ``indexes`` in order, their items into ``out``, each
+    unit closed by ``_END``, the slot by ``_DONE`` (or by the first error)."""
+    for index in indexes:
+        if stop.is_set():
+            break
+        try:
+            _stream_into(out, produce(units[index]), stop)
+        except BaseException as exc:  # handed to the consumer, raised there
+            out.put((_ERROR, exc))
+            return
+        out.put((_END, None))
+    out.put((_DONE, None))
+
+
+def _stream_into(
+    out: queue.Queue[tuple[int, Any]], stream: Iterator[R], stop: threading.Event
+) -> None:
+    """Every item of ``stream`` into ``out`` until the consumer stops; the stream is closed."""
+    try:
+        for item in stream:
+            out.put((_ITEM, item))
+            if stop.is_set():
+                break
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()

@@ -111,8 +111,8 @@ def write(
     (:mod:`lakeops.spark.native`: Spark computes the Paimon columns, sorts and writes the
     Parquet files, the driver commits them) whenever it can write the table exactly, else the
     Python writer; ``"native"`` refuses (:class:`~lakeops.errors.UnsupportedFeatureError`,
-    naming why) where the native path cannot write. The native path is opt-in because it
-    measured slower than the Python writer on 2 cores (``benchmarks/spark_native_write.md``).
+    naming why) where the native path cannot write. The native path is opt-in
+    (``benchmarks/spark_native_write.md`` compares the two writers).
 
     ``parallelism``: the most buckets one task flushes at once; default and cap: the task's
     CPUs (``spark.task.cpus``), so executors never run more threads than their task slots.

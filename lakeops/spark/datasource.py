@@ -228,7 +228,8 @@ class LakeopsDataSource(DataSource):
         ensure_table(options, schema)
         return LakeopsWriter(options, overwrite)
 
-    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+    # Spark calls streamWriter(schema=..., overwrite=...) by name; the schema is the table's
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: ARG002
         """``df.writeStream.format("lakeops")``: exactly-once micro-batch commits
         (:mod:`lakeops.spark.streaming`)."""
         from lakeops.spark.streaming import LakeopsStreamWriter

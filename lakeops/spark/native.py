@@ -124,6 +124,18 @@ def spark_type_name(data_type: DataType) -> str | None:
 def refusal(table: Any, df_types: Mapping[str, str], mode: str) -> str | None:
     """Why the native path cannot write ``df`` (column -> Spark type) into ``table``, or None
     when it can. Checked before anything is written."""
+    found = _table_refusal(table)
+    if found is not None:
+        return found
+    if mode not in ("append", "overwrite"):
+        return f"mode = {mode}"
+    return _columns_refusal(table.schema, df_types)
+
+
+def _table_refusal(table: Any) -> str | None:
+    """Why the table's options or storage keep the native path out, or None: it writes level-0
+    Parquet files of a primary-key table's fixed buckets, on the local file system inside the
+    table, with no merging, changelog, deletion vectors or ordering on write."""
     schema: TableSchema = table.schema
     options = table.options
     context = table.context
@@ -150,8 +162,12 @@ def refusal(table: Any, df_types: Mapping[str, str], mode: str) -> str | None:
         return "the table is not on the local file system"
     if context.locations.write_roots and context.locations.strategy != "none":
         return "the table writes external paths"
-    if mode not in ("append", "overwrite"):
-        return f"mode = {mode}"
+    return None
+
+
+def _columns_refusal(schema: TableSchema, df_types: Mapping[str, str]) -> str | None:
+    """Why the DataFrame's columns cannot be written as they are, or None: exactly the table's
+    columns, each of the Spark type the table's type maps to, keys of hashable types."""
     if set(df_types) != set(schema.field_names) or len(df_types) != len(schema.field_names):
         return "the DataFrame's columns are not the table's"
     for f in schema.fields:

@@ -193,6 +193,43 @@ def parse_read_options(options: Mapping[str, str]) -> ScanSpec:
     row_kind = opts.get("row-kind", "false").strip().lower()
     if row_kind not in ("true", "false"):
         raise ConfigurationError(f"option 'row-kind' must be 'true' or 'false', got {row_kind!r}")
+    given, snapshot_id, version, tag, as_of = _time_travel(opts)
+    mode_text = opts.get("incremental-between-scan-mode")
+    between = opts.get("incremental-between")
+    if between is None:
+        if mode_text is not None:
+            raise ConfigurationError(
+                "option 'incremental-between-scan-mode' needs 'incremental-between' "
+                "('start,end' snapshot ids or tag names)"
+            )
+        return ScanSpec(
+            snapshot_id=snapshot_id,
+            tag=tag,
+            as_of_millis=as_of,
+            version=version,
+            row_kind=row_kind == "true",
+            stream_only=stream_only,
+        )
+    if given:
+        raise ConfigurationError(
+            f"options 'incremental-between' and {given} contradict each other; give one of them"
+        )
+    start, end = _between(between)
+    mode = _between_mode(mode_text)
+    return ScanSpec(
+        incremental=(start, end),
+        mode=mode,
+        row_kind=row_kind == "true",
+        stream_only=stream_only,
+    )
+
+
+def _time_travel(
+    opts: Mapping[str, str],
+) -> tuple[list[str], int | None, str | None, str | None, int | None]:
+    """The time-travel options given (a ``versionAsOf`` that repeats ``scan.snapshot-id`` is
+    dropped), and the snapshot id, version, tag and time (epoch millis) they name; more than
+    one is a :class:`ConfigurationError`."""
     given = [o for o in _TIME_TRAVEL if o.lower() in opts]
     snapshot_id = version = tag = as_of = None
     for option in given:
@@ -214,26 +251,11 @@ def parse_read_options(options: Mapping[str, str]) -> ScanSpec:
         version = None
     if len(given) > 1:
         raise ConfigurationError(f"options {given} each name a snapshot to read; give one of them")
-    mode_text = opts.get("incremental-between-scan-mode")
-    between = opts.get("incremental-between")
-    if between is None:
-        if mode_text is not None:
-            raise ConfigurationError(
-                "option 'incremental-between-scan-mode' needs 'incremental-between' "
-                "('start,end' snapshot ids or tag names)"
-            )
-        return ScanSpec(
-            snapshot_id=snapshot_id,
-            tag=tag,
-            as_of_millis=as_of,
-            version=version,
-            row_kind=row_kind == "true",
-            stream_only=stream_only,
-        )
-    if given:
-        raise ConfigurationError(
-            f"options 'incremental-between' and {given} contradict each other; give one of them"
-        )
+    return given, snapshot_id, version, tag, as_of
+
+
+def _between(between: str) -> tuple[int | str, int | str]:
+    """``incremental-between``'s (start exclusive, end inclusive): snapshot ids or tag names."""
     parts = [p.strip() for p in between.split(",")]
     if len(parts) != 2 or not all(parts):
         raise ConfigurationError(
@@ -246,18 +268,17 @@ def parse_read_options(options: Mapping[str, str]) -> ScanSpec:
             f"option 'incremental-between' must name an earlier then a later snapshot "
             f"(start exclusive, end inclusive), got {between!r}"
         )
+    return start, end
+
+
+def _between_mode(mode_text: str | None) -> ChangeMode:
     mode = (mode_text or "auto").strip().lower()
     if mode not in _MODES:
         raise ConfigurationError(
             f"option 'incremental-between-scan-mode' must be one of {list(_MODES)}, "
             f"got {mode_text!r}"
         )
-    return ScanSpec(
-        incremental=(start, end),
-        mode=mode,
-        row_kind=row_kind == "true",
-        stream_only=stream_only,
-    )
+    return mode
 
 
 @dataclass(frozen=True)

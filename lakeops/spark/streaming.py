@@ -155,7 +155,8 @@ class LakeopsStreamWriter(DataSourceStreamArrowWriter):
                 raise
         _gate("committed", batchId)
 
-    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+    # Spark's DataSourceStreamWriter.abort(messages, batchId): the batch is not needed here
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: ARG002
         if getattr(self, "_state_unknown", False):
             return
         open_table(self.options).delete_uncommitted(_messages(messages))
@@ -226,8 +227,11 @@ class LakeopsStreamReader(DataSourceStreamReader):
             return {"snapshot": self.start - 1}
         return {"snapshot": -1}
 
+    # Spark passes its read limit too; every available snapshot is read, so it is not used
     def latestOffset(
-        self, start: dict[str, int] | None = None, limit: Any = None
+        self,
+        start: dict[str, int] | None = None,
+        limit: Any = None,  # noqa: ARG002
     ) -> dict[str, int]:
         """The latest snapshot (never behind ``start``)."""
         latest = self._latest()

@@ -66,7 +66,7 @@ class TableContext:
     @cached_property
     def changelog(self) -> ChangelogOptions:
         """``changelog-producer`` and the options that shape it."""
-        return ChangelogOptions.from_schema(self.schema, self.options)
+        return ChangelogOptions.from_schema(self.schema)
 
     @cached_property
     def buckets(self) -> DynamicBucketOptions:

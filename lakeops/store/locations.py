@@ -23,7 +23,7 @@ names new files. Paimon's rules (``FileStorePathFactory``, ``DataFilePathFactory
 
 Following an external path is allowed only below a root the table's own
 ``data-file.external-paths`` names (same scheme and authority, the root a prefix on a ``/``
-boundary, no ``..`` or NUL) and on the file system lakeops opened the table with (issue 24);
+boundary, no ``..`` or NUL) and on the file system lakeops opened the table with;
 anything else is an :class:`~lakeops.errors.UnsupportedFeatureError` naming the entry, the path
 and the option. File names themselves are plain names, checked where metadata is decoded
 (:func:`lakeops.format.paths.check_file_name`), so ``join(directory, name)`` stays in ``directory``.
@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.format.paths import PartitionPaths, bucket_dir, data_directory
 from lakeops.io.file_io import join
+from lakeops.options import rows_files as F
 
 if TYPE_CHECKING:
     from lakeops.format.schema import TableSchema
@@ -58,13 +59,13 @@ __all__ = [
     "split_uri",
 ]
 
-EXTERNAL_PATHS = "data-file.external-paths"
-EXTERNAL_STRATEGY = "data-file.external-paths.strategy"
-EXTERNAL_SPECIFIC_FS = "data-file.external-paths.specific-fs"
-PATH_DIRECTORY = "data-file.path-directory"
-DATA_PREFIX = "data-file.prefix"
-CHANGELOG_PREFIX = "changelog-file.prefix"
-INDEX_IN_DATA_DIR = "index-file-in-data-file-dir"
+EXTERNAL_PATHS = F.DATA_FILE_EXTERNAL_PATHS.key
+EXTERNAL_STRATEGY = F.DATA_FILE_EXTERNAL_PATHS_STRATEGY.key
+EXTERNAL_SPECIFIC_FS = F.DATA_FILE_EXTERNAL_PATHS_SPECIFIC_FS.key
+PATH_DIRECTORY = F.DATA_FILE_PATH_DIRECTORY.key
+DATA_PREFIX = F.DATA_FILE_PREFIX.key
+CHANGELOG_PREFIX = F.CHANGELOG_FILE_PREFIX.key
+INDEX_IN_DATA_DIR = F.INDEX_FILE_IN_DATA_FILE_DIR.key
 #: strategies lakeops writes exactly (the others are refused for writes)
 WRITE_STRATEGIES = ("none", "round-robin", "specific-fs")
 
@@ -116,7 +117,7 @@ def partition_paths(schema: TableSchema, options: TableOptions) -> PartitionPath
         schema.types_of(schema.partition_keys),
         options.partition_default_name,
         options.partition_legacy_name,
-        data_directory=data_directory(schema.options),
+        data_directory=data_directory(F.DATA_FILE_PATH_DIRECTORY.find(schema.options)),
     )
 
 
@@ -158,17 +159,17 @@ class FileLocations:
         self.root = root
         self.protocol = protocol
         self.is_local = is_local
-        self.data_directory = data_directory(options)
-        self.data_prefix = options.get(DATA_PREFIX, "data-")
-        self.changelog_prefix = options.get(CHANGELOG_PREFIX, "changelog-")
-        self.index_in_data_dir = options.get(INDEX_IN_DATA_DIR, "false").strip().lower() == "true"
-        listed = [p.strip() for p in options.get(EXTERNAL_PATHS, "").split(",") if p.strip()]
+        self.data_directory = data_directory(F.DATA_FILE_PATH_DIRECTORY.find(options))
+        self.data_prefix = F.DATA_FILE_PREFIX.get(options)
+        self.changelog_prefix = F.CHANGELOG_FILE_PREFIX.get(options)
+        self.index_in_data_dir = F.INDEX_FILE_IN_DATA_FILE_DIR.get(options)
+        listed = list(F.DATA_FILE_EXTERNAL_PATHS.get(options))
         #: every root the table names: files below them may be read
         self.external_roots = tuple(listed)
-        self.strategy = options.get(EXTERNAL_STRATEGY, "none").strip().lower()
+        self.strategy = F.DATA_FILE_EXTERNAL_PATHS_STRATEGY.get(options).strip().lower()
         self.write_roots: tuple[str, ...] = ()
         if listed and self.strategy != "none":
-            specific = options.get(EXTERNAL_SPECIFIC_FS, "").strip().lower()
+            specific = (F.DATA_FILE_EXTERNAL_PATHS_SPECIFIC_FS.find(options) or "").strip().lower()
             roots = listed
             if self.strategy == "specific-fs":
                 roots = [p for p in listed if split_uri(p)[0] == specific and _SCHEME.match(p)]

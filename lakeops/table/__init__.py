@@ -1,6 +1,7 @@
 """The public face of a table: :class:`Table` (with a primary key;
 :mod:`lakeops.table.primary_key`) and :class:`AppendTable` (without; :mod:`lakeops.table.append`),
-over what both share (:mod:`lakeops.table.base`): snapshots, tags, schema changes
+over what both share (:mod:`lakeops.table.base`): writes, commits, compaction, reads (one
+:class:`Scan`, :mod:`lakeops.table.scan`), snapshots, tags, schema changes
 (:mod:`lakeops.table.schema_commit`), maintenance and Paimon's system tables
 (:mod:`lakeops.table.system_tables`)."""
 
@@ -11,8 +12,9 @@ from typing import TypeAlias
 from lakeops.errors import UnsupportedFeatureError
 from lakeops.table.append import AppendTable
 from lakeops.table.primary_key import Table
+from lakeops.table.scan import Scan
 
-__all__ = ["AnyTable", "AppendTable", "Table", "primary_key_table"]
+__all__ = ["AnyTable", "AppendTable", "Scan", "Table", "primary_key_table"]
 
 #: what a catalog opens: a primary-key table or an append table (no primary key)
 AnyTable: TypeAlias = Table | AppendTable

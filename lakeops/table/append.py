@@ -4,18 +4,14 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.changelog.reader import ROW_KIND_COLUMN
-from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER
-from lakeops.commit.snapshot_builder import PlannedChange, overwrite_change
 from lakeops.compact.append import plan as plan_compaction
-from lakeops.compact.planner import CompactionProgress
-from lakeops.errors import CommitStateUnknownError, ConfigurationError, UnsupportedFeatureError
+from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.deletion_vector import DeletionFile
@@ -27,9 +23,10 @@ from lakeops.io.file_io import FileIO
 from lakeops.kv.append_reader import AppendFileReader
 from lakeops.kv.formats import check_writable
 from lakeops.options.append import AppendOptions
-from lakeops.parallel import check_parallelism, imap_ordered
+from lakeops.options.rows_layout import bucket_count_set
+from lakeops.parallel import imap_ordered
 from lakeops.read.deletions import DeletionVectorReader
-from lakeops.read.guard import guard_batches, guard_read, planned_on
+from lakeops.read.guard import guard_read, planned_on
 from lakeops.read.predicate import Filter, RowFilter, row_filter
 from lakeops.read.row_tracking import (
     SYSTEM_FIELDS,
@@ -38,16 +35,11 @@ from lakeops.read.row_tracking import (
     row_id_groups,
     row_tracking,
 )
-from lakeops.read.scan import (
-    Split,
-    partition_matches,
-    plan_append_splits,
-    snapshot_deletion_files,
-)
+from lakeops.read.scan import Split, plan_append_splits, snapshot_deletion_files
 from lakeops.store.time_travel import AsOf, resolve_snapshot
-from lakeops.table.base import BaseTable
+from lakeops.table.base import BaseTable, CompactionPlanner
 from lakeops.table.system_tables import system_table_schema
-from lakeops.write.append_write import AppendWrite, WriteInput
+from lakeops.write.append_write import AppendWrite
 
 __all__ = ["AppendSplitReader", "AppendTable", "data_evolution_refusal"]
 
@@ -58,7 +50,7 @@ _BATCH_ROWS = 131_072
 
 def _kind(schema: TableSchema) -> str:
     """The kind of append table, as errors name it."""
-    bucketed = schema.options.get("bucket", "-1") not in ("-1", "")
+    bucketed = bucket_count_set(schema.options)
     kind = "a bucketed append table" if bucketed else "an append table"
     return kind + " with data evolution" if data_evolution(schema) else kind
 
@@ -98,6 +90,10 @@ class AppendTable(BaseTable):
         >>> events.write(pa.table({...}))                                  # doctest: +SKIP
         >>> events.read(filter=pc.field("level") == "ERROR")               # doctest: +SKIP
     """
+
+    #: a compaction in a commit that conflicts fails the commit (an append table's writers
+    #: compact nothing: a commit's compaction is a compaction job's)
+    _drops_conflicting_compaction = False
 
     def __init__(self, identifier: str, file_io: FileIO, root: str) -> None:
         super().__init__(identifier, file_io, root)
@@ -151,120 +147,9 @@ class AppendTable(BaseTable):
         self.file_io.check_commit_ready()
         return AppendWrite(self.context, ignore_previous=overwrite, parallelism=parallelism)
 
-    def commit(
-        self,
-        messages: Sequence[CommitMessage],
-        *,
-        commit_user: str | None = None,
-        commit_identifier: int | None = None,
-        overwrite: bool | Sequence[Mapping[str, Any]] = False,
-    ) -> Snapshot | None:
-        """Publish the messages of one or many writers as one ``APPEND`` snapshot (``OVERWRITE``
-        with ``overwrite=True``: every live file replaced; with a list of partition specs only
-        those partitions). Compaction messages are published as a ``COMPACT`` snapshot after
-        it. Returns the last snapshot (None if there was nothing to commit).
-
-        ``commit_user`` / ``commit_identifier``: as :meth:`lakeops.Table.commit` — with both
-        given, a commit whose user already committed that identifier (or a higher one) is
-        skipped, its new files deleted, and the snapshot holding the earlier commit returned."""
-        self._require_writable("commit to")
-        committer = self._committer(commit_user, commit_identifier)
-        if commit_identifier is None:
-            commit_identifier = BATCH_COMMIT_IDENTIFIER
-        skipped = committer.committed_before(
-            messages, commit_identifier, overwrite=overwrite is not False
-        )
-        if skipped is not None:  # already in the history (lakeops.commit.exactly_once)
-            return skipped
-
-        def entries(kind: int, attr: str) -> list[ManifestEntry]:
-            return [
-                ManifestEntry(kind, m.partition, m.bucket, m.total_buckets, f)
-                for m in messages
-                for f in getattr(m, attr)
-            ]
-
-        appends = entries(FileKind.ADD, "new_files")
-        compacts = entries(FileKind.DELETE, "compact_before") + entries(
-            FileKind.ADD, "compact_after"
-        )
-        snapshot = None
-        if overwrite is not False:
-            replaces = (
-                (lambda _: True)
-                if overwrite is True
-                else partition_matches(self.schema, list(overwrite), self.options)
-            )
-            committer.refuse_strays(appends, replaces)
-            store = self.store
-
-            def plan_overwrite(latest: Snapshot | None) -> PlannedChange:
-                return overwrite_change(
-                    store.live_entries(latest), store.index_entries(latest), replaces, appends
-                )
-
-            snapshot = committer.commit_planned(
-                plan_overwrite, CommitKind.OVERWRITE, commit_identifier
-            )
-        elif appends:
-            snapshot = committer.commit_entries(appends, CommitKind.APPEND, commit_identifier)
-        compact_index = [e for m in messages for e in m.compact_index_changes]
-        if compacts or compact_index:
-            snapshot = committer.commit_entries(
-                compacts, CommitKind.COMPACT, commit_identifier, index_changes=compact_index
-            )
-        return snapshot
-
-    def write(
-        self,
-        data: WriteInput,
-        *,
-        overwrite: bool | Sequence[Mapping[str, Any]] = False,
-        parallelism: int | None = None,
-    ) -> Snapshot | None:
-        """Write ``data`` as one commit and return its snapshot (None if no rows and no
-        overwrite). ``overwrite``: as :meth:`commit` (``True``: the table's rows are replaced;
-        ``[{"dt": "2024-01-01"}]``: those partitions'). On any error before the snapshot is
-        published every file this call wrote is deleted."""
-        writer = self.new_write(overwrite=overwrite is not False, parallelism=parallelism)
-        try:
-            writer.write(data)
-            messages = writer.prepare_commit()
-            if not messages and overwrite is False:
-                return None
-            return self.commit(messages, overwrite=overwrite)
-        except CommitStateUnknownError:
-            raise  # the snapshot may reference these files: keep them
-        except BaseException:
-            writer.abort()
-            raise
-
-    # --------------------------------------------------------------- compaction
-    def compact(
-        self,
-        *,
-        full: bool = False,
-        partitions: Sequence[Mapping[str, Any]] | None = None,
-        parallelism: int | None = None,
-        progress: Callable[[CompactionProgress], None] | None = None,
-    ) -> Snapshot | None:
-        """Compact small files as Paimon does for append tables (:mod:`lakeops.compact.append`;
-        ``full=True``: a full compaction), in every partition or those of ``partitions``.
-        One ``COMPACT`` snapshot; None if nothing needed compacting. A concurrent job that
-        replaced an input file makes it a :class:`~lakeops.errors.CommitConflictError` (the
-        new files are deleted). ``progress``: called before the first compaction task and after each
-        with a :class:`~lakeops.compact.planner.CompactionProgress` (its "buckets" count the
-        tasks: one window of a fixed bucket, or one bin of a partition)."""
-        return self._compact_with(
-            parallelism,
-            lambda: plan_compaction(
-                self.context,
-                full=full,
-                partitions=partitions,
-                parallelism=parallelism,
-                progress=progress,
-            ),
-        )
+    def _compaction_planner(self) -> CompactionPlanner:
+        """Paimon's small-file compaction of append tables (:mod:`lakeops.compact.append`)."""
+        return plan_compaction
 
     def split_reader(self) -> AppendSplitReader:
         """Reads the rows of this table's splits (:meth:`splits`), one split at a time (as
@@ -337,37 +222,21 @@ class AppendTable(BaseTable):
             return [(group[0], group) for group in row_id_groups(split.files)]
         return [(f, (f,)) for f in split.files]
 
-    def read(
-        self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-        parallelism: int | None = None,
-    ) -> pa.Table:
-        """The table's rows (latest snapshot unless ``snapshot_id``, ``tag`` or ``as_of``),
-        whole: every row of every live file, by (partition, bucket), a fixed bucket's files
-        in the order they were written.
+    def _plan(self, snapshot: Snapshot | None, rf: RowFilter | None) -> list[Split]:
+        """The splits of ``snapshot``, pruned by ``rf`` (by partition, bucket and the files'
+        value statistics: :mod:`lakeops.read.scan`)."""
+        return plan_append_splits(self.context, snapshot, rf)
 
-        ``columns``: the columns to return (all by default; only these and what the filter
-        reads are read). ``filter``: a ``pyarrow.compute.Expression`` or conditions in
-        ``pyarrow.parquet`` form; partitions, buckets and files (by their value statistics)
-        that cannot hold a kept row are skipped, then it is applied exactly.
-        ``parallelism``: files read at once (default: the cores available)."""
-        check_parallelism(parallelism)
-        wanted = self._columns(columns)
-        rf = row_filter(filter, self._row_schema())
-        snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
-        # a file missing because expiry removed the snapshot under the read is no corruption
-        return guard_read(
-            self.store,
-            planned_on(snapshot),
-            lambda: self._read_splits(
-                plan_append_splits(self.context, snapshot, rf), wanted, rf, parallelism
-            ),
-        )
+    def _work(
+        self, splits: Sequence[Split]
+    ) -> list[tuple[str, tuple[DataFileMeta, ...], DeletionFile | None]]:
+        """What a read of ``splits`` reads, in order: each unit (:meth:`_units`) with its
+        bucket's directory and its deletion file."""
+        return [
+            (self.context.bucket_path(s.partition_bytes, s.bucket), unit, s.deletion_of(i))
+            for s in splits
+            for i, unit in self._units(s)
+        ]
 
     def _read_splits(
         self,
@@ -391,11 +260,7 @@ class AppendTable(BaseTable):
                 return dvs.apply(groups.read(directory, unit, cols), dv, unit[0])
             return dvs.apply(reader.read(directory, unit[0], cols), dv, unit[0])
 
-        work = [
-            (self.context.bucket_path(s.partition_bytes, s.bucket), unit, s.deletion_of(i))
-            for s in splits
-            for i, unit in self._units(s)
-        ]
+        work = self._work(splits)
         parts = list(imap_ordered(lambda item: read_unit(*item), work, parallelism))
         schema = groups.output_schema(cols)
         result = pa.concat_tables(parts) if parts else schema.empty_table()
@@ -403,58 +268,15 @@ class AppendTable(BaseTable):
             result = result.filter(rf.expression)
         return result.select(wanted)
 
-    def to_batches(
+    def _stream_splits(
         self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-        batch_rows: int | None = None,
-        parallelism: int | None = None,
-    ) -> Iterator[pa.RecordBatch]:
-        """The rows of :meth:`read`, streamed file by file as record batches of at most
-        ``batch_rows`` (default 131072) rows, with bounded memory. ``parallelism``: files
-        read ahead at once, in order (each held whole, at most ``2 * parallelism`` of them);
-        default one file at a time, streamed in batches."""
-        return self._stream(columns, filter, snapshot_id, tag, as_of, batch_rows, parallelism)[1]
-
-    def to_arrow_batch_reader(
-        self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-        batch_rows: int | None = None,
-        parallelism: int | None = None,
-    ) -> pa.RecordBatchReader:
-        """:meth:`to_batches` as a ``pyarrow.RecordBatchReader``."""
-        schema, batches = self._stream(
-            columns, filter, snapshot_id, tag, as_of, batch_rows, parallelism
-        )
-        return pa.RecordBatchReader.from_batches(schema, batches)
-
-    def _stream(
-        self,
-        columns: Sequence[str] | None,
-        filter: Filter | None,
-        snapshot_id: int | None,
-        tag: str | None,
-        as_of: AsOf | None,
+        splits: Sequence[Split],
+        wanted: list[str],
+        rf: RowFilter | None,
         batch_rows: int | None,
         parallelism: int | None,
     ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
-        check_parallelism(parallelism)
-        wanted = self._columns(columns)
-        rf = row_filter(filter, self._row_schema())
-        snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
-        planned = planned_on(snapshot)
-        splits = guard_read(
-            self.store, planned, lambda: plan_append_splits(self.context, snapshot, rf)
-        )
+        """The rows of ``splits``, streamed file by file (see :meth:`lakeops.Scan.to_batches`)."""
         reader = self._reader()
         groups = GroupReader(reader)
         dvs = DeletionVectorReader(self.file_io)
@@ -476,11 +298,7 @@ class AppendTable(BaseTable):
             for start in range(0, whole.num_rows, rows):
                 yield whole.slice(start, rows)
 
-        work = [
-            (self.context.bucket_path(s.partition_bytes, s.bucket), unit, s.deletion_of(i))
-            for s in splits
-            for i, unit in self._units(s)
-        ]
+        work = self._work(splits)
 
         def unit_tables(
             directory: str, unit: tuple[DataFileMeta, ...], dv: DeletionFile | None
@@ -505,7 +323,7 @@ class AppendTable(BaseTable):
                     if batch.num_rows:
                         yield batch
 
-        return out_schema, guard_batches(self.store, planned, batches())
+        return out_schema, batches()
 
     def _refuse_deleted_rows(self, snapshot: Snapshot) -> None:
         """Refuse a snapshot that changed deletion vectors (Paimon's ``DELETE`` of an append

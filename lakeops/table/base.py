@@ -1,23 +1,34 @@
-"""What every kind of table shares: schema, options, snapshots, tags, time-travel hand-offs and
-maintenance (expiry, orphan files, rollback, check, commit statistics).
+"""What every kind of table shares: schema, options, writes, commits, compaction, reads (one
+:class:`~lakeops.table.scan.Scan`), snapshots, tags and maintenance (expiry, orphan files,
+rollback, check, commit statistics).
 
 :class:`BaseTable` is the common base of :class:`lakeops.table.primary_key.Table` (primary-key
 tables) and :class:`lakeops.table.append.AppendTable` (tables without a primary key). None of what
 it holds depends on how a table's data files are merged: they only read and write snapshots,
-manifests and files by name. Subclasses provide ``read`` and ``to_arrow_batch_reader``.
+manifests and files by name. What differs by kind is a hook each subclass implements: how a
+writer writes (``new_write``), how a compaction is planned, what a conflicting compaction in
+a commit does, and how a :class:`~lakeops.table.scan.Scan` plans and reads splits.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
-from typing import Any
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar, Protocol, Unpack
 
 import pyarrow as pa
 
-from lakeops.commit.committer import Committer
+from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER, Committer
+from lakeops.commit.retry import CommitRetry
 from lakeops.commit.stats import CommitStats, commit_stats
-from lakeops.errors import CommitStateUnknownError, ConfigurationError, SnapshotNotFoundError
+from lakeops.compact.planner import CompactionProgress
+from lakeops.errors import (
+    CommitStateUnknownError,
+    ConfigurationError,
+    SnapshotNotFoundError,
+    StaleWriteError,
+)
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.schema import TableSchema
 from lakeops.format.schema_change import SchemaChange
@@ -33,21 +44,61 @@ from lakeops.maintenance.rollback import rollback_to
 from lakeops.maintenance.tags import create_tag, delete_tag
 from lakeops.options import TableOptions
 from lakeops.options.parsing import parse_duration
+from lakeops.options.rows_retention import TAG_DEFAULT_TIME_RETAINED
 from lakeops.parallel import check_parallelism
-from lakeops.read import handoff
-from lakeops.read.predicate import Filter
+from lakeops.read.predicate import Filter, row_filter
+from lakeops.read.scan import partition_matches
 from lakeops.store import TableStore
 from lakeops.store.context import TableContext
 from lakeops.store.tags import Tag, list_tags
 from lakeops.store.time_travel import AsOf, resolve_snapshot
+from lakeops.table.scan import Scan, ScanArgs, ScanSource
 from lakeops.table.schema_commit import alter_schema
 from lakeops.table.system_tables import metadata_table
+from lakeops.write.table_write import WriteInput
 
-__all__ = ["BaseTable"]
+__all__ = ["BaseTable", "CompactionPlanner", "TableWriter"]
 
 
-class BaseTable:
+class CompactionPlanner(Protocol):
+    """Picks a table's compactions and writes their new files, committing nothing: the result
+    has ``messages`` (to commit) and ``written`` (the paths to delete if that fails)."""
+
+    def __call__(
+        self,
+        ctx: TableContext,
+        /,
+        *,
+        full: bool,
+        partitions: Sequence[Mapping[str, Any]] | None,
+        parallelism: int | None,
+        progress: Callable[[CompactionProgress], None] | None = None,
+    ) -> Any: ...
+
+
+class TableWriter(Protocol):
+    """What ``new_write`` returns, whatever the table's kind: rows in, commit messages out."""
+
+    def write(self, data: WriteInput) -> None: ...
+
+    def prepare_commit(self) -> list[CommitMessage]: ...
+
+    def abort(self) -> None: ...
+
+
+log = logging.getLogger(__name__)
+
+#: write input that can be read again (a stale write is re-run on it)
+_REPLAYABLE = (pa.Table, pa.RecordBatch)
+
+
+class BaseTable(ScanSource):
     """One table of a warehouse, whatever its kind (see the module docstring)."""
+
+    #: whether :meth:`commit` drops a compaction its messages carry when it conflicts with
+    #: another job (deleting its new files), keeping the appended data committed; otherwise
+    #: the conflict is raised
+    _drops_conflicting_compaction: ClassVar[bool] = True
 
     def __init__(self, identifier: str, file_io: FileIO, root: str) -> None:
         self.identifier = identifier
@@ -56,33 +107,6 @@ class BaseTable:
         self.store = TableStore(file_io, root)
         #: the table at its current schema, every option family parsed once
         self.context = TableContext.latest(self.store)
-
-    def read(
-        self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-        parallelism: int | None = None,
-    ) -> pa.Table:
-        """The table's rows (see the subclasses)."""
-        raise NotImplementedError
-
-    def to_arrow_batch_reader(
-        self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-        batch_rows: int | None = None,
-        parallelism: int | None = None,
-    ) -> pa.RecordBatchReader:
-        """The table's rows as a stream (see the subclasses)."""
-        raise NotImplementedError
 
     @property
     def schema(self) -> TableSchema:
@@ -116,6 +140,120 @@ class BaseTable:
         ones lakeops cannot honour exactly, or unknown to it (see
         :mod:`lakeops.options.registry`); nothing has been written at that point."""
         TableOptions.require_writable(self.schema, action, f"table {self.identifier!r}")
+
+    # -------------------------------------------------------------------- write
+    def new_write(self, *, overwrite: bool = False, parallelism: int | None = None) -> TableWriter:
+        """A two-phase writer of this kind of table (see the subclasses)."""
+        raise NotImplementedError
+
+    def write(
+        self,
+        data: WriteInput,
+        *,
+        overwrite: bool | Sequence[Mapping[str, Any]] = False,
+        parallelism: int | None = None,
+    ) -> Snapshot | None:
+        """Write ``data`` as one commit and return its snapshot (None if no rows and no
+        overwrite). ``overwrite``: as :meth:`commit` (``True``: the table's rows are replaced;
+        ``[{"dt": "2024-01-01"}]``: those partitions').
+
+        ``parallelism``: how many buckets are flushed and compacted at once (default: the cores
+        available, capped by the buckets in play); the result is the same at every value.
+
+        Every row is validated before its bucket is flushed; on any error before the data is
+        published every file this call wrote is deleted and the table is left exactly as it was.
+        Once the data's snapshot is published it is never undone: a failing in-writer compaction
+        after it is dropped (logged) and the snapshot returned. When publishing fails in a way
+        that leaves open whether it landed, :class:`CommitStateUnknownError` is raised and every
+        file is kept.
+
+        Concurrent writers (primary-key tables): new files are re-sequenced at commit above
+        what other commits added to the same buckets, so the later commit wins. A
+        dynamic-bucket or cross-partition write that another commit made stale
+        (:class:`StaleWriteError`) is run again on the new snapshot when ``data`` is an Arrow
+        table or record batch, after the same pauses and within the same bounds as a commit's
+        retries (``commit.timeout``, ``commit.max-retries``, ``commit.min-retry-wait``,
+        ``commit.max-retry-wait``); other input raises it.
+        """
+        # in-memory input can be written again when another commit made the plan stale
+        retry = CommitRetry(self.context.commit_retry)
+        while True:
+            writer = self.new_write(overwrite=overwrite is not False, parallelism=parallelism)
+            try:
+                writer.write(data)
+                messages = writer.prepare_commit()
+                if not messages and overwrite is False:
+                    return None
+                return self.commit(messages, overwrite=overwrite)
+            except CommitStateUnknownError:
+                raise  # the snapshot may reference these files: keep them
+            except StaleWriteError as stale:
+                writer.abort()
+                if not isinstance(data, _REPLAYABLE):
+                    raise
+                # a stale plan means another commit was published: the table moved
+                if not retry.wait_turn(progressed=True):
+                    raise StaleWriteError(f"{stale}; {retry.verdict}") from stale
+                log.info("%s: write re-planned on the new snapshot: %s", self.identifier, stale)
+            except BaseException:
+                writer.abort()
+                raise
+
+    def commit(
+        self,
+        messages: Sequence[CommitMessage],
+        *,
+        commit_user: str | None = None,
+        commit_identifier: int | None = None,
+        overwrite: bool | Sequence[Mapping[str, Any]] = False,
+    ) -> Snapshot | None:
+        """Publish the messages of one or many writers: new data as one ``APPEND`` snapshot,
+        then their compactions as one ``COMPACT`` snapshot. Returns the last snapshot (None if
+        there was nothing to commit).
+
+        ``overwrite=True`` makes it Paimon's ``OVERWRITE``: the table's live files are replaced
+        by the new ones; a list of partition specs (``[{"dt": "2024-01-01"}]``) replaces only
+        those partitions (static partition overwrite).
+
+        Primary-key tables: appends never fail because of compaction: if another job replaced
+        the files a writer's compaction read, that compaction is dropped (its new files
+        deleted) and the appended data stays committed. Append tables: such a conflict is a
+        :class:`~lakeops.errors.CommitConflictError`.
+
+        ``commit_user`` and ``commit_identifier`` are stored in the snapshots, as Paimon's
+        streaming writers use them: one stable user per job and an increasing identifier per
+        checkpoint (or micro-batch); batch commits use ``Long.MAX_VALUE`` (the identifier when
+        none is given). With both a ``commit_user`` and a ``commit_identifier`` given, the
+        commit is exactly-once (:mod:`lakeops.commit.exactly_once`): when the newest snapshot
+        of that user has an identifier at or above ``commit_identifier``, nothing is
+        published, the files the messages add that the earlier commit does not name are
+        deleted, and that snapshot is returned. So a retry (of a task, a micro-batch, or this
+        call) with the same user and identifier lands once; a user that commits more than
+        once needs a higher identifier each time. Without an identifier every call commits.
+        """
+        self._require_writable("commit to")
+        committer = self._committer(commit_user, commit_identifier)
+
+        def drop(conflict: Exception) -> None:
+            log.warning("%s: in-writer compaction dropped: %s", self.identifier, conflict)
+            self.delete_uncommitted(messages, compaction_only=True)
+
+        return committer.commit(
+            messages,
+            BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier,
+            on_compact_conflict=drop if self._drops_conflicting_compaction else None,
+            overwrite=self._overwrite_predicate(overwrite),
+        )
+
+    def _overwrite_predicate(
+        self, overwrite: bool | Sequence[Mapping[str, Any]]
+    ) -> Callable[[bytes], bool] | None:
+        """Which serialized partitions an overwrite replaces (None: no overwrite)."""
+        if overwrite is False:
+            return None
+        if overwrite is True:
+            return lambda _: True
+        return partition_matches(self.schema, list(overwrite), self.options)
 
     @property
     def arrow_schema(self) -> pa.Schema:
@@ -161,16 +299,60 @@ class BaseTable:
                         locations.entry_path(m.partition, m.bucket, f.file_name, f.external_path)
                     )
 
-    def _compact_with(self, parallelism: int | None, plan: Callable[[], Any]) -> Snapshot | None:
+    # --------------------------------------------------------------- compaction
+    def compact(
+        self,
+        *,
+        full: bool = False,
+        partitions: Sequence[Mapping[str, Any]] | None = None,
+        parallelism: int | None = None,
+        progress: Callable[[CompactionProgress], None] | None = None,
+    ) -> Snapshot | None:
+        """Compact every bucket (or those of ``partitions``, e.g. ``[{"dt": "2024-01-01"}]``)
+        as Paimon does for the table's kind: a primary-key table's sorted runs with its
+        strategy (``full=True``: everything to the max level); an append table's small files
+        (:mod:`lakeops.compact.append`; ``full=True``: a full compaction).
+
+        Commits one ``COMPACT`` snapshot; None if nothing needed compacting. If a concurrent
+        job replaced any input file, nothing is committed, the new files are deleted, and
+        :class:`~lakeops.errors.CommitConflictError` is raised — retry on the new snapshot.
+        ``parallelism``: how many buckets (compaction tasks) are compacted at once (default:
+        the cores available, capped by the work to do); the result is the same at every value.
+        ``progress``: called in the calling thread before the first bucket and after each
+        with a :class:`~lakeops.compact.planner.CompactionProgress` (buckets, input files and
+        bytes done of the total; an append table's "buckets" count its compaction tasks: one
+        window of a fixed bucket, or one bin of a partition), e.g. to drive a progress bar.
+        """
+        return self._run_compaction(
+            self._compaction_planner(), full, partitions, parallelism, progress
+        )
+
+    def _compaction_planner(self) -> CompactionPlanner:
+        """How this kind of table picks and writes a compaction (see the subclasses)."""
+        raise NotImplementedError
+
+    def _run_compaction(
+        self,
+        plan: CompactionPlanner,
+        full: bool,
+        partitions: Sequence[Mapping[str, Any]] | None,
+        parallelism: int | None,
+        progress: Callable[[CompactionProgress], None] | None,
+    ) -> Snapshot | None:
         """A compaction's shared steps: check the arguments, that the table may be written and
-        that its store can commit; ``plan()`` writes the new files (its result has
-        ``messages`` and ``written``); one ``COMPACT`` snapshot of them (None: nothing to
-        compact), as :meth:`commit_compaction` commits it."""
+        that its store can commit; ``plan`` writes the new files; one ``COMPACT`` snapshot of
+        them (None: nothing to compact), as :meth:`commit_compaction` commits it."""
         check_parallelism(parallelism)
         self._require_writable("compact")
         check_writable(self.schema, "compact this table")
         self.file_io.check_commit_ready()
-        planned = plan()
+        planned = plan(
+            self.context,
+            full=full,
+            partitions=partitions,
+            parallelism=parallelism,
+            progress=progress,
+        )
         if not planned.messages:
             return None
         return self.commit_compaction(planned.messages, written=planned.written)
@@ -304,7 +486,7 @@ class BaseTable:
         ``tag.default-time-retained``) is recorded in the tag as Paimon does. A name that
         exists for the same snapshot returns that tag; for another snapshot it is a
         :class:`~lakeops.errors.TagAlreadyExistsError`. See :mod:`lakeops.store.tags`."""
-        retained = time_retained or self.schema.options.get("tag.default-time-retained")
+        retained = time_retained or TAG_DEFAULT_TIME_RETAINED.text(self.schema.options)
         return create_tag(
             self.store,
             name,
@@ -342,7 +524,8 @@ class BaseTable:
         """One snapshot by id."""
         return self.store.snapshot(snapshot_id)
 
-    def to_pandas(
+    # --------------------------------------------------------------------- read
+    def scan(
         self,
         *,
         columns: Sequence[str] | None = None,
@@ -350,53 +533,79 @@ class BaseTable:
         snapshot_id: int | None = None,
         tag: str | None = None,
         as_of: AsOf | None = None,
-    ) -> Any:
-        """:meth:`read` as a pandas DataFrame (``pip install 'lakeops[pandas]'``)."""
-        handoff.require("pandas", "pandas")
-        table = self.read(
-            columns=columns, filter=filter, snapshot_id=snapshot_id, tag=tag, as_of=as_of
-        )
-        return handoff.to_pandas(table)
+    ) -> Scan:
+        """One read of the table, checked now (see :mod:`lakeops.table.scan`): read it with
+        :meth:`Scan.read`, :meth:`Scan.to_batches`, :meth:`Scan.to_pandas` … as often as
+        needed; every read sees the same snapshot.
 
-    def to_polars(
+        Args:
+            columns: the columns to return (all by default); only these and what the filter
+                reads are read from storage. A row-tracking append table's system columns
+                (``_ROW_ID``, ``_SEQUENCE_NUMBER``) may be named too.
+            filter: a ``pyarrow.compute.Expression`` (``pc.field("id") > 5``) or conditions in
+                ``pyarrow.parquet`` form (``[("dt", "=", "x")]``); used to skip partitions,
+                buckets, files and row groups, then applied exactly to the rows.
+            snapshot_id: time travel to an older snapshot.
+            tag: time travel to a tag's snapshot (see :meth:`create_tag`).
+            as_of: time travel by time, as Paimon's ``scan.timestamp-millis``: the newest
+                snapshot committed at or before it (a datetime, naive = local time, or epoch
+                milliseconds); see :mod:`lakeops.store.time_travel`.
+
+        At most one of ``snapshot_id``, ``tag`` and ``as_of``; none: the latest snapshot.
+        """
+        wanted = self._columns(columns)
+        rf = row_filter(filter, self._row_schema())
+        snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
+        return Scan(self, tuple(wanted), rf, snapshot)
+
+    def read(self, *, parallelism: int | None = None, **scan: Unpack[ScanArgs]) -> pa.Table:
+        """The table's rows, whole: ``scan(**scan).read(parallelism=…)`` (see :meth:`scan`
+        and :meth:`Scan.read`)."""
+        return self.scan(**scan).read(parallelism=parallelism)
+
+    def to_batches(
         self,
         *,
-        columns: Sequence[str] | None = None,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-    ) -> Any:
+        batch_rows: int | None = None,
+        parallelism: int | None = None,
+        **scan: Unpack[ScanArgs],
+    ) -> Iterator[pa.RecordBatch]:
+        """The rows of :meth:`read`, streamed with bounded memory:
+        ``scan(**scan).to_batches(…)`` (see :meth:`Scan.to_batches`)."""
+        return self.scan(**scan).to_batches(batch_rows=batch_rows, parallelism=parallelism)
+
+    def to_arrow_batch_reader(
+        self,
+        *,
+        batch_rows: int | None = None,
+        parallelism: int | None = None,
+        **scan: Unpack[ScanArgs],
+    ) -> pa.RecordBatchReader:
+        """:meth:`to_batches` as a ``pyarrow.RecordBatchReader`` (see
+        :meth:`Scan.to_arrow_batch_reader`)."""
+        reader = self.scan(**scan).to_arrow_batch_reader
+        return reader(batch_rows=batch_rows, parallelism=parallelism)
+
+    def to_pandas(self, **scan: Unpack[ScanArgs]) -> Any:
+        """:meth:`read` as a pandas DataFrame (``pip install 'lakeops[pandas]'``)."""
+        return self.scan(**scan).to_pandas()
+
+    def to_polars(self, **scan: Unpack[ScanArgs]) -> Any:
         """:meth:`read` as a Polars DataFrame, sharing the Arrow buffers where the types allow
         (``pip install 'lakeops[polars]'``)."""
-        handoff.require("polars", "polars")
-        table = self.read(
-            columns=columns, filter=filter, snapshot_id=snapshot_id, tag=tag, as_of=as_of
-        )
-        return handoff.to_polars(table)
+        return self.scan(**scan).to_polars()
 
     def to_duckdb(
-        self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-        connection: Any = None,
-        streaming: bool = False,
+        self, *, connection: Any = None, streaming: bool = False, **scan: Unpack[ScanArgs]
     ) -> Any:
-        """A DuckDB relation over the merged rows, scanned in place by DuckDB (no copy), on
-        ``connection`` (default: DuckDB's default connection).
-
-        By default over :meth:`read`'s table (the relation can run many queries); with
-        ``streaming=True`` over :meth:`to_arrow_batch_reader` (bounded memory, one query).
+        """A DuckDB relation over the rows, scanned in place (see :meth:`Scan.to_duckdb`;
+        ``streaming=True``: over :meth:`to_arrow_batch_reader`, bounded memory, one query).
         (``pip install 'lakeops[duckdb]'``)"""
-        handoff.require("duckdb", "duckdb")
-        args: dict[str, Any] = {"columns": columns, "filter": filter, "snapshot_id": snapshot_id}
-        args |= {"tag": tag, "as_of": as_of}
-        data = self.to_arrow_batch_reader(**args) if streaming else self.read(**args)
-        return handoff.to_duckdb(data, connection)
+        return self.scan(**scan).to_duckdb(connection=connection, streaming=streaming)
+
+    def _row_schema(self) -> pa.Schema:
+        """The columns a filter may name."""
+        return self.arrow_schema
 
     def _columns(self, columns: Sequence[str] | None) -> list[str]:
         """The named columns (every column for ``None``); refuses a name the table lacks."""

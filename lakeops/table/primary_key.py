@@ -2,67 +2,52 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple
+from functools import partial
+from typing import Any
 
 import pyarrow as pa
 
 from lakeops.changelog.reader import ChangeMode, read_changes
-from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER
-from lakeops.commit.retry import CommitRetry
 from lakeops.compact.health import TableHealth, table_health
 from lakeops.compact.planner import CompactionProgress, plan_compaction
-from lakeops.errors import (
-    CommitStateUnknownError,
-    StaleWriteError,
-    UnsupportedFeatureError,
-)
-from lakeops.format.commit_message import CommitMessage
+from lakeops.errors import UnsupportedFeatureError
 from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
 from lakeops.io.file_io import FileIO
 from lakeops.kv.formats import check_writable
-from lakeops.read.guard import guard_batches, guard_read, planned_on
+from lakeops.options.rows_files import (
+    DATA_EVOLUTION_ENABLED,
+    DELETION_VECTORS_ENABLED,
+    ROW_TRACKING_ENABLED,
+)
+from lakeops.options.rows_layout import bucket_count_set
 from lakeops.read.lookup import lookup
 from lakeops.read.merge_read import SplitReader
-from lakeops.read.predicate import Filter, row_filter
-from lakeops.read.scan import Split, partition_matches, plan_splits
+from lakeops.read.predicate import Filter, RowFilter
+from lakeops.read.scan import Split, plan_splits
 from lakeops.read.stream import read_batches
-from lakeops.store.time_travel import AsOf, resolve_snapshot
-from lakeops.table.base import BaseTable
-from lakeops.write.table_write import TableWrite, WriteInput
+from lakeops.store.time_travel import AsOf
+from lakeops.table.base import BaseTable, CompactionPlanner
+from lakeops.write.table_write import TableWrite
 
 __all__ = ["Table"]
-
-log = logging.getLogger(__name__)
-
-#: write input that can be read again (a stale write is re-run on it)
-_REPLAYABLE = (pa.Table, pa.RecordBatch)
-
-
-class _When(NamedTuple):
-    """Which snapshot a read is of (see :func:`lakeops.store.time_travel.resolve_snapshot`)."""
-
-    snapshot_id: int | None
-    tag: str | None
-    as_of: AsOf | None
 
 
 def _append_table_refusal(identifier: str, schema: TableSchema) -> str:
     """Why a table without a primary key is refused, naming its kind."""
     opts = schema.options
     kind = "an append table"
-    if opts.get("bucket", "-1") not in ("-1", ""):
+    if bucket_count_set(opts):
         kind = "a bucketed append table"
     extras = [
         label
-        for key, label in (
-            ("deletion-vectors.enabled", "deletion vectors"),
-            ("row-tracking.enabled", "row tracking"),
-            ("data-evolution.enabled", "data evolution"),
+        for row, label in (
+            (DELETION_VECTORS_ENABLED, "deletion vectors"),
+            (ROW_TRACKING_ENABLED, "row tracking"),
+            (DATA_EVOLUTION_ENABLED, "data evolution"),
         )
-        if opts.get(key, "false").lower() == "true"
+        if (row.text(opts) or "false").lower() == "true"
     ]
     if extras:
         kind += " with " + " and ".join(extras)
@@ -100,138 +85,11 @@ class Table(BaseTable):
         self.file_io.check_commit_ready()  # an unreachable commit lock fails before any file
         return TableWrite(self.context, ignore_previous=overwrite, parallelism=parallelism)
 
-    def commit(
-        self,
-        messages: Sequence[CommitMessage],
-        *,
-        commit_user: str | None = None,
-        commit_identifier: int | None = None,
-        overwrite: bool | Sequence[Mapping[str, Any]] = False,
-    ) -> Snapshot | None:
-        """Publish the messages of one or many writers: new data as one ``APPEND`` snapshot,
-        then their in-writer compactions as one ``COMPACT`` snapshot. Returns the last snapshot
-        (None if there was nothing to commit).
-
-        ``overwrite=True`` makes it Paimon's ``OVERWRITE``: the table's live files are replaced
-        by the new ones; a list of partition specs (``[{"dt": "2024-01-01"}]``) replaces only
-        those partitions (static partition overwrite).
-
-        Appends never fail because of compaction: if another job replaced the files a writer's
-        compaction read, that compaction is dropped (its new files deleted) and the appended
-        data stays committed.
-
-        ``commit_user`` and ``commit_identifier`` are stored in the snapshots, as Paimon's
-        streaming writers use them: one stable user per job and an increasing identifier per
-        checkpoint (or micro-batch); batch commits use ``Long.MAX_VALUE`` (the identifier when
-        none is given). With both a ``commit_user`` and a ``commit_identifier`` given, the
-        commit is exactly-once (:mod:`lakeops.commit.exactly_once`): when the newest snapshot
-        of that user has an identifier at or above ``commit_identifier``, nothing is
-        published, the files the messages add that the earlier commit does not name are
-        deleted, and that snapshot is returned. So a retry (of a task, a micro-batch, or this
-        call) with the same user and identifier lands once; a user that commits more than
-        once needs a higher identifier each time. Without an identifier every call commits.
-        """
-        self._require_writable("commit to")
-        committer = self._committer(commit_user, commit_identifier)
-        if commit_identifier is None:
-            commit_identifier = BATCH_COMMIT_IDENTIFIER
-
-        def drop(conflict: Exception) -> None:
-            log.warning("%s: in-writer compaction dropped: %s", self.identifier, conflict)
-            self.delete_uncommitted(messages, compaction_only=True)
-
-        return committer.commit(
-            messages,
-            commit_identifier,
-            on_compact_conflict=drop,
-            overwrite=self._overwrite_predicate(overwrite),
-        )
-
-    def _overwrite_predicate(
-        self,
-        overwrite: bool | Sequence[Mapping[str, Any]],
-    ) -> Callable[[bytes], bool] | None:
-        if overwrite is False:
-            return None
-        if overwrite is True:
-            return lambda _: True
-        return partition_matches(self.schema, list(overwrite), self.options)
-
     def split_reader(self) -> SplitReader:
         """Reads merged rows of this table's splits."""
         return SplitReader(self.context)
 
-    def write(self, data: WriteInput, *, parallelism: int | None = None) -> Snapshot | None:
-        """Write ``data`` as one commit and return its snapshot (None if no rows).
-
-        ``parallelism``: how many buckets are flushed and compacted at once (default: the cores
-        available, capped by the buckets in play); the result is the same at every value.
-
-        Every row is validated before its bucket is flushed; on any error before the data is
-        published every file this call wrote is deleted and the table is left exactly as it was.
-        Once the data's snapshot is published it is never undone: a failing in-writer compaction
-        after it is dropped (logged) and the snapshot returned. When publishing fails in a way
-        that leaves open whether it landed, :class:`CommitStateUnknownError` is raised and every
-        file is kept.
-
-        Concurrent writers: new files are re-sequenced at commit above what other commits
-        added to the same buckets, so the later commit wins. A dynamic-bucket or
-        cross-partition write that another commit made stale (:class:`StaleWriteError`) is
-        run again on the new snapshot when ``data`` is an Arrow table or record batch, after
-        the same pauses and within the same bounds as a commit's retries (``commit.timeout``,
-        ``commit.max-retries``, ``commit.min-retry-wait``, ``commit.max-retry-wait``); other
-        input raises it.
-        """
-        # in-memory input can be written again when another commit made the plan stale
-        retry = CommitRetry(self.context.commit_retry)
-        while True:
-            writer = self.new_write(parallelism=parallelism)
-            try:
-                writer.write(data)
-                return self.commit(writer.prepare_commit())
-            except CommitStateUnknownError:
-                raise  # the snapshot may reference these files: keep them
-            except StaleWriteError as stale:
-                writer.abort()
-                if not isinstance(data, _REPLAYABLE):
-                    raise
-                # a stale plan means another commit was published: the table moved
-                if not retry.wait_turn(progressed=True):
-                    raise StaleWriteError(f"{stale}; {retry.verdict}") from stale
-                log.info("%s: write re-planned on the new snapshot: %s", self.identifier, stale)
-            except BaseException:
-                writer.abort()
-                raise
-
     # --------------------------------------------------------------- compaction
-    def compact(
-        self,
-        *,
-        full: bool = False,
-        partitions: Sequence[Mapping[str, Any]] | None = None,
-        parallelism: int | None = None,
-        progress: Callable[[CompactionProgress], None] | None = None,
-    ) -> Snapshot | None:
-        """Compact every bucket (or those of ``partitions``, e.g. ``[{"dt": "2024-01-01"}]``)
-        with the table's strategy, or fully (everything to the max level) with ``full=True``.
-
-        Commits one ``COMPACT`` snapshot; None if nothing needed compacting. If a concurrent
-        job replaced any input file, nothing is committed, the new files are deleted, and
-        :class:`~lakeops.errors.CommitConflictError` is raised — retry on the new snapshot.
-        ``parallelism``: how many buckets are compacted at once (default: the cores available,
-        capped by the buckets to compact); the result is the same at every value.
-        ``progress``: called in the calling thread before the first bucket and after each
-        bucket with a :class:`~lakeops.compact.planner.CompactionProgress` (buckets, input
-        files and bytes done of the total), e.g. to drive a progress bar.
-        """
-        return self._run_compaction(
-            full=full,
-            force_level0=False,
-            partitions=partitions,
-            parallelism=parallelism,
-            progress=progress,
-        )
-
     def flush_level0(
         self,
         *,
@@ -243,34 +101,12 @@ class Table(BaseTable):
         reads of lookup tables (first-row, ``changelog-producer=lookup``, deletion vectors)
         see the newest data. One ``COMPACT`` snapshot, or None if level 0 was empty.
         ``progress``: as for :meth:`compact`."""
-        return self._run_compaction(
-            full=False,
-            force_level0=True,
-            partitions=partitions,
-            parallelism=parallelism,
-            progress=progress,
-        )
+        level0 = partial(plan_compaction, force_level0=True)
+        return self._run_compaction(level0, False, partitions, parallelism, progress)
 
-    def _run_compaction(
-        self,
-        *,
-        full: bool,
-        force_level0: bool,
-        partitions: Sequence[Mapping[str, Any]] | None,
-        parallelism: int | None = None,
-        progress: Callable[[CompactionProgress], None] | None = None,
-    ) -> Snapshot | None:
-        return self._compact_with(
-            parallelism,
-            lambda: plan_compaction(
-                self.context,
-                full=full,
-                force_level0=force_level0,
-                partitions=partitions,
-                parallelism=parallelism,
-                progress=progress,
-            ),
-        )
+    def _compaction_planner(self) -> CompactionPlanner:
+        """The compaction of every bucket's sorted runs (:mod:`lakeops.compact.planner`)."""
+        return plan_compaction
 
     # --------------------------------------------------------------------- tags
     def health(self, *, recent_snapshots: int = 100) -> TableHealth:
@@ -301,116 +137,45 @@ class Table(BaseTable):
         as_of: AsOf | None = None,
     ) -> list[Split]:
         """The (partition, bucket) splits a read of the snapshot would merge."""
-        rf = row_filter(filter, self.arrow_schema)
-        snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
-        return guard_read(
-            self.store, planned_on(snapshot), lambda: plan_splits(self.context, snapshot, rf)
-        )
+        return self.scan(filter=filter, snapshot_id=snapshot_id, tag=tag, as_of=as_of).splits()
 
-    def to_batches(
+    def _plan(self, snapshot: Snapshot | None, rf: RowFilter | None) -> list[Split]:
+        """The splits of ``snapshot``, pruned by ``rf`` (:mod:`lakeops.read.scan`)."""
+        return plan_splits(self.context, snapshot, rf)
+
+    def _read_splits(
         self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-        batch_rows: int | None = None,
-        parallelism: int | None = None,
-    ) -> Iterator[pa.RecordBatch]:
-        """The merged rows of :meth:`read`, streamed as record batches with bounded memory.
-
-        Arguments as :meth:`read`, and ``batch_rows`` (rows read at once per file, and at most
-        per batch; default 131072) and ``parallelism`` (sections merged at once, in order;
-        default the cores available). About ``parallelism * 4 * batch_rows`` rows are held at
-        any time, whatever the table's size (:mod:`lakeops.read.stream`)."""
-        when = _When(snapshot_id, tag, as_of)
-        return self._stream(columns, filter, when, batch_rows, parallelism)[1]
-
-    def to_arrow_batch_reader(
-        self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-        batch_rows: int | None = None,
-        parallelism: int | None = None,
-    ) -> pa.RecordBatchReader:
-        """:meth:`to_batches` as a ``pyarrow.RecordBatchReader`` (for engines that take
-        Arrow streams: DuckDB, Polars, DataFusion, ``pyarrow.dataset.write_dataset`` …)."""
-        when = _When(snapshot_id, tag, as_of)
-        schema, batches = self._stream(columns, filter, when, batch_rows, parallelism)
-        return pa.RecordBatchReader.from_batches(schema, batches)
-
-    def read(
-        self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-        parallelism: int | None = None,
+        splits: Sequence[Split],
+        wanted: list[str],
+        rf: RowFilter | None,
+        parallelism: int | None,
     ) -> pa.Table:
-        """The merged rows of the table (latest snapshot unless ``snapshot_id``, ``tag`` or
-        ``as_of``), whole: the batches of :meth:`to_batches` as one table.
+        """The merged rows of ``splits``, whole; the filter runs once on the whole result,
+        not on every batch."""
+        schema, batches = read_batches(
+            self.context,
+            splits,
+            wanted,
+            rf,
+            parallelism=parallelism,
+            apply_filter=False,
+            whole_sections=True,
+        )
+        result = pa.Table.from_batches(list(batches), schema=schema)
+        return result.filter(rf.expression).select(wanted) if rf is not None else result
 
-        Args:
-            columns: the columns to return (all by default); only these, the key, the
-                sequence fields and what the filter reads are read from storage.
-            filter: a ``pyarrow.compute.Expression`` (``pc.field("id") > 5``) or conditions in
-                ``pyarrow.parquet`` form (``[("dt", "=", "x")]``); used to skip partitions,
-                buckets, files and row groups, then applied exactly to the merged rows.
-            snapshot_id: time travel to an older snapshot.
-            tag: time travel to a tag's snapshot (see :meth:`create_tag`).
-            as_of: time travel by time, as Paimon's ``scan.timestamp-millis``: the newest
-                snapshot committed at or before it (a datetime, naive = local time, or epoch
-                milliseconds); see :mod:`lakeops.store.time_travel`.
-            parallelism: sections merged at once (default: the cores available).
-        """
-        wanted = self._columns(columns)
-        rf = row_filter(filter, self.arrow_schema)
-        snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
-
-        def run() -> pa.Table:
-            splits = plan_splits(self.context, snapshot, rf)
-            # the filter runs once on the whole result, not on every batch
-            schema, batches = read_batches(
-                self.context,
-                splits,
-                wanted,
-                rf,
-                parallelism=parallelism,
-                apply_filter=False,
-                whole_sections=True,
-            )
-            result = pa.Table.from_batches(list(batches), schema=schema)
-            return result.filter(rf.expression).select(wanted) if rf is not None else result
-
-        # a file missing because expiry removed the snapshot under the read is no corruption
-        return guard_read(self.store, planned_on(snapshot), run)
-
-    def _stream(
+    def _stream_splits(
         self,
-        columns: Sequence[str] | None,
-        filter: Filter | None,
-        when: _When,
+        splits: Sequence[Split],
+        wanted: list[str],
+        rf: RowFilter | None,
         batch_rows: int | None,
         parallelism: int | None,
     ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
-        wanted = self._columns(columns)
-        rf = row_filter(filter, self.arrow_schema)
-        snapshot = resolve_snapshot(
-            self.store, snapshot_id=when.snapshot_id, tag=when.tag, as_of=when.as_of
-        )
-        planned = planned_on(snapshot)
-        splits = guard_read(self.store, planned, lambda: plan_splits(self.context, snapshot, rf))
-        schema, batches = read_batches(
+        """The merged rows of ``splits``, streamed (:mod:`lakeops.read.stream`)."""
+        return read_batches(
             self.context, splits, wanted, rf, batch_rows=batch_rows, parallelism=parallelism
         )
-        return schema, guard_batches(self.store, planned, batches)
 
     def read_changes(
         self,

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 
 from lakeops.errors import CommitConflictError
 from lakeops.format import paths
-from lakeops.format.manifest_format import ManifestFormat
 from lakeops.format.schema import TableSchema
 from lakeops.format.schema_change import SchemaChange, apply_changes
 from lakeops.kv.formats import check_writable
@@ -21,8 +20,8 @@ from lakeops.options import TableOptions
 from lakeops.options.auto_tag import AutoTagOptions
 from lakeops.options.changelog import ChangelogOptions
 from lakeops.options.compaction import CompactOptions
-from lakeops.options.registry import check_create_options
-from lakeops.options.values import check_option_values
+from lakeops.options.manifest import manifest_format
+from lakeops.options.registry import check_create_options, check_option_values
 from lakeops.store import TableStore
 from lakeops.store.locations import partition_paths
 
@@ -40,10 +39,10 @@ def validate_schema(schema: TableSchema, action: str = "create this table") -> N
     check_writable(schema, action)  # Parquet layouts lakeops can write exactly
     create_merge_engine(parsed, schema)
     CompactOptions.from_schema(schema, parsed)
-    ChangelogOptions.from_schema(schema, parsed)
+    ChangelogOptions.from_schema(schema)
     Retention.from_options(schema)
     partition_paths(schema, parsed)  # partition types Paimon can name
-    ManifestFormat.of(schema.options)  # manifest.format and manifest.compression
+    manifest_format(schema.options)  # manifest.format and manifest.compression
     AutoTagOptions.from_options(schema.options)  # tag period, formatter and delay
 
 

@@ -75,6 +75,24 @@ def _rows(table: pa.Table) -> dict[int, str]:
     return dict(zip(ids, table.column("v").to_pylist(), strict=True))
 
 
+def _operation(t: Table, n: int, oldest: int) -> tuple[str, Callable[[], Any], pa.Table | None]:
+    """The ``n``-th operation of the sweep: (kind, run it, the batch it writes); a rollback
+    goes back to ``oldest``, the oldest snapshot still alive."""
+    kind = ("write", "compact", "write", "rollback", "expire")[n % 5]
+    if kind == "write":
+        batch = _batch(10 * n, 10 * n + 25, f"s{n}-")
+        return kind, lambda: t.write(batch), batch
+    if kind == "compact":
+        return kind, lambda: t.compact(full=True), None
+    if kind == "rollback":
+        return kind, lambda: t.rollback_to(oldest), None
+    return (
+        kind,
+        lambda: t.expire_snapshots(retain_min=4, retain_max=4, time_retained="0 ms"),
+        None,
+    )
+
+
 def _sweep(catalog: Catalog, warehouse: str, oracle: bool, ops: int, stride: int = 1) -> None:
     """Fail the n-th storage call of each of ``ops`` operations, for n = 1, 1 + stride, … until
     an operation makes fewer calls than n."""
@@ -90,21 +108,6 @@ def _sweep(catalog: Catalog, warehouse: str, oracle: bool, ops: int, stride: int
     states = {1: dict(content)}  # snapshot id -> rows (model)
     step = 0
 
-    def operations(t: Table, n: int) -> tuple[str, Callable[[], Any], pa.Table | None]:
-        kind = ("write", "compact", "write", "rollback", "expire")[n % 5]
-        if kind == "write":
-            batch = _batch(10 * n, 10 * n + 25, f"s{n}-")
-            return kind, lambda: t.write(batch), batch
-        if kind == "compact":
-            return kind, lambda: t.compact(full=True), None
-        if kind == "rollback":
-            return kind, lambda: t.rollback_to(min(states)), None
-        return (
-            kind,
-            lambda: t.expire_snapshots(retain_min=4, retain_max=4, time_retained="0 ms"),
-            None,
-        )
-
     faults = Faults(table.file_io)  # the catalog's storage, shared by every table it opens
     for op_index in range(ops):
         for after in (False, True):
@@ -113,7 +116,7 @@ def _sweep(catalog: Catalog, warehouse: str, oracle: bool, ops: int, stride: int
                 n += stride
                 t = catalog.get_table("db.t")
                 assert t.file_io is faults.fio
-                kind, run, batch = operations(t, op_index)
+                kind, run, batch = _operation(t, op_index, min(states))
                 before = t.store.latest_snapshot_id()
                 faults.arm(n, after)
                 try:

@@ -30,6 +30,7 @@ from lakeops.format.manifest import (
 )
 from lakeops.format.manifest_format import ManifestFormat
 from lakeops.format.schema_change import SetOption
+from lakeops.options.manifest import manifest_format
 from lakeops.options.registry import check_create_options
 
 FORMATS = [
@@ -70,7 +71,7 @@ SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 def test_manifest_compression_is_the_formats_codec(
     options: dict[str, str], expected: ManifestFormat
 ) -> None:
-    assert ManifestFormat.of(options) == expected
+    assert manifest_format(options) == expected
 
 
 @pytest.mark.parametrize(
@@ -88,7 +89,7 @@ def test_a_format_or_codec_paimon_does_not_write_is_refused(
     warehouse: Path, options: dict[str, str]
 ) -> None:
     with pytest.raises(ConfigurationError, match=r"manifest\.(format|compression)"):
-        ManifestFormat.of(options)
+        manifest_format(options)
     catalog = Catalog(str(warehouse))
     catalog.create_database("db")
     with pytest.raises((ConfigurationError, UnsupportedFeatureError), match=r"manifest\."):

@@ -12,8 +12,7 @@ import pytest
 
 from lakeops import Catalog, ConfigurationError
 from lakeops.format.schema_change import SetOption
-from lakeops.options.registry import REGISTRY
-from lakeops.options.values import VALUE_SPECS, check_option_values
+from lakeops.options.registry import REGISTRY, check_option_values
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int64())])
 
@@ -128,10 +127,12 @@ def test_minimum_above_maximum_is_refused() -> None:
         check_option_values({"commit.min-retry-wait": "2 s", "commit.max-retry-wait": "1 s"})
 
 
-def test_every_spec_is_an_option_lakeops_honours() -> None:
-    """A typo in a spec's key would silently check nothing."""
-    honoured = {r.key for r in REGISTRY if r.status == "honoured"}
-    assert set(VALUE_SPECS) <= honoured
+def test_every_checked_option_is_one_lakeops_honours() -> None:
+    """Only the values of options lakeops honours are checked: an ignorable option is stored
+    and written back whatever its value."""
+    checked = [r for r in REGISTRY if r.range is not None]
+    assert len(checked) >= 70
+    assert all(r.status == "honoured" for r in checked)
 
 
 def test_a_table_altered_elsewhere_to_a_bad_value_is_not_written(

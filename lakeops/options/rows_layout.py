@@ -1,0 +1,230 @@
+"""The rows of a table's layout: buckets, keys, partitions, data file formats and codecs, the
+manifest format, and the DDL-only keys."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from lakeops.format.avro_codec import DEFAULT_COMPRESSION
+from lakeops.options.option import (
+    BOOL,
+    DURATION,
+    INT,
+    INT_MAX,
+    LONG_MAX,
+    STRING,
+    Option,
+    honoured,
+    refused,
+    rng,
+)
+from lakeops.options.rules import (
+    TRUE_REFUSED,
+    WRITABLE_FORMATS,
+    changelog_format,
+    manifest_codec_refused,
+    norm,
+    per_level_formats,
+    unless,
+    uses_avro,
+)
+
+__all__ = [
+    "BUCKET",
+    "BUCKET_KEY",
+    "CHANGELOG_FILE_COMPRESSION",
+    "CHANGELOG_FILE_FORMAT",
+    "CROSS_PARTITION_BOOTSTRAP_PARALLELISM",
+    "CROSS_PARTITION_INDEX_TTL",
+    "DYNAMIC_BUCKET_ASSIGNER_PARALLELISM",
+    "DYNAMIC_BUCKET_INITIAL_BUCKETS",
+    "DYNAMIC_BUCKET_MAX_BUCKETS",
+    "DYNAMIC_BUCKET_TARGET_ROW_NUM",
+    "FILE_COMPRESSION",
+    "FILE_COMPRESSION_PER_LEVEL",
+    "FILE_COMPRESSION_ZSTD_LEVEL",
+    "FILE_FORMAT",
+    "FILE_FORMAT_PER_LEVEL",
+    "MANIFEST_COMPRESSION",
+    "MANIFEST_FORMAT",
+    "PARTITION_DEFAULT_NAME",
+    "PARTITION_LEGACY_NAME",
+    "ROWS",
+    "AVRO_CODEC",
+    "AVRO_ROW_NAME_MAPPING",
+    "bucket_count_set",
+]
+
+_COUNT = "a count"
+
+BUCKET = honoured(
+    "postpone bucket mode (-2) is not supported: it keeps new files in 'bucket-postpone' "
+    "directories that only Paimon's compaction moves into real buckets (lakeops serves fixed "
+    "bucket counts > 0 and dynamic buckets, -1)",
+    refuse_value=lambda v, _: v.strip() == "-2",
+    fix="use a fixed bucket count (e.g. '4') or dynamic buckets ('-1'); for a postpone table, "
+    "let Paimon compact it and change 'bucket' to a fixed count",
+    reads_wrong=True,
+).row("bucket", INT, -1, rng(1, INT_MAX, -1, -2, meaning="the number of buckets (-1: dynamic)"))
+BUCKET_KEY = honoured(
+    "bucket keys (a subset of the trimmed primary key; for an append table with a bucket "
+    "count, the columns whose hash picks the bucket)",
+).row("bucket-key", STRING)
+_BUCKET_FUNCTION = honoured(
+    "Paimon's default bucket function (hash % buckets); 'mod' and 'hive' place keys differently",
+    refuse_value=unless("default"),
+    fix="use 'default'",
+).rows("bucket-function.type")
+FILE_FORMAT = honoured(
+    "data files are written as Parquet, ORC or Avro, with Paimon's types and codecs per format "
+    "(read by each file's extension)",
+    refuse_value=lambda v, _: norm(v) not in WRITABLE_FORMATS,
+    fix="use 'parquet', 'orc' or 'avro'",
+).row("file.format", STRING, "parquet")
+FILE_FORMAT_PER_LEVEL = honoured(
+    "the format of the files written at each level ('0:avro,5:parquet'); Parquet, ORC and Avro",
+    refuse_value=per_level_formats,
+    fix="name only 'parquet', 'orc' or 'avro' per level",
+).row("file.format.per.level", STRING, "")
+CHANGELOG_FILE_FORMAT = honoured(
+    "the format of changelog files (default: the level's format); Parquet, ORC and Avro",
+    refuse_value=changelog_format,
+    fix="remove it or use 'parquet', 'orc' or 'avro'",
+).row("changelog-file.format", STRING)
+_CODECS = honoured(
+    "the codec of each data file, per level; a codec pyarrow lacks for the format (lzo, ORC "
+    "brotli) becomes zstd, which every Paimon reader decodes",
+)
+FILE_COMPRESSION = _CODECS.row("file.compression", STRING, "zstd")
+FILE_COMPRESSION_PER_LEVEL = _CODECS.row("file.compression.per.level", STRING, "")
+FILE_COMPRESSION_ZSTD_LEVEL = _CODECS.row(
+    "file.compression.zstd-level", INT, 1, rng(1, 22, meaning="the zstd level")
+)
+CHANGELOG_FILE_COMPRESSION = _CODECS.row("changelog-file.compression", STRING)
+AVRO_CODEC = honoured(
+    "the codec of Avro data files, by Avro's CodecFactory names (default: zstandard at "
+    "'file.compression.zstd-level' when 'file.compression' is zstd, else snappy)",
+    refuse_value=lambda v, opts: (
+        uses_avro(opts) and v not in ("null", "deflate", "snappy", "bzip2", "xz", "zstandard")
+    ),
+    fix="use one of 'null', 'deflate', 'snappy', 'bzip2', 'xz', 'zstandard' (Paimon fails on "
+    "any other name too)",
+).row("avro.codec", STRING)
+AVRO_ROW_NAME_MAPPING = honoured(
+    "renames the records of Avro data files ('<record name>:<new name>,…')",
+).row("avro.row-name-mapping", STRING)
+MANIFEST_FORMAT = honoured(
+    "the format of manifests, manifest lists and index manifests (Paimon 0.9's "
+    "'manifest.format': avro, orc or parquet, with 'manifest.compression' as that format's "
+    "codec); lakeops writes the table's format and reads each file by its magic bytes",
+    refuse_value=lambda v, opts: (
+        norm(v) not in ("avro", "orc", "parquet") or manifest_codec_refused(opts)
+    ),
+    fix="use 'avro', 'orc' or 'parquet', with a 'manifest.compression' (or 'orc.compress' / "
+    "'parquet.compression') that format writes",
+).row("manifest.format", STRING, "avro")
+MANIFEST_COMPRESSION = honoured(
+    "the codec of manifests, manifest lists and index manifests, in the naming of the "
+    "'manifest.format' (Avro: null, deflate, snappy, bzip2, xz, zstd; ORC: none, zlib, "
+    "snappy, lz4, zstd; Parquet: uncompressed, snappy, gzip, zstd)",
+    refuse_value=lambda _, opts: manifest_codec_refused(opts),
+    fix="use a codec of the table's 'manifest.format' (listed above; ORC's lzo and Parquet's "
+    "lzo, brotli and lz4 are not written by lakeops)",
+).row("manifest.compression", STRING, DEFAULT_COMPRESSION)
+PARTITION_DEFAULT_NAME = honoured("the name of null/blank partition values").row(
+    "partition.default-name", STRING, "__DEFAULT_PARTITION__"
+)
+#: Paimon 1.0+, default true; 0.9 always names as if true
+PARTITION_LEGACY_NAME = honoured(
+    "how partition values are rendered in directory names (lakeops renders every type as "
+    "Paimon does, both ways)",
+).row("partition.legacy-name", BOOL, True, rng())
+_TYPE = honoured(
+    "lakeops serves ordinary Paimon tables only (not format or materialized tables)",
+    refuse_value=unless("table"),
+    fix="use a 'table' table",
+    reads_wrong=True,
+).rows("type")
+_BRANCH = honoured(
+    "lakeops reads and writes the main branch only",
+    refuse_value=unless("main"),
+    fix="remove it (use the main branch)",
+    reads_wrong=True,
+).rows("branch")
+_PRIMARY_KEY_NULLABLE = honoured(
+    "primary-key fields are NOT NULL, as Paimon's default",
+    refuse_value=TRUE_REFUSED,
+    fix="keep primary keys NOT NULL",
+).row("primary-key.nullable", BOOL, False, rng())
+_DYNAMIC = honoured("dynamic bucket assignment")
+DYNAMIC_BUCKET_TARGET_ROW_NUM = _DYNAMIC.row(
+    "dynamic-bucket.target-row-num", INT, 2_000_000, rng(1, LONG_MAX, meaning="rows per bucket")
+)
+DYNAMIC_BUCKET_MAX_BUCKETS = _DYNAMIC.row(
+    "dynamic-bucket.max-buckets",
+    INT,
+    -1,
+    rng(1, INT_MAX, -1, meaning="buckets per partition (-1: unlimited)"),
+)
+DYNAMIC_BUCKET_INITIAL_BUCKETS = _DYNAMIC.row(
+    "dynamic-bucket.initial-buckets", INT, None, rng(1, INT_MAX, meaning=_COUNT)
+)
+DYNAMIC_BUCKET_ASSIGNER_PARALLELISM = _DYNAMIC.row(
+    "dynamic-bucket.assigner-parallelism", INT, None, rng(1, INT_MAX, meaning=_COUNT)
+)
+_CROSS_PARTITION = honoured("cross-partition upsert index")
+#: unset: the writer's ``parallelism`` or the cores available stand in for Paimon's 10
+CROSS_PARTITION_BOOTSTRAP_PARALLELISM = _CROSS_PARTITION.row(
+    "cross-partition-upsert.bootstrap-parallelism", INT, None, rng(1, INT_MAX, meaning=_COUNT)
+)
+CROSS_PARTITION_INDEX_TTL = _CROSS_PARTITION.row(
+    "cross-partition-upsert.index-ttl", DURATION, None, rng(1, meaning="how long keys are kept")
+)
+
+
+def bucket_count_set(options: Mapping[str, str]) -> bool:
+    """Whether ``options`` give a bucket count (anything but unset, blank or -1), read as the
+    text is, before :data:`BUCKET` parses it."""
+    return (BUCKET.text(options) or "-1") not in ("-1", "")
+
+
+# DDL-only keys, refused at creation
+_KEYS = refused(
+    "keys are given as arguments, not as options",
+    "pass primary_keys=[...] / partition_keys=[...] to create_table",
+).rows("primary-key", "partition")
+_PATH = refused(
+    "the table always lives at <warehouse>/<database>.db/<table>",
+    "remove it",
+).rows("path")
+
+ROWS: tuple[Option[Any], ...] = (
+    BUCKET,
+    BUCKET_KEY,
+    *_BUCKET_FUNCTION,
+    FILE_FORMAT,
+    FILE_FORMAT_PER_LEVEL,
+    CHANGELOG_FILE_FORMAT,
+    FILE_COMPRESSION,
+    FILE_COMPRESSION_PER_LEVEL,
+    FILE_COMPRESSION_ZSTD_LEVEL,
+    CHANGELOG_FILE_COMPRESSION,
+    AVRO_CODEC,
+    AVRO_ROW_NAME_MAPPING,
+    MANIFEST_FORMAT,
+    MANIFEST_COMPRESSION,
+    PARTITION_DEFAULT_NAME,
+    PARTITION_LEGACY_NAME,
+    *_TYPE,
+    *_BRANCH,
+    _PRIMARY_KEY_NULLABLE,
+    DYNAMIC_BUCKET_TARGET_ROW_NUM,
+    DYNAMIC_BUCKET_MAX_BUCKETS,
+    DYNAMIC_BUCKET_INITIAL_BUCKETS,
+    DYNAMIC_BUCKET_ASSIGNER_PARALLELISM,
+    CROSS_PARTITION_BOOTSTRAP_PARALLELISM,
+    CROSS_PARTITION_INDEX_TTL,
+    *_KEYS,
+    *_PATH,
+)

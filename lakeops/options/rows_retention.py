@@ -1,0 +1,193 @@
+"""The rows of retention, commits and tags: snapshot and changelog retention, consumers, commit
+retries, manifest merging, automatic tags, and the actions of Paimon's commit that lakeops'
+commits do not perform (refused when set)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lakeops.options.option import (
+    BOOL,
+    DURATION,
+    INT,
+    INT_MAX,
+    LONG_MAX,
+    STRING,
+    Option,
+    enum,
+    honoured,
+    rng,
+)
+from lakeops.options.rules import SET_REFUSED, TRUE_REFUSED, auto_tags_on, norm, unless
+
+__all__ = [
+    "CHANGELOG_NUM_RETAINED_MAX",
+    "CHANGELOG_NUM_RETAINED_MIN",
+    "CHANGELOG_TIME_RETAINED",
+    "COMMIT_MAX_RETRIES",
+    "COMMIT_MAX_RETRY_WAIT",
+    "COMMIT_MIN_RETRY_WAIT",
+    "COMMIT_TIMEOUT",
+    "CONSUMER_EXPIRATION_TIME",
+    "MANIFEST_MERGE_MIN_COUNT",
+    "ROWS",
+    "SNAPSHOT_EXPIRE_LIMIT",
+    "SNAPSHOT_NUM_RETAINED_MAX",
+    "SNAPSHOT_NUM_RETAINED_MIN",
+    "SNAPSHOT_TIME_RETAINED",
+    "TAG_AUTOMATIC_COMPLETION",
+    "TAG_AUTOMATIC_CREATION",
+    "TAG_CREATION_DELAY",
+    "TAG_CREATION_PERIOD",
+    "TAG_DEFAULT_TIME_RETAINED",
+    "TAG_NUM_RETAINED_MAX",
+    "TAG_PERIOD_FORMATTER",
+]
+
+_RETENTION = honoured(
+    "snapshot and changelog retention, and how long a consumer holds expiry back "
+    "(table.expire_snapshots)",
+)
+_SNAPSHOTS_KEPT = "snapshots kept"
+_CHANGELOGS_KEPT = "changelogs kept"
+SNAPSHOT_NUM_RETAINED_MIN = _RETENTION.row(
+    "snapshot.num-retained.min", INT, 10, rng(1, INT_MAX, meaning=_SNAPSHOTS_KEPT)
+)
+SNAPSHOT_NUM_RETAINED_MAX = _RETENTION.row(
+    "snapshot.num-retained.max", INT, INT_MAX, rng(1, INT_MAX, meaning=_SNAPSHOTS_KEPT)
+)
+SNAPSHOT_TIME_RETAINED = _RETENTION.row("snapshot.time-retained", DURATION, 3_600_000, rng(0))
+SNAPSHOT_EXPIRE_LIMIT = _RETENTION.row(
+    "snapshot.expire.limit", INT, 50, rng(1, INT_MAX, meaning="snapshots expired per call")
+)
+# the changelog's retention defaults to the effective snapshot retention (no default of its own)
+CHANGELOG_NUM_RETAINED_MIN = _RETENTION.row(
+    "changelog.num-retained.min", INT, None, rng(1, INT_MAX, meaning=_CHANGELOGS_KEPT)
+)
+CHANGELOG_NUM_RETAINED_MAX = _RETENTION.row(
+    "changelog.num-retained.max", INT, None, rng(1, INT_MAX, meaning=_CHANGELOGS_KEPT)
+)
+CHANGELOG_TIME_RETAINED = _RETENTION.row("changelog.time-retained", DURATION, None, rng(0))
+#: unset: consumers never expire
+CONSUMER_EXPIRATION_TIME = _RETENTION.row("consumer.expiration-time", DURATION, None, rng(1))
+
+_RETRIES = honoured(
+    "how long a commit that lost the race for the next snapshot keeps trying, and the jittered "
+    "pauses between its attempts (lakeops.commit.retry)",
+)
+#: unset: no time bound (Paimon's default)
+COMMIT_TIMEOUT = _RETRIES.row(
+    "commit.timeout",
+    DURATION,
+    None,
+    rng(0, LONG_MAX, meaning="how long a commit keeps retrying"),
+)
+#: unset: no count bound (lakeops.options.commit says why lakeops departs from Paimon's 10)
+COMMIT_MAX_RETRIES = _RETRIES.row(
+    "commit.max-retries", INT, None, rng(0, INT_MAX, meaning="retries after a lost race")
+)
+# Paimon keeps the pauses as Java ints of milliseconds; a zero pause would spin
+COMMIT_MIN_RETRY_WAIT = _RETRIES.row(
+    "commit.min-retry-wait", DURATION, 10, rng(1, INT_MAX, meaning="the first pause")
+)
+COMMIT_MAX_RETRY_WAIT = _RETRIES.row(
+    "commit.max-retry-wait", DURATION, 10_000, rng(1, INT_MAX, meaning="the longest pause")
+)
+MANIFEST_MERGE_MIN_COUNT = honoured("base manifests are merged past this count").row(
+    "manifest.merge-min-count", INT, 30, rng(0, INT_MAX, meaning="a count")
+)
+
+# actions Paimon's commit performs that lakeops does not
+_ICEBERG_COMPATIBLE = honoured(
+    "Iceberg metadata (Paimon 0.9) is not written by lakeops commits",
+    refuse_value=TRUE_REFUSED,
+    fix="use Paimon to write this table, or disable Iceberg compatibility",
+).row("metadata.iceberg-compatible", BOOL, False, rng())
+_ICEBERG_STORAGE = honoured(
+    "Iceberg metadata is not written by lakeops commits",
+    refuse_value=unless("disabled"),
+    fix="use Paimon to write this table, or set it to 'disabled'",
+).rows("metadata.iceberg.storage")
+_CALLBACKS = honoured(
+    "Java callbacks cannot run in lakeops",
+    refuse_value=SET_REFUSED,
+    fix="remove it or use Paimon to write this table",
+).rows("commit.callbacks", "tag.callbacks")
+TAG_AUTOMATIC_CREATION = honoured(
+    "'process-time': lakeops commits create (and retire) Paimon's automatic tags, as Paimon's "
+    "committer does (lakeops.maintenance.auto_tags); 'watermark' needs the snapshot watermarks "
+    "that only Flink writes, and 'batch' is Paimon's Flink batch sink replacing the day's tag, "
+    "which lakeops never moves",
+    refuse_value=unless("none", "process-time"),
+    fix="use 'process-time' or 'none', or write this table with Paimon's Flink jobs",
+).row("tag.automatic-creation", STRING, "none")
+_TAGS = honoured(
+    "automatic tags after lakeops commits (lakeops.maintenance.auto_tags); "
+    "'tag.default-time-retained' is written into every tag created",
+)
+TAG_CREATION_PERIOD = _TAGS.row(
+    "tag.creation-period", enum("daily", "hourly", "two-hours"), "daily"
+)
+TAG_CREATION_DELAY = _TAGS.row("tag.creation-delay", DURATION, 0, rng(0))
+#: unset: automatic tags are kept
+TAG_NUM_RETAINED_MAX = _TAGS.row(
+    "tag.num-retained-max", INT, None, rng(1, INT_MAX, meaning="automatic tags kept")
+)
+#: unset: tags carry no retention
+TAG_DEFAULT_TIME_RETAINED = _TAGS.row(
+    "tag.default-time-retained", DURATION, None, rng(1, meaning="how long a tag is kept")
+)
+TAG_AUTOMATIC_COMPLETION = _TAGS.row("tag.automatic-completion", BOOL, False, rng())
+TAG_PERIOD_FORMATTER = honoured(
+    "names of automatic tags: 'with_dashes' and 'without_dashes' (Paimon 0.9); newer Paimon's "
+    "'without_dashes_and_spaces' is refused while automatic tags are on",
+    refuse_value=lambda value, options: (
+        auto_tags_on(options) and norm(value) not in ("with_dashes", "without_dashes")
+    ),
+    fix="use 'with_dashes' or 'without_dashes', or set 'tag.automatic-creation' to 'none'",
+).row("tag.period-formatter", enum("with_dashes", "without_dashes"), "with_dashes")
+_PERIOD_DURATION = honoured(
+    "newer Paimon's custom tag period, which replaces 'tag.creation-period'; refused while "
+    "automatic tags are on (lakeops names periods as Paimon 0.9 does)",
+    refuse_value=lambda value, options: auto_tags_on(options) and value.strip() != "",
+    fix="remove it and use 'tag.creation-period', or set 'tag.automatic-creation' to 'none'",
+).rows("tag.creation-period-duration")
+_PARTITION_EXPIRATION = honoured(
+    "lakeops commits do not expire partitions",
+    refuse_value=SET_REFUSED,
+    fix="remove it or use Paimon to write this table",
+).row("partition.expiration-time", DURATION, None, rng(1))
+_METASTORE_PARTITIONED = honoured(
+    "lakeops does not register partitions in a metastore",
+    refuse_value=TRUE_REFUSED,
+    fix="remove it or use Paimon to write this table",
+).row("metastore.partitioned-table", BOOL, False, rng())
+
+ROWS: tuple[Option[Any], ...] = (
+    SNAPSHOT_NUM_RETAINED_MIN,
+    SNAPSHOT_NUM_RETAINED_MAX,
+    SNAPSHOT_TIME_RETAINED,
+    SNAPSHOT_EXPIRE_LIMIT,
+    CHANGELOG_NUM_RETAINED_MIN,
+    CHANGELOG_NUM_RETAINED_MAX,
+    CHANGELOG_TIME_RETAINED,
+    CONSUMER_EXPIRATION_TIME,
+    COMMIT_TIMEOUT,
+    COMMIT_MAX_RETRIES,
+    COMMIT_MIN_RETRY_WAIT,
+    COMMIT_MAX_RETRY_WAIT,
+    MANIFEST_MERGE_MIN_COUNT,
+    _ICEBERG_COMPATIBLE,
+    *_ICEBERG_STORAGE,
+    *_CALLBACKS,
+    TAG_AUTOMATIC_CREATION,
+    TAG_CREATION_PERIOD,
+    TAG_CREATION_DELAY,
+    TAG_NUM_RETAINED_MAX,
+    TAG_DEFAULT_TIME_RETAINED,
+    TAG_AUTOMATIC_COMPLETION,
+    TAG_PERIOD_FORMATTER,
+    *_PERIOD_DURATION,
+    _PARTITION_EXPIRATION,
+    _METASTORE_PARTITIONED,
+)
