@@ -26,8 +26,8 @@ from lakeops.options.append import AppendOptions
 from lakeops.options.rows_layout import bucket_count_set
 from lakeops.parallel import imap_ordered
 from lakeops.read.deletions import DeletionVectorReader
-from lakeops.read.guard import guard_read, planned_on
-from lakeops.read.predicate import Filter, RowFilter, row_filter
+from lakeops.read.guard import guard_read
+from lakeops.read.predicate import RowFilter
 from lakeops.read.row_tracking import (
     SYSTEM_FIELDS,
     GroupReader,
@@ -36,7 +36,6 @@ from lakeops.read.row_tracking import (
     row_tracking,
 )
 from lakeops.read.scan import Split, plan_append_splits, snapshot_deletion_files
-from lakeops.store.time_travel import AsOf, resolve_snapshot
 from lakeops.table.base import BaseTable, CompactionPlanner
 from lakeops.table.system_tables import system_table_schema
 from lakeops.write.append_write import AppendWrite
@@ -157,23 +156,6 @@ class AppendTable(BaseTable):
         return AppendSplitReader(self)
 
     # --------------------------------------------------------------------- read
-    def splits(
-        self,
-        *,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-    ) -> list[Split]:
-        """The (partition, bucket) splits a read of the snapshot reads, pruned by ``filter``."""
-        rf = row_filter(filter, self._row_schema())
-        snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
-        return guard_read(
-            self.store,
-            planned_on(snapshot),
-            lambda: plan_append_splits(self.context, snapshot, rf),
-        )
-
     def _reader(self) -> AppendFileReader:
         return AppendFileReader(self.file_io, self.schema, self.store.schema, self.root)
 

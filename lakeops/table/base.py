@@ -47,7 +47,7 @@ from lakeops.options.parsing import parse_duration
 from lakeops.options.rows_retention import TAG_DEFAULT_TIME_RETAINED
 from lakeops.parallel import check_parallelism
 from lakeops.read.predicate import Filter, row_filter
-from lakeops.read.scan import partition_matches
+from lakeops.read.scan import Split, partition_matches
 from lakeops.store import TableStore
 from lakeops.store.context import TableContext
 from lakeops.store.tags import Tag, list_tags
@@ -557,6 +557,18 @@ class BaseTable(ScanSource):
         rf = row_filter(filter, self._row_schema())
         snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
         return Scan(self, tuple(wanted), rf, snapshot)
+
+    def splits(
+        self,
+        *,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+    ) -> list[Split]:
+        """The (partition, bucket) splits a read of the snapshot reads (a primary-key table
+        merges each), pruned by ``filter``; :meth:`split_reader` reads them one at a time."""
+        return self.scan(filter=filter, snapshot_id=snapshot_id, tag=tag, as_of=as_of).splits()
 
     def read(self, *, parallelism: int | None = None, **scan: Unpack[ScanArgs]) -> pa.Table:
         """The table's rows, whole: ``scan(**scan).read(parallelism=…)`` (see :meth:`scan`
