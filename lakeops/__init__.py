@@ -13,7 +13,6 @@ Write, read, merge and compact tables in Paimon's own on-disk format, vectorised
     table.read()               # merged latest state
 """
 
-from lakeops.append.write import AppendWrite
 from lakeops.catalog import AnyTable, Catalog
 from lakeops.commit.stats import CommitStats
 from lakeops.compact.health import BucketHealth, TableHealth
@@ -62,6 +61,7 @@ from lakeops.table.append import AppendTable
 from lakeops.table.modes import ChangeMode, CommitKind, WriteMode
 from lakeops.table.primary_key import Table
 from lakeops.table.scan import Scan
+from lakeops.write.append_write import AppendWrite
 from lakeops.write.table_write import TableWrite
 
 __all__ = [

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from lakeops import AnyTable, AppendTable, Catalog, Table
-from lakeops.append.compact import partitions_to_compact
+from lakeops.compact.append import partitions_to_compact
 from lakeops.compact.health import BucketHealth, TableHealth
 from lakeops.options.rows_files import DELETION_VECTORS_ENABLED
 from lakeops.options.rows_merge import MERGE_ENGINE

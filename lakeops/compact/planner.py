@@ -11,6 +11,7 @@ from lakeops.compact.manager import BucketCompactor
 from lakeops.compact.task import BucketContext
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import DataFileMeta
+from lakeops.format.manifest import ManifestEntry
 from lakeops.format.schema import TableSchema
 from lakeops.io.file_io import join
 from lakeops.options.registry import check_data_files, check_writable
@@ -25,10 +26,12 @@ __all__ = [
     "CompactionPlan",
     "PartitionSpec",
     "compact_jobs",
+    "live_buckets",
     "plan_buckets",
     "plan_compaction",
     "remove_job_files",
     "run_bucket",
+    "run_jobs",
 ]
 
 
@@ -38,6 +41,11 @@ class CompactionPlan:
 
     messages: list[CommitMessage] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
+
+    def discard(self, table: TableContext) -> None:
+        """Delete every file the compaction wrote (it will not be committed)."""
+        for path in self.written:
+            table.file_io.delete(path)
 
     @property
     def files_rewritten(self) -> int:
@@ -70,17 +78,26 @@ def plan_buckets(
     manifests read :data:`~lakeops.parallel.IO_THREADS` at once)."""
     matches = partition_matches(schema, partitions)
     check_writable(schema.options, "compact")
-    buckets: dict[tuple[bytes, int], list[DataFileMeta]] = {}
-    totals: dict[tuple[bytes, int], int] = {}
     live = store.live_entries(store.latest_snapshot(), parallelism=IO_THREADS)
     check_data_files((e.file.file_name for e in live), "compact")
+    return live_buckets(live, matches)
+
+
+def live_buckets(
+    live: Iterable[ManifestEntry], keep: Callable[[bytes], bool] | None = None
+) -> list[BucketJob]:
+    """Every (partition, bucket) of the ``live`` entries in a partition ``keep`` accepts
+    (None: every one), with its files in entry order, by (partition, bucket): what either
+    table kind's compaction picks from."""
+    buckets: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+    totals: dict[tuple[bytes, int], int] = {}
     for e in live:
+        if keep is not None and not keep(e.partition):
+            continue
         buckets.setdefault((e.partition, e.bucket), []).append(e.file)
         totals[(e.partition, e.bucket)] = e.total_buckets
     return [
-        BucketJob(p, b, totals[(p, b)], tuple(files))
-        for (p, b), files in sorted(buckets.items())
-        if matches(p)
+        BucketJob(p, b, totals[(p, b)], tuple(files)) for (p, b), files in sorted(buckets.items())
     ]
 
 
@@ -177,8 +194,6 @@ def compact_jobs(
 ) -> CompactionPlan:
     """Compact the buckets of ``jobs`` (see :func:`plan_compaction`; a distributed job runs
     this on each of its tasks, with the tasks' ``name_token``)."""
-    plan = CompactionPlan()
-    store = table.store
     cache = RowGroupCache(table.changelog.lookup_cache_bytes)
     # parse the option families once, before workers read them
     table.options, table.compaction, table.changelog, table.engine, table.locations  # noqa: B018
@@ -187,6 +202,25 @@ def compact_jobs(
         return run_bucket(
             table, job, full=full, force_level0=force_level0, cache=cache, name_token=name_token
         )
+
+    return run_jobs(table, jobs, compact_one, parallelism, progress)
+
+
+def run_jobs(
+    table: TableContext,
+    jobs: Sequence[BucketJob],
+    work: Callable[[BucketJob], tuple[CommitMessage | None, list[str]]],
+    parallelism: int | None,
+    progress: ProgressCallback | None,
+) -> CompactionPlan:
+    """The lifecycle of both table kinds' compactions: ``work`` (one job's commit message, None
+    if nothing to do, and the files it wrote) runs for each of ``jobs`` on up to
+    ``parallelism`` threads; the plan lists the messages in job order whatever the
+    parallelism. If any job fails, every file any job wrote is deleted and the first error is
+    raised. ``progress`` is called in the calling thread once before any job runs (nothing
+    done) and after each job finishes, with a :class:`CompactionProgress` whose buckets count
+    the jobs."""
+    plan = CompactionPlan()
 
     def record(_: BucketJob, done: tuple[CommitMessage | None, list[str]]) -> None:
         message, written = done
@@ -209,10 +243,9 @@ def compact_jobs(
 
         report(CompactionProgress(0, len(jobs), 0, files, 0, size))
     try:
-        run_ordered(compact_one, jobs, parallelism, on_success=record, on_done=on_done)
+        run_ordered(work, jobs, parallelism, on_success=record, on_done=on_done)
     except BaseException:
-        for path in plan.written:
-            store.file_io.delete(path)
+        plan.discard(table)
         raise
     return plan
 

@@ -31,7 +31,7 @@ from lakeops.format.schema import TableSchema
 from lakeops.io.file_io import FileIO
 from lakeops.kv.evolution import SchemaLookup
 from lakeops.kv.reader import KeyValueReader
-from lakeops.kv.writer import RollingKeyValueWriter
+from lakeops.kv.writer import KeyValueLayout, RollingFileWriter
 from lakeops.merge import MergeEngine, group_starts, merge_sorted, sort_records
 from lakeops.merge.engine import is_retraction
 from lakeops.merge.interval_partition import partition_runs
@@ -222,25 +222,22 @@ class CompactTask:
     # ---------------------------------------------------------------- rewrite
     def _rewrite_impl(self, sections: list[list[list[DataFileMeta]]]) -> None:
         ctx = self.ctx
-        writer = RollingKeyValueWriter(
+        writer = RollingFileWriter(
             ctx.file_io,
             ctx.directory,
-            ctx.schema,
+            KeyValueLayout(ctx.schema, self.output_level),
             ctx.options.target_file_size,
-            self.output_level,
             FILE_SOURCE_COMPACT,
             external=ctx.external,
             name_token=ctx.name_token,
         )
         changelog = (
-            RollingKeyValueWriter(
+            RollingFileWriter(
                 ctx.file_io,
                 ctx.directory,
-                ctx.schema,
+                KeyValueLayout(ctx.schema, 0, changelog=True),
                 ctx.options.target_file_size,
-                0,
                 FILE_SOURCE_COMPACT,
-                prefix="changelog",
                 external=ctx.external,
                 name_token=ctx.name_token,
             )
@@ -271,7 +268,7 @@ class CompactTask:
         self.result.changelog.extend(produced)
 
     def _section_merged(
-        self, section: list[list[DataFileMeta]], changelog: RollingKeyValueWriter | None
+        self, section: list[list[DataFileMeta]], changelog: RollingFileWriter | None
     ) -> Iterator[pa.Table]:
         """The merged records of a section, chunk by chunk in key order; the changelog of each
         chunk goes to ``changelog`` first (which needs the records before they merge)."""

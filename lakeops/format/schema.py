@@ -63,7 +63,7 @@ class TableSchema:
         comment: str | None = None,
     ) -> TableSchema:
         """Build schema 0 from an Arrow schema; primary-key fields become NOT NULL. No primary
-        key makes an append table (see :mod:`lakeops.append`)."""
+        key makes an append table (see :mod:`lakeops.table.append`)."""
         names = list(schema.names)
         if len(set(names)) != len(names):
             raise ConfigurationError(f"duplicate column names in schema: {names}")

@@ -18,7 +18,7 @@ A whole-file read also checks the rows it got.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,18 +37,50 @@ from lakeops.kv.evolution import SchemaEvolution, SchemaLookup, read_cast
 from lakeops.options.registry import check_data_file, check_readable
 from lakeops.store.locations import FileLocations
 
-__all__ = ["KeyValueReader"]
+__all__ = ["KeyValueReader", "ReadPlan", "relative_name"]
+
+
+def relative_name(table_root: str | None, path: str) -> str:
+    """``path`` as errors name it: relative to the table directory when below it."""
+    root = (table_root or "").rstrip("/")
+    if root and path.startswith(root + "/"):
+        return path[len(root) + 1 :]
+    return path
 
 
 @dataclass(frozen=True)
-class _Plan:
-    """What to read from one file and how to turn it into records."""
+class ReadPlan:
+    """What to read from one file and how to turn it into the reader's columns (records of a
+    key-value file, current columns of an append file)."""
 
     read_cols: list[str]
-    #: record column -> the file column that holds it (absent: the file lacks it, nulls)
+    #: output column -> the file column that holds it (absent: the file lacks it, nulls)
     sources: dict[str, str]
-    #: record column -> (file type, current type) where the type changed
+    #: output column -> (file type, current type) where the type changed
     casts: dict[str, tuple[DataType, DataType]]
+
+    def conform(
+        self, table: pa.Table, schema: pa.Schema, canonical_nans: Collection[str] = ()
+    ) -> pa.Table:
+        """``table`` (columns read from the file) as ``schema``'s columns: a column the file
+        lacks as nulls, a changed type widened, NaN made canonical in ``canonical_nans``
+        (lakeops.format.floats)."""
+        out = []
+        for target in schema:
+            file_col = self.sources.get(target.name)
+            if file_col is None:
+                out.append(pa.nulls(table.num_rows, target.type))
+                continue
+            col = table.column(file_col)
+            cast = self.casts.get(target.name)
+            if cast is not None:
+                col = read_cast(col, *cast)
+            if col.type != target.type:
+                col = col.cast(target.type)
+            if target.name in canonical_nans:
+                col = canonical_nan(col)
+            out.append(col)
+        return pa.Table.from_arrays(out, schema=schema)
 
 
 class KeyValueReader:
@@ -91,10 +123,7 @@ class KeyValueReader:
         return self.locations.data_file(directory, f.file_name, f.external_path)
 
     def _name(self, path: str) -> str:
-        root = (self.table_root or "").rstrip("/")
-        if root and path.startswith(root + "/"):
-            return path[len(root) + 1 :]
-        return path
+        return relative_name(self.table_root, path)
 
     def _checked(self, directory: str, f: DataFileMeta, footer_rows: bool = True) -> str:
         """The path of ``f`` once its size (and, with ``footer_rows``, its footer's row count:
@@ -175,7 +204,7 @@ class KeyValueReader:
             self._file_types[f.schema_id] = types
         return reader_for(f.file_name, self.file_io.arrow_fs, types)
 
-    def _plan(self, path: str, f: DataFileMeta, value_cols: Sequence[str]) -> _Plan:
+    def _plan(self, path: str, f: DataFileMeta, value_cols: Sequence[str]) -> ReadPlan:
         available = set(self._format(f).names(path))
         mapping = self.evolution.mapping(f.schema_id)
         sources: dict[str, str] = {SEQ: SEQ, KIND: KIND}
@@ -205,26 +234,11 @@ class KeyValueReader:
                 current = self.schema.field(field_name).type
                 if file_type.to_arrow() != current.to_arrow():
                     casts[record_col] = (file_type, current)
-        return _Plan(list(dict.fromkeys(sources.values())), sources, casts)
+        return ReadPlan(list(dict.fromkeys(sources.values())), sources, casts)
 
-    def _normalize(self, table: pa.Table, plan: _Plan, value_cols: Sequence[str]) -> pa.Table:
-        schema = self.record_schema(value_cols)
-        out = []
-        for target in schema:
-            file_col = plan.sources.get(target.name)
-            if file_col is None:
-                out.append(pa.nulls(table.num_rows, target.type))
-                continue
-            col = table.column(file_col)
-            cast = plan.casts.get(target.name)
-            if cast is not None:
-                col = read_cast(col, *cast)
-            if col.type != target.type:
-                col = col.cast(target.type)
-            if target.name in self._float_keys:  # one NaN bit pattern (lakeops.format.floats)
-                col = canonical_nan(col)
-            out.append(col)
-        return pa.Table.from_arrays(out, schema=schema)
+    def _normalize(self, table: pa.Table, plan: ReadPlan, value_cols: Sequence[str]) -> pa.Table:
+        # float merge keys: one NaN bit pattern (lakeops.format.floats)
+        return plan.conform(table, self.record_schema(value_cols), self._float_keys)
 
     def read(self, directory: str, f: DataFileMeta, value_cols: Sequence[str]) -> pa.Table:
         """All records of one file."""

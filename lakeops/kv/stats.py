@@ -1,10 +1,10 @@
 """Column statistics of data files (``SimpleStats``: min, max and null count per column), as
 Paimon 0.9 writes them.
 
-One accumulator serves both writers: :class:`~lakeops.kv.writer.RollingKeyValueWriter`'s key
-statistics (every key column in full, FLOAT/DOUBLE in Java's total order) and the value
-statistics of append files (:class:`~lakeops.append.files.RollingAppendWriter`), which follow
-the table's stats modes and what Paimon's per-format statistics extractor keeps:
+One accumulator serves both layouts of :class:`~lakeops.kv.writer.RollingFileWriter`: the key
+statistics of key-value files (every key column in full, FLOAT/DOUBLE in Java's total order)
+and the value statistics of append files, which follow the table's stats modes and what
+Paimon's per-format statistics extractor keeps:
 
 * modes (``metadata.stats-mode``, default ``truncate(16)``; per field
   ``fields.<field>.stats-mode``): ``none`` (no min, max or null count), ``counts`` (null count

@@ -1,11 +1,25 @@
-"""Writing merged, key-sorted records as Paimon key-value data files, with their metadata.
+"""Writing data files of both table kinds, with their metadata: one rolling writer whose layout
+says what a file holds.
 
 Each file is Parquet, ORC or Avro as the table asks for the level it is written at
 (:mod:`lakeops.kv.formats`).
 
-:class:`RollingKeyValueWriter` streams batches into files of one (partition, bucket) and level,
-rolling to a new file once the current one reaches ``target-file-size`` on disk; it tracks each
-file's key range, key statistics, sequence range and delete count for its ``DataFileMeta``.
+:class:`RollingFileWriter` streams batches into files of one (partition, bucket), rolling to a
+new file once the current one reaches ``target-file-size`` on disk. Its layout is the table
+kind's difference:
+
+* :class:`KeyValueLayout`: a primary-key table's key-sorted records as key-value files
+  (``_KEY_<k>…, _SEQUENCE_NUMBER, _VALUE_KIND`` plus the table's fields) at one level, each
+  file's key range, key statistics, sequence range and delete count in its ``DataFileMeta``;
+* :class:`AppendLayout`: an append table's rows as Paimon's ``RowDataRollingFileWriter`` writes
+  them: the table's fields only (no ``_KEY_``, sequence or row-kind columns), in the format and
+  codec the table's options give level 0. Its ``DataFileMeta`` is Paimon's
+  ``DataFileMeta.forAppend``: empty min/max key and key statistics, the sequence numbers of its
+  rows (one per row, consecutive from the layout's first, Paimon's ``LongCounter``), level 0,
+  the file source (``APPEND`` for new data, ``COMPACT`` for compaction output), and value
+  statistics of every field (``_VALUE_STATS_COLS`` null: all of them) as Paimon 0.9's writer
+  keeps them for the file's format and the table's stats modes (:mod:`lakeops.kv.stats`), so
+  filters prune the file.
 """
 
 from __future__ import annotations
@@ -18,19 +32,149 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from lakeops.format import binary_row
-from lakeops.format.data_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
+from lakeops.format.data_file import EMPTY_ROW, FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
 from lakeops.format.kv import KIND, SEQ, RowKind, data_file_schema
 from lakeops.format.schema import TableSchema
 from lakeops.io.file_io import FileIO
 from lakeops.kv import avro_layout, orc_layout
 from lakeops.kv.formats import FileSettings, settings_for, writer_kwargs
 from lakeops.kv.parquet_layout import writer_options
-from lakeops.kv.stats import StatsCollector
+from lakeops.kv.stats import StatsCollector, stats_modes
 from lakeops.store.locations import ExternalPaths, FileLocations
 
-__all__ = ["RollingKeyValueWriter"]
+__all__ = ["AppendLayout", "KeyValueLayout", "RollingFileWriter"]
 
 _ROWS_PER_WRITE = 65_536
+
+
+class _KeyValueFile:
+    """What a key-value file's metadata needs of the records written to it."""
+
+    def __init__(self, key_names: list[str], key_types: list[Any]) -> None:
+        self.key_names, self.key_types = key_names, key_types
+        self.rows = 0
+        self.first_key: list[Any] | None = None
+        self.last_key: list[Any] = []
+        self.key_stats = StatsCollector(key_types)
+        self.seq_min: int | None = None
+        self.seq_max: int | None = None
+        self.deletes = 0
+
+    def update(self, records: pa.Table, _chunk: pa.Table) -> None:
+        n = records.num_rows
+        key_cols = [records.column(k) for k in self.key_names]
+        if self.first_key is None:
+            self.first_key = [c[0].as_py() for c in key_cols]
+        self.last_key = [c[n - 1].as_py() for c in key_cols]
+        self.key_stats.update(key_cols)
+        seq = pc.min_max(records.column(SEQ))
+        lo, hi = seq["min"].as_py(), seq["max"].as_py()
+        self.seq_min = lo if self.seq_min is None else min(self.seq_min, lo)
+        self.seq_max = hi if self.seq_max is None else max(self.seq_max, hi)
+        kinds = records.column(KIND)
+        retracts = pc.or_(pc.equal(kinds, RowKind.UPDATE_BEFORE), pc.equal(kinds, RowKind.DELETE))
+        self.deletes += int(pc.sum(retracts).as_py() or 0)
+        self.rows += n
+
+    def meta(self, _footer: Any) -> dict[str, Any]:
+        assert self.first_key is not None and self.seq_min is not None
+        assert self.seq_max is not None
+        return {
+            "row_count": self.rows,
+            "min_key": binary_row.serialize(self.first_key, self.key_types),
+            "max_key": binary_row.serialize(self.last_key, self.key_types),
+            "key_stats": self.key_stats.result(),
+            "value_stats": SimpleStats(),
+            "min_sequence_number": self.seq_min,
+            "max_sequence_number": self.seq_max,
+            "delete_row_count": self.deletes,
+            "value_stats_cols": (),
+        }
+
+
+class KeyValueLayout:
+    """Key-value files of a primary-key table at ``level`` (``changelog``: changelog files):
+    records that sort after everything written so far (table fields, ``_SEQUENCE_NUMBER``,
+    ``_VALUE_KIND``)."""
+
+    def __init__(self, schema: TableSchema, level: int, *, changelog: bool = False) -> None:
+        self.schema = schema
+        self.level = level
+        self.changelog = changelog
+        self.file_schema = data_file_schema(schema)
+        self.key_names = schema.trimmed_primary_keys
+        self.key_types = schema.types_of(self.key_names)
+        # keys and sequence numbers are unique and sorted: dictionaries only cost time there
+        self.writer_options: dict[str, Any] = {
+            "use_dictionary": [
+                f.name for f in schema.fields if f.name not in schema.trimmed_primary_keys
+            ]
+            + [KIND]
+        }
+
+    def chunk(self, records: pa.Table) -> pa.Table:
+        """``records`` as the file's columns."""
+        columns = [records.column(k) for k in self.key_names]
+        columns += [records.column(SEQ), records.column(KIND)]
+        columns += [records.column(field.name) for field in self.schema.fields]
+        return pa.Table.from_arrays(columns, schema=self.file_schema)
+
+    def new_file(self) -> _KeyValueFile:
+        return _KeyValueFile(self.key_names, self.key_types)
+
+
+class _AppendFile:
+    """What an append file's metadata needs of the rows written to it."""
+
+    def __init__(self, layout: AppendLayout) -> None:
+        self.layout = layout
+        self.rows = 0
+        self.first_sequence = layout.next_sequence
+        schema = layout.schema
+        self.stats = StatsCollector(
+            [f.type for f in schema.fields], layout.stats_modes, layout.format, schema.field_names
+        )
+
+    def update(self, _records: pa.Table, chunk: pa.Table) -> None:
+        self.stats.update(chunk.columns)
+        self.rows += chunk.num_rows
+        self.layout.next_sequence += chunk.num_rows
+
+    def meta(self, footer: Any) -> dict[str, Any]:
+        return {
+            "row_count": self.rows,
+            "min_key": EMPTY_ROW,
+            "max_key": EMPTY_ROW,
+            "key_stats": SimpleStats(),
+            "value_stats": self.stats.result(footer),
+            "min_sequence_number": self.first_sequence,
+            "max_sequence_number": self.layout.next_sequence - 1,
+            "delete_row_count": 0,
+            "value_stats_cols": None,
+        }
+
+
+class AppendLayout:
+    """An append table's files (see the module docstring): its fields, in schema order, rows
+    numbered from ``first_sequence`` on (:attr:`next_sequence`: the number of the next row)."""
+
+    def __init__(self, schema: TableSchema, first_sequence: int) -> None:
+        self.schema = schema
+        self.level = 0
+        self.changelog = False
+        self.writer_options: dict[str, Any] = {}
+        self.next_sequence = first_sequence
+        self.file_schema = schema.arrow_schema()
+        self.format = settings_for(schema.options, 0).format
+        self.stats_modes = stats_modes(schema.options, schema.field_names)
+
+    def chunk(self, records: pa.Table) -> pa.Table:
+        """``records`` (the table's fields, any order, maybe more) as the file's columns."""
+        rows = records.select(self.file_schema.names)
+        return pa.Table.from_arrays(list(rows.columns), schema=self.file_schema)
+
+    def new_file(self) -> _AppendFile:
+        return _AppendFile(self)
 
 
 class _OpenFile:
@@ -42,107 +186,69 @@ class _OpenFile:
         name: str,
         writer: Any,
         sink: Any,
-        external_path: str | None = None,
+        external_path: str | None,
+        content: _KeyValueFile | _AppendFile,
     ) -> None:
         self.path, self.name, self.writer, self.sink = path, name, writer, sink
         self.external_path = external_path
-        self.rows = 0
-        self.first_key: list[Any] | None = None
-        self.last_key: list[Any] = []
-        self.key_stats: StatsCollector | None = None
-        self.seq_min: int | None = None
-        self.seq_max: int | None = None
-        self.deletes = 0
+        self.content = content
 
 
-class RollingKeyValueWriter:
-    """Streams key-sorted records (table fields + ``_SEQUENCE_NUMBER`` + ``_VALUE_KIND``) into
-    rolling files of one bucket directory at one level."""
+class RollingFileWriter:
+    """Streams batches into rolling files of one bucket directory, as ``layout`` lays them
+    out (see the module docstring)."""
 
     def __init__(
         self,
         file_io: FileIO,
         directory: str,
-        schema: TableSchema,
+        layout: KeyValueLayout | AppendLayout,
         target_file_size: int,
-        level: int,
         file_source: int = FILE_SOURCE_APPEND,
-        prefix: str = "data",
         external: ExternalPaths | None = None,
         name_token: str | None = None,
     ) -> None:
         self.file_io = file_io
         self.directory = directory
+        self.layout = layout
+        self.schema = schema = layout.schema
         #: names and places files as the table's options say (prefixes, external paths)
         self.locations = FileLocations("", schema.options, file_io.protocol, file_io.is_local)
         self.external = external
         #: the job token new file names carry (:meth:`FileLocations.new_name`); None: random
         self.name_token = name_token
-        self.schema = schema
         self.target_file_size = target_file_size
-        self.level = level
         self.file_source = file_source
-        self.prefix = prefix
-        self.file_schema = data_file_schema(schema)
         # the format and codec Paimon gives this level (refuses a format lakeops cannot write)
         self.settings: FileSettings = settings_for(
-            schema.options, level, changelog=prefix == "changelog"
+            schema.options, layout.level, changelog=layout.changelog
         )
         # Paimon's physical types; refuses (before any file is opened) what cannot match them
         self.parquet_options = writer_options(schema) if self.settings.format == "parquet" else {}
         if self.settings.format == "avro":
             avro_layout.check_writable(schema)
-        self.key_names = schema.trimmed_primary_keys
-        self.key_types = schema.types_of(self.key_names)
-        # keys and sequence numbers are unique and sorted: dictionaries only cost time there
-        self.dictionary_columns = [
-            f.name for f in schema.fields if f.name not in schema.trimmed_primary_keys
-        ] + [KIND]
+        #: the storage path of every file opened (for an abort)
         self.written: list[str] = []
         self.files: list[DataFileMeta] = []
         self._open: _OpenFile | None = None
 
     def write(self, records: pa.Table) -> None:
-        """Append records that sort after everything written so far."""
+        """Append ``records`` after everything written so far."""
         for start in range(0, records.num_rows, _ROWS_PER_WRITE):
-            self._write_slice(records.slice(start, _ROWS_PER_WRITE))
-
-    def _write_slice(self, records: pa.Table) -> None:
-        if records.num_rows == 0:
-            return
-        key_cols = [records.column(k) for k in self.key_names]
-        columns = [*key_cols, records.column(SEQ), records.column(KIND)]
-        columns += [records.column(field.name) for field in self.schema.fields]
-        chunk = pa.Table.from_arrays(columns, schema=self.file_schema)
-        if self.settings.format == "orc":
-            orc_layout.check_values(chunk)  # (before the file is opened)
-            chunk = orc_layout.unsliced(chunk)
-        f = self._open or self._start()
-        f.writer.write(chunk)
-        n = records.num_rows
-        if f.first_key is None:
-            f.first_key = [c[0].as_py() for c in key_cols]
-        f.last_key = [c[n - 1].as_py() for c in key_cols]
-        if f.key_stats is None:
-            f.key_stats = StatsCollector(self.key_types)
-        f.key_stats.update(key_cols)
-        seq = pc.min_max(records.column(SEQ))
-        f.seq_min = seq["min"].as_py() if f.seq_min is None else min(f.seq_min, seq["min"].as_py())
-        f.seq_max = seq["max"].as_py() if f.seq_max is None else max(f.seq_max, seq["max"].as_py())
-        kinds = records.column(KIND)
-        f.deletes += int(
-            pc.sum(
-                pc.or_(pc.equal(kinds, RowKind.UPDATE_BEFORE), pc.equal(kinds, RowKind.DELETE))
-            ).as_py()
-            or 0
-        )
-        f.rows += n
-        if f.sink.tell() >= self.target_file_size:
-            self._finish()
+            part = records.slice(start, _ROWS_PER_WRITE)
+            chunk = self.layout.chunk(part)
+            if self.settings.format == "orc":
+                orc_layout.check_values(chunk)  # (before the file is opened)
+                chunk = orc_layout.unsliced(chunk)
+            f = self._open or self._start()
+            f.writer.write(chunk)
+            f.content.update(part, chunk)
+            if f.sink.tell() >= self.target_file_size:
+                self._finish()
 
     def _start(self) -> _OpenFile:
         name = self.locations.new_name(
-            changelog=self.prefix == "changelog",
+            changelog=self.layout.changelog,
             extension=self.settings.extension,
             token=self.name_token,
         )
@@ -155,12 +261,12 @@ class RollingKeyValueWriter:
             sink,
             self.settings,
             self.schema,
-            self.file_schema,
+            self.layout.file_schema,
             self.target_file_size,
-            use_dictionary=self.dictionary_columns,
+            **self.layout.writer_options,
             **self.parquet_options,
         )
-        self._open = _OpenFile(path, name, writer, sink, external_path=new.external_path)
+        self._open = _OpenFile(path, name, writer, sink, new.external_path, self.layout.new_file())
         return self._open
 
     def _finish(self) -> None:
@@ -170,26 +276,17 @@ class RollingKeyValueWriter:
         self._open = None
         f.writer.close()
         f.sink.close()
-        assert f.first_key is not None and f.seq_min is not None and f.seq_max is not None
-        assert f.key_stats is not None
+        footer = f.writer.writer.metadata if self.settings.format == "parquet" else None
         self.files.append(
             DataFileMeta(
                 file_name=f.name,
                 file_size=self.file_io.size(f.path),
-                row_count=f.rows,
-                min_key=binary_row.serialize(f.first_key, self.key_types),
-                max_key=binary_row.serialize(f.last_key, self.key_types),
-                key_stats=f.key_stats.result(),
-                value_stats=SimpleStats(),
-                min_sequence_number=f.seq_min,
-                max_sequence_number=f.seq_max,
                 schema_id=self.schema.id,
-                level=self.level,
+                level=self.layout.level,
                 creation_time_millis=_local_millis(),
-                delete_row_count=f.deletes,
                 file_source=self.file_source,
-                value_stats_cols=(),
                 external_path=f.external_path,
+                **f.content.meta(footer),
             )
         )
 

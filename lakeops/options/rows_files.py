@@ -26,7 +26,7 @@ __all__ = [
 # primary-key tables: reads skip level 0 and apply each file's vector (lakeops.read.scan);
 # writes and compactions are refused here. Append tables: vectors are applied on read, and
 # writes are allowed (TableOptions.require_writable drops this option for them;
-# lakeops.append.compact refuses to rewrite files that have vectors)
+# lakeops.compact.append refuses to rewrite files that have vectors)
 DELETION_VECTORS_ENABLED = honoured(
     "lakeops reads deletion vectors of primary-key tables but neither writes nor maintains "
     "them; its writes would stay invisible in level 0 and its compactions would leave rows "

@@ -1,23 +1,35 @@
-"""Scan planning: the live files of a snapshot, grouped into splits per (partition, bucket),
-with pruning from the filter.
+"""Scan planning of both table kinds: the live files of a snapshot, grouped into splits per
+(partition, bucket), with pruning from the filter. One planner (:func:`_plan`) does what both
+share; the table kind's difference is a small strategy of it (:class:`_FileKind`).
 
 Each step only skips what cannot hold a kept row (:class:`~lakeops.read.predicate.RowFilter`
-over statistics), so the exact filter on merged rows decides the rest:
+over statistics), so the exact filter on the rows read decides the rest:
 
 * partitions: the filter over the partition's exact values;
 * buckets of fixed-bucket tables: where the filter pins every bucket-key column to a few
   values (``==``, ``is_in``), only the buckets those values hash to can hold a kept row;
-* files: the filter over the file's key statistics — every record of a key carries the key, so
-  a file whose key ranges exclude a kept row holds no record of one. Value statistics are not
-  used: a file's older record of a key may be outside the filter while its merged row is not.
+* files of a **primary-key table**: the filter over the file's key statistics — every record
+  of a key carries the key, so a file whose key ranges exclude a kept row holds no record of
+  one. Value statistics are not used: a file's older record of a key may be outside the filter
+  while its merged row is not;
+* files of an **append table** (no merge: every row of every live file is a row of the table):
+  the filter over the file's value statistics (:mod:`lakeops.read.stats`), as Paimon's
+  ``AppendOnlyFileStoreScan`` filters on them. A data-evolution table's files are pruned by
+  row-id group instead (:mod:`lakeops.read.row_tracking`): a file whose statistics rule a
+  filter out may still supply other columns of rows its siblings complete.
 
-**Deletion vectors** (``deletion-vectors.enabled`` on a primary-key table), as Paimon 0.9's
-batch scan (``DataTableBatchScan``, ``SnapshotReaderImpl``) plans them: level-0 files are left out
-(``withLevelFilter(level -> level > 0)``), and each remaining file carries the deletion file of its
-vector in the snapshot, which readers apply before merging (``MergeFileSplitRead`` builds its
-file readers with the split's deletion vectors). Vectors are used only while the table's option
-is on, as Paimon reads them only then. Statistics (and so pruning) still cover deleted rows,
-which keeps every pruning step conservative.
+Files of an append table's fixed bucket are read in sequence order (the order they were
+written), as Paimon's readers do; files of an unaware-bucket table in manifest order.
+
+**Deletion vectors** (``deletion-vectors.enabled``): each file of a split carries the deletion
+file of its vector in the snapshot (:mod:`lakeops.format.deletion_vector`), and readers drop
+the rows at those positions (:mod:`lakeops.read.deletions`). A primary-key table's batch scan
+plans them as Paimon 0.9's (``DataTableBatchScan``, ``SnapshotReaderImpl``) does: level-0 files
+are left out (``withLevelFilter(level -> level > 0)``), readers apply the vectors before merging
+(``MergeFileSplitRead``), and vectors are used only while the table's option is on, as Paimon
+reads them only then; an append table's reads apply the snapshot's vectors whatever its options
+say. Statistics (and so pruning) still cover deleted rows, which keeps every pruning step
+conservative.
 """
 
 from __future__ import annotations
@@ -25,25 +37,31 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
+from lakeops.errors import UnsupportedFeatureError
 from lakeops.format import binary_row
 from lakeops.format.bucket_hash import assign_buckets
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.deletion_vector import DeletionFile, deletion_files
+from lakeops.format.manifest import ManifestEntry
 from lakeops.format.partition_spec import spec_predicate
 from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
+from lakeops.kv.append_reader import AppendFileReader
 from lakeops.kv.evolution import SchemaEvolution
 from lakeops.options import TableOptions
 from lakeops.read.expression import Stats, bucket_values
 from lakeops.read.predicate import RowFilter
+from lakeops.read.row_tracking import GroupReader, data_evolution, row_id_groups
+from lakeops.read.stats import key_stats, value_stats
 from lakeops.store.context import TableContext
 
 __all__ = [
     "PartitionSpec",
     "Split",
     "partition_matches",
+    "plan_append_splits",
     "plan_splits",
     "snapshot_deletion_files",
     "table_deletion_files",
@@ -104,23 +122,131 @@ def plan_splits(
     snapshot: Snapshot | None,
     row_filter: RowFilter | None = None,
 ) -> list[Split]:
-    """Splits of ``snapshot`` that may hold rows ``row_filter`` keeps, ordered by
-    (partition, bucket).
+    """Splits of ``snapshot`` of a primary-key table that may hold rows ``row_filter`` keeps,
+    ordered by (partition, bucket).
 
     Level-0 files are left out for tables whose batch reads skip them (first-row,
     deletion vectors), as Paimon's readers do; each file carries its deletion file (see the
     module docstring).
     """
-    store, schema, options = ctx.store, ctx.schema, ctx.options
-    vectors = table_deletion_files(ctx, snapshot)
+    return _plan(ctx, snapshot, row_filter, _PrimaryKeyFiles(ctx, snapshot), None)
+
+
+def plan_append_splits(
+    ctx: TableContext,
+    snapshot: Snapshot | None,
+    row_filter: RowFilter | None = None,
+    entries: Sequence[ManifestEntry] | None = None,
+) -> list[Split]:
+    """Splits of ``snapshot`` of an append table (or of ``entries``: files to read, e.g. one
+    commit's delta) that may hold rows ``row_filter`` keeps, ordered by (partition, bucket),
+    each file with its deletion file in ``snapshot`` (``entries`` without a snapshot: none);
+    see the module docstring."""
+    return _plan(ctx, snapshot, row_filter, _AppendFiles(ctx, snapshot, row_filter), entries)
+
+
+class _FileKind(Protocol):
+    """What a table kind's scan does differently (a strategy of :func:`_plan`)."""
+
+    def deletion_files(self) -> dict[tuple[bytes, int, str], DeletionFile]:
+        """The deletion files its reads apply, by (partition, bucket, data file name)."""
+        ...
+
+    def may_hold(self, f: DataFileMeta, row_filter: RowFilter | None) -> bool:
+        """Whether file ``f`` may hold a row ``row_filter`` keeps (False: leave it out)."""
+        ...
+
+    def arrange(self, files: list[DataFileMeta]) -> list[DataFileMeta]:
+        """The kept files of one (partition, bucket) in read order, after what pruning needs
+        all of them for (empty: no split)."""
+        ...
+
+
+class _PrimaryKeyFiles:
+    """A primary-key table's files: pruned by key statistics (every record of a key carries
+    the key; a value may be outside the filter in an older record while its merged row is
+    not), level 0 left out where batch reads skip it, vectors only while the option is on."""
+
+    def __init__(self, ctx: TableContext, snapshot: Snapshot | None) -> None:
+        self.evolution = SchemaEvolution(ctx.schema, ctx.store.schema)
+        self.skips_level0 = ctx.options.skips_level0_in_batch_reads
+        self.vectors = table_deletion_files(ctx, snapshot)
+
+    def deletion_files(self) -> dict[tuple[bytes, int, str], DeletionFile]:
+        return self.vectors
+
+    def may_hold(self, f: DataFileMeta, row_filter: RowFilter | None) -> bool:
+        if f.level == 0 and self.skips_level0:
+            return False
+        return row_filter is None or row_filter.may_hold(key_stats(self.evolution, f))
+
+    def arrange(self, files: list[DataFileMeta]) -> list[DataFileMeta]:
+        return files
+
+
+class _AppendFiles:
+    """An append table's files: pruned by value statistics (a data-evolution table's by
+    row-id group instead), a fixed bucket's read in sequence order, vectors always applied."""
+
+    def __init__(
+        self, ctx: TableContext, snapshot: Snapshot | None, row_filter: RowFilter | None
+    ) -> None:
+        schema = ctx.schema
+        self.evolution = SchemaEvolution(schema, ctx.store.schema)
+        self.deletions = snapshot_deletion_files(ctx, snapshot)
+        self.fixed = ctx.options.bucket > 0
+        # data evolution: a file's rows are completed by its row-id siblings, so statistics
+        # prune whole groups of siblings (arrange), never one file
+        self.merged = data_evolution(schema)
+        if self.merged and self.deletions:
+            raise UnsupportedFeatureError(
+                f"snapshot {snapshot.id if snapshot else '?'} of data-evolution table "
+                f"{ctx.root} holds deletion vectors (rows deleted by row id), which lakeops "
+                "does not apply to files merged by row id; nothing was read — read this table "
+                "with Paimon"
+            )
+        self.row_filter = row_filter
+        self.groups = (
+            GroupReader(AppendFileReader(ctx.file_io, schema, ctx.store.schema, ctx.root))
+            if self.merged and row_filter is not None
+            else None
+        )
+
+    def deletion_files(self) -> dict[tuple[bytes, int, str], DeletionFile]:
+        return self.deletions
+
+    def may_hold(self, f: DataFileMeta, row_filter: RowFilter | None) -> bool:
+        return (
+            self.merged or row_filter is None or row_filter.may_hold(value_stats(self.evolution, f))
+        )
+
+    def arrange(self, files: list[DataFileMeta]) -> list[DataFileMeta]:
+        if self.fixed:
+            files.sort(key=lambda f: f.min_sequence_number)
+        if self.groups is None or self.row_filter is None:
+            return files
+        rf, groups = self.row_filter, self.groups
+        return [f for group in row_id_groups(files) if groups.may_hold(group, rf) for f in group]
+
+
+def _plan(
+    ctx: TableContext,
+    snapshot: Snapshot | None,
+    row_filter: RowFilter | None,
+    kind: _FileKind,
+    entries: Sequence[ManifestEntry] | None,
+) -> list[Split]:
+    """The one scan planner: the live files of ``snapshot`` (or ``entries``) per
+    (partition, bucket), pruned by partition, bucket and ``kind``'s file test, in
+    (partition, bucket) order, each file with its deletion file."""
+    schema = ctx.schema
+    vectors = kind.deletion_files()
     part_types = schema.types_of(schema.partition_keys)
-    evolution = SchemaEvolution(schema, store.schema)
     partitions: dict[bytes, tuple[Any, ...] | None] = {}
     groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     buckets = _BucketPruning(ctx, row_filter)
-    for entry in store.live_entries(snapshot):
-        if entry.file.level == 0 and options.skips_level0_in_batch_reads:
-            continue
+    live = entries if entries is not None else ctx.store.live_entries(snapshot)
+    for entry in live:
         if entry.partition not in partitions:
             values = binary_row.deserialize(entry.partition, part_types)
             keep = row_filter is None or row_filter.may_hold(
@@ -131,27 +257,21 @@ def plan_splits(
             continue
         if not buckets.may_hold(entry.bucket, entry.total_buckets):
             continue
-        if row_filter is not None and not row_filter.may_hold(_key_stats(evolution, entry.file)):
+        if not kind.may_hold(entry.file, row_filter):
             continue
         groups.setdefault((entry.partition, entry.bucket), []).append(entry.file)
     splits = []
-    for (pbytes, bucket), files in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+    for (pbytes, bucket), found in sorted(groups.items(), key=lambda kv: kv[0]):
         part = partitions[pbytes]
         assert part is not None
+        files = kind.arrange(found)
+        if not files:
+            continue
         deletions = tuple(vectors.get((pbytes, bucket, f.file_name)) for f in files)
         splits.append(
             Split(part, pbytes, bucket, tuple(files), deletions if any(deletions) else ())
         )
     return splits
-
-
-def _key_stats(evolution: SchemaEvolution, f: DataFileMeta) -> dict[str, Stats]:
-    """The file's key statistics per key column (keys are never null)."""
-    return {
-        k: Stats(lo, hi, 0, f.row_count)
-        for k, (lo, hi) in evolution.key_stats_range(f).items()
-        if lo is not None and hi is not None
-    }
 
 
 class _BucketPruning:

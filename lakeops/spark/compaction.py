@@ -11,9 +11,9 @@ pool to the same count, so a task never runs more compute threads than the slots
 
 Append tables. The driver plans the compactions as
 :meth:`~lakeops.table.append.AppendTable.compact` does
-(:func:`~lakeops.append.compact.compaction_tasks`: the windows of a fixed bucket's files, the
+(:func:`~lakeops.compact.append.compaction_tasks`: the windows of a fixed bucket's files, the
 bins of a partition's small files); each window or bin is a job dealt as a bucket is, and a
-task rewrites its jobs' files in order (:func:`~lakeops.append.compact.run_tasks`), so a fixed
+task rewrites its jobs' files in order (:func:`~lakeops.compact.append.run_tasks`), so a fixed
 bucket's rows keep their order. Commit and failure handling are the same.
 
 Memory per task. A bucket's compaction streams: every merged section holds at most
@@ -42,9 +42,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lakeops.append.compact import AppendCompactionPlan, compaction_tasks, retire_vectors
-from lakeops.append.scan import snapshot_deletion_files
-from lakeops.compact.planner import BucketJob, plan_buckets, remove_job_files
+from lakeops.compact.append import compaction_tasks, retire_vectors
+from lakeops.compact.planner import BucketJob, CompactionPlan, plan_buckets, remove_job_files
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.deletion_vector import DeletionFile
 from lakeops.format.snapshot import Snapshot
@@ -52,6 +51,7 @@ from lakeops.kv.formats import check_writable
 from lakeops.options.append import AppendOptions
 from lakeops.parallel import check_parallelism
 from lakeops.read.deletions import DeletionVectorReader
+from lakeops.read.scan import snapshot_deletion_files
 from lakeops.store.locations import new_name_token
 from lakeops.table import primary_key_table
 from lakeops.table.append import AppendTable
@@ -77,7 +77,7 @@ class _Task:
     force_level0: bool
     name_token: str
     parallelism: int | None
-    #: an append table's compactions (:mod:`lakeops.append.compact`): each job is one window
+    #: an append table's compactions (:mod:`lakeops.compact.append`): each job is one window
     #: of a fixed bucket or one bin of a partition, rewritten in order
     append: bool = False
     #: the planned snapshot's deletion vectors of an append table (by partition, bucket and
@@ -120,7 +120,7 @@ def _run_task(task: _Task) -> TaskResult:
     try:
         table = open_table(task.options)
         if task.append:
-            from lakeops.append.compact import run_tasks
+            from lakeops.compact.append import run_tasks
 
             done = run_tasks(
                 table.context,
@@ -213,12 +213,11 @@ def compact(
         remove_job_files(context, jobs, token)
         return None
     if vectors:  # the compacted files' vectors leave the index, as in-process
-        done = AppendCompactionPlan(messages, written)
+        done = CompactionPlan(messages, written)
         try:
             retire_vectors(context, planned, jobs, DeletionVectorReader(table.file_io), done)
         except BaseException:
-            for path in done.written:
-                table.file_io.delete(path)
+            done.discard(context)
             remove_job_files(context, jobs, token)
             raise
         messages, written = done.messages, done.written

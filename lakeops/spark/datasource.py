@@ -27,7 +27,7 @@ from the DataFrame's schema with the ``primary-key``, ``partition`` and Paimon t
 given as write options (without ``primary-key``: an append table, as Paimon's Spark writer
 creates one), validated as :meth:`lakeops.Catalog.create_table` validates them. Every
 task writes level-0 files with a :class:`~lakeops.write.table_write.TableWrite` (an
-:class:`~lakeops.append.write.AppendWrite` for an append table) and returns its
+:class:`~lakeops.write.append_write.AppendWrite` for an append table) and returns its
 commit messages; the driver side ``commit`` publishes **one** snapshot (``OVERWRITE`` for
 overwrite); ``abort`` deletes what the tasks wrote.
 """
@@ -55,7 +55,6 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from lakeops.append.scan import AppendSplit
 from lakeops.changelog.reader import ROW_KIND_COLUMN as CHANGES_ROW_KIND
 from lakeops.changelog.reader import ChangeMode
 from lakeops.errors import (
@@ -89,7 +88,7 @@ _OPS = {
 class SplitPartition(InputPartition):
     """One (partition, bucket) split."""
 
-    split: Split | AppendSplit
+    split: Split
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,6 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from lakeops.append.scan import AppendSplit
 from lakeops.commit.exactly_once import latest_snapshot_of_user
 from lakeops.errors import CommitStateUnknownError, ConfigurationError
 from lakeops.format.commit_message import CommitMessage
@@ -168,7 +167,7 @@ class LakeopsStreamWriter(DataSourceStreamArrowWriter):
 class FullPartition(InputPartition):
     """One split of the snapshot whose full state starts the stream."""
 
-    split: Split | AppendSplit
+    split: Split
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
-from lakeops.append.scan import AppendSplit
 from lakeops.catalog import AnyTable, Catalog, new_table_schema
 from lakeops.errors import (
     ConfigurationError,
@@ -140,13 +139,8 @@ def _check_matches(table: AnyTable, spec: TableOptions) -> None:
         )
 
 
-def read_split(table: AnyTable, split: Split | AppendSplit, columns: list[str]) -> pa.Table:
+def read_split(table: AnyTable, split: Split, columns: list[str]) -> pa.Table:
     """The rows of one split of :meth:`splits` (merged for a primary-key table; every row of
     its files, in order, for an append table), ``columns`` only, typed as the table has them."""
-    if isinstance(table, AppendTable):
-        assert isinstance(split, AppendSplit)
-        rows = table.split_reader().read(split, columns)
-    else:
-        assert isinstance(split, Split)
-        rows = table.split_reader().read(split, columns)
+    rows = table.split_reader().read(split, columns)
     return rows.cast(pa.schema([table.arrow_schema.field(c) for c in columns]))

@@ -9,18 +9,8 @@ from collections.abc import Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeops.append.compact import plan as plan_compaction
-from lakeops.append.evolution import (
-    SYSTEM_FIELDS,
-    GroupReader,
-    data_evolution,
-    row_id_groups,
-    row_tracking,
-)
-from lakeops.append.files import AppendFileReader
-from lakeops.append.scan import AppendSplit, plan_append_splits, snapshot_deletion_files
-from lakeops.append.write import AppendWrite
 from lakeops.changelog.reader import ROW_KIND_COLUMN
+from lakeops.compact.append import plan as plan_compaction
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import DataFileMeta
@@ -30,16 +20,25 @@ from lakeops.format.schema import TableSchema
 from lakeops.format.schema_change import SchemaChange
 from lakeops.format.snapshot import CommitKind, Snapshot
 from lakeops.io.file_io import FileIO
+from lakeops.kv.append_reader import AppendFileReader
 from lakeops.kv.formats import check_writable
 from lakeops.options.append import AppendOptions
 from lakeops.options.rows_layout import bucket_count_set
 from lakeops.parallel import imap_ordered
 from lakeops.read.deletions import DeletionVectorReader
-from lakeops.read.guard import guard_read, planned_on
-from lakeops.read.predicate import Filter, RowFilter, row_filter
-from lakeops.store.time_travel import AsOf, resolve_snapshot
+from lakeops.read.guard import guard_read
+from lakeops.read.predicate import RowFilter
+from lakeops.read.row_tracking import (
+    SYSTEM_FIELDS,
+    GroupReader,
+    data_evolution,
+    row_id_groups,
+    row_tracking,
+)
+from lakeops.read.scan import Split, plan_append_splits, snapshot_deletion_files
 from lakeops.table.base import BaseTable, CompactionPlanner
 from lakeops.table.system_tables import system_table_schema
+from lakeops.write.append_write import AppendWrite
 
 __all__ = ["AppendSplitReader", "AppendTable", "data_evolution_refusal"]
 
@@ -57,7 +56,7 @@ def _kind(schema: TableSchema) -> str:
 
 def data_evolution_refusal(identifier: str, schema: TableSchema, action: str) -> str | None:
     """Why lakeops refuses to ``action`` a data-evolution table (None for other tables): it
-    reads them (:mod:`lakeops.append.evolution`) but writes nothing to them."""
+    reads them (:mod:`lakeops.read.row_tracking`) but writes nothing to them."""
     if not data_evolution(schema):
         return None
     return (
@@ -74,7 +73,7 @@ class AppendSplitReader:
     def __init__(self, table: AppendTable) -> None:
         self.table = table
 
-    def read(self, split: AppendSplit, columns: Sequence[str] | None = None) -> pa.Table:
+    def read(self, split: Split, columns: Sequence[str] | None = None) -> pa.Table:
         """The rows of ``split`` (``columns``: all by default)."""
         wanted = self.table._columns(columns)
         return self.table._read_splits([split], wanted, None, 1)
@@ -148,7 +147,7 @@ class AppendTable(BaseTable):
         return AppendWrite(self.context, ignore_previous=overwrite, parallelism=parallelism)
 
     def _compaction_planner(self) -> CompactionPlanner:
-        """Paimon's small-file compaction of append tables (:mod:`lakeops.append.compact`)."""
+        """Paimon's small-file compaction of append tables (:mod:`lakeops.compact.append`)."""
         return plan_compaction
 
     def split_reader(self) -> AppendSplitReader:
@@ -157,29 +156,12 @@ class AppendTable(BaseTable):
         return AppendSplitReader(self)
 
     # --------------------------------------------------------------------- read
-    def splits(
-        self,
-        *,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-    ) -> list[AppendSplit]:
-        """The (partition, bucket) splits a read of the snapshot reads, pruned by ``filter``."""
-        rf = row_filter(filter, self._row_schema())
-        snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
-        return guard_read(
-            self.store,
-            planned_on(snapshot),
-            lambda: plan_append_splits(self.context, snapshot, rf),
-        )
-
     def _reader(self) -> AppendFileReader:
         return AppendFileReader(self.file_io, self.schema, self.store.schema, self.root)
 
     def _system_columns(self) -> list[str]:
         """The system columns a read may select: ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` where
-        the table tracks rows (:mod:`lakeops.append.evolution`)."""
+        the table tracks rows (:mod:`lakeops.read.row_tracking`)."""
         return [f.name for f in SYSTEM_FIELDS] if row_tracking(self.schema) else []
 
     def _row_schema(self) -> pa.Schema:
@@ -211,24 +193,24 @@ class AppendTable(BaseTable):
         return any(c in self._system_columns() for c in cols)
 
     def _tracked(self) -> bool:
-        """Whether reads go through :class:`~lakeops.append.evolution.GroupReader`."""
+        """Whether reads go through :class:`~lakeops.read.row_tracking.GroupReader`."""
         return row_tracking(self.schema) or data_evolution(self.schema)
 
-    def _units(self, split: AppendSplit) -> list[tuple[int, tuple[DataFileMeta, ...]]]:
-        """What is read as one, numbered: a data-evolution table's row-id groups (which hold
-        no deletion vectors: planning refuses them), else each file with its index in the
-        split (for :meth:`AppendSplit.deletion_of`)."""
+    def _units(self, split: Split) -> list[tuple[DataFileMeta, tuple[DataFileMeta, ...]]]:
+        """What is read as one, each after the file whose deletion file applies to it (for
+        :meth:`~lakeops.read.scan.Split.deletion_of`): a data-evolution table's row-id groups
+        (which hold no deletion vectors: planning refuses them), else each file alone."""
         if data_evolution(self.schema):
-            return list(enumerate(row_id_groups(split.files)))
-        return [(i, (f,)) for i, f in enumerate(split.files)]
+            return [(group[0], group) for group in row_id_groups(split.files)]
+        return [(f, (f,)) for f in split.files]
 
-    def _plan(self, snapshot: Snapshot | None, rf: RowFilter | None) -> list[AppendSplit]:
+    def _plan(self, snapshot: Snapshot | None, rf: RowFilter | None) -> list[Split]:
         """The splits of ``snapshot``, pruned by ``rf`` (by partition, bucket and the files'
-        value statistics: :mod:`lakeops.append.scan`)."""
+        value statistics: :mod:`lakeops.read.scan`)."""
         return plan_append_splits(self.context, snapshot, rf)
 
     def _work(
-        self, splits: Sequence[AppendSplit]
+        self, splits: Sequence[Split]
     ) -> list[tuple[str, tuple[DataFileMeta, ...], DeletionFile | None]]:
         """What a read of ``splits`` reads, in order: each unit (:meth:`_units`) with its
         bucket's directory and its deletion file."""
@@ -240,7 +222,7 @@ class AppendTable(BaseTable):
 
     def _read_splits(
         self,
-        splits: Sequence[AppendSplit],
+        splits: Sequence[Split],
         wanted: list[str],
         rf: RowFilter | None,
         parallelism: int | None,
@@ -270,7 +252,7 @@ class AppendTable(BaseTable):
 
     def _stream_splits(
         self,
-        splits: Sequence[AppendSplit],
+        splits: Sequence[Split],
         wanted: list[str],
         rf: RowFilter | None,
         batch_rows: int | None,

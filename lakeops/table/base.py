@@ -47,7 +47,7 @@ from lakeops.options.parsing import parse_duration
 from lakeops.options.rows_retention import TAG_DEFAULT_TIME_RETAINED
 from lakeops.parallel import check_parallelism
 from lakeops.read.predicate import Filter, row_filter
-from lakeops.read.scan import partition_matches
+from lakeops.read.scan import Split, partition_matches
 from lakeops.store import TableStore
 from lakeops.store.context import TableContext
 from lakeops.store.tags import Tag, list_tags
@@ -311,7 +311,7 @@ class BaseTable(ScanSource):
         """Compact every bucket (or those of ``partitions``, e.g. ``[{"dt": "2024-01-01"}]``)
         as Paimon does for the table's kind: a primary-key table's sorted runs with its
         strategy (``full=True``: everything to the max level); an append table's small files
-        (:mod:`lakeops.append.compact`; ``full=True``: a full compaction).
+        (:mod:`lakeops.compact.append`; ``full=True``: a full compaction).
 
         Commits one ``COMPACT`` snapshot; None if nothing needed compacting. If a concurrent
         job replaced any input file, nothing is committed, the new files are deleted, and
@@ -557,6 +557,18 @@ class BaseTable(ScanSource):
         rf = row_filter(filter, self._row_schema())
         snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
         return Scan(self, tuple(wanted), rf, snapshot)
+
+    def splits(
+        self,
+        *,
+        filter: Filter | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        as_of: AsOf | None = None,
+    ) -> list[Split]:
+        """The (partition, bucket) splits a read of the snapshot reads (a primary-key table
+        merges each), pruned by ``filter``; :meth:`split_reader` reads them one at a time."""
+        return self.scan(filter=filter, snapshot_id=snapshot_id, tag=tag, as_of=as_of).splits()
 
     def read(self, *, parallelism: int | None = None, **scan: Unpack[ScanArgs]) -> pa.Table:
         """The table's rows, whole: ``scan(**scan).read(parallelism=…)`` (see :meth:`scan`

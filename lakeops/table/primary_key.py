@@ -24,10 +24,9 @@ from lakeops.options.rows_files import (
 from lakeops.options.rows_layout import bucket_count_set
 from lakeops.read.lookup import lookup
 from lakeops.read.merge_read import SplitReader
-from lakeops.read.predicate import Filter, RowFilter
+from lakeops.read.predicate import RowFilter
 from lakeops.read.scan import Split, plan_splits
 from lakeops.read.stream import read_batches
-from lakeops.store.time_travel import AsOf
 from lakeops.table.base import BaseTable, CompactionPlanner
 from lakeops.write.table_write import TableWrite
 
@@ -128,17 +127,6 @@ class Table(BaseTable):
         )
 
     # --------------------------------------------------------------------- read
-    def splits(
-        self,
-        *,
-        filter: Filter | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        as_of: AsOf | None = None,
-    ) -> list[Split]:
-        """The (partition, bucket) splits a read of the snapshot would merge."""
-        return self.scan(filter=filter, snapshot_id=snapshot_id, tag=tag, as_of=as_of).splits()
-
     def _plan(self, snapshot: Snapshot | None, rf: RowFilter | None) -> list[Split]:
         """The splits of ``snapshot``, pruned by ``rf`` (:mod:`lakeops.read.scan`)."""
         return plan_splits(self.context, snapshot, rf)

@@ -18,20 +18,31 @@ __all__ = ["BucketBuffer"]
 class BucketBuffer:
     """Records of one (partition, bucket) not yet flushed."""
 
-    def __init__(self, next_sequence: int) -> None:
+    def __init__(self, next_sequence: int, *, numbered: bool = True) -> None:
         #: the sequence number of the next record to arrive
         self.next_sequence = next_sequence
+        #: records carry their numbers as a ``_SEQUENCE_NUMBER`` column (False: an append
+        #: table's rows, numbered by the file writer from the first buffered row's number)
+        self.numbered = numbered
         self.batches: list[pa.Table] = []
         #: in-memory size of the buffered records (without their sequence numbers)
         self.nbytes = 0
 
     def append(self, records: pa.Table) -> None:
-        """Buffer ``records`` (the table's fields and ``_VALUE_KIND``), numbering them."""
+        """Buffer ``records`` (the table's fields, and ``_VALUE_KIND`` for a primary-key
+        table), numbering them."""
         n = records.num_rows
-        seq = pa.array(np.arange(self.next_sequence, self.next_sequence + n, dtype=np.int64))
+        if self.numbered:
+            seq = pa.array(np.arange(self.next_sequence, self.next_sequence + n, dtype=np.int64))
+            self.batches.append(records.append_column(pa.field(SEQ, pa.int64(), False), seq))
+        else:
+            self.batches.append(records)
         self.next_sequence += n
-        self.batches.append(records.append_column(pa.field(SEQ, pa.int64(), False), seq))
         self.nbytes += records.nbytes
+
+    def first_sequence(self, batches: list[pa.Table]) -> int:
+        """The number of the first row of ``batches``, the last ones buffered."""
+        return self.next_sequence - int(sum(b.num_rows for b in batches))
 
     def take(self) -> list[pa.Table]:
         """The buffered batches, in arrival order; the buffer is empty afterwards."""

@@ -22,7 +22,7 @@ import pyarrow as pa
 from lakeops.format.data_file import FILE_SOURCE_APPEND, DataFileMeta
 from lakeops.format.schema import TableSchema
 from lakeops.io.file_io import FileIO
-from lakeops.kv.writer import RollingKeyValueWriter
+from lakeops.kv.writer import KeyValueLayout, RollingFileWriter
 from lakeops.merge import MergeEngine, merge_sorted, sort_records
 from lakeops.merge.ordering import as_table
 from lakeops.store.context import TableContext
@@ -112,14 +112,12 @@ def _write(
 ) -> list[DataFileMeta]:
     """Key-sorted ``records`` as rolling level-0 files (``prefix`` ``changelog``: changelog
     files); every path opened is added to ``written`` as soon as it is opened."""
-    writer = RollingKeyValueWriter(
+    writer = RollingFileWriter(
         settings.file_io,
         directory,
-        settings.schema,
+        KeyValueLayout(settings.schema, 0, changelog=prefix == "changelog"),
         settings.target_file_size,
-        0,
         FILE_SOURCE_APPEND,
-        prefix,
         external,
     )
     try:

@@ -22,7 +22,7 @@ from lakeops.format.kv import SEQ
 from lakeops.format.schema import TableSchema
 from lakeops.io.file_io import FileIO
 from lakeops.kv.reader import KeyValueReader
-from lakeops.kv.writer import RollingKeyValueWriter
+from lakeops.kv.writer import KeyValueLayout, RollingFileWriter
 from lakeops.store import TableStore
 from lakeops.store.locations import FileLocations
 
@@ -65,14 +65,12 @@ def resequence_files(
             records = reader.read(directory, f, values)
             shifted = pc.add(records.column(SEQ), pa.scalar(offset, pa.int64()))
             records = records.set_column(records.schema.get_field_index(SEQ), SEQ, shifted)
-            writer = RollingKeyValueWriter(
+            writer = RollingFileWriter(
                 file_io,
                 directory,
-                schema,
+                KeyValueLayout(schema, f.level),
                 _NO_ROLL,
-                f.level,
                 f.file_source if f.file_source is not None else 0,
-                "data",
                 external,
             )
             try:

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 import pytest
 
 from lakeops import Catalog
-from lakeops.append.files import AppendFileReader
+from lakeops.kv.append_reader import AppendFileReader
 from tests.interop.java_oracle import json_rows, run_ops
 
 pytestmark = pytest.mark.interop

@@ -454,7 +454,7 @@ def _model_without(table: AppendTable, deletes: dict[str, list[int]]) -> pa.Tabl
 def test_deletion_vectors_are_applied_and_compaction_retires_them(catalog: Catalog) -> None:
     """Vectors drop their rows from every read; a compaction writes the rows without them and
     retires the vectors; a vector committed while a compaction ran makes it conflict."""
-    from lakeops.append.compact import plan
+    from lakeops.compact.append import plan
     from lakeops.errors import CommitConflictError
     from lakeops.format.deletion_vector import deletion_files
 

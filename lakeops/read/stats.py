@@ -1,8 +1,9 @@
-"""What an append file's value statistics say of each current column, for pruning (Paimon's
-``AppendOnlyFileStoreScan`` filters files on them): only columns whose statistics are present,
-of a type lakeops compares exactly as Paimon orders it, unchanged since the file was written.
-Used by the scan (:mod:`lakeops.append.scan`) and by data-evolution group pruning
-(:mod:`lakeops.append.evolution`)."""
+"""What a data file's statistics say of each column, for pruning a scan
+(:mod:`lakeops.read.scan`): a primary-key file's key statistics (:func:`key_stats`), an append
+file's value statistics (:func:`value_stats`, as Paimon's ``AppendOnlyFileStoreScan`` filters
+files on them: only columns whose statistics are present, of a type lakeops compares exactly as
+Paimon orders it, unchanged since the file was written; data-evolution group pruning,
+:mod:`lakeops.read.row_tracking`, uses them too)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from lakeops.format.types import DataType
 from lakeops.kv.evolution import SchemaEvolution
 from lakeops.read.expression import Stats
 
-__all__ = ["value_stats"]
+__all__ = ["key_stats", "value_stats"]
 
 #: types whose statistics lakeops compares exactly as Paimon orders them
 _PRUNABLE = {"TINYINT", "SMALLINT", "INT", "BIGINT", "BOOLEAN", "DATE", "CHAR", "VARCHAR"}
@@ -61,3 +62,12 @@ def value_stats(
         null_count = nulls[i] if i < len(nulls) else None
         out[current] = Stats(lo[i], hi[i], null_count, f.row_count)
     return out
+
+
+def key_stats(evolution: SchemaEvolution, f: DataFileMeta) -> dict[str, Stats]:
+    """Per key column, what ``f``'s key statistics say of it (keys are never null)."""
+    return {
+        k: Stats(lo, hi, 0, f.row_count)
+        for k, (lo, hi) in evolution.key_stats_range(f).items()
+        if lo is not None and hi is not None
+    }

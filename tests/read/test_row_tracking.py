@@ -10,7 +10,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from lakeops.append.evolution import GroupReader, row_id_groups
 from lakeops.errors import CorruptTableError
 from lakeops.format import binary_row
 from lakeops.format.data_file import EMPTY_ROW, DataFileMeta, SimpleStats
@@ -18,6 +17,7 @@ from lakeops.format.schema import TableSchema
 from lakeops.format.types import DataType
 from lakeops.kv.evolution import SchemaEvolution
 from lakeops.read.predicate import row_filter
+from lakeops.read.row_tracking import GroupReader, row_id_groups
 
 SCHEMA = TableSchema.from_arrow(
     pa.schema([("id", pa.int64()), ("s", pa.string())]),

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog
-from lakeops.append.compact import pick_bucket_windows, pick_unaware_bins
+from lakeops.compact.append import pick_bucket_windows, pick_unaware_bins
 from lakeops.format.data_file import DataFileMeta, SimpleStats
 from lakeops.options.append import AppendOptions
 
@@ -141,7 +141,7 @@ def test_a_compaction_whose_inputs_were_replaced_commits_nothing(
     catalog: Catalog, warehouse
 ) -> None:
     from lakeops import CommitConflictError
-    from lakeops.append.compact import plan
+    from lakeops.compact.append import plan
 
     schema = pa.schema([("k", pa.int64())])
     table = catalog.create_table("db.t", schema=schema)

@@ -34,12 +34,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from lakeops.append.files import AppendFileReader, RollingAppendWriter
-from lakeops.append.scan import snapshot_deletion_files
-from lakeops.compact.planner import BucketJob, CompactionProgress
+from lakeops.compact.planner import (
+    BucketJob,
+    CompactionPlan,
+    CompactionProgress,
+    live_buckets,
+    run_jobs,
+)
 from lakeops.format import binary_row
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import FILE_SOURCE_COMPACT, DataFileMeta
@@ -53,14 +56,14 @@ from lakeops.format.deletion_vector import (
 from lakeops.format.index_manifest import IndexFileMeta, IndexManifestEntry
 from lakeops.format.manifest import FileKind
 from lakeops.format.snapshot import Snapshot
+from lakeops.kv.append_reader import AppendFileReader
+from lakeops.kv.writer import AppendLayout, RollingFileWriter
 from lakeops.options.append import AppendOptions
-from lakeops.parallel import run_ordered
 from lakeops.read.deletions import DeletionVectorReader
-from lakeops.read.scan import partition_matches
+from lakeops.read.scan import partition_matches, snapshot_deletion_files
 from lakeops.store.context import TableContext
 
 __all__ = [
-    "AppendCompactionPlan",
     "compaction_tasks",
     "partitions_to_compact",
     "pick_bucket_windows",
@@ -75,14 +78,6 @@ FULL_COMPACT_MIN_FILE = 3
 
 #: the index file (storage path) holding a data file's deletion vector, None when it has none
 VectorOf = Callable[[DataFileMeta], str | None]
-
-
-@dataclass
-class AppendCompactionPlan:
-    """What a compaction wrote: commit messages and every storage path written."""
-
-    messages: list[CommitMessage] = field(default_factory=list)
-    written: list[str] = field(default_factory=list)
 
 
 def pick_bucket_windows(
@@ -179,20 +174,13 @@ def compaction_tasks(
     """The compactions of ``snapshot`` (default: the latest), by (partition, bucket): one job
     per window of a fixed bucket's files or bin of a partition's files (so one bucket may have
     several). Files with a deletion vector are picked as Paimon picks them."""
-    store = ctx.store
     if snapshot is None:
-        snapshot = store.latest_snapshot()
+        snapshot = ctx.store.latest_snapshot()
     keep = partition_matches(ctx.schema, partitions, ctx.options) if partitions else None
-    groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
-    totals: dict[tuple[bytes, int], int] = {}
-    for e in store.live_entries(snapshot):
-        if keep is not None and not keep(e.partition):
-            continue
-        groups.setdefault((e.partition, e.bucket), []).append(e.file)
-        totals[(e.partition, e.bucket)] = e.total_buckets
     vectors = snapshot_deletion_files(ctx, snapshot)
     tasks: list[BucketJob] = []
-    for (partition, bucket), files in sorted(groups.items(), key=lambda kv: kv[0]):
+    for job in live_buckets(ctx.store.live_entries(snapshot), keep):
+        partition, bucket, files = job.partition, job.bucket, job.files
         vector_of: VectorOf | None = None
         if ctx.options.deletion_vectors or vectors:
 
@@ -204,9 +192,7 @@ def compaction_tasks(
             picked = pick_bucket_windows(files, opts, full, vector_of)
         else:
             picked = pick_unaware_bins(files, opts, full, vector_of)
-        tasks += [
-            BucketJob(partition, bucket, totals[(partition, bucket)], tuple(p)) for p in picked
-        ]
+        tasks += [BucketJob(partition, bucket, job.total_buckets, tuple(p)) for p in picked]
     return tasks
 
 
@@ -229,7 +215,7 @@ def plan(
     partitions: Sequence[Mapping[str, Any]] | None,
     parallelism: int | None,
     progress: Callable[[CompactionProgress], None] | None = None,
-) -> AppendCompactionPlan:
+) -> CompactionPlan:
     """Pick and run the compactions of the latest snapshot; nothing is committed. Deletion
     vectors of that snapshot are applied, and those of the files compacted away leave the
     index (:func:`retire_vectors`)."""
@@ -241,8 +227,7 @@ def plan(
         try:
             retire_vectors(ctx, snapshot, tasks, DeletionVectorReader(ctx.file_io), result)
         except BaseException:
-            for path in result.written:
-                ctx.file_io.delete(path)
+            result.discard(ctx)
             raise
     return result
 
@@ -255,7 +240,7 @@ def run_tasks(
     name_token: str | None = None,
     *,
     vectors: Mapping[tuple[bytes, int, str], DeletionFile],
-) -> AppendCompactionPlan:
+) -> CompactionPlan:
     """Rewrite the files of each of ``tasks`` (of :func:`compaction_tasks`), in order, as new
     files whose names carry ``name_token`` when given (a distributed job's cleanup finds them
     by it), without the rows ``vectors`` (the planned snapshot's deletion files, by partition,
@@ -263,33 +248,19 @@ def run_tasks(
     file written is deleted. Nothing is committed, and the vectors stay in the index: the
     caller retires them (:func:`plan`)."""
     opts = AppendOptions.of(ctx)
-    store = ctx.store
-    result = AppendCompactionPlan()
     if not tasks:
-        return result
+        return CompactionPlan()
     dvs = DeletionVectorReader(ctx.file_io)
-    reader = AppendFileReader(ctx.file_io, ctx.schema, store.schema, ctx.root)
+    reader = AppendFileReader(ctx.file_io, ctx.schema, ctx.store.schema, ctx.root)
     columns = ctx.schema.field_names
-    done = [0, 0, 0]  # tasks, files, bytes
-    total_files = sum(len(t.files) for t in tasks)
-    total_bytes = sum(f.file_size for t in tasks for f in t.files)
 
-    def report() -> None:
-        if progress is not None:
-            progress(
-                CompactionProgress(done[0], len(tasks), done[1], total_files, done[2], total_bytes)
-            )
-
-    report()
-
-    def rewrite(task: BucketJob) -> tuple[list[DataFileMeta], list[str]]:
+    def rewrite(task: BucketJob) -> tuple[CommitMessage | None, list[str]]:
         directory = ctx.bucket_path(task.partition, task.bucket)
-        writer = RollingAppendWriter(
+        writer = RollingFileWriter(
             ctx.file_io,
             directory,
-            ctx.schema,
+            AppendLayout(ctx.schema, task.files[0].min_sequence_number),
             opts.target_file_size,
-            task.files[0].min_sequence_number,
             FILE_SOURCE_COMPACT,
             ctx.locations.external_paths_of(task.partition, task.bucket),
             name_token,
@@ -300,36 +271,20 @@ def run_tasks(
                 df = vectors.get((task.partition, task.bucket, f.file_name))
                 for batch in dvs.iter_apply(pieces, df, f):
                     writer.write(batch)
-            return writer.close(), list(writer.written)
+            after = writer.close()
         except BaseException:
             writer.abort()
             raise
-
-    def collect(task: BucketJob, out: tuple[list[DataFileMeta], list[str]]) -> None:
-        result.written.extend(out[1])
-        result.messages.append(
-            CommitMessage(
-                task.partition,
-                task.bucket,
-                task.total_buckets,
-                compact_before=task.files,
-                compact_after=tuple(out[0]),
-            )
+        message = CommitMessage(
+            task.partition,
+            task.bucket,
+            task.total_buckets,
+            compact_before=task.files,
+            compact_after=tuple(after),
         )
+        return message, list(writer.written)
 
-    def tick(task: BucketJob) -> None:
-        done[0] += 1
-        done[1] += len(task.files)
-        done[2] += sum(f.file_size for f in task.files)
-        report()
-
-    try:
-        run_ordered(rewrite, tasks, parallelism, on_success=collect, on_done=tick)
-    except BaseException:
-        for path in result.written:
-            ctx.file_io.delete(path)
-        raise
-    return result
+    return run_jobs(ctx, tasks, rewrite, parallelism, progress)
 
 
 def retire_vectors(
@@ -337,7 +292,7 @@ def retire_vectors(
     snapshot: Snapshot | None,
     tasks: Sequence[BucketJob],
     dvs: DeletionVectorReader,
-    result: AppendCompactionPlan,
+    result: CompactionPlan,
 ) -> None:
     """Take the vectors of the files compacted away out of the index, as Paimon's compaction
     of an append table with deletion vectors does: every live deletion-vector index file of a

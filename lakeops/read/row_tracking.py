@@ -35,14 +35,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeops.append.files import AppendFileReader
-from lakeops.append.stats import value_stats
 from lakeops.errors import CorruptTableError, UnsupportedFeatureError
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.schema import TableSchema
+from lakeops.kv.append_reader import AppendFileReader
 from lakeops.kv.evolution import SchemaEvolution
 from lakeops.read.expression import Stats
 from lakeops.read.predicate import RowFilter
+from lakeops.read.stats import value_stats
 
 __all__ = [
     "ROW_ID",

@@ -1,0 +1,141 @@
+"""AppendWrite: the two-phase writer of an append table (``write`` … ``prepare_commit``).
+
+Rows are validated and cast to the table's types (:func:`lakeops.write.records.to_records`),
+grouped by partition and bucket — bucket 0 for an unaware-bucket table (``bucket = -1``, as
+Paimon writes ``bucket-0``), the hash of the ``bucket-key`` columns for a fixed-bucket table
+(:func:`lakeops.format.bucket_hash.assign_buckets`, as primary-key tables hash their keys) —
+kept in input order, and buffered. When the buffers exceed ``write-buffer-size`` (and at
+``prepare_commit``) every buffered (partition, bucket) is written as rolling level-0 files
+(:class:`~lakeops.kv.writer.RollingFileWriter` with an
+:class:`~lakeops.kv.writer.AppendLayout`), up to ``parallelism`` of them at once, in the
+lifecycle both table writers share (:mod:`lakeops.write.lifecycle`).
+
+Sequence numbers, as Paimon's ``AppendOnlyWriter``: one per row, consecutive in input order;
+a fixed bucket continues from the largest sequence number live in it (so a bucket's files
+read in sequence order are its rows in the order they were written); an unaware-bucket writer
+ignores previous files and starts at 0 (Paimon's ``withIgnorePreviousFiles``).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pyarrow as pa
+
+from lakeops.bucket.dynamic import partition_groups
+from lakeops.format.bucket_hash import assign_buckets
+from lakeops.format.commit_message import CommitMessage
+from lakeops.format.data_file import DataFileMeta
+from lakeops.format.kv import KIND
+from lakeops.format.snapshot import Snapshot
+from lakeops.kv.stats import stats_modes
+from lakeops.kv.writer import AppendLayout, RollingFileWriter
+from lakeops.options.append import AppendOptions
+from lakeops.parallel import IO_THREADS
+from lakeops.write.buffer import BucketBuffer
+from lakeops.write.lifecycle import BucketFiles, BucketPlace, BucketWrite, WriteInput
+from lakeops.write.records import to_records
+
+__all__ = ["AppendWrite", "WriteInput"]
+
+
+class AppendWrite(BucketWrite[BucketFiles]):
+    """Writes rows to one append table; see the module docstring.
+
+    ``ignore_previous`` (an overwrite): sequence numbers start at 0, as the table's current
+    files are being replaced."""
+
+    def _setup(self) -> None:
+        self.settings = AppendOptions.of(self.table)
+        stats_modes(self.schema.options, self.schema.field_names)  # refuse a bad mode up front
+        self.bucket_keys = self.schema.bucket_keys
+        self.bucket_types = self.schema.types_of(self.bucket_keys)
+        # where a fixed bucket's sequence numbers continue (an unaware-bucket writer starts
+        # every bucket at 0, so it reads no snapshot)
+        self._base: Snapshot | None = (
+            None
+            if self._ignore_previous or self.options.bucket <= 0
+            else self.store.latest_snapshot()
+        )
+        self._max_sequences: dict[tuple[bytes, int], int] | None = None
+
+    # -------------------------------------------------------------------- input
+    def _write_table(self, data: pa.Table | pa.RecordBatch) -> None:
+        records = to_records(data, self.schema, self.options).drop_columns([KIND])
+        if records.num_rows == 0:
+            return
+        if self.options.bucket <= 0 and not self.schema.partition_keys:
+            self._bucket((), 0).buffer.append(records)  # one bucket: the rows as they came
+            self._flush_if_full()
+            return
+        if self.options.bucket > 0:
+            buckets = assign_buckets(
+                [records.column(k) for k in self.bucket_keys],
+                self.bucket_types,
+                self.options.bucket,
+            )
+        else:
+            buckets = np.zeros(records.num_rows, dtype=np.int32)
+        if self.schema.partition_keys:
+            groups = partition_groups(records, self.schema.partition_keys)
+        else:
+            groups = [((), np.arange(records.num_rows))]
+        for values, rows in groups:
+            # the partition's rows by bucket, input order kept within each bucket (one take)
+            order = rows[np.argsort(buckets[rows], kind="stable")]
+            sorted_buckets = buckets[order]
+            bounds = np.flatnonzero(np.diff(sorted_buckets)) + 1
+            in_order = len(order) == records.num_rows and bool(
+                (order == np.arange(len(order))).all()
+            )
+            part = records if in_order else records.take(pa.array(order))
+            for lo, hi in itertools.pairwise([0, *bounds.tolist(), len(order)]):
+                target = self._bucket(values, int(sorted_buckets[lo]))
+                target.buffer.append(part.slice(lo, hi - lo))
+        self._flush_if_full()
+
+    def _new_bucket(self, place: BucketPlace) -> BucketFiles:
+        first = self._first_sequence(place.partition_bytes, place.bucket)
+        return BucketFiles(*place, BucketBuffer(first, numbered=False))
+
+    def _first_sequence(self, partition: bytes, bucket: int) -> int:
+        """Where a bucket's sequence numbers start (see the module docstring)."""
+        if self.options.bucket <= 0 or self._base is None:
+            return 0
+        if self._max_sequences is None:
+            self._max_sequences = {}
+            for e in self.table.store.live_entries(self._base, parallelism=IO_THREADS):
+                key = (e.partition, e.bucket)
+                seq = e.file.max_sequence_number
+                self._max_sequences[key] = max(self._max_sequences.get(key, -1), seq)
+        return self._max_sequences.get((partition, bucket), -1) + 1
+
+    # -------------------------------------------------------------------- flush
+    def _flush_one(self, bucket: BucketFiles, batches: list[pa.Table]) -> list[DataFileMeta]:
+        writer = RollingFileWriter(
+            self.table.file_io,
+            bucket.directory,
+            AppendLayout(self.schema, bucket.buffer.first_sequence(batches)),
+            self.settings.target_file_size,
+            external=bucket.external,
+        )
+        try:
+            for batch in batches:
+                writer.write(batch)
+            return writer.close()
+        finally:
+            bucket.written.extend(writer.written)
+
+    def _record(self, bucket: BucketFiles, flushed: list[DataFileMeta]) -> None:
+        bucket.files.extend(flushed)
+
+    # -------------------------------------------------------------------- commit
+    def _message(self, bucket: BucketFiles) -> CommitMessage:
+        return CommitMessage(
+            bucket.partition_bytes,
+            bucket.bucket,
+            self.options.bucket,
+            tuple(bucket.files),
+            base_snapshot_id=None,
+        )

@@ -1,0 +1,275 @@
+"""The lifecycle both table writers share: ``write`` → route to (partition, bucket) → buffer →
+``flush`` → ``prepare_commit``, or ``abort``.
+
+:class:`BucketWrite` owns what is the same for every table kind: input of any form, one
+:class:`BucketFiles` per (partition, bucket) with its directory and numbered buffer
+(:class:`~lakeops.write.buffer.BucketBuffer`), flushes of every buffered bucket on the writer's
+pool of ``parallelism`` threads (:mod:`lakeops.parallel`), one commit message per bucket with
+changes, and the refusal to go on after a failure (part of the input may be lost, so a failed
+writer can only be aborted). The table kind's difference is what its subclass fills in: how rows
+are validated and routed (:meth:`BucketWrite._write_table`), what a bucket holds
+(:meth:`BucketWrite._new_bucket`), how one bucket is flushed (sorted and merged for a
+primary-key table, written as they came for an append table: :meth:`BucketWrite._flush_one`),
+and what its commit message and abort add.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Generic, NamedTuple, TypeAlias, TypeVar
+
+import pyarrow as pa
+
+from lakeops.errors import DataValidationError, LakeopsError
+from lakeops.format import binary_row, paths
+from lakeops.format.commit_message import CommitMessage
+from lakeops.format.data_file import DataFileMeta
+from lakeops.format.identifiers import MAX_NAME_BYTES
+from lakeops.io.file_io import join
+from lakeops.parallel import check_parallelism, pool_for, run_ordered
+from lakeops.store.context import TableContext
+from lakeops.store.locations import ExternalPaths
+from lakeops.write.buffer import BucketBuffer
+
+__all__ = ["BucketFiles", "BucketPlace", "BucketWrite", "WriteInput", "check_component_lengths"]
+
+WriteInput: TypeAlias = (
+    pa.Table | pa.RecordBatch | pa.RecordBatchReader | Iterable[pa.Table | pa.RecordBatch]
+)
+
+
+def check_component_lengths(directory: str) -> None:
+    """Refuse a partition directory with a component longer than a file system allows (255
+    UTF-8 bytes), as a lakeops error instead of the store's OSError with a full local path."""
+    for component in directory.split("/"):
+        size = len(component.encode("utf-8"))
+        if size > MAX_NAME_BYTES:
+            column = paths.unescape_path_name(component.split("=", 1)[0])
+            raise DataValidationError(
+                f"the partition directory of column {column!r} ({component[:60]!r}…) would be "
+                f"{size} bytes long, over the limit of {MAX_NAME_BYTES} bytes for one path "
+                "component; shorten the partition values of that column (nothing was written)"
+            )
+
+
+class BucketPlace(NamedTuple):
+    """Which (partition, bucket) a bucket of a write is, and where its files go."""
+
+    partition: tuple[object, ...]
+    partition_bytes: bytes
+    bucket: int
+    directory: str
+    external: ExternalPaths | None
+
+
+@dataclass
+class BucketFiles:
+    """One (partition, bucket) of a write: where its files go, its buffer and what its
+    flushes wrote."""
+
+    partition: tuple[object, ...]
+    partition_bytes: bytes
+    bucket: int
+    directory: str
+    external: ExternalPaths | None
+    buffer: BucketBuffer
+    #: new level-0 data files of this write's flushes
+    files: list[DataFileMeta] = field(default_factory=list)
+    #: the storage path of every file the flushes wrote
+    written: list[str] = field(default_factory=list)
+
+
+B = TypeVar("B", bound=BucketFiles)
+
+
+class BucketWrite(Generic[B]):
+    """The two-phase writer of one table; see the module docstring. ``ignore_previous`` (an
+    overwrite): the write builds on no snapshot, as the table's current files are being
+    replaced. A kind's own state is made by :meth:`_setup`."""
+
+    def __init__(
+        self,
+        table: TableContext,
+        *,
+        ignore_previous: bool = False,
+        parallelism: int | None = None,
+    ) -> None:
+        #: how many buckets a flush writes (and compacts) at once; see :mod:`lakeops.parallel`
+        self.parallelism = check_parallelism(parallelism)
+        self.table = table
+        self.store = table.store
+        self.schema = table.schema
+        self.options = table.options
+        self.partition_types = self.schema.types_of(self.schema.partition_keys)
+        self.locations = table.locations
+        self.locations.check_writable()
+        self._ignore_previous = ignore_previous
+        self._buckets: dict[tuple[bytes, int], B] = {}
+        self._closed = False
+        #: the error that made this writer unusable (it can only be aborted)
+        self._failure: BaseException | None = None
+        #: flushes (and background compactions) run here (None: in the calling thread)
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_made = False
+        self._setup()
+
+    def _setup(self) -> None:
+        """Make the table kind's own state (after the shared state above)."""
+
+    # -------------------------------------------------------------------- input
+    def write(self, data: WriteInput) -> None:
+        """Validate and buffer ``data`` (a Table, RecordBatch, reader or iterable of them)."""
+        self._check_usable()
+        try:
+            if isinstance(data, pa.Table | pa.RecordBatch):
+                self._write_table(data)
+                return
+            for part in data:
+                self._write_table(part)
+        except BaseException as error:
+            self._failure = error
+            raise
+
+    def _check_usable(self) -> None:
+        name = type(self).__name__
+        if self._closed:
+            raise LakeopsError(
+                f"this {name} was already committed or aborted; "
+                "create a new one with table.new_write()"
+            )
+        if self._failure is not None:
+            raise LakeopsError(
+                f"this {name} failed earlier ({type(self._failure).__name__}: "
+                f"{self._failure}) and may have lost buffered rows; call abort() and write "
+                "again with a new writer"
+            ) from self._failure
+
+    def _write_table(self, data: pa.Table | pa.RecordBatch) -> None:
+        """Validate ``data`` and buffer its rows in their buckets (:meth:`_bucket`)."""
+        raise NotImplementedError
+
+    def _buffered(self) -> int:
+        """The in-memory size of every bucket's buffered rows."""
+        return sum(b.buffer.nbytes for b in self._buckets.values())
+
+    def _bucket(self, partition: tuple[object, ...], bucket: int) -> B:
+        """The state of (``partition``, ``bucket``), made at its first row."""
+        pbytes = binary_row.serialize(list(partition), self.partition_types)
+        found = self._buckets.get((pbytes, bucket))
+        if found is None:
+            relative = self.locations.relative_bucket(pbytes, bucket)
+            check_component_lengths(relative)
+            found = self._new_bucket(
+                BucketPlace(
+                    partition,
+                    pbytes,
+                    bucket,
+                    join(self.store.root, relative),
+                    self.locations.external_paths_of(pbytes, bucket),
+                )
+            )
+            self._buckets[(pbytes, bucket)] = found
+        return found
+
+    def _new_bucket(self, place: BucketPlace) -> B:
+        """The state of a new bucket of the write at ``place``."""
+        raise NotImplementedError
+
+    def _flush_if_full(self) -> None:
+        """Flush once the buffers together exceed ``write-buffer-size``."""
+        if self._buffered() > self.options.write_buffer_size:
+            self.flush()
+
+    # -------------------------------------------------------------------- flush
+    def _executor(self) -> ThreadPoolExecutor | None:
+        """The writer's pool, made at the first flush (None at parallelism 1)."""
+        if not self._pool_made:
+            self._pool, self._pool_made = pool_for(self.parallelism), True
+        return self._pool
+
+    def _close_pool(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool = None
+
+    def flush(self) -> None:
+        """Write every buffered bucket as level-0 files.
+
+        Buckets are flushed on up to ``parallelism`` threads (each bucket by one thread at a
+        time; see :mod:`lakeops.parallel`): a bucket's files and sequence numbers do not depend
+        on the other buckets or on timing, so the result is the same at every parallelism. If
+        any bucket fails, the files of the buckets that succeeded are still recorded (so
+        :meth:`abort` deletes them) and the first error is raised."""
+        self._check_usable()
+        try:
+            pending = [b for b in self._buckets.values() if b.buffer.batches]
+            if not pending:
+                return
+            work = [(b, b.buffer.take()) for b in pending]
+            executor = self._executor()
+            flushed = run_ordered(
+                lambda item: self._flush_one(*item),
+                work,
+                self.parallelism,
+                on_success=lambda item, done: self._record(item[0], done),
+                executor=executor,
+            )
+            self._after_flush(pending, flushed, executor)
+        except BaseException as error:
+            self._failure = error
+            raise
+
+    def _flush_one(self, bucket: B, batches: list[pa.Table]) -> Any:
+        """Write the buffered ``batches`` of ``bucket`` (on a pool thread)."""
+        raise NotImplementedError
+
+    def _record(self, bucket: B, flushed: Any) -> None:
+        """Record what a flush of ``bucket`` wrote (for the commit, or for an abort)."""
+        raise NotImplementedError
+
+    def _after_flush(
+        self, pending: Sequence[B], flushed: Sequence[Any], executor: ThreadPoolExecutor | None
+    ) -> None:
+        """What follows a flush of ``pending`` (nothing unless the kind adds it)."""
+
+    # -------------------------------------------------------------------- commit
+    def prepare_commit(self) -> list[CommitMessage]:
+        """Write everything buffered and return one message per (partition, bucket) with
+        changes."""
+        self.flush()
+        try:
+            self._before_commit()
+        except BaseException as error:
+            self._failure = error
+            raise
+        self._close_pool()
+        self._closed = True
+        messages = [self._message(b) for b in self._buckets.values()]
+        return [m for m in messages if not m.is_empty]
+
+    def _before_commit(self) -> None:
+        """What must finish before the messages are made (nothing unless the kind adds it)."""
+
+    def _message(self, bucket: B) -> CommitMessage:
+        """The commit message of ``bucket``."""
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        """Delete every file written by this writer; nothing of it will be committed."""
+        self._stop()
+        self._close_pool()
+        for bucket in self._buckets.values():
+            for path in self._written_by(bucket):
+                self.store.file_io.delete(path)
+            bucket.buffer.clear()
+            bucket.files, bucket.written = [], []
+        self._closed = True
+
+    def _stop(self) -> None:
+        """Stop the work in flight before an abort (nothing unless the kind adds it)."""
+
+    def _written_by(self, bucket: B) -> list[str]:
+        """Every storage path written for ``bucket``, for an abort."""
+        return list(bucket.written)
