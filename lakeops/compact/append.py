@@ -201,7 +201,7 @@ def partitions_to_compact(ctx: TableContext, *, full: bool) -> list[dict[str, An
     compaction (``full``: a full one) of the latest snapshot would rewrite files."""
     types = ctx.schema.types_of(ctx.schema.partition_keys)
     seen: dict[bytes, dict[str, Any]] = {}
-    for task in compaction_tasks(ctx, AppendOptions.of(ctx), full, None):
+    for task in compaction_tasks(ctx, ctx.append, full, None):
         if task.partition not in seen:
             values = binary_row.deserialize(task.partition, types)
             seen[task.partition] = dict(zip(ctx.schema.partition_keys, values, strict=True))
@@ -220,7 +220,7 @@ def plan(
     vectors of that snapshot are applied, and those of the files compacted away leave the
     index (:func:`retire_vectors`)."""
     snapshot = ctx.store.latest_snapshot()
-    tasks = compaction_tasks(ctx, AppendOptions.of(ctx), full, partitions, snapshot)
+    tasks = compaction_tasks(ctx, ctx.append, full, partitions, snapshot)
     vectors = snapshot_deletion_files(ctx, snapshot)
     result = run_tasks(ctx, tasks, parallelism, progress, vectors=vectors)
     if vectors and tasks:
@@ -247,7 +247,7 @@ def run_tasks(
     bucket and file name) delete; one message per task, in task order. On any failure every
     file written is deleted. Nothing is committed, and the vectors stay in the index: the
     caller retires them (:func:`plan`)."""
-    opts = AppendOptions.of(ctx)
+    opts = ctx.append
     if not tasks:
         return CompactionPlan()
     dvs = DeletionVectorReader(ctx.file_io)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from lakeops.errors import ConfigurationError
 from lakeops.options.rows_ignorable import COMPACTION_MAX_FILE_NUM, COMPACTION_MIN_FILE_NUM
 from lakeops.options.rows_write import TARGET_FILE_SIZE
-from lakeops.store.context import TableContext
 
 __all__ = ["AppendOptions"]
 
@@ -30,8 +30,8 @@ class AppendOptions:
         return self.target_file_size // 10 * 7
 
     @classmethod
-    def of(cls, table: TableContext) -> AppendOptions:
-        o = table.schema.options
+    def from_options(cls, o: Mapping[str, str]) -> AppendOptions:
+        """The append options of a table with options ``o``."""
         target = TARGET_FILE_SIZE.get(o, primary_key=False, blank_is_unset=True)
         min_num = COMPACTION_MIN_FILE_NUM.get(o)
         max_num = COMPACTION_MAX_FILE_NUM.find(o)

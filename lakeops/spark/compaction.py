@@ -48,7 +48,6 @@ from lakeops.format.commit_message import CommitMessage
 from lakeops.format.deletion_vector import DeletionFile
 from lakeops.format.snapshot import Snapshot
 from lakeops.kv.formats import check_writable
-from lakeops.options.append import AppendOptions
 from lakeops.parallel import check_parallelism
 from lakeops.read.deletions import DeletionVectorReader
 from lakeops.read.scan import snapshot_deletion_files
@@ -172,9 +171,7 @@ def compact(
         if force_level0:
             primary_key_table(table, "flush_level0")  # refused: only level 0 here
         planned = table.store.latest_snapshot()
-        jobs = compaction_tasks(
-            table.context, AppendOptions.of(table.context), full, partitions, planned
-        )
+        jobs = compaction_tasks(table.context, table.context.append, full, partitions, planned)
         vectors = snapshot_deletion_files(table.context, planned)
     else:
         jobs = plan_buckets(table.store, table.schema, partitions)

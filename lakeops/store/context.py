@@ -18,6 +18,7 @@ from lakeops.format.schema import TableSchema
 from lakeops.io.file_io import FileIO
 from lakeops.merge import MergeEngine, create_merge_engine
 from lakeops.options import TableOptions
+from lakeops.options.append import AppendOptions
 from lakeops.options.buckets import DynamicBucketOptions
 from lakeops.options.changelog import ChangelogOptions
 from lakeops.options.commit import CommitRetryOptions
@@ -57,6 +58,11 @@ class TableContext:
     def options(self) -> TableOptions:
         """The table-wide options (merge engine, buckets, sequence fields, sizes)."""
         return TableOptions.from_schema(self.schema)
+
+    @cached_property
+    def append(self) -> AppendOptions:
+        """An append table's file size and small-file compaction options."""
+        return AppendOptions.from_options(self.schema.options)
 
     @cached_property
     def compaction(self) -> CompactOptions:

@@ -22,7 +22,6 @@ from lakeops.format.snapshot import CommitKind, Snapshot
 from lakeops.io.file_io import FileIO
 from lakeops.kv.append_reader import AppendFileReader
 from lakeops.kv.formats import check_writable
-from lakeops.options.append import AppendOptions
 from lakeops.options.rows_layout import bucket_count_set
 from lakeops.parallel import imap_ordered
 from lakeops.read.deletions import DeletionVectorReader
@@ -98,8 +97,9 @@ class AppendTable(BaseTable):
         super().__init__(identifier, file_io, root)
         if self.schema.primary_keys:
             raise ConfigurationError(f"table {identifier!r} has a primary key: open it as Table")
-        self.context.options  # noqa: B018 - a malformed table-wide option fails at open
-        AppendOptions.of(self.context)
+        # a malformed table-wide or append option fails at open
+        self.context.options  # noqa: B018
+        self.context.append  # noqa: B018
 
     # -------------------------------------------------------------- refusals
     def _refuse_data_evolution(self, action: str) -> None:

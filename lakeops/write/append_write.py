@@ -31,7 +31,6 @@ from lakeops.format.kv import KIND
 from lakeops.format.snapshot import Snapshot
 from lakeops.kv.stats import stats_modes
 from lakeops.kv.writer import AppendLayout, RollingFileWriter
-from lakeops.options.append import AppendOptions
 from lakeops.parallel import IO_THREADS
 from lakeops.write.buffer import BucketBuffer
 from lakeops.write.lifecycle import BucketFiles, BucketPlace, BucketWrite, WriteInput
@@ -47,7 +46,7 @@ class AppendWrite(BucketWrite[BucketFiles]):
     files are being replaced."""
 
     def _setup(self) -> None:
-        self.settings = AppendOptions.of(self.table)
+        self.settings = self.table.append
         stats_modes(self.schema.options, self.schema.field_names)  # refuse a bad mode up front
         self.bucket_keys = self.schema.bucket_keys
         self.bucket_types = self.schema.types_of(self.bucket_keys)
