@@ -36,6 +36,7 @@ from lakeops.read.row_tracking import (
 )
 from lakeops.read.scan import Split, plan_append_splits, snapshot_deletion_files
 from lakeops.table.base import BaseTable, CompactionPlanner
+from lakeops.table.scan import SplitRead
 from lakeops.table.system_tables import system_table_schema
 from lakeops.write.append_write import AppendWrite
 
@@ -75,7 +76,7 @@ class AppendSplitReader:
     def read(self, split: Split, columns: Sequence[str] | None = None) -> pa.Table:
         """The rows of ``split`` (``columns``: all by default)."""
         wanted = self.table._columns(columns)
-        return self.table._read_splits([split], wanted, None, 1)
+        return self.table._read_splits(SplitRead([split], wanted, parallelism=1))
 
 
 class AppendTable(BaseTable):
@@ -220,13 +221,8 @@ class AppendTable(BaseTable):
             for i, unit in self._units(s)
         ]
 
-    def _read_splits(
-        self,
-        splits: Sequence[Split],
-        wanted: list[str],
-        rf: RowFilter | None,
-        parallelism: int | None,
-    ) -> pa.Table:
+    def _read_splits(self, read: SplitRead) -> pa.Table:
+        splits, wanted, rf, parallelism = read.splits, read.wanted, read.rf, read.parallelism
         reader = self._reader()
         groups = GroupReader(reader)
         dvs = DeletionVectorReader(self.file_io)
@@ -250,15 +246,10 @@ class AppendTable(BaseTable):
             result = result.filter(rf.expression)
         return result.select(wanted)
 
-    def _stream_splits(
-        self,
-        splits: Sequence[Split],
-        wanted: list[str],
-        rf: RowFilter | None,
-        batch_rows: int | None,
-        parallelism: int | None,
-    ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    def _stream_splits(self, read: SplitRead) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
         """The rows of ``splits``, streamed file by file (see :meth:`lakeops.Scan.to_batches`)."""
+        splits, wanted, rf, parallelism = read.splits, read.wanted, read.rf, read.parallelism
+        batch_rows = read.batch_rows
         reader = self._reader()
         groups = GroupReader(reader)
         dvs = DeletionVectorReader(self.file_io)
@@ -371,8 +362,6 @@ class AppendTable(BaseTable):
                 continue
             entries += [e for e in self.store.delta_entries(snapshot) if e.kind == FileKind.ADD]
         splits = plan_append_splits(self.context, None, None, entries)
-        rows = guard_read(
-            self.store, planned, lambda: self._read_splits(splits, wanted, None, None)
-        )
+        rows = guard_read(self.store, planned, lambda: self._read_splits(SplitRead(splits, wanted)))
         kinds = pa.array(["+I"] * rows.num_rows, pa.string())
         return rows.add_column(0, pa.field(ROW_KIND_COLUMN, pa.string(), False), kinds)

@@ -28,6 +28,7 @@ from lakeops.read.predicate import RowFilter
 from lakeops.read.scan import Split, plan_splits
 from lakeops.read.stream import read_batches
 from lakeops.table.base import BaseTable, CompactionPlanner
+from lakeops.table.scan import SplitRead
 from lakeops.write.table_write import TableWrite
 
 __all__ = ["Table"]
@@ -131,15 +132,10 @@ class Table(BaseTable):
         """The splits of ``snapshot``, pruned by ``rf`` (:mod:`lakeops.read.scan`)."""
         return plan_splits(self.context, snapshot, rf)
 
-    def _read_splits(
-        self,
-        splits: Sequence[Split],
-        wanted: list[str],
-        rf: RowFilter | None,
-        parallelism: int | None,
-    ) -> pa.Table:
+    def _read_splits(self, read: SplitRead) -> pa.Table:
         """The merged rows of ``splits``, whole; the filter runs once on the whole result,
         not on every batch."""
+        splits, wanted, rf, parallelism = read.splits, read.wanted, read.rf, read.parallelism
         schema, batches = read_batches(
             self.context,
             splits,
@@ -152,15 +148,10 @@ class Table(BaseTable):
         result = pa.Table.from_batches(list(batches), schema=schema)
         return result.filter(rf.expression).select(wanted) if rf is not None else result
 
-    def _stream_splits(
-        self,
-        splits: Sequence[Split],
-        wanted: list[str],
-        rf: RowFilter | None,
-        batch_rows: int | None,
-        parallelism: int | None,
-    ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    def _stream_splits(self, read: SplitRead) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
         """The merged rows of ``splits``, streamed (:mod:`lakeops.read.stream`)."""
+        splits, wanted, rf, parallelism = read.splits, read.wanted, read.rf, read.parallelism
+        batch_rows = read.batch_rows
         return read_batches(
             self.context, splits, wanted, rf, batch_rows=batch_rows, parallelism=parallelism
         )

@@ -30,7 +30,7 @@ from lakeops.read.predicate import Filter, RowFilter
 from lakeops.store import TableStore
 from lakeops.store.time_travel import AsOf
 
-__all__ = ["Scan", "ScanArgs", "ScanSource"]
+__all__ = ["Scan", "ScanArgs", "ScanSource", "SplitRead"]
 
 
 class ScanArgs(TypedDict, total=False):
@@ -43,6 +43,19 @@ class ScanArgs(TypedDict, total=False):
     as_of: AsOf | None
 
 
+@dataclass(frozen=True)
+class SplitRead:
+    """What a kind of table is asked to read: the ``wanted`` columns of the rows ``rf`` keeps
+    in ``splits`` (planned by its ``_plan``), with ``parallelism`` and, streamed, at most
+    ``batch_rows`` rows a batch (None: the kind's default)."""
+
+    splits: Sequence[Any]
+    wanted: list[str]
+    rf: RowFilter | None = None
+    parallelism: int | None = None
+    batch_rows: int | None = None
+
+
 class ScanSource(Protocol):
     """What a kind of table gives a scan: its store, how it plans the splits of a snapshot
     and how it reads them, whole or streamed (:class:`lakeops.table.base.BaseTable` declares
@@ -53,22 +66,9 @@ class ScanSource(Protocol):
 
     def _plan(self, snapshot: Snapshot | None, rf: RowFilter | None) -> Sequence[Any]: ...
 
-    def _read_splits(
-        self,
-        splits: Sequence[Any],
-        wanted: list[str],
-        rf: RowFilter | None,
-        parallelism: int | None,
-    ) -> pa.Table: ...
+    def _read_splits(self, read: SplitRead) -> pa.Table: ...
 
-    def _stream_splits(
-        self,
-        splits: Sequence[Any],
-        wanted: list[str],
-        rf: RowFilter | None,
-        batch_rows: int | None,
-        parallelism: int | None,
-    ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]: ...
+    def _stream_splits(self, read: SplitRead) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,7 +106,7 @@ class Scan:
         return guard_read(
             table.store,
             planned_on(self.snapshot),
-            lambda: table._read_splits(self._plan(), wanted, rf, parallelism),
+            lambda: table._read_splits(SplitRead(self._plan(), wanted, rf, parallelism)),
         )
 
     def to_batches(
@@ -163,6 +163,6 @@ class Scan:
         planned = planned_on(self.snapshot)
         splits = guard_read(self.table.store, planned, self._plan)
         schema, batches = self.table._stream_splits(
-            splits, list(self.columns), self.row_filter, batch_rows, parallelism
+            SplitRead(splits, list(self.columns), self.row_filter, parallelism, batch_rows)
         )
         return schema, guard_batches(self.table.store, planned, batches)
