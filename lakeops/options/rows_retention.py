@@ -31,6 +31,7 @@ __all__ = [
     "CONSUMER_EXPIRATION_TIME",
     "MANIFEST_MERGE_MIN_COUNT",
     "ROWS",
+    "SINK_WATERMARK_TIME_ZONE",
     "SNAPSHOT_EXPIRE_LIMIT",
     "SNAPSHOT_NUM_RETAINED_MAX",
     "SNAPSHOT_NUM_RETAINED_MIN",
@@ -114,13 +115,17 @@ _CALLBACKS = honoured(
     fix="remove it or use Paimon to write this table",
 ).rows("commit.callbacks", "tag.callbacks")
 TAG_AUTOMATIC_CREATION = honoured(
-    "'process-time': lakeops commits create (and retire) Paimon's automatic tags, as Paimon's "
-    "committer does (lakeops.maintenance.auto_tags); 'watermark' needs the snapshot watermarks "
-    "that only Flink writes, and 'batch' is Paimon's Flink batch sink replacing the day's tag, "
-    "which lakeops never moves",
-    refuse_value=unless("none", "process-time"),
-    fix="use 'process-time' or 'none', or write this table with Paimon's Flink jobs",
+    "'process-time' and 'watermark': lakeops commits create (and retire) Paimon's automatic "
+    "tags, as Paimon's committer does (lakeops.maintenance.auto_tags); 'watermark' reads the "
+    "snapshots' watermarks (a commit's watermark=), so commits without one create no tag; "
+    "'batch': every batch commit tags its snapshot 'batch-write-<day>', as Paimon's batch sink",
+    refuse_value=unless("none", "process-time", "watermark", "batch"),
+    fix="use 'none', 'process-time', 'watermark' or 'batch' (Paimon 0.9's modes)",
 ).row("tag.automatic-creation", STRING, "none")
+#: the time zone a snapshot's watermark is read in (mode 'watermark'), Java's ZoneId
+SINK_WATERMARK_TIME_ZONE = honoured(
+    "the time zone of snapshot watermarks when 'tag.automatic-creation' is 'watermark'",
+).row("sink.watermark-time-zone", STRING, "UTC")
 _TAGS = honoured(
     "automatic tags after lakeops commits (lakeops.maintenance.auto_tags); "
     "'tag.default-time-retained' is written into every tag created",
@@ -181,6 +186,7 @@ ROWS: tuple[Option[Any], ...] = (
     *_ICEBERG_STORAGE,
     *_CALLBACKS,
     TAG_AUTOMATIC_CREATION,
+    SINK_WATERMARK_TIME_ZONE,
     TAG_CREATION_PERIOD,
     TAG_CREATION_DELAY,
     TAG_NUM_RETAINED_MAX,
