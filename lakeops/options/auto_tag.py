@@ -8,6 +8,10 @@ Paimon 0.9's ``TagAutoCreation``, ``TagPeriodHandler`` and ``TagTimeExtractor``
 * ``tag.creation-period``: ``daily`` (default), ``hourly`` or ``two-hours``;
 * ``tag.period-formatter``: ``with_dashes`` (default, ``2024-01-31`` / ``2024-01-31 07``) or
   ``without_dashes`` (``20240131`` / ``20240131 07``); ``two-hours`` always names with dashes;
+* ``tag.creation-period-duration`` (newer Paimon; 0.9 does not know it): periods of that length
+  instead, counted from the epoch, named ``yyyyMMddHHmm`` (``202401310730``), as newer Paimon's
+  ``PeriodDurationTagPeriodHandler``; a Paimon 0.9 writer of the same table would ignore it and
+  tag by ``tag.creation-period``;
 * ``tag.creation-delay`` (default 0): a period's tag is created once a snapshot's time is at least
   the period's end plus the delay; it must be shorter than one period;
 * ``tag.automatic-completion`` (default false): tag every period after the last tag, not only the
@@ -49,17 +53,24 @@ class TagPeriod:
 
     hours: int
     with_dashes: bool = True
+    #: newer Paimon's ``tag.creation-period-duration`` (milliseconds): periods of that length,
+    #: named ``yyyyMMddHHmm`` and read strictly (``hours`` and ``with_dashes`` then unused)
+    duration_millis: int | None = None
 
     @property
     def length(self) -> dt.timedelta:
+        if self.duration_millis is not None:
+            return dt.timedelta(milliseconds=self.duration_millis)
         return dt.timedelta(hours=self.hours)
 
     @property
     def daily(self) -> bool:
-        return self.hours == 24
+        return self.hours == 24 and self.duration_millis is None
 
     def name_of(self, time: dt.datetime) -> str:
         """The tag name of the period starting at ``time`` (Paimon's ``timeToTag``)."""
+        if self.duration_millis is not None:
+            return f"{time.year:04d}{time.month:02d}{time.day:02d}{time.hour:02d}{time.minute:02d}"
         sep = "-" if self.with_dashes else ""
         name = f"{time.year}{sep}{time.month:02d}{sep}{time.day:02d}"
         return name if self.daily else f"{name} {time.hour:02d}"
@@ -67,6 +78,15 @@ class TagPeriod:
     def time_of(self, name: str) -> dt.datetime | None:
         """The period start a tag name stands for, or None when ``name`` is not one of this
         period's names (Paimon's ``tagToTime`` / ``isAutoTag``)."""
+        if self.duration_millis is not None:  # MINUTE_FORMATTER, ResolverStyle.STRICT
+            m = re.fullmatch(r"(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})", name, re.ASCII)
+            if m is None:
+                return None
+            y, mo, d, h, mi = map(int, m.groups())
+            try:
+                return dt.datetime(y, mo, d, h, mi)
+            except ValueError:
+                return None
         if self.daily:
             name = name.split(" ")[0]
         sep = "-" if self.with_dashes else ""
@@ -89,7 +109,7 @@ class TagPeriod:
         """The start of the period before the one holding ``time`` (``normalizeToPreviousTag``:
         the wall-clock time counted as milliseconds since the epoch, floored to the period)."""
         millis = (time - _EPOCH) // dt.timedelta(milliseconds=1)
-        period = self.hours * 3_600_000
+        period = self.length // dt.timedelta(milliseconds=1)
         return _EPOCH + dt.timedelta(milliseconds=millis // period * period) - self.length
 
 
@@ -122,12 +142,16 @@ class AutoTagOptions:
         period_name = R.TAG_CREATION_PERIOD.get(options)
         formatter = R.TAG_PERIOD_FORMATTER.get(options)
         hours = _PERIODS[period_name]
-        period = TagPeriod(hours, with_dashes=formatter == "with_dashes" or hours == 2)
+        duration = R.TAG_CREATION_PERIOD_DURATION.find(options, blank_is_unset=True)
+        period = TagPeriod(
+            hours, with_dashes=formatter == "with_dashes" or hours == 2, duration_millis=duration
+        )
         delay = _duration(options, R.TAG_CREATION_DELAY) or dt.timedelta(0)
         if delay >= period.length:
+            which = "tag.creation-period-duration" if duration is not None else period_name
             raise ConfigurationError(
                 f"option 'tag.creation-delay' = {options['tag.creation-delay']!r} must be "
-                f"shorter than one tag.creation-period ({period_name}), as Paimon requires"
+                f"shorter than one tag.creation-period ({which}), as Paimon requires"
             )
         return cls(
             period,

@@ -39,6 +39,7 @@ __all__ = [
     "TAG_AUTOMATIC_COMPLETION",
     "TAG_AUTOMATIC_CREATION",
     "TAG_CREATION_DELAY",
+    "TAG_CREATION_PERIOD_DURATION",
     "TAG_CREATION_PERIOD",
     "TAG_DEFAULT_TIME_RETAINED",
     "TAG_NUM_RETAINED_MAX",
@@ -151,12 +152,11 @@ TAG_PERIOD_FORMATTER = honoured(
     ),
     fix="use 'with_dashes' or 'without_dashes', or set 'tag.automatic-creation' to 'none'",
 ).row("tag.period-formatter", enum("with_dashes", "without_dashes"), "with_dashes")
-_PERIOD_DURATION = honoured(
-    "newer Paimon's custom tag period, which replaces 'tag.creation-period'; refused while "
-    "automatic tags are on (lakeops names periods as Paimon 0.9 does)",
-    refuse_value=lambda value, options: auto_tags_on(options) and value.strip() != "",
-    fix="remove it and use 'tag.creation-period', or set 'tag.automatic-creation' to 'none'",
-).rows("tag.creation-period-duration")
+#: unset: periods are 'tag.creation-period'
+TAG_CREATION_PERIOD_DURATION = honoured(
+    "newer Paimon's custom tag period (Paimon 0.9 does not know it): periods of that length "
+    "named yyyyMMddHHmm, replacing 'tag.creation-period', as newer Paimon does",
+).row("tag.creation-period-duration", DURATION, None, rng(1, meaning="one tag period"))
 _PARTITION_EXPIRATION = honoured(
     "lakeops commits do not expire partitions",
     refuse_value=SET_REFUSED,
@@ -193,7 +193,7 @@ ROWS: tuple[Option[Any], ...] = (
     TAG_DEFAULT_TIME_RETAINED,
     TAG_AUTOMATIC_COMPLETION,
     TAG_PERIOD_FORMATTER,
-    *_PERIOD_DURATION,
+    TAG_CREATION_PERIOD_DURATION,
     _PARTITION_EXPIRATION,
     _METASTORE_PARTITIONED,
 )

@@ -363,3 +363,52 @@ def test_unknown_modes_are_refused(catalog: Catalog) -> None:
             primary_keys=["id"],
             options={"tag.automatic-creation": "event-time"},
         )
+
+
+def _model_duration_previous_start(minutes: int, time: dt.datetime) -> dt.datetime:
+    """Newer Paimon's period of ``minutes``: wall-clock minutes since the epoch floored to it."""
+    since = (time - dt.datetime(1970, 1, 1)) // dt.timedelta(minutes=1)
+    start = dt.datetime(1970, 1, 1) + dt.timedelta(minutes=since - since % minutes)
+    return start - dt.timedelta(minutes=minutes)
+
+
+@pytest.mark.parametrize(("duration", "minutes"), [("90 min", 90), ("3 h", 180), ("1 d", 1440)])
+def test_period_duration_names_and_periods_follow_the_model(duration: str, minutes: int) -> None:
+    options = AutoTagOptions.from_options(
+        {
+            "tag.automatic-creation": "process-time",
+            "tag.creation-period": "hourly",  # replaced by the duration, as newer Paimon
+            "tag.creation-period-duration": duration,
+        }
+    )
+    assert options is not None
+    period = options.period
+    assert period.length == dt.timedelta(minutes=minutes)
+    for time in TIMES:
+        start = period.previous_start(time)
+        assert start == _model_duration_previous_start(minutes, time), time
+        name = period.name_of(start)
+        assert name == start.strftime("%Y%m%d%H%M")
+        assert period.time_of(name) == start
+    # STRICT: only yyyyMMddHHmm names of real minutes are automatic tags
+    for other in ["2024-01-31", "20240131 07", "202401310760", "202413010000", "2024013107"]:
+        assert period.time_of(other) is None, other
+
+
+def test_period_duration_commits_and_delay(catalog: Catalog, clock: Clock) -> None:
+    with pytest.raises(ConfigurationError, match=r"tag\.creation-period-duration"):
+        AutoTagOptions.from_options(
+            {"tag.automatic-creation": "process-time", "tag.creation-period-duration": "0 s"}
+        )
+    with pytest.raises(ConfigurationError, match=r"tag\.creation-delay"):
+        AutoTagOptions.from_options(
+            {
+                "tag.automatic-creation": "process-time",
+                "tag.creation-period-duration": "30 min",
+                "tag.creation-delay": "30 min",
+            }
+        )
+    table = _table(catalog, **{"tag.creation-period-duration": "30 min", "write-only": "true"})
+    for i, when in enumerate([_h(1, 10, 10), _h(1, 10, 29), _h(1, 10, 30), _h(1, 11, 45)]):
+        _commit_at(table, clock, when, i)
+    assert _tags(table) == [("202401010930", 1), ("202401011000", 3), ("202401011100", 4)]

@@ -136,10 +136,6 @@ def test_rule_for(key: str, status: str) -> None:
         ({"file.format": "avro", "avro.codec": "gzip"}, "avro.codec"),
         ({"tag.automatic-creation": "event-time"}, "tag.automatic-creation"),
         (
-            {"tag.automatic-creation": "process-time", "tag.creation-period-duration": "3 h"},
-            "tag.creation-period-duration",
-        ),
-        (
             {
                 "tag.automatic-creation": "process-time",
                 "tag.period-formatter": "without_dashes_and_spaces",
