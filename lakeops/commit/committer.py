@@ -98,8 +98,11 @@ class Committer:
         *,
         exactly_once: bool | None = None,
         after_commit: Sequence[CommitCallback] = (),
+        watermark: int | None = None,
     ) -> None:
         self.table = table
+        #: the commit's watermark (epoch millis), stored in its snapshots (see next_snapshot)
+        self.watermark = watermark
         self.after_commit = tuple(after_commit)
         self.store = table.store
         self.schema = schema = table.schema
@@ -444,6 +447,7 @@ class Committer:
             schema_id=self.schema.id,
             commit_user=self.commit_user,
             time_millis=int(time.time() * 1000),
+            watermark=self.watermark,
         )
 
     def _publish_attempt(self, snapshot: Snapshot, own: _OwnManifests, prepared: _Attempt) -> bool:

@@ -97,6 +97,7 @@ def next_snapshot(
     schema_id: int,
     commit_user: str,
     time_millis: int,
+    watermark: int | None = None,
 ) -> Snapshot:
     """The snapshot that publishes ``change`` on top of ``latest`` (None: the table is empty).
 
@@ -105,7 +106,9 @@ def next_snapshot(
       ``totalRecordCount`` the latest total plus that delta;
     * ``changelogRecordCount`` is the changelog's rows when it has entries, else absent;
     * the index manifest is the one written for the change's index changes (``lists``), or the
-      latest snapshot's own when the change has none.
+      latest snapshot's own when the change has none;
+    * ``watermark`` is the larger of the commit's and the latest snapshot's (either may be
+      absent), as Paimon's commit carries it forward.
     """
     if bool(change.changelog) != (lists.changelog is not None):
         raise CommitError("a changelog manifest list is needed exactly when there is a changelog")
@@ -136,7 +139,14 @@ def next_snapshot(
         if change.changelog
         else None,
         index_manifest=index_manifest,
+        watermark=_watermark(watermark, latest.watermark if latest is not None else None),
     )
+
+
+def _watermark(given: int | None, latest: int | None) -> int | None:
+    if given is None or latest is None:
+        return latest if given is None else given
+    return max(given, latest)
 
 
 def manifest_file_meta(

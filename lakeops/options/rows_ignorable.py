@@ -190,7 +190,6 @@ _STREAMING = ignorable("read-start and streaming-read settings of Paimon's engin
 # engine and connector settings (Flink, Spark, Hive, log system)
 _CONNECTORS = ignorable("Flink / Spark / Hive connector and job settings").rows(
     "sink.parallelism",
-    "sink.watermark-time-zone",
     "sink.process-time-zone",
     "sink.committer-cpu",
     "sink.committer-memory",

@@ -31,6 +31,7 @@ __all__ = [
     "CONSUMER_EXPIRATION_TIME",
     "MANIFEST_MERGE_MIN_COUNT",
     "ROWS",
+    "SINK_WATERMARK_TIME_ZONE",
     "SNAPSHOT_EXPIRE_LIMIT",
     "SNAPSHOT_NUM_RETAINED_MAX",
     "SNAPSHOT_NUM_RETAINED_MIN",
@@ -38,6 +39,7 @@ __all__ = [
     "TAG_AUTOMATIC_COMPLETION",
     "TAG_AUTOMATIC_CREATION",
     "TAG_CREATION_DELAY",
+    "TAG_CREATION_PERIOD_DURATION",
     "TAG_CREATION_PERIOD",
     "TAG_DEFAULT_TIME_RETAINED",
     "TAG_NUM_RETAINED_MAX",
@@ -114,13 +116,17 @@ _CALLBACKS = honoured(
     fix="remove it or use Paimon to write this table",
 ).rows("commit.callbacks", "tag.callbacks")
 TAG_AUTOMATIC_CREATION = honoured(
-    "'process-time': lakeops commits create (and retire) Paimon's automatic tags, as Paimon's "
-    "committer does (lakeops.maintenance.auto_tags); 'watermark' needs the snapshot watermarks "
-    "that only Flink writes, and 'batch' is Paimon's Flink batch sink replacing the day's tag, "
-    "which lakeops never moves",
-    refuse_value=unless("none", "process-time"),
-    fix="use 'process-time' or 'none', or write this table with Paimon's Flink jobs",
+    "'process-time' and 'watermark': lakeops commits create (and retire) Paimon's automatic "
+    "tags, as Paimon's committer does (lakeops.maintenance.auto_tags); 'watermark' reads the "
+    "snapshots' watermarks (a commit's watermark=), so commits without one create no tag; "
+    "'batch': every batch commit tags its snapshot 'batch-write-<day>', as Paimon's batch sink",
+    refuse_value=unless("none", "process-time", "watermark", "batch"),
+    fix="use 'none', 'process-time', 'watermark' or 'batch' (Paimon 0.9's modes)",
 ).row("tag.automatic-creation", STRING, "none")
+#: the time zone a snapshot's watermark is read in (mode 'watermark'), Java's ZoneId
+SINK_WATERMARK_TIME_ZONE = honoured(
+    "the time zone of snapshot watermarks when 'tag.automatic-creation' is 'watermark'",
+).row("sink.watermark-time-zone", STRING, "UTC")
 _TAGS = honoured(
     "automatic tags after lakeops commits (lakeops.maintenance.auto_tags); "
     "'tag.default-time-retained' is written into every tag created",
@@ -146,12 +152,11 @@ TAG_PERIOD_FORMATTER = honoured(
     ),
     fix="use 'with_dashes' or 'without_dashes', or set 'tag.automatic-creation' to 'none'",
 ).row("tag.period-formatter", enum("with_dashes", "without_dashes"), "with_dashes")
-_PERIOD_DURATION = honoured(
-    "newer Paimon's custom tag period, which replaces 'tag.creation-period'; refused while "
-    "automatic tags are on (lakeops names periods as Paimon 0.9 does)",
-    refuse_value=lambda value, options: auto_tags_on(options) and value.strip() != "",
-    fix="remove it and use 'tag.creation-period', or set 'tag.automatic-creation' to 'none'",
-).rows("tag.creation-period-duration")
+#: unset: periods are 'tag.creation-period'
+TAG_CREATION_PERIOD_DURATION = honoured(
+    "newer Paimon's custom tag period (Paimon 0.9 does not know it): periods of that length "
+    "named yyyyMMddHHmm, replacing 'tag.creation-period', as newer Paimon does",
+).row("tag.creation-period-duration", DURATION, None, rng(1, meaning="one tag period"))
 _PARTITION_EXPIRATION = honoured(
     "lakeops commits do not expire partitions",
     refuse_value=SET_REFUSED,
@@ -181,13 +186,14 @@ ROWS: tuple[Option[Any], ...] = (
     *_ICEBERG_STORAGE,
     *_CALLBACKS,
     TAG_AUTOMATIC_CREATION,
+    SINK_WATERMARK_TIME_ZONE,
     TAG_CREATION_PERIOD,
     TAG_CREATION_DELAY,
     TAG_NUM_RETAINED_MAX,
     TAG_DEFAULT_TIME_RETAINED,
     TAG_AUTOMATIC_COMPLETION,
     TAG_PERIOD_FORMATTER,
-    *_PERIOD_DURATION,
+    TAG_CREATION_PERIOD_DURATION,
     _PARTITION_EXPIRATION,
     _METASTORE_PARTITIONED,
 )

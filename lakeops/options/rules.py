@@ -76,4 +76,6 @@ def uses_avro(options: Mapping[str, str]) -> bool:
 
 
 def auto_tags_on(options: Mapping[str, str]) -> bool:
-    return norm(options.get("tag.automatic-creation", "none")) == "process-time"
+    """Whether tags are named by ``tag.creation-period`` (the modes that tag periods)."""
+    mode = norm(options.get("tag.automatic-creation", "none"))
+    return mode in ("process-time", "watermark")

@@ -122,7 +122,10 @@ class BaseTable(ScanSource):
         return f"{type(self).__name__}({self.identifier!r}, {self.file_io!r})"
 
     def _committer(
-        self, commit_user: str | None = None, commit_identifier: int | None = None
+        self,
+        commit_user: str | None = None,
+        commit_identifier: int | None = None,
+        watermark: int | None = None,
     ) -> Committer:
         """The committer of this table's commits, with Paimon's commit callbacks (automatic
         tags). Exactly-once only where the caller names the commit (both a ``commit_user`` and
@@ -133,6 +136,7 @@ class BaseTable(ScanSource):
             commit_user,
             exactly_once=commit_user is not None and commit_identifier is not None,
             after_commit=(auto_tags_after_commit,),
+            watermark=watermark,
         )
 
     def _require_writable(self, action: str) -> None:
@@ -152,10 +156,11 @@ class BaseTable(ScanSource):
         *,
         overwrite: bool | Sequence[Mapping[str, Any]] = False,
         parallelism: int | None = None,
+        watermark: int | None = None,
     ) -> Snapshot | None:
         """Write ``data`` as one commit and return its snapshot (None if no rows and no
         overwrite). ``overwrite``: as :meth:`commit` (``True``: the table's rows are replaced;
-        ``[{"dt": "2024-01-01"}]``: those partitions').
+        ``[{"dt": "2024-01-01"}]``: those partitions'); ``watermark``: as :meth:`commit`.
 
         ``parallelism``: how many buckets are flushed and compacted at once (default: the cores
         available, capped by the buckets in play); the result is the same at every value.
@@ -184,7 +189,7 @@ class BaseTable(ScanSource):
                 messages = writer.prepare_commit()
                 if not messages and overwrite is False:
                     return None
-                return self.commit(messages, overwrite=overwrite)
+                return self.commit(messages, overwrite=overwrite, watermark=watermark)
             except CommitStateUnknownError:
                 raise  # the snapshot may reference these files: keep them
             except StaleWriteError as stale:
@@ -206,6 +211,7 @@ class BaseTable(ScanSource):
         commit_user: str | None = None,
         commit_identifier: int | None = None,
         overwrite: bool | Sequence[Mapping[str, Any]] = False,
+        watermark: int | None = None,
     ) -> Snapshot | None:
         """Publish the messages of one or many writers: new data as one ``APPEND`` snapshot,
         then their compactions as one ``COMPACT`` snapshot. Returns the last snapshot (None if
@@ -230,9 +236,14 @@ class BaseTable(ScanSource):
         deleted, and that snapshot is returned. So a retry (of a task, a micro-batch, or this
         call) with the same user and identifier lands once; a user that commits more than
         once needs a higher identifier each time. Without an identifier every call commits.
+
+        ``watermark`` (epoch milliseconds, as a Flink job's) is stored in the snapshots, the
+        larger of it and the latest snapshot's, as Paimon's commit does; with
+        ``tag.automatic-creation = watermark`` automatic tags follow the watermarks
+        (:mod:`lakeops.maintenance.auto_tags`).
         """
         self._require_writable("commit to")
-        committer = self._committer(commit_user, commit_identifier)
+        committer = self._committer(commit_user, commit_identifier, watermark)
 
         def drop(conflict: Exception) -> None:
             log.warning("%s: in-writer compaction dropped: %s", self.identifier, conflict)

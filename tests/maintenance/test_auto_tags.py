@@ -246,9 +246,169 @@ def test_a_failing_tag_creation_does_not_fail_the_commit(
     assert _tags(table) == [("2023-12-31", 1)]
 
 
-@pytest.mark.parametrize("mode", ["watermark", "batch"])
-def test_watermark_and_batch_modes_are_refused(catalog: Catalog, mode: str) -> None:
+def _model_watermark_tags(
+    hours: int, fmt: str, watermarks: list[int | None], zone: dt.tzinfo
+) -> list[tuple[str, int]]:
+    """Paimon 0.9's ``TagAutoCreation`` with a ``WatermarkExtractor``, as a plain model: the
+    first snapshot with a watermark tags the period before its own, then each snapshot whose
+    watermark reached the end of the next period; no watermark (None, ``Long.MIN_VALUE``),
+    no tag. Calendar arithmetic and ``strftime`` names."""
+    tags: list[tuple[str, int]] = []
+    next_tag: dt.datetime | None = None
+    current: int | None = None
+    for snapshot_id, given in enumerate(watermarks, start=1):
+        if given is not None:  # the commit carries the larger of its and the latest's
+            current = given if current is None else max(current, given)
+        if current is None or current == -(2**63):
+            continue
+        utc = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=current)
+        time = utc.astimezone(zone).replace(tzinfo=None)
+        if next_tag is None or time >= next_tag + dt.timedelta(hours=hours):
+            this_tag = _model_previous_start(hours, time)
+            tags.append((this_tag.strftime(fmt), snapshot_id))
+            next_tag = this_tag + dt.timedelta(hours=hours)
+    return tags
+
+
+def _ms(when: dt.datetime, zone: dt.tzinfo = dt.UTC) -> int:
+    return int(when.replace(tzinfo=zone).timestamp() * 1000)
+
+
+SHANGHAI = dt.timezone(dt.timedelta(hours=8))
+WATERMARK_CASES = {
+    "daily-utc": ("daily", "with_dashes", "UTC", dt.UTC),
+    "hourly-shanghai": ("hourly", "without_dashes", "Asia/Shanghai", SHANGHAI),
+    "two-hours-offset": ("two-hours", "with_dashes", "+08:00", SHANGHAI),
+}
+WATERMARKS = [
+    None,  # no watermark: no tag
+    -(2**63),  # Flink's "none yet" (Long.MIN_VALUE): no tag
+    _ms(_h(1, 10)),
+    _ms(_h(1, 10, 30)),
+    None,  # carries the latest watermark forward
+    _ms(_h(1, 13)),
+    _ms(_h(1, 12)),  # an older watermark: the snapshot keeps the newer one
+    _ms(_h(2, 0)),
+    _ms(_h(5, 7, 59)),
+]
+
+
+@pytest.mark.parametrize("case", list(WATERMARK_CASES))
+def test_watermark_tags_follow_the_model(catalog: Catalog, clock: Clock, case: str) -> None:
+    period, formatter, zone_name, zone = WATERMARK_CASES[case]
+    table = _table(
+        catalog,
+        **{
+            "tag.automatic-creation": "watermark",
+            "tag.creation-period": period,
+            "tag.period-formatter": formatter,
+            "sink.watermark-time-zone": zone_name,
+            "write-only": "true",  # one snapshot per write: ids as in the model
+        },
+    )
+    clock.now = dt.datetime(2030, 1, 1)  # the commit time plays no part
+    for i, watermark in enumerate(WATERMARKS):
+        table.write(pa.table({"id": [i], "v": [str(i)]}, schema=SCHEMA), watermark=watermark)
+    hours, fmt = PERIODS[(period, formatter)]
+    expected = _model_watermark_tags(hours, fmt, WATERMARKS, zone)
+    assert expected and _tags(table) == expected
+    watermarks = [s.watermark for s in table.snapshots()]
+    assert watermarks[:2] == [None, -(2**63)] and watermarks[6] == _ms(_h(1, 13))
+
+
+def test_watermark_mode_without_watermarks_stays_writable(catalog: Catalog, clock: Clock) -> None:
+    table = _table(catalog, **{"tag.automatic-creation": "watermark"})
+    for i, when in enumerate([_h(1, 1), _h(3, 1)]):
+        _commit_at(table, clock, when, i)
+    table.compact(full=True)
+    assert table.read().num_rows == 2 and table.tags() == []
+
+
+def test_a_bad_watermark_time_zone_is_named() -> None:
+    with pytest.raises(ConfigurationError, match=r"sink\.watermark-time-zone"):
+        AutoTagOptions.from_options(
+            {"tag.automatic-creation": "watermark", "sink.watermark-time-zone": "Mars/Base"}
+        )
+
+
+def test_batch_commits_tag_their_day_and_replace_it(catalog: Catalog, clock: Clock) -> None:
+    table = _table(catalog, **{"tag.automatic-creation": "batch", "tag.num-retained-max": "2"})
+    _commit_at(table, clock, _h(1, 10), 0)
+    _commit_at(table, clock, _h(1, 11), 1)  # the day's tag moves to the newer snapshot
+    assert _tags(table) == [("batch-write-2024-01-01", 2)]
+    table.create_tag("mine", 1)
+    _commit_at(table, clock, _h(2, 9), 2)
+    # three tags, two kept: the oldest snapshot's tag goes, whoever named it (as Paimon)
+    assert _tags(table) == [("batch-write-2024-01-01", 2), ("batch-write-2024-01-02", 3)]
+    # a streaming commit (an identifier of its own) creates no batch tag
+    clock.now = _h(3, 9)
+    writer = table.new_write()
+    writer.write(pa.table({"id": [9], "v": ["9"]}, schema=SCHEMA))
+    table.commit(writer.prepare_commit(), commit_user="job", commit_identifier=1)
+    assert [n for n, _ in _tags(table)] == ["batch-write-2024-01-01", "batch-write-2024-01-02"]
+
+
+@pytest.mark.parametrize("mode", ["process-time", "watermark", "batch"])
+def test_paimon_09_modes_are_accepted(catalog: Catalog, mode: str) -> None:
+    catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"tag.automatic-creation": mode}
+    )
+
+
+def test_unknown_modes_are_refused(catalog: Catalog) -> None:
     with pytest.raises(UnsupportedFeatureError, match=r"tag\.automatic-creation"):
         catalog.create_table(
-            "db.t", schema=SCHEMA, primary_keys=["id"], options={"tag.automatic-creation": mode}
+            "db.t",
+            schema=SCHEMA,
+            primary_keys=["id"],
+            options={"tag.automatic-creation": "event-time"},
         )
+
+
+def _model_duration_previous_start(minutes: int, time: dt.datetime) -> dt.datetime:
+    """Newer Paimon's period of ``minutes``: wall-clock minutes since the epoch floored to it."""
+    since = (time - dt.datetime(1970, 1, 1)) // dt.timedelta(minutes=1)
+    start = dt.datetime(1970, 1, 1) + dt.timedelta(minutes=since - since % minutes)
+    return start - dt.timedelta(minutes=minutes)
+
+
+@pytest.mark.parametrize(("duration", "minutes"), [("90 min", 90), ("3 h", 180), ("1 d", 1440)])
+def test_period_duration_names_and_periods_follow_the_model(duration: str, minutes: int) -> None:
+    options = AutoTagOptions.from_options(
+        {
+            "tag.automatic-creation": "process-time",
+            "tag.creation-period": "hourly",  # replaced by the duration, as newer Paimon
+            "tag.creation-period-duration": duration,
+        }
+    )
+    assert options is not None
+    period = options.period
+    assert period.length == dt.timedelta(minutes=minutes)
+    for time in TIMES:
+        start = period.previous_start(time)
+        assert start == _model_duration_previous_start(minutes, time), time
+        name = period.name_of(start)
+        assert name == start.strftime("%Y%m%d%H%M")
+        assert period.time_of(name) == start
+    # STRICT: only yyyyMMddHHmm names of real minutes are automatic tags
+    for other in ["2024-01-31", "20240131 07", "202401310760", "202413010000", "2024013107"]:
+        assert period.time_of(other) is None, other
+
+
+def test_period_duration_commits_and_delay(catalog: Catalog, clock: Clock) -> None:
+    with pytest.raises(ConfigurationError, match=r"tag\.creation-period-duration"):
+        AutoTagOptions.from_options(
+            {"tag.automatic-creation": "process-time", "tag.creation-period-duration": "0 s"}
+        )
+    with pytest.raises(ConfigurationError, match=r"tag\.creation-delay"):
+        AutoTagOptions.from_options(
+            {
+                "tag.automatic-creation": "process-time",
+                "tag.creation-period-duration": "30 min",
+                "tag.creation-delay": "30 min",
+            }
+        )
+    table = _table(catalog, **{"tag.creation-period-duration": "30 min", "write-only": "true"})
+    for i, when in enumerate([_h(1, 10, 10), _h(1, 10, 29), _h(1, 10, 30), _h(1, 11, 45)]):
+        _commit_at(table, clock, when, i)
+    assert _tags(table) == [("202401010930", 1), ("202401011000", 3), ("202401011100", 4)]

@@ -134,12 +134,7 @@ def test_rule_for(key: str, status: str) -> None:
         ({"file.format.per.level": "0:orc,3:csv"}, "file.format.per.level"),
         ({"bucket-function.type": "mod"}, "bucket-function.type"),
         ({"file.format": "avro", "avro.codec": "gzip"}, "avro.codec"),
-        ({"tag.automatic-creation": "watermark"}, "tag.automatic-creation"),
-        ({"tag.automatic-creation": "batch"}, "tag.automatic-creation"),
-        (
-            {"tag.automatic-creation": "process-time", "tag.creation-period-duration": "3 h"},
-            "tag.creation-period-duration",
-        ),
+        ({"tag.automatic-creation": "event-time"}, "tag.automatic-creation"),
         (
             {
                 "tag.automatic-creation": "process-time",
@@ -251,7 +246,7 @@ REFUSED_AT_CREATE = [
     {"fields.v.default-value": "x"},
     {"scan.fallback-branch": "other"},
     {"primary-key": "id"},
-    {"tag.automatic-creation": "watermark"},
+    {"tag.automatic-creation": "event-time"},
     {"metadata.iceberg.storage": "table-location"},
 ]
 

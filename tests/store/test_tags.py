@@ -209,10 +209,17 @@ def test_tag_names_accepted(name: str, table: Table) -> None:
 @pytest.mark.parametrize(
     ("options", "key"),
     [
-        ({"tag.automatic-creation": "watermark"}, "tag.automatic-creation"),
-        ({"tag.automatic-creation": "batch"}, "tag.automatic-creation"),
+        ({"tag.automatic-creation": "event-time"}, "tag.automatic-creation"),
         (
             {"tag.automatic-creation": "process-time", "tag.creation-delay": "2 h"},
+            "tag.creation-delay",
+        ),
+        (
+            {
+                "tag.automatic-creation": "watermark",
+                "tag.creation-period-duration": "10 min",
+                "tag.creation-delay": "10 min",
+            },
             "tag.creation-delay",
         ),
     ],
@@ -220,8 +227,8 @@ def test_tag_names_accepted(name: str, table: Table) -> None:
 def test_automatic_tag_creation_set_by_another_engine_refuses_writes(
     catalog: Catalog, warehouse: Path, options: dict[str, str], key: str
 ) -> None:
-    """Modes lakeops cannot run (watermarks are Flink's; 'batch' moves tags) and settings
-    Paimon refuses (a delay of a whole period) refuse writes before anything is written."""
+    """Modes Paimon does not know and settings Paimon refuses (a delay of a whole period)
+    refuse writes before anything is written."""
     catalog.create_table("db.a", schema=SCHEMA, primary_keys=["id"])
     schema_file = warehouse / "db.db" / "a" / "schema" / "schema-0"
     doc = json.loads(schema_file.read_text())
