@@ -17,9 +17,26 @@ A partition is expired when ``now - partition.expiration-time`` is after its tim
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER, Committer
+from lakeops.errors import ConfigurationError
+from lakeops.format import binary_row
+from lakeops.format.manifest import FileKind
+from lakeops.format.snapshot import Snapshot
+from lakeops.options.rows_retention import (
+    PARTITION_EXPIRATION_STRATEGY,
+    PARTITION_EXPIRATION_TIME,
+    PARTITION_TIMESTAMP_FORMATTER,
+    PARTITION_TIMESTAMP_PATTERN,
+)
+from lakeops.store import TableStore
+from lakeops.store.context import TableContext
+
+log = logging.getLogger(__name__)
 
 VALUES_TIME = "values-time"
 UPDATE_TIME = "update-time"
@@ -180,3 +197,97 @@ def select_expired(
         if expire_before > when:
             expired.append(part)
     return expired
+
+
+def _java_text(value: object) -> str:
+    """Paimon's ``toString`` of an internal partition value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def live_partitions(store: TableStore, snapshot: Snapshot | None) -> dict[bytes, PartitionInfo]:
+    """The partitions with live files in ``snapshot`` (by serialized partition), with the
+    newest creation time of any file an entry names, as Paimon's ``PartitionEntry`` merge."""
+    if snapshot is None:
+        return {}
+    schema = store.latest_schema()
+    keys = list(schema.partition_keys)
+    types = schema.types_of(keys)
+    files: dict[bytes, int] = {}
+    latest: dict[bytes, int] = {}
+    names = [m.file_name for m in store.data_manifests(snapshot)]
+    for manifest in store.manifests(names, parallelism=None):
+        for e in manifest:
+            files[e.partition] = files.get(e.partition, 0) + (1 if e.kind == FileKind.ADD else -1)
+            created = e.file.creation_time_millis
+            if created is not None:
+                latest[e.partition] = max(latest.get(e.partition, created), created)
+    live: dict[bytes, PartitionInfo] = {}
+    for partition, count in files.items():
+        if count > 0:
+            values = binary_row.deserialize_internal(partition, types)
+            spec = {k: _java_text(v) for k, v in zip(keys, values, strict=True)}
+            live[partition] = PartitionInfo(spec, latest.get(partition, 0))
+    return live
+
+
+@dataclass(frozen=True)
+class PartitionExpireResult:
+    """What a run expired (or, in a dry run, would expire): the partitions' values by key, and
+    the ``OVERWRITE`` snapshot that dropped them (None in a dry run or when none expired)."""
+
+    partitions: list[dict[str, str]]
+    snapshot_id: int | None
+    dry_run: bool
+
+
+def expire_partitions(
+    context: TableContext,
+    committer: Committer,
+    *,
+    now: dt.datetime | None = None,
+    dry_run: bool = False,
+) -> PartitionExpireResult:
+    """Drop the partitions ``partition.expiration-time`` expires as one ``OVERWRITE`` commit
+    without new files (Paimon's ``dropPartitions``). No file is deleted: snapshot expiry and
+    orphan cleanup remove them later, so readers of older snapshots keep working. A run always
+    checks (``partition.expiration-check-interval`` paces Paimon's streaming sink, which
+    checks at most that often; an explicit maintenance run is always due)."""
+    options = context.schema.options
+    expiration_ms = PARTITION_EXPIRATION_TIME.find(options)
+    if expiration_ms is None:
+        raise ConfigurationError(
+            f"{context.root}: 'partition.expiration-time' is not set; set it to expire partitions"
+        )
+    keys = list(context.schema.partition_keys)
+    if not keys:
+        raise ConfigurationError(f"{context.root}: the table has no partition keys")
+    extractor = PartitionTimeExtractor(
+        PARTITION_TIMESTAMP_PATTERN.find(options), PARTITION_TIMESTAMP_FORMATTER.find(options)
+    )
+    strategy = PARTITION_EXPIRATION_STRATEGY.get(options)
+    live = live_partitions(context.store, context.store.latest_snapshot())
+    by_info = {id(info): partition for partition, info in live.items()}
+    expired = select_expired(
+        list(live.values()),
+        keys=keys,
+        expiration=dt.timedelta(milliseconds=expiration_ms),
+        now=now if now is not None else dt.datetime.now(),
+        strategy=strategy,
+        extractor=extractor,
+    )
+    specs = [dict(p.spec) for p in expired]
+    for spec in specs:
+        log.info("%s: expire partition %s", context.root, spec)
+    if dry_run or not expired:
+        return PartitionExpireResult(specs, None, dry_run)
+    dropped = frozenset(by_info[id(p)] for p in expired)
+    snapshot = committer.commit(
+        [], BATCH_COMMIT_IDENTIFIER, overwrite=lambda partition: partition in dropped
+    )
+    return PartitionExpireResult(specs, None if snapshot is None else snapshot.id, False)

@@ -152,11 +152,21 @@ _PERIOD_DURATION = honoured(
     refuse_value=lambda value, options: auto_tags_on(options) and value.strip() != "",
     fix="remove it and use 'tag.creation-period', or set 'tag.automatic-creation' to 'none'",
 ).rows("tag.creation-period-duration")
-_PARTITION_EXPIRATION = honoured(
-    "lakeops commits do not expire partitions",
-    refuse_value=SET_REFUSED,
-    fix="remove it or use Paimon to write this table",
-).row("partition.expiration-time", DURATION, None, rng(1))
+_PARTITION_EXPIRY = honoured(
+    "partition expiry: run by `expire_partitions` (a maintenance run, which always checks), "
+    "not by lakeops' writes"
+)
+PARTITION_EXPIRATION_TIME = _PARTITION_EXPIRY.row(
+    "partition.expiration-time", DURATION, None, rng(1)
+)
+PARTITION_EXPIRATION_CHECK_INTERVAL = _PARTITION_EXPIRY.row(
+    "partition.expiration-check-interval", DURATION, 3_600_000, rng(0)
+)
+PARTITION_EXPIRATION_STRATEGY = _PARTITION_EXPIRY.row(
+    "partition.expiration-strategy", enum("values-time", "update-time"), "values-time"
+)
+PARTITION_TIMESTAMP_FORMATTER = _PARTITION_EXPIRY.row("partition.timestamp-formatter", STRING)
+PARTITION_TIMESTAMP_PATTERN = _PARTITION_EXPIRY.row("partition.timestamp-pattern", STRING)
 _METASTORE_PARTITIONED = honoured(
     "lakeops does not register partitions in a metastore",
     refuse_value=TRUE_REFUSED,
@@ -188,6 +198,10 @@ ROWS: tuple[Option[Any], ...] = (
     TAG_AUTOMATIC_COMPLETION,
     TAG_PERIOD_FORMATTER,
     *_PERIOD_DURATION,
-    _PARTITION_EXPIRATION,
+    PARTITION_EXPIRATION_TIME,
+    PARTITION_EXPIRATION_CHECK_INTERVAL,
+    PARTITION_EXPIRATION_STRATEGY,
+    PARTITION_TIMESTAMP_FORMATTER,
+    PARTITION_TIMESTAMP_PATTERN,
     _METASTORE_PARTITIONED,
 )
