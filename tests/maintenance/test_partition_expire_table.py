@@ -112,3 +112,33 @@ def test_without_expiration_time_is_refused(catalog: Catalog) -> None:
     table = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"])
     with pytest.raises(ConfigurationError, match=r"partition\.expiration-time"):
         table.expire_partitions()
+
+
+def test_a_crash_before_publish_leaves_the_table_as_it_was(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lakeops.io.file_io import FileIO
+
+    table = catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        partition_keys=["dt"],
+        options={"partition.expiration-time": "2 d"},
+    )
+    table.write(pa.Table.from_pylist(_rows(), schema=SCHEMA))
+    before_id = table.store.latest_snapshot_id()
+    written = FileIO.publish_exclusive
+
+    def crash(self: FileIO, path: str, data: bytes) -> bool:
+        if "/snapshot/snapshot-" in path:
+            raise KeyboardInterrupt("killed before publish")
+        return written(self, path, data)
+
+    monkeypatch.setattr(FileIO, "publish_exclusive", crash)
+    with pytest.raises(KeyboardInterrupt):
+        table.expire_partitions(now=NOW)
+    monkeypatch.undo()
+    reopened = catalog.get_table("db.t")
+    assert reopened.store.latest_snapshot_id() == before_id
+    assert sorted(reopened.read().column("dt").to_pylist()) == sorted(DAYS)
+    assert len(reopened.expire_partitions(now=NOW).partitions) == 2
