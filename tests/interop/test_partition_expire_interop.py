@@ -43,3 +43,46 @@ def test_pypaimon_reads_after_partition_expiry(warehouse: Path) -> None:
     assert _rows(oracle_read(warehouse, "db.t", snapshot_id=before)) == sorted(
         (r["id"], r["dt"], r["v"]) for r in rows
     )
+
+
+def test_lakeops_expires_a_java_table_and_java_reads_it(
+    warehouse: Path, java_classpath: str
+) -> None:
+    from tests.interop.java_oracle import normalize, run_ops
+
+    options = {
+        "bucket": "1",
+        "partition.expiration-time": "2 h",
+        "partition.timestamp-pattern": "$dt $hour:00:00",
+        "partition.timestamp-formatter": "yyyyMMdd HH:mm:ss",
+    }
+    fields = [
+        {"name": "dt", "type": "STRING NOT NULL"},
+        {"name": "hour", "type": "STRING NOT NULL"},
+        {"name": "k", "type": "BIGINT NOT NULL"},
+    ]
+    rows = [
+        {"dt": "20240310", "hour": "09", "k": 1},
+        {"dt": "20240310", "hour": "11", "k": 2},
+        {"dt": "20240309", "hour": "23", "k": 3},
+    ]
+    run_ops(
+        java_classpath,
+        warehouse,
+        [
+            {
+                "op": "create",
+                "table": "db.j",
+                "fields": fields,
+                "primary_keys": ["dt", "hour", "k"],
+                "partition_keys": ["dt", "hour"],
+                "options": options,
+            },
+            {"op": "write", "table": "db.j", "rows": rows},
+        ],
+    )
+    table = Catalog(str(warehouse)).get_table("db.j")
+    result = table.expire_partitions(now=dt.datetime(2024, 3, 10, 12))
+    assert sorted(p["hour"] for p in result.partitions) == ["09", "23"]
+    read = run_ops(java_classpath, warehouse, [{"op": "read", "table": "db.j"}])
+    assert normalize(read[0]["rows"], ["k"]) == [rows[1]]
