@@ -1,4 +1,8 @@
-"""lakeops_maintenance: snapshot expiry, then orphan-file cleanup, for every table.
+"""lakeops_maintenance: partition expiry, snapshot expiry, then orphan-file cleanup.
+
+Partition expiry runs for the tables that set ``partition.expiration-time`` (Paimon expires
+partitions in its streaming sink's commits; lakeops' writes do not, so this task does): one
+``OVERWRITE`` commit per table that deletes no file.
 
 Expiry follows each table's own retention options (``snapshot.num-retained.min/max``,
 ``snapshot.time-retained``, ``changelog.*``); orphan cleanup deletes unreferenced files older than
@@ -19,9 +23,11 @@ from airflow.sdk import DAG, Param, task
 from lakeops.airflow.dag_settings import DAG_DEFAULTS, DagSettings
 from lakeops.airflow.hook import LakeopsHook
 from lakeops.airflow.operators import (
+    LakeopsExpirePartitionsOperator,
     LakeopsExpireSnapshotsOperator,
     LakeopsRemoveOrphanFilesOperator,
 )
+from lakeops.options.rows_retention import PARTITION_EXPIRATION_TIME
 
 settings = DagSettings.from_env()
 
@@ -37,12 +43,28 @@ with DAG(
     def tables(**context: Any) -> list[str]:
         return list(context["params"]["tables"]) or LakeopsHook(settings.conn_id).list_tables()
 
+    @task
+    def expiring_partitions(names: list[str]) -> list[str]:
+        hook = LakeopsHook(settings.conn_id)
+        return [
+            name
+            for name in names
+            if PARTITION_EXPIRATION_TIME.is_set(hook.get_table(name).schema.options)
+        ]
+
     names = tables()
+    partitions = LakeopsExpirePartitionsOperator.partial(
+        task_id="expire_partitions",
+        lakeops_conn_id=settings.conn_id,
+        map_index_template="{{ task.table }}",
+    ).expand(table=expiring_partitions(names))
     expire = LakeopsExpireSnapshotsOperator.partial(
         task_id="expire_snapshots",
         lakeops_conn_id=settings.conn_id,
         map_index_template="{{ task.table }}",
+        trigger_rule="none_failed",  # no table expiring partitions: that task is skipped
     ).expand(table=names)
+    partitions >> expire
     orphans = LakeopsRemoveOrphanFilesOperator.partial(
         task_id="remove_orphan_files",
         lakeops_conn_id=settings.conn_id,

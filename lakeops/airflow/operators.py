@@ -42,6 +42,7 @@ from lakeops.table.modes import WriteMode
 
 __all__ = [
     "LakeopsCompactOperator",
+    "LakeopsExpirePartitionsOperator",
     "LakeopsExpireSnapshotsOperator",
     "LakeopsFlushLevel0Operator",
     "LakeopsRemoveOrphanFilesOperator",
@@ -492,6 +493,36 @@ class LakeopsExpireSnapshotsOperator(_LakeopsOperator):
                 "expired_changelogs": len(result.expired_changelogs),
                 "data_files_deleted": result.data_files_deleted,
                 "changelog_files_deleted": result.changelog_files_deleted,
+            },
+            start,
+        )
+
+
+class LakeopsExpirePartitionsOperator(_LakeopsOperator):
+    """Drop the partitions the table's ``partition.expiration-time`` expires, as Paimon does
+    (``partition.expiration-strategy``, ``partition.timestamp-pattern`` / ``-formatter``), as
+    one ``OVERWRITE`` commit that deletes no file. ``report_only`` lists them and commits
+    nothing (a dry run; ``dry_run`` is taken by ``BaseOperator.dry_run()``).
+
+    Returns (XCom): ``table, partitions (values by key), snapshot_id (None when nothing was
+    dropped), commit_kind, report_only, seconds``.
+    """
+
+    def __init__(self, *, report_only: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.report_only = report_only
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        start = time.monotonic()
+        table = self.hook().get_table(self.table)
+        result = table.expire_partitions(dry_run=self.report_only)
+        return self._done(
+            context,
+            {
+                "partitions": result.partitions,
+                "snapshot_id": result.snapshot_id,
+                "commit_kind": "OVERWRITE" if result.snapshot_id is not None else None,
+                "report_only": self.report_only,
             },
             start,
         )

@@ -1,5 +1,5 @@
-"""Maintenance commands: ``compact``, ``flush``, ``expire``, ``orphans``, ``rollback``,
-``check``, ``repair``."""
+"""Maintenance commands: ``compact``, ``flush``, ``expire``, ``expire-partitions``,
+``orphans``, ``rollback``, ``check``, ``repair``."""
 
 from __future__ import annotations
 
@@ -286,6 +286,43 @@ def expire(
     st.out.result({"table": table, **vars(result)}, human)
 
 
+def expire_partitions(
+    ctx: typer.Context,
+    table: TableArg,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", metavar="", help="List what would be dropped; commit nothing."),
+    ] = False,
+) -> None:
+    """Drop the partitions partition.expiration-time expires, as Paimon does.
+
+    One OVERWRITE snapshot that deletes no file: readers of older snapshots keep working;
+    snapshot expiry and orphan cleanup remove the files later. Always checks (Paimon's
+    partition.expiration-check-interval paces its streaming sink, not a maintenance run).
+    """
+    st = state(ctx)
+    result = st.table(table).expire_partitions(dry_run=dry_run)
+
+    def human(console: Console) -> None:
+        for spec in result.partitions:
+            console.print(", ".join(f"{k}={v}" for k, v in spec.items()), markup=False)
+        verb = "would drop" if dry_run else "dropped"
+        line = f"{verb} {len(result.partitions)} partition(s)"
+        if result.snapshot_id is not None:
+            line += f" in snapshot {result.snapshot_id}"
+        console.print(line if result.partitions else "nothing to expire")
+
+    st.out.result(
+        {
+            "table": table,
+            "dry_run": dry_run,
+            "partitions": result.partitions,
+            "snapshot_id": result.snapshot_id,
+        },
+        human,
+    )
+
+
 def orphans(
     ctx: typer.Context,
     table: TableArg,
@@ -499,5 +536,5 @@ def repair(
 
 def register(app: typer.Typer) -> None:
     """Add the maintenance commands to ``app``."""
-    for command in (compact, flush, expire, orphans, rollback, check, repair):
+    for command in (compact, flush, expire, expire_partitions, orphans, rollback, check, repair):
         app.command(rich_help_panel=PANEL)(command)

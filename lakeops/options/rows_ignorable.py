@@ -349,12 +349,8 @@ _OTHER_KINDS = _OTHER.rows(
 _MAINTENANCE_SETTINGS = ignorable(
     "settings of maintenance features whose switch is a separate option"
 ).rows(
-    "partition.expiration-strategy",
-    "partition.expiration-check-interval",
     "partition.expiration-batch-size",
     "partition.expiration-max-num",
-    "partition.timestamp-formatter",
-    "partition.timestamp-pattern",
     "partition.timestamp-format.strict",
     "tag.batch.customized-name",
     "tag.create-success-file",

@@ -157,11 +157,21 @@ TAG_CREATION_PERIOD_DURATION = honoured(
     "newer Paimon's custom tag period (Paimon 0.9 does not know it): periods of that length "
     "named yyyyMMddHHmm, replacing 'tag.creation-period', as newer Paimon does",
 ).row("tag.creation-period-duration", DURATION, None, rng(1, meaning="one tag period"))
-_PARTITION_EXPIRATION = honoured(
-    "lakeops commits do not expire partitions",
-    refuse_value=SET_REFUSED,
-    fix="remove it or use Paimon to write this table",
-).row("partition.expiration-time", DURATION, None, rng(1))
+_PARTITION_EXPIRY = honoured(
+    "partition expiry: run by `expire_partitions` (a maintenance run, which always checks), "
+    "not by lakeops' writes"
+)
+PARTITION_EXPIRATION_TIME = _PARTITION_EXPIRY.row(
+    "partition.expiration-time", DURATION, None, rng(1)
+)
+PARTITION_EXPIRATION_CHECK_INTERVAL = _PARTITION_EXPIRY.row(
+    "partition.expiration-check-interval", DURATION, 3_600_000, rng(0)
+)
+PARTITION_EXPIRATION_STRATEGY = _PARTITION_EXPIRY.row(
+    "partition.expiration-strategy", enum("values-time", "update-time"), "values-time"
+)
+PARTITION_TIMESTAMP_FORMATTER = _PARTITION_EXPIRY.row("partition.timestamp-formatter", STRING)
+PARTITION_TIMESTAMP_PATTERN = _PARTITION_EXPIRY.row("partition.timestamp-pattern", STRING)
 _METASTORE_PARTITIONED = honoured(
     "lakeops does not register partitions in a metastore",
     refuse_value=TRUE_REFUSED,
@@ -194,6 +204,10 @@ ROWS: tuple[Option[Any], ...] = (
     TAG_AUTOMATIC_COMPLETION,
     TAG_PERIOD_FORMATTER,
     TAG_CREATION_PERIOD_DURATION,
-    _PARTITION_EXPIRATION,
+    PARTITION_EXPIRATION_TIME,
+    PARTITION_EXPIRATION_CHECK_INTERVAL,
+    PARTITION_EXPIRATION_STRATEGY,
+    PARTITION_TIMESTAMP_FORMATTER,
+    PARTITION_TIMESTAMP_PATTERN,
     _METASTORE_PARTITIONED,
 )

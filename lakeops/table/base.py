@@ -39,6 +39,7 @@ from lakeops.maintenance.auto_tags import auto_tags_after_commit
 from lakeops.maintenance.check import CheckReport, check_table
 from lakeops.maintenance.expire import ExpireResult, Retention, expire_snapshots
 from lakeops.maintenance.orphan import OrphanResult, check_threshold, remove_orphan_files
+from lakeops.maintenance.partition_expire import PartitionExpireResult, expire_partitions
 from lakeops.maintenance.repair import RepairReport, repair_table
 from lakeops.maintenance.rollback import rollback_to
 from lakeops.maintenance.tags import create_tag, delete_tag
@@ -414,6 +415,22 @@ class BaseTable(ScanSource):
             else None,
         )
         return expire_snapshots(self.context, retention, parallelism=parallelism, progress=progress)
+
+    def expire_partitions(
+        self, *, dry_run: bool = False, now: dt.datetime | None = None
+    ) -> PartitionExpireResult:
+        """Drop the partitions ``partition.expiration-time`` expires, as Paimon does: by
+        ``partition.expiration-strategy`` (``values-time``: the time in the partition's values,
+        by ``partition.timestamp-pattern`` / ``-formatter``; ``update-time``: its newest
+        file's creation time), as one ``OVERWRITE`` commit that adds no file. No file is
+        deleted (snapshot expiry and orphan cleanup do that later). A call always checks
+        (``partition.expiration-check-interval`` paces Paimon's streaming sink; lakeops'
+        writes do not expire partitions). ``dry_run`` lists what would go and commits nothing;
+        ``now``: the local wall time to judge by (default: now). See
+        :mod:`lakeops.maintenance.partition_expire`."""
+        if not dry_run:
+            self._require_writable("expire partitions of")
+        return expire_partitions(self.context, self._committer(), now=now, dry_run=dry_run)
 
     def remove_orphan_files(
         self,

@@ -206,7 +206,13 @@ def test_maintenance_expires_what_the_options_say(
     for v in range(3):
         keep_all.write(_rows(range(5), v))
 
+    expiring = _table(catalog, "db.parts", **{"partition.expiration-time": "7 d"})
+    expiring.write(_rows(range(5), 1, "2024-01-01"))
+    expiring.write(_rows(range(5), 1, "2999-01-01"))
+
     _run("lakeops_maintenance")
+    assert set(expiring.read()["dt"].to_pylist()) == {"2999-01-01"}
+    assert expiring.latest_snapshot().commit_kind == "OVERWRITE"
     assert [s.id for s in table.snapshots()] == [3, 4]
     assert [s.id for s in keep_all.snapshots()] == [1, 2, 3]  # within the default retention
     assert not orphan.exists()

@@ -20,6 +20,7 @@ from lakeops import Catalog
 from lakeops.airflow.assets import ASSET_ALIAS
 from lakeops.airflow.operators import (
     LakeopsCompactOperator,
+    LakeopsExpirePartitionsOperator,
     LakeopsExpireSnapshotsOperator,
     LakeopsFlushLevel0Operator,
     LakeopsRemoveOrphanFilesOperator,
@@ -145,6 +146,28 @@ def test_expire_follows_the_table_options(catalog: Catalog, lakeops_conn: str) -
     assert result["expired_snapshots"] == 2
     assert table.read().sort_by("id")["v"].to_pylist() == [4] * 20
     assert _events(context) == []  # expiry commits nothing
+
+
+def test_expire_partitions_report_only_then_for_real(catalog: Catalog, lakeops_conn: str) -> None:
+    table = _table(catalog, **{"partition.expiration-time": "7 d"})
+    table.write(_rows(range(5), 1, "2024-01-01"))
+    table.write(_rows(range(5), 1, "2999-01-01"))
+    table.write(_rows(range(5), 1, "not-a-date"))
+    latest = table.latest_snapshot()
+    assert latest is not None
+    context = _context()
+    dry = LakeopsExpirePartitionsOperator(task_id="p", table="db.t", report_only=True).execute(
+        context
+    )
+    assert dry["partitions"] == [{"dt": "2024-01-01"}] and dry["snapshot_id"] is None
+    assert table.latest_snapshot() == latest and _events(context) == []
+
+    context = _context()
+    result = LakeopsExpirePartitionsOperator(task_id="p", table="db.t").execute(context)
+    assert result["partitions"] == [{"dt": "2024-01-01"}]
+    assert result["snapshot_id"] == latest.id + 1 and result["commit_kind"] == "OVERWRITE"
+    assert sorted(set(table.read()["dt"].to_pylist())) == ["2999-01-01", "not-a-date"]
+    assert [extra["commit_kind"] for _, extra in _events(context)] == ["OVERWRITE"]
 
 
 def test_remove_orphans_dry_run_then_for_real(catalog: Catalog, lakeops_conn: str) -> None:

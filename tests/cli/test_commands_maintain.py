@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from lakeops.format.schema_change import SetOption
 from tests.cli.conftest import Cli, rows, sorted_rows
 
 
@@ -348,3 +349,17 @@ def test_check_reports_a_reused_id_and_repair_fixes_it(cli: Cli, loaded: str) ->
     assert "nothing to repair" in cli.ok("repair", loaded).stdout
     cli.ok("check", loaded)
     assert sorted_rows(cli.table().read()) == before
+
+
+def test_expire_partitions(cli: Cli, loaded: str) -> None:
+    cli.table().alter(SetOption("partition.expiration-time", "7 d"))
+    before = cli.table().latest_snapshot()
+    dry = cli.json("expire-partitions", loaded, "--dry-run")
+    assert dry["dry_run"] is True and dry["snapshot_id"] is None
+    assert sorted(p["dt"] for p in dry["partitions"]) == ["2024-01-01", "2024-01-02"]
+    assert cli.table().latest_snapshot() == before
+
+    text = cli.ok("expire-partitions", loaded).stdout
+    assert "dt=2024-01-01" in text and "dropped 2 partition(s) in snapshot" in text
+    assert cli.table().read().num_rows == 0
+    assert "nothing to expire" in cli.ok("expire-partitions", loaded).stdout

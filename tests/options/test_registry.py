@@ -293,7 +293,6 @@ REFUSED_ON_EXISTING: list[tuple[dict[str, str], bool]] = [
     ({"fields.v.default-value": "x"}, True),
     ({"scan.fallback-branch": "b"}, True),
     ({"fields.v.count-limit": "3"}, False),
-    ({"partition.expiration-time": "7 d"}, False),
     ({"commit.callbacks": "com.example.Callback"}, False),
     ({"some.option-from-a-newer-paimon": "1"}, False),  # unknown key: writes refused
     ({"manifest.format": "orc", "manifest.compression": "lzo"}, False),  # pyarrow lacks lzo
