@@ -15,17 +15,20 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from lakeops.bucket.cross_partition import GlobalIndex
 from lakeops.bucket.dynamic import PartitionIndex, partition_codes, partition_groups
+from lakeops.errors import SnapshotExpiredError, StaleWriteError
 from lakeops.format import binary_row
 from lakeops.format.bucket_hash import assign_buckets, hash_rows
 from lakeops.format.index_manifest import HASH_INDEX
 from lakeops.format.snapshot import Snapshot
 from lakeops.parallel import IO_THREADS, check_parallelism, run_ordered
+from lakeops.read.guard import guard_read, planned_on
 from lakeops.read.merge_read import SplitReader
 from lakeops.store.context import TableContext
 from lakeops.write.records import BUCKET_COLUMN
@@ -133,18 +136,36 @@ class Router:
             [records.column(k) for k in self.schema.bucket_keys], self.bucket_key_types
         )
 
+    def _read_key_index(self, pbytes: bytes) -> tuple[list[Any], dict[int, Any]]:
+        """The index entries of a partition in the snapshot this write planned on, and the
+        HASH index file of each (by ``id`` of its entry). When that snapshot is expired while
+        they are read (expiry deleted an index file it replaced), the write is stale: a
+        :class:`StaleWriteError`, so the write runs again on the latest snapshot."""
+
+        def read() -> tuple[list[Any], dict[int, Any]]:
+            entries = [e for e in self.store.index_entries(self.base) if e.partition == pbytes]
+            hash_entries = [e for e in entries if e.file.index_type == HASH_INDEX]
+            loaded = run_ordered(
+                lambda e: self.store.hash_index(e, self.schema), hash_entries, IO_THREADS
+            )
+            return entries, {id(e): h for e, h in zip(hash_entries, loaded, strict=True)}
+
+        try:
+            return guard_read(self.store, planned_on(self.base), read)
+        except SnapshotExpiredError as exc:
+            raise StaleWriteError(
+                f"snapshot {exc.snapshot_id} of table {self.store.root}, on which this write "
+                "planned its dynamic buckets, was expired while the write read its key index; "
+                "nothing was written: write again (it plans on the latest snapshot)"
+            ) from exc
+
     def _partition_index(self, values: list[object]) -> PartitionIndex:
         """The dynamic-bucket assigner state of a partition (one assigner: owns every id)."""
         pbytes = binary_row.serialize(values, self.partition_types)
         index = self._partition_indexes.get(pbytes)
         if index is None:
             assert self.dynamic is not None
-            entries = [e for e in self.store.index_entries(self.base) if e.partition == pbytes]
-            hash_entries = [e for e in entries if e.file.index_type == HASH_INDEX]
-            read = run_ordered(
-                lambda e: self.store.hash_index(e, self.schema), hash_entries, IO_THREADS
-            )
-            hashes = {id(e): h for e, h in zip(hash_entries, read, strict=True)}
+            entries, hashes = self._read_key_index(pbytes)
             index = PartitionIndex.load(
                 entries,
                 lambda e: hashes[id(e)],

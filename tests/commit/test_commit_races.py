@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing as mp
+import traceback
 import uuid
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,19 @@ def _batch(writer: int, commit: int) -> pa.Table:
 
 
 def _writer(warehouse: str, writer: int, start: Any, rolled: Any, results: Any) -> None:
+    """Commit the writer's batches, reporting each commit's APPEND snapshot; an error is
+    reported too (the test then fails with it instead of waiting for this writer), and the
+    writer always reports that it finished."""
+    try:
+        _write_batches(warehouse, writer, start, rolled, results)
+    except BaseException:
+        results.put(("error", writer, traceback.format_exc()))
+        raise
+    finally:
+        results.put(None)
+
+
+def _write_batches(warehouse: str, writer: int, start: Any, rolled: Any, results: Any) -> None:
     table = Catalog(warehouse).get_table("db.t")
     start.wait()
     for commit in range(COMMITS_EACH):
@@ -48,8 +62,8 @@ def _writer(warehouse: str, writer: int, start: Any, rolled: Any, results: Any) 
         last = None
         for _ in range(20):  # what Table.write does, with a commit user of its own
             write = table.new_write()
-            write.write(_batch(writer, commit))
             try:
+                write.write(_batch(writer, commit))
                 last = table.commit(write.prepare_commit(), commit_user=user)
                 break
             except StaleWriteError:
@@ -65,7 +79,6 @@ def _writer(warehouse: str, writer: int, start: Any, rolled: Any, results: Any) 
         ):
             sid -= 1
         results.put(((sid, 0), writer, commit))
-    results.put(None)
 
 
 def _maintainer(warehouse: str, start: Any, stop: Any, rolled: Any, results: Any) -> None:
@@ -130,6 +143,9 @@ def test_racing_writers_lose_and_duplicate_nothing(
                 stop.set()
         elif item == "done":
             maintained = 1
+        elif item[0] == "error":
+            stop.set()
+            pytest.fail(f"writer {item[1]} failed:\n{item[2]}")
         else:
             events.append(item)
     for p in [*writers, maintainer]:
