@@ -293,6 +293,7 @@ class CompactTask:
             for batch in self.ctx.reader.iter_batches(self.ctx.directory, [f], fields, batch_rows):
                 if self.ctx.expiry is not None:
                     batch = self.ctx.expiry.keep(batch)
+                batch = self.ctx.engine.restate(batch)
                 if level:
                     batch = batch.append_column(
                         LEVEL, pa.array(np.full(batch.num_rows, f.level, dtype=np.int32))

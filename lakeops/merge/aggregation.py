@@ -17,7 +17,8 @@ import pyarrow as pa
 
 from lakeops.format.kv import KIND, RowKind
 from lakeops.format.schema import TableSchema
-from lakeops.merge.aggregators import refuse_unretractable
+from lakeops.merge import roaring64
+from lakeops.merge.aggregators import Rbm64, refuse_unretractable
 from lakeops.merge.config import MergeConfig, parse_merge_config
 from lakeops.merge.engine import MergeEngine, is_retraction
 from lakeops.merge.segments import Segments, build_rows
@@ -42,8 +43,20 @@ class AggregationEngine(MergeEngine):
             result = result | (kinds == RowKind.DELETE)
         return result
 
+    def restate(self, records: pa.Table) -> pa.Table:
+        """``rbm64`` states in Java Paimon's layout (:func:`roaring64.to_java_array`)."""
+        for name, agg in self.config.aggregators.items():
+            if isinstance(agg, Rbm64) and name in records.column_names:
+                at = records.column_names.index(name)
+                column = records.column(name).combine_chunks()
+                what = f"field {name!r} (aggregate function 'rbm64')"
+                records = records.set_column(
+                    at, records.schema.field(at), roaring64.to_java_array(column, what)
+                )
+        return records
+
     def prepare(self, records: pa.Table) -> pa.Table:
-        records = super().prepare(records)
+        records = self.restate(super().prepare(records))
         kinds = records.column(KIND).to_numpy()
         if self._retracting_rows(kinds).any():
             refuse_unretractable(self.config.aggregators, "field")

@@ -984,7 +984,8 @@ class Rbm64(_NativeState):
         rows = active & _nonnull(values)
         first = seg.first_index(rows)
         multi = seg.last_index(rows) != first
-        out = take_or_null(values, first)
+        what = f"field {self.field!r} (aggregate function 'rbm64')"
+        out = roaring64.to_java_array(take_or_null(values, first), what)
         if not multi.any():
             return out
         ids = seg.ids

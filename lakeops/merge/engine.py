@@ -52,6 +52,13 @@ class MergeEngine(ABC):
             return records.filter(pc.not_equal(kinds, RowKind.UPDATE_BEFORE))
         return records
 
+    def restate(self, records: pa.Table) -> pa.Table:
+        """``records`` with every stored state in the byte layout lakeops writes (a state that
+        older lakeops wrote in another layout is rewritten); the records are otherwise
+        unchanged. Writes and compaction's rewrites pass their records through it, so no older
+        layout is carried forward, not even by a key that has nothing to merge with."""
+        return records
+
     def merge_columns(self) -> tuple[str, ...]:
         """Value columns a merge needs besides the requested ones (reads fetch them too)."""
         return ()

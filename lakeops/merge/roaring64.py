@@ -47,6 +47,7 @@ import struct
 from typing import Any, NamedTuple
 
 import numpy as np
+import pyarrow as pa
 
 from lakeops.errors import DataValidationError
 
@@ -56,7 +57,9 @@ __all__ = [
     "java_from_portable",
     "layout",
     "portable_from_any",
+    "portable_mask",
     "to_java",
+    "to_java_array",
     "values_of",
 ]
 
@@ -699,6 +702,45 @@ def to_java(data: Any, what: str = "rbm64 value") -> bytes:
     bitmap = data.copy()
     bitmap.run_optimize()
     return java_from_portable(bytes(bitmap.serialize()), what)
+
+
+def portable_mask(values: pa.Array) -> np.ndarray:
+    """Which values of a binary array are in the portable layout, told by the same structure as
+    :func:`layout` (8 zero bytes, or a cookie's bytes at 12 and 13), over the whole array at once;
+    nulls are ``False``. The values it marks are then parsed in full by :func:`to_java`."""
+    arr = values.cast(pa.large_binary()) if values.type != pa.large_binary() else values
+    n = len(arr)
+    if n == 0:
+        return np.zeros(0, dtype=bool)
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset : arr.offset + n + 1]
+    data = arr.buffers()[2]
+    raw = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
+    starts, lengths = offsets[:-1], np.diff(offsets)
+    valid = ~np.asarray(arr.is_null(), dtype=bool)
+    long = valid & (lengths >= 14)
+    at12 = raw[np.where(long, starts + 12, 0)] if raw.size else np.zeros(n, np.uint8)
+    at13 = raw[np.where(long, starts + 13, 0)] if raw.size else np.zeros(n, np.uint8)
+    cookie = long & ((at12 == 0x3A) | (at12 == 0x3B)) & (at13 == 0x30)
+    eight = valid & (lengths == 8)
+    if eight.any():
+        rows = np.flatnonzero(eight)
+        window = raw[starts[rows, None] + np.arange(8)]
+        eight[rows] = ~window.any(axis=1)
+    mask: np.ndarray = cookie | eight
+    return mask
+
+
+def to_java_array(values: pa.Array, what: str = "rbm64 value") -> pa.Array:
+    """``values`` with every portable-layout value rewritten in Java's layout (the others, Java's
+    already, are kept as they are), so a value that older lakeops wrote is not carried forward
+    by a merge that has nothing to unite it with."""
+    mask = portable_mask(values)
+    if not mask.any():
+        return values
+    rows = values.to_pylist()
+    for i in np.flatnonzero(mask).tolist():
+        rows[i] = to_java(rows[i], what)
+    return pa.array(rows, type=values.type)
 
 
 def values_of(data: bytes, what: str = "rbm64 value") -> np.ndarray:

@@ -348,3 +348,52 @@ def test_merge_map_with_keytime_ts_field_option(catalog: Catalog) -> None:
     )
     r = [("+I", [("a", {"ts": "2", "v": "new"})]), ("+I", [("a", {"ts": "1", "v": "old"})])]
     assert dict(_apply(t, r, True)) == {"a": {"ts": "2", "v": "new"}}
+
+
+def test_lone_rbm64_value_of_older_lakeops_is_rewritten_in_java_layout(
+    catalog: Catalog, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key with a single value in the portable layout (as lakeops wrote before it wrote Java's)
+    has nothing to be united with; the compaction that rewrites its file still writes it in
+    Java's layout, so no value is left behind that Java Paimon cannot read. The older writer is
+    played by a write that skips the restating step."""
+    import pyarrow.parquet as pq
+
+    from lakeops.merge.aggregation import AggregationEngine
+
+    roaring = pytest.importorskip("pyroaring")
+    t = _table(catalog, pa.binary(), "rbm64")
+    older = bytes(roaring.BitMap64([7, 2**33]).serialize())
+    assert roaring64.layout(older) == "portable"
+
+    def stored() -> list[bytes]:
+        files = sorted(p for p in tmp_path.rglob("*.parquet") if "bucket-" in str(p))
+        return [v for f in files for v in pq.read_table(f).column("v").to_pylist() if v]
+
+    with monkeypatch.context() as m:
+        m.setattr(AggregationEngine, "restate", lambda _self, records: records)
+        rows = [{"k": 1, "v": older, "rk": "+I"}, {"k": 2, "v": None, "rk": "+I"}]
+        t.write(pa.Table.from_pylist(rows, schema=t.arrow_schema))
+    assert [roaring64.layout(v) for v in stored()] == ["portable"]
+    t.write(pa.Table.from_pylist([{"k": 3, "v": None, "rk": "+I"}], schema=t.arrow_schema))
+    t.compact(full=True)
+    # one file at the highest level after a full compaction: a read merges nothing, so it
+    # returns the bytes as stored
+    merged = [v for v in t.read(columns=["v"]).column("v").to_pylist() if v is not None]
+    assert [roaring64.layout(v) for v in merged] == ["java"]
+    assert roaring64.values_of(merged[0]).tolist() == [7, 2**33]
+
+
+def test_portable_mask_tells_layouts_apart_over_a_whole_array() -> None:
+    roaring = pytest.importorskip("pyroaring")
+    older = bytes(roaring.BitMap64([1, 2**40]).serialize())
+    java = roaring64.to_java(older)
+    empty_portable, empty_java = bytes(8), b"\x00"
+    values = pa.array([older, java, None, empty_portable, empty_java, older], type=pa.binary())
+    mask = roaring64.portable_mask(values)
+    assert mask.tolist() == [
+        roaring64.layout(v) == "portable" if v else False for v in values.to_pylist()
+    ]
+    assert mask.tolist() == [True, False, False, True, False, True]
+    out = roaring64.to_java_array(values)
+    assert [v is None or roaring64.layout(v) == "java" for v in out.to_pylist()] == [True] * 6
