@@ -253,3 +253,26 @@ def test_merge_on_read_shows_level_zero(catalog: Catalog) -> None:
 
 def _table_without(catalog: Catalog) -> Table:
     return catalog.create_table("db.u", schema=SCHEMA, primary_keys=["id"], options=BASE)
+
+
+def test_distributed_jobs_carry_the_bucket_vectors(catalog: Catalog, warehouse: Path) -> None:
+    """Spark's compaction ships the planned jobs to executors (pickled) and commits their
+    messages: the jobs carry each bucket's vectors, so the executors mark and replace them."""
+    import pickle
+
+    from lakeops.compact.planner import compact_jobs, plan_buckets
+
+    table = _table(catalog, **{"write-only": "true"})
+    root = warehouse / "db.db" / "t"
+    big = [{"id": k, "v": k, "op": "+I"} for k in range(3000)]
+    batches = [pa.Table.from_pylist(big, schema=SCHEMA), *_batches(21, 2)]
+    table.write(batches[0])
+    table.flush_level0()
+    for b in batches[1:]:
+        table.write(b)
+    jobs = pickle.loads(pickle.dumps(plan_buckets(table.store, table.schema)))
+    assert any(j.vectors for j in jobs) or not any(_vectors(root, table).values())
+    plan = compact_jobs(table.context, jobs, force_level0=True)
+    table.commit_compaction(plan.messages, written=plan.written)
+    assert _check_invariant(root, table, _dedup_model(batches)) == _dedup_model(batches)
+    assert any(_vectors(root, table).values())
