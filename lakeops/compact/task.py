@@ -162,6 +162,15 @@ class CompactTask:
         self.force_all = copts.force_rewrite_all
         self.result = CompactResult()
         self._outside_lookup: OutsideLookup | None = None
+        #: a deletion-vector table whose merge keeps the newest record whatever the older one
+        #: holds (deduplicate without sequence fields, no changelog): marking needs only the
+        #: older records' positions, not their values
+        self._positions_only = (
+            ctx.vectors is not None
+            and ctx.options.merge_engine == "deduplicate"
+            and not ctx.options.sequence_fields
+            and self.changelog_mode is None
+        )
 
     def run(self) -> CompactResult:
         """The unit's result; on any error, the files it had written are deleted first."""
@@ -192,7 +201,9 @@ class CompactTask:
         """Files whose records become visible changes must be read, not just moved; so must
         level-0 files of a deletion-vector table (their keys' older records are marked)."""
         if self.ctx.vectors is not None and f.level == 0:
-            return True
+            # Paimon's LookupMergeTreeCompactRewriter: only a retraction-free file of a
+            # deduplicate table without sequence fields is upgraded without a rewrite
+            return not (self._positions_only and f.delete_row_count == 0)
         if self.changelog_mode == "lookup":
             return f.level == 0
         if self.changelog_mode == "full-compaction":
@@ -211,6 +222,8 @@ class CompactTask:
             if self.force_all or self.ctx.has_expired(f):
                 self._rewrite_impl([[[f]]])
             else:
+                if self.ctx.vectors is not None and f.level == 0:
+                    self._mark_upgraded(f)
                 self.result.before.append(f)
                 self.result.after.append(f.upgrade(self.output_level))
         else:  # deletes must not be upgraded into the max level: rewrite to drop them
@@ -298,28 +311,47 @@ class CompactTask:
         """``records`` (sorted, with levels) plus the live records, in files the compaction
         does not rewrite, of the keys of its level-0 records, whose positions are marked
         deleted (see :mod:`lakeops.compact.vectors`); sorted again when any was found."""
-        ctx = self.ctx
-        assert ctx.vectors is not None
-        keys = ctx.reader.merge_keys
+        keys = self.ctx.reader.merge_keys
         level0 = records.column(LEVEL).to_numpy() == 0
         if not level0.any():
             return records
         new = records if level0.all() else records.filter(pa.array(level0))
-        touched = new.select(keys).take(pa.array(group_starts(new, keys)))
+        found = self._mark_outside(new.select(keys).take(pa.array(group_starts(new, keys))))
+        if not found or self._positions_only:
+            return records
+        older = [hit.drop_columns([POSITION]).cast(records.schema) for _, hit in found]
+        return self._sort(pa.concat_tables([*older, records]))
+
+    def _mark_outside(self, touched: pa.Table) -> list[tuple[DataFileMeta, pa.Table]]:
+        """Mark deleted the live records of ``touched`` (unique merge keys, in key order) in
+        the files the compaction does not rewrite; those records, per file (only keys and
+        positions when :attr:`_positions_only`)."""
+        ctx = self.ctx
+        assert ctx.vectors is not None
+        if not self.outside or touched.num_rows == 0:
+            return []
+        keys = ctx.reader.merge_keys
         low = tuple(order_value(touched.column(k)[0].as_py()) for k in keys)
         last = touched.num_rows - 1
         high = tuple(order_value(touched.column(k)[last].as_py()) for k in keys)
         if self._outside_lookup is None:
+            values = [] if self._positions_only else ctx.schema.field_names
             self._outside_lookup = OutsideLookup(
-                ctx.reader, ctx.directory, self.outside, ctx.schema.field_names, ctx.vectors
+                ctx.reader, ctx.directory, self.outside, values, ctx.vectors
             )
         found = self._outside_lookup.records(touched, low, high)
-        if not found:
-            return records
         for f, hit in found:
             ctx.vectors.mark(f.file_name, hit.column(POSITION).to_numpy())
-        older = [hit.drop_columns([POSITION]).cast(records.schema) for _, hit in found]
-        return self._sort(pa.concat_tables([*older, records]))
+        return found
+
+    def _mark_upgraded(self, f: DataFileMeta) -> None:
+        """A level-0 file upgraded without a rewrite (:attr:`_positions_only`, no retractions):
+        its keys' older live records outside the compaction are marked deleted all the same.
+        A flushed level-0 file holds each key once, in key order."""
+        ctx = self.ctx
+        keys = ctx.reader.merge_keys
+        for batch in ctx.reader.iter_batches(ctx.directory, [f], [], MERGE_BUDGET_ROWS):
+            self._mark_outside(batch.select(keys).take(pa.array(group_starts(batch, keys))))
 
     def _file_batches(
         self, files: list[DataFileMeta], batch_rows: int, level: bool

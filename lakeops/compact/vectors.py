@@ -113,9 +113,9 @@ class BucketVectors:
                 blobs.append((name, blob(data, df, df.path), df))
                 continue
             old = [self.reader.positions(df)] if df is not None else []
-            positions = np.unique(np.concatenate([*old, *(new or [])]))
-            encoded, length = encode_blob(positions, bitmap64=self.bitmap64)
-            blobs.append((name, encoded, DeletionFile("", 0, length, len(positions))))
+            positions = np.concatenate([*old, *(new or [])])
+            encoded, length, count = encode_blob(positions, bitmap64=self.bitmap64)
+            blobs.append((name, encoded, DeletionFile("", 0, length, count)))
         out = [IndexManifestEntry(FileKind.DELETE, partition, bucket, e.file) for e in self.entries]
         written: list[str] = []
         if blobs:

@@ -20,6 +20,7 @@ per partition, all at bucket 0, each listing the data files whose vectors it hol
 
 from __future__ import annotations
 
+import array
 import struct
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
@@ -106,19 +107,22 @@ def encode_index_file(
     return bytes(out), ranges
 
 
-def encode_blob(positions: np.ndarray, *, bitmap64: bool = False) -> tuple[bytes, int]:
+def encode_blob(positions: np.ndarray, *, bitmap64: bool = False) -> tuple[bytes, int, int]:
     """The stored blob (length field, bitmap data, CRC) of a vector deleting ``positions``
-    (row positions of one data file, each below 2^32), and the length its manifest range
-    records (``f2``): Paimon's ``BitmapDeletionVector.serializeTo`` (32-bit, what Paimon 0.9
+    (row positions of one data file, each below 2^32, repeats allowed), the length its manifest
+    range records (``f2``) and its cardinality: Paimon's ``BitmapDeletionVector.serializeTo`` (32-bit, what Paimon 0.9
     writes and reads) or, with ``bitmap64``, ``Bitmap64DeletionVector.serializeTo`` (one
     bitmap, of high bits 0)."""
-    values = np.unique(np.asarray(positions, dtype=np.uint64))
+    values = np.sort(np.asarray(positions, dtype=np.uint64))
     if len(values) and int(values[-1]) >= 1 << 32:
         raise UnsupportedFeatureError(
             f"a deletion vector at row {int(values[-1])} (data files beyond 4294967295 rows are "
             "not written by lakeops)"
         )
-    bitmap = pyroaring.BitMap(values.astype(np.uint32))
+    if len(values) > 1:
+        values = values[np.append(True, values[1:] != values[:-1])]
+    # a sorted array.array is what pyroaring adds fastest
+    bitmap = pyroaring.BitMap(array.array("I", values.astype(np.uint32).tobytes()))
     bitmap.run_optimize()
     portable = bitmap.serialize()
     if bitmap64:
@@ -131,7 +135,7 @@ def encode_blob(positions: np.ndarray, *, bitmap64: bool = False) -> tuple[bytes
         body = struct.pack(">i", _MAGIC_32) + portable
         recorded = len(body)
     crc = struct.unpack(">i", struct.pack(">I", zlib.crc32(body)))[0]
-    return struct.pack(">i", len(body)) + body + struct.pack(">i", crc), recorded
+    return struct.pack(">i", len(body)) + body + struct.pack(">i", crc), recorded, len(values)
 
 
 def _portable_bitmap(data: bytes, source: str) -> np.ndarray:

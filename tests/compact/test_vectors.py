@@ -276,3 +276,25 @@ def test_distributed_jobs_carry_the_bucket_vectors(catalog: Catalog, warehouse: 
     table.commit_compaction(plan.messages, written=plan.written)
     assert _check_invariant(root, table, _dedup_model(batches)) == _dedup_model(batches)
     assert any(_vectors(root, table).values())
+
+
+def test_a_retraction_free_level0_file_is_upgraded_and_still_marks(
+    catalog: Catalog, warehouse: Path
+) -> None:
+    """Deduplicate without sequence fields: Paimon upgrades a level-0 file without deletes
+    instead of rewriting it; its keys' older rows are marked all the same."""
+    table = _table(catalog, bucket="1")
+    root = warehouse / "db.db" / "t"
+    base = pa.Table.from_pylist([{"id": k, "v": k, "op": "+I"} for k in range(3000)], SCHEMA)
+    update = pa.Table.from_pylist([{"id": k, "v": -k, "op": "+U"} for k in (5, 70, 900)], SCHEMA)
+    table.write(base)
+    table.write(update)
+    append = table.store.snapshot(table.latest_snapshot().id - 1)
+    (appended,) = [e.file for e in table.store.delta_entries(append)]
+    live = {e.file.file_name: e.file for e in table.store.live_entries(table.latest_snapshot())}
+    assert appended.file_name in live and live[appended.file_name].level > 0  # upgraded
+    assert _vectors(root, table) == {
+        next(n for n, f in live.items() if f.row_count == 3000): {5, 70, 900}
+    }
+    model = _dedup_model([base, update])
+    assert _check_invariant(root, table, model) == model
