@@ -110,9 +110,9 @@ def encode_index_file(
 def encode_blob(positions: np.ndarray, *, bitmap64: bool = False) -> tuple[bytes, int, int]:
     """The stored blob (length field, bitmap data, CRC) of a vector deleting ``positions``
     (row positions of one data file, each below 2^32, repeats allowed), the length its manifest
-    range records (``f2``) and its cardinality: Paimon's ``BitmapDeletionVector.serializeTo`` (32-bit, what Paimon 0.9
-    writes and reads) or, with ``bitmap64``, ``Bitmap64DeletionVector.serializeTo`` (one
-    bitmap, of high bits 0)."""
+    range records (``f2``) and its cardinality: Paimon's ``BitmapDeletionVector.serializeTo``
+    (32-bit, what Paimon 0.9 writes and reads) or, with ``bitmap64``,
+    ``Bitmap64DeletionVector.serializeTo`` (one bitmap, of high bits 0)."""
     values = np.sort(np.asarray(positions, dtype=np.uint64))
     if len(values) and int(values[-1]) >= 1 << 32:
         raise UnsupportedFeatureError(

@@ -6,12 +6,16 @@ aggregation with ``sum``, partial-update) and writes three commits (each write l
 0 at once; a full compaction after the second). Java 0.9 then reads them: its batch read skips
 level 0 and applies the vectors **without merging** the other levels, so it returns the model's
 rows only if lakeops marked every superseded row. Java writes and compacts a fourth commit and
-reads; lakeops writes a fifth, compacts fully, writes a sixth; Java reads again. The plain model
-(upserts and deletes by key; ``sum`` sums, partial-update keeps the last non-null value) judges
-every read. pypaimon 2.1 reads lakeops' snapshot before Java wrote (it cannot read Java 0.9's
-data manifests, see test_append_deletion_vectors_interop). Neither oracle reads the 64-bit
-layout (``deletion-vectors.bitmap64``: Paimon 0.9 lacks it, pypaimon 2.1 rejects its magic
-number), so tests/compact/test_vectors.py judges it against the layout of Paimon 1.x's
+reads; lakeops writes a fifth, compacts fully, writes a sixth; Java reads again, and also
+reads a table whose level-0 compaction was killed before its snapshot published (the write's
+APPEND landed, invisible to deletion-vector reads: Java and lakeops read the two earlier
+writes). The plain model (upserts and deletes by key; ``sum`` sums, partial-update keeps the
+last non-null value) judges every read.
+
+pypaimon 2.1 reads lakeops' snapshot before Java wrote (it cannot read Java 0.9's data
+manifests, see test_append_deletion_vectors_interop). Neither oracle reads the 64-bit layout
+(``deletion-vectors.bitmap64``: Paimon 0.9 lacks it, pypaimon 2.1 rejects its magic number),
+so tests/compact/test_vectors.py judges it against the layout of Paimon 1.x's
 ``Bitmap64DeletionVector`` / ``OptimizedRoaringBitmap64``. Two JVM runs.
 """
 
@@ -25,6 +29,7 @@ import pytest
 
 from lakeops import Catalog
 from lakeops.format.deletion_vector import DELETION_VECTORS_INDEX
+from lakeops.io.file_io import FileIO
 from tests.interop.java_oracle import json_rows, run_ops
 from tests.interop.oracle import oracle_read
 
@@ -120,8 +125,40 @@ def _write(catalog: Catalog, name: str, batch: Batch, engine: str) -> None:
     catalog.get_table(name).write(_rows_of(batch, engine)[0])
 
 
+def _killed_flush(catalog: Catalog, batches: list[Batch], monkeypatch: pytest.MonkeyPatch) -> int:
+    """Table ``db.crash`` with two writes, then a third whose level-0 compaction is killed
+    before its snapshot publishes (the APPEND landed). Returns the APPEND's snapshot id."""
+    table = catalog.create_table(
+        "db.crash",
+        schema=SCHEMA,
+        primary_keys=["dt", "k"],
+        options={**DV, "bucket": "2", "rowkind.field": "op"},
+    )
+    for batch in batches[:2]:
+        _write(catalog, "db.crash", batch, "dedup")
+    before = table.store.latest_snapshot_id()
+    original = FileIO.publish_exclusive
+    published: list[str] = []
+
+    def kill(self: FileIO, path: str, data: bytes) -> bool:
+        if "/snapshot/snapshot-" in path and published:
+            raise KeyboardInterrupt("killed before the compaction's publish")
+        ok = original(self, path, data)
+        if "/snapshot/snapshot-" in path:
+            published.append(path)
+        return ok
+
+    monkeypatch.setattr(FileIO, "publish_exclusive", kill)
+    with pytest.raises(KeyboardInterrupt):
+        _write(catalog, "db.crash", batches[2], "dedup")
+    monkeypatch.undo()
+    latest = catalog.get_table("db.crash").store.latest_snapshot()
+    assert latest is not None and latest.id == before + 1 and latest.commit_kind == "APPEND"
+    return latest.id
+
+
 def test_lakeops_writes_and_compacts_java_and_pypaimon_read(
-    tmp_path: Path, java_classpath: str
+    tmp_path: Path, java_classpath: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     batches = _batches()
     catalog = Catalog(str(tmp_path))
@@ -166,9 +203,14 @@ def test_lakeops_writes_and_compacts_java_and_pypaimon_read(
         catalog.get_table(name).compact(full=True)
         _write(catalog, name, batches[5], engine)
         assert _rows(catalog.get_table(name).read()) == _model(batches, engine), name
-    results = run_ops(java_classpath, tmp_path, [{"op": "read", "table": n} for n in TABLES])
-    for result, (name, (_, _, engine)) in zip(results, TABLES.items(), strict=True):
+    _killed_flush(catalog, batches, monkeypatch)
+    reads = [{"op": "read", "table": n} for n in [*TABLES, "db.crash"]]
+    results = run_ops(java_classpath, tmp_path, reads)
+    for result, (name, (_, _, engine)) in zip(results[:-1], TABLES.items(), strict=True):
         assert _java(result) == _model(batches, engine), name
+    # the killed compaction changed nothing Java reads: the third write waits in level 0
+    assert _java(results[-1]) == _model(batches[:2], "dedup")
+    assert _rows(catalog.get_table("db.crash").read()) == _model(batches[:2], "dedup")
 
     for name, (_, _, engine) in TABLES.items():
         got = oracle_read(tmp_path, name, snapshot_id=ours[name])
