@@ -246,13 +246,22 @@ def test_expiry_and_orphan_cleanup_keep_the_live_index_files(
 
 
 def test_merge_on_read_shows_level_zero(catalog: Catalog) -> None:
-    table = _table(catalog, **{"deletion-vectors.merge-on-read": "true"})
-    assert not table.options.skips_level0_in_batch_reads
-    assert _table_without(catalog).options.skips_level0_in_batch_reads
+    """``write-only`` leaves writes in level 0: a deletion-vector read skips it, unless
+    ``deletion-vectors.merge-on-read`` (then level 0 is merged in)."""
+    batches = _batches(4, 2)
+    mor = _table(catalog, **{"write-only": "true", "deletion-vectors.merge-on-read": "true"})
+    plain = _table_without(catalog)
+    for table in (mor, plain):
+        table.write(batches[0])
+        table.flush_level0()
+        table.write(batches[1])
+    assert {r["id"]: r["v"] for r in mor.read().to_pylist()} == _dedup_model(batches)
+    assert {r["id"]: r["v"] for r in plain.read().to_pylist()} == _dedup_model(batches[:1])
 
 
 def _table_without(catalog: Catalog) -> Table:
-    return catalog.create_table("db.u", schema=SCHEMA, primary_keys=["id"], options=BASE)
+    options = {**BASE, "write-only": "true"}
+    return catalog.create_table("db.u", schema=SCHEMA, primary_keys=["id"], options=options)
 
 
 def test_distributed_jobs_carry_the_bucket_vectors(catalog: Catalog, warehouse: Path) -> None:
