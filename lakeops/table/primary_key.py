@@ -105,7 +105,8 @@ class Table(BaseTable):
         """As :meth:`BaseTable.commit`; on a deletion-vector table the new level-0 files are
         then compacted up (:meth:`flush_level0`, a ``COMPACT`` snapshot), as Paimon's writers
         compact level 0 at every commit of such a table: its readers skip level 0 (not with
-        ``write-only``: a dedicated compaction job lifts it). The appended data stays
+        ``write-only``: a dedicated compaction job lifts it; a full compaction with
+        ``commit.force-compact``). The appended data stays
         committed if that compaction fails (logged); a later compaction or flush lifts it."""
         snapshot = super().commit(
             messages,
@@ -123,6 +124,8 @@ class Table(BaseTable):
         if not any(m.new_files for m in messages):
             return snapshot
         try:
+            if self.context.compaction.force_compact_on_commit:  # commit.force-compact
+                return self.compact(full=True) or snapshot
             return self.flush_level0() or snapshot
         except Exception as error:
             log.warning("%s: level-0 compaction after the commit failed: %s", self, error)

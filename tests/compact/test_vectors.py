@@ -307,3 +307,16 @@ def test_a_retraction_free_level0_file_is_upgraded_and_still_marks(
     }
     model = _dedup_model([base, update])
     assert _check_invariant(root, table, model) == model
+
+
+def test_force_compact_on_commit_compacts_fully(catalog: Catalog, warehouse: Path) -> None:
+    """``commit.force-compact``: the compaction after each commit is a full one (one sorted
+    run per bucket, no vector left: every file was rewritten)."""
+    table = _table(catalog, **{"commit.force-compact": "true"})
+    root = warehouse / "db.db" / "t"
+    batches = _batches(8, 3)
+    for b in batches:
+        table.write(b)
+    assert all(b.sorted_runs <= 1 for b in table.health().buckets)
+    assert not any(_vectors(root, table).values())
+    assert _check_invariant(root, table, _dedup_model(batches)) == _dedup_model(batches)
