@@ -3,14 +3,19 @@ snapshot (``Table.compact`` and ``Table.flush_level0``)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from lakeops.changelog.lookup_cache import RowGroupCache
 from lakeops.compact.manager import BucketCompactor
 from lakeops.compact.task import BucketContext
+from lakeops.compact.vectors import BucketVectors
+from lakeops.errors import ConfigurationError
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import DataFileMeta
+from lakeops.format.deletion_vector import DELETION_VECTORS_INDEX
+from lakeops.format.index_manifest import IndexManifestEntry
 from lakeops.format.manifest import ManifestEntry
 from lakeops.format.schema import TableSchema
 from lakeops.io.file_io import join
@@ -69,6 +74,9 @@ class BucketJob:
     bucket: int
     total_buckets: int
     files: tuple[DataFileMeta, ...]
+    #: the bucket's live deletion-vector index entries (primary-key tables with deletion
+    #: vectors): the compaction applies, updates and replaces them
+    vectors: tuple[IndexManifestEntry, ...] = ()
 
 
 def plan_buckets(
@@ -78,9 +86,20 @@ def plan_buckets(
     manifests read :data:`~lakeops.parallel.IO_THREADS` at once)."""
     matches = partition_matches(schema, partitions)
     check_writable(schema.options, "compact")
-    live = store.live_entries(store.latest_snapshot(), parallelism=IO_THREADS)
+    snapshot = store.latest_snapshot()
+    live = store.live_entries(snapshot, parallelism=IO_THREADS)
     check_data_files((e.file.file_name for e in live), "compact")
-    return live_buckets(live, matches)
+    jobs = live_buckets(live, matches)
+    if not (schema.primary_keys and snapshot is not None and snapshot.index_manifest):
+        return jobs
+    vectors: dict[tuple[bytes, int], list[IndexManifestEntry]] = {}
+    for e in store.index_entries(snapshot):
+        if e.file.index_type == DELETION_VECTORS_INDEX:
+            vectors.setdefault((e.partition, e.bucket), []).append(e)
+    return [
+        dataclasses.replace(j, vectors=tuple(vectors.get((j.partition, j.bucket), ())))
+        for j in jobs
+    ]
 
 
 def live_buckets(
@@ -121,10 +140,24 @@ def run_bucket(
         cache=cache,
         name_token=name_token,
     )
+    if table.options.deletion_vectors:
+        ctx.vectors = bucket_vectors(table, job)
     files = list(job.files)
     result = BucketCompactor(ctx, files).compact(files, full=full, force_level0=force_level0)
     if result is None:
         return None, []
+    index_changes: tuple[IndexManifestEntry, ...] = ()
+    written = list(result.written)
+    if ctx.vectors is not None:
+        try:
+            index_changes, index_written = ctx.vectors.changes(
+                job.partition, job.bucket, result.before, result.after, locations
+            )
+        except BaseException:
+            for path in written:
+                table.file_io.delete(path)
+            raise
+        written += index_written
     return CommitMessage(
         job.partition,
         job.bucket,
@@ -133,7 +166,31 @@ def run_bucket(
         tuple(result.before),
         tuple(result.after),
         compact_changelog_files=tuple(result.changelog),
-    ), result.written
+        compact_index_changes=index_changes,
+    ), written
+
+
+def bucket_vectors(table: TableContext, job: BucketJob) -> BucketVectors:
+    """The deletion vectors of ``job``'s bucket, for its compaction; a table whose merge
+    engine or changelog producer Paimon forbids with deletion vectors is refused."""
+    if table.options.merge_engine == "first-row":
+        raise ConfigurationError(
+            "deletion vectors cannot be used with merge-engine 'first-row' (Paimon refuses it: "
+            "first-row never deletes older data); nothing was written — disable "
+            "'deletion-vectors.enabled'"
+        )
+    if table.changelog.producer == "full-compaction":
+        raise ConfigurationError(
+            "deletion vectors need changelog-producer 'none', 'input' or 'lookup' (as Paimon "
+            "requires), not 'full-compaction'; nothing was written"
+        )
+    paths = {
+        e.file.file_name: table.locations.index_entry_path(e.partition, e.bucket, e.file)
+        for e in job.vectors
+    }
+    return BucketVectors(
+        table.file_io, job.vectors, paths, bitmap64=table.options.deletion_vectors_bitmap64
+    )
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from lakeops.changelog.emit import changelog_records
 from lakeops.changelog.lookup_cache import LEVEL, LevelLookup, RowGroupCache
 from lakeops.compact.record_ttl import RecordExpiry
 from lakeops.compact.strategy import CompactUnit
+from lakeops.compact.vectors import POSITION, BucketVectors, OutsideLookup
 from lakeops.format.data_file import FILE_SOURCE_COMPACT, DataFileMeta
 from lakeops.format.floats import order_value
 from lakeops.format.kv import KIND
@@ -68,6 +69,8 @@ class BucketContext:
     external: ExternalPaths | None = None
     #: the token new file names carry (a distributed job finds its files by it), None: random
     name_token: str | None = None
+    #: the bucket's deletion vectors (deletion-vector tables, see :mod:`lakeops.compact.vectors`)
+    vectors: BucketVectors | None = None
 
     @classmethod
     def of(
@@ -158,6 +161,16 @@ class CompactTask:
         self.min_file_size = int(ctx.options.target_file_size * copts.small_file_ratio)
         self.force_all = copts.force_rewrite_all
         self.result = CompactResult()
+        self._outside_lookup: OutsideLookup | None = None
+        #: a deletion-vector table whose merge keeps the newest record whatever the older one
+        #: holds (deduplicate without sequence fields, no changelog): marking needs only the
+        #: older records' positions, not their values
+        self._positions_only = (
+            ctx.vectors is not None
+            and ctx.options.merge_engine == "deduplicate"
+            and not ctx.options.sequence_fields
+            and self.changelog_mode is None
+        )
 
     def run(self) -> CompactResult:
         """The unit's result; on any error, the files it had written are deleted first."""
@@ -185,7 +198,12 @@ class CompactTask:
 
     # -------------------------------------------------------------- decisions
     def _needs_changelog_rewrite(self, f: DataFileMeta) -> bool:
-        """Files whose records become visible changes must be read, not just moved."""
+        """Files whose records become visible changes must be read, not just moved; so must
+        level-0 files of a deletion-vector table (their keys' older records are marked)."""
+        if self.ctx.vectors is not None and f.level == 0:
+            # Paimon's LookupMergeTreeCompactRewriter: only a retraction-free file of a
+            # deduplicate table without sequence fields is upgraded without a rewrite
+            return not (self._positions_only and f.delete_row_count == 0)
         if self.changelog_mode == "lookup":
             return f.level == 0
         if self.changelog_mode == "full-compaction":
@@ -204,6 +222,8 @@ class CompactTask:
             if self.force_all or self.ctx.has_expired(f):
                 self._rewrite_impl([[[f]]])
             else:
+                if self.ctx.vectors is not None and f.level == 0:
+                    self._mark_upgraded(f)
                 self.result.before.append(f)
                 self.result.after.append(f.upgrade(self.output_level))
         else:  # deletes must not be upgraded into the max level: rewrite to drop them
@@ -273,15 +293,65 @@ class CompactTask:
         """The merged records of a section, chunk by chunk in key order; the changelog of each
         chunk goes to ``changelog`` first (which needs the records before they merge)."""
         ctx = self.ctx
-        if changelog is None:
+        marking = ctx.vectors is not None and bool(self.outside)
+        if changelog is None and not marking:
             yield from self._section_records(section, ctx.engine)
             return
         for records in self._section_records(section, None):
+            if marking:
+                records = self._with_outside(records)
             merged = merge_sorted(records, ctx.reader.merge_keys, ctx.engine)
-            changes = self._changes(records, merged)
-            if changes.num_rows:
-                changelog.write(changes)
+            if changelog is not None:
+                changes = self._changes(records, merged)
+                if changes.num_rows:
+                    changelog.write(changes)
             yield merged
+
+    def _with_outside(self, records: pa.Table) -> pa.Table:
+        """``records`` (sorted, with levels) plus the live records, in files the compaction
+        does not rewrite, of the keys of its level-0 records, whose positions are marked
+        deleted (see :mod:`lakeops.compact.vectors`); sorted again when any was found."""
+        keys = self.ctx.reader.merge_keys
+        level0 = records.column(LEVEL).to_numpy() == 0
+        if not level0.any():
+            return records
+        new = records if level0.all() else records.filter(pa.array(level0))
+        found = self._mark_outside(new.select(keys).take(pa.array(group_starts(new, keys))))
+        if not found or self._positions_only:
+            return records
+        older = [hit.drop_columns([POSITION]).cast(records.schema) for _, hit in found]
+        return self._sort(pa.concat_tables([*older, records]))
+
+    def _mark_outside(self, touched: pa.Table) -> list[tuple[DataFileMeta, pa.Table]]:
+        """Mark deleted the live records of ``touched`` (unique merge keys, in key order) in
+        the files the compaction does not rewrite; those records, per file (only keys and
+        positions when :attr:`_positions_only`)."""
+        ctx = self.ctx
+        assert ctx.vectors is not None
+        if not self.outside or touched.num_rows == 0:
+            return []
+        keys = ctx.reader.merge_keys
+        low = tuple(order_value(touched.column(k)[0].as_py()) for k in keys)
+        last = touched.num_rows - 1
+        high = tuple(order_value(touched.column(k)[last].as_py()) for k in keys)
+        if self._outside_lookup is None:
+            values = [] if self._positions_only else ctx.schema.field_names
+            self._outside_lookup = OutsideLookup(
+                ctx.reader, ctx.directory, self.outside, values, ctx.vectors
+            )
+        found = self._outside_lookup.records(touched, low, high)
+        for f, hit in found:
+            ctx.vectors.mark(f.file_name, hit.column(POSITION).to_numpy())
+        return found
+
+    def _mark_upgraded(self, f: DataFileMeta) -> None:
+        """A level-0 file upgraded without a rewrite (:attr:`_positions_only`, no retractions):
+        its keys' older live records outside the compaction are marked deleted all the same.
+        A flushed level-0 file holds each key once, in key order."""
+        ctx = self.ctx
+        keys = ctx.reader.merge_keys
+        for batch in ctx.reader.iter_batches(ctx.directory, [f], [], MERGE_BUDGET_ROWS):
+            self._mark_outside(batch.select(keys).take(pa.array(group_starts(batch, keys))))
 
     def _file_batches(
         self, files: list[DataFileMeta], batch_rows: int, level: bool
@@ -289,8 +359,12 @@ class CompactTask:
         """Records of a run's files (with their level where ``level``: the changelog needs
         it), expiry applied."""
         fields = self.ctx.schema.field_names
+        vectors = self.ctx.vectors
         for f in files:
-            for batch in self.ctx.reader.iter_batches(self.ctx.directory, [f], fields, batch_rows):
+            batches = self.ctx.reader.iter_batches(self.ctx.directory, [f], fields, batch_rows)
+            if vectors is not None:  # a row its vector deletes was superseded: never merged
+                batches = vectors.iter_apply(batches, f)
+            for batch in batches:
                 if self.ctx.expiry is not None:
                     batch = self.ctx.expiry.keep(batch)
                 batch = self.ctx.engine.restate(batch)
@@ -346,7 +420,11 @@ class CompactTask:
             low = tuple(order_value(touched.column(k)[0].as_py()) for k in keys)
             last = touched.num_rows - 1
             high = tuple(order_value(touched.column(k)[last].as_py()) for k in keys)
-            outside = self._lookup().records(touched, low, high).cast(mine.schema)
+            outside = (
+                mine.schema.empty_table()  # _with_outside put them into the records
+                if ctx.vectors is not None
+                else self._lookup().records(touched, low, high).cast(mine.schema)
+            )
             older = outside
             if not only_new:
                 older = pa.concat_tables([older, mine.filter(pc.greater(mine.column(LEVEL), 0))])

@@ -20,6 +20,7 @@ per partition, all at bucket 0, each listing the data files whose vectors it hol
 
 from __future__ import annotations
 
+import array
 import struct
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
@@ -38,6 +39,7 @@ __all__ = [
     "blob",
     "decode_deletion_vector",
     "deletion_files",
+    "encode_blob",
     "encode_index_file",
 ]
 
@@ -103,6 +105,37 @@ def encode_index_file(
         ranges.append({"f0": name, "f1": len(out), "f2": df.length, "_CARDINALITY": df.cardinality})
         out += data
     return bytes(out), ranges
+
+
+def encode_blob(positions: np.ndarray, *, bitmap64: bool = False) -> tuple[bytes, int, int]:
+    """The stored blob (length field, bitmap data, CRC) of a vector deleting ``positions``
+    (row positions of one data file, each below 2^32, repeats allowed), the length its manifest
+    range records (``f2``) and its cardinality: Paimon's ``BitmapDeletionVector.serializeTo``
+    (32-bit, what Paimon 0.9 writes and reads) or, with ``bitmap64``,
+    ``Bitmap64DeletionVector.serializeTo`` (one bitmap, of high bits 0)."""
+    values = np.sort(np.asarray(positions, dtype=np.uint64))
+    if len(values) and int(values[-1]) >= 1 << 32:
+        raise UnsupportedFeatureError(
+            f"a deletion vector at row {int(values[-1])} (data files beyond 4294967295 rows are "
+            "not written by lakeops)"
+        )
+    if len(values) > 1:
+        values = values[np.append(True, values[1:] != values[:-1])]
+    # a sorted array.array is what pyroaring adds fastest
+    bitmap = pyroaring.BitMap(array.array("I", values.astype(np.uint32).tobytes()))
+    bitmap.run_optimize()
+    portable = bitmap.serialize()
+    if bitmap64:
+        body = struct.pack("<i", _MAGIC_64)
+        body += struct.pack("<q", 1 if len(values) else 0)
+        if len(values):
+            body += struct.pack("<i", 0) + portable
+        recorded = len(body) + 8
+    else:
+        body = struct.pack(">i", _MAGIC_32) + portable
+        recorded = len(body)
+    crc = struct.unpack(">i", struct.pack(">I", zlib.crc32(body)))[0]
+    return struct.pack(">i", len(body)) + body + struct.pack(">i", crc), recorded, len(values)
 
 
 def _portable_bitmap(data: bytes, source: str) -> np.ndarray:

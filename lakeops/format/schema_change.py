@@ -323,7 +323,11 @@ def apply_changes(
 def _apply_option_change(
     options: dict[str, str], change: SetOption | RemoveOption, has_snapshots: bool
 ) -> None:
-    """Set or remove one option; with snapshots, immutable options and a reset bucket refuse."""
+    """Set or remove one option; with snapshots, immutable options and a reset bucket refuse;
+    switching deletion vectors needs ``deletion-vectors.modifiable``."""
+    if change.key == _DV_ENABLED:
+        new = change.value if isinstance(change, SetOption) else "false"
+        _check_deletion_vectors_switch(options, options.get(_DV_ENABLED), new)
     if isinstance(change, SetOption):
         if has_snapshots:
             _check_set_option(change.key, options.get(change.key), change.value)
@@ -419,6 +423,23 @@ def _not_a_key(schema: TableSchema, name: str, what: str) -> None:
         raise UnsupportedFeatureError(f"Cannot {what} partition key [{name}]")
     if name in schema.primary_keys:
         raise UnsupportedFeatureError(f"Cannot {what} primary key [{name}]")
+
+
+_DV_ENABLED = "deletion-vectors.enabled"
+
+
+def _check_deletion_vectors_switch(options: dict[str, str], old: str | None, new: str) -> None:
+    """Paimon's ``SchemaManager``: deletion-vector mode may only change with
+    ``deletion-vectors.modifiable = true`` (without a full compaction rows could show twice)."""
+    modifiable = options.get("deletion-vectors.modifiable", "false").strip().lower() == "true"
+    was = (old or "false").strip().lower() == "true"
+    now = new.strip().lower() == "true"
+    if not modifiable and was != now:
+        raise UnsupportedFeatureError(
+            f"Cannot change deletion vectors mode from {str(was).lower()} to "
+            f"{str(now).lower()}: without a full compaction rows may show twice; set table "
+            "option 'deletion-vectors.modifiable' = 'true' to allow it"
+        )
 
 
 def _check_immutable(key: str) -> None:

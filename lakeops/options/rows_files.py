@@ -1,13 +1,14 @@
 """The rows of where files live (:mod:`lakeops.store.locations` resolves every file's location)
-and of the table features lakeops refuses: deletion vectors, thin mode, clustering, row
+and of deletion vectors, and of the table features lakeops refuses: thin mode, clustering, row
 tracking, chain tables, fallback branches, BLOB columns, primary-key indexes, query auth."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from lakeops.options.option import BOOL, LIST, STRING, Option, honoured, ignorable, refused, rng
-from lakeops.options.rules import REMOVE, TRUE_REFUSED, external_strategy, unless
+from lakeops.options.rules import REMOVE, TRUE_REFUSED, external_strategy, norm, unless
 
 __all__ = [
     "CHANGELOG_FILE_PREFIX",
@@ -17,36 +18,54 @@ __all__ = [
     "DATA_FILE_EXTERNAL_PATHS_STRATEGY",
     "DATA_FILE_PATH_DIRECTORY",
     "DATA_FILE_PREFIX",
+    "DELETION_VECTORS_BITMAP64",
     "DELETION_VECTORS_ENABLED",
+    "DELETION_VECTORS_MERGE_ON_READ",
     "INDEX_FILE_IN_DATA_FILE_DIR",
     "ROWS",
     "ROW_TRACKING_ENABLED",
 ]
 
+
 # primary-key tables: reads skip level 0 and apply each file's vector (lakeops.read.scan);
-# writes and compactions are refused here. Append tables: vectors are applied on read, and
-# writes are allowed (TableOptions.require_writable drops this option for them;
-# lakeops.compact.append refuses to rewrite files that have vectors)
+# writes land in level 0 and are compacted up at once, compactions keep the vectors
+# (lakeops.compact.vectors). Append tables: vectors are applied on read, writes carry the index
+# forward and compactions retire the vectors of the files they rewrite (lakeops.compact.append)
+def _vector_rules(value: str, options: Mapping[str, str]) -> bool:
+    """Paimon's ``SchemaValidation``: deletion vectors refuse merge-engine first-row and the
+    full-compaction changelog producer."""
+    from lakeops.options.rows_merge import MERGE_ENGINE
+    from lakeops.options.rows_write import CHANGELOG_PRODUCER
+
+    if norm(value) != "true":
+        return False
+    engine = norm(MERGE_ENGINE.text(options) or "")
+    producer = norm(CHANGELOG_PRODUCER.text(options) or "")
+    return engine == "first-row" or producer == "full-compaction"
+
+
 DELETION_VECTORS_ENABLED = honoured(
-    "lakeops reads deletion vectors of primary-key tables but neither writes nor maintains "
-    "them; its writes would stay invisible in level 0 and its compactions would leave rows "
-    "that Paimon's deletion-vector reads return twice",
-    refuse_value=TRUE_REFUSED,
-    fix="use Paimon to write and compact this table, or disable deletion vectors",
+    "primary-key tables: writes land in level 0 and are compacted up at once (an APPEND then "
+    "a COMPACT snapshot); every compaction marks the rows it supersedes in files it keeps, "
+    "drops the vectors of the files it rewrites and replaces the bucket's index file; reads "
+    "skip level 0. Append tables: vectors applied on read, retired by compaction. Refused "
+    "with merge-engine first-row or changelog-producer full-compaction, as in Paimon",
+    refuse_value=_vector_rules,
+    fix="disable deletion vectors, or use a merge engine other than first-row and a changelog "
+    "producer other than full-compaction",
 ).row("deletion-vectors.enabled", BOOL, False, rng())
-_VECTOR_VARIANTS = honoured(
-    "deletion-vector variants (deletion vectors are not written by lakeops)",
-    refuse_value=TRUE_REFUSED,
-    fix="remove it",
-)
-_VARIANTS = tuple(
-    _VECTOR_VARIANTS.row(k, BOOL, False, rng())
-    for k in (
-        "deletion-vectors.bitmap64",
-        "deletion-vectors.modifiable",
-        "deletion-vectors.merge-on-read",
-    )
-)
+DELETION_VECTORS_BITMAP64 = honoured(
+    "vectors are written in the 64-bit layout (Roaring64, Paimon 1.x; Paimon 0.9 cannot read "
+    "it) instead of the 32-bit one; both are read",
+).row("deletion-vectors.bitmap64", BOOL, False, rng())
+DELETION_VECTORS_MERGE_ON_READ = honoured(
+    "batch reads of a deletion-vector primary-key table also read level 0, merged",
+).row("deletion-vectors.merge-on-read", BOOL, False, rng())
+_MODIFIABLE = honoured(
+    "only whether an ALTER may switch deletion-vectors.enabled; lakeops' writes and "
+    "compactions are the same either way",
+).row("deletion-vectors.modifiable", BOOL, False, rng())
+_VARIANTS = (DELETION_VECTORS_BITMAP64, DELETION_VECTORS_MERGE_ON_READ, _MODIFIABLE)
 
 # where files live
 DATA_FILE_EXTERNAL_PATHS = honoured(

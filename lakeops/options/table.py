@@ -16,7 +16,11 @@ from dataclasses import dataclass
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.format.schema import TableSchema
 from lakeops.options import registry as option_registry
-from lakeops.options.rows_files import DELETION_VECTORS_ENABLED
+from lakeops.options.rows_files import (
+    DELETION_VECTORS_BITMAP64,
+    DELETION_VECTORS_ENABLED,
+    DELETION_VECTORS_MERGE_ON_READ,
+)
 from lakeops.options.rows_layout import (
     BUCKET,
     BUCKET_KEY,
@@ -59,6 +63,10 @@ class TableOptions:
     #: ``partition.legacy-name`` (Paimon 1.0+, default true; 0.9 always names as if true)
     partition_legacy_name: bool
     manifest_merge_min_count: int
+    #: ``deletion-vectors.bitmap64``: vectors written in the 64-bit layout
+    deletion_vectors_bitmap64: bool = False
+    #: ``deletion-vectors.merge-on-read``: batch reads of level 0 too
+    deletion_vectors_merge_on_read: bool = False
 
     @classmethod
     def from_schema(cls, schema: TableSchema) -> TableOptions:
@@ -123,6 +131,8 @@ class TableOptions:
             partition_legacy_name=PARTITION_LEGACY_NAME.get(o),
             # 0 merges at every commit like 1 (Paimon's ManifestFileMerger)
             manifest_merge_min_count=max(MANIFEST_MERGE_MIN_COUNT.get(o), 1),
+            deletion_vectors_bitmap64=DELETION_VECTORS_BITMAP64.get(o),
+            deletion_vectors_merge_on_read=DELETION_VECTORS_MERGE_ON_READ.get(o),
         )
 
     def require_supported(self) -> None:
@@ -165,8 +175,11 @@ class TableOptions:
 
     @property
     def skips_level0_in_batch_reads(self) -> bool:
-        """First-row tables and deletion-vector tables hide level 0 from batch scans."""
-        return self.merge_engine == "first-row" or self.deletion_vectors
+        """First-row tables and deletion-vector tables hide level 0 from batch scans (unless
+        ``deletion-vectors.merge-on-read``)."""
+        return self.merge_engine == "first-row" or (
+            self.deletion_vectors and not self.deletion_vectors_merge_on_read
+        )
 
 
 def _check_append_buckets(schema: TableSchema, bucket: int) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -12,6 +13,7 @@ from lakeops.changelog.reader import ChangeMode, read_changes
 from lakeops.compact.health import TableHealth, table_health
 from lakeops.compact.planner import CompactionProgress, plan_compaction
 from lakeops.errors import UnsupportedFeatureError
+from lakeops.format.commit_message import CommitMessage
 from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
 from lakeops.io.file_io import FileIO
@@ -32,6 +34,8 @@ from lakeops.table.scan import SplitRead
 from lakeops.write.table_write import TableWrite
 
 __all__ = ["Table"]
+
+log = logging.getLogger(__name__)
 
 
 def _append_table_refusal(identifier: str, schema: TableSchema) -> str:
@@ -88,6 +92,44 @@ class Table(BaseTable):
     def split_reader(self) -> SplitReader:
         """Reads merged rows of this table's splits."""
         return SplitReader(self.context)
+
+    def commit(
+        self,
+        messages: Sequence[CommitMessage],
+        *,
+        commit_user: str | None = None,
+        commit_identifier: int | None = None,
+        overwrite: bool | Sequence[Mapping[str, Any]] = False,
+        watermark: int | None = None,
+    ) -> Snapshot | None:
+        """As :meth:`BaseTable.commit`; on a deletion-vector table the new level-0 files are
+        then compacted up (:meth:`flush_level0`, a ``COMPACT`` snapshot), as Paimon's writers
+        compact level 0 at every commit of such a table: its readers skip level 0 (not with
+        ``write-only``: a dedicated compaction job lifts it; a full compaction with
+        ``commit.force-compact``). The appended data stays
+        committed if that compaction fails (logged); a later compaction or flush lifts it."""
+        snapshot = super().commit(
+            messages,
+            commit_user=commit_user,
+            commit_identifier=commit_identifier,
+            overwrite=overwrite,
+            watermark=watermark,
+        )
+        if (
+            snapshot is None
+            or not self.options.deletion_vectors
+            or self.context.compaction.write_only  # a dedicated job compacts
+        ):
+            return snapshot
+        if not any(m.new_files for m in messages):
+            return snapshot
+        try:
+            if self.context.compaction.force_compact_on_commit:  # commit.force-compact
+                return self.compact(full=True) or snapshot
+            return self.flush_level0() or snapshot
+        except Exception as error:
+            log.warning("%s: level-0 compaction after the commit failed: %s", self, error)
+            return snapshot
 
     # --------------------------------------------------------------- compaction
     def flush_level0(

@@ -203,7 +203,9 @@ class CompactionCadence:
         """The LSM state of the bucket in ``directory`` whose live files are ``live``."""
         live = list(live)
         compactor = None
-        if not self.compact_options.write_only:
+        # a deletion-vector table's compactions maintain the bucket's vectors: they run after
+        # the commit (Table.commit flushes level 0), not inside the writer
+        if not self.compact_options.write_only and not self.table.options.deletion_vectors:
             compactor = BucketCompactor(self.bucket_context(directory, external), live)
         return BucketLsm(live, compactor, self.store.file_io, self.locations, directory)
 

@@ -129,6 +129,31 @@ def test_flush_level0_makes_first_row_keys_visible(catalog: Catalog, lakeops_con
     assert [uri for uri, _ in _events(context)] == ["lakeops://lakeops_default/db/fr"]
 
 
+def test_flush_level0_of_a_deletion_vector_table_marks_the_rows_it_supersedes(
+    catalog: Catalog, lakeops_conn: str
+) -> None:
+    """``write-only`` leaves each write in level 0 (a deletion-vector read skips it); the flush
+    operator lifts it and the second flush marks the first write's rows it supersedes, so
+    the table's index holds deletion vectors and the read is the newest rows."""
+    table = _table(catalog, "db.dv", **{"deletion-vectors.enabled": "true"})
+    table.write(_rows(range(10), 1))
+    assert table.read().num_rows == 0
+    LakeopsFlushLevel0Operator(task_id="flush", table="db.dv").execute(_context())
+    table.write(_rows(range(5), 2))
+    assert sorted(table.read()["v"].to_pylist()) == [1] * 10
+    result = LakeopsFlushLevel0Operator(task_id="flush", table="db.dv").execute(_context())
+    latest = table.latest_snapshot()
+    assert result["snapshot_id"] == latest.id and latest.commit_kind == "COMPACT"
+    assert sorted(table.read()["v"].to_pylist()) == [1] * 5 + [2] * 5
+    vectors = [
+        e for e in table.store.index_entries(latest) if e.file.index_type == "DELETION_VECTORS"
+    ]
+    marked = sum(
+        r["_CARDINALITY"] for e in vectors for r in dict(e.file.extra)["_DELETIONS_VECTORS_RANGES"]
+    )
+    assert marked == 5  # the first write's rows of ids 0-4
+
+
 def test_expire_follows_the_table_options(catalog: Catalog, lakeops_conn: str) -> None:
     table = _table(
         catalog,

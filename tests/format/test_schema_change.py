@@ -3,6 +3,7 @@ expected ``schema-N`` JSON (field ids, ``highestFieldId``, positions) and the re
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -371,3 +372,25 @@ def test_sequence_field_must_survive() -> None:
     base = _base(options={"bucket": "2", "sequence.field": "s"})
     with pytest.raises(ConfigurationError, match=r"'sequence\.field' names column 's'"):
         _apply(DropColumn("s"), base=base)
+
+
+def test_deletion_vector_mode_switches_only_when_modifiable() -> None:
+    """Paimon's SchemaManager: deletion-vectors.enabled may change value only with
+    deletion-vectors.modifiable = true (snapshots or not); setting the same value is fine."""
+    for has_snapshots in (True, False):
+        with pytest.raises(UnsupportedFeatureError, match=r"deletion-vectors\.modifiable"):
+            _apply(SetOption("deletion-vectors.enabled", "true"), has_snapshots=has_snapshots)
+    assert (
+        _apply(SetOption("deletion-vectors.enabled", "false")).options["deletion-vectors.enabled"]
+        == "false"
+    )
+    out = _apply(
+        SetOption("deletion-vectors.modifiable", "true"),
+        SetOption("deletion-vectors.enabled", "true"),
+    )
+    assert out.options["deletion-vectors.enabled"] == "true"
+    locked = dataclasses.replace(
+        out, options={**out.options, "deletion-vectors.modifiable": "false"}
+    )
+    with pytest.raises(UnsupportedFeatureError, match="from true to false"):
+        _apply(RemoveOption("deletion-vectors.enabled"), base=locked)

@@ -50,6 +50,12 @@ NOT_TABLE_OPTIONS: dict[tuple[str, str, str], str] = {
 BELOW_OPTIONS: dict[tuple[str, str, str], str] = {
     ("format/schema.py", "self.options", "bucket-key"): "TableSchema.bucket_keys",
     ("format/schema_change.py", "options", "bucket-key"): "the bucket-key check of ALTER",
+    ("format/schema_change.py", "options", "deletion-vectors.enabled"): (
+        "the deletion-vector switch check of ALTER"
+    ),
+    ("format/schema_change.py", "options", "deletion-vectors.modifiable"): (
+        "the deletion-vector switch check of ALTER"
+    ),
 }
 
 

@@ -128,7 +128,10 @@ def test_rule_for(key: str, status: str) -> None:
         ({"file.format": "lance"}, "file.format"),
         ({"file.format": "CSV"}, "file.format"),
         ({"bucket": "-2"}, "bucket"),
-        ({"deletion-vectors.enabled": "true"}, "deletion-vectors.enabled"),
+        (
+            {"deletion-vectors.enabled": "true", "changelog-producer": "full-compaction"},
+            "deletion-vectors.enabled",
+        ),
         ({"changelog-file.format": "lance"}, "changelog-file.format"),
         ({"file.format.per.level": "0:lance"}, "file.format.per.level"),
         ({"file.format.per.level": "0:orc,3:csv"}, "file.format.per.level"),
@@ -242,7 +245,7 @@ REFUSED_AT_CREATE = [
         "data-file.external-paths": "file:/tmp/x",
         "data-file.external-paths.strategy": "weight-robin",
     },
-    {"deletion-vectors.enabled": "true"},
+    {"deletion-vectors.enabled": "true", "changelog-producer": "full-compaction"},
     {"fields.v.default-value": "x"},
     {"scan.fallback-branch": "other"},
     {"primary-key": "id"},
@@ -289,7 +292,7 @@ REFUSED_ON_EXISTING: list[tuple[dict[str, str], bool]] = [
         },
         False,
     ),
-    ({"deletion-vectors.enabled": "true"}, False),
+    ({"deletion-vectors.enabled": "true", "changelog-producer": "full-compaction"}, False),
     ({"fields.v.default-value": "x"}, True),
     ({"scan.fallback-branch": "b"}, True),
     ({"fields.v.count-limit": "3"}, False),
@@ -437,8 +440,11 @@ def test_snapshot_with_deletion_vectors_is_read_writes_refused(
     catalog: Catalog, written: Path
 ) -> None:
     """Reads apply the snapshot's vectors (this index names no data file: nothing is deleted;
-    tests/read/test_scan.py deletes rows); writes stay refused, the table byte-identical."""
-    add_schema_options(written, {"deletion-vectors.enabled": "true"})
+    tests/read/test_scan.py deletes rows); writes of a combination Paimon forbids
+    (full-compaction changelog) stay refused, the table byte-identical."""
+    add_schema_options(
+        written, {"deletion-vectors.enabled": "true", "changelog-producer": "full-compaction"}
+    )
     table = catalog.get_table("db.t")
     assert table.read().sort_by("id").equals(EXPECTED)  # no deletion vectors yet: exact
     add_deletion_vector_snapshot(written)

@@ -5,8 +5,8 @@ deletion-vector index deletes some of that file's rows by position (what a Paimo
 compaction leaves), and a newer level-0 file is written beside it. The plain model: with
 ``deletion-vectors.enabled`` a batch read skips level 0 and drops the deleted positions; with the
 option off Paimon reads neither the vectors nor skips level 0. A second table adds a level-4
-file of newer rows above the vector's file: levels >= 1 merge after their vectors. Writes and
-compactions stay refused, leaving the table byte-identical.
+file of newer rows above the vector's file: levels >= 1 merge after their vectors. A level-0
+flush lifts the newer file onto the vectors.
 """
 
 from __future__ import annotations
@@ -20,11 +20,10 @@ import pyarrow.compute as pc
 import pytest
 
 from lakeops import Catalog
-from lakeops.errors import UnsupportedFeatureError
 from lakeops.format.index_manifest import IndexFileMeta, IndexManifestEntry, write_index_manifest
 from lakeops.format.manifest import FileKind
 from tests.format.test_deletion_vector import blob32
-from tests.options.test_registry import add_schema_options, tree_digest
+from tests.options.test_registry import add_schema_options
 
 SCHEMA = pa.schema(
     [pa.field("id", pa.int64(), False), pa.field("v", pa.string()), pa.field("n", pa.int32())]
@@ -132,19 +131,17 @@ def test_vectors_are_ignored_while_the_option_is_off(catalog: Catalog, dv_table:
     assert all(not s.deletions for s in table.splits())
 
 
-def test_writes_and_compactions_stay_refused(catalog: Catalog, dv_table: Path) -> None:
+def test_a_flush_lifts_level0_onto_the_vectors(catalog: Catalog, dv_table: Path) -> None:
+    """lakeops now maintains the vectors: a level-0 flush merges the level-0 rows with the live
+    rows of the level-5 file (deleted positions stay deleted), marks the superseded position
+    of id 5 (id 3's was already deleted) and the read is the vectors' model plus LATER."""
     table = catalog.get_table("db.t")
-    before = tree_digest(dv_table)
-    for call in (
-        lambda: table.write(LATER),
-        lambda: table.compact(full=True),
-        lambda: table.compact(),
-        lambda: table.flush_level0(),
-        lambda: table.expire_snapshots(),
-    ):
-        with pytest.raises(UnsupportedFeatureError, match=r"deletion-vectors\.enabled"):
-            call()
-    assert tree_digest(dv_table) == before
+    assert table.flush_level0() is not None
+    base = _model(enabled=True)
+    old = base.filter(pc.invert(pc.is_in(base.column("id"), LATER.column("id"))))
+    assert _rows(table.read()) == _rows(pa.concat_tables([old, LATER]))
+    (split,) = table.splits()
+    assert sorted(f.level for f in split.files)[0] > 0
 
 
 def test_levels_above_zero_merge_after_their_vectors(catalog: Catalog, warehouse: Path) -> None:

@@ -79,6 +79,44 @@ def test_result_reads_as_the_model_and_as_pypaimon_reads_it(spark: Any, catalog:
 
 @pytest.mark.slow
 @pytest.mark.spark
+def test_level0_flush_of_a_deletion_vector_table_marks_on_the_executors(
+    spark: Any, catalog: Catalog
+) -> None:
+    """The executors compact with the vectors the driver planned: a level-0 flush over files
+    it keeps marks the rows it supersedes (one index file per bucket) and reads as the model."""
+    t = catalog.create_table(
+        "db.dv",
+        schema=SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={
+            "bucket": "2",
+            "rowkind.field": "op",
+            "write-only": "true",
+            "deletion-vectors.enabled": "true",
+        },
+    )
+    base = [{"dt": "d", "id": k, "v": k, "op": "+I"} for k in range(2000)]
+    t.write(pa.Table.from_pylist(base, schema=SCHEMA))
+    t.flush_level0()
+    update = [{"dt": "d", "id": k, "v": -k, "op": "+U"} for k in range(0, 2000, 7)]
+    update += [{"dt": "d", "id": k, "v": 0, "op": "-D"} for k in (1, 2, 3)]
+    t.write(pa.Table.from_pylist(update, schema=SCHEMA))
+    snapshot = ls.compact(spark, t.root, force_level0=True)
+    assert snapshot is not None and snapshot.commit_kind == "COMPACT"
+    model = {k: k for k in range(2000) if k not in (1, 2, 3)}
+    model.update({k: -k for k in range(0, 2000, 7)})
+    assert {r["id"]: r["v"] for r in t.read().to_pylist()} == model
+    vectors = [
+        e for e in t.store.index_entries(snapshot) if e.file.index_type == "DELETION_VECTORS"
+    ]
+    ranges = [r for e in vectors for r in dict(e.file.extra)["_DELETIONS_VECTORS_RANGES"]]
+    assert len({e.bucket for e in vectors}) == len(vectors) == 2
+    assert sum(r["_CARDINALITY"] for r in ranges) == len(range(0, 2000, 7)) + 3
+
+
+@pytest.mark.slow
+@pytest.mark.spark
 def test_a_failing_task_commits_nothing_and_leaves_no_file(spark: Any, catalog: Catalog) -> None:
     t = _table(catalog, "db.f")
     _fill(t)
