@@ -198,12 +198,18 @@ class CompactionCadence:
         self._lookup_cache: RowGroupCache | None = None
 
     def bucket(
-        self, live: Iterable[DataFileMeta], directory: str, external: ExternalPaths | None
+        self,
+        live: Iterable[DataFileMeta],
+        directory: str,
+        external: ExternalPaths | None,
+        *,
+        compacts: bool = True,
     ) -> BucketLsm:
-        """The LSM state of the bucket in ``directory`` whose live files are ``live``."""
+        """The LSM state of the bucket in ``directory`` whose live files are ``live``
+        (``compacts=False``: never compacted by this writer, as with ``write-only``)."""
         live = list(live)
         compactor = None
-        if not self.compact_options.write_only:
+        if compacts and not self.compact_options.write_only:
             compactor = BucketCompactor(self.bucket_context(directory, external), live)
         return BucketLsm(live, compactor, self.store.file_io, self.locations, directory)
 

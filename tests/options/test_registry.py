@@ -127,7 +127,7 @@ def test_rule_for(key: str, status: str) -> None:
     [
         ({"file.format": "lance"}, "file.format"),
         ({"file.format": "CSV"}, "file.format"),
-        ({"bucket": "-2"}, "bucket"),
+        ({"postpone.merge-on-read": "true"}, "postpone.merge-on-read"),
         ({"deletion-vectors.enabled": "true"}, "deletion-vectors.enabled"),
         ({"changelog-file.format": "lance"}, "changelog-file.format"),
         ({"file.format.per.level": "0:lance"}, "file.format.per.level"),
@@ -237,7 +237,7 @@ def test_create_table_refuses_a_typo_with_did_you_mean(
 REFUSED_AT_CREATE = [
     {"file.format.per.level": "0:lance"},
     {"file.format": "csv"},
-    {"bucket": "-2"},
+    {"bucket": "-2", "postpone.merge-on-read": "true"},
     {
         "data-file.external-paths": "file:/tmp/x",
         "data-file.external-paths.strategy": "weight-robin",
@@ -281,7 +281,7 @@ def _ids(value: object) -> str:
 REFUSED_ON_EXISTING: list[tuple[dict[str, str], bool]] = [
     # (options set by another engine, whether reads are refused too)
     ({"file.format": "lance"}, False),
-    ({"bucket": "-2"}, True),
+    ({"bucket": "-2", "postpone.merge-on-read": "true"}, True),
     (
         {
             "data-file.external-paths": "file:/x",

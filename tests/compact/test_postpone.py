@@ -1,0 +1,186 @@
+"""Postpone buckets (``bucket = -2``): lakeops' writes, batch reads and the move into real
+buckets, judged by a plain model of Paimon's rules (``PostponeBucketFileStoreWrite``,
+``PostponeUtils``): a dict of the last value per key (what a reader sees after the move), the
+bucket-count rules written out by hand, and the file layout Paimon's postpone writer produces.
+The Java 0.9 oracle predates postpone buckets; pypaimon 2.1 judges them in
+``tests/interop/test_postpone_interop.py``."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from lakeops import Catalog
+from lakeops.compact.postpone import writer_prefix
+from lakeops.errors import CorruptMetadataError, UnsupportedFeatureError
+from lakeops.format import binary_row
+from lakeops.format.bucket_hash import assign_buckets
+from lakeops.format.schema_change import RemoveOption, SetOption
+from lakeops.read.scan import plan_splits
+
+SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
+#: the names Paimon's postpone writer gives its files (data-file.prefix "data-")
+POSTPONE_NAME = re.compile(r"data--u-[^/]+-s-\d+-w-[^/]+\.avro")
+
+
+def _create(catalog: Catalog, **options: str):  # type: ignore[no-untyped-def]
+    return catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": "-2", **options},
+    )
+
+
+def _rows(dt: str, ids: range, tag: str) -> pa.Table:
+    return pa.table(
+        {"dt": [dt] * len(ids), "id": list(ids), "v": [f"{tag}{i}" for i in ids]}, schema=SCHEMA
+    )
+
+
+def _entries(table):  # type: ignore[no-untyped-def]
+    return table.store.live_entries(table.latest_snapshot())
+
+
+def _sorted(t: pa.Table) -> list[dict[str, object]]:
+    return sorted(t.to_pylist(), key=lambda r: (r["dt"], r["id"]))
+
+
+def test_writer_prefix_is_the_name_up_to_the_last_w() -> None:
+    name = "data--u-user-w-x-s-7-w-1b5e2153-577a-4eca-a266-3af0fea7ad27-0.avro"
+    assert writer_prefix(name) == "data--u-user-w-x-s-7-w-"
+    with pytest.raises(CorruptMetadataError, match="postpone writer prefix"):
+        writer_prefix("data-1b5e2153-577a-4eca-a266-3af0fea7ad27-0.parquet")
+
+
+def test_writes_go_to_bucket_postpone_and_batch_reads_skip_them(
+    catalog: Catalog, warehouse: Path
+) -> None:
+    table = _create(catalog)
+    table.write(_rows("a", range(5), "x"))
+    table.write(_rows("a", range(3, 8), "y"))
+    entries = _entries(table)
+    assert {e.bucket for e in entries} == {-2} and {e.total_buckets for e in entries} == {-2}
+    for e in entries:
+        assert POSTPONE_NAME.fullmatch(e.file.file_name), e.file.file_name
+        assert e.file.level == 0
+        assert e.file.min_sequence_number == 0  # every postpone writer numbers from 0
+        assert (warehouse / "db.db" / "t" / "dt=a" / "bucket-postpone" / e.file.file_name).exists()
+    # the two writes are two writers: two prefixes, which the move orders by
+    assert len({writer_prefix(e.file.file_name) for e in entries}) == 2
+    assert table.read().num_rows == 0
+    assert table.lookup(pa.table({"dt": ["a"], "id": [1]})).num_rows == 0
+
+
+def test_the_move_makes_the_last_write_visible_in_one_compact_commit(catalog: Catalog) -> None:
+    table = _create(catalog, **{"postpone.default-bucket-num": "3"})
+    model: dict[tuple[str, int], str] = {}
+    for dt, ids, tag in (
+        ("a", range(0, 40), "x"),
+        ("b", range(10, 30), "y"),
+        ("a", range(20, 60), "z"),
+    ):
+        table.write(_rows(dt, ids, tag))
+        model.update({(dt, i): f"{tag}{i}" for i in ids})
+    before = table.latest_snapshot()
+    assert before is not None
+    moved = table.move_postponed()
+    assert moved is not None and moved.commit_kind == "COMPACT" and moved.id == before.id + 1
+    entries = _entries(table)
+    assert all(e.bucket >= 0 and e.total_buckets == 3 for e in entries)
+    expected = [{"dt": dt, "id": i, "v": v} for (dt, i), v in model.items()]
+    assert _sorted(table.read()) == sorted(expected, key=lambda r: (r["dt"], r["id"]))
+    # every row sits in the bucket Paimon's bucket function (hash of the bucket key, the
+    # trimmed primary key "id") gives it among 3, and each bucket's files record 3
+    assert list(table.schema.bucket_keys) == ["id"]
+    reader = table.split_reader()
+    for split in plan_splits(table.context, table.latest_snapshot(), None):
+        ids = reader.read(split, ["id"]).column("id")
+        assert set(assign_buckets([ids], table.schema.types_of(["id"]), 3).tolist()) == {
+            split.bucket
+        }
+    assert table.move_postponed() is None  # nothing postponed any more
+
+
+def test_bucket_counts_follow_paimons_rules(catalog: Catalog) -> None:
+    """Recorded count first; then ``postpone.default-bucket-num``; then the row or size
+    estimate (at least one bucket)."""
+    table = _create(catalog, **{"postpone.target-row-num-per-bucket": "7"})
+    table.write(_rows("a", range(30), "x"))
+    table.move_postponed()
+    assert {e.total_buckets for e in _entries(table)} == {math.ceil(30 / 7)}
+    # a partition keeps the count its files record, whatever the options now say
+    table.alter(SetOption("postpone.default-bucket-num", "2"))
+    table = catalog.get_table("db.t")
+    table.write(_rows("a", range(25, 35), "y"))
+    table.write(_rows("b", range(3), "y"))
+    table.move_postponed()
+    counts = {
+        binary_row.deserialize(e.partition, table.schema.types_of(["dt"]))[0]: e.total_buckets
+        for e in _entries(table)
+    }
+    assert counts == {"a": 5, "b": 2}
+    # no count, no row target: the size estimate (1 GiB a bucket) gives one bucket
+    table.alter(
+        [
+            RemoveOption("postpone.default-bucket-num"),
+            RemoveOption("postpone.target-row-num-per-bucket"),
+        ]
+    )
+    table = catalog.get_table("db.t")
+    table.write(_rows("c", range(3), "z"))
+    table.move_postponed()
+    counts = {
+        binary_row.deserialize(e.partition, table.schema.types_of(["dt"]))[0]: e.total_buckets
+        for e in _entries(table)
+    }
+    assert counts == {"a": 5, "b": 2, "c": 1}
+
+
+def test_merge_on_read_is_refused_before_anything_is_read(
+    catalog: Catalog, warehouse: Path
+) -> None:
+    """Another engine set ``postpone.merge-on-read``: lakeops' reads would miss the postponed
+    rows that engine's reads merge in, so reads are refused, naming the option."""
+    _create(catalog).write(_rows("a", range(3), "x"))
+    schema_file = warehouse / "db.db" / "t" / "schema" / "schema-0"
+    doc = json.loads(schema_file.read_text())
+    doc["options"]["postpone.merge-on-read"] = "true"
+    schema_file.write_text(json.dumps(doc))
+    with pytest.raises(UnsupportedFeatureError, match=r"postpone\.merge-on-read"):
+        catalog.get_table("db.t").read()
+
+
+def test_a_crash_before_the_move_publishes_leaves_the_table_as_it_was(
+    catalog: Catalog, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lakeops.io.file_io import FileIO
+
+    table = _create(catalog, **{"postpone.default-bucket-num": "2"})
+    table.write(_rows("a", range(20), "x"))
+    before_id = table.store.latest_snapshot_id()
+    files_before = sorted(p.name for p in (warehouse / "db.db" / "t").rglob("*") if p.is_file())
+    publish = FileIO.publish_exclusive
+
+    def crash(self: FileIO, path: str, data: bytes) -> bool:
+        if "/snapshot/snapshot-" in path:
+            raise KeyboardInterrupt("killed before publish")
+        return publish(self, path, data)
+
+    monkeypatch.setattr(FileIO, "publish_exclusive", crash)
+    with pytest.raises(KeyboardInterrupt):
+        table.compact()
+    monkeypatch.undo()
+    reopened = catalog.get_table("db.t")
+    assert reopened.store.latest_snapshot_id() == before_id
+    assert {e.bucket for e in _entries(reopened)} == {-2}
+    data_files = sorted(p.name for p in (warehouse / "db.db" / "t").rglob("data-*"))
+    assert data_files == sorted(n for n in files_before if n.startswith("data-"))
+    assert reopened.compact() is not None
+    assert _sorted(reopened.read()) == _sorted(_rows("a", range(20), "x"))
