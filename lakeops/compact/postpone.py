@@ -20,8 +20,10 @@ Paimon's ``PostponeBucketCompactSplitSource`` / ``PostponeBucketCompactOperator`
 
 The records, in that order, go to the real buckets' writers (sequence numbers continue from the
 bucket's largest), and one ``COMPACT`` commit deletes every postponed file read and adds the new
-level-0 files, each entry recording its partition's bucket count (``RemovePostponeBucketFiles``
-and the rewritten committables of Paimon). The table's usual compaction runs afterwards.
+level-0 files, each entry recording its partition's bucket count, with the changelog those
+writers produce (``changelog-producer = input``: the moved records) as the compaction's
+changelog (``RemovePostponeBucketFilesOperator`` and ``BucketFiles.makeMessage`` of Paimon).
+The table's usual compaction runs afterwards.
 
 This module plans the move and reads the postponed records; the write and the commit are
 :meth:`lakeops.table.primary_key.Table.compact`'s (through the one writer and committer).

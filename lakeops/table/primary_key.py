@@ -171,6 +171,8 @@ class Table(BaseTable):
                 m.bucket,
                 m.total_buckets,
                 compact_after=m.new_files,
+                # changelog-producer = input: the moved records, as Paimon's BucketFiles
+                compact_changelog_files=m.changelog_files + m.compact_changelog_files,
                 base_snapshot_id=m.base_snapshot_id,
             )
             for m in written

@@ -165,8 +165,6 @@ class TableWrite(BucketWrite[_Bucket]):
         settings = self.flush_settings
         if bucket.bucket == POSTPONE_BUCKET:
             settings = self.postpone_settings
-        elif self._moved_counts:
-            settings = replace(settings, input_changelog=False)
         return flush_bucket(batches, settings, bucket.directory, bucket.external)
 
     def _record(self, bucket: _Bucket, flushed: Flushed) -> None:
