@@ -221,3 +221,16 @@ def test_input_changelog_is_produced_when_rows_are_moved(catalog: Catalog) -> No
     changes = table.read_changes(first.id, moved.id, mode="changelog")
     assert sorted(changes.column("id").to_pylist()) == [0, 1, 2, 3]
     assert set(changes.column("_row_kind").to_pylist()) == {"+I"}
+
+
+def test_an_overwrite_postpones_the_partitions_new_rows(catalog: Catalog) -> None:
+    """An overwrite of a partition replaces its files (real and postponed) with postponed
+    ones, as pypaimon's batch overwrite: the partition reads empty until the next move."""
+    table = _create(catalog, **{"postpone.default-bucket-num": "2"})
+    table.write(pa.concat_tables([_rows("a", range(6), "x"), _rows("b", range(3), "x")]))
+    table.compact()
+    table.write(_rows("a", range(2), "n"), overwrite=[{"dt": "a"}])
+    assert _sorted(table.read()) == _sorted(_rows("b", range(3), "x"))
+    table.compact()
+    expected = pa.concat_tables([_rows("a", range(2), "n"), _rows("b", range(3), "x")])
+    assert _sorted(table.read()) == _sorted(expected)
