@@ -10,11 +10,11 @@ Paimon's ``PostponeBucketCompactSplitSource`` / ``PostponeBucketCompactOperator`
   estimate from the partition's postponed files: ``ceil(rows / postpone.target-row-num-per-
   bucket)`` when that is set, otherwise ``ceil(bytes / postpone.target-size-per-bucket)``
   (1 GiB by default), at least 1.
-* **Order** (``PostponeUtils.groupPostponeFiles``): a partition's postponed files are grouped by
-  writer (the file-name prefix up to ``-w-``, ``PostponeBucketFileStoreWrite.getWriterPrefix``),
-  each group's files by creation time (equal times keep manifest order) and each file's records
-  by sequence number — the order that writer received them. Groups have no order among
-  themselves in Paimon; lakeops takes them in the order of their first file's creation time.
+* **Order** (``PostponeBucketCompactSplitSource``: "we must replay the written records in exact
+  order"): a partition's postponed files by creation time (equal times keep manifest order),
+  each file's records by sequence number — the order their writer received them. Each writer's
+  files carry its prefix (the name up to ``-w-``, :func:`writer_prefix`), and a writer's files
+  are created in its order, so every writer's records keep their order.
 * **Bucket of a row**: Paimon's default bucket function over the bucket key with the
   partition's count (:mod:`lakeops.format.bucket_hash`), as ``PostponeBucketRouter``.
 
@@ -148,17 +148,9 @@ def plan_move(
     moves = []
     for partition in sorted(by_partition):
         files = by_partition[partition]
-        groups: dict[str, list[DataFileMeta]] = {}
-        for f in files:
-            groups.setdefault(writer_prefix(f.file_name), []).append(f)
-        ordered: list[list[DataFileMeta]] = []
-        for group in groups.values():
-            # stable: files created at the same millisecond keep their manifest order
-            ordered.append(sorted(group, key=lambda f: f.creation_time_millis or 0))
-        ordered.sort(key=lambda g: g[0].creation_time_millis or 0)
-        moves.append(
-            PartitionMove(partition, count(partition, files), tuple(f for g in ordered for f in g))
-        )
+        # stable: files created in the same millisecond keep their manifest order
+        ordered = sorted(files, key=lambda f: f.creation_time_millis or 0)
+        moves.append(PartitionMove(partition, count(partition, files), tuple(ordered)))
     return MovePlan(tuple(moves))
 
 

@@ -11,15 +11,18 @@ import json
 import math
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pyarrow as pa
 import pytest
 
 from lakeops import Catalog
-from lakeops.compact.postpone import writer_prefix
+from lakeops.compact.postpone import plan_move, writer_prefix
 from lakeops.errors import CorruptMetadataError, UnsupportedFeatureError
 from lakeops.format import binary_row
 from lakeops.format.bucket_hash import assign_buckets
+from lakeops.format.data_file import DataFileMeta, SimpleStats
+from lakeops.format.manifest import FileKind, ManifestEntry
 from lakeops.format.schema_change import RemoveOption, SetOption
 from lakeops.read.scan import plan_splits
 
@@ -57,6 +60,52 @@ def test_writer_prefix_is_the_name_up_to_the_last_w() -> None:
     assert writer_prefix(name) == "data--u-user-w-x-s-7-w-"
     with pytest.raises(CorruptMetadataError, match="postpone writer prefix"):
         writer_prefix("data-1b5e2153-577a-4eca-a266-3af0fea7ad27-0.parquet")
+
+
+def _file(name: str, created: int, rows: int = 1, size: int = 100) -> DataFileMeta:
+    return DataFileMeta(
+        name,
+        size,
+        rows,
+        b"",
+        b"",
+        SimpleStats(),
+        SimpleStats(),
+        0,
+        0,
+        0,
+        0,
+        creation_time_millis=created,
+    )
+
+
+def _plan(entries: list[ManifestEntry], **options: str) -> list[tuple[bytes, int, list[str]]]:
+    ctx = SimpleNamespace(schema=SimpleNamespace(options={"bucket": "-2", **options}))
+    plan = plan_move(ctx, entries)  # type: ignore[arg-type]
+    return [(p.partition, p.total_buckets, [f.file_name for f in p.files]) for p in plan.partitions]
+
+
+def test_the_move_replays_files_by_creation_time_across_writers() -> None:
+    """Paimon's postpone compaction replays a partition's files by creation time, whatever
+    writer wrote them (equal times: manifest order); real-bucket files are not moved."""
+    x1, y2, x3 = "data--u-x-s-1-w-a-0.avro", "data--u-y-s-2-w-b-0.avro", "data--u-x-s-1-w-c-1.avro"
+    z2 = "data--u-z-s-3-w-d-0.avro"
+    entries = [
+        ManifestEntry(FileKind.ADD, b"p", -2, -2, _file(x3, 30)),
+        ManifestEntry(FileKind.ADD, b"p", -2, -2, _file(x1, 10)),
+        ManifestEntry(FileKind.ADD, b"p", -2, -2, _file(y2, 20)),
+        ManifestEntry(FileKind.ADD, b"p", -2, -2, _file(z2, 20)),
+        ManifestEntry(FileKind.ADD, b"p", 1, 5, _file("data-real-0.parquet", 5)),
+        ManifestEntry(FileKind.ADD, b"q", -2, -2, _file(x1, 40, rows=9)),
+    ]
+    assert _plan(entries, **{"postpone.target-row-num-per-bucket": "4"}) == [
+        (b"p", 5, [x1, y2, z2, x3]),  # the count its real files record
+        (b"q", 3, [x1]),  # ceil(9 rows / 4)
+    ]
+    # a partition whose files disagree on the count is refused, as Paimon refuses it
+    entries.append(ManifestEntry(FileKind.ADD, b"p", 0, 4, _file("data-real-1.parquet", 5)))
+    with pytest.raises(CorruptMetadataError, match=r"recording (4 and 5|5 and 4) buckets"):
+        _plan(entries)
 
 
 def test_writes_go_to_bucket_postpone_and_batch_reads_skip_them(
