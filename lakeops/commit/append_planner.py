@@ -109,7 +109,7 @@ class AppendPlanner:
         by_base: dict[int | None, set[Bucket]] = {}
         for m in self.messages:
             if m.bucket == POSTPONE_BUCKET:
-                continue  # numbered per writer; the postpone compaction orders them by writer
+                continue  # numbered per writer from 0; the postpone move replays them in order
             if m.new_files and not (latest is not None and m.base_snapshot_id == latest.id):
                 by_base.setdefault(m.base_snapshot_id, set()).add((m.partition, m.bucket))
         ceilings: dict[Bucket, int] = {}
