@@ -253,10 +253,11 @@ class Catalog:
 
         Every option and key is validated before anything is written: an unknown option key is
         a :class:`~lakeops.errors.ConfigurationError` naming the closest known keys, and an
-        option or value lakeops cannot honour exactly (``file.format`` = ``orc``, ``bucket`` =
-        -2, external data paths …; see :mod:`lakeops.options.registry`) an
-        :class:`~lakeops.errors.UnsupportedFeatureError`. Primary-key columns
-        become NOT NULL. ``options`` values are strings, as in Paimon (``{"bucket": "4"}``).
+        option or value lakeops cannot honour exactly (``file.format`` = ``lance``,
+        ``postpone.merge-on-read`` = ``true``, external data paths …; see
+        :mod:`lakeops.options.registry`) an :class:`~lakeops.errors.UnsupportedFeatureError`.
+        Primary-key columns become NOT NULL. ``options`` values are strings, as in Paimon
+        (``{"bucket": "4"}``).
         """
         db, _ = parse_identifier(identifier)
         if not self.database_exists(db):

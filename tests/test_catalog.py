@@ -92,9 +92,15 @@ def test_bad_configuration_writes_nothing(
     assert not (warehouse / "db.db" / "bad").exists()
 
 
-def test_postpone_bucket_is_refused_clearly(catalog: Catalog) -> None:
-    with pytest.raises(UnsupportedFeatureError, match="postpone bucket mode"):
-        catalog.create_table("db.pp", schema=SCHEMA, primary_keys=["id"], options={"bucket": "-2"})
+def test_postpone_buckets_need_a_primary_key(catalog: Catalog, warehouse: Path) -> None:
+    """Paimon allows bucket = -2 only on primary-key tables; a primary-key table is created."""
+    with pytest.raises(ConfigurationError, match="postpone buckets"):
+        catalog.create_table("db.pa", schema=SCHEMA, options={"bucket": "-2"})
+    assert not (warehouse / "db.db" / "pa").exists()
+    table = catalog.create_table(
+        "db.pp", schema=SCHEMA, primary_keys=["id"], options={"bucket": "-2"}
+    )
+    assert table.schema.options["bucket"] == "-2"
 
 
 def test_dynamic_bucket_is_the_default(catalog: Catalog) -> None:

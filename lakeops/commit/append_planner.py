@@ -19,6 +19,7 @@ from lakeops.errors import CommitError, StaleWriteError
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.manifest import ManifestEntry
+from lakeops.format.paths import POSTPONE_BUCKET
 from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
 from lakeops.options import TableOptions
@@ -107,6 +108,8 @@ class AppendPlanner:
         """How far each bucket's new files must move up (only buckets that must move)."""
         by_base: dict[int | None, set[Bucket]] = {}
         for m in self.messages:
+            if m.bucket == POSTPONE_BUCKET:
+                continue  # numbered per writer from 0; the postpone move replays them in order
             if m.new_files and not (latest is not None and m.base_snapshot_id == latest.id):
                 by_base.setdefault(m.base_snapshot_id, set()).add((m.partition, m.bucket))
         ceilings: dict[Bucket, int] = {}

@@ -17,6 +17,7 @@ from lakeops.format.data_file import DataFileMeta
 from lakeops.format.deletion_vector import DELETION_VECTORS_INDEX
 from lakeops.format.index_manifest import IndexManifestEntry
 from lakeops.format.manifest import ManifestEntry
+from lakeops.format.paths import POSTPONE_BUCKET
 from lakeops.format.schema import TableSchema
 from lakeops.io.file_io import join
 from lakeops.options.registry import check_data_files, check_writable
@@ -113,6 +114,8 @@ def live_buckets(
     for e in live:
         if keep is not None and not keep(e.partition):
             continue
+        if e.bucket == POSTPONE_BUCKET:
+            continue  # moved into real buckets by lakeops.compact.postpone, never compacted
         buckets.setdefault((e.partition, e.bucket), []).append(e.file)
         totals[(e.partition, e.bucket)] = e.total_buckets
     return [

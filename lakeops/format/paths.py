@@ -30,6 +30,7 @@ from lakeops.format.types import DataType
 
 __all__ = [
     "DEFAULT_PARTITION_NAME",
+    "POSTPONE_BUCKET",
     "bucket_dir",
     "check_file_name",
     "escape_path_name",
@@ -200,10 +201,16 @@ def data_directory(text: str | None) -> str | None:
     return value
 
 
+#: the bucket of postponed files in a ``bucket = -2`` table (``BucketMode.POSTPONE_BUCKET``)
+POSTPONE_BUCKET = -2
+
+
 def bucket_dir(partition: str, bucket: int, data_dir: str | None = None) -> str:
     """Directory of one bucket, relative to the table root:
-    ``[<data-file.path-directory>/][<partition>/]bucket-<n>`` (``relativeBucketPath``)."""
-    rel = f"{partition}/bucket-{bucket}" if partition else f"bucket-{bucket}"
+    ``[<data-file.path-directory>/][<partition>/]bucket-<n>`` (``relativeBucketPath``); the
+    postpone bucket (-2) is ``bucket-postpone``."""
+    name = "postpone" if bucket == POSTPONE_BUCKET else str(bucket)
+    rel = f"{partition}/bucket-{name}" if partition else f"bucket-{name}"
     return f"{data_dir}/{rel}" if data_dir else rel
 
 

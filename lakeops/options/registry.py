@@ -29,7 +29,8 @@ How the registry is used:
   created and altered by another engine: every refused option or value is an
   :class:`~lakeops.errors.UnsupportedFeatureError`.
 * :func:`check_readable` — before any read: only the refusals whose result would be wrong or
-  unreadable (``reads_wrong``), e.g. postpone buckets, field default values, fallback branches.
+  unreadable (``reads_wrong``), e.g. ``postpone.merge-on-read``, field default values,
+  fallback branches.
 * :func:`check_data_file` / :func:`check_data_files` — every data file must be Parquet, ORC or
   Avro (the format is the file name's extension, as Paimon's ``DataFileMeta.fileFormat()``);
   a file in another format refuses reads of it and writes/compactions of the table; a file at

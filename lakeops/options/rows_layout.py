@@ -13,6 +13,7 @@ from lakeops.options.option import (
     INT,
     INT_MAX,
     LONG_MAX,
+    MEMORY,
     STRING,
     Option,
     honoured,
@@ -33,6 +34,11 @@ from lakeops.options.rules import (
 __all__ = [
     "BUCKET",
     "BUCKET_KEY",
+    "POSTPONE_BATCH_WRITE_FIXED_BUCKET",
+    "POSTPONE_DEFAULT_BUCKET_NUM",
+    "POSTPONE_MERGE_ON_READ",
+    "POSTPONE_TARGET_ROW_NUM_PER_BUCKET",
+    "POSTPONE_TARGET_SIZE_PER_BUCKET",
     "CHANGELOG_FILE_COMPRESSION",
     "CHANGELOG_FILE_FORMAT",
     "CROSS_PARTITION_BOOTSTRAP_PARALLELISM",
@@ -59,14 +65,35 @@ __all__ = [
 _COUNT = "a count"
 
 BUCKET = honoured(
-    "postpone bucket mode (-2) is not supported: it keeps new files in 'bucket-postpone' "
-    "directories that only Paimon's compaction moves into real buckets (lakeops serves fixed "
-    "bucket counts > 0 and dynamic buckets, -1)",
-    refuse_value=lambda v, _: v.strip() == "-2",
-    fix="use a fixed bucket count (e.g. '4') or dynamic buckets ('-1'); for a postpone table, "
-    "let Paimon compact it and change 'bucket' to a fixed count",
-    reads_wrong=True,
+    "the number of buckets: fixed counts > 0, dynamic buckets (-1), and postpone buckets (-2): "
+    "primary-key writes go to 'bucket-postpone', batch reads see only real buckets, and "
+    "compaction moves postponed rows into real buckets (lakeops.compact.postpone)",
 ).row("bucket", INT, -1, rng(1, INT_MAX, -1, -2, meaning="the number of buckets (-1: dynamic)"))
+_POSTPONE = honoured(
+    "postpone buckets (bucket = -2): the bucket count a partition gets when compaction first "
+    "moves its postponed rows into real buckets (lakeops.compact.postpone)"
+)
+POSTPONE_DEFAULT_BUCKET_NUM = _POSTPONE.row(
+    "postpone.default-bucket-num", INT, None, rng(1, INT_MAX, meaning="a bucket count")
+)
+POSTPONE_TARGET_ROW_NUM_PER_BUCKET = _POSTPONE.row(
+    "postpone.target-row-num-per-bucket", INT, None, rng(1, LONG_MAX, meaning="a row count")
+)
+POSTPONE_TARGET_SIZE_PER_BUCKET = _POSTPONE.row(
+    "postpone.target-size-per-bucket", MEMORY, 1 << 30, rng(1, LONG_MAX, meaning="a size")
+)
+POSTPONE_MERGE_ON_READ = honoured(
+    "postpone buckets: batch reads see only real buckets, as Paimon's (merging the postponed "
+    "rows into a read needs an engine that routes them, which lakeops does not)",
+    refuse_value=TRUE_REFUSED,
+    fix="unset it (or set 'false'); run compaction to make postponed rows visible",
+    reads_wrong=True,
+).row("postpone.merge-on-read", BOOL, False)
+POSTPONE_BATCH_WRITE_FIXED_BUCKET = honoured(
+    "postpone buckets: lakeops' writes always go to 'bucket-postpone', as pypaimon's batch "
+    "write does (Java's batch jobs may write real buckets instead); compaction moves them, "
+    "so readers see the same rows either way",
+).row("postpone.batch-write-fixed-bucket", BOOL, True)
 BUCKET_KEY = honoured(
     "bucket keys (a subset of the trimmed primary key; for an append table with a bucket "
     "count, the columns whose hash picks the bucket)",
@@ -201,6 +228,11 @@ _PATH = refused(
 
 ROWS: tuple[Option[Any], ...] = (
     BUCKET,
+    POSTPONE_DEFAULT_BUCKET_NUM,
+    POSTPONE_TARGET_ROW_NUM_PER_BUCKET,
+    POSTPONE_TARGET_SIZE_PER_BUCKET,
+    POSTPONE_MERGE_ON_READ,
+    POSTPONE_BATCH_WRITE_FIXED_BUCKET,
     BUCKET_KEY,
     *_BUCKET_FUNCTION,
     FILE_FORMAT,

@@ -137,11 +137,6 @@ class TableOptions:
 
     def require_supported(self) -> None:
         """Raise :class:`UnsupportedFeatureError` for modes this version cannot write/read."""
-        if self.bucket == -2:
-            raise UnsupportedFeatureError(
-                "postpone bucket mode (bucket = -2) is not supported yet; create the table with "
-                "a fixed bucket count (e.g. options={'bucket': '4'}) or dynamic buckets (-1)"
-            )
         if self.merge_engine not in IMPLEMENTED_ENGINES:
             raise UnsupportedFeatureError(
                 f"merge-engine {self.merge_engine!r} is not supported yet (supported: "
@@ -194,6 +189,11 @@ def _check_append_buckets(schema: TableSchema, bucket: int) -> None:
                 "table places rows in no bucket by key); remove it or set a bucket count"
             )
         return
+    if bucket == -2:
+        raise ConfigurationError(
+            "bucket = -2 (postpone buckets) needs a primary key, as in Paimon; give the table "
+            "a primary key, or leave 'bucket' unset for an unaware-bucket append table"
+        )
     if bucket > 0 and not keys:
         raise ConfigurationError(
             f"a table without a primary key and bucket = {bucket} needs option 'bucket-key' "

@@ -26,6 +26,7 @@ from lakeops.format.data_file import DataFileMeta
 from lakeops.format.deletion_vector import DeletionFile
 from lakeops.format.floats import canonical_table, is_floating, order_value
 from lakeops.format.kv import KIND, key_column
+from lakeops.format.paths import POSTPONE_BUCKET
 from lakeops.kv.reader import KeyValueReader
 from lakeops.merge import merge_sorted, sort_records
 from lakeops.merge.engine import is_retraction
@@ -68,7 +69,8 @@ def lookup(
     latest = store.latest_snapshot()
     vectors = table_deletion_files(ctx, latest)
     dvs = DeletionVectorReader(store.file_io)
-    live = store.live_entries(latest)
+    # postponed rows are not looked up, as they are not read (lakeops.compact.postpone)
+    live = [e for e in store.live_entries(latest) if e.bucket != POSTPONE_BUCKET]
     fixed = options.bucket > 0
     buckets = (
         assign_buckets(

@@ -46,6 +46,7 @@ from lakeops.format.data_file import DataFileMeta
 from lakeops.format.deletion_vector import DeletionFile, deletion_files
 from lakeops.format.manifest import ManifestEntry
 from lakeops.format.partition_spec import spec_predicate
+from lakeops.format.paths import POSTPONE_BUCKET
 from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
 from lakeops.kv.append_reader import AppendFileReader
@@ -247,6 +248,8 @@ def _plan(
     buckets = _BucketPruning(ctx, row_filter)
     live = entries if entries is not None else ctx.store.live_entries(snapshot)
     for entry in live:
+        if entry.bucket == POSTPONE_BUCKET:
+            continue  # postponed rows: invisible to batch reads until compaction moves them
         if entry.partition not in partitions:
             values = binary_row.deserialize(entry.partition, part_types)
             keep = row_filter is None or row_filter.may_hold(

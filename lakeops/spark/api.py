@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
+from lakeops.format.paths import POSTPONE_BUCKET
 from lakeops.format.snapshot import Snapshot
 from lakeops.kv.formats import check_writable
 from lakeops.parallel import check_parallelism
@@ -165,6 +166,10 @@ def write(
                 "use via='auto' or 'python'"
             )
         log.info("lakeops.spark.write: Python writer (%s)", why)
+    if table.options.bucket == POSTPONE_BUCKET:
+        # postpone buckets: every task writes its rows to bucket-postpone, no shuffle needed
+        df.write.format("lakeops").mode(mode).options(**options).save()
+        return "python"
     if isinstance(table, AppendTable) and table.options.bucket == -1:
         # unaware bucket: any task may write any row (each writes bucket 0 numbering its rows
         # from 0, as Paimon's unaware-bucket writers do), so no shuffle

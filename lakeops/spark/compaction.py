@@ -46,6 +46,7 @@ from lakeops.compact.append import compaction_tasks, retire_vectors
 from lakeops.compact.planner import BucketJob, CompactionPlan, plan_buckets, remove_job_files
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.deletion_vector import DeletionFile
+from lakeops.format.paths import POSTPONE_BUCKET
 from lakeops.format.snapshot import Snapshot
 from lakeops.kv.formats import check_writable
 from lakeops.parallel import check_parallelism
@@ -165,6 +166,13 @@ def compact(
     check_writable(table.schema, "compact this table")
     table.file_io.check_commit_ready()
     append = isinstance(table, AppendTable)
+    moved: Snapshot | None = None
+    if not append and not force_level0 and table.options.bucket == POSTPONE_BUCKET:
+        # postponed rows move into real buckets on the driver first (one COMPACT snapshot,
+        # as Table.compact does); the real buckets are then compacted by the executors
+        moved = primary_key_table(table, "move_postponed").move_postponed(
+            partitions=partitions, parallelism=parallelism
+        )
     planned: Snapshot | None = None
     vectors: dict[tuple[bytes, int, str], DeletionFile] = {}
     if append:
@@ -176,7 +184,7 @@ def compact(
     else:
         jobs = plan_buckets(table.store, table.schema, partitions)
     if not jobs:
-        return None
+        return moved
     per_task = max(int(spark.sparkContext.getConf().get("spark.task.cpus", "1")), 1)
     token = new_name_token()
     tasks = [
@@ -208,7 +216,7 @@ def compact(
     written = [p for r in results for p in r.written]
     if not messages:
         remove_job_files(context, jobs, token)
-        return None
+        return moved
     if vectors:  # the compacted files' vectors leave the index, as in-process
         done = CompactionPlan(messages, written)
         try:

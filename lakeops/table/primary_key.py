@@ -12,22 +12,26 @@ import pyarrow as pa
 from lakeops.changelog.reader import ChangeMode, read_changes
 from lakeops.compact.health import TableHealth, table_health
 from lakeops.compact.planner import CompactionProgress, plan_compaction
-from lakeops.errors import UnsupportedFeatureError
+from lakeops.compact.postpone import moved_buckets, plan_move, read_moved
+from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.format.commit_message import CommitMessage
+from lakeops.format.paths import POSTPONE_BUCKET
 from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
 from lakeops.io.file_io import FileIO
 from lakeops.kv.formats import check_writable
+from lakeops.options.registry import check_data_files
 from lakeops.options.rows_files import (
     DATA_EVOLUTION_ENABLED,
     DELETION_VECTORS_ENABLED,
     ROW_TRACKING_ENABLED,
 )
 from lakeops.options.rows_layout import bucket_count_set
+from lakeops.parallel import IO_THREADS, check_parallelism
 from lakeops.read.lookup import lookup
 from lakeops.read.merge_read import SplitReader
 from lakeops.read.predicate import RowFilter
-from lakeops.read.scan import Split, plan_splits
+from lakeops.read.scan import Split, partition_matches, plan_splits
 from lakeops.read.stream import read_batches
 from lakeops.table.base import BaseTable, CompactionPlanner
 from lakeops.table.scan import SplitRead
@@ -145,6 +149,82 @@ class Table(BaseTable):
         ``progress``: as for :meth:`compact`."""
         level0 = partial(plan_compaction, force_level0=True)
         return self._run_compaction(level0, False, partitions, parallelism, progress)
+
+    def compact(
+        self,
+        *,
+        full: bool = False,
+        partitions: Sequence[Mapping[str, Any]] | None = None,
+        parallelism: int | None = None,
+        progress: Callable[[CompactionProgress], None] | None = None,
+    ) -> Snapshot | None:
+        """As :meth:`BaseTable.compact <lakeops.table.base.BaseTable.compact>`; a postpone
+        table (``bucket = -2``) first moves its postponed rows into real buckets in one
+        ``COMPACT`` snapshot (:mod:`lakeops.compact.postpone`), then compacts its real
+        buckets in another. Returns the last snapshot committed."""
+        moved = None
+        if self.context.options.bucket == POSTPONE_BUCKET:
+            moved = self.move_postponed(partitions=partitions, parallelism=parallelism)
+        done = super().compact(
+            full=full, partitions=partitions, parallelism=parallelism, progress=progress
+        )
+        return done if done is not None else moved
+
+    def move_postponed(
+        self,
+        *,
+        partitions: Sequence[Mapping[str, Any]] | None = None,
+        parallelism: int | None = None,
+    ) -> Snapshot | None:
+        """Move the postponed rows of a ``bucket = -2`` table (or of ``partitions``) into real
+        buckets as Paimon's postpone compaction does (:mod:`lakeops.compact.postpone`): one
+        ``COMPACT`` snapshot deletes every postponed file and adds level-0 files to the real
+        buckets, each recording its partition's bucket count. None when nothing was
+        postponed. On any failure nothing is committed and the new files are deleted."""
+        check_parallelism(parallelism)
+        if self.context.options.bucket != POSTPONE_BUCKET:
+            raise ConfigurationError(
+                f"table {self.identifier!r} has bucket = {self.context.options.bucket}, not "
+                "postpone buckets (-2): it has no postponed rows to move"
+            )
+        self._require_writable("compact")
+        check_writable(self.schema, "compact this table")
+        self.file_io.check_commit_ready()
+        ctx = self.context
+        live = self.store.live_entries(self.store.latest_snapshot(), parallelism=IO_THREADS)
+        check_data_files((e.file.file_name for e in live), "compact")
+        plan = plan_move(ctx, live, partition_matches(self.schema, partitions, ctx.options))
+        if not plan.partitions:
+            return None
+        writer = TableWrite(ctx, parallelism=parallelism)
+        try:
+            for move in plan.partitions:
+                records = ctx.engine.prepare(read_moved(ctx, move))
+                buckets = moved_buckets(ctx, records, move.total_buckets)
+                writer.write_moved(records, buckets, plan.counts)
+            written = writer.prepare_commit()
+        except BaseException:
+            writer.abort()
+            raise
+        messages = [
+            CommitMessage(
+                m.partition,
+                m.bucket,
+                m.total_buckets,
+                compact_after=m.new_files,
+                # changelog-producer = input: the moved records, as Paimon's BucketFiles
+                compact_changelog_files=m.changelog_files + m.compact_changelog_files,
+                base_snapshot_id=m.base_snapshot_id,
+            )
+            for m in written
+        ]
+        messages += [
+            CommitMessage(
+                move.partition, POSTPONE_BUCKET, POSTPONE_BUCKET, compact_before=move.files
+            )
+            for move in plan.partitions
+        ]
+        return self.commit_compaction(messages, written=writer.written_paths())
 
     def _compaction_planner(self) -> CompactionPlanner:
         """The compaction of every bucket's sorted runs (:mod:`lakeops.compact.planner`)."""

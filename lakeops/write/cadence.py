@@ -198,14 +198,21 @@ class CompactionCadence:
         self._lookup_cache: RowGroupCache | None = None
 
     def bucket(
-        self, live: Iterable[DataFileMeta], directory: str, external: ExternalPaths | None
+        self,
+        live: Iterable[DataFileMeta],
+        directory: str,
+        external: ExternalPaths | None,
+        *,
+        compacts: bool = True,
     ) -> BucketLsm:
-        """The LSM state of the bucket in ``directory`` whose live files are ``live``."""
+        """The LSM state of the bucket in ``directory`` whose live files are ``live``
+        (``compacts=False``: never compacted by this writer, as with ``write-only``)."""
         live = list(live)
         compactor = None
         # a deletion-vector table's compactions maintain the bucket's vectors: they run after
         # the commit (Table.commit flushes level 0), not inside the writer
-        if not self.compact_options.write_only and not self.table.options.deletion_vectors:
+        options = self.table.options
+        if compacts and not self.compact_options.write_only and not options.deletion_vectors:
             compactor = BucketCompactor(self.bucket_context(directory, external), live)
         return BucketLsm(live, compactor, self.store.file_io, self.locations, directory)
 

@@ -270,6 +270,10 @@ class BucketWrite(Generic[B]):
     def _stop(self) -> None:
         """Stop the work in flight before an abort (nothing unless the kind adds it)."""
 
+    def written_paths(self) -> list[str]:
+        """Every storage path this writer wrote so far (to delete when its commit fails)."""
+        return [p for bucket in self._buckets.values() for p in self._written_by(bucket)]
+
     def _written_by(self, bucket: B) -> list[str]:
         """Every storage path written for ``bucket``, for an abort."""
         return list(bucket.written)

@@ -26,6 +26,7 @@ from lakeops.errors import SnapshotExpiredError, StaleWriteError
 from lakeops.format import binary_row
 from lakeops.format.bucket_hash import assign_buckets, hash_rows
 from lakeops.format.index_manifest import HASH_INDEX
+from lakeops.format.paths import POSTPONE_BUCKET
 from lakeops.format.snapshot import Snapshot
 from lakeops.parallel import IO_THREADS, check_parallelism, run_ordered
 from lakeops.read.guard import guard_read, planned_on
@@ -81,8 +82,9 @@ class Router:
         if records.num_rows == 0:
             return []
         part_ids = partition_codes(records, self.schema.partition_keys)[0]
-        width = int(buckets.max()) + 1 if len(buckets) else 1
-        group = part_ids * width + buckets
+        low = int(buckets.min()) if len(buckets) else 0  # the postpone bucket is -2
+        width = int(buckets.max()) - low + 1 if len(buckets) else 1
+        group = part_ids * width + (buckets - low)
         if len(group) and group.max() < 2**31:
             group = group.astype(np.int32)  # narrower keys sort faster, in the same order
         order = np.argsort(group, kind="stable")
@@ -113,8 +115,10 @@ class Router:
         if BUCKET_COLUMN in records.column_names:
             buckets = records.column(BUCKET_COLUMN).to_numpy().astype(np.int32)
             records = records.drop_columns([BUCKET_COLUMN])
-            hashes = None if self.cross_partition else self._key_hashes(records)
-            return records, buckets, hashes
+            dynamic = self.dynamic is not None and not self.cross_partition
+            return records, buckets, self._key_hashes(records) if dynamic else None
+        if self.options.bucket == POSTPONE_BUCKET:
+            return records, np.full(records.num_rows, POSTPONE_BUCKET, dtype=np.int32), None
         if self.options.bucket > 0:
             buckets = assign_buckets(
                 [records.column(k) for k in self.schema.bucket_keys],

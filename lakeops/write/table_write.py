@@ -15,21 +15,36 @@ index of dynamic-bucket tables (:mod:`lakeops.write.hash_index`) and returns pic
 :class:`CommitMessage` objects; ``abort`` stops the compactions in flight and deletes every file
 written so far. A writer that failed (any error from ``write`` or ``prepare_commit``) refuses to
 go on: part of its input may be lost, so it can only be aborted.
+
+Postpone-bucket tables (``bucket = -2``) write as Paimon's ``PostponeBucketFileStoreWrite``:
+every row goes to the partition's ``bucket-postpone`` directory, sequence numbers start at 0
+(previous files are ignored), the files are Avro named
+``<data-file.prefix>-u-<writer id>-s-<n>-w-…`` (the writer prefix Paimon's postpone compaction
+groups by), the bucket is never compacted, no changelog is written, and the commit records
+``total_buckets = -2``. :mod:`lakeops.compact.postpone` later moves these rows into real
+buckets through :meth:`TableWrite.write_moved`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import random
+import uuid
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pyarrow as pa
 
+from lakeops.errors import LakeopsError
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.index_manifest import IndexFileMeta
+from lakeops.format.paths import POSTPONE_BUCKET
+from lakeops.kv import avro_layout
 from lakeops.options.registry import check_data_files
+from lakeops.options.rows_files import DATA_FILE_PREFIX
+from lakeops.options.rows_layout import FILE_FORMAT, FILE_FORMAT_PER_LEVEL
 from lakeops.parallel import IO_THREADS
 from lakeops.write.buffer import BucketBuffer
 from lakeops.write.cadence import BucketLsm, CompactionCadence
@@ -72,6 +87,10 @@ class TableWrite(BucketWrite[_Bucket]):
         # the snapshot this write builds on (none for an overwrite, which replaces it)
         self._base = None if self._ignore_previous else self.store.latest_snapshot()
         self.router = Router(self.table, self._base, parallelism=self.parallelism)
+        #: the postpone bucket's flushes: Avro files named with this writer's prefix
+        self.postpone_settings = _postpone_settings(self.flush_settings)
+        #: a move of postponed rows (write_moved): the real bucket count of each partition
+        self._moved_counts: dict[bytes, int] = {}
 
     # -------------------------------------------------------------------- input
     def _write_table(self, data: pa.Table | pa.RecordBatch) -> None:
@@ -94,10 +113,33 @@ class TableWrite(BucketWrite[_Bucket]):
                     bucket.key_hashes.append(routed.key_hashes)
             self._flush_if_full()
 
+    def write_moved(
+        self, records: pa.Table, buckets: np.ndarray, counts: Mapping[bytes, int]
+    ) -> None:
+        """Buffer postponed ``records`` (the table's fields and ``_VALUE_KIND``, already
+        prepared by the engine, in the order Paimon's postpone compaction feeds them) into
+        the real ``buckets`` assigned to them, ``counts`` giving each partition's bucket
+        count (recorded as the messages' ``total_buckets``). The write is the move of
+        :mod:`lakeops.compact.postpone`: it does not compact the real buckets."""
+        self._check_usable()
+        self._moved_counts.update(counts)
+        records = records.append_column(BUCKET_COLUMN, pa.array(buckets, pa.int32()))
+        try:
+            for routed in self.router.route(records):
+                self._bucket(routed.partition, routed.bucket).buffer.append(routed.records)
+                self._flush_if_full()
+        except BaseException as error:
+            self._failure = error
+            raise
+
     def _new_bucket(self, place: BucketPlace) -> _Bucket:
+        if place.bucket == POSTPONE_BUCKET:  # Paimon ignores previous files: numbers from 0
+            lsm = self.cadence.bucket([], place.directory, place.external, compacts=False)
+            return _Bucket(*place, BucketBuffer(0), lsm=lsm)
         live = self._restored_files(place.partition_bytes, place.bucket)
         next_seq = max((f.max_sequence_number for f in live), default=-1) + 1
-        lsm = self.cadence.bucket(live, place.directory, place.external)
+        compacts = not self._moved_counts  # a move only adds files; compaction follows it
+        lsm = self.cadence.bucket(live, place.directory, place.external, compacts=compacts)
         return _Bucket(*place, BucketBuffer(next_seq), lsm=lsm)
 
     def _restored_files(self, partition: bytes, bucket: int) -> list[DataFileMeta]:
@@ -120,7 +162,10 @@ class TableWrite(BucketWrite[_Bucket]):
         super().flush()
 
     def _flush_one(self, bucket: _Bucket, batches: list[pa.Table]) -> Flushed:
-        return flush_bucket(batches, self.flush_settings, bucket.directory, bucket.external)
+        settings = self.flush_settings
+        if bucket.bucket == POSTPONE_BUCKET:
+            settings = self.postpone_settings
+        return flush_bucket(batches, settings, bucket.directory, bucket.external)
 
     def _record(self, bucket: _Bucket, flushed: Flushed) -> None:
         bucket.files.extend(flushed.files)
@@ -151,10 +196,13 @@ class TableWrite(BucketWrite[_Bucket]):
 
     def _message(self, bucket: _Bucket) -> CommitMessage:
         base_id = None if self._ignore_previous else (self._base.id if self._base else 0)
+        total = self._moved_counts.get(bucket.partition_bytes, self.options.bucket)
+        if bucket.bucket == POSTPONE_BUCKET:
+            base_id = None  # postponed files do not build on the bucket's earlier files
         return CommitMessage(
             bucket.partition_bytes,
             bucket.bucket,
-            self.options.bucket,
+            total,
             tuple(bucket.files),
             tuple(bucket.lsm.before.values()),
             tuple(bucket.lsm.after.values()),
@@ -196,3 +244,21 @@ class TableWrite(BucketWrite[_Bucket]):
 
     def _written_by(self, bucket: _Bucket) -> list[str]:
         return [*bucket.written, *bucket.lsm.written, *bucket.index_written]
+
+
+def _postpone_settings(settings: FlushSettings) -> FlushSettings:
+    """The flush settings of the postpone bucket: Avro files (Paimon's choice; the table's
+    format when Avro cannot carry its types), named ``<prefix>-u-<writer>-s-<n>-w-…`` as
+    ``PostponeBucketFileStoreWrite`` names them, and no input changelog."""
+    schema = settings.schema
+    options = dict(schema.options)
+    prefix = DATA_FILE_PREFIX.get(options)
+    options[DATA_FILE_PREFIX.key] = f"{prefix}-u-{uuid.uuid4()}-s-{random.randrange(2**31 - 1)}-w-"
+    try:
+        avro_layout.check_writable(schema)
+    except LakeopsError:
+        pass  # Paimon too keeps the table's format when Avro cannot carry its types
+    else:
+        options[FILE_FORMAT.key] = "avro"
+        options.pop(FILE_FORMAT_PER_LEVEL.key, None)
+    return replace(settings, schema=replace(schema, options=options), input_changelog=False)

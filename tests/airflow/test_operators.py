@@ -115,6 +115,30 @@ def test_compact_only_the_given_partition(catalog: Catalog, lakeops_conn: str) -
     assert all(r == 2 for k, r in runs.items() if k[0] == "d1")
 
 
+def test_compact_moves_a_postpone_tables_rows_into_real_buckets(
+    catalog: Catalog, lakeops_conn: str
+) -> None:
+    """``bucket = -2``: the operator's compaction moves the postponed rows (one COMPACT
+    snapshot) so they become visible, only in the partitions it is given."""
+    table = catalog.create_table(
+        "db.pp",
+        schema=SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": "-2", "postpone.default-bucket-num": "2"},
+    )
+    table.write(pa.concat_tables([_rows(range(20), 1, "d1"), _rows(range(20), 1, "d2")]))
+    assert table.read().num_rows == 0
+    result = LakeopsCompactOperator(task_id="c", table="db.pp", partitions=[{"dt": "d2"}]).execute(
+        _context()
+    )
+    latest = table.latest_snapshot()
+    assert latest is not None and result["snapshot_id"] == latest.id
+    assert latest.commit_kind == "COMPACT"
+    assert set(table.read().column("dt").to_pylist()) == {"d2"}
+    assert table.read().num_rows == 20
+
+
 def test_flush_level0_makes_first_row_keys_visible(catalog: Catalog, lakeops_conn: str) -> None:
     table = _table(catalog, "db.fr", **{"merge-engine": "first-row"})
     table.write(_rows(range(10), 1))

@@ -54,8 +54,9 @@ Subcommands (all work on a filesystem catalog rooted at ``--warehouse``):
     snapshot id or a tag name); ``branch`` (``name``, optional ``tag``); ``read`` (``out``:
     a parquet file; optional ``snapshot_id``, ``tag`` or ``timestamp_millis``; optional
     ``columns``: a projection, system columns such as ``_ROW_ID`` included). A ``write`` may
-    name ``write_cols`` (a column-subset write of a data-evolution table); ``update``
-    (``data``: a parquet file with ``_ROW_ID`` and the columns ``update_cols`` names, one
+    name ``write_cols`` (a column-subset write of a data-evolution table) or set
+    ``postpone_fixed_bucket`` (a ``bucket = -2`` table's batch write into real buckets);
+    ``update`` (``data``: a parquet file with ``_ROW_ID`` and the columns ``update_cols`` names, one
     commit) updates those columns of existing rows by row id; ``delete`` (``row_ids``, one
     commit) deletes rows of a data-evolution table by row id (deletion vectors).
 
@@ -229,6 +230,8 @@ def _script_op(catalog: Any, op: dict[str, Any]) -> None:
     table = catalog.get_table(name)
     if kind == "write":
         builder = table.new_batch_write_builder()
+        if op.get("postpone_fixed_bucket"):  # a bucket = -2 table's batch write to real buckets
+            builder = table.new_postpone_fixed_bucket_write_builder()
         if op.get("overwrite") is not None:
             builder = builder.overwrite(op["overwrite"])
         writer = builder.new_write()

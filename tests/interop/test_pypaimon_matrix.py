@@ -424,7 +424,11 @@ CASES: dict[str, Case] = {
         primary_key=False,
     ),
     # options lakeops cannot honour: refused, table untouched
-    "postpone-bucket": Case({"bucket": "-2", **DEDUP}, refused="bucket", refused_reads=True),
+    "postpone-merge-on-read": Case(
+        {"bucket": "-2", "postpone.merge-on-read": "true", **DEDUP},
+        refused="postpone.merge-on-read",
+        refused_reads=True,
+    ),
     "orc-pre-1970-microseconds": Case(
         {"bucket": "2", "file.format": "orc", **DEDUP},
         refused="file.format",

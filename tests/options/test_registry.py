@@ -127,11 +127,12 @@ def test_rule_for(key: str, status: str) -> None:
     [
         ({"file.format": "lance"}, "file.format"),
         ({"file.format": "CSV"}, "file.format"),
-        ({"bucket": "-2"}, "bucket"),
         (
             {"deletion-vectors.enabled": "true", "changelog-producer": "full-compaction"},
             "deletion-vectors.enabled",
         ),
+        ({"postpone.merge-on-read": "true"}, "postpone.merge-on-read"),
+        ({"deletion-vectors.enabled": "true", "bucket": "-2"}, "deletion-vectors.enabled"),
         ({"changelog-file.format": "lance"}, "changelog-file.format"),
         ({"file.format.per.level": "0:lance"}, "file.format.per.level"),
         ({"file.format.per.level": "0:orc,3:csv"}, "file.format.per.level"),
@@ -240,7 +241,7 @@ def test_create_table_refuses_a_typo_with_did_you_mean(
 REFUSED_AT_CREATE = [
     {"file.format.per.level": "0:lance"},
     {"file.format": "csv"},
-    {"bucket": "-2"},
+    {"bucket": "-2", "postpone.merge-on-read": "true"},
     {
         "data-file.external-paths": "file:/tmp/x",
         "data-file.external-paths.strategy": "weight-robin",
@@ -284,7 +285,7 @@ def _ids(value: object) -> str:
 REFUSED_ON_EXISTING: list[tuple[dict[str, str], bool]] = [
     # (options set by another engine, whether reads are refused too)
     ({"file.format": "lance"}, False),
-    ({"bucket": "-2"}, True),
+    ({"bucket": "-2", "postpone.merge-on-read": "true"}, True),
     (
         {
             "data-file.external-paths": "file:/x",
@@ -470,3 +471,4 @@ def test_changes_are_refused_where_reads_would_be_wrong(catalog: Catalog, writte
     table = catalog.get_table("db.t")
     with pytest.raises(UnsupportedFeatureError, match="default-value"):
         table.read_changes(0)
+

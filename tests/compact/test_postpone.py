@@ -1,0 +1,285 @@
+"""Postpone buckets (``bucket = -2``): lakeops' writes, batch reads and the move into real
+buckets, judged by a plain model of Paimon's rules (``PostponeBucketFileStoreWrite``,
+``PostponeUtils``): a dict of the last value per key (what a reader sees after the move), the
+bucket-count rules written out by hand, and the file layout Paimon's postpone writer produces.
+The Java 0.9 oracle predates postpone buckets; pypaimon 2.1 judges them in
+``tests/interop/test_postpone_interop.py``."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import pyarrow as pa
+import pytest
+
+from lakeops import Catalog
+from lakeops.compact.postpone import plan_move, writer_prefix
+from lakeops.errors import CorruptMetadataError, UnsupportedFeatureError
+from lakeops.format import binary_row
+from lakeops.format.bucket_hash import assign_buckets
+from lakeops.format.data_file import DataFileMeta, SimpleStats
+from lakeops.format.manifest import FileKind, ManifestEntry
+from lakeops.format.schema_change import RemoveOption, SetOption
+from lakeops.read.scan import plan_splits
+
+SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
+#: the names Paimon's postpone writer gives its files (data-file.prefix "data-")
+POSTPONE_NAME = re.compile(r"data--u-[^/]+-s-\d+-w-[^/]+\.avro")
+
+
+def _create(catalog: Catalog, **options: str):  # type: ignore[no-untyped-def]
+    return catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": "-2", **options},
+    )
+
+
+def _rows(dt: str, ids: range, tag: str) -> pa.Table:
+    return pa.table(
+        {"dt": [dt] * len(ids), "id": list(ids), "v": [f"{tag}{i}" for i in ids]}, schema=SCHEMA
+    )
+
+
+def _entries(table):  # type: ignore[no-untyped-def]
+    return table.store.live_entries(table.latest_snapshot())
+
+
+def _sorted(t: pa.Table) -> list[dict[str, object]]:
+    return sorted(t.to_pylist(), key=lambda r: (r["dt"], r["id"]))
+
+
+def test_writer_prefix_is_the_name_up_to_the_last_w() -> None:
+    name = "data--u-user-w-x-s-7-w-1b5e2153-577a-4eca-a266-3af0fea7ad27-0.avro"
+    assert writer_prefix(name) == "data--u-user-w-x-s-7-w-"
+    with pytest.raises(CorruptMetadataError, match="postpone writer prefix"):
+        writer_prefix("data-1b5e2153-577a-4eca-a266-3af0fea7ad27-0.parquet")
+
+
+def _file(name: str, created: int, rows: int = 1, size: int = 100) -> DataFileMeta:
+    return DataFileMeta(
+        name,
+        size,
+        rows,
+        b"",
+        b"",
+        SimpleStats(),
+        SimpleStats(),
+        0,
+        0,
+        0,
+        0,
+        creation_time_millis=created,
+    )
+
+
+def _plan(entries: list[ManifestEntry], **options: str) -> list[tuple[bytes, int, list[str]]]:
+    ctx = SimpleNamespace(schema=SimpleNamespace(options={"bucket": "-2", **options}))
+    plan = plan_move(ctx, entries)  # type: ignore[arg-type]
+    return [(p.partition, p.total_buckets, [f.file_name for f in p.files]) for p in plan.partitions]
+
+
+def test_the_move_replays_files_by_creation_time_across_writers() -> None:
+    """Paimon's postpone compaction replays a partition's files by creation time, whatever
+    writer wrote them (equal times: manifest order); real-bucket files are not moved."""
+    x1, y2, x3 = "data--u-x-s-1-w-a-0.avro", "data--u-y-s-2-w-b-0.avro", "data--u-x-s-1-w-c-1.avro"
+    z2 = "data--u-z-s-3-w-d-0.avro"
+    entries = [
+        ManifestEntry(FileKind.ADD, b"p", -2, -2, _file(x3, 30)),
+        ManifestEntry(FileKind.ADD, b"p", -2, -2, _file(x1, 10)),
+        ManifestEntry(FileKind.ADD, b"p", -2, -2, _file(y2, 20)),
+        ManifestEntry(FileKind.ADD, b"p", -2, -2, _file(z2, 20)),
+        ManifestEntry(FileKind.ADD, b"p", 1, 5, _file("data-real-0.parquet", 5)),
+        ManifestEntry(FileKind.ADD, b"q", -2, -2, _file(x1, 40, rows=9)),
+    ]
+    assert _plan(entries, **{"postpone.target-row-num-per-bucket": "4"}) == [
+        (b"p", 5, [x1, y2, z2, x3]),  # the count its real files record
+        (b"q", 3, [x1]),  # ceil(9 rows / 4)
+    ]
+    # a partition whose files disagree on the count is refused, as Paimon refuses it
+    entries.append(ManifestEntry(FileKind.ADD, b"p", 0, 4, _file("data-real-1.parquet", 5)))
+    with pytest.raises(CorruptMetadataError, match=r"recording (4 and 5|5 and 4) buckets"):
+        _plan(entries)
+
+
+def test_writes_go_to_bucket_postpone_and_batch_reads_skip_them(
+    catalog: Catalog, warehouse: Path
+) -> None:
+    table = _create(catalog)
+    table.write(_rows("a", range(5), "x"))
+    table.write(_rows("a", range(3, 8), "y"))
+    entries = _entries(table)
+    assert {e.bucket for e in entries} == {-2} and {e.total_buckets for e in entries} == {-2}
+    for e in entries:
+        assert POSTPONE_NAME.fullmatch(e.file.file_name), e.file.file_name
+        assert e.file.level == 0
+        assert e.file.min_sequence_number == 0  # every postpone writer numbers from 0
+        assert (warehouse / "db.db" / "t" / "dt=a" / "bucket-postpone" / e.file.file_name).exists()
+    # the two writes are two writers: two prefixes, which the move orders by
+    assert len({writer_prefix(e.file.file_name) for e in entries}) == 2
+    assert table.read().num_rows == 0
+    assert table.lookup(pa.table({"dt": ["a"], "id": [1]})).num_rows == 0
+
+
+def test_the_move_makes_the_last_write_visible_in_one_compact_commit(catalog: Catalog) -> None:
+    table = _create(catalog, **{"postpone.default-bucket-num": "3"})
+    model: dict[tuple[str, int], str] = {}
+    for dt, ids, tag in (
+        ("a", range(0, 40), "x"),
+        ("b", range(10, 30), "y"),
+        ("a", range(20, 60), "z"),
+    ):
+        table.write(_rows(dt, ids, tag))
+        model.update({(dt, i): f"{tag}{i}" for i in ids})
+    before = table.latest_snapshot()
+    assert before is not None
+    moved = table.move_postponed()
+    assert moved is not None and moved.commit_kind == "COMPACT" and moved.id == before.id + 1
+    entries = _entries(table)
+    assert all(e.bucket >= 0 and e.total_buckets == 3 for e in entries)
+    expected = [{"dt": dt, "id": i, "v": v} for (dt, i), v in model.items()]
+    assert _sorted(table.read()) == sorted(expected, key=lambda r: (r["dt"], r["id"]))
+    # every row sits in the bucket Paimon's bucket function (hash of the bucket key, the
+    # trimmed primary key "id") gives it among 3, and each bucket's files record 3
+    assert list(table.schema.bucket_keys) == ["id"]
+    reader = table.split_reader()
+    for split in plan_splits(table.context, table.latest_snapshot(), None):
+        ids = reader.read(split, ["id"]).column("id")
+        assert set(assign_buckets([ids], table.schema.types_of(["id"]), 3).tolist()) == {
+            split.bucket
+        }
+    assert table.move_postponed() is None  # nothing postponed any more
+
+
+def test_bucket_counts_follow_paimons_rules(catalog: Catalog) -> None:
+    """Recorded count first; then ``postpone.default-bucket-num``; then the row or size
+    estimate (at least one bucket)."""
+    table = _create(catalog, **{"postpone.target-row-num-per-bucket": "7"})
+    table.write(_rows("a", range(30), "x"))
+    table.move_postponed()
+    assert {e.total_buckets for e in _entries(table)} == {math.ceil(30 / 7)}
+    # a partition keeps the count its files record, whatever the options now say
+    table.alter(SetOption("postpone.default-bucket-num", "2"))
+    table = catalog.get_table("db.t")
+    table.write(_rows("a", range(25, 35), "y"))
+    table.write(_rows("b", range(3), "y"))
+    table.move_postponed()
+    counts = {
+        binary_row.deserialize(e.partition, table.schema.types_of(["dt"]))[0]: e.total_buckets
+        for e in _entries(table)
+    }
+    assert counts == {"a": 5, "b": 2}
+    # no count, no row target: the size estimate (1 GiB a bucket) gives one bucket
+    table.alter(
+        [
+            RemoveOption("postpone.default-bucket-num"),
+            RemoveOption("postpone.target-row-num-per-bucket"),
+        ]
+    )
+    table = catalog.get_table("db.t")
+    table.write(_rows("c", range(3), "z"))
+    table.move_postponed()
+    counts = {
+        binary_row.deserialize(e.partition, table.schema.types_of(["dt"]))[0]: e.total_buckets
+        for e in _entries(table)
+    }
+    assert counts == {"a": 5, "b": 2, "c": 1}
+
+
+def test_merge_on_read_is_refused_before_anything_is_read(
+    catalog: Catalog, warehouse: Path
+) -> None:
+    """Another engine set ``postpone.merge-on-read``: lakeops' reads would miss the postponed
+    rows that engine's reads merge in, so reads are refused, naming the option."""
+    _create(catalog).write(_rows("a", range(3), "x"))
+    schema_file = warehouse / "db.db" / "t" / "schema" / "schema-0"
+    doc = json.loads(schema_file.read_text())
+    doc["options"]["postpone.merge-on-read"] = "true"
+    schema_file.write_text(json.dumps(doc))
+    with pytest.raises(UnsupportedFeatureError, match=r"postpone\.merge-on-read"):
+        catalog.get_table("db.t").read()
+
+
+def test_a_crash_before_the_move_publishes_leaves_the_table_as_it_was(
+    catalog: Catalog, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lakeops.io.file_io import FileIO
+
+    table = _create(catalog, **{"postpone.default-bucket-num": "2"})
+    table.write(_rows("a", range(20), "x"))
+    before_id = table.store.latest_snapshot_id()
+    files_before = sorted(p.name for p in (warehouse / "db.db" / "t").rglob("*") if p.is_file())
+    publish = FileIO.publish_exclusive
+
+    def crash(self: FileIO, path: str, data: bytes) -> bool:
+        if "/snapshot/snapshot-" in path:
+            raise KeyboardInterrupt("killed before publish")
+        return publish(self, path, data)
+
+    monkeypatch.setattr(FileIO, "publish_exclusive", crash)
+    with pytest.raises(KeyboardInterrupt):
+        table.compact()
+    monkeypatch.undo()
+    reopened = catalog.get_table("db.t")
+    assert reopened.store.latest_snapshot_id() == before_id
+    assert {e.bucket for e in _entries(reopened)} == {-2}
+    data_files = sorted(p.name for p in (warehouse / "db.db" / "t").rglob("data-*"))
+    assert data_files == sorted(n for n in files_before if n.startswith("data-"))
+    assert reopened.compact() is not None
+    assert _sorted(reopened.read()) == _sorted(_rows("a", range(20), "x"))
+
+
+def test_expiry_and_orphan_cleanup_after_a_move_keep_the_rows(
+    catalog: Catalog, warehouse: Path
+) -> None:
+    """Once moved, the postponed files go with the snapshots that named them; orphan cleanup
+    keeps what the latest snapshot's real buckets and a fresh postponed write need."""
+    import datetime as dt
+
+    table = _create(catalog, **{"postpone.default-bucket-num": "2"})
+    table.write(_rows("a", range(10), "x"))
+    table.compact()
+    table.write(_rows("a", range(5, 15), "y"))  # postponed again, not yet moved
+    table.expire_snapshots(retain_min=1, retain_max=1, time_retained="0 ms")
+    table.remove_orphan_files(older_than=dt.timedelta(0), force=True)
+    postponed = {p.name for p in (warehouse / "db.db" / "t" / "dt=a" / "bucket-postpone").iterdir()}
+    assert postponed == {e.file.file_name for e in _entries(table) if e.bucket == -2}
+    assert _sorted(table.read()) == _sorted(_rows("a", range(10), "x"))
+    table.compact()
+    expected = _sorted(pa.concat_tables([_rows("a", range(5), "x"), _rows("a", range(5, 15), "y")]))
+    assert _sorted(table.read()) == expected
+
+
+def test_input_changelog_is_produced_when_rows_are_moved(catalog: Catalog) -> None:
+    """``changelog-producer = input``: postponed writes write no changelog (Paimon's postpone
+    writer); the move's writers do, committed with the COMPACT snapshot, as Paimon's
+    ``BucketFiles`` puts them — so a changelog reader sees each record once, at the move."""
+    table = _create(catalog, **{"changelog-producer": "input"})
+    table.write(_rows("a", range(4), "x"))
+    first = table.latest_snapshot()
+    assert first is not None
+    assert table.read_changes(0, first.id, mode="changelog").num_rows == 0
+    moved = table.move_postponed()
+    assert moved is not None
+    changes = table.read_changes(first.id, moved.id, mode="changelog")
+    assert sorted(changes.column("id").to_pylist()) == [0, 1, 2, 3]
+    assert set(changes.column("_row_kind").to_pylist()) == {"+I"}
+
+
+def test_an_overwrite_postpones_the_partitions_new_rows(catalog: Catalog) -> None:
+    """An overwrite of a partition replaces its files (real and postponed) with postponed
+    ones, as pypaimon's batch overwrite: the partition reads empty until the next move."""
+    table = _create(catalog, **{"postpone.default-bucket-num": "2"})
+    table.write(pa.concat_tables([_rows("a", range(6), "x"), _rows("b", range(3), "x")]))
+    table.compact()
+    table.write(_rows("a", range(2), "n"), overwrite=[{"dt": "a"}])
+    assert _sorted(table.read()) == _sorted(_rows("b", range(3), "x"))
+    table.compact()
+    expected = pa.concat_tables([_rows("a", range(2), "n"), _rows("b", range(3), "x")])
+    assert _sorted(table.read()) == _sorted(expected)
