@@ -471,4 +471,3 @@ def test_changes_are_refused_where_reads_would_be_wrong(catalog: Catalog, writte
     table = catalog.get_table("db.t")
     with pytest.raises(UnsupportedFeatureError, match="default-value"):
         table.read_changes(0)
-
