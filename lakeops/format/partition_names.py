@@ -86,6 +86,12 @@ def is_java_whitespace_only(text: str) -> bool:
 
 def check_partition_type(name: str, t: DataType, legacy: bool) -> None:
     """Refuse a partition column whose directory name lakeops cannot produce exactly."""
+    if t.root == "TIME":
+        raise UnsupportedFeatureError(
+            f"partition column {name!r} has type {t}: lakeops does not name partition "
+            "directories by a time of day yet; partition by a DATE, TIMESTAMP, string or "
+            "integer column (a TIME column can be a primary-key or value column)"
+        )
     if t.root not in _SUPPORTED_ROOTS:
         raise UnsupportedFeatureError(
             f"partition column {name!r} has type {t}, which cannot name a partition directory "

@@ -82,10 +82,12 @@ class TableSchema:
                 f"(primary keys {list(primary_keys)}, partition keys {list(partition_keys)})"
             )
         for name in list(primary_keys) + list(partition_keys):
-            if DataType.from_arrow(schema.field(name).type).is_nested:
+            key_type = DataType.from_arrow(schema.field(name).type)
+            if not key_type.keyable:
                 raise ConfigurationError(
-                    f"key column {name!r} has nested type "
-                    f"{schema.field(name).type}; keys must be primitive"
+                    f"key column {name!r} has type {key_type.root} "
+                    f"({schema.field(name).type}); Paimon accepts only primitive types as "
+                    "primary-key and partition columns"
                 )
         fields = []
         next_id = [len(schema)]  # nested ROW fields get ids after the top-level ones
