@@ -128,9 +128,54 @@ def _to_arrow_row(row: dict[str, Any]) -> dict[str, Any]:
     (element, count) pairs."""
     out: dict[str, Any] = {}
     for name, value in row.items():
-        if name in ("k", "t0", "t3", "t9") and value is not None:
+        if name in ("k", "p", "t0", "t3", "t9") and value is not None:
             value = (dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=value)).time()
         elif name == "ms" and value is not None:
             value = [tuple(kv) for kv in value]
         out[name] = value
     return out
+
+
+def test_java_time_partitioned_table_written_compacted_read_back(
+    warehouse: Path, java_classpath: str
+) -> None:
+    """A TIME partition column: Java 0.9 names the directories by the internal millisecond
+    (``partition.legacy-name``, the only naming 0.9 knows); lakeops reads the rows, writes into
+    Java's partitions and a new one (named as Java names it), compacts, and Java reads back."""
+    fields = [
+        {"name": "id", "type": "BIGINT NOT NULL"},
+        {"name": "p", "type": "TIME(3) NOT NULL"},
+        {"name": "v", "type": "STRING"},
+    ]
+    java = [{"id": i, "p": (i % 2) * 3_723_004, "v": f"j{i}"} for i in range(6)]
+    run_ops(
+        java_classpath,
+        warehouse,
+        [
+            {
+                "op": "create",
+                "table": "db.tp",
+                "fields": fields,
+                "primary_keys": ["id", "p"],
+                "partition_keys": ["p"],
+                "options": {"bucket": "1"},
+            },
+            {"op": "write", "table": "db.tp", "rows": java},
+        ],
+    )
+    root = warehouse / "db.db" / "tp"
+    assert sorted(d.name for d in root.glob("p=*")) == ["p=0", "p=3723004"]
+    table = Catalog(str(warehouse)).get_table("db.tp")
+    got = [dict(r, p=_millis(r["p"])) for r in table.read().to_pylist()]
+    assert normalize(got, ["id", "p"]) == normalize(java, ["id", "p"])
+    mine = [{"id": 1, "p": 3_723_004, "v": "l1"}, {"id": 9, "p": 86_399_999, "v": "l9"}]
+    table.write(
+        pa.Table.from_pylist(
+            [_to_arrow_row(r) | {"v": r["v"]} for r in mine], schema=table.schema.arrow_schema()
+        )
+    )
+    table.compact(full=True)
+    assert (root / "p=86399999").is_dir()
+    model = {(r["id"], r["p"]): r for r in java + mine}
+    [result] = run_ops(java_classpath, warehouse, [{"op": "read", "table": "db.tp"}])
+    assert normalize(result["rows"], ["id", "p"]) == normalize(list(model.values()), ["id", "p"])
