@@ -94,7 +94,7 @@ def test_java_time_and_multiset_tables_read_written_compacted_read_back(
                 "table": table,
                 "fields": _fields(fmt),
                 "primary_keys": ["id", "k"],
-                "options": {"bucket": "1", "file.format": fmt},
+                "options": {"bucket": "2", "file.format": fmt},
             },
             {"op": "write", "table": table, "rows": _java_rows(fmt, range(1, 9), 0)},
         ]
@@ -158,7 +158,7 @@ def test_java_time_partitioned_table_written_compacted_read_back(
                 "fields": fields,
                 "primary_keys": ["id", "p"],
                 "partition_keys": ["p"],
-                "options": {"bucket": "1"},
+                "options": {"bucket": "2"},
             },
             {"op": "write", "table": "db.tp", "rows": java},
         ],
