@@ -213,7 +213,10 @@ def _type_schema(
             }
             out = {"type": "array", "items": entry_record, "logicalType": "map"}
     else:
-        raise UnsupportedFeatureError(f"cannot {what} as Avro: column {where} is {t}")
+        raise UnsupportedFeatureError(
+            f"cannot {what} as Avro: column {where} is {t}, which Paimon's Avro format does "
+            "not store; use file.format = 'parquet'"
+        )
     return _nullable(out, t)
 
 

@@ -88,3 +88,40 @@ def test_lakeops_time_variant_table_reads_in_pypaimon(catalog: Catalog, warehous
     table.write(data)
     assert table.schema.field("t").type.to_paimon() == "TIME(3)"
     assert _by_id(oracle_read(warehouse, "db.lv")) == _by_id(data)
+
+
+def test_time_partition_directories_are_named_as_pypaimon_names_them(warehouse: Path) -> None:
+    """``partition.legacy-name`` false: pypaimon names TIME(3) partitions by Paimon's
+    ``CAST(TIME AS STRING)``; lakeops' writes into the same partitions land in pypaimon's
+    directories (no directory of another spelling appears) and pypaimon reads every row."""
+    schema = pa.schema(
+        [
+            pa.field("id", pa.int64(), False),
+            pa.field("p", pa.time32("ms"), False),
+            ("x", pa.int64()),
+        ]
+    )
+    times = [dt.time(0, 0), dt.time(1, 2, 3), dt.time(1, 2, 3, 500000), dt.time(23, 59, 59, 4000)]
+    oracle_create(
+        warehouse,
+        "db.tp",
+        schema,
+        ["id", "p"],
+        ["p"],
+        options={"bucket": "1", "partition.legacy-name": "false"},
+    )
+    theirs = pa.table(
+        {"id": [1, 2, 3, 4], "p": pa.array(times, pa.time32("ms")), "x": [1, 2, 3, 4]},
+        schema=schema,
+    )
+    oracle_write(warehouse, "db.tp", theirs)
+    root = warehouse / "db.db" / "tp"
+    before = sorted(d.name for d in root.glob("p=*"))
+    assert len(before) == 4
+    mine = pa.table(
+        {"id": [11, 12, 13, 14], "p": pa.array(times, pa.time32("ms")), "x": [5, 6, 7, 8]},
+        schema=schema,
+    )
+    Catalog(str(warehouse)).get_table("db.tp").write(mine)
+    assert sorted(d.name for d in root.glob("p=*")) == before
+    assert _by_id(oracle_read(warehouse, "db.tp")) == _by_id(pa.concat_tables([theirs, mine]))
