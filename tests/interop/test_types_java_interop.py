@@ -106,6 +106,21 @@ def test_java_time_and_multiset_tables_read_written_compacted_read_back(
         table = catalog.get_table(f"db.{fmt}")
         java = _java_rows(fmt, range(1, 9), 0)
         assert _canon(_lakeops_rows(table.read().to_pylist())) == _canon(java), fmt
+        # the same rows written by lakeops: the same buckets, key bounds and key statistics
+        # (TIME keys as 4-byte BinaryRow ints) as Java's files
+        twin = catalog.create_table(
+            f"db.twin_{fmt}",
+            schema=table.schema.arrow_schema(),
+            primary_keys=["id", "k"],
+            options={"bucket": "2", "file.format": fmt},
+        )
+        twin.write(
+            pa.Table.from_pylist(
+                [_to_arrow_row(r) for r in java], schema=twin.schema.arrow_schema()
+            )
+        )
+        facts = _key_facts(table)
+        assert len(facts) == 2 and _key_facts(twin) == facts, fmt
         # lakeops rewrites half the keys (same id and k: updates) and adds new ones
         updates = [dict(r, t3=r.get("t3") and r["t3"] - 1) for r in java[::2]]
         fresh = _java_rows(fmt, range(20, 24), 12_345)
@@ -179,3 +194,12 @@ def test_java_time_partitioned_table_written_compacted_read_back(
     model = {(r["id"], r["p"]): r for r in java + mine}
     [result] = run_ops(java_classpath, warehouse, [{"op": "read", "table": "db.tp"}])
     assert normalize(result["rows"], ["id", "p"]) == normalize(list(model.values()), ["id", "p"])
+
+
+def _key_facts(table: Any) -> dict[int, tuple]:
+    """Per bucket: the row count, min/max key and key statistics of its one data file."""
+    out = {}
+    for split in table.splits():
+        [f] = split.files
+        out[split.bucket] = (f.row_count, f.min_key, f.max_key, f.key_stats)
+    return out
