@@ -15,10 +15,11 @@ digits below the millisecond (Paimon stores none), else the write is refused nam
 from __future__ import annotations
 
 import pyarrow as pa
+import pyspark
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StringType, StructField, StructType
 
-from lakeops.errors import ConfigurationError, DataValidationError
+from lakeops.errors import ConfigurationError, DataValidationError, UnsupportedFeatureError
 
 __all__ = [
     "as_nullable",
@@ -33,7 +34,17 @@ def spark_schema(arrow_schema: pa.Schema, row_kind: str | None = None) -> Struct
     """The Spark schema of a table's Arrow schema; with ``row_kind`` a non-null string column
     of that name first (incremental reads)."""
     spark_side = pa.schema([f.with_type(_spark_arrow_type(f.type)) for f in arrow_schema])
-    schema = from_arrow_schema(spark_side, prefer_timestamp_ntz=True)
+    times = [f.name for f in arrow_schema if _spark_arrow_type(f.type) != f.type]
+    try:
+        schema = from_arrow_schema(spark_side, prefer_timestamp_ntz=True)
+    except (TypeError, ValueError) as exc:  # PySparkTypeError is a TypeError
+        if not times:
+            raise
+        raise UnsupportedFeatureError(
+            f"column(s) {times} are (or hold) Paimon TIME, for which this Spark "
+            f"({pyspark.__version__}) has no type ({exc}); Spark 4.1+ reads them as its "
+            "TimeType, or read the table with lakeops' Table.read"
+        ) from exc
     if row_kind is None:
         return schema
     if row_kind in arrow_schema.names:

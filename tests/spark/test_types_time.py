@@ -33,3 +33,21 @@ def test_variant_is_the_struct_of_its_binaries() -> None:
     assert schema["v"].dataType == StructType(
         [StructField("value", BinaryType(), False), StructField("metadata", BinaryType(), False)]
     )
+
+
+def test_a_spark_without_a_time_type_refuses_naming_the_columns(monkeypatch) -> None:
+    """Before Spark 4.1 Arrow's time has no Spark type: the schema conversion fails, and the
+    error names the TIME columns instead."""
+    import pytest
+    from pyspark.errors import PySparkTypeError
+
+    import lakeops.spark.types as types_module
+    from lakeops.errors import UnsupportedFeatureError
+
+    def no_time(schema: pa.Schema, **_: object) -> StructType:
+        raise PySparkTypeError("UNSUPPORTED_DATA_TYPE_FOR_ARROW_CONVERSION", {})
+
+    monkeypatch.setattr(types_module, "from_arrow_schema", no_time)
+    arrow = pa.schema([("id", pa.int64()), ("t", pa.time32("ms"))])
+    with pytest.raises(UnsupportedFeatureError, match=r"\['t'\] are \(or hold\) Paimon TIME"):
+        spark_schema(arrow)
