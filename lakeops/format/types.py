@@ -255,6 +255,13 @@ class DataType:
         """True for ARRAY, MAP, MULTISET and ROW."""
         return self.root in ("ARRAY", "MAP", "MULTISET", "ROW")
 
+    def holds(self, *roots: str) -> bool:
+        """Whether this type is, or holds anywhere inside, a type of one of ``roots``."""
+        if self.root in roots:
+            return True
+        inner = [self.element, self.key, self.value] + [t for _, _, t in self.fields]
+        return any(t is not None and t.holds(*roots) for t in inner)
+
     @property
     def keyable(self) -> bool:
         """Whether Paimon accepts this type as a primary-key or partition column."""

@@ -36,7 +36,6 @@ import pyarrow.orc as orc
 from lakeops.errors import UnsupportedFeatureError
 from lakeops.format.kv import data_file_schema
 from lakeops.format.schema import TableSchema
-from lakeops.format.types import DataType
 
 __all__ = ["check_values", "check_writable", "open_writer"]
 
@@ -51,7 +50,7 @@ def check_writable(schema: TableSchema, what: str = "write this table") -> None:
     file of ``schema`` (tried on an empty file in memory, nothing touches the table)."""
 
     file_schema = physical_schema(data_file_schema(schema))
-    unwritable = [f.name for f in schema.fields if _has_root(f.type, ("MULTISET", "VARIANT"))]
+    unwritable = [f.name for f in schema.fields if f.type.holds("MULTISET", "VARIANT")]
     if unwritable:
         raise UnsupportedFeatureError(
             f"cannot {what} as ORC: column(s) {unwritable} are MULTISET or VARIANT, which "
@@ -67,14 +66,6 @@ def check_writable(schema: TableSchema, what: str = "write this table") -> None:
             f"cannot {what}: lakeops' ORC writer cannot write this table's types ({exc}); "
             "use file.format = 'parquet'"
         ) from None
-
-
-def _has_root(t: DataType, roots: tuple[str, ...]) -> bool:
-    """Whether ``t`` is, or holds anywhere inside, a type of one of ``roots``."""
-    if t.root in roots:
-        return True
-    inner = [t.element, t.key, t.value] + [child for _, _, child in t.fields]
-    return any(c is not None and _has_root(c, roots) for c in inner)
 
 
 def _physical(t: pa.DataType) -> pa.DataType:
