@@ -31,6 +31,7 @@ import pyarrow as pa
 
 from lakeops.cli.errors import CliError
 from lakeops.errors import LakeopsError
+from lakeops.format.schema import PAIMON_TYPE
 from lakeops.format.types import DataType
 
 __all__ = ["SchemaSpec", "load_schema_file", "parse_schema"]
@@ -75,7 +76,12 @@ def _field(item: Any, index: int, where: str) -> pa.Field:
         data_type = DataType.parse(item["type"])
     except LakeopsError as exc:
         raise CliError(f"{where}: field {item['name']!r}: {exc}") from exc
-    return pa.field(item["name"], data_type.to_arrow(), data_type.nullable)
+    # the declared type rides along: Arrow alone cannot tell TIME(0) from TIME(3), VARCHAR(10)
+    # from STRING or a MULTISET from a MAP
+    meta = None
+    if not data_type.holds("ROW"):
+        meta = {PAIMON_TYPE: json.dumps(data_type.with_nullable(True).to_json())}
+    return pa.field(item["name"], data_type.to_arrow(), data_type.nullable, metadata=meta)
 
 
 def parse_schema(doc: Any, where: str = "schema") -> SchemaSpec:

@@ -47,7 +47,7 @@ __all__ = [
 _EPOCH = dt.date(1970, 1, 1)
 _EPOCH_DT = dt.datetime(1970, 1, 1)
 #: types whose values lakeops never encodes in a BinaryRow (a null of them is: statistics)
-_NESTED = frozenset({"ARRAY", "MAP", "MULTISET", "ROW"})
+_NESTED = frozenset({"ARRAY", "MAP", "MULTISET", "ROW", "VARIANT"})
 
 
 def null_bits_size(arity: int) -> int:
@@ -108,10 +108,10 @@ def _fixed_slots(arr: pa.Array, t: DataType) -> np.ndarray:
     r = t.root
     if r == "BOOLEAN":
         vals = arr.fill_null(False).to_numpy(zero_copy_only=False).astype(np.uint64)
-    elif r in ("TINYINT", "SMALLINT", "INT", "DATE"):
-        if r == "DATE":
+    elif r in ("TINYINT", "SMALLINT", "INT", "DATE", "TIME"):
+        if r in ("DATE", "TIME"):  # epoch day / millisecond of the day, as Paimon's int
             arr = arr.cast(pa.int32())
-        width = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "DATE": 32}[r]
+        width = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "DATE": 32, "TIME": 32}[r]
         v = arr.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
         vals = (v & ((1 << width) - 1)).astype(np.uint64)
     elif r == "BIGINT":
@@ -352,6 +352,15 @@ def decode_internal(row: bytes, types: Sequence[DataType]) -> tuple[Any, ...]:
     return decode(row, types, internal=True)
 
 
+def _day_or_time(value: int, root: str, internal: bool) -> Any:
+    """A DATE (epoch day) or TIME (millisecond of the day) int as Python's value."""
+    if internal:
+        return value
+    if root == "DATE":
+        return _EPOCH + dt.timedelta(days=value)
+    return (_EPOCH_DT + dt.timedelta(milliseconds=value)).time()
+
+
 def _decode_value(row: bytes, slot: bytes, word: int, t: DataType, internal: bool = False) -> Any:
     r = t.root
     if r == "BOOLEAN":
@@ -362,9 +371,8 @@ def _decode_value(row: bytes, slot: bytes, word: int, t: DataType, internal: boo
         return struct.unpack_from("<h", slot)[0]
     if r == "INT":
         return struct.unpack_from("<i", slot)[0]
-    if r == "DATE":
-        days = struct.unpack_from("<i", slot)[0]
-        return days if internal else _EPOCH + dt.timedelta(days=days)
+    if r in ("DATE", "TIME"):
+        return _day_or_time(struct.unpack_from("<i", slot)[0], r, internal)
     if r == "BIGINT":
         return struct.unpack_from("<q", slot)[0]
     if r == "FLOAT":

@@ -7,13 +7,14 @@ on ``partition.legacy-name`` (Paimon 1.0+, default ``true``; Paimon 0.9 has no s
 always behaves as ``true``):
 
 * **legacy** (``true``): Java ``toString`` of Paimon's *internal* value — DATE is its epoch day
-  (``19725``), TIMESTAMP / TIMESTAMP_LTZ are ``LocalDateTime.toString`` of the UTC-based
-  internal value (``2024-01-01T12:30``, ``…T12:30:05.123``), DECIMAL is
-  ``BigDecimal.toPlainString``, FLOAT/DOUBLE are Java's ``Float``/``Double.toString``
-  (``1.5``, ``1.0E7``), BINARY/VARBINARY would be a JVM identity hash (``[B@1b6d3586``) that no
-  engine can reproduce, so lakeops refuses them.
+  (``19725``), TIME its millisecond of the day (``3723004``), TIMESTAMP / TIMESTAMP_LTZ are
+  ``LocalDateTime.toString`` of the UTC-based internal value (``2024-01-01T12:30``,
+  ``…T12:30:05.123``), DECIMAL is ``BigDecimal.toPlainString``, FLOAT/DOUBLE are Java's
+  ``Float``/``Double.toString`` (``1.5``, ``1.0E7``), BINARY/VARBINARY would be a JVM
+  identity hash (``[B@1b6d3586``) that no engine can reproduce, so lakeops refuses them.
 * **cast** (``false``): ``CAST(value AS STRING)`` (Paimon's ``CastExecutors``) — DATE
-  ``2024-01-01``, TIMESTAMP(p) ``2024-01-01 12:30:00.000`` (fraction padded to ``p`` digits,
+  ``2024-01-01``, TIME(p) ``01:02:03.004`` (see :func:`cast_time`), TIMESTAMP(p)
+  ``2024-01-01 12:30:00.000`` (fraction padded to ``p`` digits,
   longer only if the value has more), TIMESTAMP_LTZ the same in the process's local time zone
   (Java uses the JVM's default zone), BINARY its UTF-8 text; other types as in legacy mode.
 
@@ -40,6 +41,7 @@ from lakeops.format.types import DataType
 
 __all__ = [
     "cast_date",
+    "cast_time",
     "cast_timestamp",
     "check_partition_type",
     "is_java_whitespace_only",
@@ -73,6 +75,7 @@ _SUPPORTED_ROOTS = frozenset(
         "BINARY",
         "VARBINARY",
         "DATE",
+        "TIME",
         "TIMESTAMP",
         "TIMESTAMP_LTZ",
     ]
@@ -163,6 +166,26 @@ def cast_date(days: int) -> str:
     return f"{_int4_year(y)}-{m:02d}-{d:02d}"
 
 
+def cast_time(millis: int, precision: int) -> str:
+    """Paimon ``CAST(TIME(p) AS STRING)`` (``DateTimeUtils.formatTimestampMillis``):
+    ``HH:mm:ss``, then for ``p > 0`` a '.' and the millisecond's digits, stopping after the
+    first digit whose remainder is zero (``01:02:03.0``, ``01:02:03.5``, ``01:02:03.004``) and
+    after at most ``p`` digits."""
+    time = millis % 86_400_000  # Java adds days until the value is not negative
+    text = f"{time // 3_600_000:02d}:{time // 60_000 % 60:02d}:{time // 1000 % 60:02d}"
+    if precision <= 0:
+        return text
+    ms = time % 1000
+    digits = ""
+    while precision > 0:
+        digits += str(ms // 100)
+        ms = ms % 100 * 10
+        if ms == 0:
+            break
+        precision -= 1
+    return f"{text}.{digits}"
+
+
 def cast_timestamp(millis: int, nanos: int, precision: int) -> str:
     """Paimon ``CAST(TIMESTAMP(p) AS STRING)`` (``DateTimeUtils.formatTimestamp``):
     ``yyyy-MM-dd HH:mm:ss`` then the nine-digit fraction with trailing zeros cut while it is
@@ -239,6 +262,8 @@ def value_string(
             ) from None
     if r == "DATE":
         return str(int(value)) if legacy else cast_date(int(value))
+    if r == "TIME":
+        return str(int(value)) if legacy else cast_time(int(value), t.precision or 0)
     if r in ("TIMESTAMP", "TIMESTAMP_LTZ"):
         millis, nanos = value
         if legacy:

@@ -120,6 +120,28 @@ def _date_value(name: str, t: DataType, value: Any) -> int:
     raise _bad(name, t, value, example)
 
 
+def _time_value(name: str, t: DataType, value: Any) -> int:
+    """A TIME spec value as its millisecond of the day: a ``datetime.time`` (whole
+    milliseconds), the int of a legacy directory name, or ``HH:MM[:SS[.fff]]``."""
+    example = "'12:30:00'"
+    if isinstance(value, str):
+        text = value.strip()
+        if re.fullmatch(r"\d+", text):  # the millisecond of a legacy directory name
+            value = int(text)
+        else:
+            try:
+                value = dt.time.fromisoformat(text)
+            except ValueError:
+                raise _bad(name, t, value, example) from None
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 86_400_000:
+        return value
+    if isinstance(value, dt.time) and value.tzinfo is None and value.microsecond % 1000 == 0:
+        return ((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + (
+            value.microsecond // 1000
+        )
+    raise _bad(name, t, value, example)
+
+
 def _boolean_value(name: str, t: DataType, value: Any) -> bool:
     if isinstance(value, bool):
         return value
@@ -180,6 +202,8 @@ def internal_value(
         return value.encode("utf-8") if isinstance(value, str) else bytes(value)
     if r == "DATE":
         return _date_value(name, t, value)
+    if r == "TIME":
+        return _time_value(name, t, value)
     if r in ("TIMESTAMP", "TIMESTAMP_LTZ"):
         return _timestamp_value(name, t, value, zone)
     raise ConfigurationError(f"partition column {name!r} has type {t}, which cannot be matched")

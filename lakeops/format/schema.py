@@ -12,7 +12,33 @@ import pyarrow as pa
 from lakeops.errors import ConfigurationError, CorruptTableError
 from lakeops.format.types import DataType
 
-__all__ = ["DataField", "TableSchema"]
+__all__ = ["PAIMON_TYPE", "DataField", "TableSchema"]
+
+#: Arrow field metadata key naming the Paimon type a field is to get at creation, as its schema
+#: JSON (``"TIME(0)"``, ``{"type": "MULTISET", …}``): for types whose Arrow type several Paimon
+#: types share (TIME(p), CHAR/VARCHAR(n), MULTISET). It must map to the field's Arrow type.
+PAIMON_TYPE = b"paimon.type"
+
+
+def _field_type(f: pa.Field, next_id: list[int]) -> DataType:
+    """The Paimon type of a new table's field: its ``PAIMON_TYPE`` metadata when given (no ROW
+    inside: ROW field ids are handed out here), else :meth:`DataType.from_arrow`."""
+    text = (f.metadata or {}).get(PAIMON_TYPE)
+    if text is None:
+        return DataType.from_arrow(f.type, f.nullable, next_id)
+    try:
+        declared = DataType.parse(json.loads(text)).with_nullable(f.nullable)
+    except json.JSONDecodeError:
+        raise ConfigurationError(
+            f"column {f.name!r}: metadata {PAIMON_TYPE.decode()!r} is not JSON ({text!r})"
+        ) from None
+    if declared.holds("ROW") or declared.to_arrow() != f.type:
+        raise ConfigurationError(
+            f"column {f.name!r} declares Paimon type {declared}, which is not one of the types "
+            f"Arrow {f.type} can hold (or holds a ROW); drop the {PAIMON_TYPE.decode()!r} "
+            "metadata or fix the type"
+        )
+    return declared
 
 
 @dataclass(frozen=True)
@@ -82,15 +108,17 @@ class TableSchema:
                 f"(primary keys {list(primary_keys)}, partition keys {list(partition_keys)})"
             )
         for name in list(primary_keys) + list(partition_keys):
-            if DataType.from_arrow(schema.field(name).type).is_nested:
+            key_type = _field_type(schema.field(name), [0])
+            if not key_type.keyable:
                 raise ConfigurationError(
-                    f"key column {name!r} has nested type "
-                    f"{schema.field(name).type}; keys must be primitive"
+                    f"key column {name!r} has type {key_type.root} "
+                    f"({schema.field(name).type}); Paimon accepts only primitive types as "
+                    "primary-key and partition columns"
                 )
         fields = []
         next_id = [len(schema)]  # nested ROW fields get ids after the top-level ones
         for i, f in enumerate(schema):
-            t = DataType.from_arrow(f.type, f.nullable, next_id)
+            t = _field_type(f, next_id)
             if f.name in primary_keys:
                 t = t.with_nullable(False)
             fields.append(DataField(i, f.name, t))

@@ -237,7 +237,8 @@ def is_implicit_cast(src: DataType, dst: DataType) -> bool:
     digits;
     DECIMAL → DECIMAL with at least as many integer and fractional digits; CHAR/VARCHAR(n) →
     VARCHAR(m ≥ n); BINARY/VARBINARY(n) → VARBINARY(m ≥ n); TIMESTAMP(p) → TIMESTAMP(q ≥ p) and
-    the same for TIMESTAMP_LTZ. Nested types only change nullability at the top.
+    the same for TIMESTAMP_LTZ and TIME (whose values, milliseconds, do not change). Nested
+    types only change nullability at the top.
     """
     if src.nullable and not dst.nullable:
         return False
@@ -264,7 +265,7 @@ def is_implicit_cast(src: DataType, dst: DataType) -> bool:
         return (dst.length or 0) >= (src.length or 0)
     if d == "VARBINARY" and s in ("BINARY", "VARBINARY"):
         return (dst.length or 0) >= (src.length or 0)
-    if d == s and d in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+    if d == s and d in ("TIMESTAMP", "TIMESTAMP_LTZ", "TIME"):
         return (dst.precision or 0) >= (src.precision or 0)
     return False
 
@@ -278,6 +279,8 @@ def _reassign(t: DataType, counter: list[int]) -> DataType:
     if t.root == "MAP" and t.key is not None and t.value is not None:
         key = _reassign(t.key, counter)
         return replace(t, key=key, value=_reassign(t.value, counter))
+    if t.root == "MULTISET" and t.element is not None:
+        return DataType.multiset(_reassign(t.element, counter), t.nullable)
     if t.root == "ROW":
         fields = []
         for _, name, ftype in t.fields:

@@ -4,9 +4,19 @@ Paimon writes a field type as a SQL string (``"BIGINT NOT NULL"``, ``"DECIMAL(10
 ``"TIMESTAMP(6)"``). :class:`DataType` is the parsed, immutable form; it knows its Arrow type,
 its canonical Paimon string and how it is laid out in a BinaryRow.
 
-Nested types (ARRAY, MAP, ROW) are stored by Paimon as JSON objects, not strings; they are
-rejected here with :class:`~lakeops.errors.UnsupportedFeatureError` until a later version
-serves them.
+Nested types (ARRAY, MAP, MULTISET, ROW) are stored by Paimon as JSON objects, not strings.
+
+``TIME(p)`` (precision 0..9, default 0) is Paimon's time of day. Whatever its precision, Paimon
+holds it as an int of milliseconds of the day (``TimeType``: Parquet INT32 ``TIME(MILLIS)``, ORC
+``int``, Avro ``time-millis``, a 4-byte BinaryRow slot), so its Arrow type is ``time32('ms')``
+for every precision.
+
+``VARIANT`` (Paimon 1.1+) is semi-structured data in the Parquet variant encoding; Arrow has no
+variant type, so it reads (and is written) as pypaimon carries it: ``struct<value: binary NOT
+NULL, metadata: binary NOT NULL>``, the two binaries Paimon's Parquet writer stores.
+
+``MULTISET<T>`` is stored by Paimon as a map from ``T`` to its INT NOT NULL count; lakeops
+carries it as exactly that Arrow map.
 """
 
 from __future__ import annotations
@@ -20,7 +30,7 @@ import pyarrow as pa
 
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 
-__all__ = ["DataType", "TYPE_ROOTS"]
+__all__ = ["DataType", "NOT_KEYABLE", "TYPE_ROOTS", "VARIANT_ARROW"]
 
 MAX_VARCHAR = 2147483647
 
@@ -41,11 +51,13 @@ TYPE_ROOTS: dict[str, tuple[str, ...]] = {
     "DATE": ("DATE",),
     "TIMESTAMP": ("TIMESTAMP",),
     "TIMESTAMP_LTZ": ("TIMESTAMP_LTZ",),
+    "TIME": ("TIME",),
+    "VARIANT": ("VARIANT",),
 }
 _ALIAS = {alias: root for root, aliases in TYPE_ROOTS.items() for alias in aliases}
 _TYPE_RE = re.compile(
     r"^\s*(?P<name>[A-Z_]+(?: PRECISION)?)\s*(?:\((?P<args>[^)]*)\))?"
-    r"(?P<ltz>\s+WITH LOCAL TIME ZONE)?(?P<notnull>\s+NOT NULL)?\s*$",
+    r"(?P<ltz>\s+WITH LOCAL TIME ZONE)?(?:\s+WITHOUT TIME ZONE)?(?P<notnull>\s+NOT NULL)?\s*$",
     re.IGNORECASE,
 )
 
@@ -59,7 +71,15 @@ _FIXED_WIDTH = {
     "FLOAT": 4,
     "DOUBLE": 8,
     "DATE": 4,
+    "TIME": 4,
 }
+
+#: The Arrow type of VARIANT: Paimon's Parquet group of two required binaries (value first).
+VARIANT_ARROW = pa.struct(
+    [pa.field("value", pa.binary(), False), pa.field("metadata", pa.binary(), False)]
+)
+#: Types Paimon refuses as primary-key or partition columns (``SchemaValidation``).
+NOT_KEYABLE = frozenset({"ARRAY", "MAP", "MULTISET", "ROW", "VARIANT"})
 
 
 @dataclass(frozen=True)
@@ -69,7 +89,7 @@ class DataType:
     Attributes:
         root: canonical name (``BIGINT``, ``VARCHAR``, ``DECIMAL``, ``TIMESTAMP``, …).
         nullable: whether the field admits nulls (``NOT NULL`` absent).
-        precision: DECIMAL precision or TIMESTAMP precision (fractional digits).
+        precision: DECIMAL precision or TIMESTAMP / TIME precision (fractional digits).
         scale: DECIMAL scale.
         length: CHAR/VARCHAR/BINARY/VARBINARY length.
     """
@@ -116,10 +136,11 @@ class DataType:
             if not 1 <= precision <= 38 or not 0 <= scale <= precision:
                 raise ConfigurationError(f"invalid DECIMAL precision/scale in {text!r}")
             return cls(root, nullable, precision=precision, scale=scale)
-        if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-            precision = args[0] if args else 6
+        if root in ("TIMESTAMP", "TIMESTAMP_LTZ", "TIME"):
+            # Paimon's defaults: TIMESTAMP(6), TIME(0)
+            precision = args[0] if args else (0 if root == "TIME" else 6)
             if not 0 <= precision <= 9:
-                raise ConfigurationError(f"TIMESTAMP precision must be 0..9 in {text!r}")
+                raise ConfigurationError(f"{name} precision must be 0..9 in {text!r}")
             return cls(root, nullable, precision=precision)
         if root in ("CHAR", "BINARY"):
             return cls(root, nullable, length=args[0] if args else 1)
@@ -136,12 +157,26 @@ class DataType:
             return cls("ARRAY", nullable, element=cls.parse(d["element"]))
         if root == "MAP":
             return cls("MAP", nullable, key=cls.parse(d["key"]), value=cls.parse(d["value"]))
+        if root == "MULTISET":
+            return cls.multiset(cls.parse(d["element"]), nullable)
         if root == "ROW":
             fields = tuple(
                 (int(f["id"]), str(f["name"]), cls.parse(f["type"])) for f in d.get("fields", [])
             )
             return cls("ROW", nullable, fields=fields)
         raise UnsupportedFeatureError(f"Paimon type {d!r} is not supported")
+
+    @classmethod
+    def multiset(cls, element: DataType, nullable: bool = True) -> DataType:
+        """``MULTISET<element>``: stored as a map from the (non-null) element to an INT NOT NULL
+        count, as Paimon's writers store it."""
+        return cls(
+            "MULTISET",
+            nullable,
+            element=element,
+            key=element.with_nullable(False),
+            value=cls("INT", False),
+        )
 
     @classmethod
     def from_arrow(
@@ -165,6 +200,8 @@ class DataType:
                 key=cls.from_arrow(t.key_type, False, next_id),
                 value=cls.from_arrow(t.item_type, t.item_field.nullable, next_id),
             )
+        if t == VARIANT_ARROW:  # pypaimon's reading of the same struct
+            return cls("VARIANT", nullable)
         if pa.types.is_struct(t):
             counter = next_id if next_id is not None else [0]
             fields = []
@@ -195,9 +232,17 @@ class DataType:
             precision = {"s": 0, "ms": 3, "us": 6, "ns": 9}[t.unit]
             root = "TIMESTAMP" if t.tz is None else "TIMESTAMP_LTZ"
             return cls(root, nullable, precision=precision)
+        if pa.types.is_time32(t):
+            return cls("TIME", nullable, precision=0 if t.unit == "s" else 3)
+        if pa.types.is_time64(t):
+            raise UnsupportedFeatureError(
+                f"Arrow type {t} has no Paimon equivalent: Paimon stores TIME as milliseconds of "
+                "the day; cast the column to time32('ms')"
+            )
         raise UnsupportedFeatureError(
             f"Arrow type {t} has no supported Paimon equivalent; cast the column to a primitive "
-            "type (integers, floating point, decimal, string, binary, bool, date32, timestamp)"
+            "type (integers, floating point, decimal, string, binary, bool, date32, time32, "
+            "timestamp)"
         )
 
     # ---------------------------------------------------------------- rendering
@@ -207,8 +252,20 @@ class DataType:
 
     @property
     def is_nested(self) -> bool:
-        """True for ARRAY, MAP and ROW."""
-        return self.root in ("ARRAY", "MAP", "ROW")
+        """True for ARRAY, MAP, MULTISET and ROW."""
+        return self.root in ("ARRAY", "MAP", "MULTISET", "ROW")
+
+    def holds(self, *roots: str) -> bool:
+        """Whether this type is, or holds anywhere inside, a type of one of ``roots``."""
+        if self.root in roots:
+            return True
+        inner = [self.element, self.key, self.value] + [t for _, _, t in self.fields]
+        return any(t is not None and t.holds(*roots) for t in inner)
+
+    @property
+    def keyable(self) -> bool:
+        """Whether Paimon accepts this type as a primary-key or partition column."""
+        return self.root not in NOT_KEYABLE
 
     def to_json(self) -> Any:
         """The schema-file form: a string, or a JSON object for nested types."""
@@ -221,6 +278,9 @@ class DataType:
         if self.root == "MAP":
             assert self.key is not None and self.value is not None
             return {"type": head, "key": self.key.to_json(), "value": self.value.to_json()}
+        if self.root == "MULTISET":
+            assert self.element is not None
+            return {"type": head, "element": self.element.to_json()}
         return {
             "type": head,
             "fields": [{"id": i, "name": n, "type": t.to_json()} for i, n, t in self.fields],
@@ -233,6 +293,7 @@ class DataType:
             inner = {
                 "ARRAY": lambda: f"ARRAY<{self.element}>",
                 "MAP": lambda: f"MAP<{self.key}, {self.value}>",
+                "MULTISET": lambda: f"MULTISET<{self.element}>",
                 "ROW": lambda: "ROW<" + ", ".join(f"`{n}` {t}" for _, n, t in self.fields) + ">",
             }[r]()
             return inner if self.nullable else f"{inner} NOT NULL"
@@ -248,6 +309,8 @@ class DataType:
             text = f"TIMESTAMP({self.precision})"
         elif r == "TIMESTAMP_LTZ":
             text = f"TIMESTAMP({self.precision}) WITH LOCAL TIME ZONE"
+        elif r == "TIME":
+            text = f"TIME({self.precision})"
         else:
             text = r
         return text if self.nullable else f"{text} NOT NULL"
@@ -267,6 +330,8 @@ class DataType:
             "FLOAT": pa.float32(),
             "DOUBLE": pa.float64(),
             "DATE": pa.date32(),
+            "TIME": pa.time32("ms"),
+            "VARIANT": VARIANT_ARROW,
         }
         if r in fixed:
             return fixed[r]
@@ -279,7 +344,7 @@ class DataType:
         if r == "ARRAY":
             assert self.element is not None
             return pa.list_(pa.field("element", self.element.to_arrow(), self.element.nullable))
-        if r == "MAP":
+        if r in ("MAP", "MULTISET"):
             assert self.key is not None and self.value is not None
             return pa.map_(
                 self.key.to_arrow(), pa.field("value", self.value.to_arrow(), self.value.nullable)

@@ -11,14 +11,16 @@ row is written as its second branch. Per Paimon type:
 * nullable types are the union ``["null", T]`` and their record fields default to null;
 * BOOLEAN ``boolean``; TINYINT, SMALLINT, INT ``int``; BIGINT ``long``; FLOAT ``float``;
   DOUBLE ``double``; CHAR/VARCHAR ``string``; BINARY/VARBINARY ``bytes``; DATE ``int``/``date``;
+  TIME ``int``/``time-millis`` (precision <= 3; Paimon refuses more, and so does lakeops);
 * TIMESTAMP ``long``/``timestamp-millis`` (precision <= 3, epoch milliseconds) or
   ``timestamp-micros`` (<= 6); TIMESTAMP_LTZ the ``local-timestamp-*`` equivalents. Paimon
   refuses Avro for precision 7..9, and so does lakeops;
 * DECIMAL(p, s) ``bytes``/``decimal(p, s)``, the unscaled value as minimal big-endian two's
   complement (Java's ``BigInteger.toByteArray``);
-* ARRAY ``array``; ROW ``record``; MAP with a CHAR/VARCHAR key ``map`` (the value's schema
-  takes the map's record name), any other key an ``array`` of ``{key, value}`` records named
-  like the map, marked with the logical type ``map``.
+* ARRAY ``array``; ROW ``record``; MULTISET<T> as a MAP from T to ``int``; MAP with a
+  CHAR/VARCHAR key ``map`` (the value's schema takes the map's record name), any other key
+  an ``array`` of ``{key, value}`` records named like the map, marked with the logical type
+  ``map``.
 
 The codec (``AvroFileFormat.createCodecFactory``): the format option ``avro.codec`` when set
 (Avro's ``CodecFactory.fromString`` names, at their default levels); else ``zstandard`` at
@@ -104,6 +106,19 @@ def _nullable(schema: Any, t: DataType) -> Any:
     return ["null", schema] if t.nullable else schema
 
 
+def _day_or_time_schema(t: DataType, where: str, what: str) -> dict[str, str]:
+    """DATE ``int``/``date``; TIME(p <= 3) ``int``/``time-millis`` (Paimon refuses p > 3)."""
+    if t.root == "DATE":
+        return {"type": "int", "logicalType": "date"}
+    if (t.precision or 0) > 3:
+        raise UnsupportedFeatureError(
+            f"cannot {what} as Avro: column {where} is {t}, and Paimon's Avro format holds "
+            "TIME of precision 0..3 only (Java Paimon refuses it too); use "
+            "file.format = 'parquet' or 'orc' (or 'file.format.per.level') for this table"
+        )
+    return {"type": "int", "logicalType": "time-millis"}
+
+
 def _type_schema(
     t: DataType, row_name: str, mapping: Mapping[str, str], where: str, what: str
 ) -> Any:
@@ -137,8 +152,8 @@ def _type_schema(
         unit = "millis" if precision <= 3 else "micros"
         local = "local-" if r == "TIMESTAMP_LTZ" else ""
         out = {"type": "long", "logicalType": f"{local}timestamp-{unit}"}
-    elif r == "DATE":
-        out = {"type": "int", "logicalType": "date"}
+    elif r in ("DATE", "TIME"):
+        out = _day_or_time_schema(t, where, what)
     elif r == "DECIMAL":
         out = {
             "type": "bytes",
@@ -169,7 +184,7 @@ def _type_schema(
             "type": "array",
             "items": _type_schema(t.element, row_name, mapping, f"{where}[]", what),
         }
-    elif r == "MAP":
+    elif r in ("MAP", "MULTISET"):
         assert t.key is not None and t.value is not None
         if t.key.root in ("CHAR", "VARCHAR"):
             out = {
@@ -198,7 +213,10 @@ def _type_schema(
             }
             out = {"type": "array", "items": entry_record, "logicalType": "map"}
     else:
-        raise UnsupportedFeatureError(f"cannot {what} as Avro: column {where} is {t}")
+        raise UnsupportedFeatureError(
+            f"cannot {what} as Avro: column {where} is {t}, which Paimon's Avro format does "
+            "not store; use file.format = 'parquet'"
+        )
     return _nullable(out, t)
 
 
@@ -322,7 +340,7 @@ def _raw(array: pa.Array, t: DataType) -> pa.Array:
         unit = "ms" if precision <= 3 else "us"
         tz = array.type.tz if pa.types.is_timestamp(array.type) else None
         return array.cast(pa.timestamp(unit, tz=tz)).cast(pa.int64())
-    if r == "DATE":
+    if r in ("DATE", "TIME"):
         return array.cast(pa.int32())
     if r == "DECIMAL":
         return decimal_to_bytes(array)
@@ -332,7 +350,7 @@ def _raw(array: pa.Array, t: DataType) -> pa.Array:
             raise TypeError("expected an Array")
         values = _raw(array.values, t.element)
         return pa.ListArray.from_arrays(array.offsets, values, mask=_mask(array))
-    if r == "MAP":
+    if r in ("MAP", "MULTISET"):
         assert t.key is not None and t.value is not None
         keys = _raw(array.keys, t.key)
         items = _raw(array.items, t.value)
@@ -349,11 +367,11 @@ def _raw(array: pa.Array, t: DataType) -> pa.Array:
 
 
 def _needs_raw(t: DataType) -> bool:
-    if t.root in ("TIMESTAMP", "TIMESTAMP_LTZ", "DATE", "DECIMAL"):
+    if t.root in ("TIMESTAMP", "TIMESTAMP_LTZ", "DATE", "TIME", "DECIMAL"):
         return True
     if t.root == "ARRAY":
         return t.element is not None and _needs_raw(t.element)
-    if t.root == "MAP":
+    if t.root in ("MAP", "MULTISET"):
         return True
     if t.root == "ROW":
         return any(_needs_raw(child) for _, _, child in t.fields)
@@ -361,7 +379,7 @@ def _needs_raw(t: DataType) -> bool:
 
 
 def _has_map(t: DataType) -> bool:
-    if t.root == "MAP":
+    if t.root in ("MAP", "MULTISET"):
         return True
     if t.root == "ARRAY":
         return t.element is not None and _has_map(t.element)

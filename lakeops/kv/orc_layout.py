@@ -9,9 +9,13 @@ CHAR(n)/VARCHAR(n) ``char(n)``/``varchar(n)``. pyarrow gives the same ORC types 
 timestamp with a time zone becomes TIMESTAMP_INSTANT, stored as UTC), except that Arrow has no
 CHAR/VARCHAR, so those columns are ORC ``string``: Paimon's reader reads them through ORC's
 string-to-char/varchar conversion, which trims/truncates exactly as its CHAR/VARCHAR readers
-do on its own files. ORC keeps every timestamp to the nanosecond, so any precision is exact.
+do on its own files. pyarrow has no ORC type for Arrow's time either, so a TIME column (ORC
+``int`` in Paimon, the millisecond of the day) is handed to it as its int32 milliseconds and
+read back by the cast to the table's ``time32('ms')``. ORC keeps every timestamp to the
+nanosecond, so any precision is exact.
 
-Columns are matched by name (pyarrow writes the real field names, as Paimon does).
+Paimon's ORC writer has no MULTISET or VARIANT (``OrcTypeUtil``): a table with one is refused
+(use Parquet). Columns are matched by name (pyarrow writes the real field names, as Paimon does).
 
 One value cannot be written so that Paimon reads it: a time before 1970 with a sub-millisecond
 part (only in TIMESTAMP / TIMESTAMP_LTZ of precision 4..9). Paimon 0.9's ORC reader
@@ -45,7 +49,13 @@ def check_writable(schema: TableSchema, what: str = "write this table") -> None:
     """Raise :class:`UnsupportedFeatureError` when pyarrow's ORC writer cannot write a data
     file of ``schema`` (tried on an empty file in memory, nothing touches the table)."""
 
-    file_schema = data_file_schema(schema)
+    file_schema = physical_schema(data_file_schema(schema))
+    unwritable = [f.name for f in schema.fields if f.type.holds("MULTISET", "VARIANT")]
+    if unwritable:
+        raise UnsupportedFeatureError(
+            f"cannot {what} as ORC: column(s) {unwritable} are MULTISET or VARIANT, which "
+            "Paimon's ORC format does not store; use file.format = 'parquet'"
+        )
     try:
         sink = pa.BufferOutputStream()
         writer = orc.ORCWriter(sink)
@@ -58,13 +68,50 @@ def check_writable(schema: TableSchema, what: str = "write this table") -> None:
         ) from None
 
 
-def open_writer(sink: Any, compression: str, target_file_size: int) -> orc.ORCWriter:
-    """A pyarrow ORC writer over ``sink`` with Paimon's settings (stripes no larger than the
+def _physical(t: pa.DataType) -> pa.DataType:
+    """The Arrow type pyarrow's ORC writer is given for ``t``: times as int32 milliseconds."""
+    if pa.types.is_time32(t):
+        return pa.int32()
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(_physical(t.value_type)))
+    if pa.types.is_map(t):
+        return pa.map_(
+            t.key_field.with_type(_physical(t.key_type)),
+            t.item_field.with_type(_physical(t.item_type)),
+        )
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_physical(f.type)) for f in t])
+    return t
+
+
+def physical_schema(schema: pa.Schema) -> pa.Schema:
+    """``schema`` as lakeops hands it to pyarrow's ORC writer (TIME as ORC ``int``)."""
+    return pa.schema([f.with_type(_physical(f.type)) for f in schema])
+
+
+class OrcDataWriter:
+    """pyarrow's ORC writer, given each table with :func:`physical_schema`'s types."""
+
+    def __init__(self, writer: orc.ORCWriter) -> None:
+        self._writer = writer
+
+    def write(self, table: pa.Table) -> None:
+        target = physical_schema(table.schema)
+        self._writer.write(table if target == table.schema else table.cast(target))
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+def open_writer(sink: Any, compression: str, target_file_size: int) -> OrcDataWriter:
+    """An ORC writer over ``sink`` with Paimon's settings (stripes no larger than the
     target file size, so a rolling writer sees the file grow)."""
-    return orc.ORCWriter(
-        sink,
-        compression=compression,
-        stripe_size=max(1024 * 1024, min(STRIPE_SIZE, target_file_size)),
+    return OrcDataWriter(
+        orc.ORCWriter(
+            sink,
+            compression=compression,
+            stripe_size=max(1024 * 1024, min(STRIPE_SIZE, target_file_size)),
+        )
     )
 
 

@@ -8,8 +8,13 @@ Paimon (``ParquetSchemaConverter`` / ``ParquetRowDataWriter``) writes:
   INT96 (its reader refuses anything but INT96 for p > 6 and anything but INT64 for p <= 6);
 * TINYINT / SMALLINT as INT32 annotated INT(8) / INT(16); CHAR / VARCHAR as UTF8 BINARY;
   BINARY / VARBINARY as plain BINARY; DATE as INT32 DATE;
+* TIME as INT32 ``TIME(MILLIS, isAdjustedToUTC=true)`` (milliseconds of the day, whatever the
+  precision), which pyarrow writes for ``time32('ms')``;
 * ARRAY as the 3-level ``list`` / ``element`` group, MAP as ``key_value`` with a required key,
-  ROW as a plain group;
+  MULTISET<T> as that map from T to a required INT32 count, ROW as a plain group;
+* VARIANT as a plain group of two required binaries, ``value`` then ``metadata`` (the
+  unshredded variant encoding; Paimon leaves the Parquet VARIANT annotation off), which is
+  what pyarrow writes for lakeops' ``struct<value, metadata>`` column;
 * dictionary encoding enabled for every column (parquet-mr's default); parquet-mr drops the
   dictionary of a column whose values it does not compress (unique sorted keys and sequence
   numbers end up PLAIN), which is why the writer leaves those columns plain.
@@ -41,7 +46,7 @@ def _timestamps(name: str, t: DataType) -> Iterator[tuple[str, int]]:
         yield name, t.precision if t.precision is not None else 6
     elif t.root == "ARRAY" and t.element is not None:
         yield from _timestamps(f"{name}[]", t.element)
-    elif t.root == "MAP" and t.key is not None and t.value is not None:
+    elif t.root in ("MAP", "MULTISET") and t.key is not None and t.value is not None:
         yield from _timestamps(f"{name}.key", t.key)
         yield from _timestamps(f"{name}.value", t.value)
     elif t.root == "ROW":

@@ -25,12 +25,17 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from lakeops.errors import CorruptDataFileError, LakeopsError, MissingDataFileError
+from lakeops.errors import (
+    CorruptDataFileError,
+    LakeopsError,
+    MissingDataFileError,
+    UnsupportedFeatureError,
+)
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.floats import canonical_nan, is_floating
 from lakeops.format.kv import KIND, SEQ, key_column
 from lakeops.format.schema import TableSchema
-from lakeops.format.types import DataType
+from lakeops.format.types import VARIANT_ARROW, DataType
 from lakeops.io.data_formats import DataFormat, reader_for
 from lakeops.io.file_io import FileIO
 from lakeops.kv.evolution import SchemaEvolution, SchemaLookup, read_cast
@@ -76,11 +81,27 @@ class ReadPlan:
             if cast is not None:
                 col = read_cast(col, *cast)
             if col.type != target.type:
+                _check_unshredded(target.name, col.type, target.type)
                 col = col.cast(target.type)
             if target.name in canonical_nans:
                 col = canonical_nan(col)
             out.append(col)
         return pa.Table.from_arrays(out, schema=schema)
+
+
+def _check_unshredded(name: str, have: pa.DataType, want: pa.DataType) -> None:
+    """Refuse a VARIANT column stored shredded (a ``typed_value`` beside ``value`` and
+    ``metadata``, Paimon's ``variant.shreddingSchema``): casting it would drop the shredded
+    values."""
+    if want == VARIANT_ARROW and pa.types.is_struct(have):
+        names = {f.name for f in have}
+        if names != {"value", "metadata"}:
+            raise UnsupportedFeatureError(
+                f"column {name!r} is a VARIANT stored shredded (fields {sorted(names)}), which "
+                "lakeops does not read; rewrite the table's files without "
+                "'variant.shreddingSchema' / 'variant.inferShreddingSchema' (Paimon's compaction "
+                "with the options removed)"
+            )
 
 
 class KeyValueReader:

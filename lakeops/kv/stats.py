@@ -52,7 +52,8 @@ from lakeops.options.rows_ignorable import FIELD_STATS_MODE, METADATA_STATS_MODE
 __all__ = ["StatsCollector", "StatsMode", "column_bounds", "stats_modes"]
 
 _TRUNCATE = re.compile(r"TRUNCATE\((\d+)\)")
-_NESTED = {"ARRAY", "MAP", "MULTISET", "ROW"}
+#: types Paimon keeps only null counts for (VARIANT: no statistics at all but the null count)
+_NESTED = {"ARRAY", "MAP", "MULTISET", "ROW", "VARIANT"}
 _COUNT_ONLY = {"BINARY", "VARBINARY"}
 _TIMESTAMPS = {"TIMESTAMP", "TIMESTAMP_LTZ"}
 

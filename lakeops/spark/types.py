@@ -5,17 +5,21 @@ Spark timestamps have microseconds: ``TIMESTAMP(p)`` becomes ``TimestampNTZType`
 to 6 convert exactly (seconds and milliseconds widen to microseconds). Precisions 7 to 9 convert
 exactly when the values have no digits below the microsecond; a value that has them is refused
 (:class:`~lakeops.errors.DataValidationError` naming the column) rather than truncated.
-Decimals of every precision, binary, strings and nested ARRAY / MAP / ROW columns keep their
-values; CHAR / VARCHAR become Spark strings.
+Decimals of every precision, binary, strings and nested ARRAY / MAP / MULTISET / ROW columns
+keep their values; CHAR / VARCHAR become Spark strings. ``TIME(p)`` (milliseconds of the day)
+becomes Spark's ``TimeType(6)`` exactly; a Spark time written into a TIME column must have no
+digits below the millisecond (Paimon stores none), else the write is refused naming the column.
+``VARIANT`` is the struct of its ``value`` and ``metadata`` binaries, as lakeops reads it.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
+import pyspark
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StringType, StructField, StructType
 
-from lakeops.errors import ConfigurationError, DataValidationError
+from lakeops.errors import ConfigurationError, DataValidationError, UnsupportedFeatureError
 
 __all__ = [
     "as_nullable",
@@ -29,7 +33,18 @@ __all__ = [
 def spark_schema(arrow_schema: pa.Schema, row_kind: str | None = None) -> StructType:
     """The Spark schema of a table's Arrow schema; with ``row_kind`` a non-null string column
     of that name first (incremental reads)."""
-    schema = from_arrow_schema(arrow_schema, prefer_timestamp_ntz=True)
+    spark_side = pa.schema([f.with_type(_spark_arrow_type(f.type)) for f in arrow_schema])
+    times = [f.name for f in arrow_schema if _spark_arrow_type(f.type) != f.type]
+    try:
+        schema = from_arrow_schema(spark_side, prefer_timestamp_ntz=True)
+    except (TypeError, ValueError) as exc:  # PySparkTypeError is a TypeError
+        if not times:
+            raise
+        raise UnsupportedFeatureError(
+            f"column(s) {times} are (or hold) Paimon TIME, for which this Spark "
+            f"({pyspark.__version__}) has no type ({exc}); Spark 4.1+ reads them as its "
+            "TimeType, or read the table with lakeops' Table.read"
+        ) from exc
     if row_kind is None:
         return schema
     if row_kind in arrow_schema.names:
@@ -38,6 +53,23 @@ def spark_schema(arrow_schema: pa.Schema, row_kind: str | None = None) -> Struct
             "reads; read the changes with Table.read_changes instead"
         )
     return StructType([StructField(row_kind, StringType(), False), *schema.fields])
+
+
+def _spark_arrow_type(t: pa.DataType) -> pa.DataType:
+    """``t`` with every ``time32`` (Paimon's TIME) as ``time64('us')``, the Arrow type Spark
+    maps to its ``TimeType`` (milliseconds widen exactly)."""
+    if pa.types.is_time32(t):
+        return pa.time64("us")
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(_spark_arrow_type(t.value_type)))
+    if pa.types.is_map(t):
+        return pa.map_(
+            t.key_field.with_type(_spark_arrow_type(t.key_type)),
+            t.item_field.with_type(_spark_arrow_type(t.item_type)),
+        )
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_spark_arrow_type(f.type)) for f in t])
+    return t
 
 
 def spark_arrow_schema(schema: StructType) -> pa.Schema:

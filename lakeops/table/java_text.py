@@ -84,15 +84,15 @@ def java_duration(value: dt.timedelta) -> str:
 def java_value(value: Any, t: DataType) -> str:
     """The ``toString`` of one Paimon internal value of type ``t`` (``"null"`` for None).
 
-    DATE is the epoch day (an ``Integer``), TIMESTAMP a ``LocalDateTime``; a BINARY value's
-    Java string (``[B@<hash>``) is an identity, not content, so it is shown as ``0x`` and its
-    bytes in hexadecimal instead."""
+    DATE is the epoch day and TIME the millisecond of the day (``Integer``s), TIMESTAMP a
+    ``LocalDateTime``; a BINARY value's Java string (``[B@<hash>``) is an identity, not
+    content, so it is shown as ``0x`` and its bytes in hexadecimal instead."""
     if value is None:
         return "null"
     r = t.root
     if r == "BOOLEAN":
         return "true" if value else "false"
-    if r in ("TINYINT", "SMALLINT", "INT", "BIGINT", "DATE"):
+    if r in ("TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "TIME"):
         return str(int(value))
     if r in ("FLOAT", "DOUBLE"):
         return java_float_string(float(value), r == "FLOAT")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lakeops.errors import CommitConflictError
+from lakeops.errors import CommitConflictError, UnsupportedFeatureError
 from lakeops.format import paths
 from lakeops.format.schema import TableSchema
 from lakeops.format.schema_change import SchemaChange, apply_changes
@@ -41,9 +41,30 @@ def validate_schema(schema: TableSchema, action: str = "create this table") -> N
     CompactOptions.from_schema(schema, parsed)
     ChangelogOptions.from_schema(schema)
     Retention.from_options(schema)
+    _check_key_types(schema, parsed.sequence_fields)
     partition_paths(schema, parsed)  # partition types Paimon can name
     manifest_format(schema.options)  # manifest.format and manifest.compression
     AutoTagOptions.from_options(schema.options)  # tag period, formatter and delay
+
+
+def _check_key_types(schema: TableSchema, sequence_fields: Sequence[str]) -> None:
+    """Refuse a VARIANT, ARRAY, MAP, MULTISET or ROW column as a primary key or partition
+    (Paimon's ``SchemaValidation`` refuses them), bucket key or sequence field (lakeops hashes
+    and orders only values a BinaryRow holds)."""
+    roles = (
+        ("primary-key", schema.primary_keys),
+        ("partition", schema.partition_keys),
+        ("bucket-key", schema.bucket_keys),
+        ("sequence.field", sequence_fields),
+    )
+    for role, names in roles:
+        for name in names:
+            if name in schema.field_names and not schema.field(name).type.keyable:
+                raise UnsupportedFeatureError(
+                    f"column {name!r} is {schema.field(name).type}, which cannot be a {role} "
+                    "column (Paimon accepts only primitive types as keys and partitions); use a "
+                    "primitive column"
+                )
 
 
 def alter_schema(store: TableStore, changes: Sequence[SchemaChange]) -> TableSchema:

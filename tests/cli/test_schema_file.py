@@ -51,3 +51,29 @@ def test_parse_schema() -> None:
 def test_bad_schemas(doc: Any, message: str) -> None:
     with pytest.raises(CliError, match=message):
         parse_schema(doc)
+
+
+def test_declared_types_survive_the_arrow_schema() -> None:
+    """TIME(0), VARCHAR(10) and MULTISET in a schema file become those types, not the ones their
+    Arrow types would map back to (TIME(3), STRING, MAP)."""
+    from lakeops.format.schema import TableSchema
+
+    multiset = {"type": "MULTISET", "element": "INT"}
+    spec = parse_schema(
+        {
+            "fields": [
+                {"name": "id", "type": "BIGINT NOT NULL"},
+                {"name": "t", "type": "TIME(0)"},
+                {"name": "c", "type": "VARCHAR(10) NOT NULL"},
+                {"name": "m", "type": multiset},
+            ],
+            "primary_keys": ["id"],
+        }
+    )
+    schema = TableSchema.from_arrow(spec.schema, spec.primary_keys)
+    assert [f.type.to_json() for f in schema.fields] == [
+        "BIGINT NOT NULL",
+        "TIME(0)",
+        "VARCHAR(10) NOT NULL",
+        multiset,
+    ]

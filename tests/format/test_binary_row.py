@@ -109,3 +109,23 @@ def test_random_rows_round_trip(rows: list[tuple[str | None, int | None]]) -> No
     ]
     encoded = binary_row.encode_rows(columns, types)
     assert [binary_row.decode(encoded.row(i), types) for i in range(len(rows))] == rows
+
+
+def test_time_is_a_four_byte_int_of_milliseconds_like_paimons_binary_row() -> None:
+    """Paimon's BinaryRow writes TIME with ``writeInt`` (the millisecond of the day): the slot
+    holds the little-endian int, the rest of the slot zero."""
+    millis = 3_723_004  # 01:02:03.004
+    data = binary_row.serialize([dt.time(1, 2, 3, 4000), None], [T("TIME(3)"), T("TIME")])
+    assert data == bytes.fromhex("00000002" + "0002000000000000") + millis.to_bytes(
+        4, "little"
+    ) + bytes(4) + bytes(8)
+    assert binary_row.deserialize(data, [T("TIME(3)"), T("TIME")]) == (
+        dt.time(1, 2, 3, 4000),
+        None,
+    )
+    assert binary_row.deserialize_internal(data, [T("TIME(3)"), T("TIME")]) == (millis, None)
+
+
+def test_variant_encodes_only_as_null() -> None:
+    data = binary_row.serialize([None], [T("VARIANT")])
+    assert binary_row.deserialize(data, [T("VARIANT")]) == (None,)

@@ -11,6 +11,7 @@ import pytest
 
 from lakeops.errors import ConfigurationError
 from lakeops.format import binary_row
+from lakeops.format.partition_names import value_string
 from lakeops.format.partition_spec import internal_value, spec_predicate
 from lakeops.format.types import DataType
 
@@ -42,6 +43,10 @@ BERLIN = ZoneInfo("Europe/Berlin")
             dt.datetime(2024, 1, 1, 12, 30, tzinfo=dt.UTC),
             (1_704_112_200_000, 0),
         ),
+        ("TIME(3)", "01:02:03.004", 3_723_004),
+        ("TIME(0)", "01:02", 3_720_000),
+        ("TIME(3)", "3723004", 3_723_004),  # the legacy directory spelling
+        ("TIME(3)", dt.time(23, 59, 59, 999000), 86_399_999),
         ("DECIMAL(10, 2)", "12.5", Decimal("12.50")),
         ("DECIMAL(10, 2)", 12, Decimal("12.00")),
         ("BOOLEAN", "TRUE", True),
@@ -66,6 +71,9 @@ def test_internal_values(type_text: str, given: Any, internal: Any) -> None:
         ("DATE", dt.datetime(2024, 1, 1, 1)),
         ("TIMESTAMP(3)", "2024-01-01 12:30:00+01:00"),  # an offset on a zone-less TIMESTAMP
         ("TIMESTAMP(3)", "noon"),
+        ("TIME(3)", "25:00"),
+        ("TIME(6)", dt.time(1, 2, 3, 4001)),  # Paimon stores no digit below the millisecond
+        ("TIME(3)", "86400000"),
         ("DECIMAL(10, 2)", "12,5"),
         ("BOOLEAN", "yes"),
         ("INT", "4.5"),
@@ -96,3 +104,25 @@ def test_predicate_matches_typed_values_and_default_name() -> None:
     assert spec_predicate(names, types, None, D)(row(None, "x"))
     with pytest.raises(ConfigurationError, match=r"\['day'\]"):
         spec_predicate(names, types, [{"day": "2024-01-01"}], D)
+
+
+@pytest.mark.parametrize(
+    ("millis", "precision", "legacy_name", "cast_name"),
+    [
+        # DateTimeUtils.formatTimestampMillis, digit by digit: the fraction stops after the
+        # first digit that leaves nothing, or after p digits
+        (3_723_004, 3, "3723004", "01:02:03.004"),
+        (3_723_000, 3, "3723000", "01:02:03.0"),
+        (3_723_500, 9, "3723500", "01:02:03.5"),
+        (3_723_456, 1, "3723456", "01:02:03.4"),
+        (3_723_999, 0, "3723999", "01:02:03"),
+        (0, 2, "0", "00:00:00.0"),
+        (86_399_999, 6, "86399999", "23:59:59.999"),
+    ],
+)
+def test_time_partition_names(
+    millis: int, precision: int, legacy_name: str, cast_name: str
+) -> None:
+    t = DataType.parse(f"TIME({precision})")
+    assert value_string(millis, t, True) == legacy_name
+    assert value_string(millis, t, False) == cast_name

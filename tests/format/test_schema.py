@@ -40,3 +40,39 @@ def test_paimon_schema_round_trips_field_by_field(path: Path) -> None:
 def test_malformed_schema_is_corruption(text: str) -> None:
     with pytest.raises(CorruptTableError, match="malformed schema file"):
         TableSchema.from_json(text)
+
+
+def test_declared_paimon_types_ride_on_arrow_field_metadata() -> None:
+    """Arrow cannot tell TIME(0) from TIME(3), VARCHAR(10) from STRING or MULTISET from MAP: a
+    field's ``paimon.type`` metadata (schema JSON) picks the one it means, when it fits the
+    field's Arrow type; without it the Arrow mapping stands."""
+    import pyarrow as pa
+
+    from lakeops.errors import ConfigurationError
+    from lakeops.format.schema import PAIMON_TYPE
+    from lakeops.format.types import DataType
+
+    def field(name: str, arrow: pa.DataType, declared: object) -> pa.Field:
+        return pa.field(name, arrow, metadata={PAIMON_TYPE: json.dumps(declared)})
+
+    multiset = {"type": "MULTISET", "element": "STRING"}
+    schema = pa.schema(
+        [
+            pa.field("id", pa.int64(), False),
+            field("t", pa.time32("ms"), "TIME(0)"),
+            field("c", pa.string(), "VARCHAR(10)"),
+            field("m", DataType.parse(multiset).to_arrow(), multiset),
+            pa.field("plain", pa.time32("ms")),
+        ]
+    )
+    got = TableSchema.from_arrow(schema, ["id"])
+    assert [f.type.to_json() for f in got.fields] == [
+        "BIGINT NOT NULL",
+        "TIME(0)",
+        "VARCHAR(10)",
+        multiset,
+        "TIME(3)",
+    ]
+    wrong = pa.schema([pa.field("id", pa.int64(), False), field("t", pa.int32(), "TIME(0)")])
+    with pytest.raises(ConfigurationError, match="'t' declares Paimon type TIME"):
+        TableSchema.from_arrow(wrong, ["id"])

@@ -175,6 +175,8 @@ def _timestamps_as_ints(arrow_type: pa.DataType) -> pa.DataType:
     t = pa.types
     if t.is_timestamp(arrow_type):
         return pa.int64()
+    if t.is_time32(arrow_type):  # TIME travels as its millisecond of the day
+        return pa.int32()
     if t.is_map(arrow_type):
         return pa.map_(
             _timestamps_as_ints(arrow_type.key_type),

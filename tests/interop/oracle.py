@@ -40,6 +40,11 @@ def require_oracle() -> Path:
     return ORACLE_PYTHON
 
 
+_VARIANT = pa.struct(
+    [pa.field("value", pa.binary(), False), pa.field("metadata", pa.binary(), False)]
+)
+
+
 def paimon_type(arrow_type: pa.DataType) -> str:
     """Map an Arrow type to the Paimon SQL type string pypaimon stores (no nullability)."""
     t = pa.types
@@ -70,6 +75,8 @@ def paimon_type(arrow_type: pa.DataType) -> str:
         return f"TIMESTAMP_LTZ({precision})"
     if t.is_decimal128(arrow_type):
         return f"DECIMAL({arrow_type.precision}, {arrow_type.scale})"
+    if t.is_time32(arrow_type):  # Paimon's TIME is milliseconds of the day at any precision
+        return "TIME(3)"
     raise TypeError(f"no Paimon type mapping for arrow type {arrow_type}")
 
 
@@ -85,6 +92,8 @@ def paimon_type_json(arrow_type: pa.DataType, ids: list[int]) -> str | dict[str,
         }
     if t.is_list(arrow_type):
         return {"type": "ARRAY", "element": paimon_type_json(arrow_type.value_type, ids)}
+    if t.is_struct(arrow_type) and arrow_type == _VARIANT:  # pypaimon's VARIANT
+        return "VARIANT"
     if t.is_struct(arrow_type):
         fields = []
         for f in arrow_type:

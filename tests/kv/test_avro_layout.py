@@ -264,6 +264,8 @@ def test_decimal_bytes_are_javas() -> None:
             ],
             "precision 0..6",
         ),
+        ([("id", "BIGINT NOT NULL"), ("t", "TIME(6)")], "TIME of precision 0..3"),
+        ([("id", "BIGINT NOT NULL"), ("v", "VARIANT")], "is VARIANT"),
         ([("id", "BIGINT NOT NULL"), ("a-b", "INT")], "no Avro name"),
         ([("id", "BIGINT NOT NULL"), ("r", _row(("x y", "INT")))], "no Avro name"),
     ],
@@ -278,3 +280,27 @@ def test_what_paimon_cannot_write_as_avro_is_refused(
 def test_an_unknown_avro_codec_is_refused() -> None:
     with pytest.raises(UnsupportedFeatureError, match=r"avro\.codec"):
         check_writable(_schema(**{"avro.codec": "gzip"}))
+
+
+def test_time_and_multiset_schemas_are_paimons() -> None:
+    """``AvroSchemaConverter``: TIME(p <= 3) ``int``/``time-millis``; MULTISET<T> like a MAP from
+    T to ``int`` (a non-string element: the array of {key, value} records)."""
+    schema = _schema(
+        [
+            ("id", "BIGINT NOT NULL"),
+            ("t", "TIME(3)"),
+            ("m", {"type": "MULTISET NOT NULL", "element": "INT"}),
+        ]
+    )
+    [_, record] = avro_schema(schema)
+    fields = {f["name"]: f["type"] for f in record["fields"]}
+    assert fields["t"] == ["null", {"type": "int", "logicalType": "time-millis"}]
+    assert fields["m"] == {
+        "type": "array",
+        "items": {
+            "type": "record",
+            "name": f"{N}_m",
+            "fields": [{"name": "key", "type": "int"}, {"name": "value", "type": "int"}],
+        },
+        "logicalType": "map",
+    }

@@ -64,3 +64,40 @@ def test_a_flush_of_many_rows_keeps_nullable_row_values(tmp_path) -> None:
     )
     table.write(data)
     assert table.read().sort_by("id").column("row").to_pylist() == rows
+
+
+def test_time_is_written_as_orc_int_milliseconds(tmp_path) -> None:
+    """``OrcTypeUtil``: TIME is ORC ``int`` (the millisecond of the day)."""
+    import datetime as dt
+
+    import pyarrow.orc as orc
+
+    from lakeops.kv.orc_layout import open_writer
+
+    path = tmp_path / "f.orc"
+    table = pa.table({"t": pa.array([dt.time(1, 2, 3, 4000), None], pa.time32("ms"))})
+    with open(path, "wb") as sink:
+        writer = open_writer(sink, "zstd", 1 << 20)
+        writer.write(table)
+        writer.close()
+    back = orc.ORCFile(str(path)).read()
+    assert back.schema.field("t").type == pa.int32()
+    assert back.column("t").to_pylist() == [3_723_004, None]
+
+
+@pytest.mark.parametrize(
+    "type_",
+    [{"type": "MULTISET", "element": "INT"}, "VARIANT"],
+)
+def test_multiset_and_variant_are_refused_as_orc(type_) -> None:
+    """Paimon's ORC format has no MULTISET or VARIANT (``OrcTypeUtil`` throws)."""
+    from lakeops.format.schema import DataField, TableSchema
+    from lakeops.format.types import DataType
+    from lakeops.kv.orc_layout import check_writable
+
+    fields = (
+        DataField(0, "id", DataType.parse("BIGINT NOT NULL")),
+        DataField(1, "c", DataType.parse(type_)),
+    )
+    with pytest.raises(UnsupportedFeatureError, match=r"\['c'\].*file.format = 'parquet'"):
+        check_writable(TableSchema(0, fields, (), ("id",), {}))

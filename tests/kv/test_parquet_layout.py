@@ -127,3 +127,26 @@ def test_writer_options_follow_the_timestamps() -> None:
     assert writer_options(only_ns)["use_deprecated_int96_timestamps"] is True
     assert writer_options(no_ns)["use_deprecated_int96_timestamps"] is False
     assert writer_options(no_ns)["store_decimal_as_integer"] is True
+
+
+def test_time_and_variant_leaves_are_paimons(catalog: Catalog, warehouse: Path) -> None:
+    """``ParquetSchemaConverter``: TIME is INT32 of milliseconds (pyarrow leaves the annotation's
+    isAdjustedToUTC flag false where Paimon sets it; no reader looks at it), VARIANT a group of
+    two required binaries ``value`` then ``metadata``."""
+    variant = pa.struct(
+        [pa.field("value", pa.binary(), False), pa.field("metadata", pa.binary(), False)]
+    )
+    schema = pa.schema([("id", pa.int64()), ("tm", pa.time32("ms")), ("v", variant)])
+    table = catalog.create_table("db.tv", schema=schema, primary_keys=["id"])
+    table.write(pa.Table.from_pylist([{"id": 1}], schema=schema))
+    [path] = _files(warehouse, "tv")
+    leaves = _leaves(path)
+    assert leaves["tm"][0] == "INT32" and "timeUnit=milliseconds" in leaves["tm"][1]
+    assert leaves["v.value"] == ("BYTE_ARRAY", "None")
+    assert leaves["v.metadata"] == ("BYTE_ARRAY", "None")
+    arrow = pq.ParquetFile(path).schema_arrow
+    assert arrow.field("v").type == variant
+    file_schema = pq.ParquetFile(path).schema
+    names = [file_schema.column(i).path for i in range(len(file_schema))]
+    assert names.index("v.value") < names.index("v.metadata")
+    assert file_schema.column(names.index("v.value")).max_definition_level == 1  # only v nullable

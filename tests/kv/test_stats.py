@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import random
 from pathlib import Path
@@ -120,3 +121,29 @@ def test_parquet_string_bounds_come_from_the_footer(catalog: Catalog) -> None:
         (("b" * 100, None), ("m", None), (1, None), None),
         ((None, None), (None, None), (0, None), None),
     ]
+
+
+TIME_VALUES = [dt.time(1, 2, 3, 4000), None, dt.time(0, 0, 0, 1000), dt.time(23, 59, 59, 999000)]
+
+
+def test_time_bounds_are_the_least_and_greatest_milliseconds() -> None:
+    """Paimon's TIME statistics: min/max of the int millisecond of the day, nulls counted."""
+    t = DataType.parse("TIME(3)")
+    for fmt in ("avro", "orc"):
+        assert _collect(TIME_VALUES, "full", fmt, t) == (TIME_VALUES[2], TIME_VALUES[3], 1)
+
+
+def test_parquet_time_bounds_and_variant_null_counts(catalog: Catalog) -> None:
+    """TIME bounds of a Parquet file (its footer's INT32 statistics) are the same; a VARIANT
+    column gets no bounds, as a nested one."""
+    variant = DataType.parse("VARIANT")
+    schema = pa.schema([("t", pa.time32("ms")), ("v", variant.to_arrow())])
+    table = catalog.create_table("db.tv", schema=schema)
+    table.write(
+        pa.table({"t": pa.array(TIME_VALUES, pa.time32("ms")), "v": [None] * 4}, schema=schema)
+    )
+    [f] = [f for s in table.splits() for f in s.files]
+    types = [DataType.parse("TIME(3)"), variant]
+    assert binary_row.deserialize(f.value_stats.min_values, types) == (TIME_VALUES[2], None)
+    assert binary_row.deserialize(f.value_stats.max_values, types) == (TIME_VALUES[3], None)
+    assert f.value_stats.null_counts[0] == 1

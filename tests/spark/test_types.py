@@ -244,3 +244,26 @@ def test_sub_microsecond_values_are_refused_naming_the_column(spark: Any, catalo
     )
     with pytest.raises(Exception, match=r"column 't9'.*without changing values"):
         spark.read.format("lakeops").load(table.root).collect()
+
+
+def test_time_columns_through_spark(spark: Any, catalog: Catalog) -> None:
+    """TIME: Spark reads a lakeops TIME(3) column as its ``TimeType`` with exactly the stored
+    milliseconds, and a DataFrame of Spark times written into the table reads back in lakeops
+    as the same times (whole milliseconds: what Paimon stores)."""
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("t", pa.time32("ms"))])
+    table = catalog.create_table("db.tm", schema=schema, primary_keys=["id"])
+    times = [dt.time(0, 0), dt.time(1, 2, 3, 4000), None]
+    table.write(pa.table({"id": [1, 2, 3], "t": pa.array(times, pa.time32("ms"))}, schema=schema))
+    df = spark.read.format("lakeops").load(table.root)
+    assert df.schema["t"].dataType.simpleString().startswith("time")
+    assert sorted(df.collect(), key=lambda r: r.id) == [
+        (1, times[0]),
+        (2, times[1]),
+        (3, None),
+    ]
+    more = spark.createDataFrame([(4, dt.time(23, 59, 59, 999000))], df.schema)
+    more.write.format("lakeops").mode("append").save(table.root)
+    assert table.read().sort_by("id").column("t").to_pylist() == [
+        *times,
+        dt.time(23, 59, 59, 999000),
+    ]

@@ -74,3 +74,22 @@ def test_a_comment_change_does_not_stop_a_writer(catalog: Catalog) -> None:
     catalog.alter_table("db.t", [UpdateColumnComment("v", "the value")])
     table.commit(messages)
     assert catalog.get_table("db.t").read().to_pylist() == [{"id": 2, "v": "b"}]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"bucket": "2", "bucket-key": "v"}, {"sequence.field": "v"}],
+)
+def test_variant_bucket_key_or_sequence_field_is_refused_before_anything_is_written(
+    catalog: Catalog, warehouse: Path, options: dict[str, str]
+) -> None:
+    """Nothing can hash or order a VARIANT as lakeops does a BinaryRow value: refused by name."""
+    from lakeops.errors import UnsupportedFeatureError
+
+    schema = pa.schema(
+        [pa.field("id", pa.int64(), False), ("v", DataType.parse("VARIANT").to_arrow())]
+    )
+    keys = [] if "bucket-key" in options else ["id"]
+    with pytest.raises(UnsupportedFeatureError, match="'v' is VARIANT"):
+        catalog.create_table("db.v", schema=schema, primary_keys=keys, options=options)
+    assert not (warehouse / "db.db" / "v").exists()

@@ -83,6 +83,7 @@ import org.apache.paimon.types.DataTypeChecks;
 import org.apache.paimon.types.DataTypeJsonParser;
 import org.apache.paimon.types.DecimalType;
 import org.apache.paimon.types.MapType;
+import org.apache.paimon.types.MultisetType;
 import org.apache.paimon.types.RowKind;
 import org.apache.paimon.types.RowType;
 
@@ -808,6 +809,10 @@ public final class PaimonOracle {
                 return Base64.getDecoder().decode(v.asText());
             case DATE:
                 return (int) LocalDate.parse(v.asText()).toEpochDay();
+            case TIME_WITHOUT_TIME_ZONE:
+                return v.asInt();
+            case MULTISET:
+                return multisetToInternal(v, (MultisetType) type);
             case TIMESTAMP_WITHOUT_TIME_ZONE:
             case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
                 return Timestamp.fromLocalDateTime(LocalDateTime.parse(v.asText()));
@@ -886,6 +891,10 @@ public final class PaimonOracle {
                 return NODES.textNode(Base64.getEncoder().encodeToString((byte[]) value));
             case DATE:
                 return NODES.textNode(LocalDate.ofEpochDay((Integer) value).toString());
+            case TIME_WITHOUT_TIME_ZONE:
+                return NODES.numberNode((Integer) value);
+            case MULTISET:
+                return renderMultiset((InternalMap) value, (MultisetType) type);
             case TIMESTAMP_WITHOUT_TIME_ZONE:
             case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
                 return NODES.textNode(
@@ -928,5 +937,28 @@ public final class PaimonOracle {
                 throw new IllegalArgumentException(
                         "unsupported type " + type + " (precision " + DataTypeChecks.getPrecision(type) + ")");
         }
+    }
+
+    // ------------------------------------------------ TIME and MULTISET values (issue 37 item 9)
+
+    /** TIME travels as its int millisecond of the day; MULTISET as [element, count] pairs. */
+    private static Object multisetToInternal(JsonNode v, MultisetType type) {
+        Map<Object, Object> map = new LinkedHashMap<>();
+        for (JsonNode pair : v) {
+            map.put(toInternal(pair.get(0), type.getElementType()), pair.get(1).asInt());
+        }
+        return new GenericMap(map);
+    }
+
+    private static JsonNode renderMultiset(InternalMap map, MultisetType type) {
+        InternalArray.ElementGetter kg = InternalArray.createElementGetter(type.getElementType());
+        ArrayNode out = NODES.arrayNode();
+        for (int i = 0; i < map.size(); i++) {
+            ArrayNode pair = NODES.arrayNode();
+            pair.add(render(kg.getElementOrNull(map.keyArray(), i), type.getElementType()));
+            pair.add(NODES.numberNode(map.valueArray().getInt(i)));
+            out.add(pair);
+        }
+        return out;
     }
 }
