@@ -6,7 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from lakeops.options.option import BOOL, LIST, STRING, Option, honoured, ignorable, refused, rng
+from lakeops.options.option import (
+    BOOL,
+    LIST,
+    MEMORY,
+    STRING,
+    Option,
+    honoured,
+    ignorable,
+    refused,
+    rng,
+)
 from lakeops.options.rules import REMOVE, TRUE_REFUSED, external_strategy, unless
 
 __all__ = [
@@ -18,6 +28,9 @@ __all__ = [
     "DATA_FILE_PATH_DIRECTORY",
     "DATA_FILE_PREFIX",
     "DELETION_VECTORS_ENABLED",
+    "FILE_INDEX_COLUMNS",
+    "FILE_INDEX_IN_MANIFEST_THRESHOLD",
+    "FILE_INDEX_OPTION",
     "INDEX_FILE_IN_DATA_FILE_DIR",
     "ROWS",
     "ROW_TRACKING_ENABLED",
@@ -140,6 +153,27 @@ _SEQUENCE_INIT = honoured(
     fix="use 'scan'",
 ).rows("write.sequence-number-init-mode")
 
+# data-file indexes (lakeops.kv.file_index writes them with every data file)
+_FILE_INDEX = honoured(
+    "every data file lakeops writes (new data and compaction output of both table kinds) "
+    "carries the indexes these options ask for, embedded in its manifest entry or as an "
+    "extra '<data file>.index' file as Paimon decides by size"
+)
+#: the columns of one index type (read with ``key=f"file-index.{type}.columns"``)
+FILE_INDEX_COLUMNS = _FILE_INDEX.row("file-index.<type>.columns", STRING)
+#: one option of one indexed column (``file-index.bloom-filter.<column>.fpp``)
+FILE_INDEX_OPTION = _FILE_INDEX.row("file-index.<type>.<option>", STRING)
+#: index types lakeops cannot build yet: refused, not silently left out of new files
+_FILE_INDEX_REFUSED = refused(
+    "lakeops cannot build this index type, so the files it writes would lack the index "
+    "Paimon's filtered reads expect",
+    "use Paimon to write and compact this table, or remove the option (ALTER TABLE ... RESET)",
+).rows("file-index.bitmap.columns", "file-index.bsi.columns", "file-index.range-bitmap.columns")
+#: the largest index container embedded in the manifest entry (larger: an extra file)
+FILE_INDEX_IN_MANIFEST_THRESHOLD = _FILE_INDEX.row(
+    "file-index.in-manifest-threshold", MEMORY, 500, rng(0)
+)
+
 ROWS: tuple[Option[Any], ...] = (
     DELETION_VECTORS_ENABLED,
     *_VARIANTS,
@@ -161,4 +195,8 @@ ROWS: tuple[Option[Any], ...] = (
     *_PK_INDEXES,
     _QUERY_AUTH,
     *_SEQUENCE_INIT,
+    FILE_INDEX_COLUMNS,
+    *_FILE_INDEX_REFUSED,
+    FILE_INDEX_OPTION,
+    FILE_INDEX_IN_MANIFEST_THRESHOLD,
 )

@@ -1,0 +1,372 @@
+"""Paimon's data-file indexes (``file-index.*``): the container and the bloom-filter index.
+
+**Container** (Paimon's ``FileIndexFormat``, version 1), all integers big-endian::
+
+    magic (int64 = 1493475289347502) | version (int32 = 1) | head length (int32)
+    | column count (int32)
+    | per column: name (Java modified UTF-8: uint16 length + bytes) | index count (int32)
+    |     per index: type (UTF) | body offset (int32, from the start of the container;
+    |                -1: an empty index) | body length (int32)
+    | redundant length (int32 = 0) | bodies, in head order
+
+The head length counts everything before the bodies. A file's container is embedded in its
+``DataFileMeta`` (``_EMBEDDED_FILE_INDEX``) when it is at most ``file-index.in-manifest-threshold``
+bytes, else written next to the data file as ``<data file>.index`` and listed in ``_EXTRA_FILES``
+(Paimon's ``DataFileIndexWriter``).
+
+**Bloom filter** (``bloom-filter``; ``BloomFilterFileIndex`` over ``BloomFilter64``): options
+``items`` (default 1 000 000) and ``fpp`` (default 0.1) size it: ``nb = int(-items * ln(fpp) /
+ln(2)^2)``, ``numBits = nb + 8 - nb % 8``, ``k = max(1, round(numBits / items * ln 2))``. A value
+is added by its 64-bit :func:`fast_hash` ``h``: with ``h1`` its low and ``h2`` its high 32 bits
+(Java ints), for ``i`` in 1..k the int ``c = h1 + i * h2`` (``~c`` when negative) sets bit
+``c % numBits`` (bit ``j`` is bit ``j & 7`` of byte ``j >> 3``). Its body is ``k`` (int32
+big-endian) followed by the bit bytes. Nulls are not added.
+
+:func:`fast_hash` is Paimon's ``FastHash``: strings (UTF-8 bytes) and binaries by XXH64 with seed
+0 (:func:`xxh64`); integers, dates and times by Thomas Wang's 64-bit integer hash of the value
+sign-extended to a long; floats and doubles by the same hash of their IEEE bits
+(``floatToIntBits`` / ``doubleToLongBits``: every NaN is the canonical one); timestamps by the
+hash of their epoch milliseconds (precision up to 3) or microseconds. Booleans, decimals and
+nested types cannot be indexed (Paimon refuses them too).
+
+Everything is whole-array numpy work over Arrow buffers: no per-row Python.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from lakeops.errors import CorruptTableError, UnsupportedFeatureError
+from lakeops.format.types import DataType
+
+__all__ = [
+    "BLOOM_FILTER",
+    "HASHABLE_ROOTS",
+    "MAGIC",
+    "BloomFilter",
+    "bloom_filter_bytes",
+    "fast_hash",
+    "read_container",
+    "write_container",
+    "xxh64",
+]
+
+MAGIC = 1493475289347502
+VERSION = 1
+EMPTY_INDEX = -1
+BLOOM_FILTER = "bloom-filter"
+
+#: the type roots :func:`fast_hash` (and so the bloom filter) can index
+HASHABLE_ROOTS = frozenset(
+    {
+        "CHAR",
+        "VARCHAR",
+        "BINARY",
+        "VARBINARY",
+        "TINYINT",
+        "SMALLINT",
+        "INT",
+        "BIGINT",
+        "FLOAT",
+        "DOUBLE",
+        "DATE",
+        "TIME",
+        "TIMESTAMP",
+        "TIMESTAMP_LTZ",
+    }
+)
+
+
+# --------------------------------------------------------------------------- the container
+def _utf(text: str) -> bytes:
+    """Java's ``DataOutput.writeUTF`` (modified UTF-8: NUL and supplementary characters differ
+    from UTF-8; column and index names have neither in practice, but are encoded as Java does)."""
+    out = bytearray()
+    for ch in text:
+        cp = ord(ch)
+        if 0 < cp < 0x80:
+            out.append(cp)
+        elif cp < 0x800:
+            out += bytes((0xC0 | (cp >> 6), 0x80 | (cp & 0x3F)))
+        elif cp < 0x10000:
+            out += bytes((0xE0 | (cp >> 12), 0x80 | ((cp >> 6) & 0x3F), 0x80 | (cp & 0x3F)))
+        else:  # a surrogate pair, each half as 3 bytes
+            cp -= 0x10000
+            for half in (0xD800 | (cp >> 10), 0xDC00 | (cp & 0x3FF)):
+                out += bytes(
+                    (0xE0 | (half >> 12), 0x80 | ((half >> 6) & 0x3F), 0x80 | (half & 0x3F))
+                )
+    return struct.pack(">H", len(out)) + bytes(out)
+
+
+def write_container(indexes: Mapping[str, Mapping[str, bytes | None]]) -> bytes:
+    """The container of ``indexes`` (column -> index type -> body; None: an empty index), in
+    the given order (see the module docstring)."""
+    names = b"".join(
+        _utf(col) + b"".join(_utf(kind) for kind in by_type) for col, by_type in indexes.items()
+    )
+    pairs = sum(len(by_type) for by_type in indexes.values())
+    head_length = 8 + 4 + 4 + 4 + pairs * 8 + len(indexes) * 4 + 4 + len(names)
+    head = [struct.pack(">qiii", MAGIC, VERSION, head_length, len(indexes))]
+    bodies: list[bytes] = []
+    offset = head_length
+    for col, by_type in indexes.items():
+        head.append(_utf(col) + struct.pack(">i", len(by_type)))
+        for kind, body in by_type.items():
+            if body is None:
+                head.append(_utf(kind) + struct.pack(">ii", EMPTY_INDEX, 0))
+            else:
+                head.append(_utf(kind) + struct.pack(">ii", offset, len(body)))
+                bodies.append(body)
+                offset += len(body)
+    head.append(struct.pack(">i", 0))
+    return b"".join(head) + b"".join(bodies)
+
+
+def read_container(data: bytes, source: str = "file index") -> dict[str, dict[str, bytes | None]]:
+    """The indexes of a container (column -> index type -> body; None: empty); a container
+    that is not one is a :class:`CorruptTableError` naming ``source``."""
+    try:
+        magic, version, head_length, columns = struct.unpack_from(">qiii", data, 0)
+        if magic != MAGIC:
+            raise CorruptTableError(f"{source} is not a Paimon file index (bad magic)")
+        if version != VERSION:
+            raise CorruptTableError(f"{source} has file index version {version}, not 1")
+        pos = 20
+        out: dict[str, dict[str, bytes | None]] = {}
+
+        def utf() -> str:
+            nonlocal pos
+            (n,) = struct.unpack_from(">H", data, pos)
+            text = bytes(data[pos + 2 : pos + 2 + n]).decode("utf-8", "surrogatepass")
+            pos += 2 + n
+            return text
+
+        for _ in range(columns):
+            col = utf()
+            (count,) = struct.unpack_from(">i", data, pos)
+            pos += 4
+            by_type = out.setdefault(col, {})
+            for _ in range(count):
+                kind = utf()
+                start, length = struct.unpack_from(">ii", data, pos)
+                pos += 8
+                if start == EMPTY_INDEX:
+                    by_type[kind] = None
+                else:
+                    if start < head_length or start + length > len(data):
+                        raise CorruptTableError(f"{source}: index {col}/{kind} lies outside it")
+                    by_type[kind] = bytes(data[start : start + length])
+        return out
+    except struct.error as e:
+        raise CorruptTableError(f"{source} is a truncated Paimon file index: {e}") from None
+
+
+# --------------------------------------------------------------------------- hashing
+_P1 = np.uint64(11400714785074694791)
+_P2 = np.uint64(14029467366897019727)
+_P3 = np.uint64(1609587929392839161)
+_P4 = np.uint64(9650029242287828579)
+_P5 = np.uint64(2870177450012600261)
+
+
+def _rotl(x: np.ndarray, r: int) -> np.ndarray:
+    return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
+
+
+def _round(acc: np.ndarray, lane: np.ndarray) -> np.ndarray:
+    return _rotl(acc + lane * _P2, 31) * _P1
+
+
+def _lanes(data: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
+    """The little-endian ``width``-byte integers of ``data`` at byte positions ``pos`` (a
+    position past the end is clamped: its lane belongs to a string that does not use it)."""
+    pos = np.minimum(pos, len(data) - width)
+    grid = data[pos[:, None] + np.arange(width)]
+    return np.ascontiguousarray(grid).view("<u8" if width == 8 else "<u4")[:, 0].astype(np.uint64)
+
+
+def xxh64(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """XXH64 (seed 0) of each byte string ``data[offsets[i]:offsets[i+1]]``, as uint64: every
+    string at once, stripe by stripe."""
+    offsets = offsets.astype(np.int64)
+    starts, lengths = offsets[:-1], np.diff(offsets)
+    n = len(lengths)
+    buf = np.concatenate([data.astype(np.uint8, copy=False), np.zeros(32, np.uint8)])
+    with np.errstate(over="ignore"):
+        h = np.full(n, _P5, np.uint64)
+        stripes = lengths // 32
+        long_ = np.flatnonzero(stripes > 0)
+        if len(long_):
+            zero = np.uint64(0)
+            v = [
+                np.full(len(long_), _P1 + _P2, np.uint64),
+                np.full(len(long_), _P2, np.uint64),
+                np.zeros(len(long_), np.uint64),
+                np.full(len(long_), zero - _P1, np.uint64),
+            ]
+            base, count = starts[long_], stripes[long_]
+            for s in range(int(count.max())):
+                live = count > s
+                for j in range(4):
+                    lane = _lanes(buf, base + 32 * s + 8 * j, 8)
+                    v[j] = np.where(live, _round(v[j], lane), v[j])
+            acc = _rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)
+            for vj in v:
+                acc = (acc ^ _round(np.zeros_like(vj), vj)) * _P1 + _P4
+            h[long_] = acc
+        h = h + lengths.astype(np.uint64)
+        pos = starts + 32 * stripes
+        rest = lengths - 32 * stripes
+        for k in range(3):  # 8-byte lanes
+            live = rest >= 8 * (k + 1)
+            k1 = _round(np.zeros(n, np.uint64), _lanes(buf, pos + 8 * k, 8))
+            h = np.where(live, _rotl(h ^ k1, 27) * _P1 + _P4, h)
+        pos = pos + 8 * (rest // 8)
+        rest = rest % 8
+        four = rest >= 4
+        k4 = _lanes(buf, pos, 4) * _P1
+        h = np.where(four, _rotl(h ^ k4, 23) * _P2 + _P3, h)
+        pos = pos + 4 * four
+        rest = rest - 4 * four
+        for k in range(3):  # single bytes
+            b = buf[np.minimum(pos + k, len(buf) - 1)].astype(np.uint64)
+            h = np.where(rest > k, _rotl(h ^ (b * _P5), 11) * _P1, h)
+        h ^= h >> np.uint64(33)
+        h *= _P2
+        h ^= h >> np.uint64(29)
+        h *= _P3
+        h ^= h >> np.uint64(32)
+    return h
+
+
+def _wang(key: np.ndarray) -> np.ndarray:
+    """Thomas Wang's 64-bit integer hash over Java longs (arithmetic right shifts)."""
+    k = key.astype(np.int64)
+    with np.errstate(over="ignore"):
+        k = (~k) + (k << np.int64(21))
+        k = k ^ (k >> np.int64(24))
+        k = (k + (k << np.int64(3))) + (k << np.int64(8))
+        k = k ^ (k >> np.int64(14))
+        k = (k + (k << np.int64(2))) + (k << np.int64(4))
+        k = k ^ (k >> np.int64(28))
+        k = k + (k << np.int64(31))
+    out: np.ndarray = k.view(np.uint64)
+    return out
+
+
+def _binary_parts(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The data bytes and int64 offsets of a string or binary array (nulls dropped first)."""
+    arr = values.cast(pa.large_binary())
+    _, offs, data = arr.buffers()
+    offsets = np.frombuffer(offs, np.int64)[arr.offset : arr.offset + len(arr) + 1]
+    raw = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    return raw, offsets
+
+
+def fast_hash(values: pa.Array, dtype: DataType) -> np.ndarray:
+    """Paimon's ``FastHash`` of each non-null value of ``values`` (a column of type
+    ``dtype``), as uint64 (see the module docstring); nulls are dropped."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    values = values.drop_null()
+    root = dtype.root
+    if root in ("CHAR", "VARCHAR", "BINARY", "VARBINARY"):
+        return xxh64(*_binary_parts(values))
+    if root in ("TINYINT", "SMALLINT", "INT", "BIGINT"):
+        return _wang(np.asarray(values.to_numpy(zero_copy_only=False)).astype(np.int64))
+    if root == "FLOAT":
+        f = np.asarray(values.to_numpy(zero_copy_only=False), np.float32)
+        bits = np.where(np.isnan(f), np.int32(0x7FC00000), f.view(np.int32))
+        return _wang(bits.astype(np.int64))
+    if root == "DOUBLE":
+        d = np.asarray(values.to_numpy(zero_copy_only=False), np.float64)
+        bits = np.where(np.isnan(d), np.int64(0x7FF8000000000000), d.view(np.int64))
+        return _wang(bits)
+    if root in ("DATE", "TIME"):
+        return _wang(np.asarray(values.cast(pa.int32()).to_numpy(zero_copy_only=False)))
+    if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        unit = values.type.unit if pa.types.is_timestamp(values.type) else "us"
+        raw = np.asarray(
+            values.cast(pa.timestamp(unit, tz=values.type.tz)).cast(pa.int64()).to_numpy()
+        )
+        per_second = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}[unit]
+        target = 1_000 if (dtype.precision or 0) <= 3 else 1_000_000
+        if per_second >= target:
+            scaled = np.floor_divide(raw, per_second // target)
+        else:
+            scaled = raw * (target // per_second)
+        return _wang(scaled)
+    raise UnsupportedFeatureError(
+        f"a file index cannot hash a {dtype} column (Paimon's FastHash has no hash for it); "
+        "remove the column from the table's file-index.*.columns options"
+    )
+
+
+# --------------------------------------------------------------------------- bloom filter
+@dataclass
+class BloomFilter:
+    """Paimon's ``BloomFilter64`` (see the module docstring): ``bits`` as bytes (bit ``j`` is
+    bit ``j & 7`` of byte ``j >> 3``), ``hashes`` the number of hash functions."""
+
+    hashes: int
+    bits: np.ndarray
+
+    @classmethod
+    def sized(cls, items: int, fpp: float) -> BloomFilter:
+        nb = int(-items * math.log(fpp) / (math.log(2) * math.log(2)))
+        num_bits = nb + (8 - nb % 8)
+        hashes = max(1, _java_round(num_bits / items * math.log(2)))
+        return cls(hashes, np.zeros(num_bits // 8, np.uint8))
+
+    @classmethod
+    def from_bytes(cls, body: bytes) -> BloomFilter:
+        (hashes,) = struct.unpack_from(">i", body, 0)
+        return cls(hashes, np.frombuffer(body, np.uint8, offset=4).copy())
+
+    def _positions(self, hashes: np.ndarray) -> np.ndarray:
+        """The bit positions of each hash, shape (n, k)."""
+        h = hashes.astype(np.uint64)
+        h1 = (h & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.int32).astype(np.int64)
+        h2 = (h >> np.uint64(32)).astype(np.uint32).view(np.int32).astype(np.int64)
+        i = np.arange(1, self.hashes + 1, dtype=np.int64)
+        # Java int arithmetic: wrap the products and sums to 32 bits
+        combined = ((h1[:, None] + i[None, :] * h2[:, None]) & 0xFFFFFFFF).astype(np.uint32)
+        c = combined.view(np.int32).astype(np.int64)
+        c = np.where(c < 0, ~c, c)
+        return c % (len(self.bits) * 8)
+
+    def add(self, hashes: np.ndarray) -> None:
+        """Add every hash of ``hashes``."""
+        if len(hashes) == 0:
+            return
+        pos = np.unique(self._positions(hashes).ravel())
+        np.bitwise_or.at(self.bits, pos >> 3, (1 << (pos & 7)).astype(np.uint8))
+
+    def might_contain(self, hashes: np.ndarray) -> np.ndarray:
+        """For each hash, whether the filter may hold it."""
+        pos = self._positions(hashes)
+        bits = (self.bits[pos >> 3] >> (pos & 7).astype(np.uint8)) & 1
+        out: np.ndarray = bits.astype(bool).all(axis=1)
+        return out
+
+    def to_bytes(self) -> bytes:
+        return struct.pack(">i", self.hashes) + self.bits.tobytes()
+
+
+def _java_round(x: float) -> int:
+    """Java's ``Math.round`` (half up)."""
+    return math.floor(x + 0.5)
+
+
+def bloom_filter_bytes(values: pa.Array, dtype: DataType, items: int, fpp: float) -> bytes:
+    """The bloom-filter index body of ``values`` (a column of type ``dtype``)."""
+    bloom = BloomFilter.sized(items, fpp)
+    bloom.add(fast_hash(values, dtype))
+    return bloom.to_bytes()
