@@ -132,3 +132,71 @@ def test_lakeops_compacts_a_java_indexed_table_and_java_finds_the_index(
     assert len(files) == 1
     _check_file(files[0], set(range(120)))
     assert normalize(after[1]["rows"], ["id"]) == normalize([r for b in rows for r in b], ["id"])
+
+
+def test_rewrite_file_index_adds_indexes_java_uses(warehouse: Path, java_classpath: str) -> None:
+    """Java writes two files without an index; the option is added and lakeops rewrites the
+    file indexes: Java then finds the (embedded) index on every file, uses it to skip absent
+    values and never a present one, and still reads every row."""
+    from tests.interop.java_oracle import normalize, run_ops
+
+    fields = [
+        {"name": "id", "type": "BIGINT"},
+        {"name": "s", "type": "STRING"},
+        {"name": "v", "type": "DOUBLE"},
+    ]
+    rows = [
+        [{"id": i, "s": f"s{i}", "v": i / 2} for i in b] for b in (range(0, 60), range(60, 120))
+    ]
+    java = run_ops(
+        java_classpath,
+        warehouse,
+        [
+            {
+                "op": "create",
+                "table": "db.r",
+                "fields": fields,
+                "primary_keys": [],
+                "options": {"bucket": "-1"},
+            },
+            *({"op": "write", "table": "db.r", "rows": r} for r in rows),
+            {"op": "file_index", "table": "db.r", "probes": _probes()},
+        ],
+    )
+    assert all(not f["index_columns"] for f in java[-1]["files"])
+    from lakeops.format.schema_change import SetOption
+
+    table = Catalog(str(warehouse)).get_table("db.r")
+    table.alter(
+        [
+            SetOption("file-index.bloom-filter.columns", "id,s"),
+            SetOption("file-index.bloom-filter.id.items", "300"),
+            SetOption("file-index.bloom-filter.s.items", "300"),
+        ]
+    )
+    assert Catalog(str(warehouse)).get_table("db.r").rewrite_file_index().files == 2
+    after = run_ops(
+        java_classpath,
+        warehouse,
+        [
+            {"op": "file_index", "table": "db.r", "probes": _probes()},
+            {"op": "read", "table": "db.r"},
+        ],
+    )
+    files = after[0]["files"]
+    assert sorted(f["row_count"] for f in files) == [60, 60]
+    ranges = []
+    for f in files:
+        assert f["extra_files"] == [] and f["embedded"], f
+        fits = [
+            lo
+            for lo in (0, 60)
+            if all(
+                may for v, may in zip(PRESENT, f["may_match"], strict=False) if lo <= v < lo + 60
+            )
+        ]
+        assert fits, f
+        ranges.append(fits[0])
+        _check_file(f, set(range(fits[0], fits[0] + 60)))
+    assert sorted(ranges) == [0, 60]
+    assert normalize(after[1]["rows"], ["id"]) == normalize([r for b in rows for r in b], ["id"])
