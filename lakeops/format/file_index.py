@@ -29,7 +29,25 @@ sign-extended to a long; floats and doubles by the same hash of their IEEE bits
 hash of their epoch milliseconds (precision up to 3) or microseconds. Booleans, decimals and
 nested types cannot be indexed (Paimon refuses them too).
 
-Everything is whole-array numpy work over Arrow buffers: no per-row Python.
+**Bitmap** (``bitmap``; ``BitmapFileIndex`` version 1, the version Paimon 0.9 writes and every
+later Paimon reads), all integers big-endian::
+
+    version (byte = 1) | row count (int32) | distinct non-null values (int32)
+    | has nulls (byte 0/1) | [null offset (int32), when it has nulls]
+    | per distinct value: the value | its offset (int32)
+    | bitmaps
+
+A value is written as Paimon's ``DataOutput`` writes the Java object: strings as length (int32)
++ UTF-8 bytes, TINYINT a byte, SMALLINT a short, INT / DATE / TIME an int, BIGINT and
+timestamps (epoch millis up to precision 3, else micros) a long, FLOAT / DOUBLE their IEEE bits
+(``writeFloat``: NaN canonical), BOOLEAN a byte. A value (or null) found in exactly one row has
+offset ``-1 - row``; otherwise its row positions are a RoaringBitmap in the portable
+serialization (run containers where smaller, Paimon's ``runOptimize``) in the bitmaps section,
+and its offset is where that bitmap starts in the section (the nulls' bitmap, when there are
+several null rows, comes first at 0). Row positions count every row the file holds, in order.
+
+Everything is whole-array numpy work over Arrow buffers (one bitmap per distinct value): no
+per-row Python.
 """
 
 from __future__ import annotations
@@ -46,10 +64,13 @@ from lakeops.errors import CorruptTableError, UnsupportedFeatureError
 from lakeops.format.types import DataType
 
 __all__ = [
+    "BITMAP",
+    "BITMAP_ROOTS",
     "BLOOM_FILTER",
     "HASHABLE_ROOTS",
     "MAGIC",
     "BloomFilter",
+    "bitmap_bytes",
     "bloom_filter_bytes",
     "fast_hash",
     "read_container",
@@ -61,6 +82,7 @@ MAGIC = 1493475289347502
 VERSION = 1
 EMPTY_INDEX = -1
 BLOOM_FILTER = "bloom-filter"
+BITMAP = "bitmap"
 
 #: the type roots :func:`fast_hash` (and so the bloom filter) can index
 HASHABLE_ROOTS = frozenset(
@@ -69,6 +91,26 @@ HASHABLE_ROOTS = frozenset(
         "VARCHAR",
         "BINARY",
         "VARBINARY",
+        "TINYINT",
+        "SMALLINT",
+        "INT",
+        "BIGINT",
+        "FLOAT",
+        "DOUBLE",
+        "DATE",
+        "TIME",
+        "TIMESTAMP",
+        "TIMESTAMP_LTZ",
+    }
+)
+
+
+#: the type roots a bitmap index can index (Paimon's ``BitmapTypeVisitor``)
+BITMAP_ROOTS = frozenset(
+    {
+        "CHAR",
+        "VARCHAR",
+        "BOOLEAN",
         "TINYINT",
         "SMALLINT",
         "INT",
@@ -292,17 +334,7 @@ def fast_hash(values: pa.Array, dtype: DataType) -> np.ndarray:
     if root in ("DATE", "TIME"):
         return _wang(np.asarray(values.cast(pa.int32()).to_numpy(zero_copy_only=False)))
     if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-        unit = values.type.unit if pa.types.is_timestamp(values.type) else "us"
-        raw = np.asarray(
-            values.cast(pa.timestamp(unit, tz=values.type.tz)).cast(pa.int64()).to_numpy()
-        )
-        per_second = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}[unit]
-        target = 1_000 if (dtype.precision or 0) <= 3 else 1_000_000
-        if per_second >= target:
-            scaled = np.floor_divide(raw, per_second // target)
-        else:
-            scaled = raw * (target // per_second)
-        return _wang(scaled)
+        return _wang(_timestamp_longs(values, dtype))
     raise UnsupportedFeatureError(
         f"a file index cannot hash a {dtype} column (Paimon's FastHash has no hash for it); "
         "remove the column from the table's file-index.*.columns options"
@@ -358,6 +390,99 @@ class BloomFilter:
 
     def to_bytes(self) -> bytes:
         return struct.pack(">i", self.hashes) + self.bits.tobytes()
+
+
+def _timestamp_longs(values: pa.Array, dtype: DataType) -> np.ndarray:
+    """Epoch millis (precision up to 3) or micros (floored) of a timestamp array."""
+    unit = values.type.unit
+    raw = np.asarray(values.cast(pa.timestamp(unit, tz=values.type.tz)).cast(pa.int64()).to_numpy())
+    per_second = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}[unit]
+    target = 1_000 if (dtype.precision or 0) <= 3 else 1_000_000
+    if per_second >= target:
+        out: np.ndarray = np.floor_divide(raw, per_second // target)
+    else:
+        out = raw * (target // per_second)
+    return out
+
+
+def _bitmap_keys(values: pa.Array, dtype: DataType) -> tuple[np.ndarray, list[bytes]]:
+    """For the non-null ``values``: each row's value code, and each code's value as Paimon's
+    bitmap meta writes it (codes are positions in that list)."""
+    root = dtype.root
+    if root in ("CHAR", "VARCHAR"):
+        encoded = values.cast(pa.large_string()).dictionary_encode()
+        codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), np.int64)
+        data, offsets = _binary_parts(encoded.dictionary.cast(pa.large_binary()))
+        lengths = np.diff(offsets)
+        words = [
+            struct.pack(">i", int(n)) + data[int(o) : int(o) + int(n)].tobytes()
+            for o, n in zip(offsets[:-1], lengths, strict=True)
+        ]
+        return codes, words
+    if root == "FLOAT":
+        f = np.asarray(values.to_numpy(zero_copy_only=False), np.float32)
+        keys = np.where(np.isnan(f), np.int32(0x7FC00000), f.view(np.int32)).astype(">i4")
+    elif root == "DOUBLE":
+        d = np.asarray(values.to_numpy(zero_copy_only=False), np.float64)
+        keys = np.where(np.isnan(d), np.int64(0x7FF8000000000000), d.view(np.int64)).astype(">i8")
+    elif root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        keys = _timestamp_longs(values, dtype).astype(">i8")
+    elif root in ("DATE", "TIME"):
+        keys = np.asarray(values.cast(pa.int32()).to_numpy(zero_copy_only=False)).astype(">i4")
+    else:
+        width = {"BOOLEAN": ">i1", "TINYINT": ">i1", "SMALLINT": ">i2", "INT": ">i4"}
+        form = width.get(root, ">i8")
+        raw = values.cast(pa.int8()) if root == "BOOLEAN" else values
+        keys = np.asarray(raw.to_numpy(zero_copy_only=False)).astype(form)
+    distinct, codes = np.unique(keys, return_inverse=True)
+    raw_bytes = distinct.tobytes()
+    size = distinct.dtype.itemsize
+    return codes.astype(np.int64), [raw_bytes[i : i + size] for i in range(0, len(raw_bytes), size)]
+
+
+def _roaring(rows: np.ndarray) -> bytes:
+    """The portable RoaringBitmap of ``rows`` (run-optimized, as Paimon serializes it)."""
+    import pyroaring
+
+    bitmap = pyroaring.BitMap(rows.astype(np.uint32))
+    bitmap.run_optimize()
+    return bytes(bitmap.serialize())
+
+
+def bitmap_bytes(values: pa.Array, dtype: DataType) -> bytes:
+    """The bitmap index body (version 1) of ``values`` (a column of type ``dtype``, every row
+    of the file in file order; see the module docstring)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if dtype.root not in BITMAP_ROOTS:
+        raise UnsupportedFeatureError(
+            f"a bitmap file index cannot index a {dtype} column; remove the column from "
+            "'file-index.bitmap.columns'"
+        )
+    valid = np.asarray(values.is_valid().to_numpy(zero_copy_only=False), bool)
+    rows = np.flatnonzero(valid)
+    nulls = np.flatnonzero(~valid)
+    codes, words = _bitmap_keys(values.filter(pa.array(valid)), dtype)
+    order = np.argsort(codes, kind="stable")
+    counts = np.bincount(codes, minlength=len(words))
+    groups = np.split(rows[order], np.cumsum(counts)[:-1]) if len(words) else []
+    body: list[bytes] = []
+    offset = 0
+    if len(nulls) > 1:
+        body.append(_roaring(nulls))
+        offset = len(body[0])
+    head = [struct.pack(">bii?", 1, len(values), len(words), len(nulls) > 0)]
+    if len(nulls):
+        head.append(struct.pack(">i", -1 - int(nulls[0]) if len(nulls) == 1 else 0))
+    for word, group in zip(words, groups, strict=True):
+        if len(group) == 1:
+            head.append(word + struct.pack(">i", -1 - int(group[0])))
+        else:
+            bitmap = _roaring(group)
+            head.append(word + struct.pack(">i", offset))
+            body.append(bitmap)
+            offset += len(bitmap)
+    return b"".join(head) + b"".join(body)
 
 
 def _java_round(x: float) -> int:

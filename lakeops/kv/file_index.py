@@ -5,7 +5,8 @@
 refused) given an index of ``<type>``; ``file-index.<type>.<column>.<option>`` sets one option of
 one column's index (a key with another shape is ignored, as Paimon ignores it; an option of a
 column the type does not list is refused, as Paimon refuses it). Of the types, lakeops builds
-``bloom-filter`` (:mod:`lakeops.format.file_index`); the others are refused by their option rows.
+``bloom-filter`` and ``bitmap`` (version 1; :mod:`lakeops.format.file_index`); the others are
+refused by their option rows.
 
 A primary-key table indexes its value columns (the table's fields) in every data file, not in
 changelog files; an append table its fields. The container of a file's indexes is embedded in
@@ -22,8 +23,11 @@ import pyarrow as pa
 
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.format.file_index import (
+    BITMAP,
+    BITMAP_ROOTS,
     BLOOM_FILTER,
     HASHABLE_ROOTS,
+    bitmap_bytes,
     bloom_filter_bytes,
     write_container,
 )
@@ -44,6 +48,8 @@ _PREFIX = "file-index."
 _COLUMNS = ".columns"
 _DEFAULT_ITEMS = 1_000_000
 _DEFAULT_FPP = 0.1
+#: the index types lakeops builds, with the column types each can index
+_ROOTS = {BLOOM_FILTER: HASHABLE_ROOTS, BITMAP: BITMAP_ROOTS}
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,15 @@ class ColumnIndex:
 
     def build(self, values: pa.Array) -> bytes:
         """The index body over ``values`` (the column's values in the file, in file order)."""
+        if self.kind == BITMAP:
+            version = self.options.get("version")
+            if version is not None and version.strip() != "1":
+                raise UnsupportedFeatureError(
+                    f"option {self._key('version')!r} = {version!r}: lakeops writes bitmap "
+                    "indexes of version 1 (which every Paimon reads); remove the option or "
+                    "set it to 1"
+                )
+            return bitmap_bytes(values, self.dtype)
         items = _int(self.options.get("items"), _DEFAULT_ITEMS, self._key("items"))
         fpp = _float(self.options.get("fpp"), _DEFAULT_FPP, self._key("fpp"))
         return bloom_filter_bytes(values, self.dtype, items, fpp)
@@ -158,15 +173,15 @@ def _column_index(
             f"{where} names column {column!r}, which the table does not have (columns: "
             f"{', '.join(fields)}); fix the option"
         )
-    if kind != BLOOM_FILTER:
+    if kind not in _ROOTS:
         raise UnsupportedFeatureError(
-            f"file index type {kind!r} (option {where}): lakeops builds only 'bloom-filter' "
-            "indexes; use Paimon to write this table or remove the option"
+            f"file index type {kind!r} (option {where}): lakeops builds 'bloom-filter' and "
+            "'bitmap' indexes only; use Paimon to write this table or remove the option"
         )
-    if dtype.root not in HASHABLE_ROOTS:
+    if dtype.root not in _ROOTS[kind]:
         raise UnsupportedFeatureError(
-            f"a {kind} index on column {column!r} of type {dtype}: Paimon cannot hash that "
-            f"type; remove {column!r} from {where}"
+            f"a {kind} index on column {column!r} of type {dtype}: Paimon cannot index that "
+            f"type so; remove {column!r} from {where}"
         )
     index = ColumnIndex(column, kind, dtype, dict(opts))
     index.build(pa.array([], dtype.to_arrow()))  # refuses bad options up front

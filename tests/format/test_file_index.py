@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import random
 import struct
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -14,6 +15,7 @@ import pytest
 from lakeops.errors import CorruptTableError, UnsupportedFeatureError
 from lakeops.format.file_index import (
     BloomFilter,
+    bitmap_bytes,
     bloom_filter_bytes,
     fast_hash,
     read_container,
@@ -234,3 +236,65 @@ def test_container_refuses_what_is_not_one() -> None:
         read_container(b"\x00" * 40, "x.index")
     with pytest.raises(CorruptTableError, match="truncated"):
         read_container(write_container({"a": {"bloom-filter": b"abc"}})[:25], "x.index")
+
+
+def _model_read_bitmap(body: bytes, type_text: str) -> tuple[int, dict[object, set[int]]]:
+    """A plain reader of ``BitmapFileIndexMeta`` v1 + bitmaps: the row count and the rows of
+    each value (None: nulls), bitmaps decoded by pyroaring (an independent implementation)."""
+    import pyroaring
+
+    pos = 0
+
+    def take(fmt: str) -> Any:
+        nonlocal pos
+        (v,) = struct.unpack_from(fmt, body, pos)
+        pos += struct.calcsize(fmt)
+        return v
+
+    assert take(">b") == 1
+    rows, distinct, has_null = take(">i"), take(">i"), take(">?")
+    offsets: list[tuple[object, int]] = []
+    if has_null:
+        offsets.append((None, take(">i")))
+    form = {"BIGINT": ">q", "INT": ">i", "SMALLINT": ">h", "DOUBLE": ">d"}.get(type_text)
+    for _ in range(distinct):
+        if form is None:
+            n = take(">i")
+            value: object = body[pos : pos + n].decode()
+            pos += n
+        else:
+            value = take(form)
+        offsets.append((value, take(">i")))
+    out: dict[object, set[int]] = {}
+    for value, offset in offsets:
+        if offset < 0:
+            out[value] = {-1 - offset}
+        else:
+            out[value] = set(pyroaring.BitMap.deserialize(body[pos + offset :]))
+    return rows, out
+
+
+@pytest.mark.parametrize(
+    ("type_text", "values"),
+    [
+        ("STRING", ["a", "b", "a", None, "c", None, "a", "ü", "b"]),
+        ("BIGINT", [5, 5, 7, None, -1, 2**40, 5, *([9] * 3000), *range(100, 400, 3), 9]),
+        ("INT", [1, None, 1, 2]),
+        ("SMALLINT", [3, 3, -3]),
+        ("DOUBLE", [1.5, -0.0, 1.5, None]),
+        ("STRING", [None, None, None]),
+    ],
+)
+def test_bitmap_bytes_read_back_by_a_plain_model(type_text: str, values: list[Any]) -> None:
+    dtype = DataType.parse(type_text)
+    body = bitmap_bytes(pa.array(values, dtype.to_arrow()), dtype)
+    rows, got = _model_read_bitmap(body, type_text)
+    expected: dict[object, set[int]] = {}
+    for i, v in enumerate(values):
+        expected.setdefault(v, set()).add(i)
+    assert rows == len(values) and got == expected
+
+
+def test_bitmap_refuses_types_paimon_cannot_index() -> None:
+    with pytest.raises(UnsupportedFeatureError, match="bitmap"):
+        bitmap_bytes(pa.array([b"x"], pa.binary()), DataType.parse("BYTES"))

@@ -200,3 +200,57 @@ def test_rewrite_file_index_adds_indexes_java_uses(warehouse: Path, java_classpa
         _check_file(f, set(range(fits[0], fits[0] + 60)))
     assert sorted(ranges) == [0, 60]
     assert normalize(after[1]["rows"], ["id"]) == normalize([r for b in rows for r in b], ["id"])
+
+
+@pytest.mark.parametrize("primary_keys", [[], ["id"]], ids=["append", "primary-key"])
+def test_java_uses_lakeops_bitmaps_exactly(
+    warehouse: Path, java_classpath: str, primary_keys: list[str]
+) -> None:
+    """Bitmap indexes (version 1, which Java 0.9 reads) on a string and a BIGINT column: after
+    lakeops' writes and full compaction, Java's FileIndexPredicate says a value may match a file
+    exactly when the file holds it (a bitmap has no false positives), nulls included."""
+    from tests.interop.java_oracle import run_ops
+
+    catalog = Catalog(str(warehouse))
+    catalog.create_database("db")
+    table = catalog.create_table(
+        "db.b",
+        schema=SCHEMA,
+        primary_keys=primary_keys,
+        options={
+            "bucket": "1" if primary_keys else "-1",
+            "file-index.bitmap.columns": "s,v",
+            "file-index.bloom-filter.columns": "id",
+        },
+    )
+
+    def batch(ids: range) -> pa.Table:
+        return pa.table(
+            {
+                "id": list(ids),
+                "s": [None if i % 11 == 0 else f"g{i % 5}" for i in ids],
+                "v": [float(i % 7) for i in ids],
+            },
+            schema=SCHEMA,
+        )
+
+    table.write(batch(range(0, 40)))
+    table.write(batch(range(40, 50)))
+    probes = [{"field": "s", "value": f"g{g}"} for g in range(8)]
+    probes += [{"field": "v", "value": float(x)} for x in range(9)]
+    probe = [{"op": "file_index", "table": "db.b", "probes": probes}]
+    before = run_ops(java_classpath, warehouse, probe)[0]["files"]
+    table.compact(full=True)
+    after = run_ops(java_classpath, warehouse, probe)[0]["files"]
+    for files, rows_of in (
+        (before, {40: range(0, 40), 10: range(40, 50)}),
+        (after, {50: range(50)}),
+    ):
+        assert sorted(f["row_count"] for f in files) == sorted(rows_of)
+        for f in files:
+            assert sorted(f["index_columns"]) == ["id:bloom-filter", "s:bitmap", "v:bitmap"]
+            ids = rows_of[f["row_count"]]
+            groups = {i % 5 for i in ids if i % 11}
+            sevens = {i % 7 for i in ids}
+            expected = [g in groups for g in range(8)] + [x in sevens for x in range(9)]
+            assert f["may_match"] == expected, f

@@ -114,7 +114,7 @@ def test_options_refused_before_anything_is_written(tmp_path: Path) -> None:
 def test_unsupported_index_types_are_refused_by_their_rows(tmp_path: Path) -> None:
     catalog = Catalog(str(tmp_path / "wh"))
     catalog.create_database("db")
-    for kind in ("bitmap", "bsi", "range-bitmap"):
+    for kind in ("bsi", "range-bitmap"):
         with pytest.raises(UnsupportedFeatureError, match=f"file-index.{kind}.columns"):
             catalog.create_table(
                 f"db.{kind.replace('-', '_')}",
