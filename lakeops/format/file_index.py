@@ -71,6 +71,7 @@ __all__ = [
     "MAGIC",
     "BloomFilter",
     "bitmap_bytes",
+    "bitmap_may_contain",
     "bloom_filter_bytes",
     "fast_hash",
     "read_container",
@@ -483,6 +484,45 @@ def bitmap_bytes(values: pa.Array, dtype: DataType) -> bytes:
             body.append(bitmap)
             offset += len(bitmap)
     return b"".join(head) + b"".join(body)
+
+
+_FIXED_WIDTH = {
+    "BOOLEAN": 1,
+    "TINYINT": 1,
+    "SMALLINT": 2,
+    "INT": 4,
+    "DATE": 4,
+    "TIME": 4,
+    "FLOAT": 4,
+    "BIGINT": 8,
+    "DOUBLE": 8,
+    "TIMESTAMP": 8,
+    "TIMESTAMP_LTZ": 8,
+}
+
+
+def bitmap_may_contain(body: bytes, values: pa.Array, dtype: DataType) -> bool | None:
+    """Whether a version-1 bitmap index ``body`` holds any of the non-null ``values`` (None:
+    not a version-1 body this reader knows, so it cannot tell)."""
+    if not body or body[0] != 1 or dtype.root not in BITMAP_ROOTS:
+        return None
+    try:
+        _, distinct, has_null = struct.unpack_from(">ii?", body, 1)
+        pos = 10 + (4 if has_null else 0)
+        width = _FIXED_WIDTH.get(dtype.root)
+        present: set[bytes] = set()
+        for _ in range(distinct):
+            if width is None:
+                (n,) = struct.unpack_from(">i", body, pos)
+                present.add(bytes(body[pos : pos + 4 + n]))
+                pos += 4 + n + 4
+            else:
+                present.add(bytes(body[pos : pos + width]))
+                pos += width + 4
+    except struct.error:
+        return None
+    _, words = _bitmap_keys(values.drop_null(), dtype)
+    return any(w in present for w in words)
 
 
 def _java_round(x: float) -> int:

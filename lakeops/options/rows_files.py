@@ -31,6 +31,7 @@ __all__ = [
     "FILE_INDEX_COLUMNS",
     "FILE_INDEX_IN_MANIFEST_THRESHOLD",
     "FILE_INDEX_OPTION",
+    "FILE_INDEX_READ_ENABLED",
     "INDEX_FILE_IN_DATA_FILE_DIR",
     "ROWS",
     "ROW_TRACKING_ENABLED",
@@ -163,6 +164,11 @@ _FILE_INDEX = honoured(
 FILE_INDEX_COLUMNS = _FILE_INDEX.row("file-index.<type>.columns", STRING)
 #: one option of one indexed column (``file-index.bloom-filter.<column>.fpp``)
 FILE_INDEX_OPTION = _FILE_INDEX.row("file-index.<type>.<option>", STRING)
+#: whether reads use the indexes to skip files (lakeops.read.file_index)
+FILE_INDEX_READ_ENABLED = honoured(
+    "lakeops' reads of append tables skip a file whose embedded index rules out every value "
+    "an equality or IN filter allows"
+).row("file-index.read.enabled", BOOL, True, rng())
 #: index types lakeops cannot build yet: refused, not silently left out of new files
 _FILE_INDEX_REFUSED = refused(
     "lakeops cannot build this index type, so the files it writes would lack the index "
@@ -199,4 +205,5 @@ ROWS: tuple[Option[Any], ...] = (
     *_FILE_INDEX_REFUSED,
     FILE_INDEX_OPTION,
     FILE_INDEX_IN_MANIFEST_THRESHOLD,
+    FILE_INDEX_READ_ENABLED,
 )

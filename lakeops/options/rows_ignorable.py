@@ -33,7 +33,6 @@ _LAYOUT_DETAILS = _LAYOUT.rows(
     "parquet.enable.dictionary",
     "write.batch-size",
     "write.batch-memory",
-    "file-index.read.enabled",
     "manifest.target-file-size",
     "manifest.full-compaction-threshold-size",
     "manifest.delete-file-drop-stats",

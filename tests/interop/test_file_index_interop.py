@@ -51,8 +51,11 @@ def _check_file(f: dict[str, Any], ids_in_file: set[int]) -> None:
         assert skipped >= len(ABSENT) // 2, (f["file"], column, skipped)
 
 
-@pytest.mark.parametrize("primary_keys", [[], ["id"]], ids=["append", "primary-key"])
-@pytest.mark.parametrize("items", ["200", "20000"], ids=["embedded", "extra-file"])
+@pytest.mark.parametrize(
+    ("primary_keys", "items"),
+    [([], "200"), (["id"], "20000")],
+    ids=["append-embedded", "primary-key-extra-file"],
+)
 def test_java_uses_lakeops_bloom_filters_after_write_and_compaction(
     warehouse: Path, java_classpath: str, primary_keys: list[str], items: str
 ) -> None:

@@ -112,7 +112,7 @@ def test_every_entry_is_classified_with_a_reason() -> None:
         ("file-index.bloom-filter.columns", "honoured"),
         ("file-index.bloom-filter.id.fpp", "honoured"),
         ("file-index.bsi.columns", "refused"),
-        ("file-index.read.enabled", "ignorable"),
+        ("file-index.read.enabled", "honoured"),
         ("parquet.block.size", "ignorable"),
         ("data-file.path-directory", "honoured"),
         ("index-file-in-data-file-dir", "honoured"),
