@@ -1,4 +1,5 @@
-"""Paimon's data-file indexes (``file-index.*``): the container and the bloom-filter index.
+"""Paimon's data-file indexes (``file-index.*``): the container, bloom filters, bitmaps and
+bit-sliced indexes.
 
 **Container** (Paimon's ``FileIndexFormat``, version 1), all integers big-endian::
 
@@ -46,8 +47,24 @@ serialization (run containers where smaller, Paimon's ``runOptimize``) in the bi
 and its offset is where that bitmap starts in the section (the nulls' bitmap, when there are
 several null rows, comes first at 0). Row positions count every row the file holds, in order.
 
-Everything is whole-array numpy work over Arrow buffers (one bitmap per distinct value): no
-per-row Python.
+**Bit-sliced index** (``bsi``; ``BitSliceIndexBitmapFileIndex`` version 1, Paimon 1.x): each
+value as a long (integers, dates, times; timestamps as epoch millis up to precision 3, else
+micros; decimals of precision up to 18 as their unscaled long). Non-negative values go to the
+positive part, negative ones as their absolute value to the negative part::
+
+    version (byte = 1) | row count (int32)
+    | has positive (bool) | [positive part] | has negative (bool) | [negative part]
+
+    part: version (byte = 1) | min (int64) | max (int64) | existence bitmap (the part's rows)
+          | slice count (int32) | slice bitmaps (slice ``b``: rows whose ``value - min`` has
+          bit ``b`` set)
+
+Paimon's collector starts min and max at 0, so a part's min is always 0 and its max the
+largest (absolute) value; the slice count is the bit length of ``max - min``. Bitmaps are
+run-optimized portable RoaringBitmaps.
+
+Everything is whole-array numpy work over Arrow buffers (one bitmap per distinct value or bit
+slice): no per-row Python.
 """
 
 from __future__ import annotations
@@ -66,12 +83,15 @@ from lakeops.format.types import DataType
 __all__ = [
     "BITMAP",
     "BITMAP_ROOTS",
+    "BSI",
+    "BSI_ROOTS",
     "BLOOM_FILTER",
     "HASHABLE_ROOTS",
     "MAGIC",
     "BloomFilter",
     "bitmap_bytes",
     "bitmap_may_contain",
+    "bsi_bytes",
     "bloom_filter_bytes",
     "fast_hash",
     "read_container",
@@ -84,6 +104,7 @@ VERSION = 1
 EMPTY_INDEX = -1
 BLOOM_FILTER = "bloom-filter"
 BITMAP = "bitmap"
+BSI = "bsi"
 
 #: the type roots :func:`fast_hash` (and so the bloom filter) can index
 HASHABLE_ROOTS = frozenset(
@@ -122,6 +143,22 @@ BITMAP_ROOTS = frozenset(
         "TIME",
         "TIMESTAMP",
         "TIMESTAMP_LTZ",
+    }
+)
+
+
+#: the type roots a bit-sliced index can index (decimals only up to precision 18)
+BSI_ROOTS = frozenset(
+    {
+        "TINYINT",
+        "SMALLINT",
+        "INT",
+        "BIGINT",
+        "DATE",
+        "TIME",
+        "TIMESTAMP",
+        "TIMESTAMP_LTZ",
+        "DECIMAL",
     }
 )
 
@@ -484,6 +521,59 @@ def bitmap_bytes(values: pa.Array, dtype: DataType) -> bytes:
             body.append(bitmap)
             offset += len(bitmap)
     return b"".join(head) + b"".join(body)
+
+
+def _bsi_longs(values: pa.Array, dtype: DataType) -> np.ndarray:
+    """The non-null ``values`` as the longs Paimon's bsi index stores."""
+    root = dtype.root
+    if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        return _timestamp_longs(values, dtype)
+    if root == "DECIMAL":  # the low 8 bytes of each little-endian 16-byte unscaled value
+        arr = values.cast(pa.decimal128(dtype.precision or 10, dtype.scale or 0))
+        words = np.frombuffer(arr.buffers()[1], "<i8").reshape(-1, 2)
+        out: np.ndarray = words[arr.offset : arr.offset + len(arr), 0].copy()
+        return out
+    if root in ("DATE", "TIME"):
+        values = values.cast(pa.int32())
+    return np.asarray(values.cast(pa.int64()).to_numpy(zero_copy_only=False))
+
+
+def _bsi_part(rows: np.ndarray, magnitudes: np.ndarray) -> bytes:
+    """One part (positive or negative) of a bsi index: min 0, max the largest magnitude."""
+    top = int(magnitudes.max())
+    slices = top.bit_length()
+    out = [struct.pack(">bqq", 1, 0, top), _roaring(rows), struct.pack(">i", slices)]
+    for b in range(slices):
+        out.append(_roaring(rows[((magnitudes >> np.int64(b)) & 1).astype(bool)]))
+    return b"".join(out)
+
+
+def bsi_bytes(values: pa.Array, dtype: DataType) -> bytes:
+    """The bsi index body (version 1) of ``values`` (a column of type ``dtype``, every row of
+    the file in file order; see the module docstring)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if dtype.root not in BSI_ROOTS or (dtype.root == "DECIMAL" and (dtype.precision or 0) > 18):
+        raise UnsupportedFeatureError(
+            f"a bsi file index cannot index a {dtype} column; remove the column from "
+            "'file-index.bsi.columns'"
+        )
+    valid = np.asarray(values.is_valid().to_numpy(zero_copy_only=False), bool)
+    rows = np.flatnonzero(valid)
+    longs = _bsi_longs(values.filter(pa.array(valid)), dtype).astype(np.int64)
+    if (longs == np.iinfo(np.int64).min).any():
+        raise UnsupportedFeatureError(
+            "a bsi file index cannot hold the value -2^63 (Paimon's Math.abs overflows); "
+            "remove the column from 'file-index.bsi.columns'"
+        )
+    negative = longs < 0
+    out = [struct.pack(">bi", 1, len(values))]
+    for part in (~negative, negative):
+        if part.any():
+            out.append(b"\x01" + _bsi_part(rows[part], np.abs(longs[part])))
+        else:
+            out.append(b"\x00")
+    return b"".join(out)
 
 
 _FIXED_WIDTH = {

@@ -5,8 +5,8 @@
 refused) given an index of ``<type>``; ``file-index.<type>.<column>.<option>`` sets one option of
 one column's index (a key with another shape is ignored, as Paimon ignores it; an option of a
 column the type does not list is refused, as Paimon refuses it). Of the types, lakeops builds
-``bloom-filter`` and ``bitmap`` (version 1; :mod:`lakeops.format.file_index`); the others are
-refused by their option rows.
+``bloom-filter``, ``bitmap`` (version 1) and ``bsi`` (:mod:`lakeops.format.file_index`); the
+others (``range-bitmap``) are refused by their option rows.
 
 A primary-key table indexes its value columns (the table's fields) in every data file, not in
 changelog files; an append table its fields. The container of a file's indexes is embedded in
@@ -26,9 +26,12 @@ from lakeops.format.file_index import (
     BITMAP,
     BITMAP_ROOTS,
     BLOOM_FILTER,
+    BSI,
+    BSI_ROOTS,
     HASHABLE_ROOTS,
     bitmap_bytes,
     bloom_filter_bytes,
+    bsi_bytes,
     write_container,
 )
 from lakeops.format.schema import TableSchema
@@ -49,7 +52,7 @@ _COLUMNS = ".columns"
 _DEFAULT_ITEMS = 1_000_000
 _DEFAULT_FPP = 0.1
 #: the index types lakeops builds, with the column types each can index
-_ROOTS = {BLOOM_FILTER: HASHABLE_ROOTS, BITMAP: BITMAP_ROOTS}
+_ROOTS = {BLOOM_FILTER: HASHABLE_ROOTS, BITMAP: BITMAP_ROOTS, BSI: BSI_ROOTS}
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,8 @@ class ColumnIndex:
                     "set it to 1"
                 )
             return bitmap_bytes(values, self.dtype)
+        if self.kind == BSI:
+            return bsi_bytes(values, self.dtype)
         items = _int(self.options.get("items"), _DEFAULT_ITEMS, self._key("items"))
         fpp = _float(self.options.get("fpp"), _DEFAULT_FPP, self._key("fpp"))
         return bloom_filter_bytes(values, self.dtype, items, fpp)
@@ -175,8 +180,8 @@ def _column_index(
         )
     if kind not in _ROOTS:
         raise UnsupportedFeatureError(
-            f"file index type {kind!r} (option {where}): lakeops builds 'bloom-filter' and "
-            "'bitmap' indexes only; use Paimon to write this table or remove the option"
+            f"file index type {kind!r} (option {where}): lakeops builds 'bloom-filter', "
+            "'bitmap' and 'bsi' indexes only; use Paimon to write this table or remove the option"
         )
     if dtype.root not in _ROOTS[kind]:
         raise UnsupportedFeatureError(

@@ -174,7 +174,7 @@ _FILE_INDEX_REFUSED = refused(
     "lakeops cannot build this index type, so the files it writes would lack the index "
     "Paimon's filtered reads expect",
     "use Paimon to write and compact this table, or remove the option (ALTER TABLE ... RESET)",
-).rows("file-index.bsi.columns", "file-index.range-bitmap.columns")
+).rows("file-index.range-bitmap.columns")
 #: the largest index container embedded in the manifest entry (larger: an extra file)
 FILE_INDEX_IN_MANIFEST_THRESHOLD = _FILE_INDEX.row(
     "file-index.in-manifest-threshold", MEMORY, 500, rng(0)

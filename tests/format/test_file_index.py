@@ -17,6 +17,7 @@ from lakeops.format.file_index import (
     BloomFilter,
     bitmap_bytes,
     bloom_filter_bytes,
+    bsi_bytes,
     fast_hash,
     read_container,
     write_container,
@@ -298,3 +299,73 @@ def test_bitmap_bytes_read_back_by_a_plain_model(type_text: str, values: list[An
 def test_bitmap_refuses_types_paimon_cannot_index() -> None:
     with pytest.raises(UnsupportedFeatureError, match="bitmap"):
         bitmap_bytes(pa.array([b"x"], pa.binary()), DataType.parse("BYTES"))
+
+
+def _model_bsi(values: list[int | None]) -> bytes:
+    """``BitSliceIndexBitmapFileIndex.Writer`` one row at a time: StatsCollectList (min and
+    max start at 0), Appender per sign, slices of ``value - min``, RoaringBitmap32 serialized
+    run-optimized (pyroaring: an independent implementation of the portable format)."""
+    import pyroaring
+
+    def roaring(rows: set[int]) -> bytes:
+        bm = pyroaring.BitMap(sorted(rows))
+        bm.run_optimize()
+        return bytes(bm.serialize())
+
+    parts: list[dict[int, int]] = [{}, {}]  # positive, negative: row -> magnitude
+    for row, v in enumerate(values):
+        if v is not None:
+            parts[1 if v < 0 else 0][row] = abs(v)
+    out = struct.pack(">bi", 1, len(values))
+    for part in parts:
+        if not part:
+            out += b"\x00"
+            continue
+        top = max([0, *part.values()])
+        slices = [set() for _ in range(top.bit_length())]  # type: list[set[int]]
+        for row, m in part.items():
+            for b in range(top.bit_length()):
+                if m >> b & 1:
+                    slices[b].add(row)
+        out += b"\x01" + struct.pack(">bqq", 1, 0, top) + roaring(set(part))
+        out += struct.pack(">i", len(slices)) + b"".join(roaring(s) for s in slices)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("type_text", "values"),
+    [
+        ("BIGINT", [5, None, -3, 0, 7, 2**40, -(2**35), 5]),
+        ("INT", [0, 0, None]),
+        ("INT", [-1, -2, -3]),
+        ("BIGINT", [None, None]),
+        ("BIGINT", [i * 37 % 1000 - 300 for i in range(5000)]),
+    ],
+)
+def test_bsi_bytes_match_the_model(type_text: str, values: list[int | None]) -> None:
+    """Paimon 0.9 has no bsi index and pypaimon 2.1 reads none: judged by the model of the
+    Java writer only."""
+    dtype = DataType.parse(type_text)
+    assert bsi_bytes(pa.array(values, dtype.to_arrow()), dtype) == _model_bsi(values)
+
+
+def test_bsi_of_dates_timestamps_and_decimals() -> None:
+    import datetime as dt
+    import decimal
+
+    days = [dt.date(2024, 1, 1), None, dt.date(1960, 5, 5)]
+    got = bsi_bytes(pa.array(days, pa.date32()), DataType.parse("DATE"))
+    epoch = dt.date(1970, 1, 1)
+    assert got == _model_bsi([None if d is None else (d - epoch).days for d in days])
+    micros = [1_700_000_000_123_456, -5]
+    got = bsi_bytes(pa.array(micros, pa.timestamp("us")), DataType.parse("TIMESTAMP(6)"))
+    assert got == _model_bsi(micros)
+    got = bsi_bytes(pa.array(micros, pa.timestamp("us")), DataType.parse("TIMESTAMP(3)"))
+    assert got == _model_bsi([m // 1000 for m in micros])
+    decs = [decimal.Decimal("1.25"), decimal.Decimal("-0.50"), None]
+    got = bsi_bytes(pa.array(decs, pa.decimal128(10, 2)), DataType.parse("DECIMAL(10, 2)"))
+    assert got == _model_bsi([125, -50, None])
+    with pytest.raises(UnsupportedFeatureError, match="bsi"):
+        bsi_bytes(pa.array([1.5]), DataType.parse("DOUBLE"))
+    with pytest.raises(UnsupportedFeatureError, match="bsi"):
+        bsi_bytes(pa.array([], pa.decimal128(20, 2)), DataType.parse("DECIMAL(20, 2)"))
