@@ -1,5 +1,5 @@
 """Maintenance commands: ``compact``, ``flush``, ``expire``, ``expire-partitions``,
-``orphans``, ``rollback``, ``check``, ``repair``."""
+``rewrite-file-index``, ``orphans``, ``rollback``, ``check``, ``repair``."""
 
 from __future__ import annotations
 
@@ -323,6 +323,31 @@ def expire_partitions(
     )
 
 
+def rewrite_file_index(ctx: typer.Context, table: TableArg, partition: PartitionOpt = None) -> None:
+    """Rebuild the file indexes of existing data files as the table's file-index.* options ask.
+
+    Paimon's rewrite_file_index procedure: every live data file of the named partitions (all
+    without --partition) gets the indexes the options now ask for, its data untouched, as one
+    COMPACT snapshot. Replaced index files go with snapshot expiry.
+    """
+    st = state(ctx)
+    target = st.table(table)
+    specs = _partitions(target, partition)
+    result = target.rewrite_file_index(partitions=specs)
+
+    def human(console: Console) -> None:
+        if result.snapshot_id is None:
+            console.print("no data file to index", markup=False)
+            return
+        console.print(
+            f"snapshot {result.snapshot_id} (COMPACT): rewrote the file index of "
+            f"{result.files} data file(s)",
+            markup=False,
+        )
+
+    st.out.result({"table": table, "files": result.files, "snapshot_id": result.snapshot_id}, human)
+
+
 def orphans(
     ctx: typer.Context,
     table: TableArg,
@@ -536,5 +561,15 @@ def repair(
 
 def register(app: typer.Typer) -> None:
     """Add the maintenance commands to ``app``."""
-    for command in (compact, flush, expire, expire_partitions, orphans, rollback, check, repair):
+    for command in (
+        compact,
+        flush,
+        expire,
+        expire_partitions,
+        rewrite_file_index,
+        orphans,
+        rollback,
+        check,
+        repair,
+    ):
         app.command(rich_help_panel=PANEL)(command)

@@ -20,7 +20,7 @@ from lakeops.parallel import imap_ordered
 from lakeops.store import TableStore
 from lakeops.store.locations import FileLocations
 
-__all__ = ["check_snapshots", "entry_paths", "index_paths"]
+__all__ = ["check_snapshots", "entry_paths", "entry_paths_with_extras", "index_paths"]
 
 
 def entry_paths(locations: FileLocations, entries: Iterable[ManifestEntry]) -> list[str]:
@@ -30,6 +30,19 @@ def entry_paths(locations: FileLocations, entries: Iterable[ManifestEntry]) -> l
         locations.entry_path(e.partition, e.bucket, e.file.file_name, e.file.external_path)
         for e in entries
     ]
+
+
+def entry_paths_with_extras(
+    locations: FileLocations, entries: Iterable[ManifestEntry]
+) -> list[str]:
+    """:func:`entry_paths`, each followed by the paths of its file's extra files (a data
+    file's ``<file>.index``: they live next to it and go with it)."""
+    out: list[str] = []
+    for e in entries:
+        path = locations.entry_path(e.partition, e.bucket, e.file.file_name, e.file.external_path)
+        out.append(path)
+        out += [f"{path.rsplit('/', 1)[0]}/{extra}" for extra in e.file.extra_files]
+    return out
 
 
 def index_paths(locations: FileLocations, entries: Iterable[IndexManifestEntry]) -> list[str]:

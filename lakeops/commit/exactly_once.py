@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from lakeops.commit.confine import entry_paths, index_paths
+from lakeops.commit.confine import entry_paths_with_extras, index_paths
 from lakeops.errors import SnapshotNotFoundError
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.index_manifest import IndexManifestEntry
@@ -123,7 +123,7 @@ def discard_uncommitted_files(
     committed = _names_committed(context.store, commit_user, commit_identifier)
     locations = context.locations
     doomed = [
-        *entry_paths(
+        *entry_paths_with_extras(
             locations, [e for n, e in added if isinstance(e, ManifestEntry) and n not in committed]
         ),
         *index_paths(

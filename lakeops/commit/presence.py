@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from lakeops.commit.confine import entry_paths, index_paths
+from lakeops.commit.confine import entry_paths, entry_paths_with_extras, index_paths
 from lakeops.commit.snapshot_builder import PlannedChange
 from lakeops.errors import MissingCommitFileError
 from lakeops.format import paths
@@ -41,7 +41,7 @@ def added_paths(table: TableContext, change: PlannedChange) -> list[str]:
     """Storage paths of every data, changelog and index file ``change`` adds, in plan order."""
     locations = table.locations
     added = [e for e in change.entries if e.kind == FileKind.ADD]
-    found = entry_paths(locations, added)
+    found = entry_paths_with_extras(locations, added)
     found += entry_paths(locations, change.changelog)
     found += index_paths(locations, [e for e in change.index_changes if e.kind == FileKind.ADD])
     return found

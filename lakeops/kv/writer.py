@@ -37,6 +37,7 @@ from lakeops.format.kv import KIND, SEQ, RowKind, data_file_schema
 from lakeops.format.schema import TableSchema
 from lakeops.io.file_io import FileIO
 from lakeops.kv import avro_layout, orc_layout
+from lakeops.kv.file_index import INDEX_SUFFIX, FileIndexPlan, concat, plan_file_index
 from lakeops.kv.formats import FileSettings, settings_for, writer_kwargs
 from lakeops.kv.parquet_layout import writer_options
 from lakeops.kv.stats import StatsCollector, stats_modes
@@ -192,6 +193,8 @@ class _OpenFile:
         self.path, self.name, self.writer, self.sink = path, name, writer, sink
         self.external_path = external_path
         self.content = content
+        #: the indexed columns' values written so far (when the table asks for file indexes)
+        self.indexed: dict[str, list[pa.Array | pa.ChunkedArray]] = {}
 
 
 class RollingFileWriter:
@@ -227,6 +230,10 @@ class RollingFileWriter:
         self.parquet_options = writer_options(schema) if self.settings.format == "parquet" else {}
         if self.settings.format == "avro":
             avro_layout.check_writable(schema)
+        #: the file indexes each file gets (none in changelog files, as Paimon writes them)
+        self.file_index: FileIndexPlan | None = (
+            None if layout.changelog else plan_file_index(schema)
+        )
         #: the storage path of every file opened (for an abort)
         self.written: list[str] = []
         self.files: list[DataFileMeta] = []
@@ -243,6 +250,9 @@ class RollingFileWriter:
             f = self._open or self._start()
             f.writer.write(chunk)
             f.content.update(part, chunk)
+            if self.file_index is not None:
+                for name in self.file_index.columns:
+                    f.indexed.setdefault(name, []).append(part.column(name))
             if f.sink.tell() >= self.target_file_size:
                 self._finish()
 
@@ -277,6 +287,7 @@ class RollingFileWriter:
         f.writer.close()
         f.sink.close()
         footer = f.writer.writer.metadata if self.settings.format == "parquet" else None
+        embedded, extra = self._write_index(f)
         self.files.append(
             DataFileMeta(
                 file_name=f.name,
@@ -286,9 +297,30 @@ class RollingFileWriter:
                 creation_time_millis=_local_millis(),
                 file_source=self.file_source,
                 external_path=f.external_path,
+                embedded_file_index=embedded,
+                extra_files=extra,
                 **f.content.meta(footer),
             )
         )
+
+    def _write_index(self, f: _OpenFile) -> tuple[bytes | None, tuple[str, ...]]:
+        """The file indexes of ``f``: embedded (the container) when at most the table's
+        in-manifest threshold, else written as ``<data file>.index`` next to the data file
+        (the name, for ``_EXTRA_FILES``)."""
+        plan = self.file_index
+        if plan is None:
+            return None, ()
+        fields = {field.name: field.type for field in self.schema.fields}
+        columns = {
+            name: concat(f.indexed.get(name, []), fields[name].to_arrow()) for name in plan.columns
+        }
+        container = plan.container(columns)
+        if len(container) <= plan.in_manifest_threshold:
+            return container, ()
+        path = f.path + INDEX_SUFFIX
+        self.written.append(path)
+        self.file_io.write_bytes(path, container)
+        return None, (f.name + INDEX_SUFFIX,)
 
     def close(self) -> list[DataFileMeta]:
         """Finish the open file; the metadata of every file written."""

@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from lakeops.commit.confine import check_snapshots, entry_paths, index_paths
+from lakeops.commit.confine import check_snapshots, entry_paths_with_extras, index_paths
 from lakeops.errors import ConfigurationError
 from lakeops.format import paths
 from lakeops.format.manifest import FileKind, ManifestEntry
@@ -393,9 +393,11 @@ def _expire_range(
     tagged = protected_snapshots(store)
     protected = _readable(store, tagged)
     keep = [snapshots[end], *protected]
-    live = {e.file.file_name for e in store.live_entries(snapshots[end], parallelism=threads)}
-    for kept in protected:
-        live |= {e.file.file_name for e in store.live_entries(kept, parallelism=threads)}
+    live: set[str] = set()
+    for kept in (snapshots[end], *protected):  # data files and their extra (index) files
+        for e in store.live_entries(kept, parallelism=threads):
+            live.add(e.file.file_name)
+            live.update(e.file.extra_files)
     expired = range(first, end)
     kept_changelogs = [sid for sid in expired if sid >= keep_changelog_from]
     # storage paths, deleted after the snapshot files
@@ -452,15 +454,21 @@ def _doomed_data_files(
     result: _Tally,
     threads: int,
 ) -> list[str]:
-    """Step 1: the data files the expired commits deleted (snapshot ``end`` is the first that
-    stays, and its own deletions removed files still present in the expired snapshot
-    ``end - 1``), unless a kept snapshot still has them."""
+    """Step 1: the data files the expired commits deleted, with their extra files (snapshot
+    ``end`` is the first that stays, and its own deletions removed files still present in the
+    expired snapshot ``end - 1``), unless a kept snapshot still has them."""
     doomed: list[str] = []
     deltas = [snapshots[sid] for sid in range(first + 1, end + 1)]
     for entries in imap_ordered(store.delta_entries, deltas, threads):
         for e in entries:
-            if e.kind == FileKind.DELETE and e.file.file_name not in live:
-                doomed += _entry_path(locations, e)
+            if e.kind != FileKind.DELETE:
+                continue
+            # a file whose index was rewritten stays live under its name: only its old
+            # extra files go
+            names = (e.file.file_name, *e.file.extra_files)
+            paths = _entry_path(locations, e)
+            doomed += [p for p, n in zip(paths, names, strict=True) if n not in live]
+            if e.file.file_name not in live:
                 result.data_files_deleted += 1
     return doomed
 
@@ -574,9 +582,9 @@ def _consumer_expiration(schema: TableSchema) -> int | None:
 
 
 def _entry_path(locations: FileLocations, e: ManifestEntry) -> list[str]:
-    """The storage path of ``e``'s file (an entry outside the table was refused before the
-    pass deleted anything: :func:`~lakeops.commit.confine.check_snapshots`)."""
-    return entry_paths(locations, [e])
+    """The storage path of ``e``'s file and of its extra files (an entry outside the table was
+    refused before the pass deleted anything: :func:`~lakeops.commit.confine.check_snapshots`)."""
+    return entry_paths_with_extras(locations, [e])
 
 
 def _changelog_ids(store: TableStore) -> list[int]:

@@ -121,7 +121,9 @@ def referenced_files(store: TableStore, parallelism: int | None = None) -> set[s
         entries = store.manifest(manifest)
         for e in entries:
             locations.entry_path(e.partition, e.bucket, e.file.file_name, e.file.external_path)
-        return {e.file.file_name for e in entries}
+        return {e.file.file_name for e in entries} | {
+            extra for e in entries for extra in e.file.extra_files
+        }
 
     for files in imap_ordered(data_files, manifests, threads):  # folded as they come
         names |= files

@@ -7,7 +7,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lakeops.options.option import BOOL, LIST, STRING, Option, honoured, ignorable, refused, rng
+from lakeops.options.option import (
+    BOOL,
+    LIST,
+    MEMORY,
+    STRING,
+    Option,
+    honoured,
+    ignorable,
+    refused,
+    rng,
+)
 from lakeops.options.rules import REMOVE, TRUE_REFUSED, external_strategy, norm, unless
 
 __all__ = [
@@ -21,6 +31,10 @@ __all__ = [
     "DELETION_VECTORS_BITMAP64",
     "DELETION_VECTORS_ENABLED",
     "DELETION_VECTORS_MERGE_ON_READ",
+    "FILE_INDEX_COLUMNS",
+    "FILE_INDEX_IN_MANIFEST_THRESHOLD",
+    "FILE_INDEX_OPTION",
+    "FILE_INDEX_READ_ENABLED",
     "INDEX_FILE_IN_DATA_FILE_DIR",
     "ROWS",
     "ROW_TRACKING_ENABLED",
@@ -163,6 +177,32 @@ _SEQUENCE_INIT = honoured(
     fix="use 'scan'",
 ).rows("write.sequence-number-init-mode")
 
+# data-file indexes (lakeops.kv.file_index writes them with every data file)
+_FILE_INDEX = honoured(
+    "every data file lakeops writes (new data and compaction output of both table kinds) "
+    "carries the indexes these options ask for, embedded in its manifest entry or as an "
+    "extra '<data file>.index' file as Paimon decides by size"
+)
+#: the columns of one index type (read with ``key=f"file-index.{type}.columns"``)
+FILE_INDEX_COLUMNS = _FILE_INDEX.row("file-index.<type>.columns", STRING)
+#: one option of one indexed column (``file-index.bloom-filter.<column>.fpp``)
+FILE_INDEX_OPTION = _FILE_INDEX.row("file-index.<type>.<option>", STRING)
+#: whether reads use the indexes to skip files (lakeops.read.file_index)
+FILE_INDEX_READ_ENABLED = honoured(
+    "lakeops' reads of append tables skip a file whose embedded index rules out every value "
+    "an equality or IN filter allows"
+).row("file-index.read.enabled", BOOL, True, rng())
+#: index types lakeops cannot build yet: refused, not silently left out of new files
+_FILE_INDEX_REFUSED = refused(
+    "lakeops cannot build this index type, so the files it writes would lack the index "
+    "Paimon's filtered reads expect",
+    "use Paimon to write and compact this table, or remove the option (ALTER TABLE ... RESET)",
+).rows("file-index.range-bitmap.columns")
+#: the largest index container embedded in the manifest entry (larger: an extra file)
+FILE_INDEX_IN_MANIFEST_THRESHOLD = _FILE_INDEX.row(
+    "file-index.in-manifest-threshold", MEMORY, 500, rng(0)
+)
+
 ROWS: tuple[Option[Any], ...] = (
     DELETION_VECTORS_ENABLED,
     *_VARIANTS,
@@ -184,4 +224,9 @@ ROWS: tuple[Option[Any], ...] = (
     *_PK_INDEXES,
     _QUERY_AUTH,
     *_SEQUENCE_INIT,
+    FILE_INDEX_COLUMNS,
+    *_FILE_INDEX_REFUSED,
+    FILE_INDEX_OPTION,
+    FILE_INDEX_IN_MANIFEST_THRESHOLD,
+    FILE_INDEX_READ_ENABLED,
 )

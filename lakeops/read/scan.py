@@ -53,6 +53,7 @@ from lakeops.kv.append_reader import AppendFileReader
 from lakeops.kv.evolution import SchemaEvolution
 from lakeops.options import TableOptions
 from lakeops.read.expression import Stats, bucket_values
+from lakeops.read.file_index import IndexPruner
 from lakeops.read.predicate import RowFilter
 from lakeops.read.row_tracking import GroupReader, data_evolution, row_id_groups
 from lakeops.read.stats import key_stats, value_stats
@@ -207,6 +208,8 @@ class _AppendFiles:
                 "with Paimon"
             )
         self.row_filter = row_filter
+        #: embedded file indexes that rule out an equality / IN filter
+        self.index = IndexPruner(schema, row_filter)
         self.groups = (
             GroupReader(AppendFileReader(ctx.file_io, schema, ctx.store.schema, ctx.root))
             if self.merged and row_filter is not None
@@ -217,8 +220,9 @@ class _AppendFiles:
         return self.deletions
 
     def may_hold(self, f: DataFileMeta, row_filter: RowFilter | None) -> bool:
-        return (
-            self.merged or row_filter is None or row_filter.may_hold(value_stats(self.evolution, f))
+        return self.merged or (
+            row_filter is None
+            or (row_filter.may_hold(value_stats(self.evolution, f)) and self.index.may_hold(f))
         )
 
     def arrange(self, files: list[DataFileMeta]) -> list[DataFileMeta]:

@@ -65,6 +65,7 @@ from lakeops.format.data_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleSta
 from lakeops.format.kv import KIND, SEQ, RowKind, key_column
 from lakeops.format.schema import TableSchema
 from lakeops.format.types import MAX_VARCHAR, DataType
+from lakeops.kv.file_index import plan_file_index
 from lakeops.kv.formats import settings_for, writer_kwargs
 from lakeops.kv.parquet_layout import writer_options
 from lakeops.spark.bucket_expr import with_bucket
@@ -153,6 +154,8 @@ def _table_refusal(table: Any) -> str | None:
         return "sequence.field / rowkind.field order rows by their values"
     if options.ignore_delete:
         return "ignore-delete is set"
+    if plan_file_index(schema) is not None:
+        return "file-index.* asks for file indexes in every data file"
     settings = settings_for(schema.options, 0)
     if settings.format != "parquet":
         return f"level-0 files are {settings.format}"

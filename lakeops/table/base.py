@@ -38,6 +38,7 @@ from lakeops.kv.formats import check_writable
 from lakeops.maintenance.auto_tags import auto_tags_after_commit
 from lakeops.maintenance.check import CheckReport, check_table
 from lakeops.maintenance.expire import ExpireResult, Retention, expire_snapshots
+from lakeops.maintenance.file_index import RewriteFileIndexResult, rewrite_file_index
 from lakeops.maintenance.orphan import OrphanResult, check_threshold, remove_orphan_files
 from lakeops.maintenance.partition_expire import PartitionExpireResult, expire_partitions
 from lakeops.maintenance.repair import RepairReport, repair_table
@@ -431,6 +432,16 @@ class BaseTable(ScanSource):
         if not dry_run:
             self._require_writable("expire partitions of")
         return expire_partitions(self.context, self._committer(), now=now, dry_run=dry_run)
+
+    def rewrite_file_index(
+        self, *, partitions: Sequence[Mapping[str, str]] | None = None
+    ) -> RewriteFileIndexResult:
+        """Rebuild the file indexes of the live data files of ``partitions`` (each a
+        ``{column: value}`` spec; all partitions without) as the table's ``file-index.*``
+        options now ask, data untouched, as one ``COMPACT`` commit (Paimon's
+        ``rewrite_file_index`` procedure). See :mod:`lakeops.maintenance.file_index`."""
+        self._require_writable("rewrite the file indexes of")
+        return rewrite_file_index(self.context, self._committer(), partitions)
 
     def remove_orphan_files(
         self,

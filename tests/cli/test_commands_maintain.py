@@ -363,3 +363,22 @@ def test_expire_partitions(cli: Cli, loaded: str) -> None:
     assert "dt=2024-01-01" in text and "dropped 2 partition(s) in snapshot" in text
     assert cli.table().read().num_rows == 0
     assert "nothing to expire" in cli.ok("expire-partitions", loaded).stdout
+
+
+def test_rewrite_file_index(cli: Cli, loaded: str) -> None:
+    assert "no data file to index" not in cli.ok("rewrite-file-index", loaded).stdout
+    cli.table().alter(SetOption("file-index.bloom-filter.columns", "id"))
+    before = sorted_rows(cli.table().read())
+    files = {
+        e.file.file_name
+        for e in cli.table().store.live_entries(cli.table().store.latest_snapshot())
+        if b"2024-01-02" in e.partition
+    }
+    out = cli.json("rewrite-file-index", loaded, "--partition", "dt=2024-01-02")
+    assert out["files"] == len(files) and out["snapshot_id"] is not None
+    live = cli.table().store.live_entries(cli.table().store.latest_snapshot())
+    indexed = {e.file.file_name for e in live if e.file.extra_files}
+    assert indexed == files
+    assert sorted_rows(cli.table().read()) == before
+    failed = cli("rewrite-file-index", loaded, "--partition", "nope=1")
+    assert failed.exit_code != 0 and "not partition columns" in failed.stdout + failed.stderr

@@ -191,6 +191,8 @@ public final class PaimonOracle {
                                             op.get("next_snapshot").asLong()));
                     return NODES.objectNode();
                 }
+            case "file_index":
+                return fileIndex((FileStoreTable) catalog.getTable(id), op);
             default:
                 throw new IllegalArgumentException("unknown op " + name);
         }
@@ -960,5 +962,89 @@ public final class PaimonOracle {
             out.add(pair);
         }
         return out;
+    }
+
+    // ------------------------------------------------------------------ file indexes
+
+    /**
+     * Per data file of the latest snapshot: where its file index lives (embedded, extra files),
+     * the index columns and types its container's head names, and for each probe {field,
+     * value} whether Paimon's FileIndexPredicate says an equality filter may match the file
+     * (false: the index lets Paimon skip the file).
+     */
+    private static ObjectNode fileIndex(FileStoreTable table, JsonNode op) throws Exception {
+        RowType rowType = table.rowType();
+        org.apache.paimon.predicate.PredicateBuilder builder =
+                new org.apache.paimon.predicate.PredicateBuilder(rowType);
+        List<org.apache.paimon.predicate.Predicate> probes = new ArrayList<>();
+        for (JsonNode probe : op.get("probes")) {
+            int field = rowType.getFieldIndex(probe.get("field").asText());
+            probes.add(
+                    builder.equal(
+                            field,
+                            toInternal(probe.get("value"), rowType.getTypeAt(field))));
+        }
+        ArrayNode files = NODES.arrayNode();
+        for (Split split : table.newReadBuilder().newScan().plan().splits()) {
+            DataSplit ds = (DataSplit) split;
+            for (org.apache.paimon.io.DataFileMeta meta : ds.dataFiles()) {
+                ObjectNode file = NODES.objectNode();
+                file.put("file", meta.fileName());
+                file.put("level", meta.level());
+                file.put("row_count", meta.rowCount());
+                byte[] embedded = meta.embeddedIndex();
+                file.put("embedded", embedded != null);
+                ArrayNode extras = NODES.arrayNode();
+                String indexFile = null;
+                for (String extra : meta.extraFiles()) {
+                    extras.add(extra);
+                    if (extra.endsWith(".index")) {
+                        indexFile = extra;
+                    }
+                }
+                file.set("extra_files", extras);
+                byte[] container = embedded;
+                if (container == null && indexFile != null) {
+                    Path path = new Path(ds.bucketPath(), indexFile);
+                    try (org.apache.paimon.fs.SeekableInputStream in =
+                            table.fileIO().newInputStream(path)) {
+                        container =
+                                org.apache.paimon.utils.IOUtils.readFully(in, true);
+                    }
+                }
+                ArrayNode columns = NODES.arrayNode();
+                ArrayNode mayMatch = NODES.arrayNode();
+                if (container != null) {
+                    java.io.DataInputStream head =
+                            new java.io.DataInputStream(new java.io.ByteArrayInputStream(container));
+                    head.readLong();
+                    head.readInt();
+                    head.readInt();
+                    int n = head.readInt();
+                    for (int i = 0; i < n; i++) {
+                        String column = head.readUTF();
+                        int types = head.readInt();
+                        for (int j = 0; j < types; j++) {
+                            columns.add(column + ":" + head.readUTF());
+                            head.readInt();
+                            head.readInt();
+                        }
+                    }
+                    try (org.apache.paimon.fileindex.FileIndexPredicate predicate =
+                            new org.apache.paimon.fileindex.FileIndexPredicate(
+                                    container, rowType)) {
+                        for (org.apache.paimon.predicate.Predicate p : probes) {
+                            mayMatch.add(predicate.testPredicate(p));
+                        }
+                    }
+                }
+                file.set("index_columns", columns);
+                file.set("may_match", mayMatch);
+                files.add(file);
+            }
+        }
+        ObjectNode result = NODES.objectNode();
+        result.set("files", files);
+        return result;
     }
 }

@@ -1,0 +1,226 @@
+"""The file indexes a table's ``file-index.*`` options ask of each data file (Paimon's
+``FileIndexOptions`` + ``DataFileIndexWriter``).
+
+``file-index.<type>.columns`` lists the columns (comma-separated, blanks trimmed, an empty name
+refused) given an index of ``<type>``; ``file-index.<type>.<column>.<option>`` sets one option of
+one column's index (a key with another shape is ignored, as Paimon ignores it; an option of a
+column the type does not list is refused, as Paimon refuses it). Of the types, lakeops builds
+``bloom-filter``, ``bitmap`` (version 1) and ``bsi`` (:mod:`lakeops.format.file_index`); the
+others (``range-bitmap``) are refused by their option rows.
+
+A primary-key table indexes its value columns (the table's fields) in every data file, not in
+changelog files; an append table its fields. The container of a file's indexes is embedded in
+its ``DataFileMeta`` when it is at most ``file-index.in-manifest-threshold`` bytes (default 500),
+else written as ``<data file>.index`` next to the data file and named in ``_EXTRA_FILES``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from lakeops.errors import ConfigurationError, UnsupportedFeatureError
+from lakeops.format.file_index import (
+    BITMAP,
+    BITMAP_ROOTS,
+    BLOOM_FILTER,
+    BSI,
+    BSI_ROOTS,
+    HASHABLE_ROOTS,
+    bitmap_bytes,
+    bloom_filter_bytes,
+    bsi_bytes,
+    write_container,
+)
+from lakeops.format.schema import TableSchema
+from lakeops.format.types import DataType
+from lakeops.options.rows_files import (
+    FILE_INDEX_COLUMNS,
+    FILE_INDEX_IN_MANIFEST_THRESHOLD,
+    FILE_INDEX_OPTION,
+)
+
+__all__ = ["INDEX_SUFFIX", "ColumnIndex", "FileIndexPlan", "plan_file_index"]
+
+#: the suffix of an extra index file's name (Paimon's ``DataFilePathFactory.INDEX_PATH_SUFFIX``)
+INDEX_SUFFIX = ".index"
+
+_PREFIX = "file-index."
+_COLUMNS = ".columns"
+_DEFAULT_ITEMS = 1_000_000
+_DEFAULT_FPP = 0.1
+#: the index types lakeops builds, with the column types each can index
+_ROOTS = {BLOOM_FILTER: HASHABLE_ROOTS, BITMAP: BITMAP_ROOTS, BSI: BSI_ROOTS}
+
+
+@dataclass(frozen=True)
+class ColumnIndex:
+    """One index of one column: its type, the column's data type and the index's options."""
+
+    column: str
+    kind: str
+    dtype: DataType
+    options: Mapping[str, str]
+
+    def build(self, values: pa.Array) -> bytes:
+        """The index body over ``values`` (the column's values in the file, in file order)."""
+        if self.kind == BITMAP:
+            version = self.options.get("version")
+            if version is not None and version.strip() != "1":
+                raise UnsupportedFeatureError(
+                    f"option {self._key('version')!r} = {version!r}: lakeops writes bitmap "
+                    "indexes of version 1 (which every Paimon reads); remove the option or "
+                    "set it to 1"
+                )
+            return bitmap_bytes(values, self.dtype)
+        if self.kind == BSI:
+            return bsi_bytes(values, self.dtype)
+        items = _int(self.options.get("items"), _DEFAULT_ITEMS, self._key("items"))
+        fpp = _float(self.options.get("fpp"), _DEFAULT_FPP, self._key("fpp"))
+        return bloom_filter_bytes(values, self.dtype, items, fpp)
+
+    def _key(self, option: str) -> str:
+        return f"{_PREFIX}{self.kind}.{self.column}.{option}"
+
+
+@dataclass(frozen=True)
+class FileIndexPlan:
+    """The indexes every data file of a table gets, and the size up to which a file's index
+    container is embedded in its manifest entry."""
+
+    indexes: tuple[ColumnIndex, ...]
+    in_manifest_threshold: int
+
+    @property
+    def columns(self) -> list[str]:
+        """The indexed columns, each once, in first-listed order."""
+        return list(dict.fromkeys(i.column for i in self.indexes))
+
+    def container(self, columns: Mapping[str, pa.Array]) -> bytes:
+        """The index container of one file whose indexed columns hold ``columns``."""
+        bodies: dict[str, dict[str, bytes | None]] = {}
+        for index in self.indexes:
+            bodies.setdefault(index.column, {})[index.kind] = index.build(columns[index.column])
+        return write_container(bodies)
+
+
+def plan_file_index(schema: TableSchema) -> FileIndexPlan | None:
+    """The file indexes ``schema``'s options ask for (None: none). Refuses, before anything is
+    written, an index on a column the table lacks, a map-key (nested) index, a column type the
+    index cannot hash, and an option of a column its type does not list."""
+    options = schema.options
+    by_column = _declared(options)
+    if not by_column:
+        return None
+    _add_column_options(options, by_column)
+    fields = {f.name: f.type for f in schema.fields}
+    indexes = [
+        _column_index(column, kind, opts, fields) for (column, kind), opts in by_column.items()
+    ]
+    threshold = FILE_INDEX_IN_MANIFEST_THRESHOLD.get(options)
+    return FileIndexPlan(tuple(indexes), threshold)
+
+
+def _declared(options: Mapping[str, str]) -> dict[tuple[str, str], dict[str, str]]:
+    """(column, index type) -> {} for every column a ``file-index.<type>.columns`` lists."""
+    by_column: dict[tuple[str, str], dict[str, str]] = {}
+    for key in options:
+        if not (key.startswith(_PREFIX) and key.endswith(_COLUMNS)):
+            continue
+        kind = key[len(_PREFIX) : -len(_COLUMNS)]
+        if "." in kind:
+            continue
+        text = FILE_INDEX_COLUMNS.find(options, key=key) or ""
+        for name in text.split(","):
+            if not name.strip():
+                raise ConfigurationError(
+                    f"option {key!r} = {text!r} has an empty column name; list the columns "
+                    "to index separated by commas"
+                )
+            by_column.setdefault((name.strip(), kind), {})
+    return by_column
+
+
+def _add_column_options(
+    options: Mapping[str, str], by_column: dict[tuple[str, str], dict[str, str]]
+) -> None:
+    """Fill in each declared index's ``file-index.<type>.<column>.<option>`` options."""
+    for key in options:
+        if not key.startswith(_PREFIX) or key.endswith(_COLUMNS):
+            continue
+        parts = key[len(_PREFIX) :].split(".")
+        if len(parts) != 3:
+            continue  # Paimon ignores keys of another shape (in-manifest-threshold …)
+        kind, column, option = parts
+        if (column, kind) not in by_column:
+            raise ConfigurationError(
+                f"file index option {key!r}: column {column!r} is not declared in "
+                f"'{_PREFIX}{kind}{_COLUMNS}'; add it there or remove {key!r}"
+            )
+        by_column[(column, kind)][option] = FILE_INDEX_OPTION.find(options, key=key) or ""
+
+
+def _column_index(
+    column: str, kind: str, opts: dict[str, str], fields: Mapping[str, DataType]
+) -> ColumnIndex:
+    """The index of ``kind`` on ``column``, refused when lakeops cannot build it."""
+    where = f"'{_PREFIX}{kind}{_COLUMNS}'"
+    if "[" in column:
+        raise UnsupportedFeatureError(
+            f"file index {kind!r} on map entry {column!r}: lakeops does not build map-key file "
+            f"indexes; use Paimon to write this table or remove the column from {where}"
+        )
+    dtype = fields.get(column)
+    if dtype is None:
+        raise ConfigurationError(
+            f"{where} names column {column!r}, which the table does not have (columns: "
+            f"{', '.join(fields)}); fix the option"
+        )
+    if kind not in _ROOTS:
+        raise UnsupportedFeatureError(
+            f"file index type {kind!r} (option {where}): lakeops builds 'bloom-filter', "
+            "'bitmap' and 'bsi' indexes only; use Paimon to write this table or remove the option"
+        )
+    if dtype.root not in _ROOTS[kind]:
+        raise UnsupportedFeatureError(
+            f"a {kind} index on column {column!r} of type {dtype}: Paimon cannot index that "
+            f"type so; remove {column!r} from {where}"
+        )
+    index = ColumnIndex(column, kind, dtype, dict(opts))
+    index.build(pa.array([], dtype.to_arrow()))  # refuses bad options up front
+    return index
+
+
+def _int(text: str | None, default: int, key: str) -> int:
+    if text is None:
+        return default
+    try:
+        value = int(text.strip())
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ConfigurationError(f"option {key!r} = {text!r} must be a positive integer")
+    return value
+
+
+def _float(text: str | None, default: float, key: str) -> float:
+    if text is None:
+        return default
+    try:
+        value = float(text.strip())
+    except ValueError:
+        value = -1.0
+    if not 0.0 < value < 1.0:
+        raise ConfigurationError(
+            f"option {key!r} = {text!r} must be a probability between 0 and 1 (exclusive)"
+        )
+    return value
+
+
+def concat(chunks: Sequence[pa.Array | pa.ChunkedArray], dtype: pa.DataType) -> pa.Array:
+    """The values of ``chunks`` as one array (an empty one of ``dtype`` when there are none)."""
+    if not chunks:
+        return pa.array([], dtype)
+    return pa.chunked_array(chunks, dtype).combine_chunks()
