@@ -103,6 +103,7 @@ def write(
     parallelism: int | None = None,
     via: WritePath = "python",
     commit_user: str | None = None,
+    watermark: int | None = None,
 ) -> WritePath:
     """Write ``df`` into the table as one commit, one writer per (partition, bucket), and
     return which path wrote it: ``"native"`` or ``"python"`` (also logged).
@@ -120,6 +121,10 @@ def write(
     ``commit_user``: a stable commit user makes the write exactly-once — run again after its
     commit landed (a retried task), it publishes nothing and deletes the files it wrote
     (:mod:`lakeops.commit.exactly_once`). Without one, every call commits.
+
+    ``watermark`` (epoch milliseconds): stored in the snapshot, as :meth:`lakeops.Table.commit`
+    stores it (the larger of it and the latest snapshot's; it drives
+    ``tag.automatic-creation = watermark``).
 
     The Python path: the bucket of every row is computed with Paimon's hash (in the JVM for
     integer-like keys, see :mod:`lakeops.spark.bucket_expr`, else in a vectorised Arrow UDF),
@@ -141,6 +146,8 @@ def write(
         options["parallelism"] = str(parallelism)
     if commit_user:
         options["commit_user"] = commit_user
+    if watermark is not None:
+        options["watermark"] = str(int(watermark))
     table = open_table(options)
     check_writable(table.schema)
     if via not in ("auto", "native", "python"):
@@ -157,6 +164,7 @@ def write(
                 overwrite=mode == "overwrite",
                 overwrite_partitions=overwrite_partitions,
                 commit_user=commit_user,
+                watermark=watermark,
             )
             return "native"
         if via == "native":
