@@ -1,5 +1,5 @@
 """Maintenance commands: ``compact``, ``flush``, ``expire``, ``expire-partitions``,
-``orphans``, ``rollback``, ``check``, ``repair``."""
+``rescale``, ``orphans``, ``rollback``, ``check``, ``repair``."""
 
 from __future__ import annotations
 
@@ -323,6 +323,62 @@ def expire_partitions(
     )
 
 
+def rescale(
+    ctx: typer.Context,
+    table: TableArg,
+    bucket: Annotated[
+        int | None,
+        typer.Option(
+            "--bucket",
+            min=1,
+            metavar="N",
+            help="Change the table's bucket count to N first (an alter).",
+            show_default=False,
+        ),
+    ] = None,
+    partition: PartitionOpt = None,
+    parallelism: ParallelismOpt = None,
+) -> None:
+    """Rewrite partitions into the table's bucket count (Paimon's "Rescale Bucket").
+
+    With --bucket N the table's bucket count changes to N first. The partitions (--partition;
+    default: every partition whose files hold another bucket count) are read at one snapshot
+    and rewritten as ONE OVERWRITE snapshot; a primary-key table's rows are merged first.
+    Writes into a partition still holding the old count are refused until it is rescaled.
+    """
+    check_parallelism(parallelism)
+    st = state(ctx)
+    target = st.table(table)
+    specs = _partitions(target, partition)
+    result = target.rescale_buckets(bucket=bucket, partitions=specs, parallelism=parallelism)
+    snapshot = result.snapshot
+
+    def human(console: Console) -> None:
+        for name in result.partitions:
+            was = result.previous_buckets.get(name)
+            console.print(f"{name or '(table)'}: {was} -> {result.bucket} buckets", markup=False)
+        if snapshot is None:
+            console.print(f"nothing to rescale: every partition has {result.bucket} buckets")
+            return
+        console.print(
+            f"snapshot {snapshot.id} (OVERWRITE): rescaled {len(result.partitions)} "
+            f"partition(s), {result.rows} row(s), to {result.bucket} buckets",
+            markup=False,
+        )
+
+    st.out.result(
+        {
+            "table": table,
+            "bucket": result.bucket,
+            "partitions": list(result.partitions),
+            "previous_buckets": dict(result.previous_buckets),
+            "rows": result.rows,
+            "snapshot_id": None if snapshot is None else snapshot.id,
+        },
+        human,
+    )
+
+
 def orphans(
     ctx: typer.Context,
     table: TableArg,
@@ -536,5 +592,15 @@ def repair(
 
 def register(app: typer.Typer) -> None:
     """Add the maintenance commands to ``app``."""
-    for command in (compact, flush, expire, expire_partitions, orphans, rollback, check, repair):
+    for command in (
+        compact,
+        flush,
+        expire,
+        expire_partitions,
+        rescale,
+        orphans,
+        rollback,
+        check,
+        repair,
+    ):
         app.command(rich_help_panel=PANEL)(command)

@@ -363,3 +363,25 @@ def test_expire_partitions(cli: Cli, loaded: str) -> None:
     assert "dt=2024-01-01" in text and "dropped 2 partition(s) in snapshot" in text
     assert cli.table().read().num_rows == 0
     assert "nothing to expire" in cli.ok("expire-partitions", loaded).stdout
+
+
+def test_rescale(cli: Cli, loaded: str, parquet: Callable[[str, pa.Table], Path]) -> None:
+    """``rescale --bucket`` changes the count and rewrites one partition as one OVERWRITE; the
+    other is refused writes until ``rescale`` without --bucket rewrites it; rows never
+    change (the model: the rows read before)."""
+    before = sorted_rows(cli.table().read())
+    out = cli.json("rescale", loaded, "--bucket", "3", "--partition", "dt=2024-01-02")
+    assert out["bucket"] == 3 and out["partitions"] == ["dt=2024-01-02"]
+    assert out["previous_buckets"] == {"dt=2024-01-02": 2} and out["rows"] == 30
+    table = cli.table()
+    assert table.latest_snapshot().id == out["snapshot_id"] == 4  # type: ignore[union-attr]
+    assert sorted_rows(table.read()) == before
+    refused = cli("write", loaded, str(parquet("late.parquet", rows("2024-01-01", range(3)))))
+    assert refused.exit_code == 1 and "partition dt=2024-01-01" in refused.stderr
+    assert "rescale" in refused.stderr
+    text = cli.ok("rescale", loaded).stdout
+    assert "dt=2024-01-01: 2 -> 3 buckets" in text and "rescaled 1 partition(s)" in text
+    assert "nothing to rescale" in cli.ok("rescale", loaded).stdout
+    assert sorted_rows(cli.table().read()) == before
+    bad = cli("rescale", loaded, "--bucket", "0")
+    assert bad.exit_code != 0
