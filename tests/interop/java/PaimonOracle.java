@@ -21,6 +21,8 @@
  *           keep_nullability?) | updateColumnNullability (name, nullable) | updateColumnComment
  *           (name, comment) | updateColumnPosition (name, position, reference?) | setOption (key,
  *           value) | removeOption (key)}]; position: first | last | after | before
+ *   overwrite rows, partition? {key: value}: one OVERWRITE commit (BatchWriteBuilder
+ *           .withOverwrite: of that static partition, or the whole table without one)
  *   compact full compaction of every (partition, bucket) that has files: one commit
  *   delete_dv column, values [..]: on an append table with deletion vectors, delete every row
  *           whose column (INT, BIGINT or STRING) is one of values, as Paimon's Spark DELETE
@@ -190,6 +192,8 @@ public final class PaimonOracle {
                                             op.get("next_snapshot").asLong()));
                     return NODES.objectNode();
                 }
+            case "overwrite":
+                return overwrite((FileStoreTable) catalog.getTable(id), op);
             default:
                 throw new IllegalArgumentException("unknown op " + name);
         }
@@ -928,5 +932,30 @@ public final class PaimonOracle {
                 throw new IllegalArgumentException(
                         "unsupported type " + type + " (precision " + DataTypeChecks.getPrecision(type) + ")");
         }
+    }
+
+    // ------------------------------------------------------------------ overwrite
+
+    private static ObjectNode overwrite(FileStoreTable table, JsonNode op) throws Exception {
+        List<DataField> fields = table.rowType().getFields();
+        Map<String, String> partition = new java.util.LinkedHashMap<>();
+        JsonNode spec = op.get("partition");
+        if (spec != null) {
+            spec.fields().forEachRemaining(e -> partition.put(e.getKey(), e.getValue().asText()));
+        }
+        BatchWriteBuilder builder = table.newBatchWriteBuilder().withOverwrite(partition);
+        try (BatchTableWrite write = builder.newWrite();
+                BatchTableCommit commit = builder.newCommit()) {
+            for (JsonNode row : op.get("rows")) {
+                GenericRow out = new GenericRow(RowKind.INSERT, fields.size());
+                for (int i = 0; i < fields.size(); i++) {
+                    DataField f = fields.get(i);
+                    out.setField(i, toInternal(row.get(f.name()), f.type()));
+                }
+                write.write(out);
+            }
+            commit.commit(write.prepareCommit());
+        }
+        return NODES.objectNode();
     }
 }
