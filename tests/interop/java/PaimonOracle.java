@@ -23,6 +23,9 @@
  *           value) | removeOption (key)}]; position: first | last | after | before
  *   overwrite rows, partition? {key: value}: one OVERWRITE commit (BatchWriteBuilder
  *           .withOverwrite: of that static partition, or the whole table without one)
+ *   expire_partitions run the table's PartitionExpire once (set
+ *           'partition.expiration-check-interval' to '0 s' so the first call checks) ->
+ *           {"expired": [{key: value}, ...]} as Paimon renders the dropped partitions
  *   compact full compaction of every (partition, bucket) that has files: one commit
  *   delete_dv column, values [..]: on an append table with deletion vectors, delete every row
  *           whose column (INT, BIGINT or STRING) is one of values, as Paimon's Spark DELETE
@@ -194,6 +197,8 @@ public final class PaimonOracle {
                 }
             case "overwrite":
                 return overwrite((FileStoreTable) catalog.getTable(id), op);
+            case "expire_partitions":
+                return expirePartitions((FileStoreTable) catalog.getTable(id));
             default:
                 throw new IllegalArgumentException("unknown op " + name);
         }
@@ -957,5 +962,23 @@ public final class PaimonOracle {
             commit.commit(write.prepareCommit());
         }
         return NODES.objectNode();
+    }
+
+    // ------------------------------------------------------------------ partition expiry
+
+    private static ObjectNode expirePartitions(FileStoreTable table) throws Exception {
+        List<Map<String, String>> expired =
+                table.store().newPartitionExpire("oracle-partition-expire").expire(Long.MAX_VALUE);
+        ArrayNode out = NODES.arrayNode();
+        if (expired != null) {
+            for (Map<String, String> spec : expired) {
+                ObjectNode o = NODES.objectNode();
+                spec.forEach(o::put);
+                out.add(o);
+            }
+        }
+        ObjectNode result = NODES.objectNode();
+        result.set("expired", out);
+        return result;
     }
 }
