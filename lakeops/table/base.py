@@ -31,7 +31,7 @@ from lakeops.errors import (
 )
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.schema import TableSchema
-from lakeops.format.schema_change import SchemaChange
+from lakeops.format.schema_change import SchemaChange, SetOption
 from lakeops.format.snapshot import Snapshot
 from lakeops.io.file_io import FileIO
 from lakeops.kv.formats import check_writable
@@ -460,8 +460,6 @@ class BaseTable(ScanSource):
             >>> table.rescale_buckets(bucket=8)                               # doctest: +SKIP
             >>> table.rescale_buckets(partitions=[{"dt": "2024-01-01"}])      # doctest: +SKIP
         """
-        from lakeops.format.schema_change import SetOption
-
         self._require_writable("rescale buckets of")
         plan = plan_rescale(self.context, partitions)  # refuses a non-fixed table up front
         if bucket is not None and bucket != self.options.bucket:
