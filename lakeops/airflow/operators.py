@@ -522,8 +522,9 @@ class LakeopsExpirePartitionsOperator(_LakeopsOperator):
     one ``OVERWRITE`` commit that deletes no file. ``report_only`` lists them and commits
     nothing (a dry run; ``dry_run`` is taken by ``BaseOperator.dry_run()``).
 
-    Returns (XCom): ``table, partitions (values by key), snapshot_id (None when nothing was
-    dropped), commit_kind, report_only, seconds``.
+    Returns (XCom): ``table, partitions (values by key), snapshot_id (the last drop; None when
+    nothing was dropped), snapshot_ids (one per ``partition.expiration-batch-size`` batch),
+    commit_kind, report_only, seconds``.
     """
 
     def __init__(self, *, report_only: bool = False, **kwargs: Any) -> None:
@@ -539,6 +540,7 @@ class LakeopsExpirePartitionsOperator(_LakeopsOperator):
             {
                 "partitions": result.partitions,
                 "snapshot_id": result.snapshot_id,
+                "snapshot_ids": list(result.snapshot_ids),
                 "commit_kind": "OVERWRITE" if result.snapshot_id is not None else None,
                 "report_only": self.report_only,
             },

@@ -308,7 +308,9 @@ def expire_partitions(
             console.print(", ".join(f"{k}={v}" for k, v in spec.items()), markup=False)
         verb = "would drop" if dry_run else "dropped"
         line = f"{verb} {len(result.partitions)} partition(s)"
-        if result.snapshot_id is not None:
+        if len(result.snapshot_ids) > 1:  # partition.expiration-batch-size: one per batch
+            line += " in snapshots " + ", ".join(str(i) for i in result.snapshot_ids)
+        elif result.snapshot_id is not None:
             line += f" in snapshot {result.snapshot_id}"
         console.print(line if result.partitions else "nothing to expire")
 
@@ -318,6 +320,7 @@ def expire_partitions(
             "dry_run": dry_run,
             "partitions": result.partitions,
             "snapshot_id": result.snapshot_id,
+            "snapshot_ids": list(result.snapshot_ids),
         },
         human,
     )

@@ -365,6 +365,19 @@ def test_expire_partitions(cli: Cli, loaded: str) -> None:
     assert "nothing to expire" in cli.ok("expire-partitions", loaded).stdout
 
 
+def test_expire_partitions_in_batches(cli: Cli, loaded: str) -> None:
+    cli.table().alter(
+        [
+            SetOption("partition.expiration-time", "7 d"),
+            SetOption("partition.expiration-batch-size", "1"),
+        ]
+    )
+    before = cli.table().latest_snapshot().id  # type: ignore[union-attr]
+    out = cli.json("expire-partitions", loaded)
+    assert [p["dt"] for p in out["partitions"]] == ["2024-01-01", "2024-01-02"]
+    assert out["snapshot_ids"] == [before + 1, before + 2] and out["snapshot_id"] == before + 2
+
+
 def test_rescale(cli: Cli, loaded: str, parquet: Callable[[str, pa.Table], Path]) -> None:
     """``rescale --bucket`` changes the count and rewrites one partition as one OVERWRITE; the
     other is refused writes until ``rescale`` without --bucket rewrites it; rows never
