@@ -10,6 +10,8 @@ Where the work runs:
   the default: vectorised, no JVM), or as the distributed Spark job (``engine="spark"``) for
   tables too big for one worker.
 * Expiry and orphan cleanup are metadata and file operations: always in the worker.
+* Rescaling buckets (:class:`LakeopsRescaleBucketsOperator`) runs in the worker with the
+  library, or as the Spark job's ``rescale`` entry (``engine="spark"``).
 
 Every operator that commits emits an Asset event for its table
 (``lakeops://<conn_id>/<db>/<table>``, see :mod:`lakeops.airflow.assets`) through the
@@ -46,6 +48,7 @@ __all__ = [
     "LakeopsExpireSnapshotsOperator",
     "LakeopsFlushLevel0Operator",
     "LakeopsRemoveOrphanFilesOperator",
+    "LakeopsRescaleBucketsOperator",
     "LakeopsSparkWriteOperator",
 ]
 
@@ -230,6 +233,10 @@ class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
             run, map index; :mod:`lakeops.airflow.commit_user`), so a retry after the commit
             landed (the task failed later, e.g. pushing its XCom) publishes nothing and deletes
             what it wrote (default True). False: every try commits.
+        watermark: the commit's watermark (epoch milliseconds, templated: e.g.
+            ``"{{ data_interval_end.int_timestamp * 1000 }}"``), stored in the snapshot as
+            ``Table.commit`` stores it (``tag.automatic-creation = watermark`` tags follow it);
+            None (default): none.
 
     Returns (XCom): ``table, snapshot_id, commit_kind, total_records, files_added,
     bytes_written, rows_written, path, already_committed, seconds``; ``path`` is ``native`` or
@@ -244,6 +251,7 @@ class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
         "source_format",
         "lakeops_conn_id",
         "master",
+        "watermark",
     )
 
     def __init__(
@@ -262,9 +270,11 @@ class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
         parallelism: int | None = None,
         via: Literal["python", "auto", "native"] = "python",
         exactly_once: bool = True,
+        watermark: int | str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(table=table, **kwargs)
+        self.watermark = watermark
         self.parallelism = check_parallelism(parallelism)
         self.exactly_once = exactly_once
         if via not in ("python", "auto", "native"):
@@ -312,6 +322,14 @@ class LakeopsSparkWriteOperator(_SparkJobMixin, _LakeopsOperator):
         user = task_commit_user(context) if self.exactly_once else None
         if user is not None:
             args += ["--commit-user", user]
+        if self.watermark is not None and str(self.watermark).strip() != "":
+            try:
+                watermark = int(str(self.watermark).strip())
+            except ValueError:
+                raise ConfigurationError(
+                    f"watermark must be epoch milliseconds (an integer), got {self.watermark!r}"
+                ) from None
+            args += ["--watermark", str(watermark)]
         summary = self._submit(hook, "write", args, self.submit)
         if summary.get("already_committed"):
             self.log.warning(
@@ -504,8 +522,9 @@ class LakeopsExpirePartitionsOperator(_LakeopsOperator):
     one ``OVERWRITE`` commit that deletes no file. ``report_only`` lists them and commits
     nothing (a dry run; ``dry_run`` is taken by ``BaseOperator.dry_run()``).
 
-    Returns (XCom): ``table, partitions (values by key), snapshot_id (None when nothing was
-    dropped), commit_kind, report_only, seconds``.
+    Returns (XCom): ``table, partitions (values by key), snapshot_id (the last drop; None when
+    nothing was dropped), snapshot_ids (one per ``partition.expiration-batch-size`` batch),
+    commit_kind, report_only, seconds``.
     """
 
     def __init__(self, *, report_only: bool = False, **kwargs: Any) -> None:
@@ -521,8 +540,84 @@ class LakeopsExpirePartitionsOperator(_LakeopsOperator):
             {
                 "partitions": result.partitions,
                 "snapshot_id": result.snapshot_id,
+                "snapshot_ids": list(result.snapshot_ids),
                 "commit_kind": "OVERWRITE" if result.snapshot_id is not None else None,
                 "report_only": self.report_only,
+            },
+            start,
+        )
+
+
+class LakeopsRescaleBucketsOperator(_SparkJobMixin, _LakeopsOperator):
+    """Rescale a fixed-bucket table (Paimon's "Rescale Bucket"): with ``bucket`` first change
+    the table's bucket count, then rewrite ``partitions`` (default: every partition whose files
+    hold another count) into it as ONE ``OVERWRITE`` commit
+    (:meth:`lakeops.Table.rescale_buckets`). ``engine="local"`` (default) runs it in the
+    worker; ``engine="spark"`` runs the Spark job's ``rescale`` entry (``submit``, ``master``,
+    ``spark_conf``, ``py_files`` as for the compaction operators).
+
+    Returns (XCom): ``table, bucket, partitions (their directory names), rows, snapshot_id
+    (None when nothing needed rescaling), commit_kind, seconds``.
+    """
+
+    template_fields: Sequence[str] = ("table", "partitions", "lakeops_conn_id", "master")
+
+    def __init__(
+        self,
+        *,
+        bucket: int | None = None,
+        partitions: Sequence[Mapping[str, Any]] | None = None,
+        engine: Literal["local", "spark"] = "local",
+        parallelism: int | None = None,
+        master: str | None = None,
+        spark_conf: Mapping[str, str] | None = None,
+        py_files: Sequence[str] = (),
+        spark_log_level: str | None = None,
+        submit: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if engine not in ("local", "spark"):
+            raise ConfigurationError(f"engine must be 'local' or 'spark', got {engine!r}")
+        if bucket is not None and bucket < 1:
+            raise ConfigurationError(f"bucket must be a fixed count >= 1, got {bucket}")
+        self.bucket = bucket
+        self.partitions = list(partitions or [])
+        self.engine = engine
+        self.parallelism = check_parallelism(parallelism)
+        self.master = master
+        self.spark_conf = dict(spark_conf or {})
+        self.py_files = list(py_files)
+        self.spark_log_level = spark_log_level
+        self.submit = submit
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        start = time.monotonic()
+        hook = self.hook()
+        table = hook.get_table(self.table)
+        if self.engine == "spark":
+            args = ["--table", table.root, *_partition_args(self.partitions)]
+            args += _parallelism_args(self.parallelism)
+            if self.bucket is not None:
+                args += ["--bucket", str(self.bucket)]
+            summary = self._submit(hook, "rescale", args, self.submit)
+            result = {
+                k: summary.get(k)
+                for k in ("bucket", "partitions", "rows", "snapshot_id", "commit_kind")
+            }
+            return self._done(context, result, start)
+        rescaled = table.rescale_buckets(
+            bucket=self.bucket, partitions=self.partitions or None, parallelism=self.parallelism
+        )
+        snapshot = rescaled.snapshot
+        return self._done(
+            context,
+            {
+                "bucket": rescaled.bucket,
+                "partitions": list(rescaled.partitions),
+                "rows": rescaled.rows,
+                "snapshot_id": None if snapshot is None else snapshot.id,
+                "commit_kind": None if snapshot is None else snapshot.commit_kind,
             },
             start,
         )

@@ -1,5 +1,5 @@
 """Maintenance commands: ``compact``, ``flush``, ``expire``, ``expire-partitions``,
-``rewrite-file-index``, ``orphans``, ``rollback``, ``check``, ``repair``."""
+``rewrite-file-index``, ``rescale``, ``orphans``, ``rollback``, ``check``, ``repair``."""
 
 from __future__ import annotations
 
@@ -308,7 +308,9 @@ def expire_partitions(
             console.print(", ".join(f"{k}={v}" for k, v in spec.items()), markup=False)
         verb = "would drop" if dry_run else "dropped"
         line = f"{verb} {len(result.partitions)} partition(s)"
-        if result.snapshot_id is not None:
+        if len(result.snapshot_ids) > 1:  # partition.expiration-batch-size: one per batch
+            line += " in snapshots " + ", ".join(str(i) for i in result.snapshot_ids)
+        elif result.snapshot_id is not None:
             line += f" in snapshot {result.snapshot_id}"
         console.print(line if result.partitions else "nothing to expire")
 
@@ -318,6 +320,63 @@ def expire_partitions(
             "dry_run": dry_run,
             "partitions": result.partitions,
             "snapshot_id": result.snapshot_id,
+            "snapshot_ids": list(result.snapshot_ids),
+        },
+        human,
+    )
+
+
+def rescale(
+    ctx: typer.Context,
+    table: TableArg,
+    bucket: Annotated[
+        int | None,
+        typer.Option(
+            "--bucket",
+            min=1,
+            metavar="N",
+            help="Change the table's bucket count to N first (an alter).",
+            show_default=False,
+        ),
+    ] = None,
+    partition: PartitionOpt = None,
+    parallelism: ParallelismOpt = None,
+) -> None:
+    """Rewrite partitions into the table's bucket count (Paimon's "Rescale Bucket").
+
+    With --bucket N the table's bucket count changes to N first. The partitions (--partition;
+    default: every partition whose files hold another bucket count) are read at one snapshot
+    and rewritten as ONE OVERWRITE snapshot; a primary-key table's rows are merged first.
+    Writes into a partition still holding the old count are refused until it is rescaled.
+    """
+    check_parallelism(parallelism)
+    st = state(ctx)
+    target = st.table(table)
+    specs = _partitions(target, partition)
+    result = target.rescale_buckets(bucket=bucket, partitions=specs, parallelism=parallelism)
+    snapshot = result.snapshot
+
+    def human(console: Console) -> None:
+        for name in result.partitions:
+            was = result.previous_buckets.get(name)
+            console.print(f"{name or '(table)'}: {was} -> {result.bucket} buckets", markup=False)
+        if snapshot is None:
+            console.print(f"nothing to rescale: every partition has {result.bucket} buckets")
+            return
+        console.print(
+            f"snapshot {snapshot.id} (OVERWRITE): rescaled {len(result.partitions)} "
+            f"partition(s), {result.rows} row(s), to {result.bucket} buckets",
+            markup=False,
+        )
+
+    st.out.result(
+        {
+            "table": table,
+            "bucket": result.bucket,
+            "partitions": list(result.partitions),
+            "previous_buckets": dict(result.previous_buckets),
+            "rows": result.rows,
+            "snapshot_id": None if snapshot is None else snapshot.id,
         },
         human,
     )
@@ -567,6 +626,7 @@ def register(app: typer.Typer) -> None:
         expire,
         expire_partitions,
         rewrite_file_index,
+        rescale,
         orphans,
         rollback,
         check,

@@ -35,6 +35,7 @@ from lakeops.commit.exactly_once import already_committed, discard_uncommitted_f
 from lakeops.commit.id_guard import IdVerdict, verify_new_id
 from lakeops.commit.presence import CommitPresence, verify_present
 from lakeops.commit.retry import CommitRetry
+from lakeops.commit.since_base import partitions_changed
 from lakeops.commit.snapshot_builder import (
     CommitLists,
     PlannedChange,
@@ -124,6 +125,7 @@ class Committer:
         commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
         on_compact_conflict: Callable[[CommitError], None] | None = None,
         overwrite: Callable[[bytes], bool] | None = None,
+        last_safe_snapshot: int | None = None,
     ) -> Snapshot | None:
         """Publish the messages: an ``APPEND`` snapshot for new files (with their changelog),
         then a ``COMPACT`` snapshot for compaction changes (with the changelog compaction
@@ -132,7 +134,11 @@ class Committer:
         If the compaction's inputs were replaced meanwhile, ``on_compact_conflict`` (when given)
         handles the conflict and the appended data stays committed; otherwise it raises.
         With ``overwrite`` (a predicate on serialized partitions), the commit is an
-        ``OVERWRITE`` that first deletes every live file of the matching partitions.
+        ``OVERWRITE`` that first deletes every live file of the matching partitions. With
+        ``last_safe_snapshot`` too (Paimon's ``commit.strict-mode.last-safe-snapshot``, which
+        its rescale sets to the snapshot it read), the overwrite is refused
+        (:class:`CommitConflictError`) when a commit after that snapshot other than a
+        compaction changed files of those partitions: their rows would be lost.
 
         A commit already in the history (:meth:`committed_before`) publishes nothing and
         returns the snapshot that holds it."""
@@ -165,6 +171,8 @@ class Committer:
             self.refuse_strays(appends, overwrite)
 
             def plan_overwrite(latest: Snapshot | None) -> PlannedChange:
+                if last_safe_snapshot is not None:
+                    self._check_strict(last_safe_snapshot, latest, overwrite)
                 # computed on every attempt: files another writer added meanwhile go too
                 return overwrite_change(
                     self.store.live_entries(latest),
@@ -191,6 +199,21 @@ class Committer:
         if snapshot is not None:
             self._run_callbacks(snapshot)
         return snapshot
+
+    def _check_strict(
+        self, safe: int, latest: Snapshot | None, partitions: Callable[[bytes], bool]
+    ) -> None:
+        """Refuse an overwrite that would drop rows another job committed after ``safe``."""
+        if latest is None or latest.id == safe:
+            return
+        changed = partitions_changed(self.store, safe, latest, partitions)
+        if changed is not False:
+            raise CommitConflictError(
+                f"{self.store.root}: another job changed the partitions this overwrite replaces "
+                f"after snapshot {safe}, which it read"
+                + (" (or that history is no longer readable)" if changed is None else "")
+                + "; their rows would be lost: run it again"
+            )
 
     def committed_before(
         self,

@@ -19,7 +19,7 @@ latest snapshot's live files instead (always correct, only slower) and the other
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 from lakeops.format.index_manifest import IndexManifestEntry
 from lakeops.format.manifest import FileKind, ManifestEntry
@@ -30,6 +30,7 @@ __all__ = [
     "MAX_DELTAS",
     "data_committed",
     "index_changed",
+    "partitions_changed",
     "replaced_since",
     "sequence_ceilings",
     "since",
@@ -140,3 +141,19 @@ def data_committed(store: TableStore, base_id: int | None, latest: Snapshot | No
     if snapshots is None:
         return None
     return any(s.commit_kind != CommitKind.COMPACT for s in snapshots)
+
+
+def partitions_changed(
+    store: TableStore, base_id: int, latest: Snapshot | None, partitions: Callable[[bytes], bool]
+) -> bool | None:
+    """Whether a commit after ``base_id`` other than a ``COMPACT`` (which only rewrites rows)
+    added or removed files of a partition ``partitions`` accepts; None when the history cannot
+    be read."""
+    snapshots = since(store, base_id, latest)
+    if snapshots is None:
+        return None
+    changed = [s for s in snapshots if s.commit_kind != CommitKind.COMPACT]
+    entries = _delta_entries(store, changed)
+    if entries is None:
+        return None
+    return any(partitions(e.partition) for e in entries)

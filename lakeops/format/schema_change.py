@@ -18,9 +18,9 @@ itself, options that may not change once the table has snapshots (``@Immutable``
 ``CoreOptions``, ``bucket`` to or from -1, resetting ``bucket``), and ``fields.*`` /
 ``sequence.field`` / ``bucket-key`` options naming columns the new schema lacks. lakeops refuses
 more where it could not serve the result exactly: type changes other than the widening implicit
-casts of :func:`is_implicit_cast`, type changes of primary-key and bucket-key columns, a new
-bucket number on a table with snapshots (there is no rescale), and making a column NOT NULL once
-data may exist.
+casts of :func:`is_implicit_cast`, type changes of primary-key and bucket-key columns, and making
+a column NOT NULL once data may exist. A new fixed ``bucket`` number is allowed on a table with
+snapshots, as in Paimon: its partitions are then rescaled (overwritten) one by one.
 """
 
 from __future__ import annotations
@@ -466,11 +466,9 @@ def _check_set_option(key: str, old: str | None, new: str) -> None:
         raise UnsupportedFeatureError("Cannot change bucket when it is -1.")
     if new_bucket == -1:
         raise UnsupportedFeatureError("Cannot change bucket to -1.")
-    if new_bucket != old_bucket:
-        raise UnsupportedFeatureError(
-            f"cannot change 'bucket' from {old_bucket} to {new_bucket} on a table with "
-            "snapshots: its files would need rescaling, which lakeops does not do"
-        )
+    # another fixed count is allowed, as in Paimon: files keep the count they were written
+    # with (each manifest entry's _TOTAL_BUCKETS), so reads stay exact, and writes to a
+    # partition still holding the old count are refused until it is rescaled (overwritten)
 
 
 def _add_column(fields: list[DataField], change: AddColumn, highest: list[int]) -> list[DataField]:

@@ -12,6 +12,20 @@ Two strategies (``partition.expiration-strategy``):
 * ``update-time``: the newest creation time of the partition's files.
 
 A partition is expired when ``now - partition.expiration-time`` is after its time (strictly).
+
+How many go per run, as Paimon 1.x's ``NormalPartitionExpire`` decides (Paimon 0.9 drops every
+expired partition in one commit and knows neither option): the expired partitions are sorted by
+their values joined with ``,`` (Java string order), at most ``partition.expiration-max-num``
+(default 100) of the first are dropped, in ``OVERWRITE`` commits of
+``partition.expiration-batch-size`` partitions each when that is set and smaller than their
+number (else one commit) — :func:`plan_drops`.
+
+DATE partition values: Paimon renders a partition value with ``toString`` of its internal form,
+and a DATE's internal form is its day number since 1970-01-01 (an ``Integer``): the time
+extractor then sees ``19800``, not ``2024-03-18``, which neither the default formatter nor a
+date pattern parses, so Paimon (0.9 and 1.x alike) never expires a DATE partition by
+``values-time`` (it logs and skips it). lakeops renders it the same way and skips it too;
+``update-time`` expires such partitions normally.
 """
 
 from __future__ import annotations
@@ -28,6 +42,8 @@ from lakeops.format import binary_row
 from lakeops.format.manifest import FileKind
 from lakeops.format.snapshot import Snapshot
 from lakeops.options.rows_retention import (
+    PARTITION_EXPIRATION_BATCH_SIZE,
+    PARTITION_EXPIRATION_MAX_NUM,
     PARTITION_EXPIRATION_STRATEGY,
     PARTITION_EXPIRATION_TIME,
     PARTITION_TIMESTAMP_FORMATTER,
@@ -236,14 +252,37 @@ def live_partitions(store: TableStore, snapshot: Snapshot | None) -> dict[bytes,
     return live
 
 
+def _java_order(spec: Mapping[str, str]) -> bytes:
+    """Paimon's sort key of an expired partition: its values joined with ``,``, compared as
+    Java compares strings (UTF-16 code units, which big-endian UTF-16 bytes order alike)."""
+    return ",".join(spec.values()).encode("utf-16-be", "surrogatepass")
+
+
+def plan_drops(
+    expired: Sequence[PartitionInfo], max_num: int, batch_size: int | None
+) -> list[list[PartitionInfo]]:
+    """The commits one run makes, as Paimon 1.x's ``NormalPartitionExpire``: the expired
+    partitions sorted by :func:`_java_order`, the first ``max_num`` kept, split into batches
+    of ``batch_size`` when it is positive and smaller than their number (else one batch)."""
+    ordered = sorted(expired, key=lambda p: _java_order(p.spec))[: max(max_num, 0)]
+    if not ordered:
+        return []
+    if batch_size is not None and 0 < batch_size < len(ordered):
+        return [ordered[i : i + batch_size] for i in range(0, len(ordered), batch_size)]
+    return [ordered]
+
+
 @dataclass(frozen=True)
 class PartitionExpireResult:
-    """What a run expired (or, in a dry run, would expire): the partitions' values by key, and
-    the ``OVERWRITE`` snapshot that dropped them (None in a dry run or when none expired)."""
+    """What a run expired (or, in a dry run, would expire): the partitions' values by key, in
+    the order they were dropped, and the last ``OVERWRITE`` snapshot that dropped them (None in
+    a dry run or when none expired); ``snapshot_ids``: every one of them, one per batch of
+    ``partition.expiration-batch-size``."""
 
     partitions: list[dict[str, str]]
     snapshot_id: int | None
     dry_run: bool
+    snapshot_ids: tuple[int, ...] = ()
 
 
 def expire_partitions(
@@ -281,13 +320,20 @@ def expire_partitions(
         strategy=strategy,
         extractor=extractor,
     )
-    specs = [dict(p.spec) for p in expired]
+    batches = plan_drops(
+        expired,
+        PARTITION_EXPIRATION_MAX_NUM.get(options),
+        PARTITION_EXPIRATION_BATCH_SIZE.find(options),
+    )
+    specs = [dict(p.spec) for batch in batches for p in batch]
     for spec in specs:
         log.info("%s: expire partition %s", context.root, spec)
-    if dry_run or not expired:
+    if dry_run or not batches:
         return PartitionExpireResult(specs, None, dry_run)
-    dropped = frozenset(by_info[id(p)] for p in expired)
-    snapshot = committer.commit(
-        [], BATCH_COMMIT_IDENTIFIER, overwrite=lambda partition: partition in dropped
-    )
-    return PartitionExpireResult(specs, None if snapshot is None else snapshot.id, False)
+    ids: list[int] = []
+    for batch in batches:  # one OVERWRITE commit per batch, as Paimon's doBatchExpire
+        dropped = frozenset(by_info[id(p)] for p in batch)
+        snapshot = committer.commit([], BATCH_COMMIT_IDENTIFIER, overwrite=dropped.__contains__)
+        if snapshot is not None:
+            ids.append(snapshot.id)
+    return PartitionExpireResult(specs, ids[-1] if ids else None, False, tuple(ids))

@@ -340,8 +340,6 @@ _OTHER_KINDS = _OTHER.rows(
 _MAINTENANCE_SETTINGS = ignorable(
     "settings of maintenance features whose switch is a separate option"
 ).rows(
-    "partition.expiration-batch-size",
-    "partition.expiration-max-num",
     "partition.timestamp-format.strict",
     "tag.batch.customized-name",
     "tag.create-success-file",

@@ -170,6 +170,18 @@ PARTITION_EXPIRATION_CHECK_INTERVAL = _PARTITION_EXPIRY.row(
 PARTITION_EXPIRATION_STRATEGY = _PARTITION_EXPIRY.row(
     "partition.expiration-strategy", enum("values-time", "update-time"), "values-time"
 )
+PARTITION_EXPIRATION_MAX_NUM = _PARTITION_EXPIRY.row(
+    "partition.expiration-max-num",
+    INT,
+    100,
+    rng(0, INT_MAX, meaning="partitions dropped per run (the first by their values)"),
+)
+PARTITION_EXPIRATION_BATCH_SIZE = _PARTITION_EXPIRY.row(
+    "partition.expiration-batch-size",
+    INT,
+    None,
+    rng(0, INT_MAX, meaning="partitions per OVERWRITE commit (0 or unset: all in one)"),
+)
 PARTITION_TIMESTAMP_FORMATTER = _PARTITION_EXPIRY.row("partition.timestamp-formatter", STRING)
 PARTITION_TIMESTAMP_PATTERN = _PARTITION_EXPIRY.row("partition.timestamp-pattern", STRING)
 _METASTORE_PARTITIONED = honoured(
@@ -207,6 +219,8 @@ ROWS: tuple[Option[Any], ...] = (
     PARTITION_EXPIRATION_TIME,
     PARTITION_EXPIRATION_CHECK_INTERVAL,
     PARTITION_EXPIRATION_STRATEGY,
+    PARTITION_EXPIRATION_MAX_NUM,
+    PARTITION_EXPIRATION_BATCH_SIZE,
     PARTITION_TIMESTAMP_FORMATTER,
     PARTITION_TIMESTAMP_PATTERN,
     _METASTORE_PARTITIONED,

@@ -93,6 +93,39 @@ def read(
     return reader.load()
 
 
+def _write_native(
+    df: Any,
+    table: Any,
+    via: WritePath,
+    mode: WriteMode,
+    overwrite_partitions: Sequence[Mapping[str, Any]] | None,
+    commit_user: str | None,
+    watermark: int | None,
+) -> bool:
+    """Write ``df`` through the native path when it can write the table exactly (True); else
+    refuse for ``via = "native"`` or return False (the Python writer takes it)."""
+    from lakeops.spark.native import refusal, write_native
+
+    df_types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    why = refusal(table, df_types, mode)
+    if why is None:
+        write_native(
+            df,
+            table,
+            overwrite=mode == "overwrite",
+            overwrite_partitions=overwrite_partitions,
+            commit_user=commit_user,
+            watermark=watermark,
+        )
+        return True
+    if via == "native":
+        raise UnsupportedFeatureError(
+            f"lakeops.spark.write cannot take the native path: {why}; use via='auto' or 'python'"
+        )
+    log.info("lakeops.spark.write: Python writer (%s)", why)
+    return False
+
+
 def write(
     df: Any,
     path: str,
@@ -104,6 +137,7 @@ def write(
     parallelism: int | None = None,
     via: WritePath = "python",
     commit_user: str | None = None,
+    watermark: int | None = None,
 ) -> WritePath:
     """Write ``df`` into the table as one commit, one writer per (partition, bucket), and
     return which path wrote it: ``"native"`` or ``"python"`` (also logged).
@@ -121,6 +155,10 @@ def write(
     ``commit_user``: a stable commit user makes the write exactly-once — run again after its
     commit landed (a retried task), it publishes nothing and deletes the files it wrote
     (:mod:`lakeops.commit.exactly_once`). Without one, every call commits.
+
+    ``watermark`` (epoch milliseconds): stored in the snapshot, as :meth:`lakeops.Table.commit`
+    stores it (the larger of it and the latest snapshot's; it drives
+    ``tag.automatic-creation = watermark``).
 
     The Python path: the bucket of every row is computed with Paimon's hash (in the JVM for
     integer-like keys, see :mod:`lakeops.spark.bucket_expr`, else in a vectorised Arrow UDF),
@@ -142,30 +180,16 @@ def write(
         options["parallelism"] = str(parallelism)
     if commit_user:
         options["commit_user"] = commit_user
+    if watermark is not None:
+        options["watermark"] = str(int(watermark))
     table = open_table(options)
     check_writable(table.schema)
     if via not in ("auto", "native", "python"):
         raise ConfigurationError(f"via must be 'auto', 'native' or 'python', not {via!r}")
-    if via != "python":
-        from lakeops.spark.native import refusal, write_native
-
-        df_types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
-        why = refusal(table, df_types, mode)
-        if why is None:
-            write_native(
-                df,
-                table,
-                overwrite=mode == "overwrite",
-                overwrite_partitions=overwrite_partitions,
-                commit_user=commit_user,
-            )
-            return "native"
-        if via == "native":
-            raise UnsupportedFeatureError(
-                f"lakeops.spark.write cannot take the native path: {why}; "
-                "use via='auto' or 'python'"
-            )
-        log.info("lakeops.spark.write: Python writer (%s)", why)
+    if via != "python" and _write_native(
+        df, table, via, mode, overwrite_partitions, commit_user, watermark
+    ):
+        return "native"
     if table.options.bucket == POSTPONE_BUCKET:
         # postpone buckets: every task writes its rows to bucket-postpone, no shuffle needed
         df.write.format("lakeops").mode(mode).options(**options).save()

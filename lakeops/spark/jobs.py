@@ -5,12 +5,13 @@
     python -m lakeops.spark.jobs write   --table PATH --source DATA [--format parquet|csv|json]
                                           [--mode append|overwrite]
                                           [--via python|auto|native]
-                                          [--commit-user USER]
+                                          [--commit-user USER] [--watermark MILLIS]
     python -m lakeops.spark.jobs compact --table PATH [--full] [--partitions JSON]
     python -m lakeops.spark.jobs flush   --table PATH [--partitions JSON]  # level-0 flush
     python -m lakeops.spark.jobs expire  --table PATH [--retain-min N] [--retain-max N]
                                           [--time-retained "1 h"]
     python -m lakeops.spark.jobs orphans --table PATH [--older-than-hours 24] [--force]
+    python -m lakeops.spark.jobs rescale --table PATH [--bucket N] [--partitions JSON]
 
 Every job serves primary-key and append tables (no primary key) alike, except ``flush``,
 which an append table refuses (its files are all at level 0; ``compact`` runs Paimon's
@@ -36,6 +37,14 @@ cap: the task's ``spark.task.cpus``, so executors are never oversubscribed); for
 ``flush``, the most buckets one task compacts at once (each task gets ``spark.task.cpus``
 buckets; default and cap: that count, see :mod:`lakeops.spark.compaction`); for ``expire`` and
 ``orphans`` (run on the driver), how many files are deleted at once.
+
+``rescale`` (fixed-bucket tables): with ``--bucket N`` first change the table's ``bucket`` to N,
+then rewrite the partitions (``--partitions``; default: every partition whose files hold another
+bucket count than the table's) into the table's bucket count as one ``OVERWRITE`` commit, on
+the driver (:meth:`lakeops.Table.rescale_buckets`; ``--parallelism``: buckets written at once).
+
+``--watermark MILLIS`` (write): stored in the snapshot (epoch milliseconds), as
+:meth:`lakeops.Table.commit` stores it.
 
 ``--commit-user USER`` (write): commit under this stable user (the Airflow operators pass one
 per task instance), so the job run again after its commit landed publishes nothing and deletes
@@ -197,7 +206,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m lakeops.spark.jobs", description=(__doc__ or "").splitlines()[0]
     )
-    parser.add_argument("job", choices=["write", "compact", "flush", "expire", "orphans"])
+    parser.add_argument(
+        "job", choices=["write", "compact", "flush", "expire", "orphans", "rescale"]
+    )
     parser.add_argument(
         "--table",
         required=True,
@@ -219,6 +230,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--commit-user",
         help="write: a stable commit user; a run whose user already committed publishes nothing",
+    )
+    parser.add_argument(
+        "--watermark", type=int, help="write: the commit's watermark (epoch milliseconds)"
+    )
+    parser.add_argument(
+        "--bucket", type=int, help="rescale: change the table's bucket count to this first"
     )
     parser.add_argument("--full", action="store_true", help="full compaction (compact)")
     parser.add_argument("--partitions", help='JSON list of specs: [{"k": "v", "k2": null}]')
@@ -320,9 +337,16 @@ def main(
     }
     start = time.perf_counter()
     summary: dict[str, Any] = {"job": args.job, "table": args.table}
-    if args.job in ("expire", "orphans"):
+    if args.job in ("expire", "orphans", "rescale"):
         table = open_table(opts)
-        if args.job == "expire":
+        if args.job == "rescale":
+            rescaled = table.rescale_buckets(
+                bucket=args.bucket, partitions=partitions, parallelism=args.parallelism
+            )
+            summary.update(
+                bucket=rescaled.bucket, partitions=list(rescaled.partitions), rows=rescaled.rows
+            )
+        elif args.job == "expire":
             result = table.expire_snapshots(
                 retain_min=args.retain_min,
                 retain_max=args.retain_max,
@@ -361,6 +385,7 @@ def main(
                         parallelism=args.parallelism,
                         via=args.via,
                         commit_user=args.commit_user,
+                        watermark=args.watermark,
                     )
                 except Exception as exc:
                     bad_input = input_error(exc)
@@ -389,7 +414,7 @@ def main(
         commit_kind=snapshot.commit_kind if snapshot else None,
         total_records=snapshot.total_record_count if snapshot else None,
     )
-    if snapshot is not None and args.job in ("write", "compact", "flush"):
+    if snapshot is not None and args.job in ("write", "compact", "flush", "rescale"):
         stats = open_table(opts).commit_stats(snapshot.id)
         summary.update(
             files_added=stats.files_added,

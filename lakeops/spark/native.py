@@ -56,6 +56,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from lakeops.bucket.counts import check_bucket_count, partition_bucket_counts
 from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER
 from lakeops.errors import CommitStateUnknownError, DataValidationError, LakeopsError
 from lakeops.format import binary_row, paths
@@ -193,16 +194,26 @@ class NativeWrite:
     rows: int
 
 
-def _next_sequence(table: Any, overwrite: bool) -> tuple[int, int | None]:
-    """(first sequence number of this write, base snapshot id for the committer)."""
+def _next_sequence(table: Any, overwrite: bool) -> tuple[int, int | None, dict[bytes, int]]:
+    """(first sequence number of this write, base snapshot id for the committer, the bucket
+    count each partition's live files hold)."""
     if overwrite:
-        return 0, None
+        return 0, None, {}
     store = table.store
     base = store.latest_snapshot()
     if base is None:
-        return 0, 0
+        return 0, 0, {}
     live = store.live_entries(base)
-    return max((e.file.max_sequence_number for e in live), default=-1) + 1, base.id
+    first = max((e.file.max_sequence_number for e in live), default=-1) + 1
+    return first, base.id, partition_bucket_counts(live)
+
+
+def _partition_name(table: Any) -> Any:
+    """How the table names a serialized partition (its directory; "" when unpartitioned)."""
+    names = table.context.locations.partitions
+    if names is None or not table.schema.partition_keys:
+        return lambda _partition: ""
+    return names.dir_of
 
 
 def _preimages(spark: Any, count: int) -> list[int]:
@@ -473,12 +484,14 @@ def write_native(
     overwrite: bool,
     overwrite_partitions: Sequence[Mapping[str, Any]] | None = None,
     commit_user: str | None = None,
+    watermark: int | None = None,
 ) -> NativeWrite:
     """Write ``df`` into ``table`` as one commit through Spark's Parquet writer (see the module
-    docstring); :func:`refusal` must have returned None. On any failure before the commit
-    every file written is deleted. ``commit_user``: as :meth:`lakeops.Table.commit` (a user
-    that already committed publishes nothing; the files written here are deleted)."""
-    first_sequence, base_id = _next_sequence(table, overwrite)
+        docstring); :func:`refusal` must have returned None. On any failure before the commit
+        every file written is deleted. ``commit_user``: as :meth:`lakeops.Table.commit` (a user
+        that already committed publishes nothing; the files written here are deleted);
+    ``watermark``: as :meth:`lakeops.Table.commit`."""
+    first_sequence, base_id, counts = _next_sequence(table, overwrite)
     settings = settings_for(table.schema.options, 0)
     root = table.root
     staging = os.path.join(root, paths.SPARK_STAGING_DIR, str(uuid.uuid4()))
@@ -523,6 +536,10 @@ def write_native(
             if item is None:
                 continue
             pbytes, bucket, meta, target, repeats = item
+            # a partition still holding another bucket count must be rescaled first
+            check_bucket_count(
+                pbytes, table.options.bucket, counts, _partition_name(table), table.root
+            )
             if (pbytes, bucket) in by_bucket:
                 raise LakeopsError(
                     f"lakeops native write: two Spark tasks wrote bucket {bucket} of one "
@@ -549,6 +566,7 @@ def write_native(
                     commit_user=commit_user,
                     commit_identifier=BATCH_COMMIT_IDENTIFIER if commit_user else None,
                     overwrite=commit_overwrite,
+                    watermark=watermark,
                 )
             except CommitStateUnknownError:
                 placed = []  # the snapshot may reference the files: keep them

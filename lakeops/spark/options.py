@@ -21,7 +21,8 @@ Reads (``spark.read.format("lakeops").option(...)``):
 
 Writes (``df.write.format("lakeops").option(...)``): the connection options, ``parallelism``,
 ``overwrite_partitions``, ``commit_user`` (a stable commit user makes the write exactly-once:
-a write whose user already committed is skipped, see :mod:`lakeops.commit.exactly_once`), and
+a write whose user already committed is skipped, see :mod:`lakeops.commit.exactly_once`),
+``watermark`` (epoch milliseconds, stored in the snapshot as ``Table.commit`` stores it), and
 for a write that creates the table ``primary-key`` and
 ``partition`` (comma-separated column names) plus any Paimon table option
 (:mod:`lakeops.options.registry`). On an existing table those must equal what the table has.
@@ -81,7 +82,14 @@ READ_OPTIONS = (
 #: read options of streams only (spark.readStream; see lakeops.spark.streaming)
 STREAM_READ_OPTIONS = ("row-kind", "scan.mode", "changes.mode")
 #: write options besides table options
-WRITE_OPTIONS = ("parallelism", "overwrite_partitions", "primary-key", "partition", "commit_user")
+WRITE_OPTIONS = (
+    "parallelism",
+    "overwrite_partitions",
+    "primary-key",
+    "partition",
+    "commit_user",
+    "watermark",
+)
 #: the table properties Spark's session catalog adds to the options of a table registered there
 #: (``CREATE TABLE … USING lakeops``, :func:`lakeops.spark.register_tables`)
 CATALOG_PROPERTIES = frozenset(

@@ -2,7 +2,8 @@
 :class:`~lakeops.write.table_write.TableWrite` and returns its commit messages; the driver
 commits them as one snapshot (``OVERWRITE`` for overwrite) or deletes them on abort. With the
 ``commit_user`` option the commit is exactly-once: a job retried after its commit landed
-publishes nothing and its files are deleted (:mod:`lakeops.commit.exactly_once`)."""
+publishes nothing and its files are deleted (:mod:`lakeops.commit.exactly_once`). The
+``watermark`` option (epoch milliseconds) is stored in the snapshot, as ``Table.commit`` does."""
 
 from __future__ import annotations
 
@@ -79,11 +80,13 @@ class LakeopsWriter(DataSourceArrowWriter):
             try:
                 # a stable commit user (the option) makes a retried job's commit a no-op
                 user = self.options.get("commit_user")
+                watermark = self.options.get("watermark")
                 table.commit(
                     batch,
                     commit_user=user,
                     commit_identifier=BATCH_COMMIT_IDENTIFIER if user else None,
                     overwrite=overwrite,
+                    watermark=None if watermark is None else int(watermark),
                 )
             except CommitStateUnknownError:
                 self._state_unknown = True  # the snapshot may reference the files: abort keeps them

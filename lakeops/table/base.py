@@ -31,7 +31,7 @@ from lakeops.errors import (
 )
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.schema import TableSchema
-from lakeops.format.schema_change import SchemaChange
+from lakeops.format.schema_change import SchemaChange, SetOption
 from lakeops.format.snapshot import Snapshot
 from lakeops.io.file_io import FileIO
 from lakeops.kv.formats import check_writable
@@ -42,6 +42,7 @@ from lakeops.maintenance.file_index import RewriteFileIndexResult, rewrite_file_
 from lakeops.maintenance.orphan import OrphanResult, check_threshold, remove_orphan_files
 from lakeops.maintenance.partition_expire import PartitionExpireResult, expire_partitions
 from lakeops.maintenance.repair import RepairReport, repair_table
+from lakeops.maintenance.rescale import RescaleResult, partition_filter, plan_rescale
 from lakeops.maintenance.rollback import rollback_to
 from lakeops.maintenance.tags import create_tag, delete_tag
 from lakeops.options import TableOptions
@@ -442,6 +443,80 @@ class BaseTable(ScanSource):
         ``rewrite_file_index`` procedure). See :mod:`lakeops.maintenance.file_index`."""
         self._require_writable("rewrite the file indexes of")
         return rewrite_file_index(self.context, self._committer(), partitions)
+
+    def rescale_buckets(
+        self,
+        *,
+        bucket: int | None = None,
+        partitions: Sequence[Mapping[str, Any]] | None = None,
+        parallelism: int | None = None,
+    ) -> RescaleResult:
+        """Rewrite partitions of a fixed-bucket table into its bucket count, as Paimon's
+        "Rescale Bucket" (``ALTER TABLE ... SET ('bucket' = 'N')`` then ``INSERT OVERWRITE``)
+        and its ``rescale`` procedure do (see :mod:`lakeops.maintenance.rescale`).
+
+        ``bucket``: first change the table's ``bucket`` to it (an ``alter``; refused to or from
+        -1, as in Paimon) — every partition then holds the old count. ``partitions``: the
+        partitions to rewrite (``[{"dt": "2024-01-01"}]``); default: every partition whose
+        files hold another count than the table's. Their rows are read at one snapshot (a
+        primary-key table's merged rows: each key once, with its merged value, so the merge
+        engine's result is kept), written with the table's count and published as ONE
+        ``OVERWRITE`` commit of those partitions, refused (:class:`CommitConflictError`,
+        nothing published) when another job changed their rows meanwhile. A failure before the
+        publish leaves the table's data as it was (the alter, when ``bucket`` was given,
+        stays: reads are exact, and writes to the old-count partitions are refused until a
+        rescale succeeds). Returns what was rewritten (no snapshot when nothing needed it).
+
+        Example:
+            >>> table.rescale_buckets(bucket=8)                               # doctest: +SKIP
+            >>> table.rescale_buckets(partitions=[{"dt": "2024-01-01"}])      # doctest: +SKIP
+        """
+        self._require_writable("rescale buckets of")
+        plan = plan_rescale(self.context, partitions)  # refuses a non-fixed table up front
+        if bucket is not None and bucket != self.options.bucket:
+            self.alter(SetOption("bucket", str(bucket)))
+            plan = plan_rescale(self.context, partitions)
+        names = self.context.locations.partitions
+        describe = names.dir_of if names is not None and self.schema.partition_keys else None
+
+        def name(p: bytes) -> str:
+            return describe(p) if describe is not None else ""
+
+        previous = {name(p): n for p, n in plan.counts.items()}
+        if plan.empty or plan.snapshot is None:
+            return RescaleResult((), previous, self.options.bucket, 0, None)
+        chosen = set(plan.partitions)
+        writer = self.new_write(overwrite=True, parallelism=parallelism)
+        try:
+            rows = 0
+            for batch in self.to_batches(
+                snapshot_id=plan.snapshot.id,
+                filter=partition_filter(self.schema, plan.partitions),
+                parallelism=parallelism,
+            ):
+                rows += batch.num_rows
+                writer.write(batch)
+            messages = writer.prepare_commit()
+            snapshot = self._committer().commit(
+                messages,
+                overwrite=chosen.__contains__,
+                last_safe_snapshot=plan.snapshot.id,
+            )
+        except CommitStateUnknownError:
+            raise  # the snapshot may reference these files: keep them
+        except BaseException:
+            writer.abort()
+            raise
+        log.info(
+            "%s: rescaled %d partitions to %d buckets (%d rows)",
+            self.identifier,
+            len(chosen),
+            self.options.bucket,
+            rows,
+        )
+        return RescaleResult(
+            tuple(name(p) for p in plan.partitions), previous, self.options.bucket, rows, snapshot
+        )
 
     def remove_orphan_files(
         self,

@@ -23,6 +23,7 @@ import itertools
 import numpy as np
 import pyarrow as pa
 
+from lakeops.bucket.counts import check_bucket_count, partition_bucket_counts
 from lakeops.bucket.dynamic import partition_groups
 from lakeops.format.bucket_hash import assign_buckets
 from lakeops.format.commit_message import CommitMessage
@@ -58,6 +59,8 @@ class AppendWrite(BucketWrite[BucketFiles]):
             else self.store.latest_snapshot()
         )
         self._max_sequences: dict[tuple[bytes, int], int] | None = None
+        #: per partition, the bucket count its live files hold (see lakeops.bucket.counts)
+        self._counts: dict[bytes, int] = {}
 
     # -------------------------------------------------------------------- input
     def _write_table(self, data: pa.Table | pa.RecordBatch) -> None:
@@ -96,6 +99,13 @@ class AppendWrite(BucketWrite[BucketFiles]):
 
     def _new_bucket(self, place: BucketPlace) -> BucketFiles:
         first = self._first_sequence(place.partition_bytes, place.bucket)
+        check_bucket_count(
+            place.partition_bytes,
+            self.options.bucket,
+            self._counts,
+            self.locations.partitions.dir_of if self.locations.partitions else str,
+            self.store.root,
+        )
         return BucketFiles(*place, BucketBuffer(first, numbered=False))
 
     def _first_sequence(self, partition: bytes, bucket: int) -> int:
@@ -104,7 +114,9 @@ class AppendWrite(BucketWrite[BucketFiles]):
             return 0
         if self._max_sequences is None:
             self._max_sequences = {}
-            for e in self.table.store.live_entries(self._base, parallelism=IO_THREADS):
+            live = self.table.store.live_entries(self._base, parallelism=IO_THREADS)
+            self._counts = partition_bucket_counts(live)
+            for e in live:
                 key = (e.partition, e.bucket)
                 seq = e.file.max_sequence_number
                 self._max_sequences[key] = max(self._max_sequences.get(key, -1), seq)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pyarrow as pa
 
+from lakeops.bucket.counts import check_bucket_count, partition_bucket_counts
 from lakeops.errors import LakeopsError
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import DataFileMeta
@@ -84,6 +85,8 @@ class TableWrite(BucketWrite[_Bucket]):
         self.cadence = CompactionCadence(self.table)
         self.flush_settings = FlushSettings.of(self.table)
         self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
+        #: per partition, the bucket count its live files hold (see lakeops.bucket.counts)
+        self._counts: dict[bytes, int] = {}
         # the snapshot this write builds on (none for an overwrite, which replaces it)
         self._base = None if self._ignore_previous else self.store.latest_snapshot()
         self.router = Router(self.table, self._base, parallelism=self.parallelism)
@@ -137,6 +140,13 @@ class TableWrite(BucketWrite[_Bucket]):
             lsm = self.cadence.bucket([], place.directory, place.external, compacts=False)
             return _Bucket(*place, BucketBuffer(0), lsm=lsm)
         live = self._restored_files(place.partition_bytes, place.bucket)
+        check_bucket_count(
+            place.partition_bytes,
+            self.options.bucket,
+            self._counts,
+            self.locations.partitions.dir_of if self.locations.partitions else str,
+            self.store.root,
+        )
         next_seq = max((f.max_sequence_number for f in live), default=-1) + 1
         compacts = not self._moved_counts  # a move only adds files; compaction follows it
         lsm = self.cadence.bucket(live, place.directory, place.external, compacts=compacts)
@@ -147,6 +157,7 @@ class TableWrite(BucketWrite[_Bucket]):
         if self._restored is None:
             self._restored = {}
             live = self.store.live_entries(self._base, parallelism=IO_THREADS)
+            self._counts = partition_bucket_counts(live)
             # files in a format lakeops cannot read: refuse before this writer writes anything
             check_data_files((e.file.file_name for e in live), "write to")
             for e in live:

@@ -24,6 +24,7 @@ from lakeops.airflow.operators import (
     LakeopsExpireSnapshotsOperator,
     LakeopsFlushLevel0Operator,
     LakeopsRemoveOrphanFilesOperator,
+    LakeopsRescaleBucketsOperator,
     LakeopsSparkWriteOperator,
 )
 from lakeops.errors import ConfigurationError, TableNotFoundError
@@ -624,3 +625,56 @@ def test_the_write_path_is_passed_on_and_reported(
     assert result["path"] == "native"
     with pytest.raises(ConfigurationError, match="via must be 'python', 'auto' or 'native'"):
         LakeopsSparkWriteOperator(task_id="w3", source="/in", table="db.t", via="fast")  # type: ignore[arg-type]
+
+
+def test_rescale_buckets_in_the_worker_and_as_the_spark_job_entry(
+    catalog: Catalog, lakeops_conn: str
+) -> None:
+    """The operator changes the bucket count and rewrites one partition (local), then the rest
+    (the Spark job's ``rescale`` entry, run in the worker process): rows as before (the model:
+    the rows read first), every live file at the new count, one OVERWRITE event per commit."""
+    table = _table(catalog)
+    table.write(_rows(range(30), 1, "d1"))
+    table.write(_rows(range(20), 2, "d2"))
+    before = table.read().sort_by([("dt", "ascending"), ("id", "ascending")])
+    context = _context()
+    result = LakeopsRescaleBucketsOperator(
+        task_id="r", table="db.t", bucket=3, partitions=[{"dt": "d1"}]
+    ).execute(context)
+    assert result["bucket"] == 3 and result["partitions"] == ["dt=d1"] and result["rows"] == 30
+    assert result["commit_kind"] == "OVERWRITE"
+    assert [extra["snapshot_id"] for _, extra in _events(context)] == [result["snapshot_id"]]
+    context = _context()
+    spark = LakeopsRescaleBucketsOperator(task_id="r2", table="db.t", engine="spark", submit=False)
+    result = spark.execute(context)
+    assert result["partitions"] == ["dt=d2"] and result["commit_kind"] == "OVERWRITE"
+    table = catalog.get_table("db.t")
+    assert {e.total_buckets for e in table.store.live_entries(table.latest_snapshot())} == {3}
+    assert table.read().sort_by([("dt", "ascending"), ("id", "ascending")]) == before
+    nothing = LakeopsRescaleBucketsOperator(task_id="r3", table="db.t").execute(_context())
+    assert nothing["snapshot_id"] is None and nothing["partitions"] == []
+    with pytest.raises(ConfigurationError, match="bucket must be a fixed count"):
+        LakeopsRescaleBucketsOperator(task_id="r4", table="db.t", bucket=-1)
+
+
+def test_write_operator_passes_the_watermark(
+    catalog: Catalog, lakeops_conn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lakeops.spark import jobs, submit
+
+    _table(catalog)
+    argvs: list[list[str]] = []
+    monkeypatch.setattr(
+        submit, "_run", lambda command, *a: argvs.append(command) or {"snapshot_id": None}
+    )
+    LakeopsSparkWriteOperator(
+        task_id="w", source="/in", table="db.t", watermark="1700000000000"
+    ).execute(_context())
+    LakeopsSparkWriteOperator(task_id="w2", source="/in", table="db.t").execute(_context())
+    first, second = argvs
+    assert jobs.parse_args(first[first.index(submit.job_file()) + 1 :]).watermark == 1700000000000
+    assert jobs.parse_args(second[second.index(submit.job_file()) + 1 :]).watermark is None
+    with pytest.raises(ConfigurationError, match="watermark must be epoch milliseconds"):
+        LakeopsSparkWriteOperator(
+            task_id="w3", source="/in", table="db.t", watermark="soon"
+        ).execute(_context())

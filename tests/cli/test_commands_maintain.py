@@ -382,3 +382,38 @@ def test_rewrite_file_index(cli: Cli, loaded: str) -> None:
     assert sorted_rows(cli.table().read()) == before
     failed = cli("rewrite-file-index", loaded, "--partition", "nope=1")
     assert failed.exit_code != 0 and "not partition columns" in failed.stdout + failed.stderr
+
+
+def test_expire_partitions_in_batches(cli: Cli, loaded: str) -> None:
+    cli.table().alter(
+        [
+            SetOption("partition.expiration-time", "7 d"),
+            SetOption("partition.expiration-batch-size", "1"),
+        ]
+    )
+    before = cli.table().latest_snapshot().id  # type: ignore[union-attr]
+    out = cli.json("expire-partitions", loaded)
+    assert [p["dt"] for p in out["partitions"]] == ["2024-01-01", "2024-01-02"]
+    assert out["snapshot_ids"] == [before + 1, before + 2] and out["snapshot_id"] == before + 2
+
+
+def test_rescale(cli: Cli, loaded: str, parquet: Callable[[str, pa.Table], Path]) -> None:
+    """``rescale --bucket`` changes the count and rewrites one partition as one OVERWRITE; the
+    other is refused writes until ``rescale`` without --bucket rewrites it; rows never
+    change (the model: the rows read before)."""
+    before = sorted_rows(cli.table().read())
+    out = cli.json("rescale", loaded, "--bucket", "3", "--partition", "dt=2024-01-02")
+    assert out["bucket"] == 3 and out["partitions"] == ["dt=2024-01-02"]
+    assert out["previous_buckets"] == {"dt=2024-01-02": 2} and out["rows"] == 30
+    table = cli.table()
+    assert table.latest_snapshot().id == out["snapshot_id"] == 4  # type: ignore[union-attr]
+    assert sorted_rows(table.read()) == before
+    refused = cli("write", loaded, str(parquet("late.parquet", rows("2024-01-01", range(3)))))
+    assert refused.exit_code == 1 and "partition dt=2024-01-01" in refused.stderr
+    assert "rescale" in refused.stderr
+    text = cli.ok("rescale", loaded).stdout
+    assert "dt=2024-01-01: 2 -> 3 buckets" in text and "rescaled 1 partition(s)" in text
+    assert "nothing to rescale" in cli.ok("rescale", loaded).stdout
+    assert sorted_rows(cli.table().read()) == before
+    bad = cli("rescale", loaded, "--bucket", "0")
+    assert bad.exit_code != 0

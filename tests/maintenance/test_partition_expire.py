@@ -97,3 +97,35 @@ def test_update_time() -> None:
         parts, keys=["dt"], expiration=dt.timedelta(hours=1), now=NOW, strategy=UPDATE_TIME
     )
     assert _names(expired) == ["a"]
+
+
+def test_max_num_and_batches_follow_paimon_1x() -> None:
+    """Paimon 1.x's ``NormalPartitionExpire``: expired partitions sorted by their values joined
+    with ',' (Java string order: UTF-16 code units, so U+1F600 sorts before U+FFFF), the first
+    ``max-num`` kept, split into batches of ``batch-size`` (model: the lists written out)."""
+    from lakeops.maintenance.partition_expire import plan_drops
+
+    parts = [
+        PartitionInfo({"dt": d, "h": h}, 0)
+        for d, h in [("2024-03-02", "1"), ("2024-03-01", "10"), ("2024-03-01", "2"), ("b", "x")]
+    ]
+    parts.append(PartitionInfo({"dt": "\uffff", "h": "0"}, 0))
+    parts.append(PartitionInfo({"dt": "\U0001f600", "h": "0"}, 0))
+
+    def names(batches: list[list[PartitionInfo]]) -> list[list[str]]:
+        return [[",".join(p.spec.values()) for p in batch] for batch in batches]
+
+    java_order = [
+        "2024-03-01,10",
+        "2024-03-01,2",
+        "2024-03-02,1",
+        "b,x",
+        "\U0001f600,0",
+        "\uffff,0",
+    ]
+    assert names(plan_drops(parts, 100, None)) == [java_order]
+    assert names(plan_drops(parts, 4, None)) == [java_order[:4]]
+    assert names(plan_drops(parts, 5, 2)) == [java_order[0:2], java_order[2:4], java_order[4:5]]
+    assert names(plan_drops(parts, 3, 3)) == [java_order[:3]]  # not smaller: one commit
+    assert names(plan_drops(parts, 3, 0)) == [java_order[:3]]  # 0: all together
+    assert plan_drops(parts, 0, 2) == []

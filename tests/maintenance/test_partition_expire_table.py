@@ -142,3 +142,49 @@ def test_a_crash_before_publish_leaves_the_table_as_it_was(
     assert reopened.store.latest_snapshot_id() == before_id
     assert sorted(reopened.read().column("dt").to_pylist()) == sorted(DAYS)
     assert len(reopened.expire_partitions(now=NOW).partitions) == 2
+
+
+def test_max_num_and_batch_size_drop_in_several_overwrite_commits(catalog: Catalog) -> None:
+    """Seven expired days, ``max-num`` 5, ``batch-size`` 2: the five smallest (by value) go in
+    three OVERWRITE commits of 2, 2 and 1 partitions; the next run drops the last two. Model:
+    the sorted day list cut as Paimon 1.x cuts it."""
+    days = [f"2024-02-{d:02d}" for d in (9, 3, 7, 1, 5, 2, 8)]
+    table = catalog.create_table(
+        "db.b",
+        schema=SCHEMA,
+        partition_keys=["dt"],
+        options={
+            "partition.expiration-time": "2 d",
+            "partition.expiration-max-num": "5",
+            "partition.expiration-batch-size": "2",
+        },
+    )
+    table.write(
+        pa.Table.from_pylist(
+            [{"id": i, "dt": d, "hour": "1"} for i, d in enumerate([*days, "2024-03-10"])],
+            schema=SCHEMA,
+        )
+    )
+    model = sorted(days)
+    before = table.store.latest_snapshot_id()
+    assert before is not None
+    dry = table.expire_partitions(dry_run=True, now=NOW)
+    assert [p["dt"] for p in dry.partitions] == model[:5]
+    result = table.expire_partitions(now=NOW)
+    assert [p["dt"] for p in result.partitions] == model[:5]
+    assert result.snapshot_ids == (before + 1, before + 2, before + 3)
+    assert result.snapshot_id == before + 3
+    kept = [
+        sorted(set(table.read(snapshot_id=s).column("dt").to_pylist())) for s in result.snapshot_ids
+    ]
+    assert kept == [
+        [*model[2:], "2024-03-10"],
+        [*model[4:], "2024-03-10"],
+        [*model[5:], "2024-03-10"],
+    ]
+    for sid in result.snapshot_ids:
+        assert table.snapshot(sid).commit_kind.upper() == "OVERWRITE"
+    again = table.expire_partitions(now=NOW)
+    assert [p["dt"] for p in again.partitions] == model[5:]
+    assert again.snapshot_ids == (before + 4,)  # 2 partitions: one batch
+    assert table.read().column("dt").to_pylist() == ["2024-03-10"]

@@ -21,6 +21,11 @@
  *           keep_nullability?) | updateColumnNullability (name, nullable) | updateColumnComment
  *           (name, comment) | updateColumnPosition (name, position, reference?) | setOption (key,
  *           value) | removeOption (key)}]; position: first | last | after | before
+ *   overwrite rows, partition? {key: value}: one OVERWRITE commit (BatchWriteBuilder
+ *           .withOverwrite: of that static partition, or the whole table without one)
+ *   expire_partitions run the table's PartitionExpire once (set
+ *           'partition.expiration-check-interval' to '0 s' so the first call checks) ->
+ *           {"expired": [{key: value}, ...]} as Paimon renders the dropped partitions
  *   compact full compaction of every (partition, bucket) that has files: one commit
  *   delete_dv column, values [..]: on an append table with deletion vectors, delete every row
  *           whose column (INT, BIGINT or STRING) is one of values, as Paimon's Spark DELETE
@@ -193,6 +198,10 @@ public final class PaimonOracle {
                 }
             case "file_index":
                 return fileIndex((FileStoreTable) catalog.getTable(id), op);
+            case "overwrite":
+                return overwrite((FileStoreTable) catalog.getTable(id), op);
+            case "expire_partitions":
+                return expirePartitions((FileStoreTable) catalog.getTable(id));
             default:
                 throw new IllegalArgumentException("unknown op " + name);
         }
@@ -1045,6 +1054,49 @@ public final class PaimonOracle {
         }
         ObjectNode result = NODES.objectNode();
         result.set("files", files);
+        return result;
+    }
+
+    // ------------------------------------------------------------------ overwrite
+
+    private static ObjectNode overwrite(FileStoreTable table, JsonNode op) throws Exception {
+        List<DataField> fields = table.rowType().getFields();
+        Map<String, String> partition = new java.util.LinkedHashMap<>();
+        JsonNode spec = op.get("partition");
+        if (spec != null) {
+            spec.fields().forEachRemaining(e -> partition.put(e.getKey(), e.getValue().asText()));
+        }
+        BatchWriteBuilder builder = table.newBatchWriteBuilder().withOverwrite(partition);
+        try (BatchTableWrite write = builder.newWrite();
+                BatchTableCommit commit = builder.newCommit()) {
+            for (JsonNode row : op.get("rows")) {
+                GenericRow out = new GenericRow(RowKind.INSERT, fields.size());
+                for (int i = 0; i < fields.size(); i++) {
+                    DataField f = fields.get(i);
+                    out.setField(i, toInternal(row.get(f.name()), f.type()));
+                }
+                write.write(out);
+            }
+            commit.commit(write.prepareCommit());
+        }
+        return NODES.objectNode();
+    }
+
+    // ------------------------------------------------------------------ partition expiry
+
+    private static ObjectNode expirePartitions(FileStoreTable table) throws Exception {
+        List<Map<String, String>> expired =
+                table.store().newPartitionExpire("oracle-partition-expire").expire(Long.MAX_VALUE);
+        ArrayNode out = NODES.arrayNode();
+        if (expired != null) {
+            for (Map<String, String> spec : expired) {
+                ObjectNode o = NODES.objectNode();
+                spec.forEach(o::put);
+                out.add(o);
+            }
+        }
+        ObjectNode result = NODES.objectNode();
+        result.set("expired", out);
         return result;
     }
 }
