@@ -35,6 +35,7 @@ from lakeops.commit.exactly_once import already_committed, discard_uncommitted_f
 from lakeops.commit.id_guard import IdVerdict, verify_new_id
 from lakeops.commit.presence import CommitPresence, verify_present
 from lakeops.commit.retry import CommitRetry
+from lakeops.commit.row_ids import assign_row_tracking, next_row_id_start
 from lakeops.commit.snapshot_builder import (
     CommitLists,
     PlannedChange,
@@ -69,6 +70,7 @@ from lakeops.format.manifest import (
 )
 from lakeops.format.snapshot import CommitKind, Snapshot
 from lakeops.options.manifest import manifest_format
+from lakeops.read.row_tracking import row_tracking
 from lakeops.store import fold_entries
 from lakeops.store.context import TableContext
 from lakeops.store.locations import partition_paths
@@ -346,8 +348,12 @@ class Committer:
         commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
     ) -> Snapshot:
         """Publish one snapshot of what ``plan`` makes of the latest snapshot, re-planned on
-        every attempt (a plan may raise :class:`CommitConflictError` to give up)."""
+        every attempt (a plan may raise :class:`CommitConflictError` to give up). A
+        row-tracking table's new files get their row ids and sequence numbers on each attempt
+        from the snapshot it publishes on (:mod:`lakeops.commit.row_ids`)."""
         self.store.file_io.check_commit_ready()  # an unreachable lock fails before any write
+        if row_tracking(self.schema):
+            plan = _row_tracked(plan)
         own = _OwnManifests()
         retry = CommitRetry(self.table.commit_retry)
         seen: int | None = None  # the latest snapshot id the previous attempt planned on
@@ -743,6 +749,29 @@ class Committer:
             fio.overwrite_atomic(store.path(paths.LATEST_HINT), str(latest).encode())
         if snapshot_id == 1 and store.earliest_hint() is None:
             fio.publish_exclusive(store.path(paths.EARLIEST_HINT), b"1")
+
+
+def _row_tracked(
+    plan: Callable[[Snapshot | None], PlannedChange],
+) -> Callable[[Snapshot | None], PlannedChange]:
+    """``plan`` with row ids and sequence numbers assigned on the snapshot planned on (the
+    same change while attempts re-plan on the same snapshot, so its manifests are kept)."""
+    memo: dict[tuple[int | None, int, int], tuple[PlannedChange, PlannedChange]] = {}
+
+    def assigned(latest: Snapshot | None) -> PlannedChange:
+        change = plan(latest)
+        start = next_row_id_start(latest)
+        key = (None if latest is None else latest.id, start, id(change))
+        kept = memo.get(key)
+        if kept is not None and kept[0] is change:
+            return kept[1]
+        entries, next_row_id = assign_row_tracking(change.entries, next_snapshot_id(latest), start)
+        out = PlannedChange(entries, change.changelog, change.index_changes, next_row_id)
+        memo.clear()
+        memo[key] = (change, out)
+        return out
+
+    return assigned
 
 
 class _OwnManifests:

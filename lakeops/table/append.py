@@ -51,19 +51,31 @@ def _kind(schema: TableSchema) -> str:
     """The kind of append table, as errors name it."""
     bucketed = bucket_count_set(schema.options)
     kind = "a bucketed append table" if bucketed else "an append table"
-    return kind + " with data evolution" if data_evolution(schema) else kind
+    if data_evolution(schema):
+        return kind + " with data evolution"
+    return kind + " with row tracking" if row_tracking(schema) else kind
+
+
+#: what a row-tracking table refuses: compaction would have to keep every row's id
+_COMPACTIONS = ("compact", "commit a compaction of")
 
 
 def data_evolution_refusal(identifier: str, schema: TableSchema, action: str) -> str | None:
-    """Why lakeops refuses to ``action`` a data-evolution table (None for other tables): it
-    reads them (:mod:`lakeops.read.row_tracking`) but writes nothing to them."""
-    if not data_evolution(schema):
+    """Why lakeops refuses to ``action`` a row-tracking or data-evolution table (None where it
+    does not): it writes them (:mod:`lakeops.commit.row_ids`) but does not compact them —
+    Paimon's compaction of such tables keeps every row's id (and merges a data-evolution
+    table's column files by row id), which lakeops' compaction does not — nor alter a
+    data-evolution table (its files name their columns as of their schema)."""
+    if action in _COMPACTIONS and row_tracking(schema):
+        what = "rows keep their row ids through compaction"
+    elif action == "alter" and data_evolution(schema):
+        what = "files name the columns they hold"
+    else:
         return None
     return (
         f"lakeops refuses to {action} table {identifier!r}: it has no primary key and is "
-        f"{_kind(schema)} (files holding some columns of rows that other files complete, "
-        "merged by row id), which lakeops reads but does not write, compact or maintain; "
-        "nothing was written — use Paimon (Spark, Flink) or pypaimon for this"
+        f"{_kind(schema)} whose {what}, which lakeops does not maintain; nothing was "
+        "written — use Paimon (Spark, Flink) for this"
     )
 
 
@@ -109,8 +121,8 @@ class AppendTable(BaseTable):
             raise UnsupportedFeatureError(refusal)
 
     def _require_writable(self, action: str) -> None:
-        """As :meth:`lakeops.table.base.BaseTable._require_writable`; a data-evolution table
-        is refused whatever the action, naming its kind."""
+        """As :meth:`lakeops.table.base.BaseTable._require_writable`; a row-tracking table's
+        compaction is refused, naming its kind (:func:`data_evolution_refusal`)."""
         self._refuse_data_evolution(action)
         super()._require_writable(action)
 
@@ -122,9 +134,7 @@ class AppendTable(BaseTable):
     def delete_uncommitted(
         self, messages: Sequence[CommitMessage], *, compaction_only: bool = False
     ) -> None:
-        """As :meth:`lakeops.table.base.BaseTable.delete_uncommitted` (refused on
-        data-evolution tables)."""
-        self._refuse_data_evolution("delete files of")
+        """As :meth:`lakeops.table.base.BaseTable.delete_uncommitted`."""
         super().delete_uncommitted(messages, compaction_only=compaction_only)
 
     # ------------------------------------------------------------ metadata tables
