@@ -16,20 +16,32 @@ lost a race to another writer re-plans with fresh ids (:meth:`Committer.commit_p
 * the snapshot's ``nextRowId`` is the first row id left unassigned (the latest's when the
   commit adds no rows).
 
+A new file that already has a first row id and sequence numbers 0 (an update of some columns
+of existing rows, :mod:`lakeops.write.update_columns`) must still find a live file of the same
+rows (partition, bucket, first row id, row count) in the snapshot it is published on
+(:func:`stale_updates`):
+else an overwrite or compaction replaced them meanwhile, and the commit is refused.
+
 Pure: no I/O (checked against a plain model in tests/commit/test_row_ids.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from lakeops.errors import CommitError
 from lakeops.format.data_file import FILE_SOURCE_APPEND
-from lakeops.format.manifest import ManifestEntry
+from lakeops.format.manifest import FileKind, ManifestEntry
 from lakeops.format.snapshot import Snapshot
 
-__all__ = ["ROW_ID_COLUMN", "assign_row_tracking", "is_blob_file", "next_row_id_start"]
+__all__ = [
+    "ROW_ID_COLUMN",
+    "assign_row_tracking",
+    "is_blob_file",
+    "next_row_id_start",
+    "stale_updates",
+]
 
 #: the row-id system column; a file written with it keeps the row ids it holds
 ROW_ID_COLUMN = "_ROW_ID"
@@ -99,3 +111,29 @@ def assign_row_tracking(
         blob_starts.clear()
         start += f.row_count
     return out, start
+
+
+def stale_updates(entries: Sequence[ManifestEntry], live: Iterable[ManifestEntry]) -> list[str]:
+    """Names of the new files of ``entries`` that update rows by id (an ``ADD`` from a write
+    with a first row id and sequence numbers still 0) whose rows no file of ``live`` holds
+    any more (see above)."""
+    updates = [
+        e
+        for e in entries
+        if e.kind == FileKind.ADD
+        and e.file.first_row_id is not None
+        and e.file.file_source == FILE_SOURCE_APPEND
+        and e.file.max_sequence_number == 0  # not yet committed (a rollback re-adds others)
+    ]
+    if not updates:
+        return []
+    held = {
+        (e.partition, e.bucket, e.file.first_row_id, e.file.row_count)
+        for e in live
+        if e.file.first_row_id is not None
+    }
+    return [
+        e.file.file_name
+        for e in updates
+        if (e.partition, e.bucket, e.file.first_row_id, e.file.row_count) not in held
+    ]

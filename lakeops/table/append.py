@@ -11,7 +11,11 @@ import pyarrow.compute as pc
 
 from lakeops.changelog.reader import ROW_KIND_COLUMN
 from lakeops.compact.append import plan as plan_compaction
-from lakeops.errors import ConfigurationError, UnsupportedFeatureError
+from lakeops.errors import (
+    CommitStateUnknownError,
+    ConfigurationError,
+    UnsupportedFeatureError,
+)
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.deletion_vector import DeletionFile
@@ -39,6 +43,7 @@ from lakeops.table.base import BaseTable, CompactionPlanner
 from lakeops.table.scan import SplitRead
 from lakeops.table.system_tables import system_table_schema
 from lakeops.write.append_write import AppendWrite
+from lakeops.write.update_columns import write_column_updates
 
 __all__ = ["AppendSplitReader", "AppendTable", "data_evolution_refusal"]
 
@@ -156,6 +161,50 @@ class AppendTable(BaseTable):
         check_writable(self.schema)
         self.file_io.check_commit_ready()
         return AppendWrite(self.context, ignore_previous=overwrite, parallelism=parallelism)
+
+    def update_columns(
+        self, data: pa.Table | pa.RecordBatch, columns: Sequence[str] | None = None
+    ) -> Snapshot | None:
+        """Set ``columns`` (default: every column of ``data`` but ``_ROW_ID``) of the rows
+        ``data``'s ``_ROW_ID`` names to its values, as one ``APPEND`` commit of files that hold
+        only those columns (pypaimon's ``update_columns``; a data-evolution table only; see
+        :mod:`lakeops.write.update_columns`). Returns the snapshot (None: no rows).
+
+        Row ids that are not rows of the latest snapshot, unknown or partition columns and
+        values the columns cannot hold are refused before anything is written; if another
+        commit replaced the updated rows before this one publishes (an overwrite), nothing
+        is committed (:class:`~lakeops.errors.CommitConflictError`) and the files go.
+
+        Example:
+            >>> table.update_columns(pa.table({"_ROW_ID": [0, 5], "score": [1.0, 2.5]}))
+            ...                                                          # doctest: +SKIP
+        """
+        self._require_writable("update columns of")
+        if not data_evolution(self.schema):
+            raise UnsupportedFeatureError(
+                f"update_columns of table {self.identifier!r} needs 'data-evolution.enabled' "
+                "= 'true' (and 'row-tracking.enabled'): files of some columns are merged by "
+                "row id only in such tables; nothing was written"
+            )
+        check_writable(self.schema)
+        self.file_io.check_commit_ready()
+        table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
+        snapshot = self.store.latest_snapshot()
+        if table.num_rows == 0 or snapshot is None:
+            if table.num_rows:
+                raise ConfigurationError(
+                    f"table {self.identifier!r} has no rows to update; nothing was written"
+                )
+            return None
+        update = write_column_updates(self.context, self._reader(), snapshot, table, columns)
+        try:
+            return self.commit(update.messages)
+        except CommitStateUnknownError:
+            raise  # the snapshot may reference these files: keep them
+        except BaseException:
+            for path in update.written:
+                self.file_io.delete(path)
+            raise
 
     def _compaction_planner(self) -> CompactionPlanner:
         """Paimon's small-file compaction of append tables (:mod:`lakeops.compact.append`)."""
