@@ -41,6 +41,8 @@ TYPE_ROOTS: dict[str, tuple[str, ...]] = {
     "DATE": ("DATE",),
     "TIMESTAMP": ("TIMESTAMP",),
     "TIMESTAMP_LTZ": ("TIMESTAMP_LTZ",),
+    # Paimon 1.x: large binary values stored in .blob files (lakeops.format.blob_file)
+    "BLOB": ("BLOB",),
 }
 _ALIAS = {alias: root for root, aliases in TYPE_ROOTS.items() for alias in aliases}
 _TYPE_RE = re.compile(
@@ -274,6 +276,8 @@ class DataType:
             return pa.string()
         if r in ("BINARY", "VARBINARY"):
             return pa.binary()
+        if r == "BLOB":
+            return pa.large_binary()
         if r == "DECIMAL":
             return pa.decimal128(self.precision or 10, self.scale or 0)
         if r == "ARRAY":

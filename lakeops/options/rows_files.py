@@ -118,11 +118,17 @@ _FALLBACK_BRANCHES = refused(
     "scan.fallback-snapshot-branch",
     "scan.primary-branch",
 )
+# BLOB columns (type BLOB, their values in .blob files: lakeops.format.blob_file) are read;
+# lakeops writes no .blob files, so writes to such tables are refused
+BLOB_FIELD = refused(
+    "BLOB columns are read from their .blob files; lakeops does not write them",
+    "write this table with Paimon (Spark, Flink) or pypaimon",
+).rows("blob-field")
 _BLOB_FIELDS = refused(
-    "BLOB / VECTOR column storage is not implemented",
+    "VECTOR / BLOB descriptor and view column storage is not implemented",
     REMOVE,
     reads_wrong=True,
-).rows("blob-field", "vector-field", "blob-descriptor-field", "blob-view-field")
+).rows("vector-field", "blob-descriptor-field", "blob-view-field")
 _PK_INDEXES = refused(
     "lakeops does not maintain primary-key table indexes; they would go stale",
     REMOVE,
@@ -162,6 +168,7 @@ ROWS: tuple[Option[Any], ...] = (
     DATA_EVOLUTION_ENABLED,
     _CHAIN,
     *_FALLBACK_BRANCHES,
+    *BLOB_FIELD,
     *_BLOB_FIELDS,
     *_PK_INDEXES,
     _QUERY_AUTH,

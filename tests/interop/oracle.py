@@ -61,6 +61,8 @@ def paimon_type(arrow_type: pa.DataType) -> str:
         return "STRING"
     if t.is_binary(arrow_type):
         return "BYTES"
+    if t.is_large_binary(arrow_type):  # Paimon 1.x BLOB (values in .blob files)
+        return "BLOB"
     if t.is_date32(arrow_type):
         return "DATE"
     if t.is_timestamp(arrow_type):
