@@ -163,7 +163,7 @@ class AppendTable(BaseTable):
         return AppendWrite(self.context, ignore_previous=overwrite, parallelism=parallelism)
 
     def update_columns(
-        self, data: pa.Table | pa.RecordBatch, columns: Sequence[str] | None = None
+        self, data: pa.Table | pa.RecordBatch, *, columns: Sequence[str] | None = None
     ) -> Snapshot | None:
         """Set ``columns`` (default: every column of ``data`` but ``_ROW_ID``) of the rows
         ``data``'s ``_ROW_ID`` names to its values, as one ``APPEND`` commit of files that hold
