@@ -176,3 +176,15 @@ def test_a_commit_that_lost_the_race_takes_fresh_ids(catalog: Catalog, warehouse
     assert snapshot.next_row_id == 7
     assert _ids(catalog.get_table("db.t")) == {0: 0, 1: 1, 3: 2, 4: 3, 5: 4, 6: 5, 7: 6}
     assert next_row_id_start(None) == 0
+
+
+def test_row_ids_are_never_reused_after_a_rollback(catalog: Catalog) -> None:
+    """A rollback keeps nextRowId (Paimon keeps the larger of the latest and the target's):
+    rows written after it take ids past every id ever given."""
+    table = catalog.create_table("db.t", schema=SCHEMA, options=TRACKED)
+    table.write(pa.table({"id": [0, 1], "v": ["a", "b"]}, schema=SCHEMA))
+    table.write(pa.table({"id": [2, 3, 4], "v": ["c", "d", "e"]}, schema=SCHEMA))
+    rolled = table.rollback_to(1)
+    assert rolled is not None and rolled.next_row_id == 5
+    table.write(pa.table({"id": [7], "v": ["h"]}, schema=SCHEMA))
+    assert _ids(table) == {0: 0, 1: 1, 7: 5}
