@@ -35,6 +35,7 @@ from lakeops.commit.exactly_once import already_committed, discard_uncommitted_f
 from lakeops.commit.id_guard import IdVerdict, verify_new_id
 from lakeops.commit.presence import CommitPresence, verify_present
 from lakeops.commit.retry import CommitRetry
+from lakeops.commit.row_ids import assign_row_tracking, next_row_id_start, stale_updates
 from lakeops.commit.since_base import partitions_changed
 from lakeops.commit.snapshot_builder import (
     CommitLists,
@@ -70,7 +71,8 @@ from lakeops.format.manifest import (
 )
 from lakeops.format.snapshot import CommitKind, Snapshot
 from lakeops.options.manifest import manifest_format
-from lakeops.store import fold_entries
+from lakeops.read.row_tracking import row_tracking
+from lakeops.store import TableStore, fold_entries
 from lakeops.store.context import TableContext
 from lakeops.store.locations import partition_paths
 
@@ -369,8 +371,12 @@ class Committer:
         commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
     ) -> Snapshot:
         """Publish one snapshot of what ``plan`` makes of the latest snapshot, re-planned on
-        every attempt (a plan may raise :class:`CommitConflictError` to give up)."""
+        every attempt (a plan may raise :class:`CommitConflictError` to give up). A
+        row-tracking table's new files get their row ids and sequence numbers on each attempt
+        from the snapshot it publishes on (:mod:`lakeops.commit.row_ids`)."""
         self.store.file_io.check_commit_ready()  # an unreachable lock fails before any write
+        if row_tracking(self.schema):
+            plan = _row_tracked(plan, self.store)
         own = _OwnManifests()
         retry = CommitRetry(self.table.commit_retry)
         seen: int | None = None  # the latest snapshot id the previous attempt planned on
@@ -766,6 +772,41 @@ class Committer:
             fio.overwrite_atomic(store.path(paths.LATEST_HINT), str(latest).encode())
         if snapshot_id == 1 and store.earliest_hint() is None:
             fio.publish_exclusive(store.path(paths.EARLIEST_HINT), b"1")
+
+
+def _row_tracked(
+    plan: Callable[[Snapshot | None], PlannedChange], store: TableStore
+) -> Callable[[Snapshot | None], PlannedChange]:
+    """``plan`` with row ids and sequence numbers assigned on the snapshot planned on (the
+    same change while attempts re-plan on the same snapshot, so its manifests are kept);
+    updates of rows another commit replaced meanwhile are refused."""
+    memo: dict[tuple[int | None, int, int], tuple[PlannedChange, PlannedChange]] = {}
+
+    def assigned(latest: Snapshot | None) -> PlannedChange:
+        change = plan(latest)
+        if any(
+            e.file.first_row_id is not None and e.file.max_sequence_number == 0
+            for e in change.entries
+        ):
+            gone = stale_updates(change.entries, store.live_entries(latest))
+            if gone:
+                raise CommitConflictError(
+                    f"files {gone[:3]} update rows by row id that another commit replaced "
+                    "(an overwrite or a compaction) since the update read them; nothing was "
+                    "committed — run the update again on the new snapshot"
+                )
+        start = next_row_id_start(latest)
+        key = (None if latest is None else latest.id, start, id(change))
+        kept = memo.get(key)
+        if kept is not None and kept[0] is change:
+            return kept[1]
+        entries, next_row_id = assign_row_tracking(change.entries, next_snapshot_id(latest), start)
+        out = PlannedChange(entries, change.changelog, change.index_changes, next_row_id)
+        memo.clear()
+        memo[key] = (change, out)
+        return out
+
+    return assigned
 
 
 class _OwnManifests:

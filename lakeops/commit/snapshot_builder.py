@@ -46,11 +46,14 @@ __all__ = [
 @dataclass(frozen=True)
 class PlannedChange:
     """What one commit attempt publishes: data-file entries (ADD/DELETE), changelog entries
-    (ADD) and index-file changes (ADD/DELETE)."""
+    (ADD) and index-file changes (ADD/DELETE). ``next_row_id``: a row-tracking table's
+    ``nextRowId`` after the change (:mod:`lakeops.commit.row_ids`; None: the latest
+    snapshot's is carried forward)."""
 
     entries: Sequence[ManifestEntry]
     changelog: Sequence[ManifestEntry] = ()
     index_changes: Sequence[IndexManifestEntry] = ()
+    next_row_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,8 @@ def next_snapshot(
     * the index manifest is the one written for the change's index changes (``lists``), or the
       latest snapshot's own when the change has none;
     * ``watermark`` is the larger of the commit's and the latest snapshot's (either may be
-      absent), as Paimon's commit carries it forward.
+      absent), as Paimon's commit carries it forward;
+    * ``nextRowId`` is the change's (a row-tracking table's) or else the latest snapshot's.
     """
     if bool(change.changelog) != (lists.changelog is not None):
         raise CommitError("a changelog manifest list is needed exactly when there is a changelog")
@@ -140,6 +144,9 @@ def next_snapshot(
         else None,
         index_manifest=index_manifest,
         watermark=_watermark(watermark, latest.watermark if latest is not None else None),
+        next_row_id=change.next_row_id
+        if change.next_row_id is not None
+        else (latest.next_row_id if latest is not None else None),
     )
 
 

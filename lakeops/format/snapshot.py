@@ -48,6 +48,7 @@ _KEYS = {
     "base_manifest_list_size": "baseManifestListSize",
     "delta_manifest_list_size": "deltaManifestListSize",
     "changelog_manifest_list_size": "changelogManifestListSize",
+    "next_row_id": "nextRowId",
 }
 
 
@@ -74,6 +75,8 @@ class Snapshot:
     base_manifest_list_size: int | None = None
     delta_manifest_list_size: int | None = None
     changelog_manifest_list_size: int | None = None
+    #: a row-tracking table's first row id not yet given to a row (Paimon's ``nextRowId``)
+    next_row_id: int | None = None
 
     def to_json(self) -> str:
         """Paimon's JSON form; null fields are omitted, as pypaimon and Java both accept."""

@@ -53,6 +53,8 @@ TYPE_ROOTS: dict[str, tuple[str, ...]] = {
     "TIMESTAMP_LTZ": ("TIMESTAMP_LTZ",),
     "TIME": ("TIME",),
     "VARIANT": ("VARIANT",),
+    # Paimon 1.x: large binary values stored in .blob files (lakeops.format.blob_file)
+    "BLOB": ("BLOB",),
 }
 _ALIAS = {alias: root for root, aliases in TYPE_ROOTS.items() for alias in aliases}
 _TYPE_RE = re.compile(
@@ -339,6 +341,8 @@ class DataType:
             return pa.string()
         if r in ("BINARY", "VARBINARY"):
             return pa.binary()
+        if r == "BLOB":
+            return pa.large_binary()
         if r == "DECIMAL":
             return pa.decimal128(self.precision or 10, self.scale or 0)
         if r == "ARRAY":

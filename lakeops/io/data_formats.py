@@ -1,5 +1,5 @@
-"""Reading data files by their own format: Parquet, ORC and Avro, chosen per file by its
-extension (as Paimon's readers do — ``file.format`` only says what a writer writes).
+"""Reading data files by their own format: Parquet, ORC, Avro and BLOB files, chosen per file
+by its extension (as Paimon's readers do — ``file.format`` only says what a writer writes).
 
 All expose the same small surface over Arrow: column names, a projected read (optionally
 filtered), reading one unit (a Parquet row group, an ORC stripe, a whole Avro file), batches,
@@ -19,6 +19,7 @@ import pyarrow.orc as orc
 import pyarrow.parquet as pq
 
 from lakeops.errors import UnsupportedFeatureError
+from lakeops.format.blob_file import decode_blob_file
 from lakeops.io.avro_data import open_columns
 
 __all__ = ["READABLE_FORMATS", "DataFormat", "format_of", "reader_for"]
@@ -254,6 +255,53 @@ class AvroFormat:
                 yield chunk.slice(start, batch_rows)
 
     def unit_ranges(self, _path: str, _column: str) -> list[tuple[Any, Any] | None]:
+        return [None]
+
+
+class BlobFormat:
+    """A BLOB file (:mod:`lakeops.format.blob_file`): one column, named by the file's manifest
+    entry (``column``), read whole (one unit, no statistics)."""
+
+    def __init__(self, fs: pafs.FileSystem, column: str) -> None:
+        self.fs = fs
+        self.column = column
+
+    def names(self, path: str) -> list[str]:  # noqa: ARG002
+        return [self.column]
+
+    def _values(self, path: str) -> pa.LargeBinaryArray:
+        with self.fs.open_input_file(path) as source:
+            data = source.read()
+        return decode_blob_file(data, path.rsplit("/", 1)[-1])
+
+    def read(
+        self,
+        path: str,
+        columns: list[str],
+        filter_in: tuple[str, list[Any]] | None = None,  # noqa: ARG002
+    ) -> pa.Table:
+        values = self._values(path)
+        return pa.table({c: values for c in columns if c == self.column})
+
+    def unit_count(self, path: str) -> int:  # noqa: ARG002
+        return 1
+
+    def row_count(self, path: str) -> int | None:  # noqa: ARG002
+        return None
+
+    def read_unit(self, path: str, unit: int, columns: list[str]) -> pa.Table:  # noqa: ARG002
+        return self.read(path, columns)
+
+    def iter_batches(
+        self, path: str, columns: list[str], batch_rows: int, units: Sequence[int] | None = None
+    ) -> Iterator[pa.Table]:
+        if units is not None and not units:
+            return
+        whole = self.read(path, columns)
+        for start in range(0, whole.num_rows, batch_rows):
+            yield whole.slice(start, batch_rows)
+
+    def unit_ranges(self, path: str, column: str) -> list[tuple[Any, Any] | None]:  # noqa: ARG002
         return [None]
 
 

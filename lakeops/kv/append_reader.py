@@ -13,11 +13,12 @@ from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 
-from lakeops.errors import CorruptDataFileError, MissingDataFileError
+from lakeops.errors import CorruptDataFileError, CorruptTableError, MissingDataFileError
+from lakeops.format.blob_file import is_blob_file
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.schema import TableSchema
 from lakeops.format.types import DataType
-from lakeops.io.data_formats import DataFormat, reader_for
+from lakeops.io.data_formats import BlobFormat, DataFormat, reader_for
 from lakeops.io.file_io import FileIO
 from lakeops.kv.evolution import SchemaEvolution, SchemaLookup
 from lakeops.kv.reader import ReadPlan, relative_name
@@ -55,6 +56,13 @@ class AppendFileReader:
             written = self.evolution.mapping(f.schema_id).file_schema
             types = {fld.name: fld.type.to_arrow() for fld in written.fields}
             self._types[f.schema_id] = types
+        if is_blob_file(f.file_name):
+            if not f.write_cols or len(f.write_cols) != 1:
+                raise CorruptTableError(
+                    f"BLOB file {f.file_name} names {f.write_cols} as its columns; a BLOB file "
+                    "holds exactly one column"
+                )
+            return BlobFormat(self.file_io.arrow_fs, f.write_cols[0])
         return reader_for(f.file_name, self.file_io.arrow_fs, types)
 
     def _name(self, path: str) -> str:

@@ -172,7 +172,14 @@ def _refusal(fmt: str, what: str) -> str:
 
 def check_writable(schema: TableSchema, what: str = "write this table") -> None:
     """Raise :class:`UnsupportedFeatureError` unless lakeops can write every data file of
-    ``schema`` exactly as Paimon would, in every format its options ask for."""
+    ``schema`` exactly as Paimon would, in every format its options ask for (BLOB columns,
+    whose values live in ``.blob`` files, are read but not written)."""
+    blobs = [f.name for f in schema.fields if f.type.root == "BLOB"]
+    if blobs:
+        raise UnsupportedFeatureError(
+            f"cannot {what}: BLOB columns {blobs} keep their values in .blob files, which "
+            "lakeops reads but does not write; write this table with Paimon or pypaimon"
+        )
     for fmt in sorted(formats_in_use(schema.options)):
         if fmt == "parquet":
             parquet_layout.check_writable(schema, what)

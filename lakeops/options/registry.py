@@ -53,6 +53,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
+from lakeops.format.blob_file import BLOB_EXTENSION
 from lakeops.io.data_formats import READABLE_FORMATS
 from lakeops.io.data_formats import format_of as file_format
 from lakeops.options import (
@@ -209,9 +210,10 @@ def check_readable(options: Mapping[str, str], table: str = "table") -> None:
 
 def check_data_file(file_name: str, what: str = "read") -> None:
     """Refuse a data or changelog file lakeops cannot handle: reads, writes and compactions
-    take Parquet, ORC and Avro files; other formats are refused."""
+    take Parquet, ORC and Avro files, reads BLOB files too (a BLOB column's values:
+    :mod:`lakeops.format.blob_file`); other formats are refused."""
     fmt = file_format(file_name)
-    if fmt in READABLE_FORMATS:
+    if fmt in READABLE_FORMATS or (what == "read" and fmt == BLOB_EXTENSION):
         return
     raise UnsupportedFeatureError(
         f"data file {file_name!r} is in {fmt.upper() or 'an unknown'} format; lakeops reads "

@@ -1,6 +1,7 @@
 """The rows of where files live (:mod:`lakeops.store.locations` resolves every file's location)
-and of deletion vectors, and of the table features lakeops refuses: thin mode, clustering, row
-tracking, chain tables, fallback branches, BLOB columns, primary-key indexes, query auth."""
+and of table features: deletion vectors, thin mode, clustering, row tracking and data
+evolution (honoured), chain tables, fallback branches, BLOB columns, primary-key indexes,
+query auth."""
 
 from __future__ import annotations
 
@@ -126,14 +127,18 @@ _CLUSTERING = honoured(
     fix="remove it",
     reads_wrong=True,
 ).row("pk-clustering-override", BOOL, False, rng())
-_ROW_TRACKING = honoured(
-    "row tracking and data evolution (append tables) are not implemented",
-    refuse_value=TRUE_REFUSED,
-    fix="remove it",
-    reads_wrong=True,
-)
-ROW_TRACKING_ENABLED = _ROW_TRACKING.row("row-tracking.enabled", BOOL, False, rng())
-DATA_EVOLUTION_ENABLED = _ROW_TRACKING.row("data-evolution.enabled", BOOL, False, rng())
+# row tracking: reads give _ROW_ID / _SEQUENCE_NUMBER (lakeops.read.row_tracking); each
+# commit gives new files first row ids from the snapshot's nextRowId (lakeops.commit.row_ids);
+# compaction is refused (lakeops.table.append) as it would have to keep every row's id
+ROW_TRACKING_ENABLED = honoured(
+    "rows carry _ROW_ID / _SEQUENCE_NUMBER: read, and assigned to new files at commit as "
+    "Paimon does (snapshot nextRowId); lakeops refuses to compact such tables",
+).row("row-tracking.enabled", BOOL, False, rng())
+DATA_EVOLUTION_ENABLED = honoured(
+    "files holding some columns of rows are merged by row id on read; whole rows and "
+    "column subsets of existing rows (AppendTable.update_columns) are written; lakeops "
+    "refuses to compact or alter such tables",
+).row("data-evolution.enabled", BOOL, False, rng())
 _CHAIN = honoured(
     "chain tables read across partitions of several branches",
     refuse_value=TRUE_REFUSED,
@@ -150,11 +155,17 @@ _FALLBACK_BRANCHES = refused(
     "scan.fallback-snapshot-branch",
     "scan.primary-branch",
 )
+# BLOB columns (type BLOB, their values in .blob files: lakeops.format.blob_file) are read;
+# lakeops writes no .blob files, so writes to such tables are refused
+BLOB_FIELD = refused(
+    "BLOB columns are read from their .blob files; lakeops does not write them",
+    "write this table with Paimon (Spark, Flink) or pypaimon",
+).rows("blob-field")
 _BLOB_FIELDS = refused(
-    "BLOB / VECTOR column storage is not implemented",
+    "VECTOR / BLOB descriptor and view column storage is not implemented",
     REMOVE,
     reads_wrong=True,
-).rows("blob-field", "vector-field", "blob-descriptor-field", "blob-view-field")
+).rows("vector-field", "blob-descriptor-field", "blob-view-field")
 _PK_INDEXES = refused(
     "lakeops does not maintain primary-key table indexes; they would go stale",
     REMOVE,
@@ -220,6 +231,7 @@ ROWS: tuple[Option[Any], ...] = (
     DATA_EVOLUTION_ENABLED,
     _CHAIN,
     *_FALLBACK_BRANCHES,
+    *BLOB_FIELD,
     *_BLOB_FIELDS,
     *_PK_INDEXES,
     _QUERY_AUTH,

@@ -17,9 +17,11 @@ from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.format.schema import TableSchema
 from lakeops.options import registry as option_registry
 from lakeops.options.rows_files import (
+    DATA_EVOLUTION_ENABLED,
     DELETION_VECTORS_BITMAP64,
     DELETION_VECTORS_ENABLED,
     DELETION_VECTORS_MERGE_ON_READ,
+    ROW_TRACKING_ENABLED,
 )
 from lakeops.options.rows_layout import (
     BUCKET,
@@ -98,6 +100,7 @@ class TableOptions:
                     f"option 'rowkind.field' column {rowkind!r} must be a "
                     "STRING column holding '+I', '-U', '+U' or '-D'"
                 )
+        _check_row_tracking(schema, bucket)
         if not schema.primary_keys:
             _check_append_buckets(schema, bucket)
         elif bucket == -1 and BUCKET_KEY.find(o, blank_is_unset=True):
@@ -174,6 +177,27 @@ class TableOptions:
         ``deletion-vectors.merge-on-read``)."""
         return self.merge_engine == "first-row" or (
             self.deletion_vectors and not self.deletion_vectors_merge_on_read
+        )
+
+
+def _check_row_tracking(schema: TableSchema, bucket: int) -> None:
+    """Paimon's rules for row tracking (``SchemaValidation.validateRowTracking``): only on a
+    table without a primary key and with ``bucket = -1``; data evolution only with it."""
+    o = schema.options
+    tracked = ROW_TRACKING_ENABLED.get(o)
+    if tracked and schema.primary_keys:
+        raise ConfigurationError(
+            "option 'row-tracking.enabled' cannot be used on a table with a primary key; "
+            "remove it or the primary key"
+        )
+    if tracked and bucket != -1:
+        raise ConfigurationError(
+            f"option 'row-tracking.enabled' needs bucket = -1 (this table has bucket = "
+            f"{bucket}); remove 'bucket' or row tracking"
+        )
+    if DATA_EVOLUTION_ENABLED.get(o) and not tracked:
+        raise ConfigurationError(
+            "option 'data-evolution.enabled' needs 'row-tracking.enabled' = 'true'; set it too"
         )
 
 

@@ -19,7 +19,10 @@ schema of its ``schema_id``; none: every field of that schema). Paimon's
   order); each column (matched by field id) comes from the newest file that holds it, a column
   no file holds reads as nulls; ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` (which every file holds)
   come from the newest file;
-* a file without a first row id is a group of its own.
+* a file without a first row id is a group of its own;
+* a BLOB file (``*.blob``: one BLOB column of some rows, :mod:`lakeops.format.blob_file`)
+  belongs to the group whose rows it holds; a group's BLOB files of one column hold its rows
+  once each, in row-id order (a rolled column spans several files), and supply that column.
 
 Filters never prune one file of a group (a sibling may supply the columns it lacks): pruning
 by value statistics takes, per filtered column, the statistics of the file that supplies it
@@ -36,6 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeops.errors import CorruptTableError, UnsupportedFeatureError
+from lakeops.format.blob_file import is_blob_file
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.schema import TableSchema
 from lakeops.kv.append_reader import AppendFileReader
@@ -85,8 +89,10 @@ def row_id_groups(files: Sequence[DataFileMeta]) -> list[tuple[DataFileMeta, ...
     in row-id order (files without a first row id first, alone), each group newest first.
     A group whose files cover different ranges is a corrupt table (Paimon refuses it too)."""
     loose = [(f,) for f in files if f.first_row_id is None]
+    blobs = [f for f in files if f.first_row_id is not None and is_blob_file(f.file_name)]
     tracked = sorted(
-        (f for f in files if f.first_row_id is not None), key=lambda f: _row_range(f)[0]
+        (f for f in files if f.first_row_id is not None and not is_blob_file(f.file_name)),
+        key=lambda f: _row_range(f)[0],
     )
     groups: list[list[DataFileMeta]] = []
     end = None
@@ -98,7 +104,6 @@ def row_id_groups(files: Sequence[DataFileMeta]) -> list[tuple[DataFileMeta, ...
         else:
             groups.append([f])
             end = hi
-    out: list[tuple[DataFileMeta, ...]] = list(loose)
     for group in groups:
         ranges = {_row_range(f) for f in group}
         if len(ranges) > 1:
@@ -108,8 +113,25 @@ def row_id_groups(files: Sequence[DataFileMeta]) -> list[tuple[DataFileMeta, ...
                 f"same rows ({names}); Paimon cannot read this table either"
             )
         # Python's sort is stable: ties in sequence number keep manifest order, as Java's
-        out.append(tuple(sorted(group, key=lambda f: -f.max_sequence_number)))
-    return out
+        group.sort(key=lambda f: -f.max_sequence_number)
+    _attach_blobs(groups, blobs)
+    return [*loose, *(tuple(g) for g in groups)]
+
+
+def _attach_blobs(groups: list[list[DataFileMeta]], blobs: Sequence[DataFileMeta]) -> None:
+    """Put each BLOB file after the files of the group whose rows it holds some of."""
+    if not blobs:
+        return
+    starts = np.array([_row_range(g[0])[0] for g in groups], dtype=np.int64)
+    for b in sorted(blobs, key=lambda f: _row_range(f)[0]):
+        lo, hi = _row_range(b)
+        i = int(np.searchsorted(starts, lo, side="right")) - 1
+        if i < 0 or hi > _row_range(groups[i][0])[1]:
+            raise CorruptTableError(
+                f"BLOB file {b.file_name} holds rows {lo}..{hi - 1}, which no data file of "
+                "its bucket holds; Paimon cannot read this table either"
+            )
+        groups[i].append(b)
 
 
 class GroupReader:
@@ -187,6 +209,8 @@ class GroupReader:
         """The rows of one group as ``columns``."""
         schema = self.output_schema(columns)
         n = group[0].row_count
+        blobs = [f for f in group if is_blob_file(f.file_name)]
+        group = [f for f in group if not is_blob_file(f.file_name)]
         if any(f.row_count != n for f in group):
             raise CorruptTableError(
                 "data files of one row-id range hold different row counts ("
@@ -194,11 +218,15 @@ class GroupReader:
                 + "); Paimon cannot read this table either"
             )
         wins: dict[int, list[str]] = {}
+        values: dict[str, pa.ChunkedArray | pa.Array] = {}
         for c in columns:
+            held = [b for b in blobs if self.holds(b, c)]
+            if held:
+                values[c] = self._blob_column(directory, group[0], held, c)
+                continue
             f = self.supplier(group, c)
             if f is not None:
                 wins.setdefault(id(f), []).append(c)
-        values: dict[str, pa.ChunkedArray | pa.Array] = {}
         for f in group:
             cols = wins.get(id(f))
             if not cols:
@@ -218,3 +246,27 @@ class GroupReader:
                 )
         arrays = [values[t.name] if t.name in values else pa.nulls(n, t.type) for t in schema]
         return pa.Table.from_arrays(arrays, schema=schema)
+
+    def _blob_column(
+        self, directory: str, anchor: DataFileMeta, files: Sequence[DataFileMeta], column: str
+    ) -> pa.ChunkedArray:
+        """A BLOB column of the group of ``anchor``: its BLOB files' values, which must hold
+        the group's rows once each, in row-id order."""
+        lo, hi = _row_range(anchor)
+        ordered = sorted(files, key=lambda f: _row_range(f)[0])
+        at = lo
+        for f in ordered:
+            if _row_range(f)[0] != at:
+                raise UnsupportedFeatureError(
+                    f"BLOB files of column {column!r} of rows {lo}..{hi - 1} overlap or leave "
+                    "rows out (an update of the BLOB column); lakeops does not merge them — "
+                    "read this table with Paimon"
+                )
+            at = _row_range(f)[1]
+        if at != hi:
+            raise UnsupportedFeatureError(
+                f"BLOB files of column {column!r} hold rows {lo}..{at - 1} of {lo}..{hi - 1}; "
+                "lakeops does not fill the others — read this table with Paimon"
+            )
+        parts = [self.reader.read(directory, f, [column]).column(column) for f in ordered]
+        return pa.chunked_array([c for p in parts for c in p.chunks], type=parts[0].type)

@@ -11,7 +11,11 @@ import pyarrow.compute as pc
 
 from lakeops.changelog.reader import ROW_KIND_COLUMN
 from lakeops.compact.append import plan as plan_compaction
-from lakeops.errors import ConfigurationError, UnsupportedFeatureError
+from lakeops.errors import (
+    CommitStateUnknownError,
+    ConfigurationError,
+    UnsupportedFeatureError,
+)
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.deletion_vector import DeletionFile
@@ -39,6 +43,7 @@ from lakeops.table.base import BaseTable, CompactionPlanner
 from lakeops.table.scan import SplitRead
 from lakeops.table.system_tables import system_table_schema
 from lakeops.write.append_write import AppendWrite
+from lakeops.write.update_columns import write_column_updates
 
 __all__ = ["AppendSplitReader", "AppendTable", "data_evolution_refusal"]
 
@@ -51,19 +56,31 @@ def _kind(schema: TableSchema) -> str:
     """The kind of append table, as errors name it."""
     bucketed = bucket_count_set(schema.options)
     kind = "a bucketed append table" if bucketed else "an append table"
-    return kind + " with data evolution" if data_evolution(schema) else kind
+    if data_evolution(schema):
+        return kind + " with data evolution"
+    return kind + " with row tracking" if row_tracking(schema) else kind
+
+
+#: what a row-tracking table refuses: compaction would have to keep every row's id
+_COMPACTIONS = ("compact", "commit a compaction of")
 
 
 def data_evolution_refusal(identifier: str, schema: TableSchema, action: str) -> str | None:
-    """Why lakeops refuses to ``action`` a data-evolution table (None for other tables): it
-    reads them (:mod:`lakeops.read.row_tracking`) but writes nothing to them."""
-    if not data_evolution(schema):
+    """Why lakeops refuses to ``action`` a row-tracking or data-evolution table (None where it
+    does not): it writes them (:mod:`lakeops.commit.row_ids`) but does not compact them —
+    Paimon's compaction of such tables keeps every row's id (and merges a data-evolution
+    table's column files by row id), which lakeops' compaction does not — nor alter a
+    data-evolution table (its files name their columns as of their schema)."""
+    if action in _COMPACTIONS and row_tracking(schema):
+        what = "rows keep their row ids through compaction"
+    elif action == "alter" and data_evolution(schema):
+        what = "files name the columns they hold"
+    else:
         return None
     return (
         f"lakeops refuses to {action} table {identifier!r}: it has no primary key and is "
-        f"{_kind(schema)} (files holding some columns of rows that other files complete, "
-        "merged by row id), which lakeops reads but does not write, compact or maintain; "
-        "nothing was written — use Paimon (Spark, Flink) or pypaimon for this"
+        f"{_kind(schema)} whose {what}, which lakeops does not maintain; nothing was "
+        "written — use Paimon (Spark, Flink) for this"
     )
 
 
@@ -109,8 +126,8 @@ class AppendTable(BaseTable):
             raise UnsupportedFeatureError(refusal)
 
     def _require_writable(self, action: str) -> None:
-        """As :meth:`lakeops.table.base.BaseTable._require_writable`; a data-evolution table
-        is refused whatever the action, naming its kind."""
+        """As :meth:`lakeops.table.base.BaseTable._require_writable`; a row-tracking table's
+        compaction is refused, naming its kind (:func:`data_evolution_refusal`)."""
         self._refuse_data_evolution(action)
         super()._require_writable(action)
 
@@ -122,9 +139,7 @@ class AppendTable(BaseTable):
     def delete_uncommitted(
         self, messages: Sequence[CommitMessage], *, compaction_only: bool = False
     ) -> None:
-        """As :meth:`lakeops.table.base.BaseTable.delete_uncommitted` (refused on
-        data-evolution tables)."""
-        self._refuse_data_evolution("delete files of")
+        """As :meth:`lakeops.table.base.BaseTable.delete_uncommitted`."""
         super().delete_uncommitted(messages, compaction_only=compaction_only)
 
     # ------------------------------------------------------------ metadata tables
@@ -146,6 +161,50 @@ class AppendTable(BaseTable):
         check_writable(self.schema)
         self.file_io.check_commit_ready()
         return AppendWrite(self.context, ignore_previous=overwrite, parallelism=parallelism)
+
+    def update_columns(
+        self, data: pa.Table | pa.RecordBatch, *, columns: Sequence[str] | None = None
+    ) -> Snapshot | None:
+        """Set ``columns`` (default: every column of ``data`` but ``_ROW_ID``) of the rows
+        ``data``'s ``_ROW_ID`` names to its values, as one ``APPEND`` commit of files that hold
+        only those columns (pypaimon's ``update_columns``; a data-evolution table only; see
+        :mod:`lakeops.write.update_columns`). Returns the snapshot (None: no rows).
+
+        Row ids that are not rows of the latest snapshot, unknown or partition columns and
+        values the columns cannot hold are refused before anything is written; if another
+        commit replaced the updated rows before this one publishes (an overwrite), nothing
+        is committed (:class:`~lakeops.errors.CommitConflictError`) and the files go.
+
+        Example:
+            >>> table.update_columns(pa.table({"_ROW_ID": [0, 5], "score": [1.0, 2.5]}))
+            ...                                                          # doctest: +SKIP
+        """
+        self._require_writable("update columns of")
+        if not data_evolution(self.schema):
+            raise UnsupportedFeatureError(
+                f"update_columns of table {self.identifier!r} needs 'data-evolution.enabled' "
+                "= 'true' (and 'row-tracking.enabled'): files of some columns are merged by "
+                "row id only in such tables; nothing was written"
+            )
+        check_writable(self.schema)
+        self.file_io.check_commit_ready()
+        table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
+        snapshot = self.store.latest_snapshot()
+        if table.num_rows == 0 or snapshot is None:
+            if table.num_rows:
+                raise ConfigurationError(
+                    f"table {self.identifier!r} has no rows to update; nothing was written"
+                )
+            return None
+        update = write_column_updates(self.context, self._reader(), snapshot, table, columns)
+        try:
+            return self.commit(update.messages)
+        except CommitStateUnknownError:
+            raise  # the snapshot may reference these files: keep them
+        except BaseException:
+            for path in update.written:
+                self.file_io.delete(path)
+            raise
 
     def _compaction_planner(self) -> CompactionPlanner:
         """Paimon's small-file compaction of append tables (:mod:`lakeops.compact.append`)."""

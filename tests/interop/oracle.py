@@ -45,38 +45,36 @@ _VARIANT = pa.struct(
 )
 
 
+#: Arrow type tests and the Paimon type each maps to (parameterless types)
+_SIMPLE_TYPES: tuple[tuple[Any, str], ...] = (
+    (pa.types.is_int8, "TINYINT"),
+    (pa.types.is_int16, "SMALLINT"),
+    (pa.types.is_int32, "INT"),
+    (pa.types.is_int64, "BIGINT"),
+    (pa.types.is_float32, "FLOAT"),
+    (pa.types.is_float64, "DOUBLE"),
+    (pa.types.is_boolean, "BOOLEAN"),
+    (pa.types.is_string, "STRING"),
+    (pa.types.is_large_string, "STRING"),
+    (pa.types.is_binary, "BYTES"),
+    (pa.types.is_large_binary, "BLOB"),  # Paimon 1.x BLOB (values in .blob files)
+    (pa.types.is_date32, "DATE"),
+    (pa.types.is_time32, "TIME(3)"),  # Paimon's TIME is milliseconds of the day at any precision
+)
+
+
 def paimon_type(arrow_type: pa.DataType) -> str:
     """Map an Arrow type to the Paimon SQL type string pypaimon stores (no nullability)."""
-    t = pa.types
-    if t.is_int8(arrow_type):
-        return "TINYINT"
-    if t.is_int16(arrow_type):
-        return "SMALLINT"
-    if t.is_int32(arrow_type):
-        return "INT"
-    if t.is_int64(arrow_type):
-        return "BIGINT"
-    if t.is_float32(arrow_type):
-        return "FLOAT"
-    if t.is_float64(arrow_type):
-        return "DOUBLE"
-    if t.is_boolean(arrow_type):
-        return "BOOLEAN"
-    if t.is_string(arrow_type) or t.is_large_string(arrow_type):
-        return "STRING"
-    if t.is_binary(arrow_type):
-        return "BYTES"
-    if t.is_date32(arrow_type):
-        return "DATE"
-    if t.is_timestamp(arrow_type):
+    for test, name in _SIMPLE_TYPES:
+        if test(arrow_type):
+            return name
+    if pa.types.is_timestamp(arrow_type):
         precision = _TIMESTAMP_PRECISION[arrow_type.unit]
         if arrow_type.tz is None:
             return f"TIMESTAMP({precision})"
         return f"TIMESTAMP_LTZ({precision})"
-    if t.is_decimal128(arrow_type):
+    if pa.types.is_decimal128(arrow_type):
         return f"DECIMAL({arrow_type.precision}, {arrow_type.scale})"
-    if t.is_time32(arrow_type):  # Paimon's TIME is milliseconds of the day at any precision
-        return "TIME(3)"
     raise TypeError(f"no Paimon type mapping for arrow type {arrow_type}")
 
 

@@ -1,7 +1,7 @@
 """Data-evolution and row-tracking append tables written by pypaimon 2.1 (several commits,
 updates of columns by row id, a column-subset append, a column added) read by lakeops exactly
-as pypaimon reads them and as a plain model of the rows says; everything that would write to
-such a table is refused, naming its kind, with the table left byte-identical."""
+as pypaimon reads them and as a plain model of the rows says. (lakeops' writes to such tables:
+test_row_tracking_write_interop.)"""
 
 from __future__ import annotations
 

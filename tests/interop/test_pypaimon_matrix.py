@@ -203,6 +203,8 @@ class Case:
         orc_micros: the ORC case's data holds a time before 1970 with microseconds.
         deletes_2: the keys pypaimon's second commit deletes.
         primary_key: False for an append table (no primary key).
+        compact_refused: lakeops serves reads and writes but refuses to compact the table,
+            with an error naming this (row tracking: compaction must keep every row's id).
     """
 
     options: dict[str, str]
@@ -215,6 +217,7 @@ class Case:
     orc_micros: bool = False
     deletes_2: frozenset[int] = DELETES_2
     primary_key: bool = True
+    compact_refused: str | None = None
 
     @property
     def engine(self) -> str:
@@ -411,16 +414,16 @@ CASES: dict[str, Case] = {
     # primary-key deletion vectors: lakeops' writes lift level 0 and mark the rows they
     # supersede; pypaimon's level-0 writes stay invisible until lakeops compacts them
     "deletion-vectors": Case({"bucket": "2", "deletion-vectors.enabled": "true", **DEDUP}),
-    # row tracking: read exactly (the values); writes refused naming the option
+    # row tracking: read exactly (the values), appended to (new row ids); compaction refused
     "append-row-tracking": Case(
         {"bucket": "-1", "row-tracking.enabled": "true"},
-        refused="row-tracking.enabled",
+        compact_refused="with row tracking",
         primary_key=False,
     ),
-    # read exactly (merged by row id); writes, compaction and rollback refused naming the kind
+    # read exactly (merged by row id), appended to; compaction refused naming the kind
     "append-data-evolution": Case(
         {"bucket": "-1", "row-tracking.enabled": "true", "data-evolution.enabled": "true"},
-        refused="data evolution",
+        compact_refused="with data evolution",
         primary_key=False,
     ),
     # options lakeops cannot honour: refused, table untouched
@@ -982,6 +985,12 @@ def _lakeops_phase(case: Case, run: Run, options: dict[str, str], tmp: Path) -> 
         lifted = case.primary_key and case.options.get("deletion-vectors.enabled") == "true"
         want = _visible(case, run.model, lifted)
         _check(table.read(), want, keys, "lakeops' read after append")
+    if case.compact_refused is not None:
+        live = _live_files(table)
+        with pytest.raises(LakeopsError, match=case.compact_refused):
+            table.compact(full=True)
+        assert _live_files(table) == live
+        return
     table.compact(full=True)
     _check(table.read(), run.model.rows(), keys, "lakeops' read after full compaction")
     _check_filtered(case, table, run.model.rows(), keys, "after full compaction")

@@ -16,6 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from lakeops import AppendTable, Catalog, ConfigurationError, UnsupportedFeatureError
+from lakeops.format.schema_change import AddColumn
+from lakeops.format.types import DataType
 from lakeops.table import primary_key_table
 
 SCHEMA = pa.schema([("dt", pa.string()), ("k", pa.int64()), ("v", pa.string())])
@@ -345,25 +347,65 @@ def _set_options(warehouse: Path, options: dict[str, str]) -> None:
     schema_file.write_text(json.dumps(doc))
 
 
-def test_data_evolution_tables_open_and_refuse_writes(catalog: Catalog, warehouse: Path) -> None:
+def test_data_evolution_tables_are_written_but_not_compacted_or_altered(
+    catalog: Catalog, warehouse: Path
+) -> None:
     catalog.create_table("db.t", schema=SCHEMA).write(_batch(0))
     _set_options(warehouse, {"row-tracking.enabled": "true", "data-evolution.enabled": "true"})
     table = catalog.get_table("db.t")
     assert _bag(table.read()) == _bag(_batch(0))
-    for action in (lambda: table.write(_batch(1)), lambda: table.compact(full=True)):
+    table.write(_batch(1))
+    assert _bag(table.read()) == _bag(pa.concat_tables([_batch(0), _batch(1)]))
+    refused = (
+        lambda: table.compact(full=True),
+        lambda: table.alter(AddColumn("x", DataType.parse("INT"))),
+    )
+    for action in refused:
         with pytest.raises(UnsupportedFeatureError, match="an append table with data evolution"):
             action()
-    assert len(table.snapshots()) == 1
+    assert len(table.snapshots()) == 2
 
 
-def test_row_tracking_tables_are_read_and_writes_refused(catalog: Catalog, warehouse: Path) -> None:
-    catalog.create_table("db.t", schema=SCHEMA).write(_batch(0))
-    _set_options(warehouse, {"row-tracking.enabled": "true"})
-    table = catalog.get_table("db.t")
-    assert _bag(table.read()) == _bag(_batch(0))
-    with pytest.raises(UnsupportedFeatureError, match="row-tracking"):
-        table.write(_batch(1))
-    assert len(table.snapshots()) == 1
+def test_row_tracking_tables_are_written_and_compaction_refused(catalog: Catalog) -> None:
+    """Row ids follow the commits (from the snapshot's nextRowId), sequence numbers are the
+    snapshot ids; compaction is refused with the table left as it was."""
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, partition_keys=["dt"], options={"row-tracking.enabled": "true"}
+    )
+    table.write(_batch(0))
+    table.write(_batch(1, n=3))
+    got = {r["k"]: r for r in table.read(columns=["k", "_ROW_ID", "_SEQUENCE_NUMBER"]).to_pylist()}
+    # the model: commit i's rows hold ids [start, start + n) and sequence number i; each
+    # partition's rows (one file) hold consecutive ids in the order they were written
+    start = 0
+    for snapshot, batch in enumerate((_batch(0), _batch(1, n=3)), start=1):
+        rows = batch.to_pylist()
+        ids = [got[r["k"]]["_ROW_ID"] for r in rows]
+        assert sorted(ids) == list(range(start, start + len(rows)))
+        assert {got[r["k"]]["_SEQUENCE_NUMBER"] for r in rows} == {snapshot}
+        for part in {r["dt"] for r in rows}:
+            mine = [got[r["k"]]["_ROW_ID"] for r in rows if r["dt"] == part]
+            assert mine == list(range(mine[0], mine[0] + len(mine)))
+        start += len(rows)
+    assert [s.next_row_id for s in table.snapshots()] == [5, 8]
+    with pytest.raises(UnsupportedFeatureError, match="with row tracking"):
+        table.compact(full=True)
+    assert len(table.snapshots()) == 2
+
+
+def test_row_tracking_needs_bucket_unaware_append_tables(catalog: Catalog) -> None:
+    """Paimon's SchemaValidation: no primary key, bucket = -1, data evolution with it."""
+    cases = [
+        ({"row-tracking.enabled": "true", "bucket": "2", "bucket-key": "k"}, "bucket = -1"),
+        ({"data-evolution.enabled": "true"}, "row-tracking.enabled"),
+    ]
+    for options, match in cases:
+        with pytest.raises(ConfigurationError, match=match):
+            catalog.create_table("db.t", schema=SCHEMA, options=options)
+    with pytest.raises(ConfigurationError, match="primary key"):
+        catalog.create_table(
+            "db.t", schema=SCHEMA, primary_keys=["k"], options={"row-tracking.enabled": "true"}
+        )
 
 
 def test_options_that_change_reads_are_refused(catalog: Catalog, warehouse: Path) -> None:

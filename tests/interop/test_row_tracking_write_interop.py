@@ -1,0 +1,161 @@
+"""lakeops writes row-tracking and data-evolution append tables as pypaimon 2.1 does, judged by
+pypaimon 2.1 and a plain model of the rows (row id -> row, sequence numbers = the snapshot
+that last wrote a row's range). The Java 0.9 oracle knows neither feature (Paimon 1.x), so
+pypaimon and the model (built from Paimon's ``RowTrackingCommitUtils`` and
+``DataEvolutionSplitRead``) judge:
+
+* pypaimon creates and writes a data-evolution table (rows, a column update by row id);
+  lakeops appends rows and updates columns of pypaimon's and its own rows; pypaimon then
+  appends and updates lakeops' rows; pypaimon and lakeops read every row with ``_ROW_ID``
+  and ``_SEQUENCE_NUMBER`` exactly as the model says, at each step;
+* lakeops creates a row-tracking table and a data-evolution table, appends, overwrites and
+  updates them; pypaimon reads them (system columns included) as the model says.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from lakeops import Catalog
+from tests.interop.oracle import oracle_script
+
+pytestmark = pytest.mark.interop
+
+SCHEMA = pa.schema(
+    [("id", pa.int64()), ("p", pa.string()), ("s", pa.string()), ("x", pa.float64())]
+)
+EVOLUTION = {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}
+SYSTEM = ["_ROW_ID", "_SEQUENCE_NUMBER"]
+ALL = [*SCHEMA.names, *SYSTEM]
+
+
+class Model:
+    """Row id -> row; row id -> sequence number. Commits write one partition each, so a
+    commit's rows take the next ids in input order and each commit is one row-id group."""
+
+    def __init__(self) -> None:
+        self.rows: dict[int, dict[str, Any]] = {}
+        self.seq: dict[int, int] = {}
+        self.groups: list[range] = []
+        self.next_id = 0
+        self.snapshot = 0
+
+    def append(self, rows: list[dict[str, Any]]) -> pa.Table:
+        self.snapshot += 1
+        ids = range(self.next_id, self.next_id + len(rows))
+        self.groups.append(ids)
+        for rid, r in zip(ids, rows, strict=True):
+            self.rows[rid] = {c: r.get(c) for c in SCHEMA.names}
+            self.seq[rid] = self.snapshot
+        self.next_id += len(rows)
+        return pa.Table.from_pylist(rows, schema=SCHEMA)
+
+    def overwrite(self, rows: list[dict[str, Any]]) -> pa.Table:
+        self.rows, self.seq = {}, {}
+        return self.append(rows)
+
+    def update(self, ids: list[int], **values: Any) -> pa.Table:
+        """One commit setting ``values`` on rows ``ids``; every row of an updated group takes
+        the commit's sequence number (the update file covers the group)."""
+        self.snapshot += 1
+        for rid in ids:
+            self.rows[rid].update(values)
+        for g in self.groups:
+            if any(rid in g for rid in ids):
+                self.seq.update({rid: self.snapshot for rid in g if rid in self.rows})
+        cols: dict[str, Any] = {"_ROW_ID": pa.array(ids, pa.int64())}
+        for k, v in values.items():
+            cols[k] = pa.array([v] * len(ids), SCHEMA.field(k).type)
+        return pa.table(cols)
+
+    def want(self) -> list[dict[str, Any]]:
+        out = [
+            {**r, "_ROW_ID": rid, "_SEQUENCE_NUMBER": self.seq[rid]} for rid, r in self.rows.items()
+        ]
+        return sorted(out, key=lambda r: r["_ROW_ID"])
+
+
+def _sorted(t: pa.Table) -> list[dict[str, Any]]:
+    return sorted(t.select(ALL).to_pylist(), key=lambda r: r["_ROW_ID"])
+
+
+def _rows(part: str, ids: range, tag: str) -> list[dict[str, Any]]:
+    return [{"id": i, "p": part, "s": f"{tag}{i}", "x": i / 4} for i in ids]
+
+
+def test_pypaimon_and_lakeops_write_one_data_evolution_table(warehouse: Path) -> None:
+    name = "db.mixed"
+    model = Model()
+    ops: list[dict[str, Any]] = [
+        {
+            "op": "create",
+            "table": name,
+            "schema": SCHEMA,
+            "partition_keys": ["p"],
+            "primary_keys": [],
+            "options": EVOLUTION,
+        },
+        {"op": "write", "table": name, "data": model.append(_rows("a", range(0, 4), "py"))},
+        {"op": "write", "table": name, "data": model.append(_rows("b", range(4, 7), "py"))},
+    ]
+    ops.append(
+        {
+            "op": "update",
+            "table": name,
+            "update_cols": ["s"],
+            "data": model.update([1, 5], s="py-upd"),
+        }
+    )
+    ops.append({"op": "read", "table": name, "columns": ALL})
+    (first,) = oracle_script(warehouse, ops)
+    assert _sorted(first) == model.want()
+
+    table = Catalog(str(warehouse)).get_table(name)
+    assert _sorted(table.read(columns=ALL)) == model.want()
+    table.write(model.append(_rows("a", range(7, 10), "lk")))  # ids 7..9
+    table.update_columns(model.update([2, 8], x=-1.5))  # a pypaimon row and a lakeops row
+    table.update_columns(model.update([5], s="lk-upd"))  # over pypaimon's update
+    mine = _sorted(table.read(columns=ALL))
+    assert mine == model.want()
+    assert table.latest_snapshot().next_row_id == model.next_id
+
+    ops = [{"op": "read", "table": name, "columns": ALL}]
+    ops.append(
+        {"op": "write", "table": name, "data": model.append(_rows("b", range(10, 12), "py"))}
+    )
+    ops.append(
+        {"op": "update", "table": name, "update_cols": ["s"], "data": model.update([9], s="py2")}
+    )
+    ops.append({"op": "read", "table": name, "columns": ALL})
+    between, last = oracle_script(warehouse, ops)
+    assert _sorted(between) == mine
+    assert _sorted(last) == model.want()
+    assert _sorted(Catalog(str(warehouse)).get_table(name).read(columns=ALL)) == model.want()
+
+
+def test_tables_lakeops_creates_read_in_pypaimon(warehouse: Path) -> None:
+    catalog = Catalog(str(warehouse))
+    catalog.create_database("db")
+    models: dict[str, Model] = {}
+    for name, options in (
+        ("db.tracked", {"row-tracking.enabled": "true"}),
+        ("db.evolved", EVOLUTION),
+    ):
+        model = models[name] = Model()
+        table = catalog.create_table(name, schema=SCHEMA, partition_keys=["p"], options=options)
+        table.write(model.append(_rows("a", range(0, 3), "one")))
+        table.write(model.append(_rows("b", range(3, 5), "two")))
+        table.write(model.overwrite(_rows("c", range(5, 9), "ow")), overwrite=True)  # ids 5..8
+        table.write(model.append(_rows("a", range(9, 10), "three")))
+        if name == "db.evolved":
+            table.update_columns(model.update([6, 9], s="upd", x=0.25))
+        assert _sorted(table.read(columns=ALL)) == model.want()
+    reads = oracle_script(
+        warehouse, [{"op": "read", "table": name, "columns": ALL} for name in models]
+    )
+    for (name, model), got in zip(models.items(), reads, strict=True):
+        assert _sorted(got) == model.want(), name
