@@ -477,7 +477,7 @@ def write_iceberg_metadata(store: TableStore, snapshot: Snapshot) -> str:
         "partition-specs": [{"spec-id": 0, "fields": part_fields}],
         "default-spec-id": 0,
         "last-partition-id": _FIRST_PARTITION_FIELD_ID + len(part_fields) - 1,
-        "properties": {"schema.name-mapping.default": json.dumps(_name_mapping(schema))},
+        "properties": {"schema.name-mapping.default": json.dumps(_name_mapping(schemas))},
         "current-snapshot-id": n,
         "snapshots": [ice_snapshot],
         "snapshot-log": [],
@@ -508,8 +508,32 @@ def _summary(t: DataType, seen: Sequence[Any]) -> dict[str, Any]:
     }
 
 
-def _name_mapping(schema: TableSchema) -> list[dict[str, Any]]:
-    return [{"field-id": f.id, "names": [f.name]} for f in schema.fields]
+#: Paimon's ``SpecialFields``: key columns ``_KEY_<name>`` (id ``KEY_FIELD_ID_START + id``),
+#: ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` of primary-key data files
+_KEY_FIELD_ID_START = (2**31 - 1) // 2
+_SEQUENCE_NUMBER_ID = 2**31 - 2
+_VALUE_KIND_ID = 2**31 - 3
+
+
+def _name_mapping(schemas: Sequence[TableSchema]) -> list[dict[str, Any]]:
+    """Iceberg's ``schema.name-mapping.default`` for data files without Parquet field ids: each
+    field id with every name its column had (schema evolution renames), and the system columns
+    of primary-key files under Paimon's ids (outside the Iceberg schema, so never read)."""
+    names: dict[int, list[str]] = {}
+    for schema in schemas:
+        for f in schema.fields:
+            known = names.setdefault(f.id, [])
+            if f.name not in known:
+                known.append(f.name)
+        for key in schema.trimmed_primary_keys:
+            field = schema.field(key)
+            known = names.setdefault(_KEY_FIELD_ID_START + field.id, [])
+            if f"_KEY_{key}" not in known:
+                known.append(f"_KEY_{key}")
+    if schemas and schemas[-1].primary_keys:
+        names[_SEQUENCE_NUMBER_ID] = ["_SEQUENCE_NUMBER"]
+        names[_VALUE_KIND_ID] = ["_VALUE_KIND"]
+    return [{"field-id": i, "names": n} for i, n in sorted(names.items())]
 
 
 def _write_with_meta(

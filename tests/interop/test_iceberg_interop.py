@@ -1,0 +1,87 @@
+"""Iceberg-compatible metadata judged by pyiceberg (0.12, ``.venv-iceberg``, a subprocess): after
+each lakeops commit (write, overwrite, compaction) and snapshot expiry, pyiceberg reading the
+table's newest ``v<N>.metadata.json`` returns exactly the rows pypaimon 2.1 reads from the Paimon
+snapshot (pypaimon keeps reading the table too). The Java oracle is Paimon 0.9, whose
+``metadata.iceberg-compatible`` writes the older layout, so the Paimon 1.x layout is judged by an
+Iceberg reader, not by Java."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from lakeops import Catalog
+from tests.interop.iceberg_oracle import iceberg_read, require_pyiceberg
+from tests.interop.oracle import oracle_read
+
+pytestmark = pytest.mark.interop
+
+SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("v", pa.string())])
+
+
+def _rows(table: pa.Table) -> list[tuple[object, ...]]:
+    cols = ["id", "dt", "v"]
+    return sorted(zip(*(table.column(c).to_pylist() for c in cols), strict=True))
+
+
+def _latest_metadata(meta_dir: Path) -> Path:
+    hint = int((meta_dir / "version-hint.text").read_text())
+    return meta_dir / f"v{hint}.metadata.json"
+
+
+def test_append_table_write_overwrite_expire_read_by_pyiceberg(tmp_path: Path) -> None:
+    require_pyiceberg()
+    catalog = Catalog(tmp_path)
+    catalog.create_database("db")
+    table = catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        partition_keys=["dt"],
+        options={"metadata.iceberg.storage": "table-location", "bucket": "-1"},
+    )
+    table.write(pa.table({"id": [1, 2, 3], "dt": ["a", "b", "a"], "v": ["x", "y", "z"]}))
+    table.write(pa.table({"id": [4, 5], "dt": ["b", "c"], "v": ["p", "q"]}))
+    table.write(pa.table({"id": [6], "dt": ["a"], "v": ["o"]}), overwrite=[{"dt": "a"}])
+    meta_dir = tmp_path / "db.db" / "t" / "metadata"
+    rows, info = iceberg_read(_latest_metadata(meta_dir))
+    expected = _rows(oracle_read(tmp_path, "db.t"))
+    assert expected == [(2, "b", "y"), (4, "b", "p"), (5, "c", "q"), (6, "a", "o")]
+    assert _rows(rows) == expected
+    assert info["current_snapshot_id"] == 3 and info["partition_fields"] == ["dt"]
+    # metadata.iceberg.previous-versions-max = 0: only the newest version is left
+    assert sorted(p.name for p in meta_dir.glob("v*.metadata.json")) == ["v3.metadata.json"]
+
+    table.compact(full=True)
+    table.expire_snapshots(retain_min=1, retain_max=1)
+    rows, info = iceberg_read(_latest_metadata(meta_dir))
+    assert info["current_snapshot_id"] == 4
+    assert _rows(rows) == _rows(oracle_read(tmp_path, "db.t")) == expected
+    assert all(Path(f).exists() for f in info["files"])
+
+
+def test_primary_key_table_shows_the_fully_compacted_files(tmp_path: Path) -> None:
+    """Paimon exposes only the highest-level files of a primary-key table to Iceberg: before a
+    full compaction pyiceberg sees none of the level-0 rows; after it, the merged rows."""
+    require_pyiceberg()
+    catalog = Catalog(tmp_path)
+    catalog.create_database("db")
+    table = catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        primary_keys=["id"],
+        options={"metadata.iceberg.storage": "hadoop-catalog", "bucket": "2"},
+    )
+    table.write(pa.table({"id": [1, 2, 3], "dt": ["a", "b", "a"], "v": ["x", "y", "z"]}))
+    table.write(pa.table({"id": [2, 4], "dt": ["b", "c"], "v": ["Y", "w"]}))
+    meta_dir = tmp_path / "iceberg" / "db" / "t" / "metadata"
+    rows, info = iceberg_read(_latest_metadata(meta_dir))
+    assert rows.num_rows == 0 and info["files"] == []
+
+    table.compact(full=True)
+    rows, info = iceberg_read(_latest_metadata(meta_dir))
+    expected = _rows(oracle_read(tmp_path, "db.t"))
+    assert expected == [(1, "a", "x"), (2, "b", "Y"), (3, "a", "z"), (4, "c", "w")]
+    assert _rows(rows) == expected
+    assert not (tmp_path / "db.db" / "t" / "metadata").exists()
