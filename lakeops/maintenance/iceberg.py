@@ -26,7 +26,8 @@ left unwritten is caught up by the next commit, as Paimon does):
 
 Then, as Paimon's ``expireAllBefore``: the manifest lists and manifests of every older metadata
 version are deleted, and with ``metadata.iceberg.delete-after-commit.enabled`` (default true)
-the metadata files older than ``N - metadata.iceberg.previous-versions-max``.
+the metadata files older than ``N - metadata.iceberg.previous-versions-max``; versions above ``N``
+(left by snapshots a rollback removed) go as Paimon's ``retireAbandonedSuffix`` retires them.
 
 The Avro files carry Iceberg's field ids (``field-id`` on each field) so Iceberg readers resolve
 them. Data files written by lakeops carry no Parquet field ids, so the metadata names its
@@ -490,6 +491,7 @@ def write_iceberg_metadata(store: TableStore, snapshot: Snapshot) -> str:
     io.overwrite_atomic(path, json.dumps(metadata).encode())
     if store.latest_snapshot_id() == n:
         io.overwrite_atomic(join(meta_dir, VERSION_HINT), str(n).encode())
+        _retire_after(store, meta_dir, n)
         _expire_before(store, meta_dir, n, options)
     return path
 
@@ -572,6 +574,26 @@ def _metadata_versions(store: TableStore, meta_dir: str) -> list[int]:
     return sorted(out)
 
 
+def _retire_after(store: TableStore, meta_dir: str, n: int) -> None:
+    """Paimon's ``retireAbandonedSuffix``: versions above the head ``n`` were written for
+    snapshots a rollback removed; they go (with their manifests) once ``v<n>`` and the hint are
+    written, so no Iceberg reader that looks past the hint finds them."""
+    for v in _metadata_versions(store, meta_dir):
+        if v > n:
+            _delete_version(store, meta_dir, v)
+
+
+def _delete_version(store: TableStore, meta_dir: str, v: int) -> None:
+    """Delete ``v<v>.metadata.json`` with the manifest lists and manifests it names."""
+    path = join(meta_dir, f"v{v}.metadata.json")
+    try:
+        found = json.loads(store.file_io.read_bytes(path))
+    except (OSError, ValueError):
+        found = {}
+    _delete_manifests(store, found)
+    store.file_io.delete(path)
+
+
 def _expire_before(store: TableStore, meta_dir: str, n: int, options: Mapping[str, str]) -> None:
     """Paimon's ``expireAllBefore``: the manifest lists and manifests of every metadata version
     before ``n`` go; with ``delete-after-commit`` the metadata files before
@@ -599,17 +621,9 @@ def expire_iceberg_metadata(store: TableStore, earliest_snapshot_id: int) -> Non
     if iceberg_storage(options) == "disabled":
         return
     meta_dir = iceberg_metadata_dir(store.root, options)
-    io = store.file_io
     for v in _metadata_versions(store, meta_dir):
-        if v >= earliest_snapshot_id:
-            continue
-        path = join(meta_dir, f"v{v}.metadata.json")
-        try:
-            found = json.loads(io.read_bytes(path))
-        except (OSError, ValueError):
-            found = {}
-        _delete_manifests(store, found)
-        io.delete(path)
+        if v < earliest_snapshot_id:
+            _delete_version(store, meta_dir, v)
 
 
 def _delete_manifests(store: TableStore, metadata: Mapping[str, Any]) -> None:

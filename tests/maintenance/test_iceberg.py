@@ -221,3 +221,28 @@ def test_catalog_services_are_refused_before_anything_is_written(
     with pytest.raises(UnsupportedFeatureError, match=r"metadata\.iceberg\.storage"):
         catalog.create_table("db.t", schema=SCHEMA, options={"metadata.iceberg.storage": storage})
     assert not (tmp_path / "db.db" / "t").exists()
+
+
+def test_rollback_publishes_the_rolled_back_rows(tmp_path: Path) -> None:
+    table = _table(tmp_path, ICEBERG)
+    _write(table, [1])
+    _write(table, [2])
+    snapshot = table.rollback_to(1)
+    meta = tmp_path / "db.db" / "t" / "metadata"
+    assert (meta / "version-hint.text").read_text() == str(snapshot.id)
+    doc = json.loads((meta / f"v{snapshot.id}.metadata.json").read_text())
+    assert doc["snapshots"][0]["summary"]["total-records"] == "1"
+
+
+def test_versions_above_the_head_are_retired(tmp_path: Path) -> None:
+    """Paimon's ``retireAbandonedSuffix``: metadata written for snapshots that no longer exist
+    (a rollback that deleted them) goes when the head's version is written."""
+    table = _table(tmp_path, ICEBERG)
+    _write(table, [1])
+    meta = tmp_path / "db.db" / "t" / "metadata"
+    # a version for snapshot 5, which the table never reaches before the next commit (2)
+    stale = json.loads((meta / "v1.metadata.json").read_text())
+    (meta / "v5.metadata.json").write_text(json.dumps({**stale, "snapshots": []}))
+    _write(table, [2])
+    assert sorted(p.name for p in meta.glob("v*.metadata.json")) == ["v2.metadata.json"]
+    assert (meta / "version-hint.text").read_text() == "2"
