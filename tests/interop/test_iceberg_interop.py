@@ -7,6 +7,8 @@ Iceberg reader, not by Java."""
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 import json
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,8 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog
+from lakeops.format.schema_change import AddColumn, RenameColumn
+from lakeops.format.types import DataType
 from tests.interop.iceberg_oracle import iceberg_read, require_pyiceberg
 from tests.interop.java_oracle import json_rows, run_ops
 from tests.interop.oracle import oracle_read
@@ -140,3 +144,69 @@ def test_java_09_commits_on_top_of_lakeops_iceberg_metadata(
     assert info["current_snapshot_id"] == 3
     # (pypaimon 2.1 cannot read the manifests Java 0.9 wrote: the rows are the plain model's)
     assert _rows(rows) == [(1, "a", "x"), (2, "b", "y"), (3, "a", "z"), (4, "c", "w")]
+
+
+def test_typed_partitions_and_schema_evolution_read_by_pyiceberg(tmp_path: Path) -> None:
+    """Date and int partition values (one null), decimal and timestamp columns, then a column
+    renamed and one added: the old file is read under the new name (the name mapping lists
+    every name of a field id) with nulls for the added column."""
+    require_pyiceberg()
+    catalog = Catalog(tmp_path)
+    catalog.create_database("db")
+    schema = pa.schema(
+        [
+            ("id", pa.int32()),
+            ("d", pa.date32()),
+            ("k", pa.int32()),
+            ("amt", pa.decimal128(10, 2)),
+            ("ts", pa.timestamp("us")),
+        ]
+    )
+    table = catalog.create_table(
+        "db.t",
+        schema=schema,
+        partition_keys=["d", "k"],
+        options={"metadata.iceberg.storage": "table-location"},
+    )
+    first = {
+        "id": [1, 2],
+        "d": [dt.date(2024, 1, 1), dt.date(2024, 1, 2)],
+        "k": [1, None],
+        "amt": [decimal.Decimal("1.50"), None],
+        "ts": [dt.datetime(2024, 1, 1, 1), None],
+    }
+    table.write(pa.table(first, schema=schema))
+    table.alter([RenameColumn("amt", "amount"), AddColumn("note", DataType("STRING"))])
+    table = catalog.get_table("db.t")
+    table.write(
+        pa.table(
+            {
+                "id": [3],
+                "d": [dt.date(2024, 1, 1)],
+                "k": [1],
+                "amount": [decimal.Decimal("2.25")],
+                "ts": [None],
+                "note": ["n"],
+            }
+        )
+    )
+    rows, _ = iceberg_read(tmp_path / "db.db" / "t" / "metadata" / "v2.metadata.json")
+    assert sorted(rows.to_pylist(), key=lambda r: r["id"]) == [
+        {
+            "id": 1,
+            "d": dt.date(2024, 1, 1),
+            "k": 1,
+            "amount": decimal.Decimal("1.50"),
+            "ts": dt.datetime(2024, 1, 1, 1),
+            "note": None,
+        },
+        {"id": 2, "d": dt.date(2024, 1, 2), "k": None, "amount": None, "ts": None, "note": None},
+        {
+            "id": 3,
+            "d": dt.date(2024, 1, 1),
+            "k": 1,
+            "amount": decimal.Decimal("2.25"),
+            "ts": None,
+            "note": "n",
+        },
+    ]
