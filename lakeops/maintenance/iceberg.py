@@ -60,6 +60,7 @@ from lakeops.store.context import TableContext
 
 __all__ = [
     "VERSION_HINT",
+    "check_iceberg_schema",
     "expire_iceberg_metadata",
     "iceberg_after_commit",
     "iceberg_metadata_dir",
@@ -102,6 +103,18 @@ def iceberg_metadata_dir(root: str, options: Mapping[str, str]) -> str:
             "metadata.iceberg.storage-location = 'table-location' for this table"
         )
     return join(warehouse, "iceberg", db_name[: -len(".db")], table_name, "metadata")
+
+
+def check_iceberg_schema(schema: TableSchema, what: str) -> None:
+    """Refuse (:class:`UnsupportedFeatureError`, before anything is written) a table asking for
+    Iceberg metadata whose columns lakeops cannot describe in Iceberg (nested types)."""
+    if iceberg_storage(schema.options) == "disabled":
+        return
+    for f in schema.fields:
+        try:
+            iceberg_type(f.type)
+        except UnsupportedFeatureError as exc:
+            raise UnsupportedFeatureError(f"{what}: column {f.name!r}: {exc}") from None
 
 
 def iceberg_after_commit(table: TableContext, snapshot: Snapshot) -> None:

@@ -38,7 +38,7 @@ from lakeops.kv.formats import check_writable
 from lakeops.maintenance.auto_tags import auto_tags_after_commit
 from lakeops.maintenance.check import CheckReport, check_table
 from lakeops.maintenance.expire import ExpireResult, Retention, expire_snapshots
-from lakeops.maintenance.iceberg import iceberg_after_commit
+from lakeops.maintenance.iceberg import check_iceberg_schema, iceberg_after_commit
 from lakeops.maintenance.orphan import OrphanResult, check_threshold, remove_orphan_files
 from lakeops.maintenance.partition_expire import PartitionExpireResult, expire_partitions
 from lakeops.maintenance.repair import RepairReport, repair_table
@@ -146,6 +146,7 @@ class BaseTable(ScanSource):
         ones lakeops cannot honour exactly, or unknown to it (see
         :mod:`lakeops.options.registry`); nothing has been written at that point."""
         TableOptions.require_writable(self.schema, action, f"table {self.identifier!r}")
+        check_iceberg_schema(self.schema, f"cannot {action} table {self.identifier!r}")
 
     # -------------------------------------------------------------------- write
     def new_write(self, *, overwrite: bool = False, parallelism: int | None = None) -> TableWriter:

@@ -246,3 +246,13 @@ def test_versions_above_the_head_are_retired(tmp_path: Path) -> None:
     _write(table, [2])
     assert sorted(p.name for p in meta.glob("v*.metadata.json")) == ["v2.metadata.json"]
     assert (meta / "version-hint.text").read_text() == "2"
+
+
+def test_nested_columns_are_refused_before_anything_is_written(tmp_path: Path) -> None:
+    catalog = Catalog(tmp_path)
+    catalog.create_database("db")
+    nested = pa.schema([("id", pa.int64()), ("tags", pa.list_(pa.string()))])
+    with pytest.raises(UnsupportedFeatureError, match="'tags'"):
+        catalog.create_table("db.t", schema=nested, options=ICEBERG)
+    assert not (tmp_path / "db.db" / "t").exists()
+    catalog.create_table("db.t", schema=nested)  # without Iceberg metadata: fine
