@@ -55,8 +55,8 @@ if [ "${1:-}" = "--oracle" ]; then
   if [ ! -x .venv-iceberg/bin/python ]; then
     "$PY" -m venv .venv-iceberg
   fi
-  if ! .venv-iceberg/bin/python -c 'import pyiceberg' >/dev/null 2>&1; then
-    .venv-iceberg/bin/python -m pip install --quiet "pyiceberg[pyarrow]==0.12.0"
+  if ! .venv-iceberg/bin/python -c 'import pyiceberg, snappy' >/dev/null 2>&1; then
+    .venv-iceberg/bin/python -m pip install --quiet "pyiceberg[pyarrow,snappy]==0.12.0"
   fi
   # Java Paimon 0.9 (the oracle of tests/interop/test_java_interop.py): its bundled jar ships
   # inside the pypaimon 0.2.0 sdist; the Hadoop client jars come from pyspark's jars/.

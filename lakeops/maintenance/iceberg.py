@@ -29,9 +29,10 @@ version are deleted, and with ``metadata.iceberg.delete-after-commit.enabled`` (
 the metadata files older than ``N - metadata.iceberg.previous-versions-max``; versions above ``N``
 (left by snapshots a rollback removed) go as Paimon's ``retireAbandonedSuffix`` retires them.
 
-The Avro files carry Iceberg's field ids (``field-id`` on each field) so Iceberg readers resolve
-them. Data files written by lakeops carry no Parquet field ids, so the metadata names its
-columns in ``schema.name-mapping.default`` (Iceberg's rule for such files).
+The Avro files (codec ``metadata.iceberg.manifest-compression``, default snappy) carry
+Iceberg's field ids (``field-id`` on each field) so Iceberg readers resolve them. Data files
+written by lakeops carry no Parquet field ids, so the metadata names its columns in
+``schema.name-mapping.default`` (Iceberg's rule for such files).
 
 A failure never fails the commit (it is published; the committer logs it), and the next commit
 writes the metadata afresh.
@@ -46,7 +47,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
-from lakeops.format.avro_codec import read_avro
+from lakeops.format.avro_codec import avro_codec, read_avro
 from lakeops.format.binary_row import deserialize
 from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
@@ -408,7 +409,7 @@ def write_iceberg_metadata(store: TableStore, snapshot: Snapshot) -> str:
                 },
             }
         )
-    codec = "deflate"
+    codec = avro_codec(R.ICEBERG_MANIFEST_COMPRESSION.get(options))
     token = str(uuid.uuid4())
     manifests: list[dict[str, Any]] = []
     if records:

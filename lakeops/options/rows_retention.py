@@ -32,6 +32,7 @@ __all__ = [
     "ICEBERG_COMPATIBLE",
     "ICEBERG_DELETE_AFTER_COMMIT",
     "ICEBERG_FORMAT_VERSION",
+    "ICEBERG_MANIFEST_COMPRESSION",
     "ICEBERG_PREVIOUS_VERSIONS_MAX",
     "ICEBERG_STORAGE",
     "ICEBERG_STORAGE_LOCATION",
@@ -134,6 +135,11 @@ ICEBERG_FORMAT_VERSION = honoured(
 ICEBERG_DELETE_AFTER_COMMIT = _ICEBERG.row(
     "metadata.iceberg.delete-after-commit.enabled", BOOL, True, rng()
 )
+ICEBERG_MANIFEST_COMPRESSION = honoured(
+    "codec of the Iceberg manifests and manifest lists lakeops writes",
+    refuse_value=unless("null", "none", "deflate", "snappy", "bzip2", "xz", "zstd", "zstandard"),
+    fix="use an Avro codec: 'snappy' (Paimon's default), 'deflate', 'zstd' or 'null'",
+).row("metadata.iceberg.manifest-compression", STRING, "snappy")
 ICEBERG_PREVIOUS_VERSIONS_MAX = _ICEBERG.row(
     "metadata.iceberg.previous-versions-max", INT, 0, rng(0, INT_MAX, meaning="a count")
 )
@@ -224,6 +230,7 @@ ROWS: tuple[Option[Any], ...] = (
     ICEBERG_STORAGE_LOCATION,
     ICEBERG_FORMAT_VERSION,
     ICEBERG_DELETE_AFTER_COMMIT,
+    ICEBERG_MANIFEST_COMPRESSION,
     ICEBERG_PREVIOUS_VERSIONS_MAX,
     *_CALLBACKS,
     TAG_AUTOMATIC_CREATION,

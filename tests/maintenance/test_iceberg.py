@@ -96,6 +96,7 @@ def test_each_commit_writes_the_v2_metadata_the_spec_describes(tmp_path: Path) -
     # the manifest list and manifest: Iceberg's field ids on every field
     list_schema, manifests, list_meta = _avro(snap["manifest-list"])
     assert list_meta["format-version"] == "2" and list_meta["snapshot-id"] == "2"
+    assert list_meta["avro.codec"] == "snappy"  # metadata.iceberg.manifest-compression default
     ids = _field_ids(list_schema)
     assert ids["manifest_path"] == 500 and ids["added_snapshot_id"] == 503
     assert ids["partitions"] == 507 and ids["partitions.lower_bound"] == 510
@@ -200,9 +201,12 @@ def test_hadoop_catalog_writes_under_the_warehouse(tmp_path: Path) -> None:
 
 
 def test_iceberg_compatible_of_paimon_09_is_table_location(tmp_path: Path) -> None:
-    table = _table(tmp_path, {"metadata.iceberg-compatible": "true"})
+    opts = {"metadata.iceberg-compatible": "true", "metadata.iceberg.manifest-compression": "zstd"}
+    table = _table(tmp_path, opts)
     _write(table, [1])
-    assert (tmp_path / "db.db" / "t" / "metadata" / "v1.metadata.json").exists()
+    doc = json.loads((tmp_path / "db.db" / "t" / "metadata" / "v1.metadata.json").read_text())
+    _, _, list_meta = _avro(doc["snapshots"][0]["manifest-list"])
+    assert list_meta["avro.codec"] == "zstandard"
 
 
 def test_disabled_writes_nothing(tmp_path: Path) -> None:
