@@ -91,7 +91,7 @@ def iceberg_metadata_dir(root: str, options: Mapping[str, str]) -> str:
     storage = iceberg_storage(options)
     location = R.ICEBERG_STORAGE_LOCATION.find(options)
     if location is None:
-        location = "table-location" if storage == "table-location" else "catalog-storage"
+        location = "table-location" if storage == "table-location" else "catalog-location"
     root = root.rstrip("/")
     db_dir, _, table_name = root.rpartition("/")
     if location.strip().lower() == "table-location":
@@ -99,7 +99,7 @@ def iceberg_metadata_dir(root: str, options: Mapping[str, str]) -> str:
     warehouse, _, db_name = db_dir.rpartition("/")
     if not db_name.endswith(".db"):
         raise ConfigurationError(
-            f"{root}: metadata.iceberg.storage = {storage!r} with catalog-storage Iceberg metadata "
+            f"{root}: metadata.iceberg.storage = {storage!r} with catalog-location metadata "
             "needs a Paimon warehouse database (a <db>.db directory); set "
             "metadata.iceberg.storage-location = 'table-location' for this table"
         )

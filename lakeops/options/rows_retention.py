@@ -125,7 +125,7 @@ ICEBERG_STORAGE = honoured(
     "disabled",
 )
 ICEBERG_STORAGE_LOCATION = _ICEBERG.row(
-    "metadata.iceberg.storage-location", enum("table-location", "catalog-storage")
+    "metadata.iceberg.storage-location", enum("table-location", "catalog-location")
 )
 ICEBERG_FORMAT_VERSION = honoured(
     "Iceberg format version of the metadata lakeops writes",

@@ -198,6 +198,9 @@ def test_hadoop_catalog_writes_under_the_warehouse(tmp_path: Path) -> None:
         iceberg_metadata_dir("/w/plain/t", opts)
     where = {**opts, "metadata.iceberg.storage-location": "table-location"}
     assert iceberg_metadata_dir("/w/plain/t", where) == "/w/plain/t/metadata"
+    where = {**ICEBERG, "metadata.iceberg.storage-location": "catalog-location"}
+    assert iceberg_metadata_dir("/w/db.db/t", where) == "/w/iceberg/db/t/metadata"
+    assert iceberg_metadata_dir("/w/db.db/t", ICEBERG) == "/w/db.db/t/metadata"
 
 
 def test_iceberg_compatible_of_paimon_09_is_table_location(tmp_path: Path) -> None:
