@@ -24,6 +24,7 @@ from lakeops.format.identifiers import check_identifier, parse_identifier
 from lakeops.format.schema import TableSchema
 from lakeops.format.schema_change import SchemaChange
 from lakeops.io.file_io import FileIO, join
+from lakeops.maintenance.iceberg import check_iceberg_schema
 from lakeops.options.registry import check_create_options
 from lakeops.store import TableStore
 from lakeops.table import AnyTable, AppendTable, Table
@@ -269,6 +270,7 @@ class Catalog:
                 return self.get_table(identifier)
             raise TableAlreadyExistsError(f"table {identifier!r} already exists")
         table_schema = new_table_schema(schema, primary_keys, partition_keys, options, comment)
+        check_iceberg_schema(table_schema, f"cannot create table {identifier!r}")
         self.file_io.check_commit_ready()  # an unreachable commit lock, before any directory
         root = self._table_path(identifier)
         published = self.file_io.publish_exclusive(

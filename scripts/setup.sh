@@ -2,6 +2,7 @@
 # Create (or update) the project environment at .venv/ with lakeops and its dev tools.
 #   bash scripts/setup.sh            core + dev extras
 #   bash scripts/setup.sh --oracle   also .venv-oracle/ with pypaimon 2.1.0 (interop tests),
+#                                    .venv-iceberg/ with pyiceberg 0.12 (Iceberg metadata tests),
 #                                    the Java Paimon 0.9 jar in .cache/java/ (Java interop tests;
 #                                    needs a JDK 17 on PATH) and Debian's chromium (the plugin
 #                                    page's browser test)
@@ -48,6 +49,14 @@ if [ "${1:-}" = "--oracle" ]; then
   if ! .venv-oracle/bin/python -c 'import pypaimon' >/dev/null 2>&1; then
     .venv-oracle/bin/python -m pip install --quiet --upgrade pip
     .venv-oracle/bin/python -m pip install --quiet "pypaimon==2.1.0"
+  fi
+  # pyiceberg reads the Iceberg metadata lakeops writes (tests/interop/iceberg_oracle.py runs it
+  # in a subprocess, like pypaimon)
+  if [ ! -x .venv-iceberg/bin/python ]; then
+    "$PY" -m venv .venv-iceberg
+  fi
+  if ! .venv-iceberg/bin/python -c 'import pyiceberg, snappy' >/dev/null 2>&1; then
+    .venv-iceberg/bin/python -m pip install --quiet "pyiceberg[pyarrow,snappy]==0.12.0"
   fi
   # Java Paimon 0.9 (the oracle of tests/interop/test_java_interop.py): its bundled jar ships
   # inside the pypaimon 0.2.0 sdist; the Hadoop client jars come from pyspark's jars/.

@@ -37,6 +37,7 @@ from lakeops.format import paths
 from lakeops.format.manifest import FileKind, ManifestEntry
 from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
+from lakeops.maintenance.iceberg import expire_iceberg_metadata
 from lakeops.options import TableOptions
 from lakeops.options.option import Option
 from lakeops.options.rows_retention import (
@@ -424,6 +425,8 @@ def _expire_range(
     for sid in expired:
         fio.delete(store.path(paths.snapshot_path(sid)))
         result.expired_snapshots.append(sid)
+    # 4b. Iceberg metadata of the expired snapshots, before their data files go
+    expire_iceberg_metadata(store, end)
     # 5. what only they referenced (nothing references them any more: any order will do) —
     #    unless a tag or branch appeared meanwhile: it may name an expired snapshot (a tag is
     #    created, then its creator checks its snapshot still exists), so its files stay for

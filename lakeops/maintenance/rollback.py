@@ -17,6 +17,7 @@ rollback copies such files to new names (same bytes, same metadata) and adds the
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from dataclasses import replace
 
@@ -29,9 +30,12 @@ from lakeops.format.manifest import FileKind, ManifestEntry
 from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import CommitKind, Snapshot
 from lakeops.io.data_formats import format_of
+from lakeops.maintenance.iceberg import iceberg_after_commit
 from lakeops.store import TableStore
 from lakeops.store.context import TableContext
 from lakeops.store.locations import FileLocations
+
+log = logging.getLogger(__name__)
 
 __all__ = ["holds", "rollback_to"]
 
@@ -91,6 +95,10 @@ def rollback_to(table: TableContext, snapshot: int | Snapshot) -> Snapshot | Non
         copies.discard(keep=())
         raise
     copies.discard(keep={e.file.file_name for e in store.delta_entries(snapshot)})
+    try:  # the rollback is published: like any commit, it must not fail for the Iceberg view
+        iceberg_after_commit(table, snapshot)
+    except Exception:
+        log.warning("%s: Iceberg metadata after rollback failed", store.root, exc_info=True)
     return snapshot
 
 

@@ -29,6 +29,13 @@ __all__ = [
     "COMMIT_MIN_RETRY_WAIT",
     "COMMIT_TIMEOUT",
     "CONSUMER_EXPIRATION_TIME",
+    "ICEBERG_COMPATIBLE",
+    "ICEBERG_DELETE_AFTER_COMMIT",
+    "ICEBERG_FORMAT_VERSION",
+    "ICEBERG_MANIFEST_COMPRESSION",
+    "ICEBERG_PREVIOUS_VERSIONS_MAX",
+    "ICEBERG_STORAGE",
+    "ICEBERG_STORAGE_LOCATION",
     "MANIFEST_MERGE_MIN_COUNT",
     "ROWS",
     "SINK_WATERMARK_TIME_ZONE",
@@ -100,16 +107,42 @@ MANIFEST_MERGE_MIN_COUNT = honoured("base manifests are merged past this count")
 )
 
 # actions Paimon's commit performs that lakeops does not
-_ICEBERG_COMPATIBLE = honoured(
-    "Iceberg metadata (Paimon 0.9) is not written by lakeops commits",
-    refuse_value=TRUE_REFUSED,
-    fix="use Paimon to write this table, or disable Iceberg compatibility",
-).row("metadata.iceberg-compatible", BOOL, False, rng())
-_ICEBERG_STORAGE = honoured(
-    "Iceberg metadata is not written by lakeops commits",
-    refuse_value=unless("disabled"),
-    fix="use Paimon to write this table, or set it to 'disabled'",
-).rows("metadata.iceberg.storage")
+# Iceberg-compatible metadata after each commit (lakeops.maintenance.iceberg)
+_ICEBERG = honoured(
+    "Iceberg metadata (metadata.json, manifest list and manifests) is written after each lakeops "
+    "commit, as Paimon's IcebergCommitCallback does (lakeops.maintenance.iceberg)"
+)
+ICEBERG_COMPATIBLE = _ICEBERG.row("metadata.iceberg-compatible", BOOL, False, rng())
+ICEBERG_STORAGE = honoured(
+    "Iceberg metadata is written after each lakeops commit: 'table-location' under "
+    "<table>/metadata, 'hadoop-catalog' under <warehouse>/iceberg/<db>/<table>/metadata "
+    "(lakeops.maintenance.iceberg); 'hive-catalog' and 'rest-catalog' need a catalog service",
+    refuse_value=unless("disabled", "table-location", "hadoop-catalog"),
+    fix="set it to 'table-location' or 'hadoop-catalog' (or use Paimon for a catalog-synced table)",
+).row(
+    "metadata.iceberg.storage",
+    enum("disabled", "table-location", "hadoop-catalog", "hive-catalog", "rest-catalog"),
+    "disabled",
+)
+ICEBERG_STORAGE_LOCATION = _ICEBERG.row(
+    "metadata.iceberg.storage-location", enum("table-location", "catalog-location")
+)
+ICEBERG_FORMAT_VERSION = honoured(
+    "Iceberg format version of the metadata lakeops writes",
+    refuse_value=unless("2"),
+    fix="use 2 (format version 3 metadata is not written by lakeops)",
+).row("metadata.iceberg.format-version", INT, 2, rng(2, 3))
+ICEBERG_DELETE_AFTER_COMMIT = _ICEBERG.row(
+    "metadata.iceberg.delete-after-commit.enabled", BOOL, True, rng()
+)
+ICEBERG_MANIFEST_COMPRESSION = honoured(
+    "codec of the Iceberg manifests and manifest lists lakeops writes",
+    refuse_value=unless("null", "none", "deflate", "snappy", "bzip2", "xz", "zstd", "zstandard"),
+    fix="use an Avro codec: 'snappy' (Paimon's default), 'deflate', 'zstd' or 'null'",
+).row("metadata.iceberg.manifest-compression", STRING, "snappy")
+ICEBERG_PREVIOUS_VERSIONS_MAX = _ICEBERG.row(
+    "metadata.iceberg.previous-versions-max", INT, 0, rng(0, INT_MAX, meaning="a count")
+)
 _CALLBACKS = honoured(
     "Java callbacks cannot run in lakeops",
     refuse_value=SET_REFUSED,
@@ -204,8 +237,13 @@ ROWS: tuple[Option[Any], ...] = (
     COMMIT_MIN_RETRY_WAIT,
     COMMIT_MAX_RETRY_WAIT,
     MANIFEST_MERGE_MIN_COUNT,
-    _ICEBERG_COMPATIBLE,
-    *_ICEBERG_STORAGE,
+    ICEBERG_COMPATIBLE,
+    ICEBERG_STORAGE,
+    ICEBERG_STORAGE_LOCATION,
+    ICEBERG_FORMAT_VERSION,
+    ICEBERG_DELETE_AFTER_COMMIT,
+    ICEBERG_MANIFEST_COMPRESSION,
+    ICEBERG_PREVIOUS_VERSIONS_MAX,
     *_CALLBACKS,
     TAG_AUTOMATIC_CREATION,
     SINK_WATERMARK_TIME_ZONE,

@@ -39,6 +39,7 @@ from lakeops.maintenance.auto_tags import auto_tags_after_commit
 from lakeops.maintenance.check import CheckReport, check_table
 from lakeops.maintenance.expire import ExpireResult, Retention, expire_snapshots
 from lakeops.maintenance.file_index import RewriteFileIndexResult, rewrite_file_index
+from lakeops.maintenance.iceberg import check_iceberg_schema, iceberg_after_commit
 from lakeops.maintenance.orphan import OrphanResult, check_threshold, remove_orphan_files
 from lakeops.maintenance.partition_expire import PartitionExpireResult, expire_partitions
 from lakeops.maintenance.repair import RepairReport, repair_table
@@ -131,14 +132,14 @@ class BaseTable(ScanSource):
         watermark: int | None = None,
     ) -> Committer:
         """The committer of this table's commits, with Paimon's commit callbacks (automatic
-        tags). Exactly-once only where the caller names the commit (both a ``commit_user`` and
-        a ``commit_identifier``): a user reused for several batch commits under the default
-        identifier must not lose the later ones."""
+        tags, Iceberg metadata). Exactly-once only where the caller names the commit (both a
+        ``commit_user`` and a ``commit_identifier``): a user reused for several batch commits
+        under the default identifier must not lose the later ones."""
         return Committer(
             self.context,
             commit_user,
             exactly_once=commit_user is not None and commit_identifier is not None,
-            after_commit=(auto_tags_after_commit,),
+            after_commit=(auto_tags_after_commit, iceberg_after_commit),
             watermark=watermark,
         )
 
@@ -147,6 +148,7 @@ class BaseTable(ScanSource):
         ones lakeops cannot honour exactly, or unknown to it (see
         :mod:`lakeops.options.registry`); nothing has been written at that point."""
         TableOptions.require_writable(self.schema, action, f"table {self.identifier!r}")
+        check_iceberg_schema(self.schema, f"cannot {action} table {self.identifier!r}")
 
     # -------------------------------------------------------------------- write
     def new_write(self, *, overwrite: bool = False, parallelism: int | None = None) -> TableWriter:

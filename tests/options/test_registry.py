@@ -255,7 +255,7 @@ REFUSED_AT_CREATE = [
     {"scan.fallback-branch": "other"},
     {"primary-key": "id"},
     {"tag.automatic-creation": "event-time"},
-    {"metadata.iceberg.storage": "table-location"},
+    {"metadata.iceberg.storage": "hive-catalog"},
 ]
 
 

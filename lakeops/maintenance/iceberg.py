@@ -1,0 +1,661 @@
+"""Iceberg-compatible metadata after each commit, as Paimon's ``IcebergCommitCallback`` writes it
+(``metadata.iceberg.storage`` = ``table-location`` or ``hadoop-catalog``; Paimon 0.9's
+``metadata.iceberg-compatible = true`` is ``table-location``), so an Iceberg reader reads the
+Paimon table's data files in place.
+
+Where: ``table-location`` writes under ``<table>/metadata``; ``hadoop-catalog`` under
+``<warehouse>/iceberg/<db>/<table>/metadata`` (the table's database directory must be a
+warehouse ``<db>.db``). ``metadata.iceberg.storage-location`` overrides the default of either.
+``hive-catalog`` and ``rest-catalog`` need a catalog service and are refused by the option rows.
+
+What, for Paimon snapshot ``N`` (Paimon's ``createMetadataWithoutBase``, which Paimon runs
+whenever ``v<N-1>.metadata.json`` is missing; lakeops always runs it, so a version that a crash
+left unwritten is caught up by the next commit, as Paimon does):
+
+* one Iceberg snapshot with id and sequence number ``N`` (parent ``N-1``; timestamp the Paimon
+  snapshot's ``timeMillis``; operation ``append``, Paimon's summary totals),
+* its manifest list ``snap-<N>-<uuid>.avro`` naming one data manifest ``<uuid>-m0.avro`` whose
+  entries are ADDED (status 1) with snapshot id / sequence numbers ``N``: every live data file of
+  an append table; of a primary-key table only the files at the highest level
+  (``num-levels - 1``), the files that need no merge (Paimon's ``shouldAddFileToIceberg``),
+  so an Iceberg reader sees a primary-key table as of its last full compaction,
+* ``v<N>.metadata.json`` (format version 2): the table's schemas up to the latest (Iceberg
+  field ids = Paimon field ids), one identity partition spec (partition field ids from 1000),
+  ``current-snapshot-id`` ``N``, and ``version-hint.text`` = ``N`` when ``N`` is the table's
+  latest snapshot.
+
+Then, as Paimon's ``expireAllBefore``: the manifest lists and manifests of every older metadata
+version are deleted, and with ``metadata.iceberg.delete-after-commit.enabled`` (default true)
+the metadata files older than ``N - metadata.iceberg.previous-versions-max``; versions above ``N``
+(left by snapshots a rollback removed) go as Paimon's ``retireAbandonedSuffix`` retires them.
+
+The Avro files (codec ``metadata.iceberg.manifest-compression``, default snappy) carry
+Iceberg's field ids (``field-id`` on each field) so Iceberg readers resolve them. Data files
+written by lakeops carry no Parquet field ids, so the metadata names its columns in
+``schema.name-mapping.default`` (Iceberg's rule for such files).
+
+A failure never fails the commit (it is published; the committer logs it), and the next commit
+writes the metadata afresh.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from lakeops.errors import ConfigurationError, UnsupportedFeatureError
+from lakeops.format.avro_codec import avro_codec, read_avro
+from lakeops.format.binary_row import deserialize
+from lakeops.format.schema import TableSchema
+from lakeops.format.snapshot import Snapshot
+from lakeops.format.types import DataType
+from lakeops.io.file_io import join
+from lakeops.options import rows_layout as L
+from lakeops.options import rows_retention as R
+from lakeops.options import rows_write as W
+from lakeops.options.rows_files import DELETION_VECTORS_ENABLED
+from lakeops.store import TableStore
+from lakeops.store.context import TableContext
+
+__all__ = [
+    "VERSION_HINT",
+    "check_iceberg_schema",
+    "expire_iceberg_metadata",
+    "iceberg_after_commit",
+    "iceberg_metadata_dir",
+    "iceberg_storage",
+    "write_iceberg_metadata",
+]
+
+#: ``org.apache.iceberg.hadoop.Util``'s hint file
+VERSION_HINT = "version-hint.text"
+#: Iceberg's first partition field id
+_FIRST_PARTITION_FIELD_ID = 1000
+_METADATA_NAME = re.compile(r"^v(\d+)\.metadata\.json$")
+
+
+def iceberg_storage(options: Mapping[str, str]) -> str:
+    """``disabled``, ``table-location`` or ``hadoop-catalog`` (Paimon 0.9's
+    ``metadata.iceberg-compatible = true`` is ``table-location``)."""
+    storage = R.ICEBERG_STORAGE.get(options).strip().lower()
+    if storage == "disabled" and R.ICEBERG_COMPATIBLE.get(options):
+        return "table-location"
+    return storage
+
+
+def iceberg_metadata_dir(root: str, options: Mapping[str, str]) -> str:
+    """The metadata directory of the table at ``root`` (Paimon's
+    ``catalogTableMetadataPath``)."""
+    storage = iceberg_storage(options)
+    location = R.ICEBERG_STORAGE_LOCATION.find(options)
+    if location is None:
+        location = "table-location" if storage == "table-location" else "catalog-location"
+    root = root.rstrip("/")
+    db_dir, _, table_name = root.rpartition("/")
+    if location.strip().lower() == "table-location":
+        return join(root, "metadata")
+    warehouse, _, db_name = db_dir.rpartition("/")
+    if not db_name.endswith(".db"):
+        raise ConfigurationError(
+            f"{root}: metadata.iceberg.storage = {storage!r} with catalog-location metadata "
+            "needs a Paimon warehouse database (a <db>.db directory); set "
+            "metadata.iceberg.storage-location = 'table-location' for this table"
+        )
+    return join(warehouse, "iceberg", db_name[: -len(".db")], table_name, "metadata")
+
+
+def check_iceberg_schema(schema: TableSchema, what: str) -> None:
+    """Refuse (:class:`UnsupportedFeatureError`, before anything is written) a table asking for
+    Iceberg metadata whose columns lakeops cannot describe in Iceberg (nested types)."""
+    if iceberg_storage(schema.options) == "disabled":
+        return
+    if DELETION_VECTORS_ENABLED.get(schema.options):
+        # Iceberg format version 2 cannot carry Paimon's vectors: its readers would return the
+        # rows they delete (Paimon exports vectors only with format version 3 and bitmap64)
+        raise UnsupportedFeatureError(
+            f"{what}: Iceberg-compatible metadata (format version 2, the one lakeops writes) "
+            "cannot carry deletion vectors, so Iceberg readers would return deleted rows; "
+            "disable 'deletion-vectors.enabled' or 'metadata.iceberg.storage'"
+        )
+    for f in schema.fields:
+        try:
+            iceberg_type(f.type)
+        except UnsupportedFeatureError as exc:
+            raise UnsupportedFeatureError(f"{what}: column {f.name!r}: {exc}") from None
+
+
+def iceberg_after_commit(table: TableContext, snapshot: Snapshot) -> None:
+    """The commit callback: the Iceberg metadata of ``snapshot`` when the table asks for it."""
+    if iceberg_storage(table.schema.options) != "disabled":
+        write_iceberg_metadata(table.store, snapshot)
+
+
+# ---------------------------------------------------------------------- types and schemas
+def iceberg_type(t: DataType) -> str:
+    """The Iceberg JSON type of a Paimon type (Paimon's ``IcebergDataField.toTypeString``)."""
+    root = t.root
+    simple = {
+        "BOOLEAN": "boolean",
+        "TINYINT": "int",
+        "SMALLINT": "int",
+        "INT": "int",
+        "INTEGER": "int",
+        "BIGINT": "long",
+        "FLOAT": "float",
+        "DOUBLE": "double",
+        "DATE": "date",
+        "CHAR": "string",
+        "VARCHAR": "string",
+        "STRING": "string",
+        "BINARY": "binary",
+        "VARBINARY": "binary",
+        "BYTES": "binary",
+    }
+    if root in simple:
+        return simple[root]
+    if root == "DECIMAL":
+        return f"decimal({t.precision}, {t.scale})"
+    if root in ("TIMESTAMP", "TIMESTAMP_LTZ") and (t.precision or 6) <= 6:
+        # Iceberg v2 timestamps are microseconds: nanosecond precision has no v2 type
+        return "timestamptz" if root == "TIMESTAMP_LTZ" else "timestamp"
+    raise _unsupported(t)
+
+
+def _unsupported(t: DataType) -> UnsupportedFeatureError:
+    return UnsupportedFeatureError(
+        f"Iceberg metadata for a column of type {t} is not written by lakeops (its primitive "
+        "types are); write this table with Paimon or disable metadata.iceberg.storage"
+    )
+
+
+def iceberg_schema(schema: TableSchema) -> dict[str, Any]:
+    """The Iceberg schema of a Paimon schema (``IcebergSchema.create``)."""
+    return {
+        "type": "struct",
+        "schema-id": schema.id,
+        "fields": [
+            {
+                "id": f.id,
+                "name": f.name,
+                "required": not f.type.nullable,
+                "type": iceberg_type(f.type),
+            }
+            for f in schema.fields
+        ],
+    }
+
+
+def _avro_type(t: DataType) -> Any:
+    """The Avro type of a partition value (Iceberg's Avro mapping)."""
+    kind = iceberg_type(t)
+    plain = {
+        "boolean": "boolean",
+        "int": "int",
+        "long": "long",
+        "float": "float",
+        "double": "double",
+        "string": "string",
+        "binary": "bytes",
+    }
+    if kind in plain:
+        out: Any = plain[kind]
+    elif kind == "date":
+        out = {"type": "int", "logicalType": "date"}
+    elif kind.startswith("decimal"):
+        out = {
+            "type": "fixed",
+            "name": f"decimal_{t.precision}_{t.scale}",
+            "size": _decimal_size(t.precision or 10),
+            "logicalType": "decimal",
+            "precision": t.precision,
+            "scale": t.scale,
+        }
+    else:
+        out = {
+            "type": "long",
+            "logicalType": "timestamp-micros",
+            "adjust-to-utc": kind == "timestamptz",
+        }
+    return ["null", out] if t.nullable else out
+
+
+def _decimal_size(precision: int) -> int:
+    size = 1
+    while 2 ** (8 * size - 1) < 10**precision:
+        size += 1
+    return size
+
+
+# ---------------------------------------------------------------------- Avro schemas
+def _field(name: str, type_: Any, field_id: int, default_null: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": name, "type": type_, "field-id": field_id}
+    if default_null:
+        out["default"] = None
+    return out
+
+
+def _manifest_schema(partition_fields: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Iceberg v2's manifest entry schema (``IcebergManifestEntry.schema``), the data file
+    fields Paimon fills that readers need."""
+    partition = {"type": "record", "name": "r102", "fields": list(partition_fields)}
+    data_file = {
+        "type": "record",
+        "name": "r2",
+        "fields": [
+            _field("content", "int", 134),
+            _field("file_path", "string", 100),
+            _field("file_format", "string", 101),
+            _field("partition", partition, 102),
+            _field("record_count", "long", 103),
+            _field("file_size_in_bytes", "long", 104),
+        ],
+    }
+    return {
+        "type": "record",
+        "name": "manifest_entry",
+        "fields": [
+            _field("status", "int", 0),
+            _field("snapshot_id", ["null", "long"], 1, True),
+            _field("sequence_number", ["null", "long"], 3, True),
+            _field("file_sequence_number", ["null", "long"], 4, True),
+            _field("data_file", data_file, 2),
+        ],
+    }
+
+
+_SUMMARY = {
+    "type": "record",
+    "name": "r508",
+    "fields": [
+        _field("contains_null", "boolean", 509),
+        _field("contains_nan", ["null", "boolean"], 518, True),
+        _field("lower_bound", ["null", "bytes"], 510, True),
+        _field("upper_bound", ["null", "bytes"], 511, True),
+    ],
+}
+
+_MANIFEST_LIST_SCHEMA = {
+    "type": "record",
+    "name": "manifest_file",
+    "fields": [
+        _field("manifest_path", "string", 500),
+        _field("manifest_length", "long", 501),
+        _field("partition_spec_id", "int", 502),
+        _field("content", "int", 517),
+        _field("sequence_number", "long", 515),
+        _field("min_sequence_number", "long", 516),
+        _field("added_snapshot_id", ["null", "long"], 503, True),
+        _field("added_files_count", "int", 504),
+        _field("existing_files_count", "int", 505),
+        _field("deleted_files_count", "int", 506),
+        _field("added_rows_count", "long", 512),
+        _field("existing_rows_count", "long", 513),
+        _field("deleted_rows_count", "long", 514),
+        _field(
+            "partitions",
+            ["null", {"type": "array", "items": _SUMMARY, "element-id": 508}],
+            507,
+            True,
+        ),
+    ],
+}
+
+
+# ---------------------------------------------------------------------- writing
+def _iceberg_files(store: TableStore, schema: TableSchema, snapshot: Snapshot) -> list[Any]:
+    """The live manifest entries Iceberg sees (``shouldAddFileToIceberg``)."""
+    entries = store.live_entries(snapshot)
+    if not schema.primary_keys:
+        return entries
+    top = W.NUM_LEVELS.get(schema.options) - 1
+    return [e for e in entries if e.file.level == top]
+
+
+def _partition_bound(t: DataType, value: Any) -> bytes | None:
+    """Iceberg's single-value binary form of a partition value (``IcebergConversions``)."""
+    import struct
+
+    kind = iceberg_type(t)
+    if value is None:
+        return None
+    if kind == "boolean":
+        return b"\x01" if value else b"\x00"
+    if kind in ("int", "date"):
+        return struct.pack("<i", _days(value) if kind == "date" else int(value))
+    if kind == "long":
+        return struct.pack("<q", int(value))
+    if kind == "float":
+        return struct.pack("<f", float(value))
+    if kind == "double":
+        return struct.pack("<d", float(value))
+    if kind == "string":
+        return str(value).encode()
+    if kind == "binary":
+        return bytes(value)
+    return None
+
+
+def _days(value: Any) -> int:
+    import datetime as dt
+
+    if isinstance(value, dt.date):
+        return (value - dt.date(1970, 1, 1)).days
+    return int(value)
+
+
+def _avro_value(t: DataType, value: Any) -> Any:
+    """A partition value as fastavro writes it for :func:`_avro_type`."""
+    if value is None:
+        return None
+    kind = iceberg_type(t)
+    if kind == "date":
+        return _days(value)
+    return value
+
+
+def write_iceberg_metadata(store: TableStore, snapshot: Snapshot) -> str:
+    """Write the Iceberg metadata of Paimon ``snapshot`` (see the module docstring); returns the
+    path of its ``v<N>.metadata.json``."""
+    schema = store.latest_schema()
+    options = schema.options
+    if R.ICEBERG_FORMAT_VERSION.get(options) != 2:
+        raise ConfigurationError(
+            f"{store.root}: metadata.iceberg.format-version 3 is not written by lakeops; use 2"
+        )
+    io = store.file_io
+    meta_dir = iceberg_metadata_dir(store.root, options)
+    n = snapshot.id
+    schemas = [store.schema(i) for i in store.schema_ids() if i <= schema.id]
+    snapshot_schema = store.schema(snapshot.schema_id)
+    part_types = schema.types_of(schema.partition_keys)
+    part_fields = [
+        {
+            "name": k,
+            "transform": "identity",
+            "source-id": schema.field(k).id,
+            "field-id": _FIRST_PARTITION_FIELD_ID + i,
+        }
+        for i, k in enumerate(schema.partition_keys)
+    ]
+    avro_part_fields = [
+        _field(k, _avro_type(t), _FIRST_PARTITION_FIELD_ID + i, t.nullable)
+        for i, (k, t) in enumerate(zip(schema.partition_keys, part_types, strict=True))
+    ]
+    file_format = L.FILE_FORMAT.get(options).strip().upper()
+    locations = store.locations(schema)
+
+    entries = _iceberg_files(store, schema, snapshot)
+    records: list[dict[str, Any]] = []
+    values_seen: list[list[Any]] = [[] for _ in part_types]
+    for e in entries:
+        values = deserialize(e.partition, part_types)
+        for i, v in enumerate(values):
+            values_seen[i].append(v)
+        fmt = (
+            e.file.file_name.rsplit(".", 1)[-1].upper() if "." in e.file.file_name else file_format
+        )
+        records.append(
+            {
+                "status": 1,
+                "snapshot_id": n,
+                "sequence_number": n,
+                "file_sequence_number": n,
+                "data_file": {
+                    "content": 0,
+                    "file_path": locations.entry_path(
+                        e.partition, e.bucket, e.file.file_name, e.file.external_path
+                    ),
+                    "file_format": fmt,
+                    "partition": {
+                        k: _avro_value(t, v)
+                        for k, t, v in zip(schema.partition_keys, part_types, values, strict=True)
+                    },
+                    "record_count": e.file.row_count,
+                    "file_size_in_bytes": e.file.file_size,
+                },
+            }
+        )
+    codec = avro_codec(R.ICEBERG_MANIFEST_COMPRESSION.get(options))
+    token = str(uuid.uuid4())
+    manifests: list[dict[str, Any]] = []
+    if records:
+        manifest_path = join(meta_dir, f"{token}-m0.avro")
+        manifest_meta = {
+            "schema": json.dumps(iceberg_schema(schema)),
+            "partition-spec": json.dumps(part_fields),
+            "partition-spec-id": "0",
+            "format-version": "2",
+            "content": "data",
+        }
+        data = _write_with_meta(_manifest_schema(avro_part_fields), records, codec, manifest_meta)
+        io.write_bytes(manifest_path, data)
+        rows = sum(r["data_file"]["record_count"] for r in records)
+        manifests.append(
+            {
+                "manifest_path": manifest_path,
+                "manifest_length": len(data),
+                "partition_spec_id": 0,
+                "content": 0,
+                "sequence_number": n,
+                "min_sequence_number": n,
+                "added_snapshot_id": n,
+                "added_files_count": len(records),
+                "existing_files_count": 0,
+                "deleted_files_count": 0,
+                "added_rows_count": rows,
+                "existing_rows_count": 0,
+                "deleted_rows_count": 0,
+                "partitions": [
+                    _summary(t, seen) for t, seen in zip(part_types, values_seen, strict=True)
+                ],
+            }
+        )
+    list_path = join(meta_dir, f"snap-{n}-{token}.avro")
+    io.write_bytes(
+        list_path,
+        _write_with_meta(
+            _MANIFEST_LIST_SCHEMA,
+            manifests,
+            codec,
+            {"snapshot-id": str(n), "sequence-number": str(n), "format-version": "2"},
+        ),
+    )
+    total_records = sum(r["data_file"]["record_count"] for r in records)
+    total_size = sum(r["data_file"]["file_size_in_bytes"] for r in records)
+    partitions = {e.partition for e in entries}
+    summary = {
+        "operation": "append",
+        "added-data-files": str(len(records)),
+        "added-records": str(total_records),
+        "added-files-size": str(total_size),
+        "changed-partition-count": str(len(partitions)),
+        "total-records": str(total_records),
+        "total-data-files": str(len(records)),
+        "total-files-size": str(total_size),
+        "total-delete-files": "0",
+        "total-position-deletes": "0",
+        "total-equality-deletes": "0",
+    }
+    ice_snapshot: dict[str, Any] = {
+        "sequence-number": n,
+        "snapshot-id": n,
+        "timestamp-ms": snapshot.time_millis,
+        "summary": summary,
+        "manifest-list": list_path,
+        "schema-id": snapshot_schema.id,
+    }
+    if n > 1:
+        ice_snapshot["parent-snapshot-id"] = n - 1
+    metadata = {
+        "format-version": 2,
+        "table-uuid": _table_uuid(store, meta_dir),
+        "location": store.root.rstrip("/"),
+        "last-sequence-number": n,
+        "last-updated-ms": snapshot.time_millis,
+        "last-column-id": max(max(s.highest_field_id, *(f.id for f in s.fields)) for s in schemas),
+        "schemas": [iceberg_schema(s) for s in schemas],
+        "current-schema-id": schema.id,
+        "partition-specs": [{"spec-id": 0, "fields": part_fields}],
+        "default-spec-id": 0,
+        "last-partition-id": _FIRST_PARTITION_FIELD_ID + len(part_fields) - 1,
+        "properties": {"schema.name-mapping.default": json.dumps(_name_mapping(schemas))},
+        "current-snapshot-id": n,
+        "snapshots": [ice_snapshot],
+        "snapshot-log": [],
+        "metadata-log": [],
+        "sort-orders": [{"order-id": 0, "fields": []}],
+        "default-sort-order-id": 0,
+        "refs": {"main": {"snapshot-id": n, "type": "branch"}},
+    }
+    path = join(meta_dir, f"v{n}.metadata.json")
+    io.overwrite_atomic(path, json.dumps(metadata).encode())
+    if store.latest_snapshot_id() == n:
+        io.overwrite_atomic(join(meta_dir, VERSION_HINT), str(n).encode())
+        _retire_after(store, meta_dir, n)
+        _expire_before(store, meta_dir, n, options)
+    return path
+
+
+def _summary(t: DataType, seen: Sequence[Any]) -> dict[str, Any]:
+    """The partition field summary of a manifest (``IcebergPartitionSummary``)."""
+    present = [v for v in seen if v is not None]
+    floats = iceberg_type(t) in ("float", "double")
+    nan = floats and any(v != v for v in present)
+    ordered = [v for v in present if not (floats and v != v)]
+    return {
+        "contains_null": len(present) < len(seen),
+        "contains_nan": nan if floats else False,
+        "lower_bound": _partition_bound(t, min(ordered)) if ordered else None,
+        "upper_bound": _partition_bound(t, max(ordered)) if ordered else None,
+    }
+
+
+#: Paimon's ``SpecialFields``: key columns ``_KEY_<name>`` (id ``KEY_FIELD_ID_START + id``),
+#: ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` of primary-key data files
+_KEY_FIELD_ID_START = (2**31 - 1) // 2
+_SEQUENCE_NUMBER_ID = 2**31 - 2
+_VALUE_KIND_ID = 2**31 - 3
+
+
+def _name_mapping(schemas: Sequence[TableSchema]) -> list[dict[str, Any]]:
+    """Iceberg's ``schema.name-mapping.default`` for data files without Parquet field ids: each
+    field id with every name its column had (schema evolution renames), and the system columns
+    of primary-key files under Paimon's ids (outside the Iceberg schema, so never read)."""
+    names: dict[int, list[str]] = {}
+    for schema in schemas:
+        for f in schema.fields:
+            known = names.setdefault(f.id, [])
+            if f.name not in known:
+                known.append(f.name)
+        for key in schema.trimmed_primary_keys:
+            field = schema.field(key)
+            known = names.setdefault(_KEY_FIELD_ID_START + field.id, [])
+            if f"_KEY_{key}" not in known:
+                known.append(f"_KEY_{key}")
+    if schemas and schemas[-1].primary_keys:
+        names[_SEQUENCE_NUMBER_ID] = ["_SEQUENCE_NUMBER"]
+        names[_VALUE_KIND_ID] = ["_VALUE_KIND"]
+    return [{"field-id": i, "names": n} for i, n in sorted(names.items())]
+
+
+def _write_with_meta(
+    schema: dict[str, Any], records: list[dict[str, Any]], codec: str, meta: dict[str, str]
+) -> bytes:
+    import io as _io
+
+    import fastavro
+
+    out = _io.BytesIO()
+    fastavro.writer(out, fastavro.parse_schema(schema), records, codec=codec, metadata=meta)
+    return out.getvalue()
+
+
+def _table_uuid(store: TableStore, meta_dir: str) -> str:
+    """The table uuid of the newest existing metadata, else a fresh one (a rebuild keeps the
+    identity readers and catalogs know, as Paimon does)."""
+    versions = _metadata_versions(store, meta_dir)
+    for v in sorted(versions, reverse=True):
+        try:
+            found = json.loads(store.file_io.read_bytes(join(meta_dir, f"v{v}.metadata.json")))
+            return str(found["table-uuid"])
+        except (OSError, ValueError, KeyError):
+            continue
+    return str(uuid.uuid4())
+
+
+def _metadata_versions(store: TableStore, meta_dir: str) -> list[int]:
+    if not store.file_io.exists(meta_dir):
+        return []
+    out = []
+    for name in store.file_io.list_names(meta_dir):
+        m = _METADATA_NAME.match(name)
+        if m:
+            out.append(int(m.group(1)))
+    return sorted(out)
+
+
+def _retire_after(store: TableStore, meta_dir: str, n: int) -> None:
+    """Paimon's ``retireAbandonedSuffix``: versions above the head ``n`` were written for
+    snapshots a rollback removed; they go (with their manifests) once ``v<n>`` and the hint are
+    written, so no Iceberg reader that looks past the hint finds them."""
+    for v in _metadata_versions(store, meta_dir):
+        if v > n:
+            _delete_version(store, meta_dir, v)
+
+
+def _delete_version(store: TableStore, meta_dir: str, v: int) -> None:
+    """Delete ``v<v>.metadata.json`` with the manifest lists and manifests it names."""
+    path = join(meta_dir, f"v{v}.metadata.json")
+    try:
+        found = json.loads(store.file_io.read_bytes(path))
+    except (OSError, ValueError):
+        found = {}
+    _delete_manifests(store, found)
+    store.file_io.delete(path)
+
+
+def _expire_before(store: TableStore, meta_dir: str, n: int, options: Mapping[str, str]) -> None:
+    """Paimon's ``expireAllBefore``: the manifest lists and manifests of every metadata version
+    before ``n`` go; with ``delete-after-commit`` the metadata files before
+    ``n - previous-versions-max`` too."""
+    io = store.file_io
+    older = [v for v in _metadata_versions(store, meta_dir) if v < n]
+    for v in older:
+        try:
+            found = json.loads(io.read_bytes(join(meta_dir, f"v{v}.metadata.json")))
+        except (OSError, ValueError):
+            continue
+        _delete_manifests(store, found)
+    if R.ICEBERG_DELETE_AFTER_COMMIT.get(options):
+        earliest = n - R.ICEBERG_PREVIOUS_VERSIONS_MAX.get(options)
+        for v in older:
+            if v < earliest:
+                io.delete(join(meta_dir, f"v{v}.metadata.json"))
+
+
+def expire_iceberg_metadata(store: TableStore, earliest_snapshot_id: int) -> None:
+    """After snapshot expiry: the Iceberg metadata versions of expired snapshots (ids below
+    ``earliest_snapshot_id``) go with their manifests, as the next Paimon commit's
+    ``expireAllBefore`` would remove them (their data files may be gone)."""
+    options = store.latest_schema().options
+    if iceberg_storage(options) == "disabled":
+        return
+    meta_dir = iceberg_metadata_dir(store.root, options)
+    for v in _metadata_versions(store, meta_dir):
+        if v < earliest_snapshot_id:
+            _delete_version(store, meta_dir, v)
+
+
+def _delete_manifests(store: TableStore, metadata: Mapping[str, Any]) -> None:
+    """Delete the manifest lists of ``metadata``'s snapshots and the manifests they name."""
+    io = store.file_io
+    for snap in metadata.get("snapshots", []):
+        list_path = snap.get("manifest-list")
+        if not list_path or not io.exists(list_path):
+            continue
+        for meta in read_avro(io.read_bytes(list_path), f"Iceberg manifest list {list_path}"):
+            io.delete(str(meta["manifest_path"]))
+        io.delete(list_path)

@@ -1,0 +1,34 @@
+"""Read a table through its Iceberg metadata with pyiceberg (run by ``iceberg_oracle.py`` in
+``.venv-iceberg``; never imported by the main venv).
+
+Usage: ``pyiceberg_oracle.py <metadata.json> <out.parquet>``: every row pyiceberg's scan of the
+metadata's current snapshot returns, written as Parquet; and ``<out.parquet>.json``: the
+snapshot ids, the current one and the data file paths of its scan plan.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pyarrow.parquet as pq
+from pyiceberg.table import StaticTable
+
+
+def main() -> None:
+    metadata, out = sys.argv[1], sys.argv[2]
+    table = StaticTable.from_metadata(metadata)
+    scan = table.scan()
+    pq.write_table(scan.to_arrow(), out)
+    info = {
+        "current_snapshot_id": table.metadata.current_snapshot_id,
+        "snapshot_ids": [s.snapshot_id for s in table.metadata.snapshots],
+        "files": sorted(task.file.file_path for task in scan.plan_files()),
+        "partition_fields": [f.name for f in table.spec().fields],
+    }
+    with open(out + ".json", "w") as f:
+        json.dump(info, f)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,212 @@
+"""Iceberg-compatible metadata judged by pyiceberg (0.12, ``.venv-iceberg``, a subprocess): after
+each lakeops commit (write, overwrite, compaction) and snapshot expiry, pyiceberg reading the
+table's newest ``v<N>.metadata.json`` returns exactly the rows pypaimon 2.1 reads from the Paimon
+snapshot (pypaimon keeps reading the table too). The Java oracle is Paimon 0.9, whose
+``metadata.iceberg-compatible`` writes the older layout, so the Paimon 1.x layout is judged by an
+Iceberg reader, not by Java."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+from pathlib import Path
+from typing import Any
+
+import fastavro
+import pyarrow as pa
+import pytest
+
+from lakeops import Catalog
+from lakeops.format.schema_change import AddColumn, RenameColumn
+from lakeops.format.types import DataType
+from tests.interop.iceberg_oracle import iceberg_read, require_pyiceberg
+from tests.interop.java_oracle import json_rows, run_ops
+from tests.interop.oracle import oracle_read
+
+pytestmark = pytest.mark.interop
+
+SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("v", pa.string())])
+
+
+def _rows(table: pa.Table) -> list[tuple[object, ...]]:
+    cols = ["id", "dt", "v"]
+    return sorted(zip(*(table.column(c).to_pylist() for c in cols), strict=True))
+
+
+def _avro_records(path: str) -> list[dict[str, Any]]:
+    with open(path.removeprefix("file:"), "rb") as f:
+        return [r for r in fastavro.reader(f) if isinstance(r, dict)]
+
+
+def _latest_metadata(meta_dir: Path) -> Path:
+    hint = int((meta_dir / "version-hint.text").read_text())
+    return meta_dir / f"v{hint}.metadata.json"
+
+
+def test_append_table_write_overwrite_expire_read_by_pyiceberg(tmp_path: Path) -> None:
+    require_pyiceberg()
+    catalog = Catalog(tmp_path)
+    catalog.create_database("db")
+    table = catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        partition_keys=["dt"],
+        options={"metadata.iceberg.storage": "table-location", "bucket": "-1"},
+    )
+    table.write(pa.table({"id": [1, 2, 3], "dt": ["a", "b", "a"], "v": ["x", "y", "z"]}))
+    table.write(pa.table({"id": [4, 5], "dt": ["b", "c"], "v": ["p", "q"]}))
+    table.write(pa.table({"id": [6], "dt": ["a"], "v": ["o"]}), overwrite=[{"dt": "a"}])
+    meta_dir = tmp_path / "db.db" / "t" / "metadata"
+    rows, info = iceberg_read(_latest_metadata(meta_dir))
+    expected = _rows(oracle_read(tmp_path, "db.t"))
+    assert expected == [(2, "b", "y"), (4, "b", "p"), (5, "c", "q"), (6, "a", "o")]
+    assert _rows(rows) == expected
+    assert info["current_snapshot_id"] == 3 and info["partition_fields"] == ["dt"]
+    # metadata.iceberg.previous-versions-max = 0: only the newest version is left
+    assert sorted(p.name for p in meta_dir.glob("v*.metadata.json")) == ["v3.metadata.json"]
+
+    table.compact(full=True)
+    table.expire_snapshots(retain_min=1, retain_max=1)
+    rows, info = iceberg_read(_latest_metadata(meta_dir))
+    assert info["current_snapshot_id"] == 4
+    assert _rows(rows) == _rows(oracle_read(tmp_path, "db.t")) == expected
+    assert all(Path(f).exists() for f in info["files"])
+
+
+def test_primary_key_table_shows_the_fully_compacted_files(tmp_path: Path) -> None:
+    """Paimon exposes only the highest-level files of a primary-key table to Iceberg: before a
+    full compaction pyiceberg sees none of the level-0 rows; after it, the merged rows."""
+    require_pyiceberg()
+    catalog = Catalog(tmp_path)
+    catalog.create_database("db")
+    table = catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        primary_keys=["id"],
+        options={"metadata.iceberg.storage": "hadoop-catalog", "bucket": "2"},
+    )
+    table.write(pa.table({"id": [1, 2, 3], "dt": ["a", "b", "a"], "v": ["x", "y", "z"]}))
+    table.write(pa.table({"id": [2, 4], "dt": ["b", "c"], "v": ["Y", "w"]}))
+    meta_dir = tmp_path / "iceberg" / "db" / "t" / "metadata"
+    rows, info = iceberg_read(_latest_metadata(meta_dir))
+    assert rows.num_rows == 0 and info["files"] == []
+
+    table.compact(full=True)
+    rows, info = iceberg_read(_latest_metadata(meta_dir))
+    expected = _rows(oracle_read(tmp_path, "db.t"))
+    assert expected == [(1, "a", "x"), (2, "b", "Y"), (3, "a", "z"), (4, "c", "w")]
+    assert _rows(rows) == expected
+    assert not (tmp_path / "db.db" / "t" / "metadata").exists()
+
+
+def test_java_09_commits_on_top_of_lakeops_iceberg_metadata(
+    catalog: Catalog, warehouse: Path, java_classpath: str
+) -> None:
+    """Paimon 0.9 (``metadata.iceberg-compatible``) builds its next version on the previous one
+    (``createMetadataWithBase``): it reads lakeops' metadata JSON, manifest list and manifests
+    with its own readers, and lists lakeops' files next to its own. Then lakeops commits on top
+    of Java's and pyiceberg reads the head. (Paimon 0.9's own Avro files declare a nullable
+    top-level record, which pyiceberg cannot open, so Java's version is read with fastavro.)"""
+    require_pyiceberg()
+    table = catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        partition_keys=["dt"],
+        options={"metadata.iceberg-compatible": "true", "bucket": "-1"},
+    )
+    table.write(pa.table({"id": [1, 2], "dt": ["a", "b"], "v": ["x", "y"]}))
+    run_ops(
+        java_classpath,
+        str(warehouse),
+        [
+            {
+                "op": "write",
+                "table": "db.t",
+                "rows": json_rows(pa.table({"id": [3], "dt": ["a"], "v": ["z"]}, schema=SCHEMA)),
+            }
+        ],
+    )
+    meta_dir = warehouse / "db.db" / "t" / "metadata"
+    java = json.loads((meta_dir / "v2.metadata.json").read_text())
+    assert java["current-snapshot-id"] == 2
+    (snap,) = [s for s in java["snapshots"] if s["snapshot-id"] == 2]
+    live = set()
+    for manifest in _avro_records(snap["manifest-list"]):
+        for entry in _avro_records(manifest["manifest_path"]):
+            if entry["status"] != 2:  # not DELETED
+                live.add(entry["data_file"]["file_path"].removeprefix("file:"))
+    on_disk = {str(p) for p in (warehouse / "db.db" / "t").glob("dt=*/bucket-*/*.parquet")}
+    assert live == on_disk and len(on_disk) == 3
+
+    table.write(pa.table({"id": [4], "dt": ["c"], "v": ["w"]}, schema=SCHEMA))
+    rows, info = iceberg_read(_latest_metadata(meta_dir))
+    assert info["current_snapshot_id"] == 3
+    # (pypaimon 2.1 cannot read the manifests Java 0.9 wrote: the rows are the plain model's)
+    assert _rows(rows) == [(1, "a", "x"), (2, "b", "y"), (3, "a", "z"), (4, "c", "w")]
+
+
+def test_typed_partitions_and_schema_evolution_read_by_pyiceberg(tmp_path: Path) -> None:
+    """Date and int partition values (one null), decimal and timestamp columns, then a column
+    renamed and one added: the old file is read under the new name (the name mapping lists
+    every name of a field id) with nulls for the added column."""
+    require_pyiceberg()
+    catalog = Catalog(tmp_path)
+    catalog.create_database("db")
+    schema = pa.schema(
+        [
+            ("id", pa.int32()),
+            ("d", pa.date32()),
+            ("k", pa.int32()),
+            ("amt", pa.decimal128(10, 2)),
+            ("ts", pa.timestamp("us")),
+        ]
+    )
+    table = catalog.create_table(
+        "db.t",
+        schema=schema,
+        partition_keys=["d", "k"],
+        options={"metadata.iceberg.storage": "table-location"},
+    )
+    first = {
+        "id": [1, 2],
+        "d": [dt.date(2024, 1, 1), dt.date(2024, 1, 2)],
+        "k": [1, None],
+        "amt": [decimal.Decimal("1.50"), None],
+        "ts": [dt.datetime(2024, 1, 1, 1), None],
+    }
+    table.write(pa.table(first, schema=schema))
+    table.alter([RenameColumn("amt", "amount"), AddColumn("note", DataType("STRING"))])
+    table = catalog.get_table("db.t")
+    table.write(
+        pa.table(
+            {
+                "id": [3],
+                "d": [dt.date(2024, 1, 1)],
+                "k": [1],
+                "amount": [decimal.Decimal("2.25")],
+                "ts": [None],
+                "note": ["n"],
+            }
+        )
+    )
+    rows, _ = iceberg_read(tmp_path / "db.db" / "t" / "metadata" / "v2.metadata.json")
+    assert sorted(rows.to_pylist(), key=lambda r: r["id"]) == [
+        {
+            "id": 1,
+            "d": dt.date(2024, 1, 1),
+            "k": 1,
+            "amount": decimal.Decimal("1.50"),
+            "ts": dt.datetime(2024, 1, 1, 1),
+            "note": None,
+        },
+        {"id": 2, "d": dt.date(2024, 1, 2), "k": None, "amount": None, "ts": None, "note": None},
+        {
+            "id": 3,
+            "d": dt.date(2024, 1, 1),
+            "k": 1,
+            "amount": decimal.Decimal("2.25"),
+            "ts": None,
+            "note": "n",
+        },
+    ]
