@@ -18,7 +18,6 @@ rollback copies such files to new names (same bytes, same metadata) and adds the
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from dataclasses import replace
 
 from lakeops.commit.committer import Committer
@@ -61,14 +60,15 @@ def rollback_to(table: TableContext, snapshot: int | Snapshot) -> Snapshot | Non
     # metadata points outside it is refused before anything is copied or committed
     latest = store.latest_snapshot()
     check_snapshots(store, copies.locations, [target, *([latest] if latest else [])], live=True)
+    same = _SameBytes(store, copies.locations)
     wanted = _by_content(store.live_entries(target))
     wanted_index = {_index_key(e): e for e in store.index_entries(target)}
     nothing = PlannedChange(())
 
     def plan(latest: Snapshot | None) -> PlannedChange:
         now = _by_content(store.live_entries(latest))
-        entries = [_as(FileKind.DELETE, e) for e in _surplus(now, wanted)]
-        entries += [copies.of(e) for e in _surplus(wanted, now)]
+        entries = [_as(FileKind.DELETE, e) for e in _surplus(now, wanted, same)]
+        entries += [copies.of(e) for e in _surplus(wanted, now, same)]
         now_index = {_index_key(e): e for e in store.index_entries(latest)}
         index = [
             IndexManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.file)
@@ -107,9 +107,10 @@ def holds(store: TableStore, snapshot_id: int) -> bool:
     if not store.snapshot_exists(snapshot_id):
         return False
     target, latest = store.snapshot(snapshot_id), store.latest_snapshot()
-    same_files = Counter(_content(e) for e in store.live_entries(target)) == Counter(
-        _content(e) for e in store.live_entries(latest)
-    )
+    same = _SameBytes(store, store.locations())
+    wanted = _by_content(store.live_entries(target))
+    now = _by_content(store.live_entries(latest))
+    same_files = not _surplus(now, wanted, same) and not _surplus(wanted, now, same)
     return same_files and {_index_key(e) for e in store.index_entries(target)} == {
         _index_key(e) for e in store.index_entries(latest)
     }
@@ -158,25 +159,21 @@ class _Copies:
 
 
 def _content(e: ManifestEntry) -> tuple[object, ...]:
-    """What a live file holds, whatever its name (a copy has the same)."""
-    f = e.file
+    """Everything the manifest says of a live file except its name: a copy made by a rollback
+    says the same. Two different files can say the same too (after a rollback, sequence
+    numbers are given out again, and two full compactions of a bucket can write files alike in
+    size, keys, sequence range and level), so alike files of different names are compared byte
+    for byte before they count as one (:class:`_SameBytes`)."""
     return (
         e.partition,
         e.bucket,
-        f.level,
-        f.row_count,
-        f.file_size,
-        f.min_sequence_number,
-        f.max_sequence_number,
-        f.min_key,
-        f.max_key,
-        f.schema_id,
+        replace(e.file, file_name="", external_path=None),
     )
 
 
 def _by_content(entries: list[ManifestEntry]) -> dict[tuple[object, ...], list[ManifestEntry]]:
-    """Live files by what they hold. Several files may hold alike (an append table's
-    unaware-bucket writes each number their rows from 0), so each content maps to a list."""
+    """Live files by what the manifest says of them (several files may say alike: an append
+    table's unaware-bucket writes each number their rows from 0), so each maps to a list."""
     out: dict[tuple[object, ...], list[ManifestEntry]] = {}
     for e in entries:
         out.setdefault(_content(e), []).append(e)
@@ -186,17 +183,57 @@ def _by_content(entries: list[ManifestEntry]) -> dict[tuple[object, ...], list[M
 def _surplus(
     have: dict[tuple[object, ...], list[ManifestEntry]],
     other: dict[tuple[object, ...], list[ManifestEntry]],
+    same: _SameBytes,
 ) -> list[ManifestEntry]:
-    """The files of ``have`` beyond what ``other`` holds alike, content by content (those
-    whose names ``other`` lacks first)."""
+    """The files of ``have`` that ``other`` does not hold: a file of ``have`` is held by a
+    file of ``other`` of the same name, or else by a file alike in the manifest whose bytes
+    are the same (a copy); each file of ``other`` holds one file of ``have`` at most."""
     out: list[ManifestEntry] = []
     for key, entries in have.items():
         alike = other.get(key, [])
-        extra = len(entries) - len(alike)
-        if extra > 0:
-            names = {e.file.file_name for e in alike}
-            out += sorted(entries, key=lambda e: e.file.file_name in names)[:extra]
+        names = {e.file.file_name for e in alike}
+        own = {e.file.file_name for e in entries}
+        free = [e for e in alike if e.file.file_name not in own]
+        for e in entries:
+            if e.file.file_name in names:
+                continue
+            match = next((o for o in free if same(e, o)), None)
+            if match is None:
+                out.append(e)
+            else:
+                free.remove(match)
     return out
+
+
+class _SameBytes:
+    """Whether two data files hold the same bytes (remembered per pair of names)."""
+
+    CHUNK = 8 << 20
+
+    def __init__(self, store: TableStore, locations: FileLocations) -> None:
+        self.store = store
+        self.locations = locations
+        self.known: dict[frozenset[str], bool] = {}
+
+    def __call__(self, a: ManifestEntry, b: ManifestEntry) -> bool:
+        pair = frozenset((a.file.file_name, b.file.file_name))
+        if pair not in self.known:
+            self.known[pair] = self._compare(a, b)
+        return self.known[pair]
+
+    def _path(self, e: ManifestEntry) -> str:
+        f = e.file
+        return self.locations.entry_path(e.partition, e.bucket, f.file_name, f.external_path)
+
+    def _compare(self, a: ManifestEntry, b: ManifestEntry) -> bool:
+        fs = self.store.file_io.fs
+        with fs.open(self._path(a), "rb") as x, fs.open(self._path(b), "rb") as y:
+            while True:
+                left, right = x.read(self.CHUNK), y.read(self.CHUNK)
+                if left != right:
+                    return False
+                if not left:
+                    return True
 
 
 def _as(kind: int, e: ManifestEntry) -> ManifestEntry:
