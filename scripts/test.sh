@@ -2,7 +2,7 @@
 # Set everything up and run the whole test suite in two lanes. First lint, format and types (a
 # failure stops CI at once). Then the fast lane: the fast suite (the default selection in
 # pyproject.toml) with a coverage total, whose failure stops CI too; beside it, from the start,
-# the long tests of the Spark, Airflow and demo suites in a process of their own; after the fast
+# the long tests of the Spark, Airflow, demo and contention suites in a process of their own; after the fast
 # lane, the other long tests (slow, interop). The long selection is exactly what the default
 # selection leaves out, so every test runs once.
 set -euo pipefail
@@ -16,9 +16,12 @@ if [ "$#" -gt 0 ]; then  # a selection of tests: one run
 fi
 long="slow or interop or airflow or spark"  # the complement of addopts' default selection
 tmp=$(mktemp -d /tmp/lakeops-tests-XXXXXX)
-jvm=(tests/spark tests/airflow tests/test_demo.py)
-# The long tests that start JVMs and Airflow (Spark sessions, spark-submit, the demo) run in their
-# order in a process of their own, beside the rest: they are the longest part of the run.
+jvm=(tests/spark tests/airflow tests/test_demo.py tests/test_readme.py
+     tests/commit/test_commit_contention.py tests/io/test_concurrency.py)
+# The long tests that start JVMs and Airflow (Spark sessions, spark-submit, the demo, the
+# README's Spark section) run in their order in a process of their own, beside the rest, with
+# the many-process S3 contention suites, which mostly wait on moto: together about as long as
+# the fast lane and the other long suites after it.
 .venv/bin/python -m pytest -q -m "$long" --basetemp "$tmp/jvm" "${jvm[@]}" >"$tmp/jvm.log" 2>&1 &
 jvm_pid=$!
 # Fast lane: the default marker selection, once, with coverage; a failure stops the run at once.
@@ -37,8 +40,8 @@ rest=0
 .venv/bin/python -m pytest -q -m "$long" --basetemp "$tmp/rest" "${jvm[@]/#/--ignore=}" || rest=$?
 jvm_rc=0
 wait "$jvm_pid" || jvm_rc=$?
-echo "=== Spark, Airflow and demo suites ==="
+echo "=== Spark, Airflow, demo and contention suites ==="
 cat "$tmp/jvm.log"
 rm -rf "$tmp"
-echo "exit codes: other long suites $rest, Spark/Airflow/demo suites $jvm_rc"
+echo "exit codes: other long suites $rest, Spark/Airflow/demo/contention suites $jvm_rc"
 [ "$rest" -eq 0 ] && [ "$jvm_rc" -eq 0 ]
