@@ -12,6 +12,7 @@ Where the work runs:
 * Expiry and orphan cleanup are metadata and file operations: always in the worker.
 * Rescaling buckets (:class:`LakeopsRescaleBucketsOperator`) runs in the worker with the
   library, or as the Spark job's ``rescale`` entry (``engine="spark"``).
+* Rewriting file indexes (:class:`LakeopsRewriteFileIndexOperator`) runs in the worker.
 
 Every operator that commits emits an Asset event for its table
 (``lakeops://<conn_id>/<db>/<table>``, see :mod:`lakeops.airflow.assets`) through the
@@ -49,6 +50,7 @@ __all__ = [
     "LakeopsFlushLevel0Operator",
     "LakeopsRemoveOrphanFilesOperator",
     "LakeopsRescaleBucketsOperator",
+    "LakeopsRewriteFileIndexOperator",
     "LakeopsSparkWriteOperator",
 ]
 
@@ -618,6 +620,39 @@ class LakeopsRescaleBucketsOperator(_SparkJobMixin, _LakeopsOperator):
                 "rows": rescaled.rows,
                 "snapshot_id": None if snapshot is None else snapshot.id,
                 "commit_kind": None if snapshot is None else snapshot.commit_kind,
+            },
+            start,
+        )
+
+
+class LakeopsRewriteFileIndexOperator(_LakeopsOperator):
+    """Rebuild the file indexes of the live data files of ``partitions`` (default: every
+    partition) as the table's ``file-index.*`` options now ask, data untouched, as one
+    ``COMPACT`` commit (:meth:`lakeops.Table.rewrite_file_index`, Paimon's
+    ``rewrite_file_index`` procedure) — run it after adding an index option to a table with
+    data. In the worker (metadata and index bytes only: no Spark job).
+
+    Returns (XCom): ``table, files (data files whose index was rewritten), snapshot_id (None
+    when there was no file), commit_kind, seconds``.
+    """
+
+    template_fields: Sequence[str] = ("table", "partitions", "lakeops_conn_id")
+
+    def __init__(self, *, partitions: Sequence[Mapping[str, Any]] | None = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.partitions = list(partitions or [])
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        start = time.monotonic()
+        table = self.hook().get_table(self.table)
+        specs = [{k: str(v) for k, v in p.items()} for p in self.partitions] or None
+        result = table.rewrite_file_index(partitions=specs)
+        return self._done(
+            context,
+            {
+                "files": result.files,
+                "snapshot_id": result.snapshot_id,
+                "commit_kind": "COMPACT" if result.snapshot_id is not None else None,
             },
             start,
         )

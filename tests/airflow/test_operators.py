@@ -25,6 +25,7 @@ from lakeops.airflow.operators import (
     LakeopsFlushLevel0Operator,
     LakeopsRemoveOrphanFilesOperator,
     LakeopsRescaleBucketsOperator,
+    LakeopsRewriteFileIndexOperator,
     LakeopsSparkWriteOperator,
 )
 from lakeops.errors import ConfigurationError, TableNotFoundError
@@ -682,3 +683,46 @@ def test_write_operator_passes_the_watermark(
         LakeopsSparkWriteOperator(
             task_id="w3", source="/in", table="db.t", watermark="soon"
         ).execute(_context())
+
+
+def test_rewrite_file_index_adds_the_index_the_options_now_ask_for(
+    catalog: Catalog, lakeops_conn: str
+) -> None:
+    """After a bloom-filter option is added to a table with data, the operator indexes the
+    files of the chosen partition only (every id each file holds is in its bloom filter, the
+    other partition's files stay unindexed), rows unchanged, one COMPACT event."""
+    from lakeops.format.file_index import BloomFilter, fast_hash, read_container
+    from lakeops.format.schema_change import SetOption
+    from lakeops.format.types import DataType
+
+    table = _table(catalog)
+    table.write(_rows(range(30), 1, "d1"))
+    table.write(_rows(range(20), 2, "d2"))
+    before = table.read().sort_by([("dt", "ascending"), ("id", "ascending")])
+    table.alter(
+        [
+            SetOption("file-index.bloom-filter.columns", "id"),
+            SetOption("file-index.bloom-filter.id.items", "100"),  # small: embedded
+        ]
+    )
+    context = _context()
+    result = LakeopsRewriteFileIndexOperator(
+        task_id="i", table="db.t", partitions=[{"dt": "d1"}]
+    ).execute(context)
+    table = catalog.get_table("db.t")
+    live = table.store.live_entries(table.latest_snapshot())
+    d1 = [e for e in live if b"d1" in e.partition]
+    locations = table.store.locations()
+    assert result["files"] == len(d1) > 0 and result["commit_kind"] == "COMPACT"
+    assert [extra["snapshot_id"] for _, extra in _events(context)] == [result["snapshot_id"]]
+    for e in live:
+        if e not in d1:
+            assert e.file.embedded_file_index is None and not e.file.extra_files
+            continue
+        path = locations.entry_path(e.partition, e.bucket, e.file.file_name, None)
+        ids = pq.read_table(path, columns=["id"]).column("id").combine_chunks()
+        bloom = BloomFilter.from_bytes(
+            read_container(e.file.embedded_file_index or b"")["id"]["bloom-filter"] or b""
+        )
+        assert bloom.might_contain(fast_hash(ids, DataType.parse("BIGINT"))).all()
+    assert table.read().sort_by([("dt", "ascending"), ("id", "ascending")]) == before
