@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from lakeops.errors import DataValidationError
 from lakeops.format.kv import KIND, RowKind
 from lakeops.format.schema import TableSchema
 from lakeops.merge import roaring64
@@ -43,8 +44,20 @@ class AggregationEngine(MergeEngine):
             result = result | (kinds == RowKind.DELETE)
         return result
 
+    def _named(self, exc: DataValidationError) -> DataValidationError:
+        """``exc`` (a stored state lakeops cannot read) naming the table as well."""
+        if not self.table or str(exc).startswith("table "):
+            return exc
+        return DataValidationError(f"table {self.table}: {exc}")
+
     def restate(self, records: pa.Table) -> pa.Table:
         """``rbm64`` states in Java Paimon's layout (:func:`roaring64.to_java_array`)."""
+        try:
+            return self._restate(records)
+        except DataValidationError as exc:
+            raise self._named(exc) from exc
+
+    def _restate(self, records: pa.Table) -> pa.Table:
         for name, agg in self.config.aggregators.items():
             if isinstance(agg, Rbm64) and name in records.column_names:
                 at = records.column_names.index(name)
@@ -63,6 +76,15 @@ class AggregationEngine(MergeEngine):
         return records
 
     def merge(self, records: pa.Table, starts: np.ndarray) -> pa.Table:
+        """One row per key group, each field aggregated by its function; a stored state an
+        aggregate cannot read is a :class:`DataValidationError` naming the table, the field
+        and the layout it expected."""
+        try:
+            return self._merge(records, starts)
+        except DataValidationError as exc:
+            raise self._named(exc) from exc
+
+    def _merge(self, records: pa.Table, starts: np.ndarray) -> pa.Table:
         seg = Segments(starts, records.num_rows)
         kinds = records.column(KIND).to_numpy()
         active = np.ones(records.num_rows, dtype=bool)

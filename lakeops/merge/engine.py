@@ -42,6 +42,9 @@ class MergeEngine(ABC):
 
     def __init__(self, options: TableOptions) -> None:
         self.options = options
+        #: the table the engine merges for (its directory), named by the errors its stored
+        #: states raise; set by the table's context
+        self.table = ""
 
     def prepare(self, records: pa.Table) -> pa.Table:
         """Drop the records ``ignore-delete`` / ``ignore-update-before`` tell us to ignore."""

@@ -87,7 +87,9 @@ class TableContext:
     @cached_property
     def engine(self) -> MergeEngine:
         """The merge engine ``merge-engine`` names, its options validated."""
-        return create_merge_engine(self.options, self.schema)
+        engine = create_merge_engine(self.options, self.schema)
+        engine.table = self.root
+        return engine
 
     @cached_property
     def locations(self) -> FileLocations:

@@ -397,3 +397,28 @@ def test_portable_mask_tells_layouts_apart_over_a_whole_array() -> None:
     assert mask.tolist() == [True, False, False, True, False, True]
     out = roaring64.to_java_array(values)
     assert [v is None or roaring64.layout(v) == "java" for v in out.to_pylist()] == [True] * 6
+
+
+@pytest.mark.parametrize(
+    ("function", "layout"),
+    [
+        ("rbm32", "32-bit roaring bitmap"),
+        ("rbm64", "Roaring64Bitmap layout"),
+        ("hll_sketch", "HLL sketch"),
+        ("theta_sketch", "theta sketch"),
+    ],
+)
+def test_an_unreadable_state_names_the_table_field_and_layout(
+    catalog: Catalog, function: str, layout: str
+) -> None:
+    """A stored state no aggregate can read (bytes of some other layout in a shared table) is
+    the project's error naming the table's directory, the field, the function and the layout
+    it expected — never a bare ValueError from the native library, and nothing merged."""
+    pytest.importorskip("pyroaring" if function.startswith("rbm") else "datasketches")
+    t = _table(catalog, pa.binary(), function)
+    with pytest.raises(DataValidationError) as caught:
+        _apply(t, [("+I", b"\x07not-a-state-of-any-kind"), ("+I", b"\x07not-a-state-either")])
+    message = str(caught.value)
+    assert message.startswith(f"table {t.root}: field 'v'"), message
+    assert f"aggregate function '{function}'" in message
+    assert layout.lower() in message.lower(), message
