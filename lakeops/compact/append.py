@@ -52,6 +52,7 @@ from lakeops.format.deletion_vector import (
     blob,
     deletion_files,
     encode_index_file,
+    roll_blobs,
 )
 from lakeops.format.index_manifest import IndexFileMeta, IndexManifestEntry
 from lakeops.format.manifest import FileKind
@@ -287,6 +288,27 @@ def run_tasks(
     return run_jobs(ctx, tasks, rewrite, parallelism, progress)
 
 
+def _write_index_file(
+    ctx: TableContext,
+    partition: bytes,
+    bucket: int,
+    blobs: Sequence[tuple[str, bytes, DeletionFile]],
+    result: CompactionPlan,
+) -> IndexManifestEntry:
+    """Write one deletion-vector index file holding ``blobs``; its ADD entry."""
+    content, ranges = encode_index_file(blobs)
+    new = ctx.locations.new_index_file(partition, bucket)
+    if new.external_path is None and ctx.locations.index_in_data_dir:
+        ctx.file_io.mkdirs(new.path.rsplit("/", 1)[0])
+    result.written.append(new.path)
+    ctx.file_io.write_bytes(new.path, content)
+    extra: list[tuple[str, Any]] = [("_DELETIONS_VECTORS_RANGES", ranges)]
+    if new.external_path:
+        extra.append(("_EXTERNAL_PATH", new.external_path))
+    meta = IndexFileMeta(DELETION_VECTORS_INDEX, new.name, len(content), len(ranges), tuple(extra))
+    return IndexManifestEntry(FileKind.ADD, partition, bucket, meta)
+
+
 def retire_vectors(
     ctx: TableContext,
     snapshot: Snapshot | None,
@@ -297,8 +319,10 @@ def retire_vectors(
     """Take the vectors of the files compacted away out of the index, as Paimon's compaction
     of an append table with deletion vectors does: every live deletion-vector index file of a
     compacted (partition, bucket) that holds such a vector is deleted, and the vectors it
-    holds of other files are copied unchanged into one new index file (none when no vector is
-    left). The changes ride on the first message of that (partition, bucket)."""
+    holds of other files are copied unchanged into one new index file — for an unaware-bucket
+    table, index files rolled at ``deletion-vector.index-file.target-size`` (none when no
+    vector is left). The changes
+    ride on the first message of that (partition, bucket)."""
     gone: dict[tuple[bytes, int], set[str]] = {}
     for t in tasks:
         gone.setdefault((t.partition, t.bucket), set()).update(f.file_name for f in t.files)
@@ -317,19 +341,12 @@ def retire_vectors(
         if not kept:
             continue
         data = dvs.index_file(path)
-        content, ranges = encode_index_file([(n, blob(data, df, path), df) for n, df in kept])
-        new = ctx.locations.new_index_file(e.partition, e.bucket)
-        if new.external_path is None and ctx.locations.index_in_data_dir:
-            ctx.file_io.mkdirs(new.path.rsplit("/", 1)[0])
-        result.written.append(new.path)
-        ctx.file_io.write_bytes(new.path, content)
-        extra: list[tuple[str, Any]] = [("_DELETIONS_VECTORS_RANGES", ranges)]
-        if new.external_path:
-            extra.append(("_EXTERNAL_PATH", new.external_path))
-        meta = IndexFileMeta(
-            DELETION_VECTORS_INDEX, new.name, len(content), len(ranges), tuple(extra)
-        )
-        out.append(IndexManifestEntry(FileKind.ADD, e.partition, e.bucket, meta))
+        blobs = [(n, blob(data, df, path), df) for n, df in kept]
+        # unaware-bucket tables roll (Paimon's AppendDeleteFileMaintainer); a fixed bucket keeps
+        # one file (its BucketedDvMaintainer writes a single file)
+        target = ctx.options.dv_index_file_target_size if ctx.options.bucket == -1 else None
+        for group in roll_blobs(blobs, target) if target else [blobs]:
+            out.append(_write_index_file(ctx, e.partition, e.bucket, group, result))
     for i, m in enumerate(result.messages):
         mine = changes.pop((m.partition, m.bucket), None)
         if mine:

@@ -41,6 +41,7 @@ __all__ = [
     "deletion_files",
     "encode_blob",
     "encode_index_file",
+    "roll_blobs",
 ]
 
 _VERSION_V1 = 1
@@ -105,6 +106,26 @@ def encode_index_file(
         ranges.append({"f0": name, "f1": len(out), "f2": df.length, "_CARDINALITY": df.cardinality})
         out += data
     return bytes(out), ranges
+
+
+def roll_blobs(
+    blobs: Sequence[tuple[str, bytes, DeletionFile]], target_size: int
+) -> list[list[tuple[str, bytes, DeletionFile]]]:
+    """``blobs`` in order, split into the index files Paimon's ``writeWithRolling`` writes:
+    a file takes blobs until one takes its size (version byte included) past ``target_size``,
+    then the next file begins; no file is empty."""
+    groups: list[list[tuple[str, bytes, DeletionFile]]] = []
+    current: list[tuple[str, bytes, DeletionFile]] = []
+    size = 1  # the version byte
+    for item in blobs:
+        current.append(item)
+        size += len(item[1])
+        if size > target_size:
+            groups.append(current)
+            current, size = [], 1
+    if current:
+        groups.append(current)
+    return groups
 
 
 def encode_blob(positions: np.ndarray, *, bitmap64: bool = False) -> tuple[bytes, int, int]:

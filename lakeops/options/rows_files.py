@@ -32,6 +32,7 @@ __all__ = [
     "DELETION_VECTORS_BITMAP64",
     "DELETION_VECTORS_ENABLED",
     "DELETION_VECTORS_MERGE_ON_READ",
+    "DV_INDEX_FILE_TARGET_SIZE",
     "FILE_INDEX_COLUMNS",
     "FILE_INDEX_IN_MANIFEST_THRESHOLD",
     "FILE_INDEX_OPTION",
@@ -84,7 +85,18 @@ _MODIFIABLE = honoured(
     "only whether an ALTER may switch deletion-vectors.enabled; lakeops' writes and "
     "compactions are the same either way",
 ).row("deletion-vectors.modifiable", BOOL, False, rng())
-_VARIANTS = (DELETION_VECTORS_BITMAP64, DELETION_VECTORS_MERGE_ON_READ, _MODIFIABLE)
+DV_INDEX_FILE_TARGET_SIZE = honoured(
+    "unaware-bucket append tables: the vectors a compaction keeps of an index file it touches "
+    "are rewritten into index files rolled at this size, as Paimon's writeWithRolling (a file "
+    "closes once a vector takes it past the target); fixed buckets keep one index file each, "
+    "as Paimon's bucketed maintainer does",
+).row("deletion-vector.index-file.target-size", MEMORY, 2 << 20, rng(1, meaning="a size"))
+_VARIANTS = (
+    DELETION_VECTORS_BITMAP64,
+    DELETION_VECTORS_MERGE_ON_READ,
+    _MODIFIABLE,
+    DV_INDEX_FILE_TARGET_SIZE,
+)
 
 # where files live
 DATA_FILE_EXTERNAL_PATHS = honoured(

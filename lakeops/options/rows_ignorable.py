@@ -40,7 +40,6 @@ _LAYOUT_DETAILS = _LAYOUT.rows(
     "manifest-sort.enabled",
     "manifest-sort.max-rewrite-size",
     "manifest-sort.partition-field",
-    "deletion-vector.index-file.target-size",
     "metadata.stats-mode.per.level",
     "metadata.stats-dense-store",
     "metadata.stats-keep-first-n-columns",

@@ -21,6 +21,7 @@ from lakeops.options.rows_files import (
     DELETION_VECTORS_BITMAP64,
     DELETION_VECTORS_ENABLED,
     DELETION_VECTORS_MERGE_ON_READ,
+    DV_INDEX_FILE_TARGET_SIZE,
     ROW_TRACKING_ENABLED,
 )
 from lakeops.options.rows_layout import (
@@ -69,6 +70,8 @@ class TableOptions:
     deletion_vectors_bitmap64: bool = False
     #: ``deletion-vectors.merge-on-read``: batch reads of level 0 too
     deletion_vectors_merge_on_read: bool = False
+    #: ``deletion-vector.index-file.target-size``: where rewritten append-table index files roll
+    dv_index_file_target_size: int = 2 << 20
 
     @classmethod
     def from_schema(cls, schema: TableSchema) -> TableOptions:
@@ -136,6 +139,7 @@ class TableOptions:
             manifest_merge_min_count=max(MANIFEST_MERGE_MIN_COUNT.get(o), 1),
             deletion_vectors_bitmap64=DELETION_VECTORS_BITMAP64.get(o),
             deletion_vectors_merge_on_read=DELETION_VECTORS_MERGE_ON_READ.get(o),
+            dv_index_file_target_size=DV_INDEX_FILE_TARGET_SIZE.get(o),
         )
 
     def require_supported(self) -> None:

@@ -17,6 +17,7 @@ from lakeops.format.deletion_vector import (
     decode_deletion_vector,
     deletion_files,
     encode_index_file,
+    roll_blobs,
 )
 from lakeops.format.index_manifest import IndexFileMeta, IndexManifestEntry, combine
 
@@ -125,3 +126,17 @@ def test_unaware_bucket_deletion_vector_entries_combine_by_file_name() -> None:
     names = sorted(e.file.file_name for e in combine(previous, changes, unaware_bucket=True))
     assert names == ["i2", "i3"]
     assert [e.file.file_name for e in combine(previous, changes)] == ["i3"]
+
+
+@pytest.mark.parametrize("target", [1, 40, 100, 1 << 20])
+def test_roll_blobs_closes_a_file_once_a_vector_takes_it_past_the_target(target: int) -> None:
+    """Paimon's ``writeWithRolling``: a file takes vectors in order until its size (version
+    byte included) exceeds the target; the model counts positions as the writer does."""
+    sizes = [32, 8, 70, 12, 12, 12, 200, 9]
+    blobs = [(f"f{i}", bytes(n), None) for i, n in enumerate(sizes)]
+    groups = roll_blobs(blobs, target)  # type: ignore[arg-type]
+    assert [b for g in groups for b in g] == blobs and all(groups)
+    for g in groups[:-1]:
+        assert 1 + sum(len(b[1]) for b in g) > target  # closed past the target
+        assert 1 + sum(len(b[1]) for b in g[:-1]) <= target  # ... by its last vector
+    assert 1 + sum(len(b[1]) for b in groups[-1][:-1]) <= target
