@@ -49,14 +49,17 @@ from typing import Any
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.format.avro_codec import avro_codec, read_avro
 from lakeops.format.binary_row import deserialize
+from lakeops.format.data_file import DataFileMeta
 from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
 from lakeops.format.types import DataType
 from lakeops.io.file_io import join
+from lakeops.kv.evolution import SchemaEvolution
 from lakeops.options import rows_layout as L
 from lakeops.options import rows_retention as R
 from lakeops.options import rows_write as W
 from lakeops.options.rows_files import DELETION_VECTORS_ENABLED
+from lakeops.read.stats import value_stats
 from lakeops.store import TableStore
 from lakeops.store.context import TableContext
 
@@ -237,6 +240,42 @@ def _field(name: str, type_: Any, field_id: int, default_null: bool = False) -> 
     return out
 
 
+def _int_map(value: str, key_id: int, value_id: int) -> dict[str, Any]:
+    """Iceberg's Avro form of a map with int keys: an array of key/value records, logical type
+    ``map`` (the spec's "Avro" appendix)."""
+    return {
+        "type": "array",
+        "logicalType": "map",
+        "items": {
+            "type": "record",
+            "name": f"k{key_id}_v{value_id}",
+            "fields": [_field("key", "int", key_id), _field("value", value, value_id)],
+        },
+    }
+
+
+def _column_stats(
+    evolution: SchemaEvolution, schema: TableSchema, f: DataFileMeta
+) -> dict[str, Any]:
+    """A data file's ``null_value_counts``, ``lower_bounds`` and ``upper_bounds`` by field id,
+    from its Paimon value statistics as ``IcebergDataFileMeta.create`` derives them — only
+    for columns whose statistics lakeops reads exactly (:func:`lakeops.read.stats.value_stats`:
+    present, of a type compared as Paimon orders it, unchanged since the file was written);
+    a column without is left out, never guessed (Iceberg then cannot prune on it)."""
+    nulls: list[dict[str, int]] = []
+    lower: list[dict[str, Any]] = []
+    upper: list[dict[str, Any]] = []
+    for name, st in value_stats(evolution, f).items():
+        field = schema.field(name)
+        if st.nulls is not None:
+            nulls.append({"key": field.id, "value": int(st.nulls)})
+        lo, hi = _partition_bound(field.type, st.lo), _partition_bound(field.type, st.hi)
+        if lo is not None and hi is not None:
+            lower.append({"key": field.id, "value": lo})
+            upper.append({"key": field.id, "value": hi})
+    return {"null_value_counts": nulls, "lower_bounds": lower, "upper_bounds": upper}
+
+
 def _manifest_schema(partition_fields: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Iceberg v2's manifest entry schema (``IcebergManifestEntry.schema``), the data file
     fields Paimon fills that readers need."""
@@ -251,6 +290,9 @@ def _manifest_schema(partition_fields: Sequence[dict[str, Any]]) -> dict[str, An
             _field("partition", partition, 102),
             _field("record_count", "long", 103),
             _field("file_size_in_bytes", "long", 104),
+            _field("null_value_counts", ["null", _int_map("long", 121, 122)], 110, True),
+            _field("lower_bounds", ["null", _int_map("bytes", 126, 127)], 125, True),
+            _field("upper_bounds", ["null", _int_map("bytes", 129, 130)], 128, True),
         ],
     }
     return {
@@ -388,6 +430,7 @@ def write_iceberg_metadata(store: TableStore, snapshot: Snapshot) -> str:
     locations = store.locations(schema)
 
     entries = _iceberg_files(store, schema, snapshot)
+    evolution = SchemaEvolution(schema, store.schema)
     records: list[dict[str, Any]] = []
     values_seen: list[list[Any]] = [[] for _ in part_types]
     for e in entries:
@@ -415,6 +458,7 @@ def write_iceberg_metadata(store: TableStore, snapshot: Snapshot) -> str:
                     },
                     "record_count": e.file.row_count,
                     "file_size_in_bytes": e.file.file_size,
+                    **_column_stats(evolution, schema, e.file),
                 },
             }
         )

@@ -32,14 +32,23 @@ def require_pyiceberg() -> Path:
     return PYTHON
 
 
-def iceberg_read(metadata_json: str | os.PathLike[str]) -> tuple[pa.Table, dict[str, Any]]:
-    """The rows pyiceberg reads from ``metadata_json`` and facts of its scan (snapshot ids,
-    the data files planned, the partition fields)."""
+def iceberg_read(
+    metadata_json: str | os.PathLike[str], row_filter: str | None = None
+) -> tuple[pa.Table, dict[str, Any]]:
+    """The rows pyiceberg reads from ``metadata_json`` (those ``row_filter`` keeps, in
+    pyiceberg's expression syntax) and facts of its scan (snapshot ids, the data files
+    planned, the partition fields)."""
     python = require_pyiceberg()
     with tempfile.TemporaryDirectory(prefix="lakeops-iceberg-") as tmp:
         out = Path(tmp) / "out.parquet"
         proc = subprocess.run(
-            [str(python), str(SCRIPT), os.fspath(metadata_json), str(out)],
+            [
+                str(python),
+                str(SCRIPT),
+                os.fspath(metadata_json),
+                str(out),
+                *([row_filter] if row_filter else []),
+            ],
             check=False,
             capture_output=True,
             text=True,
