@@ -66,7 +66,7 @@ from lakeops.format.data_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleSta
 from lakeops.format.kv import KIND, SEQ, RowKind, key_column
 from lakeops.format.schema import TableSchema
 from lakeops.format.types import MAX_VARCHAR, DataType
-from lakeops.kv.file_index import plan_file_index
+from lakeops.kv.file_index import INDEX_SUFFIX, plan_file_index
 from lakeops.kv.formats import settings_for, writer_kwargs
 from lakeops.kv.parquet_layout import writer_options
 from lakeops.spark.bucket_expr import with_bucket
@@ -155,8 +155,6 @@ def _table_refusal(table: Any) -> str | None:
         return "sequence.field / rowkind.field order rows by their values"
     if options.ignore_delete:
         return "ignore-delete is set"
-    if plan_file_index(schema) is not None:
-        return "file-index.* asks for file indexes in every data file"
     settings = settings_for(schema.options, 0)
     if settings.format != "parquet":
         return f"level-0 files are {settings.format}"
@@ -380,9 +378,29 @@ def _keep_latest(path: str, keep: np.ndarray, schema: TableSchema) -> None:
     os.replace(temporary, path)
 
 
-def _describe(path: str, table: Any) -> tuple[bytes, int, DataFileMeta, str, int] | None:
+def _file_index(path: str, schema: TableSchema) -> tuple[bytes | None, bytes | None]:
+    """The file indexes ``file-index.*`` asks for over the staged file at ``path``, as the
+    Python writer builds them (:mod:`lakeops.kv.file_index`): ``(embedded, None)`` when the
+    container fits ``file-index.in-manifest-threshold``, ``(None, container)`` when it must be
+    written as the ``<data file>.index`` extra file, ``(None, None)`` without indexes."""
+    plan = plan_file_index(schema)
+    if plan is None:
+        return None, None
+    read = pq.read_table(path, columns=plan.columns)
+    fields = {f.name: f.type for f in schema.fields}
+    columns = {c: read.column(c).cast(fields[c].to_arrow()).combine_chunks() for c in plan.columns}
+    container = plan.container(columns)
+    if len(container) <= plan.in_manifest_threshold:
+        return container, None
+    return None, container
+
+
+def _describe(
+    path: str, table: Any
+) -> tuple[bytes, int, DataFileMeta, str, int, bytes | None] | None:
     """Describe one staged file (None: an empty file, removed): its partition, bucket, meta,
-    the path it moves to in its bucket directory, and how many rows repeating a key it dropped.
+    the path it moves to in its bucket directory, how many rows repeating a key it dropped,
+    and the bytes of its extra file index (``<path>.index``; None when none is written).
 
     The file is one task's output, so one (partition, bucket): this is checked here, every
     row's bucket recomputed with Paimon's hash, and a file that breaks it fails the write.
@@ -453,6 +471,7 @@ def _describe(path: str, table: Any) -> tuple[bytes, int, DataFileMeta, str, int
     locations = table.context.locations
     name = locations.new_name(False, "parquet")
     directory = locations.bucket_path(pbytes, bucket)
+    embedded, extra_index = _file_index(path, schema)
     meta = DataFileMeta(
         file_name=name,
         file_size=os.path.getsize(path),
@@ -473,8 +492,10 @@ def _describe(path: str, table: Any) -> tuple[bytes, int, DataFileMeta, str, int
         delete_row_count=0,
         file_source=FILE_SOURCE_APPEND,
         value_stats_cols=(),
+        embedded_file_index=embedded,
+        extra_files=(name + INDEX_SUFFIX,) if extra_index is not None else (),
     )
-    return pbytes, bucket, meta, os.path.join(directory, name), dropped
+    return pbytes, bucket, meta, os.path.join(directory, name), dropped, extra_index
 
 
 def write_native(
@@ -535,7 +556,7 @@ def write_native(
         for source, item in zip(staged, described, strict=True):
             if item is None:
                 continue
-            pbytes, bucket, meta, target, repeats = item
+            pbytes, bucket, meta, target, repeats, extra_index = item
             # a partition still holding another bucket count must be rescaled first
             check_bucket_count(
                 pbytes, table.options.bucket, counts, _partition_name(table), table.root
@@ -548,6 +569,10 @@ def write_native(
             os.makedirs(os.path.dirname(target), exist_ok=True)
             os.rename(source, target)
             placed.append(target)
+            if extra_index is not None:
+                placed.append(target + INDEX_SUFFIX)
+                with open(target + INDEX_SUFFIX, "wb") as out_file:
+                    out_file.write(extra_index)
             by_bucket.setdefault((pbytes, bucket), []).append(meta)
             dropped += repeats
         messages = [
