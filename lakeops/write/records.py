@@ -19,6 +19,7 @@ from lakeops.format.floats import canonical_table
 from lakeops.format.kv import KIND, ROW_KINDS, RowKind
 from lakeops.format.schema import TableSchema
 from lakeops.options import TableOptions
+from lakeops.options.rows_files import DATA_EVOLUTION_ENABLED
 from lakeops.write.conversions import check_conversion
 
 __all__ = ["BUCKET_COLUMN", "KIND_COLUMN", "assigned_records", "to_records"]
@@ -65,8 +66,18 @@ def to_records(
     known = set(names)
     missing = [n for n in names if n not in given_set]
     if missing:
+        hint = ""
+        if DATA_EVOLUTION_ENABLED.get(schema.options):
+            # Paimon's column-subset append (pypaimon ``with_write_type``) gives its file new
+            # row ids, so readers see the missing columns as null: the same rows as nulls given
+            # here. Setting columns of rows already in the table is an update.
+            hint = (
+                "; a column-subset append gives new row ids (Paimon reads the missing columns "
+                "as null), so give them as null columns, or use update_columns with '_ROW_ID' "
+                "to set columns of existing rows"
+            )
         raise DataValidationError(
-            f"input is missing column(s) {missing}; the table has columns {names}"
+            f"input is missing column(s) {missing}; the table has columns {names}{hint}"
         )
     extra = [n for n in given if n not in known]
     if extra:

@@ -178,3 +178,20 @@ def test_an_update_of_rows_an_overwrite_replaced_is_refused(
 def _overwritten(table) -> set[str]:
     """Names of the files snapshot 1 held (replaced by the overwrite)."""
     return {f.file_name for s in table.splits(snapshot_id=1) for f in s.files}
+
+
+def test_column_subset_append_is_refused_naming_update_columns(
+    catalog: Catalog, warehouse: Path
+) -> None:
+    """A write lacking columns of a data-evolution table is refused before anything is
+    written; the error says what Paimon's column-subset append would mean (new row ids, the
+    missing columns null) and points to update_columns for existing rows."""
+    table = _table(catalog)
+    with pytest.raises(
+        DataValidationError, match=r"missing column\(s\) \['s', 'x'\].*update_columns"
+    ):
+        table.write(pa.table({"id": pa.array([1], pa.int64()), "p": ["a"]}))
+    assert table.latest_snapshot() is None
+    assert not [
+        p for p in (warehouse / "db.db" / "t").rglob("*") if p.is_file() and "schema" not in p.parts
+    ]
