@@ -122,7 +122,8 @@ class _Copies:
     def __init__(self, store: TableStore, schema: TableSchema) -> None:
         self.store = store
         self.locations = FileLocations.of(store.file_io, store.root, schema)
-        self.made: dict[str, tuple[ManifestEntry, str]] = {}  # original name -> (entry, path)
+        # original name -> (entry, the copy's paths: data file first, then its extra files)
+        self.made: dict[str, tuple[ManifestEntry, list[str]]] = {}
 
     def of(self, e: ManifestEntry) -> ManifestEntry:
         """An ADD entry of a copy of ``e``'s file (the same bytes under a new name)."""
@@ -135,27 +136,44 @@ class _Copies:
         external = self.locations.sibling(f.external_path, name)
         target = self.locations.entry_path(e.partition, e.bucket, name, external)
         fio = self.store.file_io
+        # extra files (a data file's ``.index``) go with their data file: each copy gets its own,
+        # so expiry of the original's snapshots cannot take the copy's index away
+        extras = {x: _extra_copy_name(x, f.file_name, name) for x in f.extra_files}
+        folder, source_folder = target.rsplit("/", 1)[0], source.rsplit("/", 1)[0]
+        written = [target, *(f"{folder}/{x}" for x in extras.values())]
         try:
-            fio.mkdirs(target.rsplit("/", 1)[0])
+            fio.mkdirs(folder)
             fio.fs.copy(source, target)
+            for old, new in extras.items():
+                fio.fs.copy(f"{source_folder}/{old}", f"{folder}/{new}")
         except BaseException:
-            fio.delete(target)
+            for path in written:
+                fio.delete(path)
             raise
         entry = ManifestEntry(
             FileKind.ADD,
             e.partition,
             e.bucket,
             e.total_buckets,
-            replace(f, file_name=name, external_path=external),
+            replace(f, file_name=name, external_path=external, extra_files=tuple(extras.values())),
         )
-        self.made[f.file_name] = (entry, target)
+        self.made[f.file_name] = (entry, written)
         return entry
 
     def discard(self, keep: set[str] | tuple[()]) -> None:
         """Delete the copies whose names are not in ``keep``."""
-        for entry, path in self.made.values():
+        for entry, paths in self.made.values():
             if entry.file.file_name not in keep:
-                self.store.file_io.delete(path)
+                for path in paths:
+                    self.store.file_io.delete(path)
+
+
+def _extra_copy_name(extra: str, original: str, copy: str) -> str:
+    """The name of a copy's extra file: the original's extra file name with the copy's data
+    file name in place of the original's (``<data>.index`` → ``<copy>.index``)."""
+    if extra.startswith(original):
+        return copy + extra[len(original) :]
+    return f"{copy}-{extra}"
 
 
 def _content(e: ManifestEntry) -> tuple[object, ...]:
@@ -167,7 +185,7 @@ def _content(e: ManifestEntry) -> tuple[object, ...]:
     return (
         e.partition,
         e.bucket,
-        replace(e.file, file_name="", external_path=None),
+        replace(e.file, file_name="", external_path=None, extra_files=()),
     )
 
 

@@ -138,3 +138,33 @@ def test_rollback_tells_apart_files_alike_in_every_statistic(catalog: Catalog) -
     assert table.rollback_to(compacted) is not None
     assert table.rollback_to(compacted) is None  # a copy of the same bytes holds it
     assert _rows(table.read()) == _model(first)
+
+
+def test_a_rolled_back_copy_keeps_its_own_file_index(catalog: Catalog, warehouse: Path) -> None:
+    """A file that a newer snapshot deleted comes back as a copy with its extra ``.index``
+    file copied beside it under the copy's name: once expiry removes the original and its
+    index, the copy's index is still there and holds the copy's values."""
+    from lakeops.format.file_index import read_container
+
+    table = catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        options={
+            "bucket": "-1",
+            "file-index.bloom-filter.columns": "id",
+            "file-index.in-manifest-threshold": "1 b",
+        },
+    )
+    table.write(_kv(list(range(20)), "a"))
+    table.write(_kv(list(range(20, 30)), "b"))
+    first = table.store.latest_snapshot().id - 1
+    table.compact(full=True)  # deletes both files
+    assert table.rollback_to(first) is not None
+    table.expire_snapshots(retain_min=1, retain_max=1, time_retained="0 ms")
+    (entry,) = table.store.live_entries(table.store.latest_snapshot())
+    (extra,) = entry.file.extra_files
+    assert extra == entry.file.file_name + ".index"
+    index = warehouse / "db.db" / "t" / "bucket-0" / extra
+    assert "id" in read_container(index.read_bytes())
+    assert _rows(table.read()) == _model(_kv(list(range(20)), "a"))
+    assert _rows(oracle_read(warehouse, "db.t")) == _model(_kv(list(range(20)), "a"))
