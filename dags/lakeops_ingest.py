@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from airflow.sdk import DAG, Param
 
-from lakeops.airflow.dag_settings import DAG_DEFAULTS, DagSettings
+from lakeops.airflow.dag_settings import DAG_DEFAULTS, DagSettings, timed_schedule
 from lakeops.airflow.operators import LakeopsSparkWriteOperator
 
 settings = DagSettings.from_env()
 
 with DAG(
     dag_id="lakeops_ingest",
-    schedule=settings.ingest_schedule,
+    schedule=timed_schedule(settings.ingest_schedule),
     **DAG_DEFAULTS,
     doc_md=__doc__,
     params={

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from airflow.sdk import DAG, AssetAny, AssetOrTimeSchedule, CronTriggerTimetable, task
+from airflow.sdk import DAG, AssetAny, AssetOrTimeSchedule, task
 
 from lakeops.airflow.conditions import lookup_flush_plan
-from lakeops.airflow.dag_settings import DAG_DEFAULTS, DagSettings
+from lakeops.airflow.dag_settings import DAG_DEFAULTS, DagSettings, timed_schedule
 from lakeops.airflow.hook import LakeopsHook
 from lakeops.airflow.operators import LakeopsFlushLevel0Operator
 
 settings = DagSettings.from_env()
-timetable = CronTriggerTimetable(settings.lookup_flush_cron, timezone="UTC")
+timetable = timed_schedule(settings.lookup_flush_cron)
 assets = [settings.table_asset(t) for t in settings.lookup_tables]
 
 with DAG(

@@ -20,7 +20,7 @@ from typing import Any
 
 from airflow.sdk import DAG, Param, task
 
-from lakeops.airflow.dag_settings import DAG_DEFAULTS, DagSettings
+from lakeops.airflow.dag_settings import DAG_DEFAULTS, DagSettings, timed_schedule
 from lakeops.airflow.hook import LakeopsHook
 from lakeops.airflow.operators import (
     LakeopsExpirePartitionsOperator,
@@ -33,7 +33,7 @@ settings = DagSettings.from_env()
 
 with DAG(
     dag_id="lakeops_maintenance",
-    schedule=settings.maintenance_schedule,
+    schedule=timed_schedule(settings.maintenance_schedule),
     **DAG_DEFAULTS,
     doc_md=__doc__,
     params={"tables": Param([], type="array", description="database.table names; empty: all")},

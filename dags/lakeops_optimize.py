@@ -21,7 +21,7 @@ from typing import Any
 from airflow.sdk import DAG, Param, task
 
 from lakeops.airflow.conditions import optimize_units
-from lakeops.airflow.dag_settings import DAG_DEFAULTS, DagSettings
+from lakeops.airflow.dag_settings import DAG_DEFAULTS, DagSettings, timed_schedule
 from lakeops.airflow.hook import LakeopsHook
 from lakeops.airflow.operators import LakeopsCompactOperator
 
@@ -29,7 +29,7 @@ settings = DagSettings.from_env()
 
 with DAG(
     dag_id="lakeops_optimize",
-    schedule=settings.optimize_schedule,
+    schedule=timed_schedule(settings.optimize_schedule),
     **DAG_DEFAULTS,
     doc_md=__doc__,
     params={

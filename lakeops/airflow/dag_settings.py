@@ -28,12 +28,13 @@ deployment configures them without editing DAG code (``infra/`` env templates li
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CONSUMER_ID", "DAG_DEFAULTS", "DagSettings"]
+__all__ = ["CONSUMER_ID", "DAG_DEFAULTS", "DagSettings", "timed_schedule"]
 
 #: the Paimon consumer (``<table>/consumer/consumer-<id>``) in which the watchers of
 #: ``lakeops_lookup_flush_on_commit`` keep their place, so a triggerer restart neither loses nor
@@ -49,6 +50,20 @@ DAG_DEFAULTS: dict[str, object] = {
     "max_active_runs": 1,
     "tags": ["lakeops"],
 }
+
+
+def timed_schedule(expression: str | None) -> Any:
+    """The DAG ``schedule`` for a cron expression or preset (``@daily``, ``0 3 * * *``): a
+    :class:`~airflow.sdk.CronTriggerTimetable` in UTC whose first run is the next tick after the
+    DAG is unpaused, never a past one. (Airflow's own default, for a DAG without a start date,
+    runs the latest past tick at once when it is less than a tenth of the period old, so a daily
+    DAG unpaused at 00:30 would compact at once.) ``None`` and ``@once``/``@continuous`` pass
+    through unchanged."""
+    if expression is None or expression in ("@once", "@continuous"):
+        return expression
+    from airflow.sdk import CronTriggerTimetable
+
+    return CronTriggerTimetable(expression, timezone="UTC", run_immediately=dt.timedelta(0))
 
 
 def _schedule(value: str | None, default: str) -> str | None:

@@ -321,8 +321,7 @@ def retire_vectors(
     compacted (partition, bucket) that holds such a vector is deleted, and the vectors it
     holds of other files are copied unchanged into one new index file — for an unaware-bucket
     table, index files rolled at ``deletion-vector.index-file.target-size`` (none when no
-    vector is left). The changes
-    ride on the first message of that (partition, bucket)."""
+    vector is left). The changes ride on the first message of that (partition, bucket)."""
     gone: dict[tuple[bytes, int], set[str]] = {}
     for t in tasks:
         gone.setdefault((t.partition, t.bucket), set()).update(f.file_name for f in t.files)

@@ -105,6 +105,15 @@ class FileIndexPlan:
             bodies.setdefault(index.column, {})[index.kind] = index.build(columns[index.column])
         return write_container(bodies)
 
+    def place(self, columns: Mapping[str, pa.Array]) -> tuple[bytes | None, bytes | None]:
+        """The container of one file, where Paimon puts it: ``(container, None)`` embedded in
+        the manifest entry when at most ``file-index.in-manifest-threshold``, else
+        ``(None, container)`` for the ``<data file>.index`` extra file."""
+        container = self.container(columns)
+        if len(container) <= self.in_manifest_threshold:
+            return container, None
+        return None, container
+
 
 def plan_file_index(schema: TableSchema) -> FileIndexPlan | None:
     """The file indexes ``schema``'s options ask for (None: none). Refuses, before anything is

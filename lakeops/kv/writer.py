@@ -314,9 +314,9 @@ class RollingFileWriter:
         columns = {
             name: concat(f.indexed.get(name, []), fields[name].to_arrow()) for name in plan.columns
         }
-        container = plan.container(columns)
-        if len(container) <= plan.in_manifest_threshold:
-            return container, ()
+        embedded, container = plan.place(columns)
+        if container is None:
+            return embedded, ()
         path = f.path + INDEX_SUFFIX
         self.written.append(path)
         self.file_io.write_bytes(path, container)

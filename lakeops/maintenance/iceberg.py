@@ -269,7 +269,7 @@ def _column_stats(
         field = schema.field(name)
         if st.nulls is not None:
             nulls.append({"key": field.id, "value": int(st.nulls)})
-        lo, hi = _partition_bound(field.type, st.lo), _partition_bound(field.type, st.hi)
+        lo, hi = _single_value(field.type, st.lo), _single_value(field.type, st.hi)
         if lo is not None and hi is not None:
             lower.append({"key": field.id, "value": lo})
             upper.append({"key": field.id, "value": hi})
@@ -356,8 +356,9 @@ def _iceberg_files(store: TableStore, schema: TableSchema, snapshot: Snapshot) -
     return [e for e in entries if e.file.level == top]
 
 
-def _partition_bound(t: DataType, value: Any) -> bytes | None:
-    """Iceberg's single-value binary form of a partition value (``IcebergConversions``)."""
+def _single_value(t: DataType, value: Any) -> bytes | None:
+    """Iceberg's single-value binary form of a value (``IcebergConversions``): partition
+    summaries and column bounds; None for a type without one here."""
     import struct
 
     kind = iceberg_type(t)
@@ -572,8 +573,8 @@ def _summary(t: DataType, seen: Sequence[Any]) -> dict[str, Any]:
     return {
         "contains_null": len(present) < len(seen),
         "contains_nan": nan if floats else False,
-        "lower_bound": _partition_bound(t, min(ordered)) if ordered else None,
-        "upper_bound": _partition_bound(t, max(ordered)) if ordered else None,
+        "lower_bound": _single_value(t, min(ordered)) if ordered else None,
+        "upper_bound": _single_value(t, max(ordered)) if ordered else None,
     }
 
 

@@ -389,10 +389,7 @@ def _file_index(path: str, schema: TableSchema) -> tuple[bytes | None, bytes | N
     read = pq.read_table(path, columns=plan.columns)
     fields = {f.name: f.type for f in schema.fields}
     columns = {c: read.column(c).cast(fields[c].to_arrow()).combine_chunks() for c in plan.columns}
-    container = plan.container(columns)
-    if len(container) <= plan.in_manifest_threshold:
-        return container, None
-    return None, container
+    return plan.place(columns)
 
 
 def _describe(

@@ -292,14 +292,22 @@ def test_readme_airflow_setup_lists_the_dags(tmp_path: Path) -> None:
     assert "lakeops_maintenance" in dag_ids
 
 
-def test_schedules_as_documented(airflow_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("clock", ["00:08", "02:00", "12:00", "23:59"])
+def test_schedules_as_documented(
+    airflow_db: Path, monkeypatch: pytest.MonkeyPatch, clock: str
+) -> None:
     """``lakeops_ingest`` runs only when triggered; ``lakeops_optimize`` and
     ``lakeops_maintenance`` are daily with ``catchup=False`` and, once unpaused, first run at the
-    next midnight — no run for the past (with a start date in 2024 Airflow started one at once)."""
+    next midnight — no run for the past, whatever the time of day (Airflow's default runs the
+    past midnight at once when unpaused in the first tenth of the day)."""
     import datetime as dt
 
+    import airflow.timetables.trigger as trigger
     from airflow.serialization.serialized_objects import DagSerialization
 
+    hour, minute = map(int, clock.split(":"))
+    now = dt.datetime(2026, 11, 29, hour, minute, tzinfo=dt.UTC)
+    monkeypatch.setattr(trigger, "utcnow", lambda: now)
     for name in (
         "LAKEOPS_INGEST_SCHEDULE",
         "LAKEOPS_OPTIMIZE_SCHEDULE",
@@ -312,8 +320,6 @@ def test_schedules_as_documented(airflow_db: Path, monkeypatch: pytest.MonkeyPat
         dag = _load(dag_id)
         assert dag.catchup is False
         scheduled = DagSerialization.from_dict(DagSerialization.to_dict(dag))
-        before = dt.datetime.now(dt.UTC)
         first = scheduled.next_dagrun_info(last_automated_run_info=None)
-        assert first is not None and first.run_after > before, dag_id
-        assert (first.run_after.hour, first.run_after.minute) == (0, 0)
-        assert first.run_after - before <= dt.timedelta(days=1)
+        assert first is not None, dag_id
+        assert first.run_after == dt.datetime(2026, 11, 30, tzinfo=dt.UTC), (dag_id, clock)
