@@ -30,7 +30,7 @@ sign-extended to a long; floats and doubles by the same hash of their IEEE bits
 hash of their epoch milliseconds (precision up to 3) or microseconds. Booleans, decimals and
 nested types cannot be indexed (Paimon refuses them too).
 
-**Bitmap** (``bitmap``; ``BitmapFileIndex`` version 1, the version Paimon 0.9 writes and every
+**Bitmap** (``bitmap``; ``BitmapFileIndex``), version 1 (what Paimon 0.9 writes and every
 later Paimon reads), all integers big-endian::
 
     version (byte = 1) | row count (int32) | distinct non-null values (int32)
@@ -46,6 +46,22 @@ offset ``-1 - row``; otherwise its row positions are a RoaringBitmap in the port
 serialization (run containers where smaller, Paimon's ``runOptimize``) in the bitmaps section,
 and its offset is where that bitmap starts in the section (the nulls' bitmap, when there are
 several null rows, comes first at 0). Row positions count every row the file holds, in order.
+
+Version 2 (``BitmapFileIndexMetaV2``, Paimon 1.x's default; Paimon 0.9 reads only version 1)
+keeps the bitmaps and offsets and puts the values, sorted as Paimon's comparator sorts them
+(strings by unsigned bytes, numbers by value with ``Float.compare``'s order, false before
+true), into index blocks of at most ``index-block-size`` bytes (default 16 KiB)::
+
+    version (byte = 2) | row count (int32) | distinct non-null values (int32)
+    | has nulls (byte) | [null offset (int32), null bitmap length (int32), when it has nulls]
+    | block count (int32) | per block: its first value | its offset (int32, from the blocks)
+    | blocks length (int32)
+    | per block: entry count (int32) | per entry: value | offset (int32) | bitmap length
+    |     (int32; -1 for a value in one row)
+    | bitmaps
+
+A block's size is 4 + (8 + value bytes) per entry; a block takes entries while that stays
+within the limit. The null bitmap length is its serialized size even when it is inline.
 
 **Bit-sliced index** (``bsi``; ``BitSliceIndexBitmapFileIndex`` version 1, Paimon 1.x): each
 value as a long (integers, dates, times; timestamps as epoch millis up to precision 3, else
@@ -487,9 +503,28 @@ def _roaring(rows: np.ndarray) -> bytes:
     return bytes(bitmap.serialize())
 
 
-def bitmap_bytes(values: pa.Array, dtype: DataType) -> bytes:
-    """The bitmap index body (version 1) of ``values`` (a column of type ``dtype``, every row
-    of the file in file order; see the module docstring)."""
+def _bitmap_order(words: list[bytes], dtype: DataType) -> list[int]:
+    """The positions of ``words`` (bitmap meta values) in the order of Paimon's
+    ``BitmapFileIndexMetaV2.getComparator``: strings by unsigned bytes, integers signed,
+    floats and doubles as ``Float.compare`` / ``Double.compare`` (-0.0 before 0.0, NaN last),
+    false before true."""
+    root = dtype.root
+    if root in ("CHAR", "VARCHAR"):
+        return sorted(range(len(words)), key=lambda i: words[i][4:])
+    size = _FIXED_WIDTH[root]
+    form = {1: ">i1", 2: ">i2", 4: ">i4", 8: ">i8"}[size]
+    keys = np.frombuffer(b"".join(words), form).astype(np.int64)
+    if root in ("FLOAT", "DOUBLE"):  # IEEE bits -> an integer in the floats' total order
+        keys = np.where(keys < 0, keys ^ np.int64((1 << (8 * size - 1)) - 1), keys)
+    return [int(i) for i in np.argsort(keys, kind="stable")]
+
+
+def bitmap_bytes(
+    values: pa.Array, dtype: DataType, version: int = 1, block_size: int = 16 * 1024
+) -> bytes:
+    """The bitmap index body of ``values`` (a column of type ``dtype``, every row of the file
+    in file order) in ``version`` 1 or 2; ``block_size`` bounds a version-2 index block (the
+    ``index-block-size`` option). See the module docstring."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     if dtype.root not in BITMAP_ROOTS:
@@ -497,6 +532,8 @@ def bitmap_bytes(values: pa.Array, dtype: DataType) -> bytes:
             f"a bitmap file index cannot index a {dtype} column; remove the column from "
             "'file-index.bitmap.columns'"
         )
+    if version not in (1, 2):
+        raise UnsupportedFeatureError(f"bitmap index version {version}: Paimon writes 1 or 2")
     valid = np.asarray(values.is_valid().to_numpy(zero_copy_only=False), bool)
     rows = np.flatnonzero(valid)
     nulls = np.flatnonzero(~valid)
@@ -506,21 +543,66 @@ def bitmap_bytes(values: pa.Array, dtype: DataType) -> bytes:
     groups = np.split(rows[order], np.cumsum(counts)[:-1]) if len(words) else []
     body: list[bytes] = []
     offset = 0
+    null_bitmap = _roaring(nulls) if len(nulls) else b""
     if len(nulls) > 1:
-        body.append(_roaring(nulls))
-        offset = len(body[0])
-    head = [struct.pack(">bii?", 1, len(values), len(words), len(nulls) > 0)]
+        body.append(null_bitmap)
+        offset = len(null_bitmap)
+    head = [struct.pack(">bii?", version, len(values), len(words), len(nulls) > 0)]
     if len(nulls):
         head.append(struct.pack(">i", -1 - int(nulls[0]) if len(nulls) == 1 else 0))
-    for word, group in zip(words, groups, strict=True):
+        if version == 2:
+            head.append(struct.pack(">i", len(null_bitmap)))
+    # each value: (its meta bytes, its offset, its bitmap's length; -1 when inline)
+    # (version 2: in sorted order, the bitmaps too; Java's follow its HashMap's order)
+    entries: list[tuple[bytes, int, int]] = []
+    sequence = _bitmap_order(words, dtype) if version == 2 else range(len(words))
+    for word, group in ((words[i], groups[i]) for i in sequence):
         if len(group) == 1:
-            head.append(word + struct.pack(">i", -1 - int(group[0])))
+            entries.append((word, -1 - int(group[0]), -1))
         else:
             bitmap = _roaring(group)
-            head.append(word + struct.pack(">i", offset))
+            entries.append((word, offset, len(bitmap)))
             body.append(bitmap)
             offset += len(bitmap)
+    if version == 1:
+        head += [word + struct.pack(">i", at) for word, at, _ in entries]
+    else:
+        head.append(_bitmap_blocks(entries, block_size))
     return b"".join(head) + b"".join(body)
+
+
+def _bitmap_blocks(entries: list[tuple[bytes, int, int]], block_size: int) -> bytes:
+    """Version 2's index blocks of ``entries`` (sorted): the block count, each block's first
+    value and offset, the blocks' total size, then each block (entry count; value, offset,
+    length per entry). A block holds entries while its size (4 + 8 + value bytes each) stays
+    within ``block_size`` (Paimon's ``BitmapIndexBlock.tryAdd``)."""
+    blocks: list[list[tuple[bytes, int, int]]] = []
+    size = block_size + 1
+    for entry in entries:
+        need = 8 + len(entry[0])
+        if size + need > block_size:
+            blocks.append([])
+            size = 4
+            if size + need > block_size:
+                raise UnsupportedFeatureError(
+                    f"a bitmap index value of {len(entry[0])} bytes does not fit an index block "
+                    f"of {block_size} bytes (Paimon fails so too); raise the column's "
+                    "'index-block-size' option"
+                )
+        blocks[-1].append(entry)
+        size += need
+    serialized = [
+        struct.pack(">i", len(block))
+        + b"".join(word + struct.pack(">ii", at, length) for word, at, length in block)
+        for block in blocks
+    ]
+    out = [struct.pack(">i", len(blocks))]
+    start = 0
+    for block, data in zip(blocks, serialized, strict=True):
+        out.append(block[0][0] + struct.pack(">i", start))
+        start += len(data)
+    out.append(struct.pack(">i", start))
+    return b"".join(out) + b"".join(serialized)
 
 
 def _bsi_longs(values: pa.Array, dtype: DataType) -> np.ndarray:
@@ -592,23 +674,48 @@ _FIXED_WIDTH = {
 
 
 def bitmap_may_contain(body: bytes, values: pa.Array, dtype: DataType) -> bool | None:
-    """Whether a version-1 bitmap index ``body`` holds any of the non-null ``values`` (None:
-    not a version-1 body this reader knows, so it cannot tell)."""
-    if not body or body[0] != 1 or dtype.root not in BITMAP_ROOTS:
+    """Whether a bitmap index ``body`` (version 1 or 2) holds any of the non-null ``values``
+    (None: not a body this reader knows, so it cannot tell)."""
+    if not body or body[0] not in (1, 2) or dtype.root not in BITMAP_ROOTS:
         return None
+    version = body[0]
+    width = _FIXED_WIDTH.get(dtype.root)
+    pos = 0
+
+    def word() -> bytes:
+        nonlocal pos
+        if width is None:
+            (n,) = struct.unpack_from(">i", body, pos)
+            out = bytes(body[pos : pos + 4 + n])
+            pos += 4 + n
+        else:
+            out = bytes(body[pos : pos + width])
+            pos += width
+        if pos > len(body):
+            raise struct.error("truncated")
+        return out
+
+    present: set[bytes] = set()
     try:
         _, distinct, has_null = struct.unpack_from(">ii?", body, 1)
-        pos = 10 + (4 if has_null else 0)
-        width = _FIXED_WIDTH.get(dtype.root)
-        present: set[bytes] = set()
-        for _ in range(distinct):
-            if width is None:
-                (n,) = struct.unpack_from(">i", body, pos)
-                present.add(bytes(body[pos : pos + 4 + n]))
-                pos += 4 + n + 4
-            else:
-                present.add(bytes(body[pos : pos + width]))
-                pos += width + 4
+        pos = 10 + (4 if has_null else 0) + (4 if has_null and version == 2 else 0)
+        if version == 1:
+            for _ in range(distinct):
+                present.add(word())
+                pos += 4
+        else:  # skip the block directory, then read every block's entries
+            (blocks,) = struct.unpack_from(">i", body, pos)
+            pos += 4
+            for _ in range(blocks):
+                word()
+                pos += 4
+            pos += 4
+            for _ in range(blocks):
+                (count,) = struct.unpack_from(">i", body, pos)
+                pos += 4
+                for _ in range(count):
+                    present.add(word())
+                    pos += 8
     except struct.error:
         return None
     _, words = _bitmap_keys(values.drop_null(), dtype)

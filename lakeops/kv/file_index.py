@@ -5,7 +5,9 @@
 refused) given an index of ``<type>``; ``file-index.<type>.<column>.<option>`` sets one option of
 one column's index (a key with another shape is ignored, as Paimon ignores it; an option of a
 column the type does not list is refused, as Paimon refuses it). Of the types, lakeops builds
-``bloom-filter``, ``bitmap`` (version 1) and ``bsi`` (:mod:`lakeops.format.file_index`); the
+``bloom-filter``, ``bitmap`` (version 1 by default — what every Paimon reads, 0.9 included —
+and version 2, Paimon 1.x's own default, with ``file-index.bitmap.<column>.version`` = 2;
+``index-block-size`` bounds version 2's index blocks) and ``bsi`` (:mod:`lakeops.format.file_index`); the
 others (``range-bitmap``) are refused by their option rows.
 
 A primary-key table indexes its value columns (the table's fields) in every data file, not in
@@ -36,6 +38,7 @@ from lakeops.format.file_index import (
 )
 from lakeops.format.schema import TableSchema
 from lakeops.format.types import DataType
+from lakeops.options.parsing import parse_memory_size
 from lakeops.options.rows_files import (
     FILE_INDEX_COLUMNS,
     FILE_INDEX_IN_MANIFEST_THRESHOLD,
@@ -51,6 +54,10 @@ _PREFIX = "file-index."
 _COLUMNS = ".columns"
 _DEFAULT_ITEMS = 1_000_000
 _DEFAULT_FPP = 0.1
+#: version 1 unless ``version`` says otherwise: Paimon 1.x's ``BitmapFileIndex`` defaults to 2,
+#: but a Paimon 0.9 reader's filtered read fails on a version-2 index, and every reader reads 1
+_DEFAULT_BITMAP_VERSION = 1
+_DEFAULT_BLOCK_SIZE = 16 * 1024
 #: the index types lakeops builds, with the column types each can index
 _ROOTS = {BLOOM_FILTER: HASHABLE_ROOTS, BITMAP: BITMAP_ROOTS, BSI: BSI_ROOTS}
 
@@ -67,14 +74,7 @@ class ColumnIndex:
     def build(self, values: pa.Array) -> bytes:
         """The index body over ``values`` (the column's values in the file, in file order)."""
         if self.kind == BITMAP:
-            version = self.options.get("version")
-            if version is not None and version.strip() != "1":
-                raise UnsupportedFeatureError(
-                    f"option {self._key('version')!r} = {version!r}: lakeops writes bitmap "
-                    "indexes of version 1 (which every Paimon reads); remove the option or "
-                    "set it to 1"
-                )
-            return bitmap_bytes(values, self.dtype)
+            return bitmap_bytes(values, self.dtype, self.bitmap_version, self.block_size)
         if self.kind == BSI:
             return bsi_bytes(values, self.dtype)
         items = _int(self.options.get("items"), _DEFAULT_ITEMS, self._key("items"))
@@ -83,6 +83,33 @@ class ColumnIndex:
 
     def _key(self, option: str) -> str:
         return f"{_PREFIX}{self.kind}.{self.column}.{option}"
+
+    @property
+    def bitmap_version(self) -> int:
+        """The bitmap index version asked (``version``: 1 or 2, default 1, which every Paimon
+        reads)."""
+        text = self.options.get("version")
+        if text is None:
+            return _DEFAULT_BITMAP_VERSION
+        if text.strip() not in ("1", "2"):
+            raise ConfigurationError(
+                f"option {self._key('version')!r} = {text!r}: a bitmap index has version 1 "
+                "(what Paimon 0.9 reads) or 2 (Paimon 1.x's default); set one of them"
+            )
+        return int(text.strip())
+
+    @property
+    def block_size(self) -> int:
+        """A version-2 bitmap's index block limit (``index-block-size``, default 16 kb)."""
+        text = self.options.get("index-block-size")
+        if text is None:
+            return _DEFAULT_BLOCK_SIZE
+        size = parse_memory_size(text, self._key("index-block-size"))
+        if size <= 0:
+            raise ConfigurationError(
+                f"option {self._key('index-block-size')!r} = {text!r} must be a positive size"
+            )
+        return size
 
 
 @dataclass(frozen=True)

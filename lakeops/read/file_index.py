@@ -5,7 +5,7 @@ are consulted, no extra ``.index`` file is read).
 A filter that pins a column to a few values (``==`` and ``IN`` under ``and`` / ``or``:
 :func:`~lakeops.read.expression.bucket_values`, integers, strings, binaries and dates only)
 lets a file go when one of its indexes on that column rules out every one of them: a bloom
-filter that holds none of their hashes, a version-1 bitmap that lists none of them. Anything
+filter that holds none of their hashes, a bitmap (version 1 or 2) that lists none of them. Anything
 else — no index, an index of an unknown type or version, a file written with another schema,
 ``file-index.read.enabled`` = false — keeps the file, so the result never changes: the exact
 filter is applied to the rows read anyway.

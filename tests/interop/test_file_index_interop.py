@@ -223,6 +223,8 @@ def test_java_uses_lakeops_bitmaps_exactly(
         options={
             "bucket": "1" if primary_keys else "-1",
             "file-index.bitmap.columns": "s,v",
+            "file-index.bitmap.s.version": "1",  # Java 0.9 reads version 1 only
+            "file-index.bitmap.v.version": "1",
             "file-index.bloom-filter.columns": "id",
         },
     )

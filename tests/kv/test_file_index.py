@@ -98,6 +98,16 @@ def test_options_refused_before_anything_is_written(tmp_path: Path) -> None:
             ConfigurationError,
             "positive integer",
         ),
+        (
+            {"file-index.bitmap.columns": "s", "file-index.bitmap.s.version": "3"},
+            ConfigurationError,
+            "version 1",
+        ),
+        (
+            {"file-index.bitmap.columns": "s", "file-index.bitmap.s.index-block-size": "x"},
+            ConfigurationError,
+            "memory size",
+        ),
     ]
     for i, (options, error, match) in enumerate(cases):
         catalog = Catalog(str(tmp_path / f"wh{i}"))
@@ -143,3 +153,22 @@ def test_every_buildable_index_type_lands_in_each_file(tmp_path: Path) -> None:
     }
     bsi = indexes["id"]["bsi"] or b""
     assert bsi[:5] == b"\x01\x00\x00\x00\x19"  # version 1, 25 rows
+    assert (indexes["s"]["bitmap"] or b"")[:1] == b"\x01"  # every Paimon reads version 1
+
+
+def test_bitmap_version_option_picks_the_layout(tmp_path: Path) -> None:
+    """``file-index.bitmap.<col>.version`` = 2 writes Paimon 1.x's layout; unset, version 1."""
+    table = _table(
+        tmp_path,
+        {
+            "file-index.bitmap.columns": "s,b",
+            "file-index.bitmap.b.version": "2",
+            "file-index.bitmap.b.index-block-size": "1 kb",
+            "file-index.in-manifest-threshold": "1 mb",
+        },
+    )
+    table.write(_batch(25))
+    (f,) = _files(table)
+    indexes = read_container(f.embedded_file_index or b"")
+    assert (indexes["s"]["bitmap"] or b"")[:1] == b"\x01"
+    assert (indexes["b"]["bitmap"] or b"")[:1] == b"\x02"

@@ -33,15 +33,18 @@ def _rows(t: pa.Table) -> list[tuple[object, ...]]:
     return sorted(tuple(r.values()) for r in t.to_pylist())
 
 
-@pytest.mark.parametrize("kind", ["bloom-filter", "bitmap"])
+@pytest.mark.parametrize("kind", ["bloom-filter", "bitmap", "bitmap-v2"])
 def test_files_the_index_rules_out_are_skipped_and_results_match_the_model(
     catalog: Catalog, kind: str
 ) -> None:
+    version = {"file-index.bitmap.s.version": "2"} if kind == "bitmap-v2" else {}
+    kind = kind.removesuffix("-v2")
     table = catalog.create_table(
         "db.t",
         schema=SCHEMA,
         options={
             "bucket": "-1",
+            **version,
             f"file-index.{kind}.columns": "s",
             **({"file-index.bloom-filter.s.items": "100"} if kind == "bloom-filter" else {}),
             "file-index.in-manifest-threshold": "64 kb",
