@@ -7,8 +7,9 @@ one column's index (a key with another shape is ignored, as Paimon ignores it; a
 column the type does not list is refused, as Paimon refuses it). Of the types, lakeops builds
 ``bloom-filter``, ``bitmap`` (version 1 by default — what every Paimon reads, 0.9 included —
 and version 2, Paimon 1.x's own default, with ``file-index.bitmap.<column>.version`` = 2;
-``index-block-size`` bounds version 2's index blocks) and ``bsi`` (:mod:`lakeops.format.file_index`); the
-others (``range-bitmap``) are refused by their option rows.
+``index-block-size`` bounds version 2's index blocks), ``bsi`` (:mod:`lakeops.format.file_index`)
+and ``range-bitmap`` (:mod:`lakeops.format.range_bitmap`, ``chunk-size`` sizing its dictionary's
+chunks).
 
 A primary-key table indexes its value columns (the table's fields) in every data file, not in
 changelog files; an append table its fields. The container of a file's indexes is embedded in
@@ -36,6 +37,12 @@ from lakeops.format.file_index import (
     bsi_bytes,
     write_container,
 )
+from lakeops.format.range_bitmap import (
+    RANGE_BITMAP,
+    RANGE_BITMAP_ROOTS,
+    check_type,
+    range_bitmap_bytes,
+)
 from lakeops.format.schema import TableSchema
 from lakeops.format.types import DataType
 from lakeops.options.parsing import parse_memory_size
@@ -59,7 +66,12 @@ _DEFAULT_FPP = 0.1
 _DEFAULT_BITMAP_VERSION = 1
 _DEFAULT_BLOCK_SIZE = 16 * 1024
 #: the index types lakeops builds, with the column types each can index
-_ROOTS = {BLOOM_FILTER: HASHABLE_ROOTS, BITMAP: BITMAP_ROOTS, BSI: BSI_ROOTS}
+_ROOTS = {
+    BLOOM_FILTER: HASHABLE_ROOTS,
+    BITMAP: BITMAP_ROOTS,
+    BSI: BSI_ROOTS,
+    RANGE_BITMAP: RANGE_BITMAP_ROOTS,
+}
 
 
 @dataclass(frozen=True)
@@ -77,6 +89,8 @@ class ColumnIndex:
             return bitmap_bytes(values, self.dtype, self.bitmap_version, self.block_size)
         if self.kind == BSI:
             return bsi_bytes(values, self.dtype)
+        if self.kind == RANGE_BITMAP:
+            return range_bitmap_bytes(values, self.dtype, self.chunk_size)
         items = _int(self.options.get("items"), _DEFAULT_ITEMS, self._key("items"))
         fpp = _float(self.options.get("fpp"), _DEFAULT_FPP, self._key("fpp"))
         return bloom_filter_bytes(values, self.dtype, items, fpp)
@@ -97,6 +111,12 @@ class ColumnIndex:
                 "(what Paimon 0.9 reads) or 2 (Paimon 1.x's default); set one of them"
             )
         return int(text.strip())
+
+    @property
+    def chunk_size(self) -> int | None:
+        """A range-bitmap dictionary's chunk limit (``chunk-size``; None: the type's default)."""
+        text = self.options.get("chunk-size")
+        return None if text is None else parse_memory_size(text, self._key("chunk-size"))
 
     @property
     def block_size(self) -> int:
@@ -217,13 +237,16 @@ def _column_index(
     if kind not in _ROOTS:
         raise UnsupportedFeatureError(
             f"file index type {kind!r} (option {where}): lakeops builds 'bloom-filter', "
-            "'bitmap' and 'bsi' indexes only; use Paimon to write this table or remove the option"
+            "'bitmap', 'bsi' and 'range-bitmap' indexes only; use Paimon to write this table or "
+            "remove the option"
         )
     if dtype.root not in _ROOTS[kind]:
         raise UnsupportedFeatureError(
             f"a {kind} index on column {column!r} of type {dtype}: Paimon cannot index that "
             f"type so; remove {column!r} from {where}"
         )
+    if kind == RANGE_BITMAP:
+        check_type(dtype)
     index = ColumnIndex(column, kind, dtype, dict(opts))
     index.build(pa.array([], dtype.to_arrow()))  # refuses bad options up front
     return index

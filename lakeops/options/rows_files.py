@@ -215,12 +215,6 @@ FILE_INDEX_READ_ENABLED = honoured(
     "lakeops' reads of append tables skip a file whose embedded index rules out every value "
     "an equality or IN filter allows"
 ).row("file-index.read.enabled", BOOL, True, rng())
-#: index types lakeops cannot build yet: refused, not silently left out of new files
-_FILE_INDEX_REFUSED = refused(
-    "lakeops cannot build this index type, so the files it writes would lack the index "
-    "Paimon's filtered reads expect",
-    "use Paimon to write and compact this table, or remove the option (ALTER TABLE ... RESET)",
-).rows("file-index.range-bitmap.columns")
 #: the largest index container embedded in the manifest entry (larger: an extra file)
 FILE_INDEX_IN_MANIFEST_THRESHOLD = _FILE_INDEX.row(
     "file-index.in-manifest-threshold", MEMORY, 500, rng(0)
@@ -249,7 +243,6 @@ ROWS: tuple[Option[Any], ...] = (
     _QUERY_AUTH,
     *_SEQUENCE_INIT,
     FILE_INDEX_COLUMNS,
-    *_FILE_INDEX_REFUSED,
     FILE_INDEX_OPTION,
     FILE_INDEX_IN_MANIFEST_THRESHOLD,
     FILE_INDEX_READ_ENABLED,
