@@ -72,3 +72,48 @@ def test_files_the_index_rules_out_are_skipped_and_results_match_the_model(
     table.alter(SetOption("file-index.read.enabled", "false"))
     table = catalog.get_table("db.t")
     assert _files(table, [("s", "=", "k5")]) == 3
+
+
+def test_range_bitmap_bounds_skip_files_for_range_filters(catalog: Catalog) -> None:
+    """Strings sharing a 16-character prefix: value statistics (truncated to 16 characters)
+    cannot tell the files apart, a range-bitmap's exact min and max can. Each file holds its own
+    range of keys; the files a range / equality filter keeps are those whose range of keys can
+    satisfy it (the model), and every read equals pyarrow's filter over all rows."""
+    prefix = "p" * 16
+    table = catalog.create_table(
+        "db.r",
+        schema=SCHEMA,
+        options={
+            "bucket": "-1",
+            "file-index.range-bitmap.columns": "s,id",
+            "file-index.in-manifest-threshold": "64 kb",
+        },
+    )
+    batches = []
+    for lo in (0, 10, 20):
+        ids = list(range(lo, lo + 10))
+        keys = [f"{prefix}{i:03d}" for i in ids]
+        batches.append(pa.table({"id": ids, "s": keys, "d": [None] * 10}, schema=SCHEMA))
+        table.write(batches[-1])
+    everything = pa.concat_tables(batches)
+    key = f"{prefix}015"
+    cases = {
+        ("s", "<", key): 2,
+        ("s", "<=", f"{prefix}009"): 1,
+        ("s", ">", key): 2,
+        ("s", ">=", f"{prefix}020"): 1,
+        ("s", "=", key): 1,
+        ("s", ">", f"{prefix}999"): 0,
+    }
+    for condition, files in cases.items():
+        assert _files(table, [condition]) == files, condition
+    ops = {"<": pc.less, "<=": pc.less_equal, ">": pc.greater, ">=": pc.greater_equal}
+    rng = random.Random(5)
+    for _ in range(20):
+        op = rng.choice(list(ops))
+        value = f"{prefix}{rng.randrange(-5, 35):03d}"
+        got = table.read(filter=[("s", op, value)])
+        model = everything.filter(ops[op](everything.column("s"), value))
+        assert _rows(got) == _rows(model), (op, value)
+    table.alter(SetOption("file-index.read.enabled", "false"))
+    assert _files(catalog.get_table("db.r"), [("s", "=", key)]) == 3
