@@ -19,10 +19,12 @@ else written as ``<data file>.index`` next to the data file and named in ``_EXTR
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.format.file_index import (
@@ -76,12 +78,36 @@ _ROOTS = {
 
 @dataclass(frozen=True)
 class ColumnIndex:
-    """One index of one column: its type, the column's data type and the index's options."""
+    """One index of one column: its type, the indexed values' data type and the index's
+    options. A map-entry index (``column`` = ``<map column>[<key>]``, ``map_key`` set) indexes
+    each row's value of that key (null where the row's map lacks it or is null), as Paimon's
+    ``MapFileIndexMaintainer`` does, under that name in the container."""
 
     column: str
     kind: str
     dtype: DataType
     options: Mapping[str, str]
+    map_key: str | None = None
+
+    @property
+    def source(self) -> str:
+        """The table column the index reads (the map column of a map-entry index)."""
+        if self.map_key is None:
+            return self.column
+        return self.column[: -len(self.map_key) - 2]
+
+    def renamed(self, source: str) -> ColumnIndex:
+        """This index reading table column ``source`` instead (schema evolution)."""
+        name = source if self.map_key is None else f"{source}[{self.map_key}]"
+        return dataclasses.replace(self, column=name)
+
+    def values(self, column: pa.Array) -> pa.Array:
+        """The values this index holds, from its source column's values in the file."""
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        if self.map_key is None:
+            return column
+        return pc.map_lookup(column, pa.scalar(self.map_key, column.type.key_type), "first")
 
     def build(self, values: pa.Array) -> bytes:
         """The index body over ``values`` (the column's values in the file, in file order)."""
@@ -142,14 +168,15 @@ class FileIndexPlan:
 
     @property
     def columns(self) -> list[str]:
-        """The indexed columns, each once, in first-listed order."""
-        return list(dict.fromkeys(i.column for i in self.indexes))
+        """The table columns the indexes read, each once, in first-listed order."""
+        return list(dict.fromkeys(i.source for i in self.indexes))
 
     def container(self, columns: Mapping[str, pa.Array]) -> bytes:
         """The index container of one file whose indexed columns hold ``columns``."""
         bodies: dict[str, dict[str, bytes | None]] = {}
         for index in self.indexes:
-            bodies.setdefault(index.column, {})[index.kind] = index.build(columns[index.column])
+            values = index.values(columns[index.source])
+            bodies.setdefault(index.column, {})[index.kind] = index.build(values)
         return write_container(bodies)
 
     def place(self, columns: Mapping[str, pa.Array]) -> tuple[bytes | None, bytes | None]:
@@ -202,7 +229,15 @@ def _declared(options: Mapping[str, str]) -> dict[tuple[str, str], dict[str, str
 def _add_column_options(
     options: Mapping[str, str], by_column: dict[tuple[str, str], dict[str, str]]
 ) -> None:
-    """Fill in each declared index's ``file-index.<type>.<column>.<option>`` options."""
+    """Fill in each declared index's ``file-index.<type>.<column>.<option>`` options. An
+    option of a map column (``file-index.<type>.<map>.<option>``) applies to every declared
+    entry ``<map>[<key>]`` of that type, under the entry's own options (Paimon's
+    ``getMapTopLevelOptions``)."""
+    maps: dict[tuple[str, str], dict[str, str]] = {
+        (split[0], kind): {}
+        for column, kind in by_column
+        if (split := _map_entry(column)) is not None
+    }
     for key in options:
         if not key.startswith(_PREFIX) or key.endswith(_COLUMNS):
             continue
@@ -210,12 +245,30 @@ def _add_column_options(
         if len(parts) != 3:
             continue  # Paimon ignores keys of another shape (in-manifest-threshold …)
         kind, column, option = parts
-        if (column, kind) not in by_column:
+        value = FILE_INDEX_OPTION.find(options, key=key) or ""
+        if (column, kind) in by_column:
+            by_column[(column, kind)][option] = value
+        elif (column, kind) in maps:
+            maps[(column, kind)][option] = value
+        else:
             raise ConfigurationError(
                 f"file index option {key!r}: column {column!r} is not declared in "
-                f"'{_PREFIX}{kind}{_COLUMNS}'; add it there or remove {key!r}"
+                f"'{_PREFIX}{kind}{_COLUMNS}'; add it there (a map entry as "
+                f"'<map column>[<key>]') or remove {key!r}"
             )
-        by_column[(column, kind)][option] = FILE_INDEX_OPTION.find(options, key=key) or ""
+    for (column, kind), opts in by_column.items():
+        split = _map_entry(column)
+        if split is not None:
+            by_column[(column, kind)] = {**maps[(split[0], kind)], **opts}
+
+
+def _map_entry(column: str) -> tuple[str, str] | None:
+    """(map column, key) of a map-entry name ``<map>[<key>]`` (Paimon's
+    ``topLevelIndexOfNested``: a ``[`` and a closing ``]``), else None."""
+    start = column.find("[")
+    if start == -1 or not column.endswith("]"):
+        return None
+    return column[:start], column[start + 1 : -1]
 
 
 def _column_index(
@@ -223,17 +276,27 @@ def _column_index(
 ) -> ColumnIndex:
     """The index of ``kind`` on ``column``, refused when lakeops cannot build it."""
     where = f"'{_PREFIX}{kind}{_COLUMNS}'"
-    if "[" in column:
-        raise UnsupportedFeatureError(
-            f"file index {kind!r} on map entry {column!r}: lakeops does not build map-key file "
-            f"indexes; use Paimon to write this table or remove the column from {where}"
-        )
-    dtype = fields.get(column)
+    entry = _map_entry(column)
+    source = column if entry is None else entry[0]
+    dtype = fields.get(source)
     if dtype is None:
         raise ConfigurationError(
-            f"{where} names column {column!r}, which the table does not have (columns: "
+            f"{where} names column {source!r}, which the table does not have (columns: "
             f"{', '.join(fields)}); fix the option"
         )
+    if entry is not None:
+        key_type = dtype.key
+        if dtype.root != "MAP" or key_type is None or dtype.value is None:
+            raise ConfigurationError(
+                f"{where} names map entry {column!r}, but column {source!r} is a {dtype}, not "
+                "a map; index the column itself"
+            )
+        if key_type.root not in ("CHAR", "VARCHAR"):
+            raise UnsupportedFeatureError(
+                f"{where} names map entry {column!r}: Paimon indexes entries of maps with string "
+                f"keys only, and {source!r} is a {dtype}; remove the entry"
+            )
+        dtype = dtype.value
     if kind not in _ROOTS:
         raise UnsupportedFeatureError(
             f"file index type {kind!r} (option {where}): lakeops builds 'bloom-filter', "
@@ -247,7 +310,7 @@ def _column_index(
         )
     if kind == RANGE_BITMAP:
         check_type(dtype)
-    index = ColumnIndex(column, kind, dtype, dict(opts))
+    index = ColumnIndex(column, kind, dtype, dict(opts), None if entry is None else entry[1])
     index.build(pa.array([], dtype.to_arrow()))  # refuses bad options up front
     return index
 
@@ -280,6 +343,8 @@ def _float(text: str | None, default: float, key: str) -> float:
 
 def concat(chunks: Sequence[pa.Array | pa.ChunkedArray], dtype: pa.DataType) -> pa.Array:
     """The values of ``chunks`` as one array (an empty one of ``dtype`` when there are none)."""
-    if not chunks:
+    arrays = [a for c in chunks for a in (c.chunks if isinstance(c, pa.ChunkedArray) else [c])]
+    if not arrays:
         return pa.array([], dtype)
-    return pa.chunked_array(chunks, dtype).combine_chunks()
+    # the chunks' own type: a map's Arrow field names may differ from ``dtype``'s
+    return pa.chunked_array(arrays, arrays[0].type).combine_chunks()

@@ -159,9 +159,9 @@ class _Rewriter:
             table = self.kv_reader.read(directory, e.file, present)
         renamed = FileIndexPlan(
             tuple(
-                dataclasses.replace(i, column=mapping.source_name(i.column) or i.column)
+                i.renamed(mapping.source_name(i.source) or i.source)
                 for i in plan.indexes
-                if i.column in present
+                if i.source in present
             ),
             plan.in_manifest_threshold,
         )

@@ -172,3 +172,68 @@ def test_bitmap_version_option_picks_the_layout(tmp_path: Path) -> None:
     indexes = read_container(f.embedded_file_index or b"")
     assert (indexes["s"]["bitmap"] or b"")[:1] == b"\x01"
     assert (indexes["b"]["bitmap"] or b"")[:1] == b"\x02"
+
+
+def test_map_entry_indexes_index_each_rows_value_of_the_key(tmp_path: Path) -> None:
+    """``m[a]`` indexes, per row, the value of key ``a`` (null where the map lacks it or is
+    null: Paimon's ``MapFileIndexMaintainer``), named ``m[a]`` in the container; a map
+    column's options (``file-index.<type>.m.<option>``) apply to all its entries under each
+    entry's own. Judged by a plain bitmap reader over the rows' dict lookups and the bloom
+    filter's size formula."""
+    import math
+
+    from tests.format.test_file_index import _model_read_bitmap
+
+    schema = pa.schema([("id", pa.int64()), ("m", pa.map_(pa.string(), pa.string()))])
+    catalog = Catalog(str(tmp_path / "wh"))
+    catalog.create_database("db")
+    table = catalog.create_table(
+        "db.m",
+        schema=schema,
+        options={
+            "bucket": "-1",
+            "file-index.bitmap.columns": "m[a]",
+            "file-index.bitmap.m.version": "1",
+            "file-index.bloom-filter.columns": "m[a],m[b]",
+            "file-index.bloom-filter.m.fpp": "0.01",
+            "file-index.bloom-filter.m[a].items": "100",
+            "file-index.in-manifest-threshold": "100 mb",
+        },
+    )
+    maps = [{"a": "x", "b": "y"}, {"b": "z"}, None, {"a": "x"}, {"a": "w", "c": "v"}, {}]
+    rows = [None if m is None else list(m.items()) for m in maps]
+    table.write(pa.table({"id": list(range(len(maps))), "m": rows}, schema=schema))
+    (f,) = _files(table)
+    indexes = read_container(f.embedded_file_index or b"")
+    assert {c: sorted(t) for c, t in indexes.items()} == {
+        "m[a]": ["bitmap", "bloom-filter"],
+        "m[b]": ["bloom-filter"],
+    }
+    count, got = _model_read_bitmap(indexes["m[a]"]["bitmap"] or b"", "STRING")
+    expected: dict[object, set[int]] = {}
+    for row, m in enumerate(maps):
+        expected.setdefault((m or {}).get("a"), set()).add(row)
+    assert count == len(maps) and got == expected
+
+    def bloom_size(items: int, fpp: float) -> int:
+        nb = int(-items * math.log(fpp) / (math.log(2) ** 2))
+        return 4 + (nb + 8 - nb % 8) // 8
+
+    assert len(indexes["m[a]"]["bloom-filter"] or b"") == bloom_size(100, 0.01)
+    assert len(indexes["m[b]"]["bloom-filter"] or b"") == bloom_size(1_000_000, 0.01)
+
+
+def test_map_entries_of_non_string_keyed_maps_or_non_maps_are_refused(tmp_path: Path) -> None:
+    schema = pa.schema([("id", pa.int64()), ("m", pa.map_(pa.int32(), pa.string()))])
+    catalog = Catalog(str(tmp_path / "wh"))
+    catalog.create_database("db")
+    table = catalog.create_table("db.m", schema=schema, options={"bucket": "-1"})
+    batch = pa.table({"id": [1], "m": [[(1, "x")]]}, schema=schema)
+    for option, error, match in (
+        ("m[1]", UnsupportedFeatureError, "string keys"),
+        ("id[1]", ConfigurationError, "not a map"),
+    ):
+        table.alter(SetOption("file-index.bloom-filter.columns", option))
+        with pytest.raises(error, match=match):
+            catalog.get_table("db.m").write(batch)
+    assert table.store.latest_snapshot_id() is None
