@@ -44,6 +44,7 @@ import json
 import re
 import uuid
 from collections.abc import Mapping, Sequence
+from decimal import Decimal, localcontext
 from typing import Any
 
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
@@ -59,7 +60,7 @@ from lakeops.options import rows_layout as L
 from lakeops.options import rows_retention as R
 from lakeops.options import rows_write as W
 from lakeops.options.rows_files import DELETION_VECTORS_ENABLED
-from lakeops.read.stats import value_stats
+from lakeops.read.stats import EXACT_BOUND_TYPES, value_stats
 from lakeops.store import TableStore
 from lakeops.store.context import TableContext
 
@@ -265,7 +266,7 @@ def _column_stats(
     nulls: list[dict[str, int]] = []
     lower: list[dict[str, Any]] = []
     upper: list[dict[str, Any]] = []
-    for name, st in value_stats(evolution, f).items():
+    for name, st in value_stats(evolution, f, roots=EXACT_BOUND_TYPES).items():
         field = schema.field(name)
         if st.nulls is not None:
             nulls.append({"key": field.id, "value": int(st.nulls)})
@@ -358,11 +359,13 @@ def _iceberg_files(store: TableStore, schema: TableSchema, snapshot: Snapshot) -
 
 def _single_value(t: DataType, value: Any) -> bytes | None:
     """Iceberg's single-value binary form of a value (``IcebergConversions``): partition
-    summaries and column bounds; None for a type without one here."""
+    summaries and column bounds; None for a type without one here and for a NaN (Iceberg's
+    bounds are never NaN)."""
+    import math
     import struct
 
     kind = iceberg_type(t)
-    if value is None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     if kind == "boolean":
         return b"\x01" if value else b"\x00"
@@ -378,7 +381,29 @@ def _single_value(t: DataType, value: Any) -> bytes | None:
         return str(value).encode()
     if kind == "binary":
         return bytes(value)
+    if kind.startswith("decimal"):
+        # the unscaled value, big-endian two's complement in the fewest bytes
+        with localcontext() as exact:
+            exact.prec = 80  # DECIMAL(38) and beyond, never rounded
+            unscaled = int(Decimal(value).scaleb(t.scale or 0))
+        size = (unscaled if unscaled >= 0 else ~unscaled).bit_length() // 8 + 1
+        return unscaled.to_bytes(size, "big", signed=True)
+    if kind in ("timestamp", "timestamptz"):
+        return struct.pack("<q", _micros(value))
     return None
+
+
+def _micros(value: Any) -> int:
+    """Microseconds since the epoch of a timestamp (a naive one is read as UTC, as Paimon's
+    TIMESTAMP holds its wall time against the epoch)."""
+    import datetime as dt
+
+    if isinstance(value, dt.datetime):
+        delta = value.replace(tzinfo=None) - dt.datetime(1970, 1, 1)
+        if value.tzinfo is not None:
+            delta -= value.utcoffset() or dt.timedelta()
+        return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    return int(value)
 
 
 def _days(value: Any) -> int:

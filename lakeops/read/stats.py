@@ -16,17 +16,26 @@ from lakeops.format.types import DataType
 from lakeops.kv.evolution import SchemaEvolution
 from lakeops.read.expression import Stats
 
-__all__ = ["key_stats", "value_stats"]
+__all__ = ["EXACT_BOUND_TYPES", "PRUNABLE_TYPES", "key_stats", "value_stats"]
 
 #: types whose statistics lakeops compares exactly as Paimon orders them
-_PRUNABLE = {"TINYINT", "SMALLINT", "INT", "BIGINT", "BOOLEAN", "DATE", "CHAR", "VARCHAR"}
+PRUNABLE_TYPES = frozenset(
+    {"TINYINT", "SMALLINT", "INT", "BIGINT", "BOOLEAN", "DATE", "CHAR", "VARCHAR"}
+)
+#: types whose statistics are the exact minimum and maximum of the file's values (what
+#: Iceberg's column bounds need): the prunable ones and floats (a NaN bound is the caller's
+#: to drop), decimals and timestamps
+EXACT_BOUND_TYPES = PRUNABLE_TYPES | {"FLOAT", "DOUBLE", "DECIMAL", "TIMESTAMP", "TIMESTAMP_LTZ"}
 
 
 def value_stats(
-    evolution: SchemaEvolution, f: DataFileMeta, columns: Sequence[str] | None = None
+    evolution: SchemaEvolution,
+    f: DataFileMeta,
+    columns: Sequence[str] | None = None,
+    roots: frozenset[str] = PRUNABLE_TYPES,
 ) -> dict[str, Stats]:
     """Per current column, what ``f``'s value statistics say of it (only columns whose stats
-    are present, of a :data:`_PRUNABLE` type unchanged since the file was written)."""
+    are present, of a type whose root is one of ``roots``, unchanged since the file was written)."""
     if f.value_stats_cols is not None and not f.value_stats_cols:
         return {}
     mapping = evolution.mapping(f.schema_id)
@@ -54,10 +63,7 @@ def value_stats(
             continue
         i = position[src[0]]
         t = src[1]
-        if (
-            t.root not in _PRUNABLE
-            or t.to_arrow() != evolution.current.field(current).type.to_arrow()
-        ):
+        if t.root not in roots or t.to_arrow() != evolution.current.field(current).type.to_arrow():
             continue
         null_count = nulls[i] if i < len(nulls) else None
         out[current] = Stats(lo[i], hi[i], null_count, f.row_count)

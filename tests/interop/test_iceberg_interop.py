@@ -252,3 +252,53 @@ def test_column_bounds_let_pyiceberg_prune_files_exactly(tmp_path: Path) -> None
         rows, info = iceberg_read(meta, expression)
         assert set(_rows(rows)) == {r for r in model if keep(r)}, expression
         assert len(info["files"]) == files, expression
+
+
+def test_float_decimal_and_timestamp_bounds_prune_exactly(tmp_path: Path) -> None:
+    """Bounds of DOUBLE, DECIMAL (negative unscaled values at a byte's edge, encoded in the
+    fewest bytes) and TIMESTAMP columns: pyiceberg plans only the files whose bounds admit the
+    filter and returns the rows the plain model keeps. A file whose DOUBLE column holds a NaN
+    carries no bound for it (Iceberg's bounds are never NaN), so it stays planned."""
+    require_pyiceberg()
+    schema = pa.schema(
+        [
+            ("id", pa.int64()),
+            ("x", pa.float64()),
+            ("amt", pa.decimal128(10, 2)),
+            ("ts", pa.timestamp("us")),
+        ]
+    )
+    catalog = Catalog(tmp_path)
+    catalog.create_database("db")
+    table = catalog.create_table(
+        "db.t", schema=schema, options={"metadata.iceberg.storage": "table-location"}
+    )
+    t0 = dt.datetime(2024, 1, 1)
+    d = decimal.Decimal
+    batches = [
+        {"id": [1, 2], "x": [-1.5, 0.25], "amt": [d("-1.28"), d("-1.27")], "ts": [t0, t0]},
+        {
+            "id": [3, 4],
+            "x": [10.0, 12.5],
+            "amt": [d("1.28"), d("327.67")],
+            "ts": [t0 + dt.timedelta(days=1, microseconds=1), t0 + dt.timedelta(days=2)],
+        },
+        {"id": [5], "x": [float("nan")], "amt": [d("-99999999.99")], "ts": [t0]},
+    ]
+    for b in batches:
+        table.write(pa.table(b, schema=schema))
+    meta = _latest_metadata(tmp_path / "db.db" / "t" / "metadata")
+    every = [r for b in batches for r in pa.table(b, schema=schema).to_pylist()]
+    cases = {
+        "x > 5.0": (lambda r: r["x"] > 5.0, 2),
+        "x < -1.0": (lambda r: r["x"] < -1.0, 2),
+        "amt < -1.27": (lambda r: r["amt"] < d("-1.27"), 2),
+        "amt >= 1.28": (lambda r: r["amt"] >= d("1.28"), 1),
+        "ts > '2024-01-02T00:00:00'": (lambda r: r["ts"] > t0 + dt.timedelta(days=1), 1),
+        "ts <= '2024-01-01T00:00:00'": (lambda r: r["ts"] <= t0, 2),
+    }
+    for expression, (keep, files) in cases.items():
+        rows, info = iceberg_read(meta, expression)
+        want = sorted(r["id"] for r in every if keep(r))
+        assert sorted(rows.column("id").to_pylist()) == want, expression
+        assert len(info["files"]) == files, expression

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog, ConfigurationError, UnsupportedFeatureError
+from lakeops.format.types import DataType
 from lakeops.maintenance import iceberg as iceberg_module
 from lakeops.maintenance.iceberg import iceberg_metadata_dir
 
@@ -275,3 +276,32 @@ def test_deletion_vectors_are_refused_before_anything_is_written(tmp_path: Path)
     with pytest.raises(UnsupportedFeatureError, match=r"deletion-vectors\.enabled"):
         catalog.create_table("db.t", schema=schema, primary_keys=["id"], options=options)
     assert not (tmp_path / "db.db" / "t").exists()
+
+
+@pytest.mark.parametrize(
+    ("type_text", "value", "encoded"),
+    [
+        # Iceberg's single-value form: the unscaled value, big-endian, in the fewest bytes
+        ("DECIMAL(10, 2)", "-1.28", b"\x80"),
+        ("DECIMAL(10, 2)", "-1.29", b"\xff\x7f"),
+        ("DECIMAL(10, 2)", "1.27", b"\x7f"),
+        ("DECIMAL(10, 2)", "1.28", b"\x00\x80"),
+        ("DECIMAL(10, 2)", "0", b"\x00"),
+        ("DECIMAL(38, 0)", str(2**100), (2**100).to_bytes(13, "big", signed=True)),
+    ],
+)
+def test_decimal_bounds_take_the_fewest_bytes(type_text: str, value: str, encoded: bytes) -> None:
+    from decimal import Decimal
+
+    assert iceberg_module._single_value(DataType.parse(type_text), Decimal(value)) == encoded
+
+
+def test_timestamp_bounds_are_utc_microseconds_and_nan_has_none() -> None:
+    import datetime as dt
+    import struct
+
+    ts = dt.datetime(1969, 12, 31, 23, 59, 59, 999999)
+    assert iceberg_module._single_value(DataType.parse("TIMESTAMP(6)"), ts) == struct.pack("<q", -1)
+    aware = dt.datetime(1970, 1, 1, 1, tzinfo=dt.timezone(dt.timedelta(hours=1)))
+    assert iceberg_module._single_value(DataType.parse("TIMESTAMP_LTZ(6)"), aware) == b"\0" * 8
+    assert iceberg_module._single_value(DataType.parse("DOUBLE"), float("nan")) is None
