@@ -49,9 +49,7 @@ __all__ = [
 # forward and compactions retire the vectors of the files they rewrite (lakeops.compact.append)
 def _vector_rules(value: str, options: Mapping[str, str]) -> bool:
     """Paimon's ``SchemaValidation``: deletion vectors refuse merge-engine first-row and the
-    full-compaction changelog producer. lakeops also refuses them on a postpone-bucket table
-    (``bucket = -2``), whose move into real buckets does not mark vectors yet."""
-    from lakeops.options.rows_layout import BUCKET
+    full-compaction changelog producer."""
     from lakeops.options.rows_merge import MERGE_ENGINE
     from lakeops.options.rows_write import CHANGELOG_PRODUCER
 
@@ -59,8 +57,7 @@ def _vector_rules(value: str, options: Mapping[str, str]) -> bool:
         return False
     engine = norm(MERGE_ENGINE.text(options) or "")
     producer = norm(CHANGELOG_PRODUCER.text(options) or "")
-    postpone = norm(BUCKET.text(options) or "") == "-2"
-    return engine == "first-row" or producer == "full-compaction" or postpone
+    return engine == "first-row" or producer == "full-compaction"
 
 
 DELETION_VECTORS_ENABLED = honoured(
@@ -68,11 +65,12 @@ DELETION_VECTORS_ENABLED = honoured(
     "a COMPACT snapshot); every compaction marks the rows it supersedes in files it keeps, "
     "drops the vectors of the files it rewrites and replaces the bucket's index file; reads "
     "skip level 0. Append tables: vectors applied on read, retired by compaction. Refused "
-    "with merge-engine first-row or changelog-producer full-compaction, as in Paimon, and "
-    "(by lakeops, not yet implemented) with postpone buckets (bucket = -2)",
+    "with merge-engine first-row or changelog-producer full-compaction, as in Paimon. On a "
+    "postpone-bucket table (bucket = -2) writes stay postponed; compaction moves them into "
+    "level 0 of real buckets and compacts them up, marking vectors",
     refuse_value=_vector_rules,
-    fix="disable deletion vectors, or use a merge engine other than first-row, a changelog "
-    "producer other than full-compaction and a bucket mode other than postpone (-2)",
+    fix="disable deletion vectors, or use a merge engine other than first-row and a changelog "
+    "producer other than full-compaction",
 ).row("deletion-vectors.enabled", BOOL, False, rng())
 DELETION_VECTORS_BITMAP64 = honoured(
     "vectors are written in the 64-bit layout (Roaring64, Paimon 1.x; Paimon 0.9 cannot read "

@@ -137,7 +137,6 @@ def test_rule_for(key: str, status: str) -> None:
             "deletion-vectors.enabled",
         ),
         ({"postpone.merge-on-read": "true"}, "postpone.merge-on-read"),
-        ({"deletion-vectors.enabled": "true", "bucket": "-2"}, "deletion-vectors.enabled"),
         ({"changelog-file.format": "lance"}, "changelog-file.format"),
         ({"file.format.per.level": "0:lance"}, "file.format.per.level"),
         ({"file.format.per.level": "0:orc,3:csv"}, "file.format.per.level"),
