@@ -8,9 +8,9 @@ Where: ``table-location`` writes under ``<table>/metadata``; ``hadoop-catalog`` 
 warehouse ``<db>.db``). ``metadata.iceberg.storage-location`` overrides the default of either.
 ``hive-catalog`` and ``rest-catalog`` need a catalog service and are refused by the option rows.
 
-What, for Paimon snapshot ``N`` (Paimon's ``createMetadataWithoutBase``, which Paimon runs
-whenever ``v<N-1>.metadata.json`` is missing; lakeops always runs it, so a version that a crash
-left unwritten is caught up by the next commit, as Paimon does):
+What, for Paimon snapshot ``N`` (every file a version names is written afresh, so a version
+that a crash left unwritten is caught up by the next commit, as Paimon's
+``createMetadataWithoutBase`` does):
 
 * one Iceberg snapshot with id and sequence number ``N`` (parent ``N-1``; timestamp the Paimon
   snapshot's ``timeMillis``; operation ``append``, Paimon's summary totals),
@@ -22,12 +22,20 @@ left unwritten is caught up by the next commit, as Paimon does):
 * ``v<N>.metadata.json`` (format version 2): the table's schemas up to the latest (Iceberg
   field ids = Paimon field ids), one identity partition spec (partition field ids from 1000),
   ``current-snapshot-id`` ``N``, and ``version-hint.text`` = ``N`` when ``N`` is the table's
-  latest snapshot.
+  latest snapshot;
+* the **history** (Paimon's ``createMetadataWithBase``): when ``v<N-1>.metadata.json`` is the
+  metadata of snapshot ``N-1``, its snapshots (with their manifest lists) stay in ``v<N>``, less
+  the leading ones Paimon's snapshot retention expires (``snapshot.num-retained.min`` /
+  ``.max``, ``snapshot.time-retained``, Paimon's ``shouldExpire``) and any below the earliest
+  Paimon snapshot, so Iceberg readers time travel to them; without that base, ``N`` alone.
 
-Then, as Paimon's ``expireAllBefore``: the manifest lists and manifests of every older metadata
-version are deleted, and with ``metadata.iceberg.delete-after-commit.enabled`` (default true)
-the metadata files older than ``N - metadata.iceberg.previous-versions-max``; versions above ``N``
-(left by snapshots a rollback removed) go as Paimon's ``retireAbandonedSuffix`` retires them.
+Then, as Paimon's ``expireAllBefore``: the manifest lists and manifests of older metadata
+versions that ``v<N>`` no longer names are deleted, and with
+``metadata.iceberg.delete-after-commit.enabled`` (default true) the metadata files older than
+``N - metadata.iceberg.previous-versions-max``; versions above ``N`` (left by snapshots a
+rollback removed) go as Paimon's ``retireAbandonedSuffix`` retires them. Snapshot expiry
+removes the versions of expired snapshots and drops expired snapshots from the histories of
+the versions it keeps (their data files may be gone).
 
 The Avro files (codec ``metadata.iceberg.manifest-compression``, default snappy) carry
 Iceberg's field ids (``field-id`` on each field) so Iceberg readers resolve them. Data files
@@ -559,6 +567,7 @@ def write_iceberg_metadata(store: TableStore, snapshot: Snapshot) -> str:
     }
     if n > 1:
         ice_snapshot["parent-snapshot-id"] = n - 1
+    snapshots = [*_kept_history(store, meta_dir, n), ice_snapshot]
     metadata = {
         "format-version": 2,
         "table-uuid": _table_uuid(store, meta_dir),
@@ -573,8 +582,10 @@ def write_iceberg_metadata(store: TableStore, snapshot: Snapshot) -> str:
         "last-partition-id": _FIRST_PARTITION_FIELD_ID + len(part_fields) - 1,
         "properties": {"schema.name-mapping.default": json.dumps(_name_mapping(schemas))},
         "current-snapshot-id": n,
-        "snapshots": [ice_snapshot],
-        "snapshot-log": [],
+        "snapshots": snapshots,
+        "snapshot-log": [
+            {"timestamp-ms": s["timestamp-ms"], "snapshot-id": s["snapshot-id"]} for s in snapshots
+        ],
         "metadata-log": [],
         "sort-orders": [{"order-id": 0, "fields": []}],
         "default-sort-order-id": 0,
@@ -584,9 +595,49 @@ def write_iceberg_metadata(store: TableStore, snapshot: Snapshot) -> str:
     io.overwrite_atomic(path, json.dumps(metadata).encode())
     if store.latest_snapshot_id() == n:
         io.overwrite_atomic(join(meta_dir, VERSION_HINT), str(n).encode())
-        _retire_after(store, meta_dir, n)
-        _expire_before(store, meta_dir, n, options)
+        keep = _manifest_lists(metadata)
+        _retire_after(store, meta_dir, n, keep)
+        _expire_before(store, meta_dir, n, options, keep)
     return path
+
+
+def _kept_history(store: TableStore, meta_dir: str, n: int) -> list[dict[str, Any]]:
+    """The earlier Iceberg snapshots the metadata of Paimon snapshot ``n`` keeps (Paimon's
+    ``createMetadataWithBase``): those of ``v<n-1>.metadata.json`` when it is the metadata of
+    snapshot ``n - 1``, less the leading ones Paimon's snapshot retention expires
+    (``snapshot.num-retained.min`` / ``.max``, ``snapshot.time-retained``: Paimon's
+    ``shouldExpire``) and any below the table's earliest Paimon snapshot (their data files may
+    be gone). Without such a base, none (``createMetadataWithoutBase``)."""
+    import time
+
+    try:
+        base = json.loads(store.file_io.read_bytes(join(meta_dir, f"v{n - 1}.metadata.json")))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(base, dict) or base.get("current-snapshot-id") != n - 1:
+        return []
+    options = store.latest_schema().options
+    earliest = store.earliest_snapshot_id() or n
+    low, high = R.SNAPSHOT_NUM_RETAINED_MIN.get(options), R.SNAPSHOT_NUM_RETAINED_MAX.get(options)
+    oldest_ms = time.time() * 1000 - R.SNAPSHOT_TIME_RETAINED.get(options)
+
+    def expires(snap: Mapping[str, Any]) -> bool:
+        sid = int(snap["snapshot-id"])
+        if sid < earliest:
+            return True
+        if sid > n - low:
+            return False
+        return sid <= n - high or int(snap["timestamp-ms"]) < oldest_ms
+
+    history = [s for s in base.get("snapshots", []) if int(s["snapshot-id"]) < n]
+    while history and expires(history[0]):
+        history.pop(0)
+    return history
+
+
+def _manifest_lists(metadata: Mapping[str, Any]) -> set[str]:
+    """The manifest lists ``metadata``'s snapshots name."""
+    return {str(s["manifest-list"]) for s in metadata.get("snapshots", [])}
 
 
 def _summary(t: DataType, seen: Sequence[Any]) -> dict[str, Any]:
@@ -667,30 +718,34 @@ def _metadata_versions(store: TableStore, meta_dir: str) -> list[int]:
     return sorted(out)
 
 
-def _retire_after(store: TableStore, meta_dir: str, n: int) -> None:
+def _retire_after(store: TableStore, meta_dir: str, n: int, keep: set[str]) -> None:
     """Paimon's ``retireAbandonedSuffix``: versions above the head ``n`` were written for
-    snapshots a rollback removed; they go (with their manifests) once ``v<n>`` and the hint are
-    written, so no Iceberg reader that looks past the hint finds them."""
+    snapshots a rollback removed; they go (with the manifests only they name: not those of
+    ``keep``, the head's lists) once ``v<n>`` and the hint are written, so no Iceberg reader
+    that looks past the hint finds them."""
     for v in _metadata_versions(store, meta_dir):
         if v > n:
-            _delete_version(store, meta_dir, v)
+            _delete_version(store, meta_dir, v, keep)
 
 
-def _delete_version(store: TableStore, meta_dir: str, v: int) -> None:
-    """Delete ``v<v>.metadata.json`` with the manifest lists and manifests it names."""
+def _delete_version(store: TableStore, meta_dir: str, v: int, keep: set[str]) -> None:
+    """Delete ``v<v>.metadata.json`` with the manifest lists (and their manifests) it names
+    that are not in ``keep``."""
     path = join(meta_dir, f"v{v}.metadata.json")
     try:
         found = json.loads(store.file_io.read_bytes(path))
     except (OSError, ValueError):
         found = {}
-    _delete_manifests(store, found)
+    _delete_manifests(store, found, keep)
     store.file_io.delete(path)
 
 
-def _expire_before(store: TableStore, meta_dir: str, n: int, options: Mapping[str, str]) -> None:
+def _expire_before(
+    store: TableStore, meta_dir: str, n: int, options: Mapping[str, str], keep: set[str]
+) -> None:
     """Paimon's ``expireAllBefore``: the manifest lists and manifests of every metadata version
-    before ``n`` go; with ``delete-after-commit`` the metadata files before
-    ``n - previous-versions-max`` too."""
+    before ``n`` go, but for the head's (``keep``); with ``delete-after-commit`` the metadata
+    files before ``n - previous-versions-max`` too."""
     io = store.file_io
     older = [v for v in _metadata_versions(store, meta_dir) if v < n]
     for v in older:
@@ -698,7 +753,7 @@ def _expire_before(store: TableStore, meta_dir: str, n: int, options: Mapping[st
             found = json.loads(io.read_bytes(join(meta_dir, f"v{v}.metadata.json")))
         except (OSError, ValueError):
             continue
-        _delete_manifests(store, found)
+        _delete_manifests(store, found, keep)
     if R.ICEBERG_DELETE_AFTER_COMMIT.get(options):
         earliest = n - R.ICEBERG_PREVIOUS_VERSIONS_MAX.get(options)
         for v in older:
@@ -714,17 +769,49 @@ def expire_iceberg_metadata(store: TableStore, earliest_snapshot_id: int) -> Non
     if iceberg_storage(options) == "disabled":
         return
     meta_dir = iceberg_metadata_dir(store.root, options)
-    for v in _metadata_versions(store, meta_dir):
+    versions = _metadata_versions(store, meta_dir)
+    live = [v for v in versions if v >= earliest_snapshot_id]
+    keep = _prune_history(store, meta_dir, live, earliest_snapshot_id)
+    for v in versions:
         if v < earliest_snapshot_id:
-            _delete_version(store, meta_dir, v)
+            _delete_version(store, meta_dir, v, keep)
 
 
-def _delete_manifests(store: TableStore, metadata: Mapping[str, Any]) -> None:
-    """Delete the manifest lists of ``metadata``'s snapshots and the manifests they name."""
+def _prune_history(
+    store: TableStore, meta_dir: str, live: Sequence[int], earliest: int
+) -> set[str]:
+    """Drop from each ``live`` metadata version the Iceberg snapshots of expired Paimon
+    snapshots (below ``earliest``: their data files may be gone, so Iceberg time travel must
+    not reach them); a live version's current snapshot is never below it. Returns the manifest
+    lists the live versions still name (what expiry keeps)."""
+    io = store.file_io
+    keep: set[str] = set()
+    for v in live:
+        path = join(meta_dir, f"v{v}.metadata.json")
+        try:
+            found = json.loads(io.read_bytes(path))
+        except (OSError, ValueError):
+            continue
+        snaps = found.get("snapshots", [])
+        kept = [s for s in snaps if int(s["snapshot-id"]) >= earliest]
+        if len(kept) < len(snaps):
+            found["snapshots"] = kept
+            ids = {s["snapshot-id"] for s in kept}
+            found["snapshot-log"] = [
+                e for e in found.get("snapshot-log", []) if e["snapshot-id"] in ids
+            ]
+            io.overwrite_atomic(path, json.dumps(found).encode())
+        keep |= _manifest_lists(found)
+    return keep
+
+
+def _delete_manifests(store: TableStore, metadata: Mapping[str, Any], keep: set[str]) -> None:
+    """Delete the manifest lists of ``metadata``'s snapshots (but for those in ``keep``) and
+    the manifests they name."""
     io = store.file_io
     for snap in metadata.get("snapshots", []):
         list_path = snap.get("manifest-list")
-        if not list_path or not io.exists(list_path):
+        if not list_path or list_path in keep or not io.exists(list_path):
             continue
         for meta in read_avro(io.read_bytes(list_path), f"Iceberg manifest list {list_path}"):
             io.delete(str(meta["manifest_path"]))

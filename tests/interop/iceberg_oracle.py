@@ -33,11 +33,14 @@ def require_pyiceberg() -> Path:
 
 
 def iceberg_read(
-    metadata_json: str | os.PathLike[str], row_filter: str | None = None
+    metadata_json: str | os.PathLike[str],
+    row_filter: str | None = None,
+    snapshot_id: int | None = None,
 ) -> tuple[pa.Table, dict[str, Any]]:
     """The rows pyiceberg reads from ``metadata_json`` (those ``row_filter`` keeps, in
-    pyiceberg's expression syntax) and facts of its scan (snapshot ids, the data files
-    planned, the partition fields)."""
+    pyiceberg's expression syntax; of snapshot ``snapshot_id``, time travel, or the current
+    one) and facts of its scan (snapshot ids, the data files planned, the partition
+    fields)."""
     python = require_pyiceberg()
     with tempfile.TemporaryDirectory(prefix="lakeops-iceberg-") as tmp:
         out = Path(tmp) / "out.parquet"
@@ -47,7 +50,8 @@ def iceberg_read(
                 str(SCRIPT),
                 os.fspath(metadata_json),
                 str(out),
-                *([row_filter] if row_filter else []),
+                row_filter or "",
+                *([str(snapshot_id)] if snapshot_id is not None else []),
             ],
             check=False,
             capture_output=True,

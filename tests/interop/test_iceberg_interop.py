@@ -302,3 +302,51 @@ def test_float_decimal_and_timestamp_bounds_prune_exactly(tmp_path: Path) -> Non
         want = sorted(r["id"] for r in every if keep(r))
         assert sorted(rows.column("id").to_pylist()) == want, expression
         assert len(info["files"]) == files, expression
+
+
+def test_pyiceberg_time_travels_through_the_kept_history(tmp_path: Path) -> None:
+    """Each version keeps the earlier snapshots Paimon's retention keeps (Paimon's
+    ``createMetadataWithBase``): pyiceberg reads every one of them — appends, an overwrite,
+    a compaction — as the plain model of that step; after snapshot expiry the head's history
+    starts at the earliest live snapshot and those still read exactly."""
+    require_pyiceberg()
+    catalog = Catalog(tmp_path)
+    catalog.create_database("db")
+    table = catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        partition_keys=["dt"],
+        options={"metadata.iceberg.storage": "table-location", "bucket": "-1"},
+    )
+    model: dict[int, set[tuple[object, ...]]] = {}
+    rows: set[tuple[object, ...]] = set()
+    steps: list[tuple[pa.Table, list[dict[str, str]] | None]] = [
+        (pa.table({"id": [1, 2], "dt": ["a", "b"], "v": ["x", "y"]}), None),
+        (pa.table({"id": [3], "dt": ["a"], "v": ["z"]}), None),
+        (pa.table({"id": [4], "dt": ["a"], "v": ["o"]}), [{"dt": "a"}]),
+        (pa.table({"id": [5, 6], "dt": ["c", "c"], "v": ["p", "q"]}), None),
+        (pa.table({"id": [8], "dt": ["c"], "v": ["s"]}), None),
+    ]
+    for data, overwrite in steps:
+        snapshot = table.write(data.cast(SCHEMA), overwrite=overwrite or False)
+        if overwrite:
+            rows = {r for r in rows if r[1] != "a"}
+        rows |= set(_rows(data))
+        model[snapshot.id] = set(rows)
+    compacted = table.compact(full=True)
+    assert compacted is not None
+    model[compacted.id] = set(rows)
+    meta = _latest_metadata(tmp_path / "db.db" / "t" / "metadata")
+    for snapshot_id, want in model.items():
+        got, info = iceberg_read(meta, snapshot_id=snapshot_id)
+        assert set(_rows(got)) == want, snapshot_id
+    assert info["snapshot_ids"] == sorted(model)
+    table.expire_snapshots(retain_min=1, retain_max=2)
+    table.write(pa.table({"id": [7], "dt": ["b"], "v": ["r"]}).cast(SCHEMA))
+    meta = _latest_metadata(tmp_path / "db.db" / "t" / "metadata")
+    _, info = iceberg_read(meta)
+    kept = info["snapshot_ids"]
+    assert kept[0] >= compacted.id - 1 and kept[-1] == info["current_snapshot_id"]
+    for snapshot_id in kept[:-1]:
+        got, _ = iceberg_read(meta, snapshot_id=snapshot_id)
+        assert set(_rows(got)) == model[snapshot_id], snapshot_id

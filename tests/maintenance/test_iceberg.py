@@ -76,7 +76,10 @@ def test_each_commit_writes_the_v2_metadata_the_spec_describes(tmp_path: Path) -
     assert doc["location"] == str(tmp_path / "db.db" / "t")
     assert doc["current-snapshot-id"] == 2 and doc["last-sequence-number"] == 2
     assert doc["refs"] == {"main": {"snapshot-id": 2, "type": "branch"}}
-    (snap,) = doc["snapshots"]
+    # the history: snapshot 1 kept (Paimon's retention keeps it), snapshot 2 current
+    first, snap = doc["snapshots"]
+    assert first["snapshot-id"] == 1 and "parent-snapshot-id" not in first
+    assert [e["snapshot-id"] for e in doc["snapshot-log"]] == [1, 2]
     assert (snap["snapshot-id"], snap["sequence-number"], snap["parent-snapshot-id"]) == (2, 2, 1)
     assert snap["summary"]["operation"] == "append"
     assert snap["summary"]["total-records"] == "3" and snap["summary"]["total-data-files"] == "2"
@@ -122,9 +125,15 @@ def test_each_commit_writes_the_v2_metadata_the_spec_describes(tmp_path: Path) -
 
 
 def test_previous_versions_are_deleted_as_paimon_does(tmp_path: Path) -> None:
-    """Paimon's ``expireAllBefore``: manifests of older versions always go; the metadata files
-    only with delete-after-commit, beyond previous-versions-max."""
-    opts = {**ICEBERG, "metadata.iceberg.previous-versions-max": "2"}
+    """Paimon's ``expireAllBefore``: the manifests of snapshots the history no longer keeps
+    (Paimon's snapshot retention: ``snapshot.num-retained.max`` = 2 here) go; the metadata
+    files only with delete-after-commit, beyond previous-versions-max."""
+    opts = {
+        **ICEBERG,
+        "metadata.iceberg.previous-versions-max": "2",
+        "snapshot.num-retained.min": "1",
+        "snapshot.num-retained.max": "2",
+    }
     table = _table(tmp_path, opts)
     for i in range(5):
         _write(table, [i])
@@ -134,8 +143,10 @@ def test_previous_versions_are_deleted_as_paimon_does(tmp_path: Path) -> None:
         "v4.metadata.json",
         "v5.metadata.json",
     ]
-    assert [p.name.split("-")[1] for p in meta.glob("snap-*.avro")] == ["5"]
-    assert len(list(meta.glob("*-m0.avro"))) == 1
+    head = json.loads((meta / "v5.metadata.json").read_text())
+    assert [s["snapshot-id"] for s in head["snapshots"]] == [4, 5]
+    assert sorted(p.name.split("-")[1] for p in meta.glob("snap-*.avro")) == ["4", "5"]
+    assert len(list(meta.glob("*-m0.avro"))) == 2
 
     table2 = _table(
         tmp_path / "keep", {**ICEBERG, "metadata.iceberg.delete-after-commit.enabled": "false"}
@@ -186,7 +197,12 @@ def test_expiry_removes_the_metadata_of_expired_snapshots(tmp_path: Path) -> Non
         "v3.metadata.json",
         "v4.metadata.json",
     ]
-    assert len(list(meta.glob("snap-*.avro"))) == 1
+    # the head's history loses the expired snapshots (their data files may be gone)
+    for v, ids in ((3, [3]), (4, [3, 4])):
+        doc = json.loads((meta / f"v{v}.metadata.json").read_text())
+        assert [s["snapshot-id"] for s in doc["snapshots"]] == ids, v
+        assert [e["snapshot-id"] for e in doc["snapshot-log"]] == ids, v
+    assert sorted(p.name.split("-")[1] for p in meta.glob("snap-*.avro")) == ["3", "4"]
 
 
 def test_hadoop_catalog_writes_under_the_warehouse(tmp_path: Path) -> None:
@@ -239,7 +255,11 @@ def test_rollback_publishes_the_rolled_back_rows(tmp_path: Path) -> None:
     meta = tmp_path / "db.db" / "t" / "metadata"
     assert (meta / "version-hint.text").read_text() == str(snapshot.id)
     doc = json.loads((meta / f"v{snapshot.id}.metadata.json").read_text())
-    assert doc["snapshots"][0]["summary"]["total-records"] == "1"
+    (head,) = [s for s in doc["snapshots"] if s["snapshot-id"] == doc["current-snapshot-id"]]
+    assert head["summary"]["total-records"] == "1"
+    # the history keeps snapshots 1 and 2, each with its own manifest list on disk
+    assert [s["snapshot-id"] for s in doc["snapshots"]] == [1, 2, snapshot.id]
+    assert all(Path(s["manifest-list"]).exists() for s in doc["snapshots"])
 
 
 def test_versions_above_the_head_are_retired(tmp_path: Path) -> None:

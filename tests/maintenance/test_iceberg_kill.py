@@ -58,7 +58,7 @@ def _head(meta: Path) -> tuple[int, int]:
     """(the hinted version, the rows its manifests list), every file checked to exist."""
     version = int((meta / "version-hint.text").read_text())
     doc = json.loads((meta / f"v{version}.metadata.json").read_text())
-    (snap,) = doc["snapshots"]
+    (snap,) = [s for s in doc["snapshots"] if s["snapshot-id"] == doc["current-snapshot-id"]]
     rows = 0
     with open(snap["manifest-list"], "rb") as f:
         manifests = list(fastavro.reader(f))
