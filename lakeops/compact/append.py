@@ -43,6 +43,7 @@ from lakeops.compact.planner import (
     live_buckets,
     run_jobs,
 )
+from lakeops.errors import UnsupportedFeatureError
 from lakeops.format import binary_row
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import FILE_SOURCE_COMPACT, DataFileMeta
@@ -58,9 +59,10 @@ from lakeops.format.index_manifest import IndexFileMeta, IndexManifestEntry
 from lakeops.format.manifest import FileKind
 from lakeops.format.snapshot import Snapshot
 from lakeops.kv.append_reader import AppendFileReader
-from lakeops.kv.writer import AppendLayout, RollingFileWriter
+from lakeops.kv.writer import AppendLayout, RollingFileWriter, TrackedAppendLayout
 from lakeops.options.append import AppendOptions
 from lakeops.read.deletions import DeletionVectorReader
+from lakeops.read.row_tracking import ROW_ID, SEQUENCE_NUMBER, GroupReader, row_tracking
 from lakeops.read.scan import partition_matches, snapshot_deletion_files
 from lakeops.store.context import TableContext
 
@@ -68,6 +70,7 @@ __all__ = [
     "compaction_tasks",
     "partitions_to_compact",
     "pick_bucket_windows",
+    "pick_row_id_bins",
     "pick_unaware_bins",
     "plan",
     "retire_vectors",
@@ -149,10 +152,45 @@ def pick_unaware_bins(
     small = sorted(
         (f for f in files if f.file_size < opts.compaction_file_size), key=lambda f: f.file_size
     )
+    return _bins(small, opts, full)
+
+
+def pick_row_id_bins(
+    files: Sequence[DataFileMeta], opts: AppendOptions, full: bool
+) -> list[list[DataFileMeta]]:
+    """The bins of one partition's files of a row-tracking table: its small files in row-id
+    order, cut wherever the next file's ids do not follow the previous file's (a file of
+    another writer's range, a large file between), each run binned as
+    :func:`pick_unaware_bins` bins by size. A compacted file's rows thus hold consecutive row
+    ids from its first one, so every reader — one that reads the physical ``_ROW_ID`` column,
+    one that counts from ``_FIRST_ROW_ID`` — gives each row the id it had."""
+    ordered = sorted(
+        (f for f in files if f.first_row_id is not None), key=lambda f: f.first_row_id or 0
+    )
+    runs: list[list[DataFileMeta]] = []
+    end: int | None = None
+    for f in ordered:
+        if f.file_size >= opts.compaction_file_size:
+            end = None
+            continue
+        if runs and end == f.first_row_id:
+            runs[-1].append(f)
+        else:
+            runs.append([f])
+        end = (f.first_row_id or 0) + f.row_count
+    return [b for run in runs for b in _bins(run, opts, full)]
+
+
+def _bins(
+    files: Sequence[DataFileMeta], opts: AppendOptions, full: bool
+) -> list[list[DataFileMeta]]:
+    """``files``, in their order, packed into bins that close at the target size with at
+    least ``compaction.min.file-num`` files or at ``compaction.max.file-num`` files; a full
+    compaction also takes the last, unfilled bin of two files or more."""
     bins: list[list[DataFileMeta]] = []
     current: list[DataFileMeta] = []
     size = 0
-    for f in small:
+    for f in files:
         current.append(f)
         size += f.file_size
         if (size >= opts.target_file_size and len(current) >= opts.min_file_num) or (
@@ -189,7 +227,15 @@ def compaction_tasks(
                 df = vectors.get((p, b, f.file_name))
                 return None if df is None else df.path
 
-        if ctx.options.bucket > 0:
+        if row_tracking(ctx.schema):
+            if vector_of is not None and any(vector_of(f) for f in files):
+                raise UnsupportedFeatureError(
+                    "lakeops does not compact files with deletion vectors of a row-tracking "
+                    "table (the rows left would no longer hold consecutive row ids); nothing "
+                    "was written — compact it with Paimon (Spark, Flink)"
+                )
+            picked = pick_row_id_bins(files, opts, full)
+        elif ctx.options.bucket > 0:
             picked = pick_bucket_windows(files, opts, full, vector_of)
         else:
             picked = pick_unaware_bins(files, opts, full, vector_of)
@@ -255,12 +301,16 @@ def run_tasks(
     reader = AppendFileReader(ctx.file_io, ctx.schema, ctx.store.schema, ctx.root)
     columns = ctx.schema.field_names
 
+    tracked = row_tracking(ctx.schema)
+    groups = GroupReader(reader)
+
     def rewrite(task: BucketJob) -> tuple[CommitMessage | None, list[str]]:
         directory = ctx.bucket_path(task.partition, task.bucket)
+        first = task.files[0].min_sequence_number
         writer = RollingFileWriter(
             ctx.file_io,
             directory,
-            AppendLayout(ctx.schema, task.files[0].min_sequence_number),
+            TrackedAppendLayout(ctx.schema, first) if tracked else AppendLayout(ctx.schema, first),
             opts.target_file_size,
             FILE_SOURCE_COMPACT,
             ctx.locations.external_paths_of(task.partition, task.bucket),
@@ -268,6 +318,9 @@ def run_tasks(
         )
         try:
             for f in task.files:
+                if tracked:  # in row-id order, each row with its id and sequence number
+                    writer.write(groups.read(directory, (f,), [*columns, ROW_ID, SEQUENCE_NUMBER]))
+                    continue
                 pieces = reader.iter_batches(directory, f, columns, 131_072)
                 df = vectors.get((task.partition, task.bucket, f.file_name))
                 for batch in dvs.iter_apply(pieces, df, f):

@@ -25,6 +25,7 @@ kind's difference:
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
@@ -34,7 +35,8 @@ import pyarrow.parquet as pq
 from lakeops.format import binary_row
 from lakeops.format.data_file import EMPTY_ROW, FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
 from lakeops.format.kv import KIND, SEQ, RowKind, data_file_schema
-from lakeops.format.schema import TableSchema
+from lakeops.format.schema import DataField, TableSchema
+from lakeops.format.types import DataType
 from lakeops.io.file_io import FileIO
 from lakeops.kv import avro_layout, orc_layout
 from lakeops.kv.file_index import INDEX_SUFFIX, FileIndexPlan, concat, plan_file_index
@@ -43,7 +45,7 @@ from lakeops.kv.parquet_layout import writer_options
 from lakeops.kv.stats import StatsCollector, stats_modes
 from lakeops.store.locations import ExternalPaths, FileLocations
 
-__all__ = ["AppendLayout", "KeyValueLayout", "RollingFileWriter"]
+__all__ = ["AppendLayout", "KeyValueLayout", "RollingFileWriter", "TrackedAppendLayout"]
 
 _ROWS_PER_WRITE = 65_536
 
@@ -131,7 +133,7 @@ class _AppendFile:
         self.layout = layout
         self.rows = 0
         self.first_sequence = layout.next_sequence
-        schema = layout.schema
+        schema = layout.stats_schema
         self.stats = StatsCollector(
             [f.type for f in schema.fields], layout.stats_modes, layout.format, schema.field_names
         )
@@ -167,6 +169,8 @@ class AppendLayout:
         self.next_sequence = first_sequence
         self.file_schema = schema.arrow_schema()
         self.format = settings_for(schema.options, 0).format
+        #: the columns a file's value statistics cover
+        self.stats_schema = schema
         self.stats_modes = stats_modes(schema.options, schema.field_names)
 
     def chunk(self, records: pa.Table) -> pa.Table:
@@ -176,6 +180,60 @@ class AppendLayout:
 
     def new_file(self) -> _AppendFile:
         return _AppendFile(self)
+
+
+#: Paimon's row-tracking system fields (``SpecialFields``): ids, names, BIGINT NOT NULL
+TRACKED_FIELDS = (("_ROW_ID", 2**31 - 1 - 5), ("_SEQUENCE_NUMBER", 2**31 - 1 - 1))
+
+
+class _TrackedAppendFile(_AppendFile):
+    """An append file that also holds each row's ``_ROW_ID`` and ``_SEQUENCE_NUMBER``: its
+    statistics are of the table's fields only; its first row id is its first row's id and its
+    sequence range that of its rows' sequence numbers (Paimon's
+    ``RowDataFileSequenceNumberTracker`` in row-tracking mode)."""
+
+    def __init__(self, layout: TrackedAppendLayout) -> None:
+        super().__init__(layout)
+        self.fields = len(layout.stats_schema.fields)
+        self.first_row_id: int | None = None
+        self.sequences: list[tuple[int, int]] = []
+
+    def update(self, _records: pa.Table, chunk: pa.Table) -> None:
+        if not chunk.num_rows:
+            return
+        self.stats.update(chunk.columns[: self.fields])
+        if self.first_row_id is None:
+            self.first_row_id = int(chunk.column(self.fields)[0].as_py())
+        bounds = pc.min_max(chunk.column(self.fields + 1))
+        self.sequences.append((int(bounds["min"].as_py()), int(bounds["max"].as_py())))
+        self.rows += chunk.num_rows
+
+    def meta(self, footer: Any) -> dict[str, Any]:
+        out = super().meta(footer)
+        out["min_sequence_number"] = min(lo for lo, _ in self.sequences)
+        out["max_sequence_number"] = max(hi for _, hi in self.sequences)
+        out["first_row_id"] = self.first_row_id
+        out["write_cols"] = tuple(self.layout.schema.field_names)
+        return out
+
+
+class TrackedAppendLayout(AppendLayout):
+    """The files a row-tracking append table's compaction writes (Paimon's compaction writes
+    with ``SpecialFields.rowTypeWithRowTracking``): the table's fields, then ``_ROW_ID`` and
+    ``_SEQUENCE_NUMBER`` as physical columns, named in the files' ``_WRITE_COLS``. Rows given
+    to it carry both columns; a file's rows must hold consecutive row ids (the caller's
+    duty), so its ``_FIRST_ROW_ID`` (its first row's id) gives every row its id in readers
+    that derive ids from it."""
+
+    def __init__(self, schema: TableSchema, first_sequence: int) -> None:
+        bigint = DataType.parse("BIGINT NOT NULL")
+        tracked = tuple(DataField(i, name, bigint) for name, i in TRACKED_FIELDS)
+        super().__init__(replace(schema, fields=(*schema.fields, *tracked)), first_sequence)
+        self.stats_schema = schema
+        self.stats_modes = stats_modes(schema.options, schema.field_names)
+
+    def new_file(self) -> _AppendFile:
+        return _TrackedAppendFile(self)
 
 
 class _OpenFile:

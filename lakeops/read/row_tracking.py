@@ -27,7 +27,8 @@ schema of its ``schema_id``; none: every field of that schema). Paimon's
 Filters never prune one file of a group (a sibling may supply the columns it lacks): pruning
 by value statistics takes, per filtered column, the statistics of the file that supplies it
 in the group, and only from files written with every column (a partial file's statistics are
-left aside).
+left aside; a compaction's file, which names every field and the system columns in
+``_WRITE_COLS``, counts as complete).
 """
 
 from __future__ import annotations
@@ -155,6 +156,15 @@ class GroupReader:
             return False
         return f.write_cols is None or src[0] in f.write_cols
 
+    def complete(self, f: DataFileMeta) -> bool:
+        """Whether ``f`` holds every field of its schema (no ``_WRITE_COLS``, or ones naming
+        all of them, as a compaction's files with the system columns do): its value
+        statistics are then of those fields."""
+        if f.write_cols is None:
+            return True
+        fields = self.evolution.mapping(f.schema_id).file_schema.field_names
+        return set(fields) <= set(f.write_cols)
+
     def supplier(self, group: Sequence[DataFileMeta], column: str) -> DataFileMeta | None:
         """The file of ``group`` (newest first) that supplies ``column`` (None: nulls)."""
         if column in _SYSTEM:
@@ -171,7 +181,7 @@ class GroupReader:
             if c in _SYSTEM:
                 continue
             f = self.supplier(group, c)
-            if f is None or f.write_cols is not None:
+            if f is None or not self.complete(f):
                 continue
             out.update(value_stats(self.evolution, f, [c]))
         return out

@@ -61,18 +61,19 @@ def _kind(schema: TableSchema) -> str:
     return kind + " with row tracking" if row_tracking(schema) else kind
 
 
-#: what a row-tracking table refuses: compaction would have to keep every row's id
+#: what a data-evolution table refuses: compaction would have to merge column files by row id
 _COMPACTIONS = ("compact", "commit a compaction of")
 
 
 def data_evolution_refusal(identifier: str, schema: TableSchema, action: str) -> str | None:
-    """Why lakeops refuses to ``action`` a row-tracking or data-evolution table (None where it
-    does not): it writes them (:mod:`lakeops.commit.row_ids`) but does not compact them —
-    Paimon's compaction of such tables keeps every row's id (and merges a data-evolution
-    table's column files by row id), which lakeops' compaction does not — nor alter a
-    data-evolution table (its files name their columns as of their schema)."""
-    if action in _COMPACTIONS and row_tracking(schema):
-        what = "rows keep their row ids through compaction"
+    """Why lakeops refuses to ``action`` a data-evolution table (None where it does not): it
+    writes them (:mod:`lakeops.commit.row_ids`) but does not compact them — Paimon's
+    compaction merges a data-evolution table's column files by row id, which lakeops'
+    compaction does not (a row-tracking table without data evolution is compacted, keeping
+    every row's id: :func:`lakeops.compact.append.pick_row_id_bins`) — nor alters them (its
+    files name their columns as of their schema)."""
+    if action in _COMPACTIONS and data_evolution(schema):
+        what = "column files are merged by row id in compaction"
     elif action == "alter" and data_evolution(schema):
         what = "files name the columns they hold"
     else:

@@ -1,6 +1,6 @@
-"""Append tables lakeops does not compact (row tracking, data evolution) are read, and every
-compaction is refused by name, untouched. (Deletion vectors are served:
-test_append_deletion_vectors_interop.)"""
+"""Append tables lakeops does not compact (data evolution) are read, and every compaction is
+refused by name, untouched. (Deletion vectors are served: test_append_deletion_vectors_interop;
+row tracking without data evolution is compacted: test_row_tracking_write_interop.)"""
 
 from __future__ import annotations
 
@@ -36,18 +36,14 @@ CASES = {
         {"row-tracking.enabled": "true", "data-evolution.enabled": "true"},
         "it has no primary key and is an append table with data evolution",
     ),
-    "db.tracking": (
-        {"row-tracking.enabled": "true"},
-        "it has no primary key and is an append table with row tracking",
-    ),
 }
 
 
 def test_append_tables_lakeops_cannot_serve_fully_are_refused_and_left_untouched(
     warehouse,
 ) -> None:
-    """Data evolution and row tracking: read exactly (values); compactions refused naming
-    the kind (data evolution: alter and read_changes too). The table stays byte-identical
+    """Data evolution: read exactly (values); compaction, alter and read_changes refused
+    naming the kind. The table stays byte-identical
     and pypaimon still reads it. (Their writes: test_row_tracking_write_interop.)"""
     data = pa.table({"id": [1, 2, 2], "v": ["a", "b", None]}, schema=SCHEMA)
     ops: list[dict] = []
@@ -77,7 +73,7 @@ def test_append_tables_lakeops_cannot_serve_fully_are_refused_and_left_untouched
                 table.alter(AddColumn("x", DataType.parse("INT")))
             with pytest.raises(UnsupportedFeatureError, match="data evolution"):
                 table.read_changes(0)
-    assert sorted(catalog.list_tables("db")) == ["evolution", "tracking"]
+    assert sorted(catalog.list_tables("db")) == ["evolution"]
     assert _tree(warehouse) == before
     reads = oracle_script(warehouse, [{"op": "read", "table": n} for n in CASES])
-    assert [r.num_rows for r in reads] == [3, 3]
+    assert [r.num_rows for r in reads] == [3]

@@ -204,7 +204,8 @@ class Case:
         deletes_2: the keys pypaimon's second commit deletes.
         primary_key: False for an append table (no primary key).
         compact_refused: lakeops serves reads and writes but refuses to compact the table,
-            with an error naming this (row tracking: compaction must keep every row's id).
+            with an error naming this (data evolution: compaction must merge column files by
+            row id).
     """
 
     options: dict[str, str]
@@ -414,11 +415,10 @@ CASES: dict[str, Case] = {
     # primary-key deletion vectors: lakeops' writes lift level 0 and mark the rows they
     # supersede; pypaimon's level-0 writes stay invisible until lakeops compacts them
     "deletion-vectors": Case({"bucket": "2", "deletion-vectors.enabled": "true", **DEDUP}),
-    # row tracking: read exactly (the values), appended to (new row ids); compaction refused
+    # row tracking: read exactly (the values), appended to (new row ids), compacted (files
+    # whose row ids follow one another, each row keeping its id)
     "append-row-tracking": Case(
-        {"bucket": "-1", "row-tracking.enabled": "true"},
-        compact_refused="with row tracking",
-        primary_key=False,
+        {"bucket": "-1", "row-tracking.enabled": "true"}, primary_key=False
     ),
     # read exactly (merged by row id), appended to; compaction refused naming the kind
     "append-data-evolution": Case(

@@ -159,3 +159,56 @@ def test_tables_lakeops_creates_read_in_pypaimon(warehouse: Path) -> None:
     )
     for (name, model), got in zip(models.items(), reads, strict=True):
         assert _sorted(got) == model.want(), name
+
+
+def test_row_tracking_compaction_keeps_every_row_id_for_pypaimon(warehouse: Path) -> None:
+    """pypaimon creates and writes a row-tracking table, lakeops appends, then compacts it:
+    files whose row ids follow one another become one file holding ``_ROW_ID`` and
+    ``_SEQUENCE_NUMBER`` (Paimon's compaction columns) with ``_FIRST_ROW_ID`` its first id;
+    files whose ids do not follow (another partition's commit between) are not merged. pypaimon
+    and lakeops read every row with its id and sequence number as the model says, before and
+    after, and pypaimon appends after the compaction with the next ids."""
+    model = Model()
+    w = str(warehouse)
+    ops: list[dict[str, Any]] = [
+        {
+            "op": "create",
+            "table": "db.t",
+            "schema": SCHEMA,
+            "partition_keys": ["p"],
+            "primary_keys": [],
+            "options": {"row-tracking.enabled": "true"},
+        },
+        {"op": "write", "table": "db.t", "data": model.append(_rows("a", range(0, 3), "one"))},
+        {"op": "write", "table": "db.t", "data": model.append(_rows("a", range(3, 5), "two"))},
+        {"op": "write", "table": "db.t", "data": model.append(_rows("b", range(5, 7), "b"))},
+    ]
+    oracle_script(w, ops)
+    table = Catalog(w).get_table("db.t")
+    table.write(model.append(_rows("a", range(7, 9), "three")))  # follows b's ids, not a's
+    table.write(model.append(_rows("a", range(9, 12), "four")))
+    before = table.store.live_entries(table.latest_snapshot())
+    compacted = table.compact(full=True)
+    assert compacted is not None
+    model.snapshot += 1  # the COMPACT snapshot: sequence numbers of rows stay
+    after = table.store.live_entries(table.latest_snapshot())
+    # partition a: [0,3)+[3,5) merge, and [7,9)+[9,12) merge; b's one file stays
+    assert len(before) == 5 and len(after) == 3
+    merged = sorted(e.file.first_row_id or 0 for e in after if e.file.file_source == 1)
+    assert merged == [0, 7]
+    for e in after:
+        if e.file.file_source == 1:
+            assert e.file.write_cols == (*SCHEMA.names, *SYSTEM)
+    assert _sorted(table.read(columns=ALL)) == model.want()
+    rows = model.append(_rows("c", range(12, 14), "five"))
+    got_before, got_after = oracle_script(
+        w,
+        [
+            {"op": "read", "table": "db.t", "columns": ALL},
+            {"op": "write", "table": "db.t", "data": rows},
+            {"op": "read", "table": "db.t", "columns": ALL},
+        ],
+    )
+    want_after = model.want()
+    assert _sorted(got_after) == want_after
+    assert _sorted(got_before) == [r for r in want_after if r["_ROW_ID"] < 12]

@@ -366,9 +366,11 @@ def test_data_evolution_tables_are_written_but_not_compacted_or_altered(
     assert len(table.snapshots()) == 2
 
 
-def test_row_tracking_tables_are_written_and_compaction_refused(catalog: Catalog) -> None:
+def test_row_tracking_tables_are_written_and_compacted_keeping_row_ids(catalog: Catalog) -> None:
     """Row ids follow the commits (from the snapshot's nextRowId), sequence numbers are the
-    snapshot ids; compaction is refused with the table left as it was."""
+    snapshot ids; a full compaction merges the files whose row ids follow one another (the
+    partitions' rows interleave: commit 2's rows of partition a follow commit 1's of b) and
+    every row keeps its id and sequence number."""
     table = catalog.create_table(
         "db.t", schema=SCHEMA, partition_keys=["dt"], options={"row-tracking.enabled": "true"}
     )
@@ -388,9 +390,41 @@ def test_row_tracking_tables_are_written_and_compaction_refused(catalog: Catalog
             assert mine == list(range(mine[0], mine[0] + len(mine)))
         start += len(rows)
     assert [s.next_row_id for s in table.snapshots()] == [5, 8]
-    with pytest.raises(UnsupportedFeatureError, match="with row tracking"):
-        table.compact(full=True)
-    assert len(table.snapshots()) == 2
+    table.write(_batch(2, n=2))
+    before = table.read(columns=["k", "_ROW_ID", "_SEQUENCE_NUMBER"]).sort_by("k")
+    table.compact(full=True)
+    assert table.read(columns=["k", "_ROW_ID", "_SEQUENCE_NUMBER"]).sort_by("k") == before
+
+
+def test_row_tracking_compaction_merges_files_whose_row_ids_follow(catalog: Catalog) -> None:
+    """Unpartitioned, three commits' files hold ids [0, 5), [5, 8), [8, 10): one file after a
+    full compaction, first row id 0, holding ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` (its
+    sequence range theirs); every row keeps its id and sequence number (the model: commit
+    ``i``'s rows, in order, hold the next ids and sequence number ``i``)."""
+    table = catalog.create_table("db.t", schema=SCHEMA, options={"row-tracking.enabled": "true"})
+    batches = [_batch(0), _batch(1, n=3), _batch(2, n=2)]
+    for b in batches:
+        table.write(b)
+    want = []
+    start = 0
+    for snapshot, b in enumerate(batches, start=1):
+        for j, k in enumerate(b.column("k").to_pylist()):
+            want.append({"k": k, "_ROW_ID": start + j, "_SEQUENCE_NUMBER": snapshot})
+        start += b.num_rows
+    assert table.compact(full=True) is not None
+    (entry,) = table.store.live_entries(table.latest_snapshot())
+    f = entry.file
+    assert (f.first_row_id, f.row_count) == (0, 10)
+    assert (f.min_sequence_number, f.max_sequence_number) == (1, 3)
+    assert f.write_cols == ("dt", "k", "v", "_ROW_ID", "_SEQUENCE_NUMBER")
+    got = table.read(columns=["k", "_ROW_ID", "_SEQUENCE_NUMBER"]).to_pylist()
+    assert sorted(got, key=lambda r: r["_ROW_ID"]) == want
+    assert table.read(columns=["dt", "k", "v"]).sort_by("k") == pa.concat_tables(batches).sort_by(
+        "k"
+    )
+    # its statistics (of the table's fields) prune it; a filter it may hold keeps it
+    assert table.read(filter=[("k", ">", 10_000)]).num_rows == 0
+    assert table.read(filter=[("k", ">=", 100)]).num_rows == 5
 
 
 def test_row_tracking_needs_bucket_unaware_append_tables(catalog: Catalog) -> None:
