@@ -22,7 +22,7 @@ jvm=(tests/spark tests/airflow tests/test_demo.py tests/test_readme.py
 # README's Spark section) run in their order in a process of their own, beside the rest, with
 # the many-process S3 contention suites, which mostly wait on moto: together about as long as
 # the fast lane and the other long suites after it.
-.venv/bin/python -m pytest -q -m "$long" --basetemp "$tmp/jvm" "${jvm[@]}" >"$tmp/jvm.log" 2>&1 &
+.venv/bin/python -m pytest -q --durations=20 -m "$long" --basetemp "$tmp/jvm" "${jvm[@]}" >"$tmp/jvm.log" 2>&1 &
 jvm_pid=$!
 # Fast lane: the default marker selection, once, with coverage; a failure stops the run at once.
 fast=0
@@ -37,7 +37,7 @@ if [ "$fast" -ne 0 ]; then
 fi
 # Long lane, everything else: the slow, interop and race suites outside the JVM folders.
 rest=0
-.venv/bin/python -m pytest -q -m "$long" --basetemp "$tmp/rest" "${jvm[@]/#/--ignore=}" || rest=$?
+.venv/bin/python -m pytest -q --durations=25 -m "$long" --basetemp "$tmp/rest" "${jvm[@]/#/--ignore=}" || rest=$?
 jvm_rc=0
 wait "$jvm_pid" || jvm_rc=$?
 echo "=== Spark, Airflow, demo and contention suites ==="
