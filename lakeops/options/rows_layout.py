@@ -90,9 +90,12 @@ POSTPONE_MERGE_ON_READ = honoured(
     reads_wrong=True,
 ).row("postpone.merge-on-read", BOOL, False)
 POSTPONE_BATCH_WRITE_FIXED_BUCKET = honoured(
-    "postpone buckets: lakeops' writes always go to 'bucket-postpone', as pypaimon's batch "
-    "write does (Java's batch jobs may write real buckets instead); compaction moves them, "
-    "so readers see the same rows either way",
+    "postpone buckets: true (Paimon's default) — a lakeops commit's rows land in real buckets "
+    "at once, as after Paimon's batch write into fixed buckets: written to 'bucket-postpone', "
+    "then moved in a COMPACT snapshot (the written partitions' postponed rows, in order; "
+    "each partition's bucket count kept, a new one's from postpone.default-bucket-num or the "
+    "estimate); false — they stay postponed until compaction, as pypaimon's batch write; "
+    "write-only keeps them postponed either way",
 ).row("postpone.batch-write-fixed-bucket", BOOL, True)
 BUCKET_KEY = honoured(
     "bucket keys (a subset of the trimmed primary key; for an append table with a bucket "

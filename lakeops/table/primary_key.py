@@ -26,7 +26,7 @@ from lakeops.options.rows_files import (
     DELETION_VECTORS_ENABLED,
     ROW_TRACKING_ENABLED,
 )
-from lakeops.options.rows_layout import bucket_count_set
+from lakeops.options.rows_layout import POSTPONE_BATCH_WRITE_FIXED_BUCKET, bucket_count_set
 from lakeops.parallel import IO_THREADS, check_parallelism
 from lakeops.read.lookup import lookup
 from lakeops.read.merge_read import SplitReader
@@ -106,12 +106,22 @@ class Table(BaseTable):
         overwrite: bool | Sequence[Mapping[str, Any]] = False,
         watermark: int | None = None,
     ) -> Snapshot | None:
-        """As :meth:`BaseTable.commit`; on a deletion-vector table the new level-0 files are
-        then compacted up (:meth:`flush_level0`, a ``COMPACT`` snapshot), as Paimon's writers
-        compact level 0 at every commit of such a table: its readers skip level 0 (not with
-        ``write-only``: a dedicated compaction job lifts it; a full compaction with
-        ``commit.force-compact``). The appended data stays
-        committed if that compaction fails (logged); a later compaction or flush lifts it."""
+        """As :meth:`BaseTable.commit`, then, unless ``write-only`` (a dedicated compaction
+        job does it):
+
+        * on a postpone-bucket table with ``postpone.batch-write-fixed-bucket`` (Paimon's
+          default), the postponed rows of the partitions written are moved into real buckets
+          (:meth:`move_postponed`, a ``COMPACT`` snapshot), so the written rows are visible as
+          after Paimon's batch write into fixed buckets — each partition keeps its bucket
+          count, a new one takes ``postpone.default-bucket-num`` or the estimate, and rows
+          other writers postponed earlier in those partitions go first, in their order;
+        * on a deletion-vector table the new level-0 files are compacted up
+          (:meth:`flush_level0`, a ``COMPACT`` snapshot), as Paimon's writers compact level 0
+          at every commit of such a table: its readers skip level 0 (a full compaction with
+          ``commit.force-compact``).
+
+        The written data stays committed if either fails (logged); a later compaction does
+        it."""
         snapshot = super().commit(
             messages,
             commit_user=commit_user,
@@ -121,19 +131,29 @@ class Table(BaseTable):
         )
         if (
             snapshot is None
-            or not self.options.deletion_vectors
             or self.context.compaction.write_only  # a dedicated job compacts
+            or not any(m.new_files for m in messages)
         ):
             return snapshot
-        if not any(m.new_files for m in messages):
-            return snapshot
         try:
+            if self._moves_batch_writes():
+                written = {m.partition for m in messages if m.bucket == POSTPONE_BUCKET}
+                snapshot = self._move_postponed(written.__contains__, None) or snapshot
+            if not self.options.deletion_vectors:
+                return snapshot
             if self.context.compaction.force_compact_on_commit:  # commit.force-compact
                 return self.compact(full=True) or snapshot
             return self.flush_level0() or snapshot
         except Exception as error:
-            log.warning("%s: level-0 compaction after the commit failed: %s", self, error)
+            log.warning("%s: compaction after the commit failed: %s", self, error)
             return snapshot
+
+    def _moves_batch_writes(self) -> bool:
+        """Whether a commit's postponed rows go on into real buckets at once (a postpone
+        table with ``postpone.batch-write-fixed-bucket``)."""
+        return self.options.bucket == POSTPONE_BUCKET and bool(
+            POSTPONE_BATCH_WRITE_FIXED_BUCKET.get(self.schema.options)
+        )
 
     # --------------------------------------------------------------- compaction
     def flush_level0(
@@ -187,13 +207,20 @@ class Table(BaseTable):
                 f"table {self.identifier!r} has bucket = {self.context.options.bucket}, not "
                 "postpone buckets (-2): it has no postponed rows to move"
             )
+        keep = partition_matches(self.schema, partitions, self.context.options)
+        return self._move_postponed(keep if partitions is not None else None, parallelism)
+
+    def _move_postponed(
+        self, keep: Callable[[bytes], bool] | None, parallelism: int | None
+    ) -> Snapshot | None:
+        """:meth:`move_postponed` of the partitions ``keep`` accepts (None: all)."""
         self._require_writable("compact")
         check_writable(self.schema, "compact this table")
         self.file_io.check_commit_ready()
         ctx = self.context
         live = self.store.live_entries(self.store.latest_snapshot(), parallelism=IO_THREADS)
         check_data_files((e.file.file_name for e in live), "compact")
-        plan = plan_move(ctx, live, partition_matches(self.schema, partitions, ctx.options))
+        plan = plan_move(ctx, live, keep)
         if not plan.partitions:
             return None
         writer = TableWrite(ctx, parallelism=parallelism)

@@ -127,7 +127,12 @@ def test_compact_moves_a_postpone_tables_rows_into_real_buckets(
         schema=SCHEMA,
         primary_keys=["dt", "id"],
         partition_keys=["dt"],
-        options={"bucket": "-2", "postpone.default-bucket-num": "2"},
+        # writes stay postponed (the default, fixed-bucket batch writes, moves them at once)
+        options={
+            "bucket": "-2",
+            "postpone.default-bucket-num": "2",
+            "postpone.batch-write-fixed-bucket": "false",
+        },
     )
     table.write(pa.concat_tables([_rows(range(20), 1, "d1"), _rows(range(20), 1, "d2")]))
     assert table.read().num_rows == 0

@@ -32,12 +32,14 @@ POSTPONE_NAME = re.compile(r"data--u-[^/]+-s-\d+-w-[^/]+\.avro")
 
 
 def _create(catalog: Catalog, **options: str):  # type: ignore[no-untyped-def]
+    """A postpone table whose writes stay postponed (``postpone.batch-write-fixed-bucket`` =
+    false) unless ``options`` say otherwise."""
     return catalog.create_table(
         "db.t",
         schema=SCHEMA,
         primary_keys=["dt", "id"],
         partition_keys=["dt"],
-        options={"bucket": "-2", **options},
+        options={"bucket": "-2", "postpone.batch-write-fixed-bucket": "false", **options},
     )
 
 
@@ -283,3 +285,51 @@ def test_an_overwrite_postpones_the_partitions_new_rows(catalog: Catalog) -> Non
     table.compact()
     expected = pa.concat_tables([_rows("a", range(2), "n"), _rows("b", range(3), "x")])
     assert _sorted(table.read()) == _sorted(expected)
+
+
+def test_batch_writes_land_in_fixed_buckets_by_default(catalog: Catalog) -> None:
+    """``postpone.batch-write-fixed-bucket`` (Paimon's default, true): each write's rows are
+    visible once it returns, in real buckets (an APPEND then a COMPACT snapshot): a new
+    partition takes ``postpone.default-bucket-num``, a known one keeps its count, and rows
+    postponed earlier in a written partition (by a writer with the option off) go first, so
+    the later write wins. ``write-only`` leaves them postponed."""
+    table = catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": "-2", "postpone.default-bucket-num": "3"},
+    )
+    last: dict[tuple[str, int], str] = {}
+
+    def write(t, dt: str, ids: range, tag: str) -> None:  # type: ignore[no-untyped-def]
+        t.write(_rows(dt, ids, tag))
+        last.update({(dt, i): f"{tag}{i}" for i in ids})
+
+    def model() -> list[dict[str, object]]:
+        return [{"dt": d, "id": i, "v": v} for (d, i), v in sorted(last.items())]
+
+    write(table, "a", range(0, 20), "x")
+    assert _sorted(table.read()) == model()
+    assert [s.commit_kind for s in table.snapshots()] == ["APPEND", "COMPACT"]
+    assert {(e.bucket, e.total_buckets) for e in _entries(table)} <= {(b, 3) for b in range(3)}
+    # rows postponed by a writer with the option off, then overwritten by a default write
+    table.alter(SetOption("postpone.batch-write-fixed-bucket", "false"))
+    write(catalog.get_table("db.t"), "b", range(0, 10), "old")
+    table.alter(RemoveOption("postpone.batch-write-fixed-bucket"))
+    table = catalog.get_table("db.t")
+    visible = {k: v for k, v in last.items() if k[0] == "a"}
+    assert {(r["dt"], r["id"]): r["v"] for r in table.read().to_pylist()} == visible
+    write(table, "b", range(5, 15), "new")
+    assert _sorted(table.read()) == model()
+    assert not [e for e in _entries(table) if e.bucket == -2]
+    # write-only: a dedicated job compacts, so the rows stay postponed
+    table.alter(SetOption("write-only", "true"))
+    catalog.get_table("db.t").write(_rows("a", range(0, 5), "q"))
+    assert _sorted(table.read()) == model()
+    table.alter(RemoveOption("write-only"))
+    table = catalog.get_table("db.t")
+    assert table.compact() is not None
+    last.update({("a", i): f"q{i}" for i in range(5)})
+    assert _sorted(table.read()) == model()
+    assert {e.total_buckets for e in _entries(table)} == {3}

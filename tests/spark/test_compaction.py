@@ -163,7 +163,12 @@ def test_postpone_tables_are_written_and_moved_through_spark(spark: Any, catalog
         schema=SCHEMA,
         primary_keys=["dt", "id"],
         partition_keys=["dt"],
-        options={"bucket": "-2", "rowkind.field": "op", "postpone.default-bucket-num": "2"},
+        options={
+            "bucket": "-2",
+            "rowkind.field": "op",
+            "postpone.default-bucket-num": "2",
+            "postpone.batch-write-fixed-bucket": "false",  # the Spark write stays postponed
+        },
     )
     rows = [(f"d{i % 2}", i % 50, i, "+I") for i in range(120)]
     ls.write(spark.createDataFrame(rows, "dt string, id long, v long, op string"), t.root)
