@@ -121,7 +121,8 @@ def iceberg_metadata_dir(root: str, options: Mapping[str, str]) -> str:
 
 def check_iceberg_schema(schema: TableSchema, what: str) -> None:
     """Refuse (:class:`UnsupportedFeatureError`, before anything is written) a table asking for
-    Iceberg metadata whose columns lakeops cannot describe in Iceberg (nested types)."""
+    Iceberg metadata whose columns lakeops cannot describe in Iceberg format version 2
+    (nanosecond timestamps, TIME, VARIANT, MULTISET, at any depth) or with deletion vectors."""
     if iceberg_storage(schema.options) == "disabled":
         return
     if DELETION_VECTORS_ENABLED.get(schema.options):
@@ -134,7 +135,7 @@ def check_iceberg_schema(schema: TableSchema, what: str) -> None:
         )
     for f in schema.fields:
         try:
-            iceberg_type(f.type)
+            iceberg_field_type(f.type, f.id)
         except UnsupportedFeatureError as exc:
             raise UnsupportedFeatureError(f"{what}: column {f.name!r}: {exc}") from None
 
@@ -176,6 +177,75 @@ def iceberg_type(t: DataType) -> str:
     raise _unsupported(t)
 
 
+#: Paimon's ``SpecialFields``: the ids of list elements and map keys / values, derived from the
+#: column's field id and the nesting depth
+_STRUCTURED_ID_BASE = (2**31 - 1) // 4
+_STRUCTURED_DEPTH_LIMIT = 1 << 10
+
+
+def iceberg_field_type(t: DataType, field_id: int, depth: int = 0) -> Any:
+    """The Iceberg JSON type of a column (Paimon's ``IcebergDataField.toTypeObject``): a
+    primitive's name, or a ``list`` / ``map`` / ``struct`` object. A list's element and a
+    map's value take id ``base + field_id * 1024 + depth``, a map's key ``base - field_id *
+    1024 - depth`` (``depth`` counted from the column, ``base`` = ``Integer.MAX_VALUE / 4``);
+    a struct's fields keep their Paimon ids."""
+    if t.root == "ARRAY" and t.element is not None:
+        return {
+            "type": "list",
+            "element-id": _STRUCTURED_ID_BASE + field_id * _STRUCTURED_DEPTH_LIMIT + depth + 1,
+            "element-required": not t.element.nullable,
+            "element": iceberg_field_type(t.element, field_id, depth + 1),
+        }
+    if t.root == "MAP" and t.key is not None and t.value is not None:
+        return {
+            "type": "map",
+            "key-id": _STRUCTURED_ID_BASE - field_id * _STRUCTURED_DEPTH_LIMIT - depth - 1,
+            "key": iceberg_field_type(t.key, field_id, depth + 1),
+            "value-id": _STRUCTURED_ID_BASE + field_id * _STRUCTURED_DEPTH_LIMIT + depth + 1,
+            "value-required": not t.value.nullable,
+            "value": iceberg_field_type(t.value, field_id, depth + 1),
+        }
+    if t.root == "ROW":
+        return {
+            "type": "struct",
+            "fields": [
+                {
+                    "id": fid,
+                    "name": name,
+                    "required": not ft.nullable,
+                    "type": iceberg_field_type(ft, fid),
+                }
+                for fid, name, ft in t.fields
+            ],
+        }
+    return iceberg_type(t)
+
+
+def _nested_mapping(t: DataType, field_id: int, depth: int = 0) -> list[dict[str, Any]]:
+    """The name mapping under a column of type ``t`` (Iceberg's nested ``fields``): a list's
+    ``element``, a map's ``key`` and ``value``, a struct's fields, each with its own."""
+    if t.root == "ARRAY" and t.element is not None:
+        element = _STRUCTURED_ID_BASE + field_id * _STRUCTURED_DEPTH_LIMIT + depth + 1
+        return [_mapping(element, ["element"], _nested_mapping(t.element, field_id, depth + 1))]
+    if t.root == "MAP" and t.key is not None and t.value is not None:
+        key = _STRUCTURED_ID_BASE - field_id * _STRUCTURED_DEPTH_LIMIT - depth - 1
+        value = _STRUCTURED_ID_BASE + field_id * _STRUCTURED_DEPTH_LIMIT + depth + 1
+        return [
+            _mapping(key, ["key"], _nested_mapping(t.key, field_id, depth + 1)),
+            _mapping(value, ["value"], _nested_mapping(t.value, field_id, depth + 1)),
+        ]
+    if t.root == "ROW":
+        return [_mapping(fid, [name], _nested_mapping(ft, fid)) for fid, name, ft in t.fields]
+    return []
+
+
+def _mapping(field_id: int, names: list[str], fields: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"field-id": field_id, "names": names}
+    if fields:
+        out["fields"] = fields
+    return out
+
+
 def _unsupported(t: DataType) -> UnsupportedFeatureError:
     return UnsupportedFeatureError(
         f"Iceberg metadata for a column of type {t} is not written by lakeops (its primitive "
@@ -193,7 +263,7 @@ def iceberg_schema(schema: TableSchema) -> dict[str, Any]:
                 "id": f.id,
                 "name": f.name,
                 "required": not f.type.nullable,
-                "type": iceberg_type(f.type),
+                "type": iceberg_field_type(f.type, f.id),
             }
             for f in schema.fields
         ],
@@ -666,11 +736,13 @@ def _name_mapping(schemas: Sequence[TableSchema]) -> list[dict[str, Any]]:
     field id with every name its column had (schema evolution renames), and the system columns
     of primary-key files under Paimon's ids (outside the Iceberg schema, so never read)."""
     names: dict[int, list[str]] = {}
+    nested: dict[int, list[dict[str, Any]]] = {}
     for schema in schemas:
         for f in schema.fields:
             known = names.setdefault(f.id, [])
             if f.name not in known:
                 known.append(f.name)
+            nested[f.id] = _nested_mapping(f.type, f.id)  # the latest schema's layout
         for key in schema.trimmed_primary_keys:
             field = schema.field(key)
             known = names.setdefault(_KEY_FIELD_ID_START + field.id, [])
@@ -679,7 +751,7 @@ def _name_mapping(schemas: Sequence[TableSchema]) -> list[dict[str, Any]]:
     if schemas and schemas[-1].primary_keys:
         names[_SEQUENCE_NUMBER_ID] = ["_SEQUENCE_NUMBER"]
         names[_VALUE_KIND_ID] = ["_VALUE_KIND"]
-    return [{"field-id": i, "names": n} for i, n in sorted(names.items())]
+    return [_mapping(i, n, nested.get(i, [])) for i, n in sorted(names.items())]
 
 
 def _write_with_meta(
