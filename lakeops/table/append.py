@@ -21,7 +21,6 @@ from lakeops.format.data_file import DataFileMeta
 from lakeops.format.deletion_vector import DeletionFile
 from lakeops.format.manifest import FileKind, ManifestEntry
 from lakeops.format.schema import TableSchema
-from lakeops.format.schema_change import SchemaChange
 from lakeops.format.snapshot import CommitKind, Snapshot
 from lakeops.io.file_io import FileIO
 from lakeops.kv.append_reader import AppendFileReader
@@ -74,8 +73,6 @@ def data_evolution_refusal(identifier: str, schema: TableSchema, action: str) ->
     files name their columns as of their schema)."""
     if action in _COMPACTIONS and data_evolution(schema):
         what = "column files are merged by row id in compaction"
-    elif action == "alter" and data_evolution(schema):
-        what = "files name the columns they hold"
     else:
         return None
     return (
@@ -131,11 +128,6 @@ class AppendTable(BaseTable):
         compaction is refused, naming its kind (:func:`data_evolution_refusal`)."""
         self._refuse_data_evolution(action)
         super()._require_writable(action)
-
-    def alter(self, changes: SchemaChange | Sequence[SchemaChange]) -> TableSchema:
-        """As :meth:`lakeops.table.base.BaseTable.alter` (refused on data-evolution tables)."""
-        self._refuse_data_evolution("alter")
-        return super().alter(changes)
 
     def delete_uncommitted(
         self, messages: Sequence[CommitMessage], *, compaction_only: bool = False

@@ -212,3 +212,80 @@ def test_row_tracking_compaction_keeps_every_row_id_for_pypaimon(warehouse: Path
     want_after = model.want()
     assert _sorted(got_after) == want_after
     assert _sorted(got_before) == [r for r in want_after if r["_ROW_ID"] < 12]
+
+
+def test_data_evolution_tables_altered_by_lakeops_read_by_pypaimon(warehouse: Path) -> None:
+    """pypaimon writes a data-evolution table (rows, a column update); lakeops renames ``s`` to
+    ``label``, adds ``n``, drops ``x``, appends rows and updates ``label`` and ``n`` of old
+    and new rows: every file keeps naming its columns as its own schema did, and pypaimon and
+    lakeops read each row (ids, sequence numbers, the renamed column from files of both
+    schemas, nulls where no file holds ``n``) as the plain model says."""
+    from lakeops.format.schema_change import AddColumn, DropColumn, RenameColumn
+    from lakeops.format.types import DataType
+
+    name = "db.evolving"
+    w = str(warehouse)
+    rows: dict[int, dict[str, Any]] = {}
+    seq: dict[int, int] = {}
+    ops: list[dict[str, Any]] = [
+        {
+            "op": "create",
+            "table": name,
+            "schema": SCHEMA,
+            "partition_keys": ["p"],
+            "primary_keys": [],
+            "options": EVOLUTION,
+        },
+        {
+            "op": "write",
+            "table": name,
+            "data": pa.Table.from_pylist(_rows("a", range(0, 4), "py"), schema=SCHEMA),
+        },
+        {
+            "op": "update",
+            "table": name,
+            "update_cols": ["s"],
+            "data": pa.table({"_ROW_ID": pa.array([1], pa.int64()), "s": ["py-upd"]}),
+        },
+    ]
+    oracle_script(w, ops)
+    for rid, r in enumerate(_rows("a", range(0, 4), "py")):
+        rows[rid] = {"id": r["id"], "p": "a", "label": r["s"], "n": None}
+        seq[rid] = 2 if rid < 4 else 1  # the update covers the group: its rows take snapshot 2
+    rows[1]["label"] = "py-upd"
+    table = Catalog(w).get_table(name)
+    table.alter(
+        [RenameColumn("s", "label"), AddColumn("n", DataType.parse("INT")), DropColumn("x")]
+    )  # no snapshot: a schema change only
+    table = Catalog(w).get_table(name)
+    new_schema = table.arrow_schema
+    table.write(
+        pa.Table.from_pylist(
+            [{"id": 10 + i, "p": "b", "label": f"lk{i}", "n": i} for i in range(3)],
+            schema=new_schema,
+        )
+    )  # snapshot 3: ids 4..6
+    for i in range(3):
+        rows[4 + i] = {"id": 10 + i, "p": "b", "label": f"lk{i}", "n": i}
+        seq[4 + i] = 3
+    table.update_columns(
+        pa.table({"_ROW_ID": pa.array([0, 5], pa.int64()), "label": ["u0", "u5"]})
+    )  # snapshot 4: groups [0, 4) and [4, 7) take 4
+    table.update_columns(
+        pa.table({"_ROW_ID": pa.array([2], pa.int64()), "n": pa.array([42], pa.int32())})
+    )
+    rows[0]["label"], rows[5]["label"], rows[2]["n"] = "u0", "u5", 42
+    seq.update({rid: 4 for rid in range(7)})
+    seq.update({rid: 5 for rid in range(4)})
+    want = sorted(
+        ({**r, "_ROW_ID": rid, "_SEQUENCE_NUMBER": seq[rid]} for rid, r in rows.items()),
+        key=lambda r: r["_ROW_ID"],
+    )
+    columns = ["id", "p", "label", "n", *SYSTEM]
+
+    def ordered(t: pa.Table) -> list[dict[str, Any]]:
+        return sorted(t.select(columns).to_pylist(), key=lambda r: r["_ROW_ID"])
+
+    assert ordered(table.read(columns=columns)) == want
+    (theirs,) = oracle_script(w, [{"op": "read", "table": name, "columns": columns}])
+    assert ordered(theirs) == want
