@@ -879,12 +879,26 @@ def _prune_history(
 
 def _delete_manifests(store: TableStore, metadata: Mapping[str, Any], keep: set[str]) -> None:
     """Delete the manifest lists of ``metadata``'s snapshots (but for those in ``keep``) and
-    the manifests they name."""
+    the manifests they name that no list of ``keep`` names too (Paimon's incremental
+    metadata shares manifests between its snapshots' lists)."""
     io = store.file_io
+    kept_manifests: set[str] | None = None
     for snap in metadata.get("snapshots", []):
         list_path = snap.get("manifest-list")
         if not list_path or list_path in keep or not io.exists(list_path):
             continue
-        for meta in read_avro(io.read_bytes(list_path), f"Iceberg manifest list {list_path}"):
-            io.delete(str(meta["manifest_path"]))
+        if kept_manifests is None:
+            kept_manifests = {m for kept in keep for m in _manifests_of(store, kept)}
+        for manifest in _manifests_of(store, list_path):
+            if manifest not in kept_manifests:
+                io.delete(manifest)
         io.delete(list_path)
+
+
+def _manifests_of(store: TableStore, list_path: str) -> list[str]:
+    """The manifests a manifest list names (none when it is gone)."""
+    try:
+        data = store.file_io.read_bytes(list_path)
+    except FileNotFoundError:
+        return []
+    return [str(m["manifest_path"]) for m in read_avro(data, f"Iceberg manifest list {list_path}")]

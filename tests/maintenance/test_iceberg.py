@@ -327,3 +327,31 @@ def test_timestamp_bounds_are_utc_microseconds_and_nan_has_none() -> None:
     aware = dt.datetime(1970, 1, 1, 1, tzinfo=dt.timezone(dt.timedelta(hours=1)))
     assert iceberg_module._single_value(DataType.parse("TIMESTAMP_LTZ(6)"), aware) == b"\0" * 8
     assert iceberg_module._single_value(DataType.parse("DOUBLE"), float("nan")) is None
+
+
+def test_cleanup_keeps_manifests_a_kept_list_shares(tmp_path: Path) -> None:
+    """Paimon's incremental metadata lets snapshots' manifest lists share manifests: deleting
+    an expired snapshot's list deletes only the manifests no kept list names."""
+    table = _table(tmp_path, ICEBERG)
+    _write(table, [1])
+    meta = tmp_path / "db.db" / "t" / "metadata"
+    doc = json.loads((meta / "v1.metadata.json").read_text())
+    (snap,) = doc["snapshots"]
+    _, manifests, _ = _avro(snap["manifest-list"])
+    shared = manifests[0]["manifest_path"]
+    own = str(meta / "own-m0.avro")
+    Path(own).write_bytes(Path(shared).read_bytes())
+    lists = []
+    for name, names in (("old", [shared, own]), ("kept", [shared])):
+        records = [{**manifests[0], "manifest_path": p} for p in names]
+        path = meta / f"snap-{name}.avro"
+        path.write_bytes(
+            iceberg_module._write_with_meta(
+                iceberg_module._MANIFEST_LIST_SCHEMA, records, "null", {}
+            )
+        )
+        lists.append(str(path))
+    history = {"snapshots": [{"manifest-list": lists[0]}, {"manifest-list": lists[1]}]}
+    iceberg_module._delete_manifests(table.store, history, {lists[1]})
+    assert not Path(lists[0]).exists() and not Path(own).exists()
+    assert Path(lists[1]).exists() and Path(shared).exists()
