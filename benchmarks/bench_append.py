@@ -12,7 +12,12 @@ Phases, each in a fresh process so peak RSS (``ru_maxrss``) belongs to the phase
 Each phase reports wall seconds, CPU seconds (user + system, every thread) and cores used
 (CPU / wall); on a shared machine the CPU ratio is the steadier figure.
 
-Usage: ``.venv/bin/python benchmarks/bench_append.py [--rows 10000000] [--bucket 4] [--json]``;
+``--row-tracking``: the table has ``row-tracking.enabled``: its compaction keeps every row's id
+(files whose ids follow one another, written with ``_ROW_ID`` / ``_SEQUENCE_NUMBER``), and the
+read selects both system columns too.
+
+Usage: ``.venv/bin/python benchmarks/bench_append.py [--rows 10000000] [--bucket 4]
+[--row-tracking] [--json]``;
 ``--rows 100000 --per-commit 20`` times only commits (ms of CPU and wall per commit). Figures:
 ``benchmarks/append.md``.
 Targets (informational; nothing here fails): append and read at most 1.5x the floor's time,
@@ -52,7 +57,7 @@ def _batch(i: int, rows: int) -> pa.Table:
     return pa.table({"id": ids, "level": levels, "f": rng.random(rows), "msg": msgs}, schema=SCHEMA)
 
 
-def _phase(name: str, wh: str, rows: int, bucket: int) -> dict[str, float]:
+def _phase(name: str, wh: str, rows: int, bucket: int, tracked: bool = False) -> dict[str, float]:
     per = rows // COMMITS
     batches = [_batch(i, per) for i in range(COMMITS)]  # built before the clock starts
     floor_dir = os.path.join(wh, "floor")
@@ -63,6 +68,8 @@ def _phase(name: str, wh: str, rows: int, bucket: int) -> dict[str, float]:
     if name == "append":
         catalog.create_database("db", ignore_if_exists=True)
         options = {"bucket": str(bucket), "bucket-key": "id"} if bucket > 0 else {}
+        if tracked:
+            options["row-tracking.enabled"] = "true"
         table = catalog.create_table("db.t", schema=SCHEMA, options=options)
         for b in batches:
             table.write(b)
@@ -86,7 +93,8 @@ def _phase(name: str, wh: str, rows: int, bucket: int) -> dict[str, float]:
             compression_level=1,
         )
     elif name == "read":
-        got = catalog.get_table("db.t").read().num_rows
+        columns = [*SCHEMA.names, "_ROW_ID", "_SEQUENCE_NUMBER"] if tracked else None
+        got = catalog.get_table("db.t").read(columns=columns).num_rows
         assert got == per * COMMITS, got
     elif name == "read-floor":
         files = sorted(glob.glob(os.path.join(floor_dir, "*.parquet")))
@@ -132,6 +140,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--bucket", type=int, default=-1)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--row-tracking", action="store_true")
     parser.add_argument(
         "--per-commit",
         type=int,
@@ -146,13 +155,15 @@ def main() -> None:
         _per_commit(args.rows, args.per_commit)
         return
     if args.phase:
-        print(json.dumps(_phase(args.phase, args.warehouse, args.rows, args.bucket)))
+        phase = _phase(args.phase, args.warehouse, args.rows, args.bucket, args.row_tracking)
+        print(json.dumps(phase))
         return
     results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-append-") as wh:
         for phase in ("append", "append-floor", "compact", "compact-floor", "read", "read-floor"):
             cmd = [sys.executable, __file__, "--phase", phase, "--warehouse", wh]
             cmd += ["--rows", str(args.rows), "--bucket", str(args.bucket)]
+            cmd += ["--row-tracking"] if args.row_tracking else []
             out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
             results[phase] = json.loads(out.strip().splitlines()[-1])
     ratios = {p: results[p]["seconds"] / results[f"{p}-floor"]["seconds"] for p in TARGETS}
@@ -172,7 +183,8 @@ def main() -> None:
             )
         )
         return
-    print(f"append table, {args.rows:,} rows in {COMMITS} commits, bucket {args.bucket}")
+    tracking = ", row tracking" if args.row_tracking else ""
+    print(f"append table, {args.rows:,} rows in {COMMITS} commits, bucket {args.bucket}{tracking}")
     for p, target in TARGETS.items():
         ours, floor = results[p], results[f"{p}-floor"]
         print(
