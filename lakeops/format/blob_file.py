@@ -16,19 +16,32 @@ the non-null rows before it. Which column and rows a file holds is in its manife
 (``_WRITE_COLS``: the column; ``_FIRST_ROW_ID``: the first row), not in the file.
 
 Decoding works on whole arrays (numpy), and checks the footer, every record's magic number
-and recorded length; it refuses placeholders (lakeops does not resolve them yet).
+and recorded length; it refuses placeholders (lakeops does not resolve them yet). Encoding
+(:func:`encode_blob_file`) writes the same layout: the records and index as whole arrays,
+the CRC of each record by ``zlib.crc32`` over its bytes (one call per value: BLOB values are
+few and large).
 """
 
 from __future__ import annotations
 
 import struct
+import zlib
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lakeops.errors import CorruptDataFileError, UnsupportedFeatureError
 
-__all__ = ["BLOB_EXTENSION", "MAGIC", "decode_blob_file", "decode_index", "is_blob_file"]
+__all__ = [
+    "BLOB_EXTENSION",
+    "MAGIC",
+    "decode_blob_file",
+    "decode_index",
+    "encode_blob_file",
+    "encode_index",
+    "is_blob_file",
+]
 
 BLOB_EXTENSION = "blob"
 MAGIC = 1481511375
@@ -61,6 +74,50 @@ def decode_index(index: bytes, source: str) -> np.ndarray:
     zigzag = np.add.reduceat(parts, starts)
     deltas = (zigzag >> np.uint64(1)).astype(np.int64) ^ -(zigzag & np.uint64(1)).astype(np.int64)
     return np.cumsum(deltas)
+
+
+def encode_index(lengths: np.ndarray) -> bytes:
+    """``lengths`` (int64) as a BLOB file's index: deltas from the previous length (the first
+    from 0), zigzag-encoded, as little-endian base-128 varints."""
+    if lengths.size == 0:
+        return b""
+    deltas: np.ndarray = np.diff(lengths.astype(np.int64), prepend=0).astype(np.int64)
+    zigzag = (np.left_shift(deltas, 1) ^ np.right_shift(deltas, 63)).astype(np.uint64)
+    # bytes per number: 1 + the 7-bit groups above the first
+    widths = np.ones(zigzag.size, dtype=np.int64)
+    rest = zigzag >> np.uint64(7)
+    while np.any(rest):
+        widths += (rest > 0).astype(np.int64)
+        rest = rest >> np.uint64(7)
+    owner = np.repeat(np.arange(zigzag.size), widths)
+    starts = np.concatenate(([0], np.cumsum(widths)[:-1]))
+    group = np.arange(owner.size) - np.repeat(starts, widths)
+    groups = (zigzag[owner] >> (group * 7).astype(np.uint64)) & np.uint64(0x7F)
+    last = group == np.repeat(widths, widths) - 1
+    encoded: bytes = (groups | np.where(last, 0, 0x80).astype(np.uint64)).astype(np.uint8).tobytes()
+    return encoded
+
+
+def encode_blob_file(values: pa.Array | pa.ChunkedArray) -> bytes:
+    """The bytes of a BLOB file holding ``values`` (binary; nulls become null rows)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks() if values.num_chunks else pa.array([], pa.large_binary())
+    values = values.cast(pa.large_binary())
+    valid = values.is_valid().to_numpy(zero_copy_only=False)
+    sizes = pc.binary_length(values).to_numpy(zero_copy_only=False)
+    lengths = np.where(valid, np.nan_to_num(sizes, nan=0).astype(np.int64) + _HEAD + _TAIL, _NULL)
+    out = bytearray()
+    magic = struct.pack("<I", MAGIC)
+    for value, length in zip(values.to_pylist(), lengths.tolist(), strict=True):
+        if value is None:
+            continue
+        record = magic + value + struct.pack("<Q", length)
+        out += record
+        out += struct.pack("<I", zlib.crc32(record) & 0xFFFFFFFF)
+    index = encode_index(lengths)
+    out += index
+    out += struct.pack("<IB", len(index), _VERSION)
+    return bytes(out)
 
 
 def _u32(buf: np.ndarray, at: np.ndarray) -> np.ndarray:

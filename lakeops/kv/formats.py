@@ -21,12 +21,13 @@ for ``zstd``, else snappy, or the ``avro.codec`` option).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lakeops.errors import UnsupportedFeatureError
 from lakeops.format.schema import TableSchema
 from lakeops.kv import avro_layout, orc_layout, parquet_layout
+from lakeops.options.rows_files import DATA_EVOLUTION_ENABLED
 from lakeops.options.rows_layout import (
     CHANGELOG_FILE_COMPRESSION,
     CHANGELOG_FILE_FORMAT,
@@ -172,14 +173,19 @@ def _refusal(fmt: str, what: str) -> str:
 
 def check_writable(schema: TableSchema, what: str = "write this table") -> None:
     """Raise :class:`UnsupportedFeatureError` unless lakeops can write every data file of
-    ``schema`` exactly as Paimon would, in every format its options ask for (BLOB columns,
-    whose values live in ``.blob`` files, are read but not written)."""
+    ``schema`` exactly as Paimon would, in every format its options ask for. BLOB columns,
+    whose values live in ``.blob`` files, are written by appends of append tables with data
+    evolution (what Paimon requires of them); the formats are checked on the other columns."""
     blobs = [f.name for f in schema.fields if f.type.root == "BLOB"]
-    if blobs:
+    evolving = bool(DATA_EVOLUTION_ENABLED.get(schema.options))
+    if blobs and (schema.primary_keys or not evolving):
         raise UnsupportedFeatureError(
             f"cannot {what}: BLOB columns {blobs} keep their values in .blob files, which "
-            "lakeops reads but does not write; write this table with Paimon or pypaimon"
+            "lakeops writes for append tables with 'data-evolution.enabled' (as Paimon "
+            "requires) only; write this table with Paimon or pypaimon"
         )
+    if blobs:
+        schema = replace(schema, fields=tuple(f for f in schema.fields if f.name not in blobs))
     for fmt in sorted(formats_in_use(schema.options)):
         if fmt == "parquet":
             parquet_layout.check_writable(schema, what)

@@ -22,6 +22,7 @@ from lakeops.options.option import (
 from lakeops.options.rules import REMOVE, TRUE_REFUSED, external_strategy, norm, unless
 
 __all__ = [
+    "BLOB_TARGET_FILE_SIZE",
     "CHANGELOG_FILE_PREFIX",
     "DATA_EVOLUTION_ENABLED",
     "DATA_FILE_EXTERNAL_PATHS",
@@ -146,8 +147,8 @@ ROW_TRACKING_ENABLED = honoured(
 ).row("row-tracking.enabled", BOOL, False, rng())
 DATA_EVOLUTION_ENABLED = honoured(
     "files holding some columns of rows are merged by row id on read; whole rows and "
-    "column subsets of existing rows (AppendTable.update_columns) are written; lakeops "
-    "refuses to compact or alter such tables",
+    "column subsets of existing rows (AppendTable.update_columns) are written, BLOB columns "
+    "to .blob files; alters served; lakeops refuses to compact such tables",
 ).row("data-evolution.enabled", BOOL, False, rng())
 _CHAIN = honoured(
     "chain tables read across partitions of several branches",
@@ -165,12 +166,16 @@ _FALLBACK_BRANCHES = refused(
     "scan.fallback-snapshot-branch",
     "scan.primary-branch",
 )
-# BLOB columns (type BLOB, their values in .blob files: lakeops.format.blob_file) are read;
-# lakeops writes no .blob files, so writes to such tables are refused
-BLOB_FIELD = refused(
-    "BLOB columns are read from their .blob files; lakeops does not write them",
-    "write this table with Paimon (Spark, Flink) or pypaimon",
+# BLOB columns (type BLOB, their values in .blob files: lakeops.format.blob_file) are read
+# and written (appends of data-evolution tables: lakeops.write.append_write)
+BLOB_FIELD = honoured(
+    "BLOB columns (the columns pypaimon's blob-field names) keep their values in .blob files: "
+    "read, and written by appends (one data file of the other columns, then the .blob files "
+    "of each BLOB column, rolled at blob.target-file-size)",
 ).rows("blob-field")
+BLOB_TARGET_FILE_SIZE = honoured(
+    "the size at which a BLOB column's .blob files roll (default: target-file-size)",
+).row("blob.target-file-size", MEMORY, None, rng(1, 2**63 - 1, meaning="a size"))
 _BLOB_FIELDS = refused(
     "VECTOR / BLOB descriptor and view column storage is not implemented",
     REMOVE,
@@ -236,6 +241,7 @@ ROWS: tuple[Option[Any], ...] = (
     _CHAIN,
     *_FALLBACK_BRANCHES,
     *BLOB_FIELD,
+    BLOB_TARGET_FILE_SIZE,
     *_BLOB_FIELDS,
     *_PK_INDEXES,
     _QUERY_AUTH,

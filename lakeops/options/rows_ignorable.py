@@ -326,7 +326,6 @@ _OTHER_KINDS = _OTHER.rows(
     "blob-write-null-on-missing-file",
     "blob.copy-buffer-size",
     "blob.split-by-file-size",
-    "blob.target-file-size",
     "blob.stored-descriptor-fields",
     "vector.file.format",
     "vector.target-file-size",

@@ -14,11 +14,17 @@ Sequence numbers, as Paimon's ``AppendOnlyWriter``: one per row, consecutive in 
 a fixed bucket continues from the largest sequence number live in it (so a bucket's files
 read in sequence order are its rows in the order they were written); an unaware-bucket writer
 ignores previous files and starts at 0 (Paimon's ``withIgnorePreviousFiles``).
+
+A table with BLOB columns (a data-evolution table, as Paimon requires) writes each flush of a
+bucket as one data file of its other columns (``_WRITE_COLS`` and ``_VALUE_STATS_COLS`` name
+them) followed by the ``.blob`` files of each BLOB column, in schema order, as pypaimon's
+writer does; the commit gives the BLOB files the row ids of the data file before them.
 """
 
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
@@ -30,14 +36,19 @@ from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.kv import KIND
 from lakeops.format.snapshot import Snapshot
+from lakeops.kv.blob_writer import write_blob_files
 from lakeops.kv.stats import stats_modes
 from lakeops.kv.writer import AppendLayout, RollingFileWriter
+from lakeops.options.rows_files import BLOB_TARGET_FILE_SIZE
 from lakeops.parallel import IO_THREADS
 from lakeops.write.buffer import BucketBuffer
 from lakeops.write.lifecycle import BucketFiles, BucketPlace, BucketWrite, WriteInput
 from lakeops.write.records import to_records
 
 __all__ = ["AppendWrite", "WriteInput"]
+
+#: a data file of a table with BLOB columns is never rolled
+_NO_ROLLING = 1 << 62
 
 
 class AppendWrite(BucketWrite[BucketFiles]):
@@ -61,6 +72,8 @@ class AppendWrite(BucketWrite[BucketFiles]):
         self._max_sequences: dict[tuple[bytes, int], int] | None = None
         #: per partition, the bucket count its live files hold (see lakeops.bucket.counts)
         self._counts: dict[bytes, int] = {}
+        #: the BLOB columns, whose values go to .blob files
+        self._blobs = [f.name for f in self.schema.fields if f.type.root == "BLOB"]
 
     # -------------------------------------------------------------------- input
     def _write_table(self, data: pa.Table | pa.RecordBatch) -> None:
@@ -124,6 +137,8 @@ class AppendWrite(BucketWrite[BucketFiles]):
 
     # -------------------------------------------------------------------- flush
     def _flush_one(self, bucket: BucketFiles, batches: list[pa.Table]) -> list[DataFileMeta]:
+        if self._blobs:
+            return self._flush_with_blobs(bucket, batches)
         writer = RollingFileWriter(
             self.table.file_io,
             bucket.directory,
@@ -137,6 +152,41 @@ class AppendWrite(BucketWrite[BucketFiles]):
             return writer.close()
         finally:
             bucket.written.extend(writer.written)
+
+    def _flush_with_blobs(self, bucket: BucketFiles, batches: list[pa.Table]) -> list[DataFileMeta]:
+        """A table with BLOB columns (see the module docstring): one data file of the other
+        columns (never rolled: the BLOB files after it take its row ids), then each BLOB
+        column's ``.blob`` files (:mod:`lakeops.kv.blob_writer`)."""
+        rows = pa.concat_tables(batches)
+        first = bucket.buffer.first_sequence(batches)
+        normal = [f for f in self.schema.fields if f.name not in self._blobs]
+        names = tuple(f.name for f in normal)
+        writer = RollingFileWriter(
+            self.table.file_io,
+            bucket.directory,
+            AppendLayout(replace(self.schema, fields=tuple(normal)), first),
+            _NO_ROLLING,
+            external=bucket.external,
+        )
+        try:
+            writer.write(rows.select(list(names)))
+            files = [replace(f, write_cols=names, value_stats_cols=names) for f in writer.close()]
+        finally:
+            bucket.written.extend(writer.written)
+        target = BLOB_TARGET_FILE_SIZE.find(self.schema.options)
+        for column in self._blobs:
+            files += write_blob_files(
+                self.table.file_io,
+                bucket.directory,
+                bucket.external,
+                self.schema,
+                column,
+                rows.column(column),
+                first,
+                int(target) if target is not None else self.settings.target_file_size,
+                bucket.written,
+            )
+        return files
 
     def _record(self, bucket: BucketFiles, flushed: list[DataFileMeta]) -> None:
         bucket.files.extend(flushed)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pyarrow as pa
 
-from lakeops.errors import ConfigurationError, DataValidationError
+from lakeops.errors import ConfigurationError, DataValidationError, UnsupportedFeatureError
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.schema import TableSchema
@@ -88,6 +88,12 @@ def _columns(schema: TableSchema, data: pa.Table, columns: Sequence[str] | None)
             )
         if c not in data.column_names:
             raise DataValidationError(f"column {c!r} to update is missing from the data")
+        if schema.field(c).type.root == "BLOB":
+            raise UnsupportedFeatureError(
+                f"column {c!r} is a BLOB column: an update of it writes placeholders for the "
+                "rows it leaves (Paimon's BLOB update), which lakeops does not write; update "
+                "it with Paimon or pypaimon, or update the other columns"
+            )
     if len(set(given)) != len(given):
         raise ConfigurationError(f"columns to update are named twice: {given}")
     return [n for n in names if n in given]

@@ -3,7 +3,9 @@ Parquet files, one BLOB file rolled into several by ``blob.target-file-size``) r
 exactly as pypaimon reads them and as a plain model of the rows says (the Java 0.9 oracle
 knows no BLOB type: Paimon 1.x). Nulls, empty values, binary zeros and large values; a
 projection without the BLOB column, one with only it, the system columns and a filter.
-Writes are refused by name, the table left byte-identical."""
+lakeops then appends rows with BLOB values (its ``.blob`` files rolled at the table's target)
+and pypaimon reads every row, lakeops' included, as the model says; an update of the BLOB
+column and compaction are refused by name, the table left byte-identical."""
 
 from __future__ import annotations
 
@@ -89,9 +91,37 @@ def test_blob_tables_pypaimon_writes_read_exactly(warehouse: Path) -> None:
 
     before = _tree(warehouse)
     for action in (
-        lambda: table.write(pa.Table.from_pylist([{"id": 99, "p": "a", "pic": b"x"}], SCHEMA)),
+        lambda: table.update_columns(pa.table({"_ROW_ID": [0], "pic": [b"x"]})),
         lambda: table.compact(full=True),
     ):
         with pytest.raises(LakeopsError, match=r"BLOB|with data evolution"):
             action()
     assert _tree(warehouse) == before
+
+    # lakeops appends: a data file of id and p, then the .blob files of pic (rolled at 1 kb)
+    mine = [{"id": i, "p": "b", "pic": _value(i)} for i in range(30, 48)]
+    old = {e.file.file_name for e in table.store.live_entries(table.latest_snapshot())}
+    table.write(pa.Table.from_pylist(mine, SCHEMA))
+    for r in mine:
+        model[next_id] = r
+        next_id += 1
+    want = sorted(({**r, "_ROW_ID": rid} for rid, r in model.items()), key=lambda r: r["_ROW_ID"])
+    entries = table.store.live_entries(table.latest_snapshot())
+    new = [e.file for e in entries if e.file.file_name not in old]
+    assert sum(f.file_name.endswith(".blob") for f in new) > 1  # rolled
+    assert [f.write_cols for f in new if not f.file_name.endswith(".blob")] == [("id", "p")]
+    assert sorted(table.read(columns=cols).to_pylist(), key=lambda r: r["_ROW_ID"]) == want
+    (after,) = oracle_script(warehouse, [{"op": "read", "table": name, "columns": cols}])
+    assert sorted(after.to_pylist(), key=lambda r: r["_ROW_ID"]) == want
+    # pypaimon appends after lakeops, and reads on
+    theirs_too = [{"id": i, "p": "a", "pic": _value(i)} for i in range(50, 55)]
+    ops = [
+        {"op": "write", "table": name, "data": pa.Table.from_pylist(theirs_too, SCHEMA)},
+        {"op": "read", "table": name, "columns": cols},
+    ]
+    for r in theirs_too:
+        model[next_id] = r
+        next_id += 1
+    (last,) = oracle_script(warehouse, ops)
+    want = sorted(({**r, "_ROW_ID": rid} for rid, r in model.items()), key=lambda r: r["_ROW_ID"])
+    assert sorted(last.to_pylist(), key=lambda r: r["_ROW_ID"]) == want
