@@ -10,8 +10,6 @@ it follows: :mod:`lakeops.commit.row_ids`) and the sequence numbers of its rows.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -20,6 +18,7 @@ from lakeops.format.blob_file import BLOB_EXTENSION, encode_blob_file
 from lakeops.format.data_file import EMPTY_ROW, FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
 from lakeops.format.schema import TableSchema
 from lakeops.io.file_io import FileIO
+from lakeops.kv.writer import local_millis
 from lakeops.store.locations import ExternalPaths, FileLocations
 
 __all__ = ["write_blob_files"]
@@ -67,7 +66,6 @@ def write_blob_files(
         )
         written.append(new.path)
         file_io.write_bytes(new.path, data)
-        now = time.time()
         out.append(
             DataFileMeta(
                 file_name=new.name,
@@ -81,7 +79,7 @@ def write_blob_files(
                 max_sequence_number=first_sequence + offset + length - 1,
                 schema_id=schema.id,
                 level=0,
-                creation_time_millis=int((now + time.localtime(now).tm_gmtoff) * 1000),
+                creation_time_millis=local_millis(),
                 file_source=FILE_SOURCE_APPEND,
                 value_stats_cols=(),
                 external_path=new.external_path,

@@ -45,7 +45,13 @@ from lakeops.kv.parquet_layout import writer_options
 from lakeops.kv.stats import StatsCollector, stats_modes
 from lakeops.store.locations import ExternalPaths, FileLocations
 
-__all__ = ["AppendLayout", "KeyValueLayout", "RollingFileWriter", "TrackedAppendLayout"]
+__all__ = [
+    "AppendLayout",
+    "KeyValueLayout",
+    "RollingFileWriter",
+    "TrackedAppendLayout",
+    "local_millis",
+]
 
 _ROWS_PER_WRITE = 65_536
 
@@ -352,7 +358,7 @@ class RollingFileWriter:
                 file_size=self.file_io.size(f.path),
                 schema_id=self.schema.id,
                 level=self.layout.level,
-                creation_time_millis=_local_millis(),
+                creation_time_millis=local_millis(),
                 file_source=self.file_source,
                 external_path=f.external_path,
                 embedded_file_index=embedded,
@@ -417,7 +423,7 @@ def open_format_writer(
     return pq.ParquetWriter(sink, arrow_schema, **writer_kwargs(settings), **parquet_options)
 
 
-def _local_millis() -> int:
+def local_millis() -> int:
     """Wall-clock local time as epoch millis, as Paimon stores ``_CREATION_TIME``."""
     now = time.time()
     return int((now + time.localtime(now).tm_gmtoff) * 1000)

@@ -183,6 +183,16 @@ _STRUCTURED_ID_BASE = (2**31 - 1) // 4
 _STRUCTURED_DEPTH_LIMIT = 1 << 10
 
 
+def _value_id(field_id: int, depth: int) -> int:
+    """The id of a list element or map value ``depth`` levels under column ``field_id``."""
+    return _STRUCTURED_ID_BASE + field_id * _STRUCTURED_DEPTH_LIMIT + depth
+
+
+def _key_id(field_id: int, depth: int) -> int:
+    """The id of a map key ``depth`` levels under column ``field_id``."""
+    return _STRUCTURED_ID_BASE - field_id * _STRUCTURED_DEPTH_LIMIT - depth
+
+
 def iceberg_field_type(t: DataType, field_id: int, depth: int = 0) -> Any:
     """The Iceberg JSON type of a column (Paimon's ``IcebergDataField.toTypeObject``): a
     primitive's name, or a ``list`` / ``map`` / ``struct`` object. A list's element and a
@@ -192,16 +202,16 @@ def iceberg_field_type(t: DataType, field_id: int, depth: int = 0) -> Any:
     if t.root == "ARRAY" and t.element is not None:
         return {
             "type": "list",
-            "element-id": _STRUCTURED_ID_BASE + field_id * _STRUCTURED_DEPTH_LIMIT + depth + 1,
+            "element-id": _value_id(field_id, depth + 1),
             "element-required": not t.element.nullable,
             "element": iceberg_field_type(t.element, field_id, depth + 1),
         }
     if t.root == "MAP" and t.key is not None and t.value is not None:
         return {
             "type": "map",
-            "key-id": _STRUCTURED_ID_BASE - field_id * _STRUCTURED_DEPTH_LIMIT - depth - 1,
+            "key-id": _key_id(field_id, depth + 1),
             "key": iceberg_field_type(t.key, field_id, depth + 1),
-            "value-id": _STRUCTURED_ID_BASE + field_id * _STRUCTURED_DEPTH_LIMIT + depth + 1,
+            "value-id": _value_id(field_id, depth + 1),
             "value-required": not t.value.nullable,
             "value": iceberg_field_type(t.value, field_id, depth + 1),
         }
@@ -225,14 +235,22 @@ def _nested_mapping(t: DataType, field_id: int, depth: int = 0) -> list[dict[str
     """The name mapping under a column of type ``t`` (Iceberg's nested ``fields``): a list's
     ``element``, a map's ``key`` and ``value``, a struct's fields, each with its own."""
     if t.root == "ARRAY" and t.element is not None:
-        element = _STRUCTURED_ID_BASE + field_id * _STRUCTURED_DEPTH_LIMIT + depth + 1
-        return [_mapping(element, ["element"], _nested_mapping(t.element, field_id, depth + 1))]
+        element = _mapping(
+            _value_id(field_id, depth + 1),
+            ["element"],
+            _nested_mapping(t.element, field_id, depth + 1),
+        )
+        return [element]
     if t.root == "MAP" and t.key is not None and t.value is not None:
-        key = _STRUCTURED_ID_BASE - field_id * _STRUCTURED_DEPTH_LIMIT - depth - 1
-        value = _STRUCTURED_ID_BASE + field_id * _STRUCTURED_DEPTH_LIMIT + depth + 1
         return [
-            _mapping(key, ["key"], _nested_mapping(t.key, field_id, depth + 1)),
-            _mapping(value, ["value"], _nested_mapping(t.value, field_id, depth + 1)),
+            _mapping(
+                _key_id(field_id, depth + 1), ["key"], _nested_mapping(t.key, field_id, depth + 1)
+            ),
+            _mapping(
+                _value_id(field_id, depth + 1),
+                ["value"],
+                _nested_mapping(t.value, field_id, depth + 1),
+            ),
         ]
     if t.root == "ROW":
         return [_mapping(fid, [name], _nested_mapping(ft, fid)) for fid, name, ft in t.fields]

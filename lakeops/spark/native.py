@@ -69,6 +69,7 @@ from lakeops.format.types import MAX_VARCHAR, DataType
 from lakeops.kv.file_index import INDEX_SUFFIX, plan_file_index
 from lakeops.kv.formats import settings_for, writer_kwargs
 from lakeops.kv.parquet_layout import writer_options
+from lakeops.kv.writer import local_millis
 from lakeops.spark.bucket_expr import with_bucket
 
 __all__ = ["NativeWrite", "refusal", "spark_type_name", "write_native"]
@@ -485,7 +486,7 @@ def _describe(
         max_sequence_number=int(sequences[rows - 1].as_py()),
         schema_id=schema.id,
         level=0,
-        creation_time_millis=_local_millis(),
+        creation_time_millis=local_millis(),
         delete_row_count=0,
         file_source=FILE_SOURCE_APPEND,
         value_stats_cols=(),
@@ -617,9 +618,3 @@ def write_native(
 def _remove_if_empty(directory: str) -> None:
     with contextlib.suppress(OSError):
         os.rmdir(directory)
-
-
-def _local_millis() -> int:
-    """Wall-clock local time as epoch millis, as Paimon stores ``_CREATION_TIME``."""
-    now = time.time()
-    return int((now + time.localtime(now).tm_gmtoff) * 1000)
