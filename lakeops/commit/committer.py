@@ -35,7 +35,12 @@ from lakeops.commit.exactly_once import already_committed, discard_uncommitted_f
 from lakeops.commit.id_guard import IdVerdict, verify_new_id
 from lakeops.commit.presence import CommitPresence, verify_present
 from lakeops.commit.retry import CommitRetry
-from lakeops.commit.row_ids import assign_row_tracking, next_row_id_start, stale_updates
+from lakeops.commit.row_ids import (
+    assign_row_tracking,
+    next_row_id_start,
+    split_groups,
+    stale_updates,
+)
 from lakeops.commit.since_base import partitions_changed
 from lakeops.commit.snapshot_builder import (
     CommitLists,
@@ -794,6 +799,14 @@ def _row_tracked(
                     f"files {gone[:3]} update rows by row id that another commit replaced "
                     "(an overwrite or a compaction) since the update read them; nothing was "
                     "committed — run the update again on the new snapshot"
+                )
+        if any(e.kind == FileKind.DELETE for e in change.entries):
+            split = split_groups(change.entries, store.live_entries(latest))
+            if split:
+                raise CommitConflictError(
+                    f"files {split[:3]} hold rows by row id that this commit's compaction "
+                    "merged with others while they were written; nothing was committed — "
+                    "compact again"
                 )
         start = next_row_id_start(latest)
         key = (None if latest is None else latest.id, start, id(change))

@@ -20,7 +20,10 @@ A new file that already has a first row id and sequence numbers 0 (an update of 
 of existing rows, :mod:`lakeops.write.update_columns`) must still find a live file of the same
 rows (partition, bucket, first row id, row count) in the snapshot it is published on
 (:func:`stale_updates`):
-else an overwrite or compaction replaced them meanwhile, and the commit is refused.
+else an overwrite or compaction replaced them meanwhile, and the commit is refused. Conversely a
+commit that deletes files (a compaction merging row-id groups) must leave no two live data
+files of a bucket whose row ids overlap without being the same (:func:`split_groups`): else an
+update was written meanwhile into a range it merged, which no reader could line up.
 
 Pure: no I/O (checked against a plain model in tests/commit/test_row_ids.py).
 """
@@ -40,6 +43,7 @@ __all__ = [
     "assign_row_tracking",
     "is_blob_file",
     "next_row_id_start",
+    "split_groups",
     "stale_updates",
 ]
 
@@ -137,3 +141,36 @@ def stale_updates(entries: Sequence[ManifestEntry], live: Iterable[ManifestEntry
         for e in updates
         if (e.partition, e.bucket, e.file.first_row_id, e.file.row_count) not in held
     ]
+
+
+def split_groups(entries: Sequence[ManifestEntry], live: Iterable[ManifestEntry]) -> list[str]:
+    """Names of the data files that, with ``entries`` applied to ``live``, would overlap
+    another live data file of their bucket in row ids without covering the same ones (only
+    buckets where ``entries`` delete a file are checked: nothing else can merge ranges)."""
+    deleted = {
+        (e.partition, e.bucket, e.file.file_name) for e in entries if e.kind == FileKind.DELETE
+    }
+    touched = {(p, b) for p, b, _ in deleted}
+    if not touched:
+        return []
+    ranged: list[tuple[bytes, int, int, int, str]] = []
+    for e in (*live, *(e for e in entries if e.kind == FileKind.ADD)):
+        f = e.file
+        if (
+            (e.partition, e.bucket) in touched
+            and (e.partition, e.bucket, f.file_name) not in deleted
+            and f.first_row_id is not None
+            and not is_blob_file(f.file_name)
+        ):
+            start = f.first_row_id
+            ranged.append((e.partition, e.bucket, start, start + f.row_count, f.file_name))
+    ranged.sort()
+    bad: list[str] = []
+    group: tuple[bytes, int, int, int] | None = None
+    for partition, bucket, lo, hi, name in ranged:
+        if group is not None and group[:2] == (partition, bucket) and lo < group[3]:
+            if (lo, hi) != group[2:]:
+                bad.append(name)
+            continue
+        group = (partition, bucket, lo, hi)
+    return bad

@@ -25,6 +25,14 @@ file of the (partition, bucket) that held a vector of a compacted file is delete
 vectors it holds of other files are copied unchanged into one new index file. The commit
 conflicts if a vector was added to an input meanwhile.
 
+**Row tracking** (``row-tracking.enabled``): a partition's small files whose row ids follow one
+another, in row-id order, binned as unaware buckets bin them; the compacted file holds
+``_ROW_ID`` and ``_SEQUENCE_NUMBER`` physically, so every row keeps its id and sequence number.
+With **data evolution** the units are row-id groups (a file and the files updating columns of
+its rows), a group of several files compacted even alone, its columns merged as readers merge
+them (:func:`pick_group_bins`), into one unrolled file per bin; a commit that finds an update
+written meanwhile into a range it merged fails (:mod:`lakeops.commit.row_ids`).
+
 A compaction rewrites its inputs, in order, as rolling level-0 files of source ``COMPACT``
 whose sequence numbers start at the first input's (``AppendOnlyFileStoreWrite.compactRewrite``),
 so a fixed bucket's rows keep their order. Tasks run on up to ``parallelism`` threads.
@@ -34,7 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from lakeops.compact.planner import (
     BucketJob,
@@ -45,6 +53,7 @@ from lakeops.compact.planner import (
 )
 from lakeops.errors import UnsupportedFeatureError
 from lakeops.format import binary_row
+from lakeops.format.blob_file import is_blob_file
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import FILE_SOURCE_COMPACT, DataFileMeta
 from lakeops.format.deletion_vector import (
@@ -57,12 +66,20 @@ from lakeops.format.deletion_vector import (
 )
 from lakeops.format.index_manifest import IndexFileMeta, IndexManifestEntry
 from lakeops.format.manifest import FileKind
+from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
 from lakeops.kv.append_reader import AppendFileReader
 from lakeops.kv.writer import AppendLayout, RollingFileWriter, TrackedAppendLayout
 from lakeops.options.append import AppendOptions
 from lakeops.read.deletions import DeletionVectorReader
-from lakeops.read.row_tracking import ROW_ID, SEQUENCE_NUMBER, GroupReader, row_tracking
+from lakeops.read.row_tracking import (
+    ROW_ID,
+    SEQUENCE_NUMBER,
+    GroupReader,
+    data_evolution,
+    row_id_groups,
+    row_tracking,
+)
 from lakeops.read.scan import partition_matches, snapshot_deletion_files
 from lakeops.store.context import TableContext
 
@@ -70,12 +87,20 @@ __all__ = [
     "compaction_tasks",
     "partitions_to_compact",
     "pick_bucket_windows",
+    "pick_group_bins",
     "pick_row_id_bins",
     "pick_unaware_bins",
     "plan",
     "retire_vectors",
     "run_tasks",
 ]
+
+#: what :func:`_bins` packs: files, or row-id groups of files
+U = TypeVar("U")
+
+#: a data-evolution compaction writes one file per bin, never rolled (a BLOB file of its rows
+#: must fall inside one data file's row ids)
+_ONE_FILE = 1 << 62
 
 #: a full compaction of a fixed bucket needs at least this many files
 FULL_COMPACT_MIN_FILE = 3
@@ -152,7 +177,7 @@ def pick_unaware_bins(
     small = sorted(
         (f for f in files if f.file_size < opts.compaction_file_size), key=lambda f: f.file_size
     )
-    return _bins(small, opts, full)
+    return _bins(small, opts, full, size=_file_size, count=_one)
 
 
 def pick_row_id_bins(
@@ -178,29 +203,85 @@ def pick_row_id_bins(
         else:
             runs.append([f])
         end = (f.first_row_id or 0) + f.row_count
-    return [b for run in runs for b in _bins(run, opts, full)]
+    return [b for run in runs for b in _bins(run, opts, full, size=_file_size, count=_one)]
+
+
+def pick_group_bins(
+    files: Sequence[DataFileMeta], opts: AppendOptions, full: bool
+) -> list[list[DataFileMeta]]:
+    """The bins of one bucket's files of a data-evolution table, in units of row-id groups
+    (:func:`lakeops.read.row_tracking.row_id_groups`: a file of some rows and the files that
+    update columns of the same rows): runs of groups whose row ids follow one another, cut at a
+    group of one file at the compaction size (nothing to merge), each run binned by the size of
+    its groups' data files as :func:`pick_unaware_bins` bins files, a group above the target
+    size alone. A bin of one group with several files is compacted too (its columns merged:
+    Paimon's ``DataEvolutionCompactCoordinator``). Each bin is the data files of its groups;
+    BLOB files are never rewritten (the compacted file holds the other columns of the same
+    rows, so they still belong to it)."""
+    runs: list[list[tuple[DataFileMeta, ...]]] = []
+    end: int | None = None
+    for group in row_id_groups(files):
+        data = tuple(f for f in group if not is_blob_file(f.file_name))
+        first = data[0].first_row_id
+        if first is None or (len(data) == 1 and data[0].file_size >= opts.compaction_file_size):
+            end = None
+            continue
+        if runs and end == first:
+            runs[-1].append(data)
+        else:
+            runs.append([data])
+        end = first + data[0].row_count
+    bins: list[list[DataFileMeta]] = []
+    for run in runs:
+        for picked in _bins(run, opts, full, size=_group_size, count=len):
+            bins.append([f for group in picked for f in group])
+    return bins
+
+
+def _group_size(group: tuple[DataFileMeta, ...]) -> int:
+    return sum(f.file_size for f in group)
+
+
+def _file_size(f: DataFileMeta) -> int:
+    return f.file_size
+
+
+def _one(_: DataFileMeta) -> int:
+    return 1
 
 
 def _bins(
-    files: Sequence[DataFileMeta], opts: AppendOptions, full: bool
-) -> list[list[DataFileMeta]]:
-    """``files``, in their order, packed into bins that close at the target size with at
-    least ``compaction.min.file-num`` files or at ``compaction.max.file-num`` files; a full
-    compaction also takes the last, unfilled bin of two files or more."""
-    bins: list[list[DataFileMeta]] = []
-    current: list[DataFileMeta] = []
-    size = 0
-    for f in files:
-        current.append(f)
-        size += f.file_size
-        if (size >= opts.target_file_size and len(current) >= opts.min_file_num) or (
-            len(current) >= opts.unaware_max_file_num
+    units: Sequence[U],
+    opts: AppendOptions,
+    full: bool,
+    *,
+    size: Callable[[U], int],
+    count: Callable[[U], int],
+) -> list[list[U]]:
+    """``units`` (files, or groups of files), in their order, packed into bins that close at
+    the target size with at least ``compaction.min.file-num`` files or at
+    ``compaction.max.file-num`` files; a unit above the target size is a bin of its own; a
+    full compaction also takes the last, unfilled bin. Only bins of two files or more are
+    kept."""
+    bins: list[list[U]] = []
+    current: list[U] = []
+    weight = files = 0
+    for unit in units:
+        if size(unit) > opts.target_file_size:
+            bins += [current, [unit]]
+            current, weight, files = [], 0, 0
+            continue
+        current.append(unit)
+        weight += size(unit)
+        files += count(unit)
+        if (weight >= opts.target_file_size and files >= opts.min_file_num) or (
+            files >= opts.unaware_max_file_num
         ):
             bins.append(current)
-            current, size = [], 0
-    if full and len(current) > 1:
+            current, weight, files = [], 0, 0
+    if full:
         bins.append(current)
-    return [b for b in bins if len(b) > 1]
+    return [b for b in bins if sum(count(u) for u in b) > 1]
 
 
 def compaction_tasks(
@@ -234,7 +315,8 @@ def compaction_tasks(
                     "table (the rows left would no longer hold consecutive row ids); nothing "
                     "was written — compact it with Paimon (Spark, Flink)"
                 )
-            picked = pick_row_id_bins(files, opts, full)
+            evolves = data_evolution(ctx.schema)
+            picked = (pick_group_bins if evolves else pick_row_id_bins)(files, opts, full)
         elif ctx.options.bucket > 0:
             picked = pick_bucket_windows(files, opts, full, vector_of)
         else:
@@ -302,7 +384,10 @@ def run_tasks(
     columns = ctx.schema.field_names
 
     tracked = row_tracking(ctx.schema)
+    evolves = data_evolution(ctx.schema)
     groups = GroupReader(reader)
+    written = _written_schema(ctx.schema) if evolves else ctx.schema
+    system = [*written.field_names, ROW_ID, SEQUENCE_NUMBER]
 
     def rewrite(task: BucketJob) -> tuple[CommitMessage | None, list[str]]:
         directory = ctx.bucket_path(task.partition, task.bucket)
@@ -310,17 +395,18 @@ def run_tasks(
         writer = RollingFileWriter(
             ctx.file_io,
             directory,
-            TrackedAppendLayout(ctx.schema, first) if tracked else AppendLayout(ctx.schema, first),
-            opts.target_file_size,
+            TrackedAppendLayout(written, first) if tracked else AppendLayout(ctx.schema, first),
+            _ONE_FILE if evolves else opts.target_file_size,
             FILE_SOURCE_COMPACT,
             ctx.locations.external_paths_of(task.partition, task.bucket),
             name_token,
         )
         try:
-            for f in task.files:
-                if tracked:  # in row-id order, each row with its id and sequence number
-                    writer.write(groups.read(directory, (f,), [*columns, ROW_ID, SEQUENCE_NUMBER]))
-                    continue
+            for group in row_id_groups(task.files) if tracked else ():
+                # in row-id order, each row with its id and sequence number, a data-evolution
+                # group's columns each from the newest file holding it
+                writer.write(groups.read(directory, group, system))
+            for f in () if tracked else task.files:
                 pieces = reader.iter_batches(directory, f, columns, 131_072)
                 df = vectors.get((task.partition, task.bucket, f.file_name))
                 for batch in dvs.iter_apply(pieces, df, f):
@@ -339,6 +425,13 @@ def run_tasks(
         return message, list(writer.written)
 
     return run_jobs(ctx, tasks, rewrite, parallelism, progress)
+
+
+def _written_schema(schema: TableSchema) -> TableSchema:
+    """The fields a data-evolution table's compaction writes: every field but BLOB columns,
+    which stay in their ``.blob`` files (Paimon's ``DataEvolutionNormalCompactTask``)."""
+    kept = tuple(f for f in schema.fields if f.type.root != "BLOB")
+    return dataclasses.replace(schema, fields=kept)
 
 
 def _write_index_file(

@@ -44,7 +44,7 @@ from lakeops.table.system_tables import system_table_schema
 from lakeops.write.append_write import AppendWrite
 from lakeops.write.update_columns import write_column_updates
 
-__all__ = ["AppendSplitReader", "AppendTable", "data_evolution_refusal"]
+__all__ = ["AppendSplitReader", "AppendTable"]
 
 log = logging.getLogger(__name__)
 
@@ -58,28 +58,6 @@ def _kind(schema: TableSchema) -> str:
     if data_evolution(schema):
         return kind + " with data evolution"
     return kind + " with row tracking" if row_tracking(schema) else kind
-
-
-#: what a data-evolution table refuses: compaction would have to merge column files by row id
-_COMPACTIONS = ("compact", "commit a compaction of")
-
-
-def data_evolution_refusal(identifier: str, schema: TableSchema, action: str) -> str | None:
-    """Why lakeops refuses to ``action`` a data-evolution table (None where it does not): it
-    writes them (:mod:`lakeops.commit.row_ids`) but does not compact them — Paimon's
-    compaction merges a data-evolution table's column files by row id, which lakeops'
-    compaction does not (a row-tracking table without data evolution is compacted, keeping
-    every row's id: :func:`lakeops.compact.append.pick_row_id_bins`) — nor alters them (its
-    files name their columns as of their schema)."""
-    if action in _COMPACTIONS and data_evolution(schema):
-        what = "column files are merged by row id in compaction"
-    else:
-        return None
-    return (
-        f"lakeops refuses to {action} table {identifier!r}: it has no primary key and is "
-        f"{_kind(schema)} whose {what}, which lakeops does not maintain; nothing was "
-        "written — use Paimon (Spark, Flink) for this"
-    )
 
 
 class AppendSplitReader:
@@ -116,18 +94,6 @@ class AppendTable(BaseTable):
         # a malformed table-wide or append option fails at open
         self.context.options  # noqa: B018
         self.context.append  # noqa: B018
-
-    # -------------------------------------------------------------- refusals
-    def _refuse_data_evolution(self, action: str) -> None:
-        refusal = data_evolution_refusal(self.identifier, self.schema, action)
-        if refusal is not None:
-            raise UnsupportedFeatureError(refusal)
-
-    def _require_writable(self, action: str) -> None:
-        """As :meth:`lakeops.table.base.BaseTable._require_writable`; a row-tracking table's
-        compaction is refused, naming its kind (:func:`data_evolution_refusal`)."""
-        self._refuse_data_evolution(action)
-        super()._require_writable(action)
 
     def delete_uncommitted(
         self, messages: Sequence[CommitMessage], *, compaction_only: bool = False

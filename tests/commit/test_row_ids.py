@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog
-from lakeops.commit.row_ids import assign_row_tracking, next_row_id_start
+from lakeops.commit.row_ids import assign_row_tracking, next_row_id_start, split_groups
 from lakeops.errors import CommitError
 from lakeops.format.data_file import FILE_SOURCE_APPEND, FILE_SOURCE_COMPACT, DataFileMeta
 from lakeops.format.manifest import FileKind, ManifestEntry
@@ -188,3 +188,39 @@ def test_row_ids_are_never_reused_after_a_rollback(catalog: Catalog) -> None:
     assert rolled is not None and rolled.next_row_id == 5
     table.write(pa.table({"id": [7], "v": ["h"]}, schema=SCHEMA))
     assert _ids(table) == {0: 0, 1: 1, 7: 5}
+
+
+def test_split_groups_match_a_plain_model() -> None:
+    """Random live files (row-id ranges of two buckets) and a change deleting some and adding
+    ranges: offenders exist exactly where, by brute force over pairs of the result in a bucket
+    the change deletes from, two files overlap without the same range."""
+    rng = random.Random(5)
+    for _ in range(300):
+        live: list[ManifestEntry] = []
+        for i in range(rng.randrange(1, 6)):
+            lo = rng.randrange(0, 20)
+            e = _entry(f"l{i}", rng.randrange(1, 8), first=lo, seq=(1, 1))
+            live.append(replace(e, bucket=rng.randrange(2)))
+        change = [replace(e, kind=FileKind.DELETE) for e in live if rng.random() < 0.4]
+        for i in range(rng.randrange(0, 3)):
+            e = _entry(f"n{i}", rng.randrange(1, 12), first=rng.randrange(0, 20), seq=(1, 1))
+            change.append(replace(e, bucket=rng.randrange(2), file=replace(e.file, file_source=1)))
+        gone = {(e.bucket, e.file.file_name) for e in change if e.kind == FileKind.DELETE}
+        touched = {b for b, _ in gone}
+        result = [e for e in live if (e.bucket, e.file.file_name) not in gone]
+        result += [e for e in change if e.kind == FileKind.ADD]
+
+        def span(e: ManifestEntry) -> tuple[int, int]:
+            first = e.file.first_row_id or 0
+            return first, first + e.file.row_count
+
+        broken = any(
+            a.bucket == b.bucket
+            and a.bucket in touched
+            and span(a) != span(b)
+            and span(a)[0] < span(b)[1]
+            and span(b)[0] < span(a)[1]
+            for i, a in enumerate(result)
+            for b in result[i + 1 :]
+        )
+        assert bool(split_groups(change, live)) == broken

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from lakeops import Catalog
-from lakeops.compact.append import pick_bucket_windows, pick_unaware_bins
+from lakeops.compact.append import pick_bucket_windows, pick_group_bins, pick_unaware_bins
 from lakeops.format.data_file import DataFileMeta, SimpleStats
 from lakeops.options.append import AppendOptions
 
@@ -158,3 +158,32 @@ def test_a_compaction_whose_inputs_were_replaced_commits_nothing(
         for p in stale.written
     )
     assert sorted(table.read().column("k").to_pylist()) == [0, 1, 2]
+
+
+def _ranged(name: str, first: int, rows: int, size: int, seq: int) -> DataFileMeta:
+    return DataFileMeta(
+        name, size, rows, b"", b"", SimpleStats(), SimpleStats(), seq, seq, 0, 0,
+        first_row_id=first,
+    )  # fmt: skip
+
+
+def test_data_evolution_bins_are_runs_of_row_id_groups() -> None:
+    """Groups (a file and its column updates) of ids [0,10) (two files), [10,20), [20,30)
+    (large, alone: nothing to merge), [30,40) (two files), [50,60) (does not follow), and a
+    large group of two files: Paimon's coordinator compacts a group of several files even
+    alone, never a run across a gap or a lone large file."""
+    files = [
+        _ranged("a", 0, 10, 10, 1),
+        _ranged("a-upd", 0, 10, 5, 4),
+        _ranged("b", 10, 10, 10, 2),
+        _ranged("big", 20, 10, 90, 3),
+        _ranged("c", 30, 10, 10, 5),
+        _ranged("c-upd", 30, 10, 5, 6),
+        _ranged("d", 50, 10, 10, 7),
+        _ranged("e", 60, 10, 150, 8),
+        _ranged("e-upd", 60, 10, 20, 9),
+    ]
+    full = _names(pick_group_bins(files, OPTS, full=True))
+    assert full == [["a-upd", "a", "b"], ["c-upd", "c"], ["e-upd", "e"]]
+    # not full: the unfilled bins wait, the group above the target size does not
+    assert _names(pick_group_bins(files, OPTS, full=False)) == [["e-upd", "e"]]

@@ -203,9 +203,6 @@ class Case:
         orc_micros: the ORC case's data holds a time before 1970 with microseconds.
         deletes_2: the keys pypaimon's second commit deletes.
         primary_key: False for an append table (no primary key).
-        compact_refused: lakeops serves reads and writes but refuses to compact the table,
-            with an error naming this (data evolution: compaction must merge column files by
-            row id).
     """
 
     options: dict[str, str]
@@ -218,7 +215,6 @@ class Case:
     orc_micros: bool = False
     deletes_2: frozenset[int] = DELETES_2
     primary_key: bool = True
-    compact_refused: str | None = None
 
     @property
     def engine(self) -> str:
@@ -420,10 +416,9 @@ CASES: dict[str, Case] = {
     "append-row-tracking": Case(
         {"bucket": "-1", "row-tracking.enabled": "true"}, primary_key=False
     ),
-    # read exactly (merged by row id), appended to; compaction refused naming the kind
+    # read exactly (merged by row id), appended to, compacted (row-id groups merged)
     "append-data-evolution": Case(
         {"bucket": "-1", "row-tracking.enabled": "true", "data-evolution.enabled": "true"},
-        compact_refused="with data evolution",
         primary_key=False,
     ),
     # options lakeops cannot honour: refused, table untouched
@@ -985,12 +980,6 @@ def _lakeops_phase(case: Case, run: Run, options: dict[str, str], tmp: Path) -> 
         lifted = case.primary_key and case.options.get("deletion-vectors.enabled") == "true"
         want = _visible(case, run.model, lifted)
         _check(table.read(), want, keys, "lakeops' read after append")
-    if case.compact_refused is not None:
-        live = _live_files(table)
-        with pytest.raises(LakeopsError, match=case.compact_refused):
-            table.compact(full=True)
-        assert _live_files(table) == live
-        return
     table.compact(full=True)
     _check(table.read(), run.model.rows(), keys, "lakeops' read after full compaction")
     _check_filtered(case, table, run.model.rows(), keys, "after full compaction")

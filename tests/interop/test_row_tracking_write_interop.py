@@ -289,3 +289,56 @@ def test_data_evolution_tables_altered_by_lakeops_read_by_pypaimon(warehouse: Pa
     assert ordered(table.read(columns=columns)) == want
     (theirs,) = oracle_script(w, [{"op": "read", "table": name, "columns": columns}])
     assert ordered(theirs) == want
+
+
+def test_data_evolution_compaction_merges_columns_for_pypaimon(warehouse: Path) -> None:
+    """pypaimon writes a data-evolution table (three commits, column updates by row id); lakeops
+    appends and updates a column of its own rows, then compacts fully: per partition, row-id
+    groups whose ids follow one another become one file holding every column (the newest
+    file's values of each) with each row's ``_ROW_ID`` and ``_SEQUENCE_NUMBER``; a group of
+    several files that follows nothing is compacted alone. pypaimon reads every row as the
+    model says after the compaction, updates a compacted row, and both read the same again."""
+    name = "db.de"
+    model = Model()
+    w = str(warehouse)
+    ops: list[dict[str, Any]] = [
+        {
+            "op": "create",
+            "table": name,
+            "schema": SCHEMA,
+            "partition_keys": ["p"],
+            "primary_keys": [],
+            "options": EVOLUTION,
+        },
+        {"op": "write", "table": name, "data": model.append(_rows("a", range(0, 4), "py"))},
+        {"op": "write", "table": name, "data": model.append(_rows("a", range(4, 7), "py"))},
+        {"op": "write", "table": name, "data": model.append(_rows("b", range(7, 9), "py"))},
+        {"op": "update", "table": name, "update_cols": ["s"], "data": model.update([1, 5], s="u")},
+        {"op": "update", "table": name, "update_cols": ["x"], "data": model.update([8], x=-2.0)},
+    ]
+    oracle_script(w, ops)
+    table = Catalog(w).get_table(name)
+    table.write(model.append(_rows("a", range(9, 11), "lk")))
+    table.update_columns(model.update([9], s="lk-upd"))
+    before = table.store.live_entries(table.latest_snapshot())
+    assert len(before) == 8
+    assert table.compact(full=True) is not None
+    model.snapshot += 1  # the COMPACT snapshot keeps every row's sequence number
+    after = table.store.live_entries(table.latest_snapshot())
+    ranges = sorted((e.file.first_row_id or 0, e.file.row_count, e.file.write_cols) for e in after)
+    full = (*SCHEMA.names, *SYSTEM)
+    assert ranges == [(0, 7, full), (7, 2, full), (9, 2, full)]
+    model.groups = [range(0, 7), range(7, 9), range(9, 11)]
+    want_compacted = model.want()
+    assert _sorted(table.read(columns=ALL)) == want_compacted
+    compacted, last = oracle_script(
+        w,
+        [
+            {"op": "read", "table": name, "columns": ALL},
+            {"op": "update", "table": name, "update_cols": ["s"], "data": model.update([2], s="v")},
+            {"op": "read", "table": name, "columns": ALL},
+        ],
+    )
+    assert _sorted(compacted) == want_compacted
+    assert _sorted(last) == model.want()
+    assert _sorted(Catalog(w).get_table(name).read(columns=ALL)) == model.want()

@@ -2,7 +2,9 @@
 a plain model (row id -> row) over random commits: appends, updates of random column subsets
 of random rows, reads at every step; the files they write (one per updated row-id group,
 only the updated columns, the group's first row id); refusals that write nothing; an update
-whose rows an overwrite replaced before it published is refused."""
+whose rows an overwrite replaced before it published is refused; compactions between the
+steps change no row; an update and a compaction that race never leave rows readers cannot
+line up."""
 
 from __future__ import annotations
 
@@ -73,6 +75,9 @@ def test_random_updates_match_the_model(catalog: Catalog) -> None:
         table.update_columns(data)
         assert len(table.snapshots()) == before + 1
         assert _rows(table) == model, step
+        if step % 3 == 2:  # a compaction merges the groups' columns; nobody sees a change
+            table.compact(full=True)
+            assert _rows(table) == model, step
 
 
 def test_one_file_per_updated_group_of_the_updated_columns(catalog: Catalog) -> None:
@@ -195,3 +200,61 @@ def test_column_subset_append_is_refused_naming_update_columns(
     assert not [
         p for p in (warehouse / "db.db" / "t").rglob("*") if p.is_file() and "schema" not in p.parts
     ]
+
+
+def _two_groups(catalog: Catalog):
+    """Rows 0-1 and 2-3 of partition a (two row-id groups that follow one another)."""
+    table = _table(catalog)
+    for ids in ((0, 1), (2, 3)):
+        rows = [{"id": i, "p": "a", "s": f"s{i}", "x": float(i)} for i in ids]
+        table.write(pa.Table.from_pylist(rows, schema=SCHEMA))
+    return table
+
+
+def test_a_compaction_that_merged_groups_an_update_wrote_into_meanwhile_commits_nothing(
+    catalog: Catalog, warehouse: Path
+) -> None:
+    """The compaction (merging [0,2) and [2,4)) is planned; an update of row 1 commits
+    before it: committing the merge would leave a file of rows [0,2) beside one of [0,4),
+    which no reader could line up, so the compaction is refused and its file deleted."""
+    table = _two_groups(catalog)
+    real = table.commit_compaction
+
+    def updated_first(messages, **kw):
+        catalog.get_table("db.t").update_columns(
+            pa.table({"_ROW_ID": pa.array([1], pa.int64()), "s": ["upd"]})
+        )
+        return real(messages, **kw)
+
+    table.commit_compaction = updated_first  # type: ignore[method-assign]
+    with pytest.raises(CommitConflictError, match="merged"):
+        table.compact(full=True)
+    table = catalog.get_table("db.t")
+    assert _rows(table)[1]["s"] == "upd" and len(_rows(table)) == 4
+    live = {f.file_name for s in table.splits() for f in s.files}
+    on_disk = {p.name for p in (warehouse / "db.db" / "t").glob("p=*/bucket-0/*")}
+    assert on_disk == live
+    assert table.compact(full=True) is not None  # on the new snapshot it merges all three
+    assert {r["s"] for r in _rows(table).values()} == {"s0", "upd", "s2", "s3"}
+
+
+def test_an_update_racing_a_compaction_of_its_group_wins(catalog: Catalog) -> None:
+    """Each group compacted alone (a group of two files: a row and its update) keeps its row
+    ids, so an update planned before that compaction still lines up after it and, newer,
+    supplies its column; an update planned before a merge of groups is refused instead."""
+    table = _table(catalog, **{"target-file-size": "1 b"})  # every group above the target
+    for ids in ((0, 1), (2, 3)):
+        rows = [{"id": i, "p": "a", "s": f"s{i}", "x": float(i)} for i in ids]
+        table.write(pa.Table.from_pylist(rows, schema=SCHEMA))
+    table.update_columns(pa.table({"_ROW_ID": pa.array([0], pa.int64()), "x": [-1.0]}))
+    other = catalog.get_table("db.t")
+    real = other.commit
+
+    def compacted_first(messages, **kw):
+        assert catalog.get_table("db.t").compact(full=True) is not None
+        return real(messages, **kw)
+
+    other.commit = compacted_first  # type: ignore[method-assign]
+    other.update_columns(pa.table({"_ROW_ID": pa.array([1], pa.int64()), "s": ["late"]}))
+    got = _rows(catalog.get_table("db.t"))
+    assert got[0]["x"] == -1.0 and got[1]["s"] == "late" and got[2]["s"] == "s2"
