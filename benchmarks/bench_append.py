@@ -14,10 +14,13 @@ Each phase reports wall seconds, CPU seconds (user + system, every thread) and c
 
 ``--row-tracking``: the table has ``row-tracking.enabled``: its compaction keeps every row's id
 (files whose ids follow one another, written with ``_ROW_ID`` / ``_SEQUENCE_NUMBER``), and the
-read selects both system columns too.
+read selects both system columns too. ``--data-evolution``: row tracking and
+``data-evolution.enabled``; after the appends (untimed) an ``update_columns`` sets ``f`` of every
+tenth row, so every file has an update file of that column; compaction merges each file's
+columns with its update's (row-id groups, :func:`lakeops.compact.append.pick_group_bins`).
 
 Usage: ``.venv/bin/python benchmarks/bench_append.py [--rows 10000000] [--bucket 4]
-[--row-tracking] [--json]``;
+[--row-tracking | --data-evolution] [--json]``;
 ``--rows 100000 --per-commit 20`` times only commits (ms of CPU and wall per commit). Figures:
 ``benchmarks/append.md``.
 Targets (informational; nothing here fails): append and read at most 1.5x the floor's time,
@@ -57,7 +60,9 @@ def _batch(i: int, rows: int) -> pa.Table:
     return pa.table({"id": ids, "level": levels, "f": rng.random(rows), "msg": msgs}, schema=SCHEMA)
 
 
-def _phase(name: str, wh: str, rows: int, bucket: int, tracked: bool = False) -> dict[str, float]:
+def _phase(name: str, wh: str, rows: int, bucket: int, mode: str = "") -> dict[str, float]:
+    """One phase in this process (``mode``: "", "row-tracking" or "data-evolution")."""
+    tracked = bool(mode)
     per = rows // COMMITS
     batches = [_batch(i, per) for i in range(COMMITS)]  # built before the clock starts
     floor_dir = os.path.join(wh, "floor")
@@ -70,9 +75,14 @@ def _phase(name: str, wh: str, rows: int, bucket: int, tracked: bool = False) ->
         options = {"bucket": str(bucket), "bucket-key": "id"} if bucket > 0 else {}
         if tracked:
             options["row-tracking.enabled"] = "true"
+        if mode == "data-evolution":
+            options["data-evolution.enabled"] = "true"
         table = catalog.create_table("db.t", schema=SCHEMA, options=options)
         for b in batches:
             table.write(b)
+        if mode == "data-evolution":
+            wall, cpu = _update_tenth(table, per * COMMITS)  # not timed
+            start, cpu_start = start + wall, cpu_start + cpu
     elif name == "append-floor":
         for i, b in enumerate(batches):
             pq.write_table(
@@ -112,6 +122,16 @@ def _phase(name: str, wh: str, rows: int, bucket: int, tracked: bool = False) ->
     }
 
 
+def _update_tenth(table: object, rows: int) -> tuple[float, float]:
+    """Set ``f`` of every tenth row by row id; the wall and CPU seconds it took (left out of
+    the phase)."""
+    started, cpu = time.perf_counter(), _cpu()
+    ids = np.arange(0, rows, 10, dtype=np.int64)
+    data = pa.table({"_ROW_ID": ids, "f": np.full(len(ids), -1.0)})
+    table.update_columns(data)  # type: ignore[attr-defined]
+    return time.perf_counter() - started, _cpu() - cpu
+
+
 def _per_commit(rows: int, n: int) -> None:
     """CPU and wall milliseconds per ``table.write`` of ``rows`` rows (an A/B of the commit
     path: run it for each side in fresh processes, interleaved)."""
@@ -141,6 +161,7 @@ def main() -> None:
     parser.add_argument("--bucket", type=int, default=-1)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--row-tracking", action="store_true")
+    parser.add_argument("--data-evolution", action="store_true")
     parser.add_argument(
         "--per-commit",
         type=int,
@@ -154,16 +175,17 @@ def main() -> None:
     if args.per_commit:
         _per_commit(args.rows, args.per_commit)
         return
+    mode = "data-evolution" if args.data_evolution else "row-tracking" if args.row_tracking else ""
     if args.phase:
-        phase = _phase(args.phase, args.warehouse, args.rows, args.bucket, args.row_tracking)
-        print(json.dumps(phase))
+        measured = _phase(args.phase, args.warehouse, args.rows, args.bucket, mode)
+        print(json.dumps(measured))
         return
     results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-append-") as wh:
         for phase in ("append", "append-floor", "compact", "compact-floor", "read", "read-floor"):
             cmd = [sys.executable, __file__, "--phase", phase, "--warehouse", wh]
             cmd += ["--rows", str(args.rows), "--bucket", str(args.bucket)]
-            cmd += ["--row-tracking"] if args.row_tracking else []
+            cmd += [f"--{mode}"] if mode else []
             out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
             results[phase] = json.loads(out.strip().splitlines()[-1])
     ratios = {p: results[p]["seconds"] / results[f"{p}-floor"]["seconds"] for p in TARGETS}
@@ -183,7 +205,7 @@ def main() -> None:
             )
         )
         return
-    tracking = ", row tracking" if args.row_tracking else ""
+    tracking = f", {mode.replace('-', ' ')}" if mode else ""
     print(f"append table, {args.rows:,} rows in {COMMITS} commits, bucket {args.bucket}{tracking}")
     for p, target in TARGETS.items():
         ours, floor = results[p], results[f"{p}-floor"]
