@@ -291,7 +291,12 @@ class Catalog:
 
     def get_table(self, identifier: str) -> AnyTable:
         """Open an existing table: a :class:`~lakeops.Table` when it has a primary key, else an
-        :class:`~lakeops.table.append.AppendTable`."""
+        :class:`~lakeops.table.append.AppendTable`; ``'db.table$branch_<name>'`` opens that
+        branch of it (:meth:`~lakeops.Table.branch`)."""
+        if isinstance(identifier, str) and "$branch_" in identifier:
+            base, _, name = identifier.partition("$branch_")
+            if "$" not in name:  # Paimon's spelling of a branch: 'db.table$branch_<name>'
+                return self.get_table(base).branch(name)
         if isinstance(identifier, str) and "$" in identifier:
             raise ConfigurationError(
                 f"{identifier!r} names a metadata table: read it with "
@@ -309,7 +314,8 @@ class Catalog:
     def metadata_table(self, identifier: str, *, snapshot_id: int | None = None) -> pa.Table:
         """A Paimon system table by Paimon's spelling, ``'db.table$name'`` (``$snapshots``,
         ``$schemas``, ``$options``, ``$files``, ``$manifests``, ``$partitions``,
-        ``$buckets``, ``$tags``, ``$audit_log``), as an Arrow table with Paimon's columns; see
+        ``$buckets``, ``$tags``, ``$consumers``, ``$audit_log``, ``$binlog``, ``$ro``), as an
+        Arrow table with Paimon's columns; see
         :meth:`Table.metadata_table`. Only the metadata is read, so it serves any table of
         the warehouse."""
         table, name = split_system_table(identifier)
@@ -321,7 +327,7 @@ class Catalog:
         if not self.table_exists(table):
             raise self._not_found(TableNotFoundError(f"table {table!r} does not exist"))
         store = TableStore(self.file_io, self._table_path(table))
-        if name == "audit_log" and not store.latest_schema().primary_keys:
-            # an append table's audit log is its rows, read as the table reads them
+        if name in ("audit_log", "binlog", "ro") and not store.latest_schema().primary_keys:
+            # an append table's audit log, binlog and ro are its rows, read as the table reads them
             return self.get_table(table).metadata_table(name, snapshot_id=snapshot_id)
         return metadata_table(store, name, snapshot_id=snapshot_id)

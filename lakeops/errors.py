@@ -18,6 +18,7 @@ Every error the library raises on purpose derives from :class:`LakeopsError`, so
     ├── SnapshotNotFoundError       the snapshot asked for does not exist (never was, or expired)
     │   └── TagNotFoundError        … asked for by a tag name that does not exist
     ├── TagAlreadyExistsError       a tag of that name exists (for another snapshot)
+    ├── PartitionNotFoundError      a partition named to drop holds no data
     ├── CommitError                 a commit could not be published
     │   ├── CommitConflictError     another writer won and retrying did not help
     │   │   └── StaleWriteError     another commit changed what the write was planned on
@@ -118,6 +119,11 @@ class TagNotFoundError(SnapshotNotFoundError):
 class TagAlreadyExistsError(LakeopsError):
     """A tag of that name already exists and tags another snapshot; tags are never moved
     silently — delete it first."""
+
+
+class PartitionNotFoundError(LakeopsError, LookupError):
+    """A partition named (``drop_partitions``) matches no partition holding data; nothing was
+    changed."""
 
 
 class CommitError(LakeopsError):

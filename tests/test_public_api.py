@@ -28,6 +28,7 @@ POSITIONAL_WITH_DEFAULT = {
         ("commit_stats", {"snapshot_id"}),
         ("rollback_to", {"snapshot_id"}),
         ("create_tag", {"snapshot_id"}),
+        ("replace_tag", {"snapshot_id"}),
     )
 }
 

@@ -17,6 +17,8 @@ README = ROOT / "README.md"
 PYTHON_API_SECTIONS = (
     "The Python API in one screen",
     "Tags, time travel and catalog operations",
+    "Changing rows",
+    "Branches",
     "Metadata tables",
 )
 

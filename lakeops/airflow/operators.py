@@ -550,6 +550,101 @@ class LakeopsExpirePartitionsOperator(_LakeopsOperator):
         )
 
 
+class LakeopsDropPartitionsOperator(_LakeopsOperator):
+    """Drop ``partitions`` (specs such as ``[{"dt": "{{ ds }}"}]``; templated) as one
+    ``OVERWRITE`` commit that deletes no file, as Paimon's ``DROP PARTITION``
+    (:meth:`lakeops.Table.drop_partitions`). A spec that matches no partition with data fails
+    the task unless ``if_exists``; ``report_only`` lists what would go and commits nothing.
+
+    Returns (XCom): ``table, partitions (values by key), snapshot_id (None when nothing was
+    dropped), commit_kind, report_only, seconds``.
+    """
+
+    template_fields: Sequence[str] = (*_LakeopsOperator.template_fields, "partitions")
+
+    def __init__(
+        self,
+        *,
+        partitions: Sequence[Mapping[str, Any]],
+        if_exists: bool = False,
+        report_only: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.partitions = partitions
+        self.if_exists = if_exists
+        self.report_only = report_only
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        start = time.monotonic()
+        table = self.hook().get_table(self.table)
+        result = table.drop_partitions(
+            self.partitions, if_exists=self.if_exists, dry_run=self.report_only
+        )
+        return self._done(
+            context,
+            {
+                "partitions": result.partitions,
+                "snapshot_id": result.snapshot_id,
+                "commit_kind": "OVERWRITE" if result.snapshot_id is not None else None,
+                "report_only": self.report_only,
+            },
+            start,
+        )
+
+
+class LakeopsBranchOperator(_LakeopsOperator):
+    """A branch step of write-audit-publish, as Paimon's branch procedures: ``action`` is
+    ``"create"`` (branch ``branch`` from ``from_tag`` or ``from_snapshot``, or empty;
+    ``ignore_if_exists``), ``"fast_forward"`` (the main branch becomes the branch: an Asset
+    event with the new latest snapshot) or ``"delete"``. Write to the branch with the other
+    operators by naming the table ``'db.table$branch_<name>'``. ``branch`` is templated.
+
+    Returns (XCom): ``table, action, branch, snapshot_id (fast_forward only), seconds``.
+    """
+
+    template_fields: Sequence[str] = (*_LakeopsOperator.template_fields, "branch")
+
+    def __init__(
+        self,
+        *,
+        action: Literal["create", "fast_forward", "delete"],
+        branch: str,
+        from_tag: str | None = None,
+        from_snapshot: int | None = None,
+        ignore_if_exists: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if action not in ("create", "fast_forward", "delete"):
+            raise ConfigurationError(f"action {action!r}: use 'create', 'fast_forward' or 'delete'")
+        self.action = action
+        self.branch = branch
+        self.from_tag = from_tag
+        self.from_snapshot = from_snapshot
+        self.ignore_if_exists = ignore_if_exists
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        start = time.monotonic()
+        table = self.hook().get_table(self.table)
+        snapshot_id = None
+        if self.action == "create":
+            table.create_branch(
+                self.branch,
+                from_tag=self.from_tag,
+                from_snapshot=self.from_snapshot,
+                ignore_if_exists=self.ignore_if_exists,
+            )
+        elif self.action == "delete":
+            table.delete_branch(self.branch)
+        else:
+            snapshot_id = table.fast_forward(self.branch).id
+        result = {"action": self.action, "branch": self.branch, "snapshot_id": snapshot_id}
+        if snapshot_id is not None:
+            result["commit_kind"] = "FAST_FORWARD"
+        return self._done(context, result, start)
+
+
 class LakeopsRescaleBucketsOperator(_SparkJobMixin, _LakeopsOperator):
     """Rescale a fixed-bucket table (Paimon's "Rescale Bucket"): with ``bucket`` first change
     the table's bucket count, then rewrite ``partitions`` (default: every partition whose files

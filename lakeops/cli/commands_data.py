@@ -1,4 +1,5 @@
-"""Data commands: ``write`` (files → one commit) and ``lookup`` (rows of primary keys)."""
+"""Data commands: ``write`` (files → one commit), ``delete`` (rows by a condition) and
+``lookup`` (rows of primary keys)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from lakeops.cli.errors import CliError
 from lakeops.cli.grids import grid, print_grid
 from lakeops.cli.lookup_keys import key_columns, parse_lookup_keys
 from lakeops.cli.output import human_bytes, jsonable
+from lakeops.cli.where import parse_where
 from lakeops.errors import CommitStateUnknownError, SnapshotNotFoundError
 from lakeops.parallel import check_parallelism
 from lakeops.table import primary_key_table
@@ -182,6 +184,51 @@ def lookup(
     )
 
 
+def delete(
+    ctx: typer.Context,
+    table: TableArg,
+    where: Annotated[
+        str,
+        typer.Option(
+            "--where",
+            metavar="EXPR",
+            help="The rows to delete, e.g. \"dt = '2024-01-01' AND v IS NULL\" (as head's "
+            "--where).",
+            show_default=False,
+        ),
+    ],
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", metavar="", help="Do not ask for confirmation.")
+    ] = False,
+) -> None:
+    """Delete the rows a condition holds for, as ONE commit (Paimon's DELETE).
+
+    A primary-key table gets delete records of those rows (its merge engine must remove keys
+    on delete); an append table's files lose them through deletion vectors
+    (deletion-vectors.enabled) or are rewritten without them. Rows where the condition is
+    NULL stay. Asks for confirmation unless --yes.
+    """
+    st = state(ctx)
+    target = st.table(table)
+    condition = parse_where(where, target.arrow_schema)
+    if not yes and not typer.confirm(f"Delete the rows of {table} where {where}?", err=True):
+        raise CliError("delete cancelled; nothing changed")
+    result = target.delete(condition)
+
+    def human(console: Console) -> None:
+        if result.snapshot_id is None:
+            console.print("no row matched; nothing changed")
+        else:
+            console.print(
+                f"deleted {result.deleted:,} row(s) of {escape(table)} in snapshot "
+                f"{result.snapshot_id}"
+            )
+
+    st.out.result(
+        {"table": table, "deleted": result.deleted, "snapshot_id": result.snapshot_id}, human
+    )
+
+
 def _cell(value: object) -> str:
     """A value as text in a rich table (null shows as ``null``)."""
     if value is None:
@@ -193,4 +240,5 @@ def _cell(value: object) -> str:
 def register(app: typer.Typer) -> None:
     """Add the data commands to ``app``."""
     app.command(rich_help_panel=PANEL)(write)
+    app.command(rich_help_panel=PANEL)(delete)
     app.command(rich_help_panel=PANEL)(lookup)

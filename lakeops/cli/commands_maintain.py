@@ -1,11 +1,12 @@
 """Maintenance commands: ``compact``, ``flush``, ``expire``, ``expire-partitions``,
-``rewrite-file-index``, ``rescale``, ``orphans``, ``rollback``, ``check``, ``repair``."""
+``drop-partitions``, ``rewrite-file-index``, ``rescale``, ``orphans``, ``rollback``, ``check``,
+``repair``."""
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
-from typing import Annotated
+from collections.abc import Callable, Mapping, Sequence
+from typing import Annotated, Any, cast
 
 import typer
 from rich.console import Console
@@ -17,7 +18,9 @@ from lakeops.cli.context import state
 from lakeops.cli.errors import CliError
 from lakeops.cli.output import human_bytes
 from lakeops.cli.parsing import parse_partitions
+from lakeops.cli.where import parse_where
 from lakeops.compact.planner import CompactionProgress
+from lakeops.compact.sort import SortStrategy
 from lakeops.maintenance.rollback import holds
 from lakeops.options.parsing import parse_duration
 from lakeops.options.rows_retention import SNAPSHOT_NUM_RETAINED_MAX, SNAPSHOT_NUM_RETAINED_MIN
@@ -141,6 +144,34 @@ def compact(
         bool, typer.Option("--full", metavar="", help="Rewrite every bucket into one sorted run.")
     ] = False,
     partition: PartitionOpt = None,
+    where: Annotated[
+        str | None,
+        typer.Option(
+            "--where",
+            metavar="EXPR",
+            help="Only the partitions this condition on partition columns holds for, e.g. "
+            "\"dt >= '2024-01-01'\" (as head's --where; with --partition, both must hold).",
+            show_default=False,
+        ),
+    ] = None,
+    order_by: Annotated[
+        str | None,
+        typer.Option(
+            "--order-by",
+            metavar="COL[,COL]",
+            help="Sort compaction (unaware-bucket append tables): rewrite each partition's "
+            "rows sorted by these columns, as one OVERWRITE snapshot.",
+            show_default=False,
+        ),
+    ] = None,
+    strategy: Annotated[
+        str,
+        typer.Option(
+            "--strategy",
+            metavar="order|zorder|hilbert",
+            help="How --order-by orders rows: lexicographic, Z-order or Hilbert curve.",
+        ),
+    ] = "order",
     parallelism: ParallelismOpt = None,
 ) -> None:
     """Compact the table's buckets as one COMPACT snapshot.
@@ -148,16 +179,40 @@ def compact(
     Without --full each bucket follows the table's strategy (universal compaction; nothing
     happens to buckets that need none). Prints the snapshot id, the files rewritten and the
     bytes written, or "nothing to compact". Level-only upgrades count as a file rewritten and
-    written with the same bytes.
+    written with the same bytes. With --order-by (or --full on an append table with
+    clustering.columns) the selected partitions are sort-compacted instead, as Paimon's
+    sort_compact: one OVERWRITE snapshot.
     """
+    columns = None
+    if order_by is not None:
+        columns = [c.strip() for c in order_by.split(",") if c.strip()]
+        if not columns:
+            raise CliError("--order-by needs at least one column, e.g. --order-by x,y")
+    if strategy != "order" and columns is None:
+        raise CliError("--strategy orders the columns of --order-by, which is not given")
+
+    def run(
+        target: AnyTable,
+        specs: list[dict[str, str]] | None,
+        progress: Callable[[CompactionProgress], None],
+    ) -> Snapshot | None:
+        condition = None if where is None else parse_where(where, target.arrow_schema)
+        return target.compact(
+            full=full,
+            partitions=specs,
+            where=condition,
+            order_by=columns,
+            strategy=cast(SortStrategy, strategy),  # checked by compact
+            parallelism=parallelism,
+            progress=progress,
+        )
+
     _run_rewrite(
         ctx,
         table,
         partition,
-        "fully compacting" if full else "compacting",
-        lambda target, specs, progress: target.compact(
-            full=full, partitions=specs, parallelism=parallelism, progress=progress
-        ),
+        "sort-compacting" if columns else "fully compacting" if full else "compacting",
+        run,
         "nothing to compact",
         parallelism,
     )
@@ -304,15 +359,8 @@ def expire_partitions(
     result = st.table(table).expire_partitions(dry_run=dry_run)
 
     def human(console: Console) -> None:
-        for spec in result.partitions:
-            console.print(", ".join(f"{k}={v}" for k, v in spec.items()), markup=False)
-        verb = "would drop" if dry_run else "dropped"
-        line = f"{verb} {len(result.partitions)} partition(s)"
-        if len(result.snapshot_ids) > 1:  # partition.expiration-batch-size: one per batch
-            line += " in snapshots " + ", ".join(str(i) for i in result.snapshot_ids)
-        elif result.snapshot_id is not None:
-            line += f" in snapshot {result.snapshot_id}"
-        console.print(line if result.partitions else "nothing to expire")
+        # partition.expiration-batch-size: one snapshot per batch
+        _print_dropped(console, result.partitions, dry_run, result.snapshot_ids, "expire")
 
     st.out.result(
         {
@@ -321,6 +369,72 @@ def expire_partitions(
             "partitions": result.partitions,
             "snapshot_id": result.snapshot_id,
             "snapshot_ids": list(result.snapshot_ids),
+        },
+        human,
+    )
+
+
+def _print_dropped(
+    console: Console,
+    partitions: Sequence[Mapping[str, Any]],
+    dry_run: bool,
+    snapshot_ids: Sequence[int],
+    verb: str,
+) -> None:
+    """The partitions a drop or expiry dropped (or would drop), and in which snapshots."""
+    for spec in partitions:
+        console.print(", ".join(f"{k}={v}" for k, v in spec.items()), markup=False)
+    line = f"{'would drop' if dry_run else 'dropped'} {len(partitions)} partition(s)"
+    if len(snapshot_ids) > 1:
+        line += " in snapshots " + ", ".join(str(i) for i in snapshot_ids)
+    elif snapshot_ids:
+        line += f" in snapshot {snapshot_ids[0]}"
+    console.print(line if partitions else f"nothing to {verb}")
+
+
+def drop_partitions(
+    ctx: typer.Context,
+    table: TableArg,
+    partition: Annotated[
+        list[str],
+        typer.Option(
+            "--partition",
+            "-p",
+            metavar="K=V[,K=V]",
+            help="A partition to drop, as k=v[,k2=v2] (naming some partition columns drops "
+            "every partition equal on them); repeat for several.",
+            show_default=False,
+        ),
+    ],
+    if_exists: Annotated[
+        bool,
+        typer.Option("--if-exists", help="Drop the partitions that exist; skip the others."),
+    ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", metavar="", help="List what would be dropped; commit nothing."),
+    ] = False,
+) -> None:
+    """Drop partitions by name as ONE OVERWRITE snapshot, as Paimon's DROP PARTITION.
+
+    No file is deleted: readers of older snapshots and tags keep working; snapshot expiry and
+    orphan cleanup remove the files later. A partition that holds no data is an error unless
+    --if-exists.
+    """
+    st = state(ctx)
+    specs = parse_partitions(partition) or []
+    result = st.table(table).drop_partitions(specs, if_exists=if_exists, dry_run=dry_run)
+
+    def human(console: Console) -> None:
+        ids = () if result.snapshot_id is None else (result.snapshot_id,)
+        _print_dropped(console, result.partitions, dry_run, ids, "drop")
+
+    st.out.result(
+        {
+            "table": table,
+            "dry_run": dry_run,
+            "partitions": result.partitions,
+            "snapshot_id": result.snapshot_id,
         },
         human,
     )
@@ -625,6 +739,7 @@ def register(app: typer.Typer) -> None:
         flush,
         expire,
         expire_partitions,
+        drop_partitions,
         rewrite_file_index,
         rescale,
         orphans,

@@ -1,28 +1,36 @@
-"""Metadata commands: ``meta`` (any of Paimon's system tables of a table) and ``tag``
-(``create``, ``delete``, ``list``)."""
+"""Metadata commands: ``meta`` (any of Paimon's system tables of a table), ``tag``
+(``create``, ``delete``, ``list``, ``rename``, ``replace``, ``expire``), ``consumers``
+(``list``, the default, and ``clear``) and ``consumer reset``."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import datetime as dt
+from typing import TYPE_CHECKING, Annotated, Any
 
 import pyarrow as pa
 import typer
 from rich.console import Console
 from rich.markup import escape
+from typer.core import TyperGroup
 
 from lakeops.cli.arguments import TableArg
 from lakeops.cli.context import state
 from lakeops.cli.errors import CliError
 from lakeops.cli.grids import grid, print_grid
 from lakeops.cli.output import jsonable
+from lakeops.store.time_travel import AsOf
 from lakeops.table.system_tables import SYSTEM_TABLES, split_system_table
+
+if TYPE_CHECKING:  # Typer's own click (what its groups are typed with)
+    from typer._click.core import Context as ClickContext
 
 __all__ = ["register", "rows_table"]
 
 PANEL = "Inspect"
 
 tag_app = typer.Typer(
-    help="Create, delete and list the tags of a table (Paimon's tag/tag-<name> files).",
+    help="Create, delete, list, rename, replace and expire the tags of a table (Paimon's "
+    "tag/tag-<name> files).",
     no_args_is_help=True,
 )
 
@@ -127,6 +135,32 @@ def meta(
 
 
 NameArg = Annotated[str, typer.Argument(metavar="NAME", help="The tag's name.", show_default=False)]
+TimeRetainedOption = Annotated[
+    str | None,
+    typer.Option(
+        "--time-retained",
+        metavar="DURATION",
+        help="How long the tag is kept, e.g. '7 d' (default: tag.default-time-retained).",
+        show_default=False,
+    ),
+]
+
+
+def _point_in_time(option: str, text: str | None) -> AsOf | None:
+    """A time option: epoch milliseconds, or an ISO date-time (local time unless it names its
+    offset, e.g. '2024-05-01 18:00' or '2024-05-01T18:00:00+00:00')."""
+    if text is None:
+        return None
+    value = text.strip()
+    if value.lstrip("-").isdigit():
+        return int(value)
+    try:
+        return dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise CliError(
+            f"{option} {text!r} is neither epoch milliseconds nor an ISO date-time "
+            "(e.g. '2024-05-01 18:00', local time, or '2024-05-01T18:00:00+00:00')"
+        ) from None
 
 
 @tag_app.command("create")
@@ -143,20 +177,24 @@ def tag_create(
             show_default=False,
         ),
     ] = None,
-    time_retained: Annotated[
+    as_of: Annotated[
         str | None,
         typer.Option(
-            "--time-retained",
-            metavar="DURATION",
-            help="How long the tag is kept, e.g. '7 d' (default: tag.default-time-retained).",
+            "--as-of",
+            metavar="TIME",
+            help="Tag the earliest snapshot committed at or after TIME (epoch milliseconds or "
+            "an ISO date-time, local unless it has an offset), as Paimon's "
+            "create_tag_from_timestamp.",
             show_default=False,
         ),
     ] = None,
+    time_retained: TimeRetainedOption = None,
 ) -> None:
     """Tag a snapshot: expiry and orphan cleanup then keep every file it references, and
     Paimon, pypaimon and lakeops read it by name."""
     st = state(ctx)
-    tag = st.table(table).create_tag(name, snapshot, time_retained=time_retained)
+    when = _point_in_time("--as-of", as_of)
+    tag = st.table(table).create_tag(name, snapshot, as_of=when, time_retained=time_retained)
 
     def human(console: Console) -> None:
         console.print(f"tagged snapshot {tag.snapshot.id} of {escape(table)} as {escape(name)}")
@@ -176,22 +214,215 @@ def tag_delete(ctx: typer.Context, table: TableArg, name: NameArg) -> None:
     st.out.result({"table": table, "tag": tag.name, "snapshot_id": tag.snapshot.id}, human)
 
 
-@tag_app.command("list")
-def tag_list(ctx: typer.Context, table: TableArg) -> None:
-    """List the tags of a table (the metadata table tags)."""
+@tag_app.command("rename")
+def tag_rename(
+    ctx: typer.Context,
+    table: TableArg,
+    name: NameArg,
+    new_name: Annotated[
+        str, typer.Argument(metavar="NEW_NAME", help="The tag's new name.", show_default=False)
+    ],
+) -> None:
+    """Rename a tag (refused if NEW_NAME exists); it keeps its snapshot and retention."""
     st = state(ctx)
-    data = st.metadata_table(table, "tags", None)
+    tag = st.table(table).rename_tag(name, new_name)
+
+    def human(console: Console) -> None:
+        console.print(
+            f"renamed tag {escape(name)} of {escape(table)} to {escape(new_name)} "
+            f"(snapshot {tag.snapshot.id})"
+        )
+
+    st.out.result(
+        {"table": table, "tag": tag.name, "old_name": name, "snapshot_id": tag.snapshot.id},
+        human,
+    )
+
+
+@tag_app.command("replace")
+def tag_replace(
+    ctx: typer.Context,
+    table: TableArg,
+    name: NameArg,
+    snapshot: Annotated[
+        int | None,
+        typer.Option(
+            "--snapshot",
+            metavar="ID",
+            help="The snapshot the tag is to name (default: the latest).",
+            show_default=False,
+        ),
+    ] = None,
+    time_retained: TimeRetainedOption = None,
+) -> None:
+    """Point an existing tag at another snapshot (files only the old one kept are left for
+    'lakeops orphans')."""
+    st = state(ctx)
+    tag = st.table(table).replace_tag(name, snapshot, time_retained=time_retained)
+
+    def human(console: Console) -> None:
+        console.print(f"tag {escape(name)} of {escape(table)} now names snapshot {tag.snapshot.id}")
+
+    st.out.result({"table": table, "tag": tag.name, "snapshot_id": tag.snapshot.id}, human)
+
+
+@tag_app.command("expire")
+def tag_expire(
+    ctx: typer.Context,
+    table: TableArg,
+    older_than: Annotated[
+        str | None,
+        typer.Option(
+            "--older-than",
+            metavar="TIME",
+            help="Also expire every tag created before TIME (epoch milliseconds or an ISO "
+            "date-time, local unless it has an offset); a tag without a retention counts as "
+            "created when its file was written.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Delete the tags whose retention (create time + time retained) is past, as Paimon's
+    expire_tags (files only they kept are left for 'lakeops orphans')."""
+    st = state(ctx)
+    expired = st.table(table).expire_tags(older_than=_point_in_time("--older-than", older_than))
+
+    def human(console: Console) -> None:
+        if expired:
+            console.print(f"expired tags of {escape(table)}: {escape(', '.join(expired))}")
+        else:
+            console.print(f"no tag of {escape(table)} expired")
+
+    st.out.result({"table": table, "expired_tags": expired}, human)
+
+
+def _list_metadata(ctx: typer.Context, table: str, name: str) -> None:
+    """Print metadata table ``name`` of ``table`` (``tags``, ``consumers``), or that it has
+    none; as JSON ``{"table": …, name: [rows]}``."""
+    st = state(ctx)
+    data = st.metadata_table(table, name, None)
 
     def human(console: Console) -> None:
         if data.num_rows == 0:
-            console.print(f"{escape(table)} has no tags")
+            console.print(f"{escape(table)} has no {name}")
         else:
-            rows_table(console, data, f"tags of {table}")
+            rows_table(console, data, f"{name} of {table}")
 
-    st.out.result({"table": table, "tags": data.to_pylist()}, human)
+    st.out.result({"table": table, name: data.to_pylist()}, human)
+
+
+@tag_app.command("list")
+def tag_list(ctx: typer.Context, table: TableArg) -> None:
+    """List the tags of a table (the metadata table tags)."""
+    _list_metadata(ctx, table, "tags")
+
+
+# ---------------------------------------------------------------------------------- consumers
+class _ListByDefault(TyperGroup):
+    """A command group whose first argument, when it names none of its commands, is the TABLE
+    of its ``list`` command (``lakeops consumers db.t`` = ``lakeops consumers list db.t``)."""
+
+    def parse_args(self, ctx: ClickContext, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["list", *args]
+        return super().parse_args(ctx, args)
+
+
+consumers_app = typer.Typer(
+    cls=_ListByDefault,
+    help="List (the default: 'lakeops consumers TABLE') and clear the Paimon consumers of a "
+    "table (consumer/consumer-<id>: the snapshot each streaming reader reads next).",
+    no_args_is_help=True,
+)
+consumer_app = typer.Typer(
+    help="Reset or delete one Paimon consumer of a table.", no_args_is_help=True
+)
+
+
+@consumers_app.command("list")
+def consumers_list(ctx: typer.Context, table: TableArg) -> None:
+    """List the consumers of a table (the metadata table consumers): each id and the
+    snapshot it reads next."""
+    _list_metadata(ctx, table, "consumers")
+
+
+@consumers_app.command("clear")
+def consumers_clear(
+    ctx: typer.Context,
+    table: TableArg,
+    including: Annotated[
+        str | None,
+        typer.Option(
+            "--including",
+            metavar="REGEX",
+            help="Clear the consumers whose whole id matches REGEX (default: every consumer).",
+            show_default=False,
+        ),
+    ] = None,
+    excluding: Annotated[
+        str | None,
+        typer.Option(
+            "--excluding",
+            metavar="REGEX",
+            help="Keep the consumers whose whole id matches REGEX.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Delete consumers, as Paimon's clear_consumers: every one matching --including (default
+    all) and not --excluding; expiry then no longer keeps snapshots for them."""
+    st = state(ctx)
+    cleared = st.table(table).clear_consumers(including=including, excluding=excluding)
+
+    def human(console: Console) -> None:
+        if cleared:
+            console.print(f"cleared consumers of {escape(table)}: {escape(', '.join(cleared))}")
+        else:
+            console.print(f"no consumer of {escape(table)} matched")
+
+    st.out.result({"table": table, "cleared_consumers": cleared}, human)
+
+
+@consumer_app.command("reset")
+def consumer_reset(
+    ctx: typer.Context,
+    table: TableArg,
+    consumer_id: Annotated[
+        str, typer.Argument(metavar="ID", help="The consumer's id.", show_default=False)
+    ],
+    next_snapshot: Annotated[
+        int | None,
+        typer.Option(
+            "--next-snapshot",
+            metavar="N",
+            help="The snapshot the consumer reads next (a snapshot on storage, or the latest + "
+            "1); without it the consumer is deleted.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Set the snapshot a consumer reads next, or delete the consumer (no --next-snapshot), as
+    Paimon's reset_consumer."""
+    st = state(ctx)
+    st.table(table).reset_consumer(consumer_id, next_snapshot=next_snapshot)
+
+    def human(console: Console) -> None:
+        if next_snapshot is None:
+            console.print(f"deleted consumer {escape(consumer_id)} of {escape(table)}")
+        else:
+            console.print(
+                f"consumer {escape(consumer_id)} of {escape(table)} reads snapshot "
+                f"{next_snapshot} next"
+            )
+
+    st.out.result(
+        {"table": table, "consumer_id": consumer_id, "next_snapshot": next_snapshot}, human
+    )
 
 
 def register(app: typer.Typer) -> None:
     """Add the metadata commands to ``app``."""
     app.command(rich_help_panel=PANEL)(meta)
     app.add_typer(tag_app, name="tag", rich_help_panel=PANEL)
+    app.add_typer(consumers_app, name="consumers", rich_help_panel=PANEL)
+    app.add_typer(consumer_app, name="consumer", rich_help_panel=PANEL)

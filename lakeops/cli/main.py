@@ -20,11 +20,13 @@ from typer.core import TyperGroup
 
 from lakeops import __version__
 from lakeops.cli import (
+    commands_branch,
     commands_catalog,
     commands_data,
     commands_inspect,
     commands_maintain,
     commands_meta,
+    commands_read,
 )
 from lakeops.cli.context import CliState, warehouse_message
 from lakeops.cli.errors import error_line
@@ -232,8 +234,10 @@ def _global_options(
 
 commands_catalog.register(app)
 commands_data.register(app)
+commands_read.register(app)
 commands_inspect.register(app)
 commands_meta.register(app)
+commands_branch.register(app)
 commands_maintain.register(app)
 
 

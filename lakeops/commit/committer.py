@@ -207,6 +207,18 @@ class Committer:
             self._run_callbacks(snapshot)
         return snapshot
 
+    def commit_rewrite(self, plan: Callable[[Snapshot | None], PlannedChange]) -> Snapshot:
+        """Publish a row-level change (Paimon's ``DELETE`` / ``UPDATE`` / ``MERGE INTO`` of an
+        append table) as one ``OVERWRITE`` snapshot of what ``plan`` makes of the latest
+        snapshot: files deleted (rewritten without some rows) and added, deletion-vector index
+        files replaced — Paimon commits an append that deletes files or vectors as an
+        overwrite. The deleted files and index files must still be live (else
+        :class:`CommitConflictError`: another commit changed them meanwhile); the commit
+        callbacks run after it, as after :meth:`commit`."""
+        snapshot = self.commit_planned(plan, CommitKind.OVERWRITE)
+        self._run_callbacks(snapshot)
+        return snapshot
+
     def _check_strict(
         self, safe: int, latest: Snapshot | None, partitions: Callable[[bytes], bool]
     ) -> None:

@@ -36,6 +36,9 @@ written meanwhile into a range it merged fails (:mod:`lakeops.commit.row_ids`).
 A compaction rewrites its inputs, in order, as rolling level-0 files of source ``COMPACT``
 whose sequence numbers start at the first input's (``AppendOnlyFileStoreWrite.compactRewrite``),
 so a fixed bucket's rows keep their order. Tasks run on up to ``parallelism`` threads.
+
+A ``where=`` filter's partitions reach the planner as ``keep`` (:mod:`lakeops.compact.selection`);
+sort compaction (``order_by=``, ``clustering.columns``) is :mod:`lakeops.compact.sort`.
 """
 
 from __future__ import annotations
@@ -290,13 +293,18 @@ def compaction_tasks(
     full: bool,
     partitions: Sequence[Mapping[str, Any]] | None,
     snapshot: Snapshot | None = None,
+    keep: Callable[[bytes], bool] | None = None,
 ) -> list[BucketJob]:
     """The compactions of ``snapshot`` (default: the latest), by (partition, bucket): one job
     per window of a fixed bucket's files or bin of a partition's files (so one bucket may have
-    several). Files with a deletion vector are picked as Paimon picks them."""
+    several), in the partitions ``partitions`` match and ``keep`` (a selector of serialized
+    partitions, e.g. a ``where=`` filter's) takes. Files with a deletion vector are picked as
+    Paimon picks them."""
     if snapshot is None:
         snapshot = ctx.store.latest_snapshot()
-    keep = partition_matches(ctx.schema, partitions, ctx.options) if partitions else None
+    if partitions:
+        specs = partition_matches(ctx.schema, partitions, ctx.options)
+        keep = specs if keep is None else _both(specs, keep)
     vectors = snapshot_deletion_files(ctx, snapshot)
     tasks: list[BucketJob] = []
     for job in live_buckets(ctx.store.live_entries(snapshot), keep):
@@ -325,6 +333,11 @@ def compaction_tasks(
     return tasks
 
 
+def _both(a: Callable[[bytes], bool], b: Callable[[bytes], bool]) -> Callable[[bytes], bool]:
+    """The partitions both selectors take."""
+    return lambda p: a(p) and b(p)
+
+
 def partitions_to_compact(ctx: TableContext, *, full: bool) -> list[dict[str, Any]]:
     """The partitions (``{column: value}``, ``{}`` for an unpartitioned table) in which a
     compaction (``full``: a full one) of the latest snapshot would rewrite files."""
@@ -344,12 +357,13 @@ def plan(
     partitions: Sequence[Mapping[str, Any]] | None,
     parallelism: int | None,
     progress: Callable[[CompactionProgress], None] | None = None,
+    keep: Callable[[bytes], bool] | None = None,
 ) -> CompactionPlan:
-    """Pick and run the compactions of the latest snapshot; nothing is committed. Deletion
-    vectors of that snapshot are applied, and those of the files compacted away leave the
-    index (:func:`retire_vectors`)."""
+    """Pick and run the compactions of the latest snapshot (in the partitions ``partitions``
+    match and ``keep`` takes); nothing is committed. Deletion vectors of that snapshot are
+    applied, and those of the files compacted away leave the index (:func:`retire_vectors`)."""
     snapshot = ctx.store.latest_snapshot()
-    tasks = compaction_tasks(ctx, ctx.append, full, partitions, snapshot)
+    tasks = compaction_tasks(ctx, ctx.append, full, partitions, snapshot, keep)
     vectors = snapshot_deletion_files(ctx, snapshot)
     result = run_tasks(ctx, tasks, parallelism, progress, vectors=vectors)
     if vectors and tasks:

@@ -221,8 +221,10 @@ def plan_compaction(
     partitions: Sequence[PartitionSpec] | None = None,
     parallelism: int | None = None,
     progress: ProgressCallback | None = None,
+    keep: Callable[[bytes], bool] | None = None,
 ) -> CompactionPlan:
-    """Compact every bucket of the latest snapshot (or only the given partitions).
+    """Compact every bucket of the latest snapshot (or only the given partitions, and of
+    those only the serialized partitions ``keep`` takes: a ``where=`` selection).
 
     Buckets are compacted on up to ``parallelism`` threads (default: the cores available,
     capped by the number of buckets; see :mod:`lakeops.parallel`), sharing one thread-safe
@@ -232,6 +234,8 @@ def plan_compaction(
     error is raised. ``progress`` is called in the calling thread once before any bucket runs
     (nothing done) and after each bucket finishes, with a :class:`CompactionProgress`."""
     jobs = plan_buckets(table.store, table.schema, partitions)
+    if keep is not None:
+        jobs = [j for j in jobs if keep(j.partition)]
     return compact_jobs(
         table,
         jobs,

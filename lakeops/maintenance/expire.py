@@ -52,6 +52,7 @@ from lakeops.options.rows_retention import (
 )
 from lakeops.parallel import IO_THREADS, check_parallelism, delete_files, imap_ordered, run_ordered
 from lakeops.store import TableStore
+from lakeops.store.consumers import expire_consumers
 from lakeops.store.context import TableContext
 from lakeops.store.keep_alive import consumer_floor, protected_snapshots
 from lakeops.store.locations import FileLocations
@@ -262,6 +263,11 @@ def expire_snapshots(
     store, schema, options = table.store, table.schema, table.options
     result = _Tally()
     now = int(time.time() * 1000) if now_ms is None else now_ms
+    expiration = _consumer_expiration(schema)
+    if expiration is not None:
+        # consumers not updated for consumer.expiration-time go first, as Paimon's
+        # ConsumerManager.expire before snapshot expiry: a stopped reader holds nothing back
+        expire_consumers(store, expiration, now)
     current, leftovers = _bounds(store)
     locations = FileLocations.of(store.file_io, store.root, schema, options)
     first = end = keep_changelog_from = 0
@@ -286,7 +292,7 @@ def expire_snapshots(
             retention.expire_limit,
         )
         # a streaming consumer's next snapshot, and every one after it, stays (as Paimon)
-        floor = consumer_floor(store, _consumer_expiration(schema), now)
+        floor = consumer_floor(store, expiration, now)
         if floor is not None:
             end = max(min(end, floor), current[0])
         first = current[0]

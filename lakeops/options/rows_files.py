@@ -10,10 +10,12 @@ from typing import Any
 
 from lakeops.options.option import (
     BOOL,
+    INT,
     LIST,
     MEMORY,
     STRING,
     Option,
+    enum,
     honoured,
     ignorable,
     refused,
@@ -24,6 +26,9 @@ from lakeops.options.rules import REMOVE, TRUE_REFUSED, external_strategy, norm,
 __all__ = [
     "BLOB_TARGET_FILE_SIZE",
     "CHANGELOG_FILE_PREFIX",
+    "CLUSTERING_COLUMNS",
+    "CLUSTERING_INCREMENTAL",
+    "CLUSTERING_STRATEGY",
     "DATA_EVOLUTION_ENABLED",
     "DATA_FILE_EXTERNAL_PATHS",
     "DATA_FILE_EXTERNAL_PATHS_SPECIFIC_FS",
@@ -41,6 +46,7 @@ __all__ = [
     "INDEX_FILE_IN_DATA_FILE_DIR",
     "ROWS",
     "ROW_TRACKING_ENABLED",
+    "ZORDER_VAR_LENGTH_CONTRIBUTION",
 ]
 
 
@@ -138,6 +144,36 @@ _CLUSTERING = honoured(
     fix="remove it",
     reads_wrong=True,
 ).row("pk-clustering-override", BOOL, False, rng())
+
+# append tables' clustering (lakeops.compact.sort): honoured by full compactions of
+# unaware-bucket append tables, which Paimon's clustering is limited to
+_APPEND_CLUSTERING = honoured(
+    "unaware-bucket append tables (bucket = -1, no row tracking): a full compaction "
+    "(compact(full=True)) sorts every selected partition whole by these columns with "
+    "clustering.strategy (auto: order for 1 column, zorder for 2 to 4, hilbert for 5 or more, "
+    "as Paimon's CoreOptions.clusteringStrategy) and replaces it in one OVERWRITE, as Paimon's "
+    "sort compaction does; Paimon 1.x's incremental clustering (only the files not yet "
+    "clustered) and range-sorted batch writes are not done. Other tables ignore them, as "
+    "Paimon does"
+)
+CLUSTERING_COLUMNS = _APPEND_CLUSTERING.row(
+    "clustering.columns", LIST, (), fallbacks=("sink.clustering.by-columns",)
+)
+CLUSTERING_STRATEGY = _APPEND_CLUSTERING.row(
+    "clustering.strategy",
+    enum("auto", "order", "zorder", "hilbert", "none"),
+    "auto",
+    fallbacks=("sink.clustering.strategy",),
+)
+CLUSTERING_INCREMENTAL = ignorable(
+    "Paimon 1.x's incremental clustering, which lakeops does not do: its compactions of such "
+    "a table are the usual ones (clustering.columns on full compactions), and a sort "
+    "compaction by order_by is refused, as Paimon's procedure refuses it"
+).row("clustering.incremental", BOOL, False)
+ZORDER_VAR_LENGTH_CONTRIBUTION = honoured(
+    "the bytes of a CHAR, VARCHAR, BINARY or VARBINARY column's value (its first bytes, "
+    "zero-padded) in a z-order sort key, as Paimon's ZIndexer"
+).row("zorder.var-length-contribution", INT, 8, rng(1))
 # row tracking: reads give _ROW_ID / _SEQUENCE_NUMBER (lakeops.read.row_tracking); each
 # commit gives new files first row ids from the snapshot's nextRowId (lakeops.commit.row_ids);
 # compaction is refused (lakeops.table.append) as it would have to keep every row's id
@@ -236,6 +272,10 @@ ROWS: tuple[Option[Any], ...] = (
     CHANGELOG_FILE_PREFIX,
     _THIN_MODE,
     _CLUSTERING,
+    CLUSTERING_COLUMNS,
+    CLUSTERING_STRATEGY,
+    CLUSTERING_INCREMENTAL,
+    ZORDER_VAR_LENGTH_CONTRIBUTION,
     ROW_TRACKING_ENABLED,
     DATA_EVOLUTION_ENABLED,
     _CHAIN,

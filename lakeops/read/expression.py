@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -353,25 +354,19 @@ def _is_in(s: Stats, options: Mapping[str, Any]) -> frozenset[Truth]:
     behaviour = options.get("null_matching_behavior")
     if values_scalar is None:
         return ALL
-    values = values_scalar.as_py()
-    if not isinstance(values, list):
-        return ALL
     may_null, may_value = _null_part(s)
     out: set[Truth] = set(ALL) if may_null else set()  # null rows: any behaviour, any outcome
     if not may_value:
         return frozenset(out)
-    present = [v for v in values if v is not None]
     lo, hi = s.lo, s.hi
     if lo is None or hi is None:
         return ALL
-    if not all(_comparable(lo, v) and _comparable(hi, v) for v in present):
+    hit = _any_in_range(values_scalar, lo, hi)
+    if hit is None:
         return ALL
     out |= {False, None}  # conservative for the rows outside the set
-    try:
-        if any(lo <= v <= hi for v in present):
-            out.add(True)
-    except TypeError:
-        return ALL
+    if hit:
+        out.add(True)
     if (
         lo == hi
         and not _is_float(lo)
@@ -379,11 +374,38 @@ def _is_in(s: Stats, options: Mapping[str, Any]) -> frozenset[Truth]:
         and behaviour.as_py() in (0, 1)  # MATCH, SKIP: a non-null value is in or not
         and not may_null
     ):
-        try:
-            return frozenset({lo in present})
-        except TypeError:
-            return ALL
+        return frozenset({hit})  # every row holds lo: it is in the set or not
     return frozenset(out)
+
+
+def _any_in_range(values_scalar: Any, lo: Any, hi: Any) -> bool | None:
+    """Whether a non-null value of an ``isin`` value set lies in ``[lo, hi]`` (None: cannot
+    tell exactly). Integer and string sets are compared whole-array (a key set of thousands
+    of values is tested against every file); others value by value."""
+    array = getattr(values_scalar, "values", None)
+    if isinstance(array, pa.Array) and _kind(lo) == _kind(hi):
+        present = array.drop_null()
+        kind = _kind(lo)
+        if pa.types.is_integer(present.type) and kind == "int":
+            ints = present.to_numpy()
+            try:
+                return bool(np.any((ints >= lo) & (ints <= hi)))
+            except OverflowError:  # a bound beyond int64: Python below
+                pass
+        elif pa.types.is_string(present.type) and kind == "str":
+            # UTF-8 bytes order as code points do, so Arrow agrees with Python's str order
+            inside = pc.and_(pc.greater_equal(present, lo), pc.less_equal(present, hi))
+            return bool(pc.any(inside).as_py())
+    values = values_scalar.as_py()
+    if not isinstance(values, list):
+        return None
+    listed = [v for v in values if v is not None]
+    if not all(_comparable(lo, v) and _comparable(hi, v) for v in listed):
+        return None
+    try:
+        return any(lo <= v <= hi for v in listed)
+    except TypeError:
+        return None
 
 
 def _starts_with(s: Stats, options: Mapping[str, Any]) -> frozenset[Truth]:

@@ -7,7 +7,16 @@ on a ``local`` master the workers start the interpreter running lakeops unless t
 one (:mod:`lakeops.spark.workers`); on a cluster install it in the executors' environment or
 ship the wheel (``--py-files``)."""
 
-from lakeops.spark.api import compact, read, register, write
+from lakeops.spark.api import compact, delete, merge, read, register, update, write
 from lakeops.spark.registry import register_tables
 
-__all__ = ["compact", "read", "register", "register_tables", "write"]
+__all__ = [
+    "compact",
+    "delete",
+    "merge",
+    "read",
+    "register",
+    "register_tables",
+    "update",
+    "write",
+]

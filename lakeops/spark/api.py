@@ -1,4 +1,5 @@
-"""The Python-side helpers around the data source: register, read, write, compact."""
+"""The Python-side helpers around the data source: register, read, write, compact, and the
+row-level delete / update / merge (run on the driver)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from lakeops.parallel import check_parallelism
 from lakeops.spark.bucket_expr import with_bucket
 from lakeops.table.append import AppendTable
 from lakeops.table.modes import WriteMode
+from lakeops.table.row_level import MergeBuilder, RowChanges
 
-__all__ = ["WritePath", "compact", "read", "register", "write"]
+__all__ = ["WritePath", "compact", "delete", "merge", "read", "register", "update", "write"]
 
 log = logging.getLogger(__name__)
 
@@ -279,3 +281,53 @@ def compact(
         partitions=partitions,
         parallelism=parallelism,
     )
+
+
+def delete(
+    path: str,
+    filter: Any,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    catalog_options: Mapping[str, str] | None = None,
+) -> RowChanges:
+    """Delete the rows ``filter`` (a ``pyarrow.compute`` expression or tuples, as
+    :meth:`lakeops.Table.delete` takes) holds for, as Paimon's ``DELETE``: run on the driver
+    with the library (it reads only the files the filter may touch), one commit."""
+    from lakeops.spark.tables import open_table
+
+    table = open_table(_options(path, storage_options, catalog_options))
+    return table.delete(filter)
+
+
+def update(
+    path: str,
+    filter: Any,
+    set: Mapping[str, Any],
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    catalog_options: Mapping[str, str] | None = None,
+) -> RowChanges:
+    """Set columns of the rows ``filter`` holds for (:meth:`lakeops.Table.update`), on the
+    driver, one commit."""
+    from lakeops.spark.tables import open_table
+
+    table = open_table(_options(path, storage_options, catalog_options))
+    return table.update(filter, set)
+
+
+def merge(
+    source: Any,
+    path: str,
+    on: Sequence[str],
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    catalog_options: Mapping[str, str] | None = None,
+) -> MergeBuilder:
+    """A ``MERGE INTO`` of a Spark DataFrame ``source`` into the table at ``path``, matched on
+    ``on`` (:meth:`lakeops.Table.merge`): the source is collected to the driver as Arrow
+    (``toArrow``), so it must fit there; add clauses, then ``execute()`` (one commit)."""
+    from lakeops.spark.tables import open_table
+
+    table = open_table(_options(path, storage_options, catalog_options))
+    data = source.toArrow() if hasattr(source, "toArrow") else source
+    return table.merge(data, on)

@@ -80,7 +80,7 @@ READ_OPTIONS = (
     "incremental-between-scan-mode",
 )
 #: read options of streams only (spark.readStream; see lakeops.spark.streaming)
-STREAM_READ_OPTIONS = ("row-kind", "scan.mode", "changes.mode")
+STREAM_READ_OPTIONS = ("row-kind", "scan.mode", "changes.mode", "consumer-id")
 #: write options besides table options
 WRITE_OPTIONS = (
     "parallelism",

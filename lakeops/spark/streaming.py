@@ -33,6 +33,18 @@ Where to start (``scan.mode``, as Paimon names it):
 * ``from-snapshot`` (implied by ``scan.snapshot-id=N``): the changes of snapshot ``N`` onward;
 * ``from-snapshot-full`` (with ``scan.snapshot-id=N``): the full state of ``N``, then changes.
 
+``consumer-id=<id>`` makes the query a Paimon consumer of the table
+(``consumer/consumer-<id>``, :mod:`lakeops.store.consumers`): a query started without a
+checkpoint whose consumer exists starts with the changes of the consumer's ``nextSnapshot``
+(Paimon's ``consumer-id`` startup; ``scan.mode`` then only places a new consumer), and when
+Spark commits the source up to a micro-batch ending at snapshot ``N`` (the source's ``commit``)
+the consumer records ``nextSnapshot = N + 1``. Spark commits a batch's offsets to its source
+when it plans the next batch (after the batch's sink commit is in the checkpoint), so the
+consumer trails the query by at most one micro-batch — never ahead of what was written: expiry
+keeps every snapshot the query may still need, and a new query (fresh checkpoint) with the same
+id may read the last batch's changes again (at least once). A query that stopped is recorded
+up to its last batch when it restarts from its checkpoint and plans a batch.
+
 Spark resolves a source's schema before it knows whether the read is a stream, so the
 ``rowkind`` column is asked for with ``row-kind=true``; a stream without it is refused.
 """
@@ -62,6 +74,7 @@ from lakeops.read.scan import Split
 from lakeops.spark.options import ROW_KIND_COLUMN
 from lakeops.spark.tables import AnyTable, open_table, read_split
 from lakeops.spark.writer import LakeopsCommitMessage, LakeopsWriter
+from lakeops.store.consumers import check_consumer_id, read_next_snapshot, write_next_snapshot
 from lakeops.table.append import AppendTable
 
 __all__ = [
@@ -216,13 +229,21 @@ class LakeopsStreamReader(DataSourceStreamReader):
                 "changes.mode 'changelog' is for primary-key tables with a changelog producer; "
                 "an append table's stream is its appended rows (changes.mode 'auto' or 'delta')"
             )
+        consumer = options.get("consumer-id")
+        self.consumer_id = None if consumer is None else check_consumer_id(consumer)
 
     def _latest(self) -> int:
         return open_table(self.options).store.latest_snapshot_id() or 0
 
     def initialOffset(self) -> dict[str, int]:
         """``{"snapshot": -1}`` (the start is still to be planned; the first batch's end offset,
-        in the checkpoint, fixes it) — or, from a given snapshot ``N``, ``{"snapshot": N-1}``."""
+        in the checkpoint, fixes it) — or, from a given snapshot ``N`` (``scan.snapshot-id``, or
+        the ``nextSnapshot`` of an existing ``consumer-id``, which comes first),
+        ``{"snapshot": N-1}``."""
+        if self.consumer_id is not None:
+            next_snapshot = read_next_snapshot(open_table(self.options).store, self.consumer_id)
+            if next_snapshot is not None:
+                return {"snapshot": next_snapshot - 1}
         if self.mode == "from-snapshot":
             return {"snapshot": self.start - 1}
         return {"snapshot": -1}
@@ -253,6 +274,14 @@ class LakeopsStreamReader(DataSourceStreamReader):
                 parts += [FullPartition(s) for s in table.splits(snapshot_id=first)]
         parts += [ChangesPartition(i) for i in range(first + 1, last + 1)]
         return parts
+
+    def commit(self, end: dict[str, int]) -> None:
+        """Spark has processed everything up to offset ``end`` (it calls this when it plans
+        the batch after the one ending at ``end``): with ``consumer-id`` the consumer records
+        ``nextSnapshot = end + 1`` (atomically replaced)."""
+        last = int(end["snapshot"])
+        if self.consumer_id is not None and last >= 0:
+            write_next_snapshot(open_table(self.options).store, self.consumer_id, last + 1)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         table = open_table(self.options)

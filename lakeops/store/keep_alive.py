@@ -9,20 +9,23 @@ Paimon's layout (its spec and ``TagManager`` / ``BranchManager`` / ``ConsumerMan
   the main branch); every file its snapshots and tags reference stays alive;
 * ``consumer/consumer-<id>`` — ``{"nextSnapshot": N}``: a streaming reader that will read
   snapshot N next; snapshots from N on are not expired while the consumer lives
-  (``consumer.expiration-time``: a consumer not updated for that long no longer counts).
+  (``consumer.expiration-time``: a consumer not updated for that long no longer counts, and
+  snapshot expiry deletes it first, as Paimon's ``ConsumerManager.expire``;
+  :mod:`lakeops.store.consumers`).
 
-Maintenance never deletes anything under ``tag/``, ``branch/`` or ``consumer/``.
+Orphan cleanup never deletes anything under ``tag/``, ``branch/`` or ``consumer/``; snapshot
+expiry deletes only expired consumers there.
 """
 
 from __future__ import annotations
 
-import json
 import time
 
 from lakeops.errors import CorruptMetadataError, CorruptTableError
 from lakeops.format.snapshot import Snapshot
 from lakeops.io.file_io import join
 from lakeops.store import MAX_JSON_METADATA_BYTES, TableStore
+from lakeops.store.consumers import list_consumers
 
 __all__ = ["KEPT_DIRS", "consumer_floor", "protected_snapshots"]
 
@@ -84,24 +87,10 @@ def consumer_floor(
     store: TableStore, expiration_ms: int | None, now_ms: int | None = None
 ) -> int | None:
     """The smallest snapshot a live consumer reads next (None: no live consumer). A consumer
-    whose file is older than ``expiration_ms`` (``consumer.expiration-time``) is not live."""
+    whose file was last modified more than ``expiration_ms`` (``consumer.expiration-time``)
+    before ``now_ms`` is not live. A malformed consumer stops expiry (a
+    :class:`~lakeops.errors.CorruptMetadataError`) rather than expire snapshots a streaming
+    reader may still need."""
     now = time.time() * 1000 if now_ms is None else now_ms
-    floor: int | None = None
-    fio = store.file_io
-    for path, data in _json_files(store, join(store.root, "consumer"), "consumer-"):
-        if expiration_ms is not None:
-            try:
-                modified = fio.modified_ms(path)
-            except OSError:
-                continue
-            if modified < now - expiration_ms:
-                continue
-        try:
-            next_snapshot = int(json.loads(data)["nextSnapshot"])
-        except (ValueError, KeyError, TypeError, RecursionError) as exc:
-            raise CorruptMetadataError(
-                f"{path} cannot be read as a Paimon consumer ({exc}); expiry stops rather than "
-                "expire snapshots a streaming reader may still need"
-            ) from None
-        floor = next_snapshot if floor is None else min(floor, next_snapshot)
-    return floor
+    since = None if expiration_ms is None else now - expiration_ms
+    return min(list_consumers(store, modified_since_ms=since).values(), default=None)

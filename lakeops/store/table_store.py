@@ -47,7 +47,14 @@ from lakeops.io.file_io import FileIO, join
 from lakeops.parallel import run_ordered
 from lakeops.store.locations import FileLocations
 
-__all__ = ["MAX_AVRO_METADATA_BYTES", "MAX_JSON_METADATA_BYTES", "TableStore", "fold_entries"]
+__all__ = [
+    "BRANCH_OWN_DIRS",
+    "MAX_AVRO_METADATA_BYTES",
+    "MAX_JSON_METADATA_BYTES",
+    "TableStore",
+    "branch_dir",
+    "fold_entries",
+]
 
 _T = TypeVar("_T")
 
@@ -72,14 +79,30 @@ def fold_entries(
     return live
 
 
+#: the metadata a branch keeps of its own, under ``branch/branch-<name>/`` (Paimon's
+#: ``SnapshotManager`` / ``SchemaManager`` / ``TagManager`` / ``ConsumerManager`` with a branch);
+#: manifests, index files and data files are the table's, shared by every branch
+BRANCH_OWN_DIRS = frozenset({"snapshot", "schema", "tag", "changelog", "consumer"})
+
+
+def branch_dir(name: str) -> str:
+    """A branch's directory, relative to the table: ``branch/branch-<name>``."""
+    return f"branch/branch-{name}"
+
+
 class TableStore:
-    """Metadata of the table stored at ``root`` on ``file_io``."""
+    """Metadata of the table stored at ``root`` on ``file_io`` — of its main branch, or of
+    ``branch`` (whose snapshots, schemas, tags, changelogs and consumers live under
+    ``branch/branch-<name>/``; see :data:`BRANCH_OWN_DIRS`)."""
 
     _CACHE_SIZE = 512
 
-    def __init__(self, file_io: FileIO, root: str) -> None:
+    def __init__(self, file_io: FileIO, root: str, branch: str | None = None) -> None:
         self.file_io = file_io
         self.root = root
+        #: the branch this store reads and writes (None: main)
+        self.branch = branch
+        self._branch_prefix = "" if branch is None else branch_dir(branch) + "/"
         self._manifest_cache: OrderedDict[str, list[ManifestEntry]] = OrderedDict()
         # guards the manifest cache only (never held while reading): maintenance and the
         # cross-partition bootstrap read manifests on several threads
@@ -90,6 +113,10 @@ class TableStore:
         self._schema_cache: dict[int, TableSchema] = {}
 
     def path(self, relative: str) -> str:
+        """The storage path of ``relative`` (``snapshot/snapshot-3``, ``manifest/…``): under
+        the branch's directory for what a branch keeps of its own."""
+        if self._branch_prefix and relative.split("/", 1)[0] in BRANCH_OWN_DIRS:
+            return join(self.root, self._branch_prefix + relative)
         return join(self.root, relative)
 
     def load(

@@ -38,9 +38,10 @@ from lakeops.read.row_tracking import (
     row_tracking,
 )
 from lakeops.read.scan import Split, plan_append_splits, snapshot_deletion_files
+from lakeops.store.consumers import check_consumer_id, read_as_consumer
 from lakeops.table.base import BaseTable, CompactionPlanner
 from lakeops.table.scan import SplitRead
-from lakeops.table.system_tables import system_table_schema
+from lakeops.table.system_tables import binlog_of_audit_log, system_table_schema
 from lakeops.write.append_write import AppendWrite
 from lakeops.write.update_columns import write_column_updates
 
@@ -87,8 +88,10 @@ class AppendTable(BaseTable):
     #: compact nothing: a commit's compaction is a compaction job's)
     _drops_conflicting_compaction = False
 
-    def __init__(self, identifier: str, file_io: FileIO, root: str) -> None:
-        super().__init__(identifier, file_io, root)
+    def __init__(
+        self, identifier: str, file_io: FileIO, root: str, *, branch: str | None = None
+    ) -> None:
+        super().__init__(identifier, file_io, root, branch=branch)
         if self.schema.primary_keys:
             raise ConfigurationError(f"table {identifier!r} has a primary key: open it as Table")
         # a malformed table-wide or append option fails at open
@@ -104,13 +107,19 @@ class AppendTable(BaseTable):
     # ------------------------------------------------------------ metadata tables
     def metadata_table(self, name: str, *, snapshot_id: int | None = None) -> pa.Table:
         """As :meth:`lakeops.table.base.BaseTable.metadata_table`; ``audit_log`` is the
-        snapshot's rows, each ``+I`` (an append table holds no retractions)."""
-        if name != "audit_log":
+        snapshot's rows, each ``+I`` (an append table holds no retractions), ``binlog`` the
+        same with each value as an array of one, and ``ro`` the snapshot's rows (Paimon's
+        read-optimized table of an append table is the table itself)."""
+        kind = name.lower() if isinstance(name, str) else name
+        if kind not in ("audit_log", "binlog", "ro"):
             return super().metadata_table(name, snapshot_id=snapshot_id)
         rows = self.read(snapshot_id=snapshot_id)
+        if kind == "ro":
+            return rows
         schema = system_table_schema("audit_log", self.schema)
         kinds = pc.fill_null(pa.nulls(rows.num_rows, pa.string()), "+I")
-        return pa.Table.from_arrays([kinds, *rows.columns], schema=schema)
+        audit = pa.Table.from_arrays([kinds, *rows.columns], schema=schema)
+        return audit if kind == "audit_log" else binlog_of_audit_log(audit, self.schema)
 
     # -------------------------------------------------------------------- write
     def new_write(self, *, overwrite: bool = False, parallelism: int | None = None) -> AppendWrite:
@@ -344,12 +353,23 @@ class AppendTable(BaseTable):
         *,
         mode: str = "auto",
         columns: Sequence[str] | None = None,
+        consumer_id: str | None = None,
     ) -> pa.Table:
         """The rows appended after ``from_snapshot`` up to ``to_snapshot`` (latest by default):
         the new files of every ``APPEND`` snapshot in between, with a ``_row_kind`` column
         (always ``+I``) first. ``COMPACT`` snapshots add no rows. An ``OVERWRITE`` in the range
         removed rows, which an append table's changes cannot express: refused. ``mode``: only
-        ``auto`` and ``delta`` (the same thing here)."""
+        ``auto`` and ``delta`` (the same thing here). ``consumer_id``: read as that Paimon
+        consumer, as :meth:`lakeops.Table.read_changes` (resume at its ``nextSnapshot``, then
+        record ``N + 1`` for the last snapshot ``N`` read)."""
+        if consumer_id is not None:
+            return read_as_consumer(
+                self.store,
+                check_consumer_id(consumer_id),
+                from_snapshot,
+                to_snapshot,
+                lambda start, end: self.read_changes(start, end, mode=mode, columns=columns),
+            )
         if mode not in ("auto", "delta"):
             raise UnsupportedFeatureError(
                 f"read_changes mode {mode!r} is for primary-key tables; an append table's "

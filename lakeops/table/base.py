@@ -15,14 +15,17 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar, Protocol, Unpack
+from typing import Any, ClassVar, Protocol, Self, Unpack
 
 import pyarrow as pa
 
 from lakeops.commit.committer import BATCH_COMMIT_IDENTIFIER, Committer
 from lakeops.commit.retry import CommitRetry
+from lakeops.commit.snapshot_builder import PlannedChange
 from lakeops.commit.stats import CommitStats, commit_stats
 from lakeops.compact.planner import CompactionProgress
+from lakeops.compact.selection import check_where, select_partitions
+from lakeops.compact.sort import SortStrategy, overwrite_entries, plan_sort, resolve_sort
 from lakeops.errors import (
     CommitStateUnknownError,
     ConfigurationError,
@@ -36,7 +39,16 @@ from lakeops.format.snapshot import Snapshot
 from lakeops.io.file_io import FileIO
 from lakeops.kv.formats import check_writable
 from lakeops.maintenance.auto_tags import auto_tags_after_commit
+from lakeops.maintenance.branches import (
+    Branch,
+    check_branch_name,
+    create_branch,
+    delete_branch,
+    fast_forward,
+    list_branches,
+)
 from lakeops.maintenance.check import CheckReport, check_table
+from lakeops.maintenance.drop_partitions import DropPartitionsResult, drop_partitions
 from lakeops.maintenance.expire import ExpireResult, Retention, expire_snapshots
 from lakeops.maintenance.file_index import RewriteFileIndexResult, rewrite_file_index
 from lakeops.maintenance.iceberg import check_iceberg_schema, iceberg_after_commit
@@ -45,7 +57,13 @@ from lakeops.maintenance.partition_expire import PartitionExpireResult, expire_p
 from lakeops.maintenance.repair import RepairReport, repair_table
 from lakeops.maintenance.rescale import RescaleResult, partition_filter, plan_rescale
 from lakeops.maintenance.rollback import rollback_to
-from lakeops.maintenance.tags import create_tag, delete_tag
+from lakeops.maintenance.tags import (
+    create_tag,
+    delete_tag,
+    expire_tags,
+    rename_tag,
+    replace_tag,
+)
 from lakeops.options import TableOptions
 from lakeops.options.parsing import parse_duration
 from lakeops.options.rows_retention import TAG_DEFAULT_TIME_RETAINED
@@ -53,13 +71,15 @@ from lakeops.parallel import check_parallelism
 from lakeops.read.predicate import Filter, row_filter
 from lakeops.read.scan import Split, partition_matches
 from lakeops.store import TableStore
+from lakeops.store.consumers import clear_consumers, reset_consumer
 from lakeops.store.context import TableContext
 from lakeops.store.tags import Tag, list_tags
 from lakeops.store.time_travel import AsOf, resolve_snapshot
+from lakeops.table.row_level import MergeBuilder, RowChanges, delete_rows, update_rows
 from lakeops.table.scan import Scan, ScanArgs, ScanSource
 from lakeops.table.schema_commit import alter_schema
 from lakeops.table.system_tables import metadata_table
-from lakeops.write.table_write import WriteInput
+from lakeops.write.frames import WriteInput, in_memory
 
 __all__ = ["BaseTable", "CompactionPlanner", "TableWriter"]
 
@@ -77,6 +97,7 @@ class CompactionPlanner(Protocol):
         partitions: Sequence[Mapping[str, Any]] | None,
         parallelism: int | None,
         progress: Callable[[CompactionProgress], None] | None = None,
+        keep: Callable[[bytes], bool] | None = None,
     ) -> Any: ...
 
 
@@ -104,11 +125,15 @@ class BaseTable(ScanSource):
     #: the conflict is raised
     _drops_conflicting_compaction: ClassVar[bool] = True
 
-    def __init__(self, identifier: str, file_io: FileIO, root: str) -> None:
+    def __init__(
+        self, identifier: str, file_io: FileIO, root: str, *, branch: str | None = None
+    ) -> None:
         self.identifier = identifier
         self.file_io = file_io
         self.root = root
-        self.store = TableStore(file_io, root)
+        #: the branch this object reads and writes (None: the main branch; see :meth:`branch`)
+        self.branch_name = branch
+        self.store = TableStore(file_io, root, branch)
         #: the table at its current schema, every option family parsed once
         self.context = TableContext.latest(self.store)
 
@@ -186,6 +211,7 @@ class BaseTable(ScanSource):
         ``commit.max-retry-wait``); other input raises it.
         """
         # in-memory input can be written again when another commit made the plan stale
+        data = in_memory(data)
         retry = CommitRetry(self.context.commit_retry)
         while True:
             writer = self.new_write(overwrite=overwrite is not False, parallelism=parallelism)
@@ -321,6 +347,9 @@ class BaseTable(ScanSource):
         *,
         full: bool = False,
         partitions: Sequence[Mapping[str, Any]] | None = None,
+        where: Filter | None = None,
+        order_by: Sequence[str] | None = None,
+        strategy: SortStrategy = "order",
         parallelism: int | None = None,
         progress: Callable[[CompactionProgress], None] | None = None,
     ) -> Snapshot | None:
@@ -332,15 +361,42 @@ class BaseTable(ScanSource):
         Commits one ``COMPACT`` snapshot; None if nothing needed compacting. If a concurrent
         job replaced any input file, nothing is committed, the new files are deleted, and
         :class:`~lakeops.errors.CommitConflictError` is raised — retry on the new snapshot.
+
+        ``where``: a filter over the partition columns only (either form :meth:`read` takes,
+        e.g. ``pc.field("dt") >= "2024-01-01"``) selecting the partitions to compact, both
+        table kinds; with ``partitions`` too, a partition must satisfy both. A filter naming
+        another column is a :class:`~lakeops.errors.ConfigurationError` before anything runs
+        (:mod:`lakeops.compact.selection`).
+
+        ``order_by`` (unaware-bucket append tables only, as Paimon's ``sort_compact``): every
+        row of each selected partition is read (deleted rows stay deleted), sorted by these
+        columns with ``strategy`` (``"order"``: lexicographic; ``"zorder"``: Z-order curve;
+        ``"hilbert"``: Hilbert curve, two columns or more) and rewritten as rolling files at
+        ``target-file-size``, all committed as ONE ``OVERWRITE`` snapshot of those partitions
+        (a concurrent change to them fails it with ``CommitConflictError``). An append
+        table's ``full=True`` compaction does the same with its ``clustering.columns`` and
+        ``clustering.strategy`` when set. Other tables, rows with ids (row tracking) and
+        nested columns are refused before anything is written (see
+        :mod:`lakeops.compact.sort`).
+
         ``parallelism``: how many buckets (compaction tasks) are compacted at once (default:
-        the cores available, capped by the work to do); the result is the same at every value.
-        ``progress``: called in the calling thread before the first bucket and after each
-        with a :class:`~lakeops.compact.planner.CompactionProgress` (buckets, input files and
-        bytes done of the total; an append table's "buckets" count its compaction tasks: one
-        window of a fixed bucket, or one bin of a partition), e.g. to drive a progress bar.
+        the cores available, capped by the work to do) — a sort compaction sorts one
+        partition at a time and reads, keys and writes it on that many threads; the result is
+        the same at every value. ``progress``: called in the calling thread before the first
+        bucket and after each with a :class:`~lakeops.compact.planner.CompactionProgress`
+        (buckets, input files and bytes done of the total; an append table's "buckets" count
+        its compaction tasks: one window of a fixed bucket, or one bin of a partition; a sort
+        compaction's count partitions), e.g. to drive a progress bar.
         """
         return self._run_compaction(
-            self._compaction_planner(), full, partitions, parallelism, progress
+            self._compaction_planner(),
+            full,
+            partitions,
+            parallelism,
+            progress,
+            where=where,
+            order_by=order_by,
+            strategy=strategy,
         )
 
     def _compaction_planner(self) -> CompactionPlanner:
@@ -354,20 +410,64 @@ class BaseTable(ScanSource):
         partitions: Sequence[Mapping[str, Any]] | None,
         parallelism: int | None,
         progress: Callable[[CompactionProgress], None] | None,
+        *,
+        where: Filter | None = None,
+        order_by: Sequence[str] | None = None,
+        strategy: str = "order",
     ) -> Snapshot | None:
-        """A compaction's shared steps: check the arguments, that the table may be written and
-        that its store can commit; ``plan`` writes the new files; one ``COMPACT`` snapshot of
-        them (None: nothing to compact), as :meth:`commit_compaction` commits it."""
+        """A compaction's shared steps: check the arguments (``where``, ``order_by`` and
+        ``strategy`` as :meth:`compact` takes them), that the table may be written and that
+        its store can commit; then either a sort compaction (``order_by``, or a full
+        compaction of a clustered append table: :mod:`lakeops.compact.sort`) committed as
+        one ``OVERWRITE`` snapshot, or ``plan`` writing the new files of the partitions
+        selected and one ``COMPACT`` snapshot of them, as :meth:`commit_compaction` commits
+        it. None: nothing to compact."""
         check_parallelism(parallelism)
+        ctx = self.context
+        sort = resolve_sort(ctx, order_by=order_by, strategy=strategy, full=full)
+        condition = check_where(self.schema, where)
         self._require_writable("compact")
         check_writable(self.schema, "compact this table")
         self.file_io.check_commit_ready()
-        planned = plan(
-            self.context,
-            full=full,
-            partitions=partitions,
-            parallelism=parallelism,
-            progress=progress,
+        keep = None
+        if condition is not None:
+            latest = self.store.latest_snapshot()
+            keep = select_partitions(ctx, latest, partitions=partitions, condition=condition)
+        if sort is not None:
+            ordered = plan_sort(
+                ctx,
+                sort,
+                partitions=partitions,
+                keep=keep,
+                parallelism=parallelism,
+                progress=progress,
+            )
+            if not ordered.replaced:
+                return None
+
+            def change(snapshot: Snapshot | None) -> PlannedChange:
+                entries, index_changes = overwrite_entries(ctx, ordered, snapshot)
+                return PlannedChange(entries, index_changes=index_changes)
+
+            try:
+                return self._committer().commit_rewrite(change)
+            except CommitStateUnknownError:
+                raise  # the snapshot may reference these files: keep them
+            except BaseException:
+                ordered.discard(ctx)
+                raise
+        # (a planner without partition selection, flush_level0's, is never given ``keep``)
+        planned = (
+            plan(ctx, full=full, partitions=partitions, parallelism=parallelism, progress=progress)
+            if keep is None
+            else plan(
+                ctx,
+                full=full,
+                partitions=partitions,
+                parallelism=parallelism,
+                progress=progress,
+                keep=keep,
+            )
         )
         if not planned.messages:
             return None
@@ -408,6 +508,7 @@ class BaseTable(ScanSource):
         ``progress(done, total)``: files deleted so far of those found to delete so far, in the
         calling thread. See :mod:`lakeops.maintenance.expire`."""
         check_parallelism(parallelism)
+        self._require_main("expire snapshots of")  # the main branch's expiry keeps branches
         self._require_writable("expire snapshots of")
         retention = Retention.from_options(
             self.schema,
@@ -435,6 +536,54 @@ class BaseTable(ScanSource):
         if not dry_run:
             self._require_writable("expire partitions of")
         return expire_partitions(self.context, self._committer(), now=now, dry_run=dry_run)
+
+    def delete(self, filter: Filter) -> RowChanges:
+        """Delete the rows ``filter`` holds for (a filter as :meth:`read` takes it; a row where
+        it is NULL stays), as Paimon's ``DELETE``, in one commit: a primary-key table gets
+        ``-D`` records of those rows (its merge engine must remove keys on delete, as Paimon
+        requires); an append table's files lose them through deletion vectors
+        (``deletion-vectors.enabled``) or are rewritten without them. Returns the counts and
+        the snapshot (None: nothing matched). See :mod:`lakeops.table.row_level`."""
+        return delete_rows(self, filter)
+
+    def update(self, filter: Filter, set: Mapping[str, Any]) -> RowChanges:
+        """Set columns of the rows ``filter`` holds for, as Paimon's ``UPDATE``, in one commit:
+        ``set`` maps columns to values or ``pyarrow.compute`` expressions over the row
+        (``{"price": pc.field("price") * 1.1, "note": "repriced"}``); primary-key columns are
+        never set. A primary-key table (deduplicate or partial-update) gets ``+U`` records of
+        the updated rows; an append table's old rows are removed as by :meth:`delete` and the
+        updated rows appended. See :mod:`lakeops.table.row_level`."""
+        return update_rows(self, filter, set)
+
+    def merge(self, source: WriteInput, on: Sequence[str]) -> MergeBuilder:
+        """A ``MERGE INTO`` of ``source`` (Arrow data or a data frame) matched on ``on``
+        columns: chain ``when_matched_update`` / ``when_matched_update_all`` /
+        ``when_matched_delete`` / ``when_not_matched_insert`` / ``when_not_matched_insert_all``
+        (each with an optional ``condition``; expressions name ``target.<column>`` and
+        ``source.<column>``), then ``execute()`` — one commit. See
+        :mod:`lakeops.table.row_level`."""
+        return MergeBuilder(self, source, on)
+
+    def drop_partitions(
+        self,
+        partitions: Sequence[Mapping[str, Any]],
+        *,
+        if_exists: bool = False,
+        dry_run: bool = False,
+    ) -> DropPartitionsResult:
+        """Drop ``partitions`` (specs such as ``[{"dt": "2024-01-01"}]``; a spec naming some
+        partition columns matches every partition equal on them) as one ``OVERWRITE`` commit
+        that adds no file, as Paimon's ``dropPartitions`` (Spark's ``ALTER TABLE ... DROP
+        PARTITION``). No file is deleted: snapshot expiry and orphan cleanup do that later. A
+        spec matching no partition with data is a
+        :class:`~lakeops.errors.PartitionNotFoundError` (nothing committed) unless
+        ``if_exists``; ``dry_run`` lists what would go. See
+        :mod:`lakeops.maintenance.drop_partitions`."""
+        if not dry_run:
+            self._require_writable("drop partitions of")
+        return drop_partitions(
+            self.context, self._committer(), partitions, if_exists=if_exists, dry_run=dry_run
+        )
 
     def rewrite_file_index(
         self, *, partitions: Sequence[Mapping[str, str]] | None = None
@@ -535,6 +684,7 @@ class BaseTable(ScanSource):
         a commit in progress look like orphans until it publishes. ``dry_run`` lists what
         would go and deletes nothing. ``parallelism``: files deleted at once (default 16).
         ``progress(done, total)``: files deleted of those to delete, in the calling thread."""
+        self._require_main("remove orphan files of")
         check_parallelism(parallelism)
         older_than_ms = int(older_than.total_seconds() * 1000)
         check_threshold(older_than_ms, dry_run=dry_run, force=force)
@@ -563,6 +713,7 @@ class BaseTable(ScanSource):
         the commit it describes (its rows were never in the table: write them again), and
         ``LATEST``/``EARLIEST`` are pointed at the newest run of snapshots. Idempotent;
         ``dry_run`` changes nothing. See :mod:`lakeops.maintenance.repair`."""
+        self._require_main("repair")
         return repair_table(self.store, dry_run=dry_run)
 
     def rollback_to(
@@ -593,23 +744,30 @@ class BaseTable(ScanSource):
         return rollback_to(self.context, target)
 
     def create_tag(
-        self, name: str, snapshot_id: int | None = None, *, time_retained: str | None = None
+        self,
+        name: str,
+        snapshot_id: int | None = None,
+        *,
+        as_of: AsOf | None = None,
+        time_retained: str | None = None,
     ) -> Tag:
         """Tag snapshot ``snapshot_id`` (default: the latest) as ``name``, in Paimon's format
         (``tag/tag-<name>``), so Paimon, pypaimon and lakeops can read it
         (``read(tag=name)``, Spark ``scan.tag-name``) and expiry and orphan cleanup keep
-        every file it references. ``time_retained`` (e.g. ``"7 d"``; default the table's
-        ``tag.default-time-retained``) is recorded in the tag as Paimon does. A name that
-        exists for the same snapshot returns that tag; for another snapshot it is a
-        :class:`~lakeops.errors.TagAlreadyExistsError`. See :mod:`lakeops.store.tags`."""
-        retained = time_retained or TAG_DEFAULT_TIME_RETAINED.text(self.schema.options)
+        every file it references. ``as_of`` (a datetime, naive = local time, or epoch
+        milliseconds; not with ``snapshot_id``) tags the earliest snapshot committed at or
+        after that time, as Paimon's ``create_tag_from_timestamp`` (a tagged snapshot counts
+        too; none is a :class:`~lakeops.errors.SnapshotNotFoundError`). ``time_retained``
+        (e.g. ``"7 d"``; default the table's ``tag.default-time-retained``) is recorded in the
+        tag as Paimon does. A name that exists for the same snapshot returns that tag; for
+        another snapshot it is a :class:`~lakeops.errors.TagAlreadyExistsError`. See
+        :mod:`lakeops.store.tags`."""
         return create_tag(
             self.store,
             name,
             snapshot_id,
-            time_retained=dt.timedelta(milliseconds=parse_duration(retained, "time_retained"))
-            if retained
-            else None,
+            as_of=as_of,
+            time_retained=self._tag_retention(time_retained),
         )
 
     def delete_tag(self, name: str) -> Tag:
@@ -617,9 +775,132 @@ class BaseTable(ScanSource):
         ``remove_orphan_files``."""
         return delete_tag(self.store, name)
 
+    def reset_consumer(self, consumer_id: str, *, next_snapshot: int | None = None) -> None:
+        """Set Paimon consumer ``consumer_id`` (``consumer/consumer-<id>``) to read snapshot
+        ``next_snapshot`` next, or delete it (None), as Paimon's ``reset_consumer``: a read of
+        changes with that ``consumer_id`` then starts there, and expiry keeps that snapshot and
+        every later one while the consumer lives. ``next_snapshot`` must be a snapshot on
+        storage, one whose changelog is kept, or the one after the latest; otherwise a
+        :class:`~lakeops.errors.SnapshotNotFoundError` and nothing changes. Deleting a
+        consumer that does not exist does nothing. See :mod:`lakeops.store.consumers`."""
+        reset_consumer(self.store, consumer_id, next_snapshot)
+
+    def clear_consumers(
+        self, *, including: str | None = None, excluding: str | None = None
+    ) -> list[str]:
+        """Delete the Paimon consumers whose id matches the regular expression ``including``
+        (default: every consumer) and not ``excluding``, each matched against the whole id, as
+        Paimon's ``clear_consumers``; returns the deleted ids, sorted. A pattern that is not a
+        regular expression is a :class:`~lakeops.errors.ConfigurationError` before anything is
+        deleted. ``metadata_table("consumers")`` lists them."""
+        return clear_consumers(self.store, including=including, excluding=excluding)
+
     def tags(self) -> list[Tag]:
         """The table's tags, by snapshot id then name."""
         return list_tags(self.store)
+
+    def rename_tag(self, old: str, new: str) -> Tag:
+        """Rename tag ``old`` to ``new`` and return it, as Paimon's ``rename_tag``: the new tag
+        file holds the same content (snapshot, create time, retention). A missing ``old`` is a
+        :class:`~lakeops.errors.TagNotFoundError`, an existing ``new`` a
+        :class:`~lakeops.errors.TagAlreadyExistsError`, and nothing changes. The new file is
+        written first: a process killed midway leaves both names (``delete_tag(old)`` then
+        finishes the rename), never neither."""
+        return rename_tag(self.store, old, new)
+
+    def replace_tag(
+        self, name: str, snapshot_id: int | None = None, *, time_retained: str | None = None
+    ) -> Tag:
+        """Point the existing tag ``name`` at snapshot ``snapshot_id`` (default: the latest)
+        and return it, as Paimon's ``replace_tag``; a missing tag is a
+        :class:`~lakeops.errors.TagNotFoundError`. The tag file is overwritten atomically, with
+        a fresh create time when it has a retention (``time_retained`` as for
+        :meth:`create_tag`). Files only the old snapshot kept alive are left for
+        ``remove_orphan_files``."""
+        return replace_tag(
+            self.store, name, snapshot_id, time_retained=self._tag_retention(time_retained)
+        )
+
+    def expire_tags(self, *, older_than: AsOf | None = None) -> list[str]:
+        """Delete the expired tags and return their names, as Paimon's ``expire_tags``: a tag
+        with a retention once its create time plus ``time_retained`` is past; with
+        ``older_than`` (a datetime, naive = local time, or epoch milliseconds) also every tag
+        created before it — a tag without a retention counts as created when its file was last
+        written, as in Paimon. Files only they kept alive are left for ``remove_orphan_files``
+        (see :func:`lakeops.maintenance.tags.expire_tags`)."""
+        return expire_tags(self.store, older_than=older_than)
+
+    def _tag_retention(self, time_retained: str | None) -> dt.timedelta | None:
+        """``time_retained`` (default the table's ``tag.default-time-retained``) parsed."""
+        retained = time_retained or TAG_DEFAULT_TIME_RETAINED.text(self.schema.options)
+        if not retained:
+            return None
+        return dt.timedelta(milliseconds=parse_duration(retained, "time_retained"))
+
+    # ------------------------------------------------------------------ branches
+    def branch(self, name: str) -> Self:
+        """Branch ``name`` of this table, to read and write as the table itself (its own
+        snapshots, schemas and tags under ``branch/branch-<name>/``; data files shared), as
+        Paimon's ``table$branch_<name>``. See :mod:`lakeops.maintenance.branches`."""
+        check_branch_name(name)
+        if self.branch_name is not None:
+            raise ConfigurationError("open a branch from the main branch's table")
+        if name not in {b.name for b in list_branches(self.store)}:
+            raise ConfigurationError(
+                f"table {self.identifier!r} has no branch {name!r} (branches: "
+                f"{[b.name for b in list_branches(self.store)] or 'none'}); create it first"
+            )
+        return type(self)(f"{self.identifier}$branch_{name}", self.file_io, self.root, branch=name)
+
+    def create_branch(
+        self,
+        name: str,
+        *,
+        from_tag: str | None = None,
+        from_snapshot: int | None = None,
+        ignore_if_exists: bool = False,
+    ) -> Branch:
+        """Create branch ``name``, as Paimon's ``create_branch``: from tag ``from_tag`` or
+        snapshot ``from_snapshot`` (the branch starts with that snapshot), or empty (the
+        latest schema only); an existing name is a ConfigurationError unless
+        ``ignore_if_exists``. Write to it with :meth:`branch`, publish it with
+        :meth:`fast_forward`. See :mod:`lakeops.maintenance.branches`."""
+        self._require_main("create a branch of")
+        return create_branch(
+            self.store,
+            name,
+            from_tag=from_tag,
+            from_snapshot=from_snapshot,
+            ignore_if_exists=ignore_if_exists,
+        )
+
+    def delete_branch(self, name: str) -> None:
+        """Delete branch ``name``: its directory goes; data files only it referenced are
+        left to :meth:`remove_orphan_files`."""
+        self._require_main("delete a branch of")
+        delete_branch(self.store, name)
+
+    def branches(self) -> list[Branch]:
+        """The table's branches, by name (Paimon's ``$branches``)."""
+        return list_branches(self.store)
+
+    def fast_forward(self, name: str) -> Snapshot:
+        """Make the main branch what branch ``name`` is (Paimon's ``fast_forward``; the
+        write-audit-publish step): its snapshots, schemas and tags replace the main branch's
+        from its first snapshot on; returns the new latest snapshot. No writer may commit to
+        the main branch meanwhile (as in Paimon); a fast-forward cut short is completed by
+        running it again. No data file is deleted."""
+        self._require_main("fast-forward")
+        self._require_writable("fast-forward")
+        latest = fast_forward(self.store, name)
+        self.context = TableContext.latest(self.store)
+        return self.store.snapshot(latest)
+
+    def _require_main(self, action: str) -> None:
+        if self.branch_name is not None:
+            raise ConfigurationError(
+                f"cannot {action} branch {self.branch_name!r}: do it on the main branch's table"
+            )
 
     def commit_stats(self, snapshot_id: int | None = None) -> CommitStats:
         """Files and bytes a snapshot (default: the latest) added and removed."""
@@ -748,9 +1029,10 @@ class BaseTable(ScanSource):
     def metadata_table(self, name: str, *, snapshot_id: int | None = None) -> pa.Table:
         """Paimon's system table ``name`` of this table as an Arrow table: ``snapshots``,
         ``schemas``, ``options``, ``files``, ``manifests``, ``partitions``, ``buckets``,
-        ``tags`` or ``audit_log`` (primary-key tables), with Paimon's columns and values
-        (``db.t$files`` in Paimon; :meth:`Catalog.metadata_table` takes that spelling).
-        ``snapshot_id`` chooses the snapshot of ``files``, ``manifests``, ``partitions``,
-        ``buckets`` and ``audit_log`` (default the latest). See
-        :mod:`lakeops.table.system_tables`."""
+        ``tags``, ``consumers``, ``audit_log``, ``binlog`` (the audit log with each value as
+        an array) or ``ro`` (the rows of the top-level files: the latest full compaction),
+        with Paimon's columns and values (``db.t$files`` in Paimon;
+        :meth:`Catalog.metadata_table` takes that spelling). ``snapshot_id`` chooses the
+        snapshot of ``files``, ``manifests``, ``partitions``, ``buckets``, ``audit_log``,
+        ``binlog`` and ``ro`` (default the latest). See :mod:`lakeops.table.system_tables`."""
         return metadata_table(self.store, name, snapshot_id=snapshot_id)

@@ -11,8 +11,13 @@ import pyarrow as pa
 
 from lakeops.changelog.reader import ChangeMode, read_changes
 from lakeops.compact.health import TableHealth, table_health
-from lakeops.compact.planner import CompactionProgress, plan_compaction
+from lakeops.compact.planner import (
+    CompactionProgress,
+    plan_compaction,
+)
 from lakeops.compact.postpone import moved_buckets, plan_move, read_moved
+from lakeops.compact.selection import check_where, select_partitions
+from lakeops.compact.sort import SortStrategy, resolve_sort
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.paths import POSTPONE_BUCKET
@@ -30,9 +35,10 @@ from lakeops.options.rows_layout import POSTPONE_BATCH_WRITE_FIXED_BUCKET, bucke
 from lakeops.parallel import IO_THREADS, check_parallelism
 from lakeops.read.lookup import lookup
 from lakeops.read.merge_read import SplitReader
-from lakeops.read.predicate import RowFilter
+from lakeops.read.predicate import Filter, RowFilter
 from lakeops.read.scan import Split, partition_matches, plan_splits
 from lakeops.read.stream import read_batches
+from lakeops.store.consumers import check_consumer_id, read_as_consumer
 from lakeops.table.base import BaseTable, CompactionPlanner
 from lakeops.table.scan import SplitRead
 from lakeops.write.table_write import TableWrite
@@ -75,8 +81,10 @@ class Table(BaseTable):
         >>> table.read(filter=[("id", "=", 1)])                    # doctest: +SKIP
     """
 
-    def __init__(self, identifier: str, file_io: FileIO, root: str) -> None:
-        super().__init__(identifier, file_io, root)
+    def __init__(
+        self, identifier: str, file_io: FileIO, root: str, *, branch: str | None = None
+    ) -> None:
+        super().__init__(identifier, file_io, root, branch=branch)
         if not self.schema.primary_keys:
             raise UnsupportedFeatureError(_append_table_refusal(identifier, self.schema))
         self.context.options  # noqa: B018 - a malformed table-wide option fails at open
@@ -175,18 +183,40 @@ class Table(BaseTable):
         *,
         full: bool = False,
         partitions: Sequence[Mapping[str, Any]] | None = None,
+        where: Filter | None = None,
+        order_by: Sequence[str] | None = None,
+        strategy: SortStrategy = "order",
         parallelism: int | None = None,
         progress: Callable[[CompactionProgress], None] | None = None,
     ) -> Snapshot | None:
-        """As :meth:`BaseTable.compact <lakeops.table.base.BaseTable.compact>`; a postpone
-        table (``bucket = -2``) first moves its postponed rows into real buckets in one
-        ``COMPACT`` snapshot (:mod:`lakeops.compact.postpone`), then compacts its real
-        buckets in another. Returns the last snapshot committed."""
+        """As :meth:`BaseTable.compact <lakeops.table.base.BaseTable.compact>` (``where``
+        selects partitions; ``order_by`` is refused: a primary-key table's files are sorted by
+        its key); a postpone table (``bucket = -2``) first moves its postponed rows (of the
+        selected partitions) into real buckets in one ``COMPACT`` snapshot
+        (:mod:`lakeops.compact.postpone`), then compacts its real buckets in another.
+        Returns the last snapshot committed."""
         moved = None
         if self.context.options.bucket == POSTPONE_BUCKET:
-            moved = self.move_postponed(partitions=partitions, parallelism=parallelism)
+            # refused before anything moves
+            resolve_sort(self.context, order_by=order_by, strategy=strategy, full=full)
+            condition = check_where(self.schema, where)
+            if condition is None:
+                moved = self.move_postponed(partitions=partitions, parallelism=parallelism)
+            else:
+                check_parallelism(parallelism)
+                latest = self.store.latest_snapshot()
+                keep = select_partitions(
+                    self.context, latest, partitions=partitions, condition=condition
+                )
+                moved = self._move_postponed(keep, parallelism)
         done = super().compact(
-            full=full, partitions=partitions, parallelism=parallelism, progress=progress
+            full=full,
+            partitions=partitions,
+            where=where,
+            order_by=order_by,
+            strategy=strategy,
+            parallelism=parallelism,
+            progress=progress,
         )
         return done if done is not None else moved
 
@@ -312,6 +342,7 @@ class Table(BaseTable):
         *,
         mode: ChangeMode = "auto",
         columns: Sequence[str] | None = None,
+        consumer_id: str | None = None,
     ) -> pa.Table:
         """What changed after ``from_snapshot`` up to ``to_snapshot`` (latest by default), as
         rows with a ``_row_kind`` column (``+I``/``-U``/``+U``/``-D``) first.
@@ -320,7 +351,22 @@ class Table(BaseTable):
         data each commit added — Paimon's incremental read), ``changelog``, ``delta``, or
         ``diff`` (net changes between the two merged states). See
         :mod:`lakeops.changelog.reader`.
+
+        ``consumer_id``: read as that Paimon consumer (Paimon's ``consumer-id``): if
+        ``consumer/consumer-<id>`` exists the read starts at its ``nextSnapshot`` (ignoring
+        ``from_snapshot``, which only places a new consumer), and once the changes up to
+        snapshot ``N`` are read the consumer records ``nextSnapshot = N + 1`` — so the next
+        read with the same id continues exactly after this one, and expiry keeps what it has
+        not read. See :mod:`lakeops.store.consumers`.
         """
+        if consumer_id is not None:
+            return read_as_consumer(
+                self.store,
+                check_consumer_id(consumer_id),
+                from_snapshot,
+                to_snapshot,
+                lambda start, end: self.read_changes(start, end, mode=mode, columns=columns),
+            )
         wanted = self._columns(columns)
         return read_changes(
             self.context,

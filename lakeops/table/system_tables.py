@@ -1,6 +1,6 @@
 """Paimon's system tables of one table, as Arrow tables: ``snapshots``, ``schemas``,
-``options``, ``files``, ``manifests``, ``partitions``, ``buckets``, ``tags`` and
-``audit_log`` (Paimon spells them ``db.t$files``).
+``options``, ``files``, ``manifests``, ``partitions``, ``buckets``, ``tags``, ``consumers``,
+``branches``, ``audit_log``, ``binlog`` and ``ro`` (Paimon spells them ``db.t$files``).
 
 Each has the columns, types and values of Paimon 0.9's system table of that name
 (``org.apache.paimon.table.system``); ``buckets``, which Paimon 0.9 does not offer to users,
@@ -10,14 +10,28 @@ in ``files`` and ``partitions``. Values that Java renders as text are rendered a
 wall-clock time, as Paimon shows them, except ``files.creation_time``, the time stored in
 the manifest.
 
-Everything is read from the table's metadata (:class:`~lakeops.store.TableStore`), and
-``audit_log`` from its data: the merged rows of a snapshot with the row kind of each
-(``+I``/``-U``/``+U``/``-D``, deleted keys kept until a full compaction drops them) in a first
-column ``rowkind``, as Paimon's ``AuditLogTable`` reads them.
+Everything is read from the table's metadata (:class:`~lakeops.store.TableStore`;
+``consumers`` from the ``consumer/`` files, :mod:`lakeops.store.consumers`; ``branches`` from
+the ``branch/`` directories, :mod:`lakeops.maintenance.branches`), and three tables
+from its data:
+
+* ``audit_log``: the merged rows of a snapshot with the row kind of each
+  (``+I``/``-U``/``+U``/``-D``, deleted keys kept until a full compaction drops them) in a first
+  column ``rowkind``, as Paimon's ``AuditLogTable`` reads them;
+* ``binlog`` (Paimon's ``BinlogTable``, later than 0.9): ``rowkind``, then every column as an
+  ``ARRAY`` of its type. A batch read (a snapshot: this table) is the ``audit_log`` with each
+  value as an array of one, the row kind unchanged. A streaming read packs an update: a ``-U``
+  row and the row after it become one row, each column ``[before, after]``, with the second
+  row's kind; :func:`binlog_of_changes` applies that to the changes ``read_changes`` returns;
+* ``ro`` (Paimon's ``ReadOptimizedTable``): of a primary-key table, the rows of the files at
+  the top level only (level ``num-levels - 1``), which need no merging: the result of each
+  bucket's latest full compaction, with the snapshot's deletion vectors applied where
+  ``deletion-vectors.enabled`` is on (``SnapshotReader.withLevel``); an append table's ``ro``
+  is the table itself (served by :meth:`lakeops.AppendTable.metadata_table`).
 
 ``snapshot_id`` (Paimon's ``scan.snapshot-id``) chooses the snapshot of ``files``,
-``manifests``, ``partitions``, ``buckets`` and ``audit_log`` (default the latest); the other
-tables list the whole table and refuse it.
+``manifests``, ``partitions``, ``buckets``, ``audit_log``, ``binlog`` and ``ro`` (default the
+latest); the other tables list the whole table and refuse it.
 """
 
 from __future__ import annotations
@@ -26,7 +40,9 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lakeops.errors import ConfigurationError, CorruptTableError, UnsupportedFeatureError
 from lakeops.format import binary_row
@@ -36,9 +52,11 @@ from lakeops.format.manifest import FileKind, ManifestEntry
 from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
 from lakeops.format.types import DataType
+from lakeops.maintenance.branches import list_branches
 from lakeops.read.merge_read import SplitReader
-from lakeops.read.scan import plan_splits
+from lakeops.read.scan import Split, plan_splits
 from lakeops.store import TableStore
+from lakeops.store.consumers import list_consumers
 from lakeops.store.context import TableContext
 from lakeops.store.tags import list_tags
 from lakeops.table.java_text import (
@@ -53,6 +71,8 @@ __all__ = [
     "AUDIT_LOG_ROW_KIND",
     "SYSTEM_TABLES",
     "SYSTEM_TABLE_SEPARATOR",
+    "binlog_of_audit_log",
+    "binlog_of_changes",
     "metadata_table",
     "split_system_table",
     "system_table_schema",
@@ -160,11 +180,31 @@ _SCHEMAS: dict[str, pa.Schema] = {
             _f("time_retained", pa.string()),
         ]
     ),
+    "consumers": pa.schema(
+        [_f("consumer_id", pa.string(), False), _f("next_snapshot_id", pa.int64(), False)]
+    ),
+    "branches": pa.schema(
+        [
+            _f("branch_name", pa.string(), False),
+            _f("created_from_tag", pa.string()),
+            _f("created_from_snapshot", pa.int64()),
+            _f("create_time", _TS, False),
+        ]
+    ),
 }
 
-#: the system tables lakeops serves, in Paimon's names
-SYSTEM_TABLES: tuple[str, ...] = (*_SCHEMAS, "audit_log")
-_OF_SNAPSHOT = frozenset({"files", "manifests", "partitions", "buckets", "audit_log"})
+#: the system tables whose columns are the table's (read from its data)
+_OF_DATA = ("audit_log", "binlog", "ro")
+#: the system tables lakeops serves, in Paimon's names (later additions last)
+SYSTEM_TABLES: tuple[str, ...] = (
+    *(n for n in _SCHEMAS if n not in ("consumers", "branches")),
+    "audit_log",
+    "binlog",
+    "ro",
+    "consumers",
+    "branches",
+)
+_OF_SNAPSHOT = frozenset({"files", "manifests", "partitions", "buckets", *_OF_DATA})
 
 
 def split_system_table(identifier: str) -> tuple[str, str | None]:
@@ -186,13 +226,19 @@ def _check_name(name: str) -> str:
 
 
 def system_table_schema(name: str, table_schema: TableSchema | None = None) -> pa.Schema:
-    """The Arrow schema of system table ``name`` (``audit_log`` needs the table's schema)."""
+    """The Arrow schema of system table ``name`` (``audit_log``, ``binlog`` and ``ro`` need
+    the table's schema). ``binlog``'s columns are nullable ``list<element>`` of the table's
+    types with nullable elements (Paimon's ``ArrayType(type.nullable())``)."""
     name = _check_name(name)
-    if name != "audit_log":
+    if name not in _OF_DATA:
         return _SCHEMAS[name]
     if table_schema is None:
-        raise ConfigurationError("the schema of audit_log depends on the table's schema")
+        raise ConfigurationError(f"the schema of {name} depends on the table's schema")
     data = table_schema.arrow_schema()
+    if name == "ro":
+        return data
+    if name == "binlog":
+        data = pa.schema([_f(f.name, pa.list_(_f("element", f.type))) for f in data])
     return pa.schema([_f(AUDIT_LOG_ROW_KIND, pa.string()), *data])
 
 
@@ -264,6 +310,38 @@ def _schemas(store: TableStore) -> pa.Table:
 def _options(store: TableStore) -> pa.Table:
     options = sorted(store.latest_schema().options.items())
     return _table("options", {"key": [k for k, _ in options], "value": [v for _, v in options]})
+
+
+def _consumers(store: TableStore) -> pa.Table:
+    """Paimon's ``ConsumersTable``: one row per consumer file, by id."""
+    consumers = list_consumers(store)
+    return _table(
+        "consumers",
+        {"consumer_id": list(consumers), "next_snapshot_id": list(consumers.values())},
+    )
+
+
+def _branches(store: TableStore) -> pa.Table:
+    """Paimon 0.9's ``BranchesTable``: one row per branch directory, by name: its earliest
+    tag (the tag it was created from; null without one), its earliest snapshot (null for an
+    empty branch) and the directory's time (checked against Java Paimon 0.9)."""
+    branches = list_branches(store)
+    tags, firsts = [], []
+    for b in branches:
+        of_branch = TableStore(store.file_io, store.root, b.name)
+        listed = list_tags(of_branch)  # by snapshot id, then name
+        tags.append(listed[0].name if listed else None)
+        ids = of_branch.snapshot_ids()
+        firsts.append(ids[0] if ids else None)
+    return _table(
+        "branches",
+        {
+            "branch_name": [b.name for b in branches],
+            "created_from_tag": tags,
+            "created_from_snapshot": firsts,
+            "create_time": [b.create_time for b in branches],
+        },
+    )
 
 
 def _tags(store: TableStore) -> pa.Table:
@@ -480,14 +558,21 @@ def _files(store: TableStore, snapshot: Snapshot | None) -> pa.Table:
     return _table("files", cols)
 
 
-def _audit_log(store: TableStore, snapshot: Snapshot | None) -> pa.Table:
+def _primary_key_context(store: TableStore, name: str) -> TableContext:
+    """The latest context of a primary-key table (an append table's data tables are read by
+    :meth:`lakeops.AppendTable.metadata_table`)."""
     ctx = TableContext.latest(store)
-    schema = ctx.schema
-    if not schema.primary_keys:
+    if not ctx.schema.primary_keys:
         raise UnsupportedFeatureError(
-            f"audit_log of table {store.root}: lakeops reads the audit log of primary-key "
-            "tables only; read this table's rows with read() (every row is +I)"
+            f"{name} of table {store.root}: an append table's {name} is read from the table "
+            f"(AppendTable.metadata_table({name!r}); every row is +I)"
         )
+    return ctx
+
+
+def _audit_log(store: TableStore, snapshot: Snapshot | None) -> pa.Table:
+    ctx = _primary_key_context(store, "audit_log")
+    schema = ctx.schema
     out_schema = system_table_schema("audit_log", schema)
     columns = schema.field_names
     reader = SplitReader(ctx)
@@ -504,11 +589,103 @@ def _audit_log(store: TableStore, snapshot: Snapshot | None) -> pa.Table:
     return pa.concat_tables(parts)
 
 
+def _one_value_lists(column: pa.ChunkedArray | pa.Array, type_: pa.DataType) -> pa.Array:
+    """Each value of ``column`` as a list of one (``type_``: the list type)."""
+    values = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    offsets = pa.array(np.arange(len(values) + 1, dtype=np.int32))
+    return pa.ListArray.from_arrays(offsets, values, type=type_)
+
+
+def binlog_of_audit_log(audit: pa.Table, table_schema: TableSchema) -> pa.Table:
+    """A batch read of Paimon's ``$binlog`` from the ``audit_log`` rows of the same read:
+    ``rowkind`` unchanged, each column's value as an array of one (``BinlogRead`` of a
+    non-streaming split: ``convertToArray(row, null)``)."""
+    schema = system_table_schema("binlog", table_schema)
+    columns = [audit.column(AUDIT_LOG_ROW_KIND).combine_chunks()]
+    columns += [_one_value_lists(audit.column(f.name), f.type) for f in list(schema)[1:]]
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def binlog_of_changes(changes: pa.Table, kind_column: str = "_row_kind") -> pa.Table:
+    """The rows of a streaming read of Paimon's ``$binlog`` from the changes ``read_changes``
+    returns (row kind in ``kind_column``, then the columns): Paimon's ``PackChangelogReader``
+    rule, in the changes' order — a ``-U`` row and the row after it (whatever its kind) become
+    one row whose columns are ``[before, after]`` and whose kind is the second row's; every other
+    row (and a ``-U`` with nothing after it) is one row of arrays of one, its kind unchanged.
+    The first column is ``rowkind``, then each column as a nullable list of its type.
+
+    Paimon packs within one split (a bucket's changes of one snapshot); ``read_changes``
+    concatenates them, so a ``-U`` that ends one file would be packed with the next file's first
+    row here. Changelog producers and writers emit each ``-U`` right before its ``+U``, so this
+    does not arise from Paimon-written changes."""
+    kinds = changes.column(kind_column).combine_chunks()
+    n = len(kinds)
+    index = np.arange(n)
+    before = np.asarray(pc.equal(kinds, "-U").fill_null(False), dtype=bool)
+    # a run of consecutive -U rows pairs them two by two (first with second …); an odd run's
+    # last -U takes the row after the run
+    run_begins = before & ~np.concatenate(([False], before[:-1]))[:n]
+    last_begin = np.maximum.accumulate(np.where(run_begins, index, -1))
+    pairs = before & ((index - last_begin) % 2 == 0) & (index + 1 < n)
+    taken = np.concatenate(([False], pairs[:-1]))[:n]
+    starts = index[~taken]
+    # each output row covers the input rows [start, end)
+    ends = np.append(starts[1:], n)[: len(starts)]
+    offsets = pa.array(np.append(starts, n).astype(np.int32))
+    fields = [
+        _f(name, pa.list_(_f("element", changes.schema.field(name).type)))
+        for name in changes.column_names
+        if name != kind_column
+    ]
+    columns: list[pa.Array] = [kinds.take(pa.array(ends - 1, pa.int64()))]
+    for field in fields:
+        values = changes.column(field.name).combine_chunks()
+        columns.append(pa.ListArray.from_arrays(offsets, values, type=field.type))
+    schema = pa.schema([_f(AUDIT_LOG_ROW_KIND, pa.string()), *fields])
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _binlog(store: TableStore, snapshot: Snapshot | None) -> pa.Table:
+    """Paimon's ``BinlogTable``, batch: the audit log with each value as an array of one."""
+    ctx = _primary_key_context(store, "binlog")
+    return binlog_of_audit_log(_audit_log(store, snapshot), ctx.schema)
+
+
+def _read_optimized(store: TableStore, snapshot: Snapshot | None) -> pa.Table:
+    """Paimon's ``ReadOptimizedTable`` of a primary-key table: the merged rows of the files at
+    level ``num-levels - 1`` of each bucket (with their deletion vectors while the table's
+    option is on), nothing from the levels below."""
+    ctx = _primary_key_context(store, "ro")
+    top = ctx.compaction.num_levels - 1
+    columns = ctx.schema.field_names
+    out_schema = system_table_schema("ro", ctx.schema)
+    reader = SplitReader(ctx)
+    parts: list[pa.Table] = []
+    for split in plan_splits(ctx, snapshot):
+        files = tuple(f for f in split.files if f.level == top)
+        if not files:
+            continue
+        deletions = tuple(split.deletion_of(f) for f in files)
+        kept = Split(
+            split.partition,
+            split.partition_bytes,
+            split.bucket,
+            files,
+            deletions if any(deletions) else (),
+        )
+        rows = reader.read(kept, columns)
+        if rows.num_rows:
+            parts.append(pa.Table.from_arrays(rows.columns, schema=out_schema))
+    return pa.concat_tables(parts) if parts else out_schema.empty_table()
+
+
 _WHOLE_TABLE_BUILDERS: dict[str, Callable[[TableStore], pa.Table]] = {
     "snapshots": _snapshots,
     "schemas": _schemas,
     "options": _options,
     "tags": _tags,
+    "consumers": _consumers,
+    "branches": _branches,
 }
 _OF_SNAPSHOT_BUILDERS: dict[str, Callable[[TableStore, Snapshot | None], pa.Table]] = {
     "files": _files,
@@ -516,4 +693,6 @@ _OF_SNAPSHOT_BUILDERS: dict[str, Callable[[TableStore, Snapshot | None], pa.Tabl
     "partitions": _partitions,
     "buckets": _buckets,
     "audit_log": _audit_log,
+    "binlog": _binlog,
+    "ro": _read_optimized,
 }

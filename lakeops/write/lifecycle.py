@@ -15,10 +15,10 @@ and what its commit message and abort add.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Generic, NamedTuple, TypeAlias, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import pyarrow as pa
 
@@ -32,12 +32,9 @@ from lakeops.parallel import check_parallelism, pool_for, run_ordered
 from lakeops.store.context import TableContext
 from lakeops.store.locations import ExternalPaths
 from lakeops.write.buffer import BucketBuffer
+from lakeops.write.frames import WriteInput, arrow_parts
 
 __all__ = ["BucketFiles", "BucketPlace", "BucketWrite", "WriteInput", "check_component_lengths"]
-
-WriteInput: TypeAlias = (
-    pa.Table | pa.RecordBatch | pa.RecordBatchReader | Iterable[pa.Table | pa.RecordBatch]
-)
 
 
 def check_component_lengths(directory: str) -> None:
@@ -120,13 +117,11 @@ class BucketWrite(Generic[B]):
 
     # -------------------------------------------------------------------- input
     def write(self, data: WriteInput) -> None:
-        """Validate and buffer ``data`` (a Table, RecordBatch, reader or iterable of them)."""
+        """Validate and buffer ``data`` (Arrow data or data frames:
+        :mod:`lakeops.write.frames`)."""
         self._check_usable()
         try:
-            if isinstance(data, pa.Table | pa.RecordBatch):
-                self._write_table(data)
-                return
-            for part in data:
+            for part in arrow_parts(data):
                 self._write_table(part)
         except BaseException as error:
             self._failure = error

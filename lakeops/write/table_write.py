@@ -41,6 +41,7 @@ from lakeops.errors import LakeopsError
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.index_manifest import IndexFileMeta
+from lakeops.format.kv import KIND
 from lakeops.format.paths import POSTPONE_BUCKET
 from lakeops.kv import avro_layout
 from lakeops.options.registry import check_data_files
@@ -102,6 +103,26 @@ class TableWrite(BucketWrite[_Bucket]):
             records = assigned_records(data, self.schema, self.options)
         else:
             records = self.engine.prepare(to_records(data, self.schema, self.options))
+        self._buffer(records)
+
+    def write_changes(self, data: pa.Table, kind: int) -> None:
+        """Validate and buffer rows of the table (its columns) as records of one row ``kind``
+        (:class:`~lakeops.format.kv.RowKind`), whatever ``rowkind.field`` holds: what a row-level
+        delete (``-D``) or update (``+U``) writes, as Paimon's Spark commands write them."""
+        self._check_usable()
+        try:
+            records = to_records(data, self.schema, self.options)
+            kinds = pa.array(np.full(records.num_rows, kind, dtype=np.int8))
+            records = records.set_column(
+                records.schema.get_field_index(KIND), records.schema.field(KIND), kinds
+            )
+            self._buffer(self.engine.prepare(records))
+        except BaseException as error:
+            self._failure = error
+            raise
+
+    def _buffer(self, records: pa.Table) -> None:
+        """Route validated, prepared ``records`` to their buckets' buffers."""
         if records.num_rows == 0:
             return
         # route in slices no larger than half the buffer, so a huge input still flushes in time

@@ -19,7 +19,9 @@ from airflow.sdk.execution_time.context import OutletEventAccessors
 from lakeops import Catalog
 from lakeops.airflow.assets import ASSET_ALIAS
 from lakeops.airflow.operators import (
+    LakeopsBranchOperator,
     LakeopsCompactOperator,
+    LakeopsDropPartitionsOperator,
     LakeopsExpirePartitionsOperator,
     LakeopsExpireSnapshotsOperator,
     LakeopsFlushLevel0Operator,
@@ -28,7 +30,7 @@ from lakeops.airflow.operators import (
     LakeopsRewriteFileIndexOperator,
     LakeopsSparkWriteOperator,
 )
-from lakeops.errors import ConfigurationError, TableNotFoundError
+from lakeops.errors import ConfigurationError, PartitionNotFoundError, TableNotFoundError
 from tests.airflow.conftest import connection_json
 
 pytestmark = pytest.mark.airflow
@@ -228,6 +230,64 @@ def test_expire_partitions_report_only_then_for_real(catalog: Catalog, lakeops_c
     assert result["snapshot_id"] == latest.id + 1 and result["commit_kind"] == "OVERWRITE"
     assert sorted(set(table.read()["dt"].to_pylist())) == ["2999-01-01", "not-a-date"]
     assert [extra["commit_kind"] for _, extra in _events(context)] == ["OVERWRITE"]
+
+
+def test_drop_partitions_report_only_then_for_real(catalog: Catalog, lakeops_conn: str) -> None:
+    table = _table(catalog)
+    for day in ("2024-01-01", "2024-01-02", "2024-01-03"):
+        table.write(_rows(range(5), 1, day))
+    latest = table.latest_snapshot()
+    assert latest is not None
+    context = _context()
+    specs = [{"dt": "2024-01-01"}, {"dt": "2024-01-03"}]
+    dry = LakeopsDropPartitionsOperator(
+        task_id="d", table="db.t", partitions=specs, report_only=True
+    ).execute(context)
+    assert dry["partitions"] == specs and dry["snapshot_id"] is None
+    assert table.latest_snapshot() == latest and _events(context) == []
+    context = _context()
+    result = LakeopsDropPartitionsOperator(task_id="d", table="db.t", partitions=specs).execute(
+        context
+    )
+    assert result["partitions"] == specs and result["commit_kind"] == "OVERWRITE"
+    assert result["snapshot_id"] == latest.id + 1
+    assert set(table.read()["dt"].to_pylist()) == {"2024-01-02"}
+    assert [extra["commit_kind"] for _, extra in _events(context)] == ["OVERWRITE"]
+    with pytest.raises(PartitionNotFoundError, match="2024-01-01"):
+        LakeopsDropPartitionsOperator(task_id="d", table="db.t", partitions=specs[:1]).execute(
+            _context()
+        )
+    skipped = LakeopsDropPartitionsOperator(
+        task_id="d", table="db.t", partitions=specs[:1], if_exists=True
+    ).execute(_context())
+    assert skipped["partitions"] == [] and skipped["snapshot_id"] is None
+
+
+def test_write_audit_publish_with_a_branch(catalog: Catalog, lakeops_conn: str) -> None:
+    """Create a branch from the latest snapshot, write to it (the main branch unchanged),
+    fast-forward: the main branch holds the branch's rows, with one Asset event."""
+    table = _table(catalog)
+    table.write(_rows(range(5), 1))
+    latest = table.latest_snapshot()
+    assert latest is not None
+    create = LakeopsBranchOperator(
+        task_id="b", table="db.t", action="create", branch="audit", from_snapshot=latest.id
+    )
+    context = _context()
+    assert create.execute(context)["snapshot_id"] is None and _events(context) == []
+    catalog.get_table("db.t$branch_audit").write(_rows(range(5, 8), 2))
+    assert catalog.get_table("db.t").read().num_rows == 5
+    context = _context()
+    done = LakeopsBranchOperator(
+        task_id="p", table="db.t", action="fast_forward", branch="audit"
+    ).execute(context)
+    assert done["snapshot_id"] == latest.id + 1
+    assert sorted(catalog.get_table("db.t").read()["id"].to_pylist()) == list(range(8))
+    assert [extra["commit_kind"] for _, extra in _events(context)] == ["FAST_FORWARD"]
+    LakeopsBranchOperator(task_id="d", table="db.t", action="delete", branch="audit").execute(
+        _context()
+    )
+    assert catalog.get_table("db.t").branches() == []
 
 
 def test_remove_orphans_dry_run_then_for_real(catalog: Catalog, lakeops_conn: str) -> None:

@@ -187,3 +187,20 @@ def test_write_an_ordinary_csv_and_json_lines_as_the_tables_types(cli: Cli, tmp_
     assert result.exit_code == 1
     assert f"{bad}, line 3, column 'amount': '1.005' is not a DECIMAL(10, 2)" in result.stderr
     assert table.latest_snapshot().id == 1
+
+
+def test_delete_where(cli: Cli, loaded: str) -> None:
+    """The rows the condition holds for go, in one snapshot; the model: the rows read before,
+    filtered by the same condition in Python."""
+    before = sorted_rows(cli.table().read())
+    want = [r for r in before if not (r["dt"] == "2024-01-01" and r["id"] < 10)]
+    cancelled = cli("delete", loaded, "--where", "dt = '2024-01-01' AND id < 10", input="n\n")
+    assert cancelled.exit_code != 0 and sorted_rows(cli.table().read()) == before
+    out = cli.json("delete", loaded, "--where", "dt = '2024-01-01' AND id < 10", "--yes")
+    assert out["deleted"] == len(before) - len(want)
+    assert out["snapshot_id"] == cli.table().latest_snapshot().id  # type: ignore[union-attr]
+    assert sorted_rows(cli.table().read()) == want
+    text = cli.ok("delete", loaded, "--where", "id < 0", "-y").stdout
+    assert "no row matched" in text
+    bad = cli("delete", loaded, "--where", "nope = 1", "--yes")
+    assert bad.exit_code != 0 and "nope" in bad.stdout + bad.stderr

@@ -365,6 +365,23 @@ def test_expire_partitions(cli: Cli, loaded: str) -> None:
     assert "nothing to expire" in cli.ok("expire-partitions", loaded).stdout
 
 
+def test_drop_partitions(cli: Cli, loaded: str) -> None:
+    """Partitions 2024-01-01 and 2024-01-02 hold the rows; one is dropped by name."""
+    want = [r for r in sorted_rows(cli.table().read()) if r["dt"] != "2024-01-01"]
+    before = cli.table().latest_snapshot()
+    dry = cli.json("drop-partitions", loaded, "-p", "dt=2024-01-02", "--dry-run")
+    assert dry["partitions"] == [{"dt": "2024-01-02"}] and dry["snapshot_id"] is None
+    assert cli.table().latest_snapshot() == before
+    text = cli.ok("drop-partitions", loaded, "--partition", "dt=2024-01-01").stdout
+    assert "dt=2024-01-01" in text and "dropped 1 partition(s) in snapshot" in text
+    assert sorted_rows(cli.table().read()) == want
+    missing = cli("drop-partitions", loaded, "-p", "dt=2024-01-01")
+    assert missing.exit_code != 0 and "no partition matches" in missing.stdout + missing.stderr
+    skipped = cli.ok("drop-partitions", loaded, "-p", "dt=2024-01-01", "--if-exists").stdout
+    assert "nothing to drop" in skipped
+    assert cli("drop-partitions", loaded).exit_code != 0  # --partition is required
+
+
 def test_rewrite_file_index(cli: Cli, loaded: str) -> None:
     assert "no data file to index" not in cli.ok("rewrite-file-index", loaded).stdout
     cli.table().alter(SetOption("file-index.bloom-filter.columns", "id"))
@@ -417,3 +434,55 @@ def test_rescale(cli: Cli, loaded: str, parquet: Callable[[str, pa.Table], Path]
     assert sorted_rows(cli.table().read()) == before
     bad = cli("rescale", loaded, "--bucket", "0")
     assert bad.exit_code != 0
+
+
+def test_compact_order_by_strategy_and_where(cli: Cli, loaded: str) -> None:
+    """``--where`` picks partitions by a condition on partition columns (either table kind);
+    ``--order-by`` / ``--strategy`` sort-compact an append table's partitions as ONE
+    OVERWRITE snapshot; rows never change (the model: the rows read before)."""
+    cli.ok("compact", loaded, "--full", "--where", "dt >= '2024-01-02'")
+    runs = {(b.partition["dt"], b.bucket): b.sorted_runs for b in cli.table().health().buckets}
+    assert runs == {
+        ("2024-01-01", 0): 3,
+        ("2024-01-01", 1): 3,
+        ("2024-01-02", 0): 1,
+        ("2024-01-02", 1): 1,
+    }
+    bad = cli("compact", loaded, "--where", "id > 3")
+    assert bad.exit_code == 1 and "only partition columns" in bad.stderr
+    refused = cli("compact", loaded, "--order-by", "v")
+    assert refused.exit_code == 1 and "primary key" in refused.stderr
+
+    from lakeops import Catalog  # an append table beside the primary-key one
+
+    schema = pa.schema([("dt", pa.string()), ("x", pa.int64()), ("y", pa.int64())])
+    events = Catalog(str(cli.warehouse)).create_table(
+        "db.events", schema=schema, partition_keys=["dt"]
+    )
+    for i in range(4):
+        events.write(
+            pa.table(
+                {"dt": ["2024-01-01", "2024-01-02"] * 5, "x": [i * 7 % 5] * 10, "y": range(10)},
+                schema=schema,
+            )
+        )
+    before = sorted(events.read().to_pylist(), key=lambda r: (r["dt"], r["x"], r["y"]))
+    old = {p.name for p in Path(events.root).rglob("data-*")}
+    args = ("--order-by", "x,y", "--strategy", "zorder", "--where", "dt >= '2024-01-02'")
+    text = cli.ok("compact", "db.events", *args).stdout
+    assert text.startswith("snapshot 5 (OVERWRITE): rewrote 4 file(s)"), text
+    table = Catalog(str(cli.warehouse)).get_table("db.events")
+    after = table.read()
+    assert sorted(after.to_pylist(), key=lambda r: (r["dt"], r["x"], r["y"])) == before
+    files = {s.partition[0]: s.files for s in table.splits()}
+    assert len(files["2024-01-01"]) == 4 and len(files["2024-01-02"]) == 1
+    assert files["2024-01-02"][0].file_name not in old
+
+    def z(x: int, y: int) -> int:  # the bits of (x, y), sign-flipped, interleaved: x first
+        a, b = x ^ 1 << 63, y ^ 1 << 63
+        return sum(((a >> i & 1) << (2 * i + 1)) | ((b >> i & 1) << (2 * i)) for i in range(64))
+
+    day2 = [(r["x"], r["y"]) for r in after.to_pylist() if r["dt"] == "2024-01-02"]
+    assert [z(*p) for p in day2] == sorted(z(*p) for p in day2) and len(set(day2)) == 20
+    no_columns = cli("compact", "db.events", "--strategy", "zorder")
+    assert no_columns.exit_code != 0 and "--order-by" in no_columns.stdout + no_columns.stderr

@@ -40,7 +40,7 @@ FIELDS = [
     {"name": "v", "type": "DOUBLE"},
     {"name": "n", "type": "INT"},
 ]
-JAVA_NAMES = [n for n in SYSTEM_TABLES if n != "buckets"]
+JAVA_NAMES = [n for n in SYSTEM_TABLES if n not in ("buckets", "binlog")]  # later Paimon's
 
 
 @pytest.fixture
@@ -230,10 +230,14 @@ def test_metadata_tables_match_pypaimon_system_tables(catalog: Catalog, warehous
     table.compact(full=True)
     table.write(pa.table({"id": [6], "dt": ["a"], "v": [0.5]}, schema=schema))
     table.create_tag("t2", 2, time_retained="1 d")
-    names = [n for n in SYSTEM_TABLES if n != "audit_log"]  # pypaimon 2.1 has no audit_log
+    table.create_branch("b1", from_tag="t2")
+    # pypaimon 2.1 has no audit_log, binlog or ro
+    names = [n for n in SYSTEM_TABLES if n not in ("audit_log", "binlog", "ro")]
     theirs = oracle_script(warehouse, [{"op": "read", "table": f"db.p${n}"} for n in names])
     for name, their in zip(names, theirs, strict=True):
         ours = table.metadata_table(name)
+        if name == "branches":  # pypaimon has later Paimon's columns: the ones both have
+            ours = ours.select([c for c in ours.schema.names if c in their.schema.names])
         their = their.select(ours.schema.names)
         assert their.schema.types == ours.schema.types, name
         mine, other = ours.to_pylist(), their.to_pylist()

@@ -103,3 +103,28 @@ def test_java_reads_lakeops_tags_and_lakeops_reads_javas(
     table.rollback_to(tag="plain")
     final = run_ops(java_classpath, str(warehouse), [{"op": "read", "table": "db.t"}])
     assert java_id_v_rows(final[0]) == id_v_model(BATCHES[0])
+
+
+def test_java_and_pypaimon_read_renamed_replaced_and_timed_tags_by_name(
+    catalog: Catalog, warehouse: Path, java_classpath: str
+) -> None:
+    """lakeops renames 'kept' (its snapshot 2 expired: only the tag holds it), points 'plain'
+    at snapshot 3, tags the snapshot of a time, and removes the files nothing holds any more;
+    both engines list and read the tags by their names."""
+    table = _tagged_table(catalog, warehouse)
+    table.rename_tag("kept", "renamed")
+    table.replace_tag("plain", 3)
+    table.create_tag("timed", as_of=BASE + 3500)  # the first snapshot at or after: 4
+    table.remove_orphan_files(older_than=dt.timedelta(0), force=True)
+    expected = {"renamed": BATCHES[:2], "plain": BATCHES[:3], "timed": BATCHES}
+    assert {t.name: t.snapshot.id for t in table.tags()} == {"renamed": 2, "plain": 3, "timed": 4}
+    ops: list[dict[str, object]] = [{"op": "read", "table": "db.t", "tag": n} for n in expected]
+    java = run_ops(java_classpath, str(warehouse), [{"op": "tags", "table": "db.t"}, *ops])
+    assert java[0]["tags"] == {"renamed": 2, "plain": 3, "timed": 4}
+    python = oracle_script(warehouse, ops)
+    for (name, batches), java_read, python_read in zip(
+        expected.items(), java[1:], python, strict=True
+    ):
+        model = id_v_model(*batches)
+        assert java_id_v_rows(java_read) == model == _rows(python_read), name
+        assert _rows(table.read(tag=name)) == model, name

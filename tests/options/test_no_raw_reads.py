@@ -41,6 +41,7 @@ NOT_TABLE_OPTIONS: dict[tuple[str, str, str], str] = {
     ("spark/options.py", "opts", "partition"): "one Spark write's options (create_table args)",
     ("spark/streaming.py", "options", "scan.mode"): "one Spark stream's options",
     ("spark/streaming.py", "options", "scan.snapshot-id"): "one Spark stream's options",
+    ("spark/streaming.py", "options", "consumer-id"): "one Spark stream's options",
     ("spark/tables.py", "options", "path"): "a Spark catalog table's data source options",
     ("spark/registry.py", "registered_location(schema)", "path"): "a registered location",
 }

@@ -44,7 +44,7 @@ def test_expiry_keeps_a_live_consumers_next_snapshot(catalog: Catalog, warehouse
     later.expire_snapshots(retain_min=1, retain_max=1, time_retained="0 ms")
     ids = later.store.snapshot_ids()
     assert ids == [ids[-1]] and ids[-1] > 3
-    assert consumer.exists()  # never deleted by lakeops
+    assert not consumer.exists()  # expired: deleted first, as Paimon's ConsumerManager.expire
 
 
 def _set(key: str, value: str):
