@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import TYPE_CHECKING, Annotated, Any
 
 import pyarrow as pa
@@ -18,7 +17,7 @@ from lakeops.cli.context import state
 from lakeops.cli.errors import CliError
 from lakeops.cli.grids import grid, print_grid
 from lakeops.cli.output import jsonable
-from lakeops.store.time_travel import AsOf
+from lakeops.cli.parsing import parse_point_in_time
 from lakeops.table.system_tables import SYSTEM_TABLES, split_system_table
 
 if TYPE_CHECKING:  # Typer's own click (what its groups are typed with)
@@ -146,23 +145,6 @@ TimeRetainedOption = Annotated[
 ]
 
 
-def _point_in_time(option: str, text: str | None) -> AsOf | None:
-    """A time option: epoch milliseconds, or an ISO date-time (local time unless it names its
-    offset, e.g. '2024-05-01 18:00' or '2024-05-01T18:00:00+00:00')."""
-    if text is None:
-        return None
-    value = text.strip()
-    if value.lstrip("-").isdigit():
-        return int(value)
-    try:
-        return dt.datetime.fromisoformat(value)
-    except ValueError:
-        raise CliError(
-            f"{option} {text!r} is neither epoch milliseconds nor an ISO date-time "
-            "(e.g. '2024-05-01 18:00', local time, or '2024-05-01T18:00:00+00:00')"
-        ) from None
-
-
 @tag_app.command("create")
 def tag_create(
     ctx: typer.Context,
@@ -193,7 +175,7 @@ def tag_create(
     """Tag a snapshot: expiry and orphan cleanup then keep every file it references, and
     Paimon, pypaimon and lakeops read it by name."""
     st = state(ctx)
-    when = _point_in_time("--as-of", as_of)
+    when = None if as_of is None else parse_point_in_time("--as-of", as_of)
     tag = st.table(table).create_tag(name, snapshot, as_of=when, time_retained=time_retained)
 
     def human(console: Console) -> None:
@@ -285,7 +267,8 @@ def tag_expire(
     """Delete the tags whose retention (create time + time retained) is past, as Paimon's
     expire_tags (files only they kept are left for 'lakeops orphans')."""
     st = state(ctx)
-    expired = st.table(table).expire_tags(older_than=_point_in_time("--older-than", older_than))
+    cutoff = None if older_than is None else parse_point_in_time("--older-than", older_than)
+    expired = st.table(table).expire_tags(older_than=cutoff)
 
     def human(console: Console) -> None:
         if expired:

@@ -9,8 +9,6 @@ stops once it has its rows; ``count`` reads one narrow column and sums the batch
 
 from __future__ import annotations
 
-import datetime as dt
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Annotated
@@ -26,13 +24,14 @@ from lakeops.cli.arguments import TableArg
 from lakeops.cli.commands_meta import rows_table
 from lakeops.cli.context import state
 from lakeops.cli.errors import CliError
+from lakeops.cli.parsing import parse_point_in_time
 from lakeops.cli.where import WhereClause, compile_where
 from lakeops.errors import SnapshotNotFoundError
 from lakeops.read.row_tracking import SYSTEM_FIELDS, row_tracking
 from lakeops.store.time_travel import AsOf
 from lakeops.table import AppendTable, Scan
 
-__all__ = ["filter_schema", "parse_as_of", "register"]
+__all__ = ["filter_schema", "register"]
 
 PANEL = "Data"
 
@@ -78,22 +77,6 @@ AsOfOpt = Annotated[
 ]
 
 
-def parse_as_of(text: str) -> AsOf:
-    """``--as-of`` text as what ``Table.scan(as_of=…)`` takes: an integer is epoch
-    milliseconds; anything else must be an ISO 8601 date or date-time (``Z`` or an offset for
-    an exact instant; without one, local time, as Paimon's ``scan.timestamp``)."""
-    value = text.strip()
-    if re.fullmatch(r"[+-]?\d+", value):
-        return int(value)
-    try:
-        return dt.datetime.fromisoformat(value)
-    except ValueError:
-        raise CliError(
-            f"--as-of {text!r} is neither epoch milliseconds nor an ISO 8601 time such as "
-            "2024-01-01T12:00:00+00:00 (without an offset: local time)"
-        ) from None
-
-
 def filter_schema(table: AnyTable) -> pa.Schema:
     """The columns reads of ``table`` may select and filter on: its Arrow schema, then a
     row-tracking append table's system columns (``_ROW_ID``, ``_SEQUENCE_NUMBER``)."""
@@ -123,7 +106,8 @@ class _Travel:
             raise CliError(
                 f"{' and '.join(given)} each choose the snapshot to read: give at most one"
             )
-        return _Travel(snapshot, tag, None if as_of is None else parse_as_of(as_of))
+        when = None if as_of is None else parse_point_in_time("--as-of", as_of)
+        return _Travel(snapshot, tag, when)
 
 
 def _where(text: str | None, schema: pa.Schema) -> WhereClause | None:

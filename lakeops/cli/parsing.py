@@ -1,14 +1,34 @@
-"""Parsing of the CLI's textual arguments: JSON options and ``k=v[,k2=v2]`` assignments."""
+"""Parsing of the CLI's textual arguments: JSON options, ``k=v[,k2=v2]`` assignments and points
+in time."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from lakeops.cli.errors import CliError
+from lakeops.store.time_travel import AsOf
 
-__all__ = ["parse_assignments", "parse_json_object", "parse_partitions"]
+__all__ = ["parse_assignments", "parse_json_object", "parse_partitions", "parse_point_in_time"]
+
+
+def parse_point_in_time(option: str, text: str) -> AsOf:
+    """A time option (``--as-of``, ``--older-than``) as the library takes it: an integer is
+    epoch milliseconds; anything else must be an ISO 8601 date or date-time (local time unless
+    it names its offset, as Paimon's ``scan.timestamp``)."""
+    value = text.strip()
+    if re.fullmatch(r"[+-]?\d+", value):
+        return int(value)
+    try:
+        return dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise CliError(
+            f"{option} {text!r} is neither epoch milliseconds nor an ISO 8601 date-time "
+            "(e.g. '2024-05-01 18:00', local time, or '2024-05-01T18:00:00+00:00')"
+        ) from None
 
 
 def parse_json_object(text: str | None, what: str) -> dict[str, Any] | None:
