@@ -62,6 +62,7 @@ from lakeops.store.context import TableContext
 __all__ = [
     "PartitionSpec",
     "Split",
+    "only_level",
     "partition_matches",
     "plan_append_splits",
     "plan_splits",
@@ -92,6 +93,20 @@ class Split:
     def deletion_of(self, f: DataFileMeta) -> DeletionFile | None:
         """The deletion file of data file ``f`` of this split (None when it has none)."""
         return self._by_name.get(f.file_name) if self.deletions else None
+
+
+def only_level(splits: Sequence[Split], level: int) -> list[Split]:
+    """``splits`` with only their files at ``level``, each with its deletion file; a split
+    without such a file is left out (Paimon's read-optimized read of the top level)."""
+    kept: list[Split] = []
+    for split in splits:
+        files = tuple(f for f in split.files if f.level == level)
+        if files:
+            deletions = tuple(split.deletion_of(f) for f in files)
+            deletions = deletions if any(d is not None for d in deletions) else ()
+            bucket = split.bucket
+            kept.append(Split(split.partition, split.partition_bytes, bucket, files, deletions))
+    return kept
 
 
 def snapshot_deletion_files(

@@ -237,6 +237,10 @@ class AppendTable(BaseTable):
         value statistics: :mod:`lakeops.read.scan`)."""
         return plan_append_splits(self.context, snapshot, rf)
 
+    def _read_optimized(self, splits: Sequence[Split]) -> Sequence[Split]:
+        """``splits`` unchanged: an append table's read-optimized read is the table itself."""
+        return splits
+
     def _work(
         self, splits: Sequence[Split]
     ) -> list[tuple[str, tuple[DataFileMeta, ...], DeletionFile | None]]:

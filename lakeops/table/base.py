@@ -76,7 +76,7 @@ from lakeops.store.context import TableContext
 from lakeops.store.tags import Tag, list_tags
 from lakeops.store.time_travel import AsOf, resolve_snapshot
 from lakeops.table.row_level import MergeBuilder, RowChanges, delete_rows, update_rows
-from lakeops.table.scan import Scan, ScanArgs, ScanSource
+from lakeops.table.scan import READ_MODES, ReadMode, Scan, ScanArgs, ScanSource
 from lakeops.table.schema_commit import alter_schema
 from lakeops.table.system_tables import metadata_table
 from lakeops.write.frames import WriteInput, in_memory
@@ -930,6 +930,7 @@ class BaseTable(ScanSource):
         snapshot_id: int | None = None,
         tag: str | None = None,
         as_of: AsOf | None = None,
+        mode: ReadMode = "merged",
     ) -> Scan:
         """One read of the table, checked now (see :mod:`lakeops.table.scan`): read it with
         :meth:`Scan.read`, :meth:`Scan.to_batches`, :meth:`Scan.to_pandas` … as often as
@@ -947,13 +948,22 @@ class BaseTable(ScanSource):
             as_of: time travel by time, as Paimon's ``scan.timestamp-millis``: the newest
                 snapshot committed at or before it (a datetime, naive = local time, or epoch
                 milliseconds); see :mod:`lakeops.store.time_travel`.
+            mode: ``"merged"`` (default), every row of the snapshot; ``"read-optimized"``,
+                Paimon's read-optimized read (the ``$ro`` table): a primary-key table's rows
+                in its fully compacted files only (the top level, with their deletion
+                vectors), read without merging levels: fast, but without what was written
+                since the last full compaction. An append table reads the same either way.
 
         At most one of ``snapshot_id``, ``tag`` and ``as_of``; none: the latest snapshot.
         """
+        if mode not in READ_MODES:
+            raise ConfigurationError(
+                f"unknown read mode {mode!r}: use one of {', '.join(map(repr, READ_MODES))}"
+            )
         wanted = self._columns(columns)
         rf = row_filter(filter, self._row_schema())
         snapshot = resolve_snapshot(self.store, snapshot_id=snapshot_id, tag=tag, as_of=as_of)
-        return Scan(self, tuple(wanted), rf, snapshot)
+        return Scan(self, tuple(wanted), rf, snapshot, mode=mode)
 
     def splits(
         self,

@@ -36,7 +36,7 @@ from lakeops.parallel import IO_THREADS, check_parallelism
 from lakeops.read.lookup import lookup
 from lakeops.read.merge_read import SplitReader
 from lakeops.read.predicate import Filter, RowFilter
-from lakeops.read.scan import Split, partition_matches, plan_splits
+from lakeops.read.scan import Split, only_level, partition_matches, plan_splits
 from lakeops.read.stream import read_batches
 from lakeops.store.consumers import check_consumer_id, read_as_consumer
 from lakeops.table.base import BaseTable, CompactionPlanner
@@ -310,6 +310,11 @@ class Table(BaseTable):
     def _plan(self, snapshot: Snapshot | None, rf: RowFilter | None) -> list[Split]:
         """The splits of ``snapshot``, pruned by ``rf`` (:mod:`lakeops.read.scan`)."""
         return plan_splits(self.context, snapshot, rf)
+
+    def _read_optimized(self, splits: Sequence[Split]) -> list[Split]:
+        """``splits`` with only their top-level files (level ``num-levels - 1``), as Paimon's
+        read-optimized read: keys do not overlap there, so nothing below is merged in."""
+        return only_level(splits, self.context.compaction.num_levels - 1)
 
     def _read_splits(self, read: SplitRead) -> pa.Table:
         """The merged rows of ``splits``, whole; the filter runs once on the whole result,

@@ -17,8 +17,8 @@ scan sees the same snapshot. The table's kind decides only how splits are planne
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol, TypedDict
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypedDict
 
 import pyarrow as pa
 
@@ -30,7 +30,15 @@ from lakeops.read.predicate import Filter, RowFilter
 from lakeops.store import TableStore
 from lakeops.store.time_travel import AsOf
 
-__all__ = ["Scan", "ScanArgs", "ScanSource", "SplitRead"]
+__all__ = ["READ_MODES", "ReadMode", "Scan", "ScanArgs", "ScanSource", "SplitRead"]
+
+#: what a read returns: ``"merged"``, every row of the snapshot (a primary-key table's merged
+#: by key); ``"read-optimized"``, Paimon's read-optimized read (its ``$ro`` table): a
+#: primary-key table's rows in the files at the top level only (fully compacted data, read
+#: without merging levels, possibly older than the latest rows); an append table's rows are
+#: the same either way
+ReadMode = Literal["merged", "read-optimized"]
+READ_MODES: tuple[ReadMode, ...] = ("merged", "read-optimized")
 
 
 class ScanArgs(TypedDict, total=False):
@@ -41,6 +49,7 @@ class ScanArgs(TypedDict, total=False):
     snapshot_id: int | None
     tag: str | None
     as_of: AsOf | None
+    mode: ReadMode
 
 
 @dataclass(frozen=True)
@@ -70,6 +79,8 @@ class ScanSource(Protocol):
 
     def _stream_splits(self, read: SplitRead) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]: ...
 
+    def _read_optimized(self, splits: Sequence[Any]) -> Sequence[Any]: ...
+
 
 @dataclass(frozen=True, eq=False)
 class Scan:
@@ -85,6 +96,8 @@ class Scan:
     row_filter: RowFilter | None
     #: the snapshot read
     snapshot: Snapshot | None
+    #: merged rows, or the read-optimized read of the top level (:data:`ReadMode`)
+    mode: ReadMode = field(default="merged", kw_only=True)
 
     def splits(self) -> list[Any]:
         """The (partition, bucket) splits this scan reads, pruned by its filter."""
@@ -154,7 +167,8 @@ class Scan:
         return handoff.to_duckdb(data, connection)
 
     def _plan(self) -> Sequence[Any]:
-        return self.table._plan(self.snapshot, self.row_filter)
+        splits = self.table._plan(self.snapshot, self.row_filter)
+        return self.table._read_optimized(splits) if self.mode == "read-optimized" else splits
 
     def _stream(
         self, batch_rows: int | None, parallelism: int | None

@@ -54,7 +54,7 @@ from lakeops.format.snapshot import Snapshot
 from lakeops.format.types import DataType
 from lakeops.maintenance.branches import list_branches
 from lakeops.read.merge_read import SplitReader
-from lakeops.read.scan import Split, plan_splits
+from lakeops.read.scan import only_level, plan_splits
 from lakeops.store import TableStore
 from lakeops.store.consumers import list_consumers
 from lakeops.store.context import TableContext
@@ -661,19 +661,8 @@ def _read_optimized(store: TableStore, snapshot: Snapshot | None) -> pa.Table:
     out_schema = system_table_schema("ro", ctx.schema)
     reader = SplitReader(ctx)
     parts: list[pa.Table] = []
-    for split in plan_splits(ctx, snapshot):
-        files = tuple(f for f in split.files if f.level == top)
-        if not files:
-            continue
-        deletions = tuple(split.deletion_of(f) for f in files)
-        kept = Split(
-            split.partition,
-            split.partition_bytes,
-            split.bucket,
-            files,
-            deletions if any(deletions) else (),
-        )
-        rows = reader.read(kept, columns)
+    for split in only_level(plan_splits(ctx, snapshot), top):
+        rows = reader.read(split, columns)
         if rows.num_rows:
             parts.append(pa.Table.from_arrays(rows.columns, schema=out_schema))
     return pa.concat_tables(parts) if parts else out_schema.empty_table()

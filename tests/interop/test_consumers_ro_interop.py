@@ -96,6 +96,8 @@ def test_consumers_and_ro_between_java_lakeops_and_pypaimon(
         mine = catalog.metadata_table(f"{table}$ro")
         assert [f["name"] for f in result["fields"]] == mine.schema.names
         assert _rows(result["rows"]) == _rows(json_rows(mine)) == _rows(model), table
+        optimized = catalog.get_table(table).read(mode="read-optimized")
+        assert _rows(json_rows(optimized)) == _rows(result["rows"]), table
 
     # pypaimon 2.1: reads the consumers lakeops wrote; writes one lakeops lists
     theirs = oracle_script(

@@ -86,6 +86,11 @@ def _table(catalog: Catalog, **options: str) -> Table:
 def _ro(t: Table, snapshot_id: int | None = None) -> list[dict[str, Any]]:
     got = t.metadata_table("ro", snapshot_id=snapshot_id)
     assert got.schema == t.arrow_schema
+    # the read-optimized read mode returns the same rows, whole and streamed
+    read = t.read(snapshot_id=snapshot_id, mode="read-optimized")
+    streamed = list(t.to_batches(snapshot_id=snapshot_id, mode="read-optimized", batch_rows=1))
+    assert _sorted(read.to_pylist()) == _sorted(got.to_pylist())
+    assert _sorted([r for b in streamed for r in b.to_pylist()]) == _sorted(got.to_pylist())
     return _sorted(got.to_pylist())
 
 
@@ -125,6 +130,22 @@ def test_ro_is_what_the_top_level_holds(catalog: Catalog) -> None:
     assert catalog.metadata_table("db.t$ro").equals(t.metadata_table("ro"))
 
 
+def test_read_optimized_mode_takes_columns_and_filters(catalog: Catalog) -> None:
+    t = _table(catalog)
+    a = _compacted(t)
+    t.write(_records([1, 2], "later"))  # level 0: not in the read-optimized read
+    expected: Model = {}
+    _apply(expected, a)
+    wanted = sorted(r["id"] for r in expected.values() if r["id"] >= 2)
+    got = t.read(columns=["id", "v"], filter=pa.compute.field("id") >= 2, mode="read-optimized")
+    assert got.column_names == ["id", "v"]
+    assert sorted(got.column("id").to_pylist()) == wanted
+    assert not any(v.startswith("later") for v in got.column("v").to_pylist())
+    assert "later2" in t.read().column("v").to_pylist()
+    with pytest.raises(ConfigurationError, match=r"unknown read mode 'fast'.*read-optimized"):
+        t.scan(mode="fast")  # type: ignore[arg-type]
+
+
 def test_ro_reads_the_top_level_through_deletion_vectors(catalog: Catalog) -> None:
     """With deletion vectors, a key written again loses its top-level row to a vector as soon
     as its new record is compacted out of level 0: ro then holds the compacted keys nothing
@@ -150,6 +171,7 @@ def test_ro_and_binlog_of_an_append_table_are_its_rows(catalog: Catalog) -> None
     t.write(pa.table({"id": [1, 2], "v": ["x", None]}, schema=schema))
     t.write(pa.table({"id": [3], "v": ["y"]}, schema=schema))
     assert t.metadata_table("ro").equals(t.read())
+    assert t.read(mode="read-optimized").equals(t.read())
     assert t.metadata_table("ro", snapshot_id=1).num_rows == 2
     binlog = t.metadata_table("binlog")
     assert binlog.schema == system_table_schema("binlog", t.schema)
