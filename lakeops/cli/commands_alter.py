@@ -14,6 +14,7 @@ from lakeops.cli.context import state
 from lakeops.cli.errors import CliError
 from lakeops.format.schema_change import (
     AddColumn,
+    ColumnPath,
     DropColumn,
     Position,
     RemoveOption,
@@ -27,7 +28,7 @@ from lakeops.format.schema_change import (
 )
 from lakeops.format.types import DataType
 
-__all__ = ["alter", "parse_changes"]
+__all__ = ["alter", "column_of", "parse_changes"]
 
 _ADD = re.compile(
     r"^\s*(?P<name>\S+)\s+(?P<type>.+?)(?:\s+(?P<pos>FIRST|AFTER\s+(?P<ref>\S+)))?\s*$", re.I
@@ -48,6 +49,33 @@ def _type(text: str, option: str) -> DataType:
         raise CliError(f"{option}: {exc}") from None
 
 
+_SEGMENT = re.compile(r"`([^`]*)`|([^.`]+)")
+
+
+def column_of(text: str, renamed: dict[str, str] | None = None) -> ColumnPath:
+    """A column, or a nested field as a dotted path (``addr.zip``; a name holding a dot in
+    backticks: ```a.b`.c``), as the schema changes take it. ``renamed``: the command's
+    renames of top-level columns, so the first name may be given old or new."""
+    text = text.strip()
+    parts: list[str] = []
+    at = 0
+    while at <= len(text):
+        m = _SEGMENT.match(text, at)
+        if m is None or not (m.group(1) or m.group(2)):
+            raise CliError(
+                f"{text!r} is not a column or a dotted path of fields (e.g. addr.zip; "
+                "quote a name with a dot in backticks)"
+            )
+        parts.append(m.group(1) if m.group(1) is not None else m.group(2))
+        at = m.end()
+        if at < len(text) and text[at] != ".":
+            raise CliError(f"{text!r}: expected '.' after {parts[-1]!r}")
+        at += 1
+    if renamed and parts[0] not in renamed.values():
+        parts[0] = renamed.get(parts[0], parts[0])
+    return parts[0] if len(parts) == 1 else tuple(parts)
+
+
 def parse_changes(
     *,
     add: Sequence[str] = (),
@@ -62,7 +90,10 @@ def parse_changes(
     table_comment: str | None = None,
 ) -> list[SchemaChange]:
     """The changes the options name, in a fixed order: renames, drops, adds, type changes,
-    nullability, column comments, options set and removed, the table comment.
+    nullability, column comments, options set and removed, the table comment. A column may be
+    a nested field's dotted path (:func:`column_of`): ``--add 'addr.zip STRING'``,
+    ``--rename addr.zip=postcode``, ``--drop addr.city``, ``--type addr.n=BIGINT``; ``AFTER``
+    of a nested ``--add`` names a field beside it.
 
     The renames go first, and a column that the other options name (``AFTER`` of ``--add``,
     ``--type``, ``--not-null``, ``--nullable``, ``--comment``) may be named either way: by its
@@ -73,14 +104,15 @@ def parse_changes(
     renamed: dict[str, str] = {}
     for text in rename:
         old, new = _pair(text, "--rename", "v=value")
-        changes.append(RenameColumn(old, new))
-        renamed[old] = new
+        path = column_of(old)
+        changes.append(RenameColumn(path, new))
+        if isinstance(path, str):
+            renamed[path] = new
 
-    def column(name: str) -> str:
-        name = name.strip()
-        return name if name in renamed.values() else renamed.get(name, name)
+    def column(name: str) -> ColumnPath:
+        return column_of(name, renamed)
 
-    changes += [DropColumn(name.strip()) for name in drop]
+    changes += [DropColumn(column_of(name)) for name in drop]
     for text in add:
         m = _ADD.match(text)
         if m is None:
@@ -89,9 +121,13 @@ def parse_changes(
                 "e.g. --add 'note STRING AFTER v'"
             )
         pos = Position.LAST
+        name = column(m.group("name"))
         if m.group("pos"):
-            pos = Position.after(column(m.group("ref"))) if m.group("ref") else Position.FIRST
-        changes.append(AddColumn(m.group("name"), _type(m.group("type"), "--add"), position=pos))
+            ref = m.group("ref")
+            if ref and isinstance(name, str):
+                ref = column(ref)
+            pos = Position.after(str(ref)) if ref else Position.FIRST
+        changes.append(AddColumn(name, _type(m.group("type"), "--add"), position=pos))
     for text in types:
         name, type_text = _pair(text, "--type", "qty=BIGINT")
         changes.append(UpdateColumnType(column(name), _type(type_text, "--type")))
@@ -124,17 +160,24 @@ def alter(
         typer.Option(
             "--add",
             metavar="'NAME TYPE [FIRST|AFTER COL]'",
-            help="Add a column.",
+            help="Add a column (or a ROW's field: 'addr.zip STRING').",
             show_default=False,
         ),
     ] = None,
     rename: Annotated[
         list[str] | None,
-        typer.Option("--rename", metavar="OLD=NEW", help="Rename a column.", show_default=False),
+        typer.Option(
+            "--rename",
+            metavar="OLD=NEW",
+            help="Rename a column (or a ROW's field: addr.zip=postcode).",
+            show_default=False,
+        ),
     ] = None,
     drop: Annotated[
         list[str] | None,
-        typer.Option("--drop", metavar="COL", help="Drop a column.", show_default=False),
+        typer.Option(
+            "--drop", metavar="COL", help="Drop a column (or a ROW's field).", show_default=False
+        ),
     ] = None,
     types: Annotated[
         list[str] | None,

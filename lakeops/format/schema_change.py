@@ -26,7 +26,7 @@ snapshots, as in Paimon: its partitions are then rescaled (overwritten) one by o
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
@@ -37,6 +37,7 @@ from lakeops.format.types import DataType
 __all__ = [
     "IMMUTABLE_OPTIONS",
     "AddColumn",
+    "ColumnPath",
     "DropColumn",
     "Position",
     "RemoveOption",
@@ -49,6 +50,7 @@ __all__ = [
     "UpdateColumnType",
     "UpdateComment",
     "apply_changes",
+    "column_path",
     "is_implicit_cast",
 ]
 
@@ -111,6 +113,23 @@ Position.LAST = Position("last")
 
 
 # -------------------------------------------------------------------- changes
+#: what a column change names: a top-level column (``"v"``), or a path to a field nested in
+#: ROW columns (``("address", "zip")``), as Paimon's ``fieldNames``; a path goes through an
+#: ARRAY's elements as ``"element"`` and a MAP's values as ``"value"``
+#: (``("items", "element", "sku")``)
+ColumnPath = str | tuple[str, ...]
+
+
+def column_path(name: ColumnPath) -> tuple[str, ...]:
+    """``name`` as a path of one or more names (checked: none empty)."""
+    path = (name,) if isinstance(name, str) else tuple(name)
+    if not path or not all(isinstance(n, str) and n for n in path):
+        raise ConfigurationError(
+            f"a column is named by a non-empty name or a path of names, got {name!r}"
+        )
+    return path
+
+
 @dataclass(frozen=True)
 class SetOption:
     """Set table option ``key`` to ``value``."""
@@ -135,9 +154,10 @@ class UpdateComment:
 
 @dataclass(frozen=True)
 class AddColumn:
-    """Add a nullable column (``position``: first, after a column, or last)."""
+    """Add a nullable column (``position``: first, after a column, or last), or, with a path,
+    a field of a ROW column (placed among its fields the same way)."""
 
-    name: str
+    name: ColumnPath
     type: DataType
     comment: str | None = None
     position: Position = Position.LAST
@@ -145,42 +165,43 @@ class AddColumn:
 
 @dataclass(frozen=True)
 class RenameColumn:
-    """Rename a top-level column; it keeps its field id."""
+    """Rename a column, or with a path a field of a ROW column, to ``new_name``; it keeps its
+    field id."""
 
-    name: str
+    name: ColumnPath
     new_name: str
 
 
 @dataclass(frozen=True)
 class DropColumn:
-    """Drop a top-level column."""
+    """Drop a column, or with a path a field of a ROW column."""
 
-    name: str
+    name: ColumnPath
 
 
 @dataclass(frozen=True)
 class UpdateColumnType:
-    """Change a column's type; ``keep_nullability`` keeps the column's nullability instead of
-    the new type's."""
+    """Change a column's (or, with a path, a nested field's) type; ``keep_nullability`` keeps
+    its nullability instead of the new type's."""
 
-    name: str
+    name: ColumnPath
     type: DataType
     keep_nullability: bool = False
 
 
 @dataclass(frozen=True)
 class UpdateColumnNullability:
-    """Make a column nullable or NOT NULL."""
+    """Make a column (or, with a path, a nested field) nullable or NOT NULL."""
 
-    name: str
+    name: ColumnPath
     nullable: bool
 
 
 @dataclass(frozen=True)
 class UpdateColumnComment:
-    """Set (or clear, with None) a column's comment (its ``description``)."""
+    """Set (or clear, with None) a top-level column's comment (its ``description``)."""
 
-    name: str
+    name: ColumnPath
     comment: str | None
 
 
@@ -355,67 +376,172 @@ def _apply_column_change(
     has_snapshots: bool,
 ) -> list[DataField]:
     """The columns after one column change (``highest``: the highest field id, updated)."""
+    if isinstance(change, UpdateColumnPosition):
+        return _move(fields, change.name, change.position)
+    if not isinstance(change, _NAMED):
+        raise UnsupportedFeatureError(f"Unsupported change: {change!r}")
+    path = column_path(change.name)
+    if len(path) > 1:
+        return _apply_nested_change(fields, change, path, highest, has_snapshots)
+    name = path[0]
     if isinstance(change, AddColumn):
-        return _add_column(fields, change, highest)
+        return _add_column(fields, replace(change, name=name), highest)
     if isinstance(change, RenameColumn):
-        return _rename_column(schema, fields, change)
+        return _rename_column(schema, fields, name, change.new_name)
     if isinstance(change, DropColumn):
-        _not_a_key(schema, change.name, "drop")
-        i = _index(fields, change.name)
+        _not_a_key(schema, name, "drop")
+        i = _index(fields, name)
         fields = fields[:i] + fields[i + 1 :]
         if not fields:
             raise ConfigurationError("Cannot drop all fields in table")
         return fields
+    i = _index(fields, name)
     if isinstance(change, UpdateColumnType):
-        i = _index(fields, change.name)
         fields[i] = _update_type(schema, options, fields[i], change)
-        return fields
-    if isinstance(change, UpdateColumnNullability):
-        i = _index(fields, change.name)
-        fields[i] = _update_nullability(schema, fields[i], change, has_snapshots)
-        return fields
-    if isinstance(change, UpdateColumnComment):
-        i = _index(fields, change.name)
+    elif isinstance(change, UpdateColumnNullability):
+        fields[i] = _update_nullability(schema, fields[i], change.nullable, has_snapshots)
+    else:
         fields[i] = replace(fields[i], description=change.comment)
-        return fields
-    if isinstance(change, UpdateColumnPosition):
-        return _move(fields, change.name, change.position)
-    raise UnsupportedFeatureError(f"Unsupported change: {change!r}")
+    return fields
+
+
+_NAMED = (
+    AddColumn,
+    RenameColumn,
+    DropColumn,
+    UpdateColumnType,
+    UpdateColumnNullability,
+    UpdateColumnComment,
+)
+_NamedChange = (
+    AddColumn
+    | RenameColumn
+    | DropColumn
+    | UpdateColumnType
+    | UpdateColumnNullability
+    | UpdateColumnComment
+)
+
+
+def _apply_nested_change(
+    fields: list[DataField],
+    change: _NamedChange,
+    path: tuple[str, ...],
+    highest: list[int],
+    has_snapshots: bool,
+) -> list[DataField]:
+    """The columns after a change of a field nested in a ROW column (Paimon's
+    ``NestedColumnModifier``): the change applies among that ROW's fields as it would among
+    the columns; keys are never nested, so only the key checks are left out."""
+    dotted = ".".join(path)
+
+    def apply(siblings: list[DataField], name: str) -> list[DataField]:
+        if isinstance(change, AddColumn):
+            return _add_column(siblings, replace(change, name=name), highest, dotted)
+        i = _index(siblings, name, dotted)
+        if isinstance(change, RenameColumn):
+            if any(f.name == change.new_name for f in siblings):
+                raise ConfigurationError(
+                    f"cannot rename field {dotted!r} to {change.new_name!r}: a field with that "
+                    "name already exists beside it"
+                )
+            siblings[i] = replace(siblings[i], name=change.new_name)
+        elif isinstance(change, DropColumn):
+            del siblings[i]
+            if not siblings:
+                raise ConfigurationError(
+                    f"cannot drop field {dotted!r}: it is the last field of its ROW; drop the "
+                    "ROW column instead"
+                )
+        elif isinstance(change, UpdateColumnType):
+            siblings[i] = _cast_field(siblings[i], change, dotted)
+        elif isinstance(change, UpdateColumnNullability):
+            siblings[i] = _set_nullability(siblings[i], change.nullable, has_snapshots, dotted)
+        else:
+            raise UnsupportedFeatureError(
+                f"cannot set the comment of nested field {dotted!r}: lakeops keeps comments of "
+                "top-level columns only"
+            )
+        return siblings
+
+    return _modify_nested(list(fields), path, apply, dotted)
+
+
+def _modify_nested(
+    fields: list[DataField],
+    path: tuple[str, ...],
+    apply: Callable[[list[DataField], str], list[DataField]],
+    dotted: str,
+) -> list[DataField]:
+    """``fields`` with ``apply`` run on the fields that hold the last name of ``path``,
+    walking down through ROW fields (an ARRAY's ``element``, a MAP's ``value``)."""
+    if len(path) == 1:
+        return apply(fields, path[0])
+    i = _index(fields, path[0], dotted)
+    fields[i] = replace(fields[i], type=_modify_type(fields[i].type, path[1:], apply, dotted))
+    return fields
+
+
+def _modify_type(
+    t: DataType,
+    path: tuple[str, ...],
+    apply: Callable[[list[DataField], str], list[DataField]],
+    dotted: str,
+) -> DataType:
+    if t.root == "ROW":
+        inner = [DataField(i, n, ft) for i, n, ft in t.fields]
+        inner = _modify_nested(inner, path, apply, dotted)
+        return replace(t, fields=tuple((f.id, f.name, f.type) for f in inner))
+    if t.root == "ARRAY" and t.element is not None and path[0] == "element" and len(path) > 1:
+        return replace(t, element=_modify_type(t.element, path[1:], apply, dotted))
+    if t.root == "MAP" and t.value is not None and path[0] == "value" and len(path) > 1:
+        return replace(t, value=_modify_type(t.value, path[1:], apply, dotted))
+    raise ConfigurationError(
+        f"cannot change {dotted!r}: at {path[0]!r} the path reaches a {t.root}, not a ROW "
+        "(a path names ROW fields, an ARRAY's 'element' and a MAP's 'value')"
+    )
 
 
 def _rename_column(
-    schema: TableSchema, fields: list[DataField], change: RenameColumn
+    schema: TableSchema, fields: list[DataField], name: str, new_name: str
 ) -> list[DataField]:
-    _not_a_key(schema, change.name, "rename")
-    _index(fields, change.name)
-    if any(f.name == change.new_name for f in fields):
+    _not_a_key(schema, name, "rename")
+    _index(fields, name)
+    if any(f.name == new_name for f in fields):
         raise ConfigurationError(
-            f"cannot rename column {change.name!r} to {change.new_name!r}: a column "
-            "with that name already exists"
+            f"cannot rename column {name!r} to {new_name!r}: a column with that name already exists"
         )
-    return [replace(f, name=change.new_name) if f.name == change.name else f for f in fields]
+    return [replace(f, name=new_name) if f.name == name else f for f in fields]
 
 
 def _update_nullability(
-    schema: TableSchema, old: DataField, change: UpdateColumnNullability, has_snapshots: bool
+    schema: TableSchema, old: DataField, nullable: bool, has_snapshots: bool
 ) -> DataField:
     """A key column stays NOT NULL; a column of a table with data cannot become NOT NULL."""
-    if change.nullable and change.name in schema.primary_keys:
+    if nullable and old.name in schema.primary_keys:
         raise UnsupportedFeatureError(
-            f"Cannot change nullability of primary key (column {change.name!r})"
+            f"Cannot change nullability of primary key (column {old.name!r})"
         )
-    if not change.nullable and old.type.nullable and has_snapshots:
-        raise UnsupportedFeatureError(
-            f"cannot make column {change.name!r} NOT NULL: the table has data, which "
-            "lakeops cannot check for nulls; add a new NOT NULL-free column instead"
-        )
-    return replace(old, type=old.type.with_nullable(change.nullable))
+    return _set_nullability(old, nullable, has_snapshots, old.name)
 
 
-def _index(fields: list[DataField], name: str) -> int:
+def _set_nullability(old: DataField, nullable: bool, has_snapshots: bool, what: str) -> DataField:
+    if not nullable and old.type.nullable and has_snapshots:
+        raise UnsupportedFeatureError(
+            f"cannot make column {what!r} NOT NULL: the table has data, which lakeops cannot "
+            "check for nulls; add a new NOT NULL-free column instead"
+        )
+    return replace(old, type=old.type.with_nullable(nullable))
+
+
+def _index(fields: list[DataField], name: str, dotted: str | None = None) -> int:
     for i, f in enumerate(fields):
         if f.name == name:
             return i
+    if dotted is not None:
+        raise ConfigurationError(
+            f"field {dotted!r} does not exist: no {name!r} among {[f.name for f in fields]}"
+        )
     raise ConfigurationError(
         f"column {name!r} does not exist (columns: {[f.name for f in fields]})"
     )
@@ -471,12 +597,17 @@ def _check_set_option(key: str, old: str | None, new: str) -> None:
     # partition still holding the old count are refused until it is rescaled (overwritten)
 
 
-def _add_column(fields: list[DataField], change: AddColumn, highest: list[int]) -> list[DataField]:
+def _add_column(
+    fields: list[DataField], change: AddColumn, highest: list[int], dotted: str | None = None
+) -> list[DataField]:
+    """``fields`` with the new column (or nested field: ``dotted`` names its path)."""
+    assert isinstance(change.name, str)
+    what = dotted or change.name
     if any(f.name == change.name for f in fields):
-        raise ConfigurationError(f"column {change.name!r} already exists")
+        raise ConfigurationError(f"column {what!r} already exists")
     if not change.type.nullable:
         raise ConfigurationError(
-            f"Column {change.name} cannot specify NOT NULL: existing rows have no value for it"
+            f"Column {what} cannot specify NOT NULL: existing rows have no value for it"
         )
     position = change.position
     if position.kind == "before":
@@ -488,7 +619,7 @@ def _add_column(fields: list[DataField], change: AddColumn, highest: list[int]) 
         at = 0
     elif position.kind == "after":
         assert position.reference is not None
-        at = _index(fields, position.reference) + 1
+        at = _index(fields, position.reference, dotted and f"{dotted}: {position.reference}") + 1
     highest[0] += 1
     new = DataField(highest[0], change.name, _reassign(change.type, highest), change.comment)
     return [*fields[:at], new, *fields[at:]]
@@ -511,12 +642,17 @@ def _update_type(
             f"cannot change the type of bucket-key column {name!r}: rows would hash to other "
             "buckets"
         )
+    return _cast_field(field, change, name)
+
+
+def _cast_field(field: DataField, change: UpdateColumnType, what: str) -> DataField:
+    """``field`` with the type ``change`` asks for, which must be a widening."""
     target = change.type
     if change.keep_nullability:
         target = target.with_nullable(field.type.nullable)
     if not is_implicit_cast(field.type, target):
         raise UnsupportedFeatureError(
-            f"Column type {name}[{field.type}] cannot be converted to {target} without loosing "
+            f"Column type {what}[{field.type}] cannot be converted to {target} without loosing "
             "information; lakeops allows only widening casts (e.g. INT to BIGINT, "
             "DECIMAL(10, 2) to DECIMAL(12, 2), VARCHAR(10) to STRING)"
         )

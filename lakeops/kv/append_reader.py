@@ -20,7 +20,7 @@ from lakeops.format.schema import TableSchema
 from lakeops.format.types import DataType
 from lakeops.io.data_formats import BlobFormat, DataFormat, reader_for
 from lakeops.io.file_io import FileIO
-from lakeops.kv.evolution import SchemaEvolution, SchemaLookup
+from lakeops.kv.evolution import SchemaEvolution, SchemaLookup, needs_cast
 from lakeops.kv.reader import ReadPlan, relative_name
 from lakeops.options.registry import check_data_file, check_readable
 from lakeops.store.locations import FileLocations
@@ -82,7 +82,7 @@ class AppendFileReader:
                 continue  # the file's schema lacks this field id: nulls
             sources[c] = src[0]
             current = self.schema.field(c).type
-            if src[1].to_arrow() != current.to_arrow():
+            if needs_cast(src[1], current):
                 casts[c] = (src[1], current)
         return ReadPlan(list(dict.fromkeys(sources.values())), sources, casts)
 

@@ -12,7 +12,10 @@ here:
 * a file column whose id the current schema lacks (dropped) is not read;
 * a field whose type changed is converted from the file's type by the casts below, which are
   exact; any other conversion is refused with :class:`~lakeops.errors.UnsupportedFeatureError`
-  rather than guessed.
+  rather than guessed;
+* the fields of a ROW (also inside an ARRAY's elements or a MAP's values) map by id the same
+  way, at any depth: a nested field renamed, added, dropped or re-added, or widened, reads as
+  its current self (Paimon 1.x's nested schema evolution).
 
 Key bounds (``minKey``/``maxKey``, key statistics) are BinaryRows encoded with the file's key
 types, so they are decoded through the file's schema too.
@@ -38,7 +41,7 @@ from lakeops.format.schema import TableSchema
 from lakeops.format.schema_change import is_implicit_cast
 from lakeops.format.types import DataType
 
-__all__ = ["FileMapping", "SchemaEvolution", "can_read_as", "read_cast"]
+__all__ = ["FileMapping", "SchemaEvolution", "can_read_as", "needs_cast", "read_cast"]
 
 #: schema id -> schema (``TableStore.schema``: schema files are immutable)
 SchemaLookup = Callable[[int], TableSchema]
@@ -50,20 +53,82 @@ def can_read_as(src: DataType, dst: DataType) -> bool:
     """Whether values stored as ``src`` convert to ``dst`` exactly as Paimon's cast does: the
     widenings lakeops' own ALTER allows (:func:`~lakeops.format.schema_change.is_implicit_cast`,
     nullability aside), plus integers to VARCHAR (decimal digits), which other engines' ALTERs
-    make. Nested types must not change."""
+    make. A ROW's fields (an ARRAY's elements, a MAP's values) follow the same rule field by
+    field id; a MAP's keys and a MULTISET's elements must not change."""
+    if src.root == dst.root == "ROW":
+        old = {i: t for i, _, t in src.fields}
+        return all(can_read_as(old[i], t) for i, _, t in dst.fields if i in old)
+    if src.root == dst.root == "ARRAY" and src.element and dst.element:
+        return can_read_as(src.element, dst.element)
+    if src.root == dst.root == "MAP" and src.key and dst.key and src.value and dst.value:
+        same_key = not needs_cast(src.key.with_nullable(True), dst.key.with_nullable(True))
+        return same_key and can_read_as(src.value, dst.value)
     if is_implicit_cast(src.with_nullable(True), dst.with_nullable(True)):
-        return True
+        return _nested_ids(src) == _nested_ids(dst)
     return dst.root == "VARCHAR" and src.root in _INTEGERS
+
+
+def needs_cast(src: DataType, dst: DataType) -> bool:
+    """Whether values stored as ``src`` must be converted to read as ``dst``: their Arrow types
+    differ, or the ids of nested ROW fields do (one dropped and re-added under its old name)."""
+    return src.to_arrow() != dst.to_arrow() or _nested_ids(src) != _nested_ids(dst)
+
+
+def _nested_ids(t: DataType) -> list[int]:
+    ids: list[int] = []
+    for i, _, inner in t.fields:
+        ids.append(i)
+        ids.extend(_nested_ids(inner))
+    for contained in (t.element, t.key, t.value):
+        if contained is not None:
+            ids.extend(_nested_ids(contained))
+    return ids
 
 
 def read_cast(values: pa.ChunkedArray | pa.Array, src: DataType, dst: DataType) -> Any:
     """``values`` of type ``src`` converted to ``dst`` (only for :func:`can_read_as` pairs)."""
     target = dst.to_arrow()
-    if values.type == target:
+    if not needs_cast(src, dst):
         return values
+    if src.root in ("ROW", "ARRAY", "MAP"):
+        if isinstance(values, pa.ChunkedArray):
+            return pa.chunked_array([_evolve(c, src, dst) for c in values.chunks], type=target)
+        return _evolve(values, src, dst)
     if src.root in _INTEGERS and dst.root in ("FLOAT", "DOUBLE"):
         return pc.cast(values, target, safe=False)  # round to nearest, as Java's (float) cast
     return pc.cast(values, target)
+
+
+def _evolve(values: pa.Array, src: DataType, dst: DataType) -> pa.Array:
+    """One array of nested type ``src`` as ``dst``: a ROW's fields taken by field id (nulls for
+    an id ``src`` lacks), an ARRAY's elements and a MAP's values converted, nulls kept."""
+    if not needs_cast(src, dst):
+        return values
+    target = dst.to_arrow()
+    mask = values.is_null() if values.null_count else None
+    if dst.root == "ROW":
+        at = {i: k for k, (i, _, _) in enumerate(src.fields)}
+        children = []
+        for i, _, t in dst.fields:
+            k = at.get(i)
+            if k is None:
+                children.append(pa.nulls(len(values), t.to_arrow()))
+            else:
+                children.append(_evolve(values.field(k), src.fields[k][2], t))
+        return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
+    if dst.root not in ("ARRAY", "MAP"):
+        return read_cast(values, src, dst)
+    # the offsets rebased to 0 over the slice of the children they cover
+    first, last = values.offsets[0].as_py(), values.offsets[-1].as_py()
+    offsets = pc.subtract(values.offsets, pa.scalar(first, values.offsets.type))
+    if dst.root == "ARRAY":
+        assert src.element is not None and dst.element is not None
+        elements = _evolve(values.values.slice(first, last - first), src.element, dst.element)
+        return pa.ListArray.from_arrays(offsets, elements, type=target, mask=mask)
+    assert src.value is not None and dst.value is not None
+    keys = values.keys.slice(first, last - first)
+    items = _evolve(values.items.slice(first, last - first), src.value, dst.value)
+    return pa.MapArray.from_arrays(offsets, keys, items, type=target, mask=mask)
 
 
 @dataclass(frozen=True)
@@ -115,7 +180,7 @@ class SchemaEvolution:
                 identity = False
                 continue
             sources[f.name] = (old.name, old.type)
-            if old.name != f.name or old.type.to_arrow() != f.type.to_arrow():
+            if old.name != f.name or needs_cast(old.type, f.type):
                 identity = False
                 if not can_read_as(old.type, f.type):
                     raise UnsupportedFeatureError(

@@ -38,7 +38,7 @@ from lakeops.format.schema import TableSchema
 from lakeops.format.types import VARIANT_ARROW, DataType
 from lakeops.io.data_formats import DataFormat, reader_for
 from lakeops.io.file_io import FileIO
-from lakeops.kv.evolution import SchemaEvolution, SchemaLookup, read_cast
+from lakeops.kv.evolution import SchemaEvolution, SchemaLookup, needs_cast, read_cast
 from lakeops.options.registry import check_data_file, check_readable
 from lakeops.store.locations import FileLocations
 
@@ -253,7 +253,7 @@ class KeyValueReader:
             sources[record_col] = file_col
             if not mapping.identity:
                 current = self.schema.field(field_name).type
-                if file_type.to_arrow() != current.to_arrow():
+                if needs_cast(file_type, current):
                     casts[record_col] = (file_type, current)
         return ReadPlan(list(dict.fromkeys(sources.values())), sources, casts)
 

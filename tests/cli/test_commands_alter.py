@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from lakeops import Catalog
 from tests.cli.conftest import Cli, rows
 
 
@@ -100,3 +101,32 @@ def test_alter_names_a_renamed_column_by_its_old_name_in_any_order(cli: Cli, loa
     )
     value = next(f for f in schema_doc["fields"] if f["name"] == "value")
     assert value["description"] == "the value"
+
+
+def test_alter_changes_nested_fields_by_dotted_path(cli: Cli) -> None:
+    addr = pa.struct([("city", pa.string()), ("zip", pa.int32()), ("a.b", pa.int32())])
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("addr", addr)])
+    api = Catalog(str(cli.warehouse))
+    api.create_database("db", ignore_if_exists=True)
+    table = api.create_table("db.nested", schema=schema, primary_keys=["id"])
+    table.write(pa.table({"id": [1], "addr": [{"city": "x", "zip": 7, "a.b": 3}]}, schema=schema))
+    out = cli.json(
+        "alter",
+        "db.nested",
+        "--rename",
+        "addr.zip=postcode",
+        "--drop",
+        "addr.city",
+        "--add",
+        "addr.street STRING AFTER postcode",
+        "--type",
+        "addr.`a.b`=BIGINT",
+    )
+    assert out["fields"][1]["type"] == "ROW<`postcode` INT, `street` STRING, `a.b` BIGINT>"
+    got = cli.table("db.nested").read().to_pylist()
+    assert got == [{"id": 1, "addr": {"postcode": 7, "street": None, "a.b": 3}}]
+    for bad, needle in {"addr.": "dotted path", "addr.`x`y": "expected '.'"}.items():
+        result = cli("alter", "db.nested", "--drop", bad)
+        assert result.exit_code == 1 and needle in result.stderr, result.stderr
+    result = cli("alter", "db.nested", "--drop", "addr.nope")
+    assert result.exit_code == 1 and "'addr.nope' does not exist" in result.stderr

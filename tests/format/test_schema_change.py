@@ -403,3 +403,95 @@ def test_deletion_vector_mode_switches_only_when_modifiable() -> None:
     )
     with pytest.raises(UnsupportedFeatureError, match="from true to false"):
         _apply(RemoveOption("deletion-vectors.enabled"), base=locked)
+
+
+# ---------------------------------------------------------------- nested fields
+NESTED_BASE = {
+    **BASE,
+    "fields": [
+        *BASE["fields"],
+        {
+            "id": 7,
+            "name": "r",
+            "type": {
+                "type": "ROW",
+                "fields": [
+                    {"id": 8, "name": "a", "type": "INT"},
+                    {
+                        "id": 9,
+                        "name": "inner",
+                        "type": {"type": "ROW", "fields": [{"id": 10, "name": "x", "type": "INT"}]},
+                    },
+                ],
+            },
+        },
+        {
+            "id": 11,
+            "name": "arr",
+            "type": {
+                "type": "ARRAY",
+                "element": {"type": "ROW", "fields": [{"id": 12, "name": "e", "type": "INT"}]},
+            },
+        },
+    ],
+    "highestFieldId": 12,
+}
+
+
+def _nested() -> TableSchema:
+    return TableSchema.from_json(json.dumps(NESTED_BASE))
+
+
+def _row_fields(schema: TableSchema, name: str) -> list[tuple[int, str, str]]:
+    t = schema.field(name).type
+    t = t.element if t.root == "ARRAY" and t.element is not None else t
+    return [(i, n, str(ft)) for i, n, ft in t.fields]
+
+
+def test_nested_changes_follow_paimons_field_id_rules() -> None:
+    out = _apply(
+        AddColumn(("r", "b"), T("STRING"), position=Position.after("a")),  # id 13
+        AddColumn(("r", "inner", "y"), T("BIGINT"), position=Position.FIRST),  # id 14
+        RenameColumn(("r", "a"), "a2"),
+        UpdateColumnType(("r", "a2"), T("BIGINT")),
+        DropColumn(("r", "inner", "x")),
+        AddColumn(("arr", "element", "f"), T("STRING")),  # id 15, through the ARRAY
+        base=_nested(),
+    )
+    assert _row_fields(out, "r")[:2] == [(8, "a2", "BIGINT"), (13, "b", "STRING")]
+    inner = out.field("r").type.fields[2]
+    assert (inner[0], inner[1]) == (9, "inner")
+    assert [(i, n, str(t)) for i, n, t in inner[2].fields] == [(14, "y", "BIGINT")]
+    assert _row_fields(out, "arr") == [(12, "e", "INT"), (15, "f", "STRING")]
+    assert out.highest_field_id == 15
+    # a nested ROW column added whole numbers its fields after it, inner first (as top level)
+    deep = T({"type": "ROW", "fields": [{"id": 0, "name": "q", "type": "INT"}]})
+    again = _apply(AddColumn(("r", "deep"), deep), base=out)
+    assert again.highest_field_id == 17
+    assert again.field("r").type.fields[-1][0] == 16
+    assert again.field("r").type.fields[-1][2].fields[0][0] == 17
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "match"),
+    [
+        (AddColumn(("r", "a"), T("INT")), ConfigurationError, "'r.a' already exists"),
+        (AddColumn(("r", "n"), T("INT NOT NULL")), ConfigurationError, "NOT NULL"),
+        (AddColumn(("r", "zz", "n"), T("INT")), ConfigurationError, "'r.zz.n' does not exist"),
+        (AddColumn(("v", "n"), T("INT")), ConfigurationError, "reaches a INT, not a ROW"),
+        (AddColumn(("arr", "e"), T("INT")), ConfigurationError, "reaches a ARRAY"),
+        (RenameColumn(("r", "a"), "inner"), ConfigurationError, "already exists beside it"),
+        (DropColumn(("r", "inner", "x")), ConfigurationError, "last field of its ROW"),
+        (UpdateColumnType(("r", "a"), T("SMALLINT")), UnsupportedFeatureError, "widening"),
+        (UpdateColumnNullability(("r", "a"), False), UnsupportedFeatureError, "'r.a' NOT NULL"),
+        (UpdateColumnComment(("r", "a"), "c"), UnsupportedFeatureError, "nested field 'r.a'"),
+        (DropColumn(()), ConfigurationError, "non-empty name or a path"),
+    ],
+)
+def test_nested_refusals(change: Any, error: type[Exception], match: str) -> None:
+    with pytest.raises(error, match=match):
+        _apply(change, base=_nested())
+
+
+def test_a_one_name_path_is_the_column() -> None:
+    assert _doc(_apply(RenameColumn(("s",), "w"))) == _doc(_apply(RenameColumn("s", "w")))
