@@ -491,8 +491,9 @@ def may_hold(node: Node | None, stats: Mapping[str, Stats]) -> bool:
 # ----------------------------------------------------------------------------- buckets
 
 
-def _pins(node: Node) -> dict[str, list[pa.Scalar]] | None:
-    """Per column, the values ``node`` being true pins it to (absent: not pinned)."""
+def _pins(node: Node) -> dict[str, list[pa.Array]] | None:
+    """Per column, the values ``node`` being true pins it to, as arrays whose values together
+    are the set (absent: not pinned)."""
     if not isinstance(node, Call):
         return {}
     if node.name in ("and_kleene", "and") and len(node.args) == 2:
@@ -501,7 +502,7 @@ def _pins(node: Node) -> dict[str, list[pa.Scalar]] | None:
         for col, values in (right or {}).items():
             # both sides hold every value a kept row can have: either will do (no
             # intersection: literals of different types may still be equal values)
-            if col not in out or len(values) < len(out[col]):
+            if col not in out or _count(values) < _count(out[col]):
                 out[col] = values
         return out
     if node.name in ("or_kleene", "or") and len(node.args) == 2:
@@ -512,7 +513,9 @@ def _pins(node: Node) -> dict[str, list[pa.Scalar]] | None:
         if isinstance(a, Literal) and isinstance(b, Field):
             a, b = b, a
         if isinstance(a, Field) and isinstance(b, Literal):
-            return {a.name: [b.value]} if b.value.is_valid else {a.name: []}
+            value = b.value
+            one = pa.array([value.as_py()], value.type) if value.is_valid else None
+            return {a.name: [one] if one is not None else []}
         return {}
     if node.name == "is_in" and len(node.args) == 1 and isinstance(node.args[0], Field):
         options = node.options or {}
@@ -522,8 +525,12 @@ def _pins(node: Node) -> dict[str, list[pa.Scalar]] | None:
         values = values_scalar.values
         if values is None or values.null_count:
             return {}  # a null in the set may match null rows
-        return {node.args[0].name: [values[i] for i in range(len(values))]}
+        return {node.args[0].name: [values]}
     return {}
+
+
+def _count(arrays: list[pa.Array]) -> int:
+    return sum(len(a) for a in arrays)
 
 
 def _same_family(literal: pa.DataType, column: pa.DataType) -> bool:
@@ -562,8 +569,9 @@ def bucket_values(
             return None
         if not all(_same_family(v.type, arrow_type) for v in values):
             return None
-        try:
-            arr = pa.array([v.as_py() for v in values], type=arrow_type)
+        try:  # whole arrays: an isin may name many values
+            cast = [v.cast(arrow_type, safe=True) for v in values]
+            arr = pa.concat_arrays(cast) if cast else pa.array([], arrow_type)
         except (pa.ArrowException, OverflowError, TypeError, ValueError):
             return None
         per_column.append(pc.unique(arr))

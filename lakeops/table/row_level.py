@@ -63,7 +63,7 @@ from lakeops.options.rows_merge import (
     PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE,
     PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP,
 )
-from lakeops.parallel import imap_ordered
+from lakeops.parallel import imap_ordered, run_ordered
 from lakeops.read.deletions import DeletionVectorReader
 from lakeops.read.predicate import Filter, RowFilter, row_filter
 from lakeops.read.row_tracking import row_tracking
@@ -308,16 +308,12 @@ def _commit_files(
         return None
     ctx = table.context
     vectored = ctx.options.deletion_vectors
-    writer = table.new_write()
+    parts = [] if vectored else [f.rows.filter(pa.array(f.alive)) for f in touched]
+    parts = [p for p in [*parts, appended] if p.num_rows]
+    writers: list[Any] = []
     written: list[str] = []
     try:
-        for f in () if vectored else touched:
-            kept = f.rows.filter(pa.array(f.alive))
-            if kept.num_rows:
-                writer.write(kept)
-        if appended.num_rows:
-            writer.write(appended)
-        messages = writer.prepare_commit()
+        messages = _write_parts(table, parts, writers)
         index_changes, marked = _vector_changes(ctx, snapshot, touched, vectored, written)
         rewritten = () if vectored else touched
         entries = [replace(f.entry, kind=FileKind.DELETE) for f in rewritten]
@@ -336,11 +332,34 @@ def _commit_files(
     except CommitStateUnknownError:
         raise  # the snapshot may reference these files: keep them
     except BaseException:
-        writer.abort()
+        for writer in writers:
+            writer.abort()
         for path in written:
             ctx.file_io.delete(path)
         raise
     return published.id
+
+
+def _write_parts(table: Target, parts: Sequence[pa.Table], writers: list[Any]) -> list[Any]:
+    """The commit messages of ``parts`` written as new files (each writer made is added to
+    ``writers``, for an abort). An unaware-bucket table's parts are written at once on the
+    cores, a writer each (its files need no order: Paimon's own writers of one such bucket are
+    many); a fixed bucket's by one writer, in order, so its sequence numbers keep counting."""
+    if table.context.options.bucket > 0 or len(parts) < 2:
+        writer = table.new_write()
+        writers.append(writer)
+        for part in parts:
+            writer.write(part)
+        return list(writer.prepare_commit())
+    made = [table.new_write(parallelism=1) for _ in parts]
+    writers.extend(made)
+
+    def write(job: tuple[Any, pa.Table]) -> list[Any]:
+        writer, part = job
+        writer.write(part)
+        return list(writer.prepare_commit())
+
+    return [m for ms in run_ordered(write, list(zip(made, parts, strict=True)), None) for m in ms]
 
 
 def _vector_changes(

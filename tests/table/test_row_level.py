@@ -250,3 +250,46 @@ def test_a_rewrite_whose_file_was_compacted_meanwhile_conflicts(catalog: Catalog
     with pytest.raises(CommitConflictError):
         table.delete(pc.field("id") == 1)
     assert sorted(catalog.get_table("db.t").read().column("id").to_pylist()) == [0, 1, 2]
+
+
+def test_a_failed_rewrite_leaves_no_file_behind(catalog: Catalog, warehouse: Path) -> None:
+    """A copy-on-write merge rewrites its files on several writers at once: when one fails,
+    every writer's files are deleted and nothing is committed."""
+    table = _table(catalog, "append")
+    for i in range(4):
+        table.write(
+            pa.table({"id": [2 * i, 2 * i + 1], "p": ["a"] * 2, "v": [i, i]}, schema=SCHEMA)
+        )
+    before = _files(warehouse)
+    real = table.new_write
+    made: list[Any] = []
+
+    def failing_second(**kwargs: Any) -> Any:
+        writer = real(**kwargs)
+        made.append(writer)
+        if len(made) == 2:
+
+            def fail(*_: Any, **__: Any) -> Any:
+                raise OSError("disk full")
+
+            writer.prepare_commit = fail
+        return writer
+
+    table.new_write = failing_second  # type: ignore[method-assign]
+    source = pa.table({"id": [0, 2, 4, 6, 100], "p": ["a"] * 5, "v": [9] * 5}, schema=SCHEMA)
+    with pytest.raises(OSError, match="disk full"):
+        table.merge(
+            source, on=["id", "p"]
+        ).when_matched_update_all().when_not_matched_insert_all().execute()
+    assert len(made) == 5  # four rewritten files and the appended rows, a writer each
+    assert _files(warehouse) == before
+    assert sorted(catalog.get_table("db.t").read().column("v").to_pylist()) == [
+        0,
+        0,
+        1,
+        1,
+        2,
+        2,
+        3,
+        3,
+    ]
