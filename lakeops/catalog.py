@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -24,14 +24,16 @@ from lakeops.format.identifiers import check_identifier, parse_identifier
 from lakeops.format.schema import TableSchema
 from lakeops.format.schema_change import SchemaChange
 from lakeops.io.file_io import FileIO, join
-from lakeops.maintenance.iceberg import check_iceberg_schema
 from lakeops.options.registry import check_create_options
 from lakeops.store import TableStore
-from lakeops.table import AnyTable, AppendTable, Table
-from lakeops.table.schema_commit import validate_schema
-from lakeops.table.system_tables import metadata_table, split_system_table
 
-__all__ = ["AnyTable", "Catalog", "new_table_schema"]
+if TYPE_CHECKING:
+    from lakeops.table import AnyTable
+
+# The table classes, their readers and writers, Iceberg metadata and the system tables are
+# imported where a table is opened or created, so ``from lakeops import Catalog`` stays cheap.
+
+__all__ = ["Catalog", "new_table_schema"]
 
 _DB_SUFFIX = ".db"
 _DB_MARKER = ".lakeops-database"
@@ -47,6 +49,8 @@ def new_table_schema(
     """The schema :meth:`Catalog.create_table` writes for these arguments, validated exactly as
     it validates them (unknown option keys, options lakeops cannot honour, keys, types),
     without touching storage."""
+    from lakeops.table.schema_commit import validate_schema
+
     opts = {str(k): str(v) for k, v in (options or {}).items()}
     # unknown keys (did-you-mean) and options lakeops cannot honour, before anything else
     # an append table serves deletion vectors (reads apply them; see TableOptions)
@@ -269,6 +273,8 @@ class Catalog:
             if ignore_if_exists:
                 return self.get_table(identifier)
             raise TableAlreadyExistsError(f"table {identifier!r} already exists")
+        from lakeops.maintenance.iceberg import check_iceberg_schema
+
         table_schema = new_table_schema(schema, primary_keys, partition_keys, options, comment)
         check_iceberg_schema(table_schema, f"cannot create table {identifier!r}")
         self.file_io.check_commit_ready()  # an unreachable commit lock, before any directory
@@ -293,6 +299,8 @@ class Catalog:
         """Open an existing table: a :class:`~lakeops.Table` when it has a primary key, else an
         :class:`~lakeops.table.append.AppendTable`; ``'db.table$branch_<name>'`` opens that
         branch of it (:meth:`~lakeops.Table.branch`)."""
+        from lakeops.table import AppendTable, Table
+
         if isinstance(identifier, str) and "$branch_" in identifier:
             base, _, name = identifier.partition("$branch_")
             if "$" not in name:  # Paimon's spelling of a branch: 'db.table$branch_<name>'
@@ -318,6 +326,8 @@ class Catalog:
         Arrow table with Paimon's columns; see
         :meth:`Table.metadata_table`. Only the metadata is read, so it serves any table of
         the warehouse."""
+        from lakeops.table.system_tables import metadata_table, split_system_table
+
         table, name = split_system_table(identifier)
         if name is None:
             raise ConfigurationError(

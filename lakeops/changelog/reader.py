@@ -20,6 +20,7 @@ in commit order (and key order within a bucket).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import Literal
 
 import numpy as np
@@ -46,11 +47,17 @@ __all__ = ["ROW_KIND_COLUMN", "ChangeMode", "read_changes"]
 
 ROW_KIND_COLUMN = "_row_kind"
 ChangeMode = Literal["auto", "changelog", "delta", "diff"]
-_KIND_NAMES = pa.array([k for k, _ in sorted(ROW_KINDS.items(), key=lambda kv: kv[1])])
+
+
+@cache
+def _kind_names() -> pa.Array:
+    """The row-kind names by code; built on first use, not at import (``pa.array`` of a list
+    makes pyarrow import pandas, about half a second that an import should not pay)."""
+    return pa.array([k for k, _ in sorted(ROW_KINDS.items(), key=lambda kv: kv[1])])
 
 
 def _with_kind(records: pa.Table, columns: Sequence[str]) -> pa.Table:
-    kinds = _KIND_NAMES.take(records.column(KIND).cast(pa.int32()))
+    kinds = _kind_names().take(records.column(KIND).cast(pa.int32()))
     return pa.table(
         [kinds, *[records.column(c) for c in columns]], names=[ROW_KIND_COLUMN, *columns]
     )

@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
-from lakeops.catalog import AnyTable, Catalog, new_table_schema
+from lakeops.catalog import Catalog, new_table_schema
 from lakeops.errors import (
     ConfigurationError,
     TableAlreadyExistsError,
@@ -27,6 +27,7 @@ from lakeops.spark.options import (
 )
 from lakeops.spark.types import as_nullable, spark_arrow_schema
 from lakeops.store import TableStore
+from lakeops.table import AnyTable
 from lakeops.table.append import AppendTable
 from lakeops.table.primary_key import Table
 
