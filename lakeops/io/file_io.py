@@ -15,10 +15,11 @@ import contextlib
 import datetime as dt
 import os
 import uuid
-from collections.abc import Iterator
-from typing import IO, Any
+from collections.abc import Callable, Iterator
+from typing import IO, Any, TypeVar
 
 import fsspec
+import pyarrow as pa
 import pyarrow.fs as pafs
 
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
@@ -35,6 +36,12 @@ from lakeops.io.storage_errors import bounded_options, classify, endpoint_of
 from lakeops.redact import redact_uri, uri_has_password
 
 __all__ = ["CLOCK_PROBE_PREFIX", "FileIO", "join"]
+
+_Opened = TypeVar("_Opened")
+
+#: how many local directories a :class:`FileIO` remembers having made (forgotten all at once
+#: beyond: a forgotten directory is only checked again)
+_KNOWN_DIRECTORIES = 1 << 16
 
 CLOCK_PROBE_PREFIX = "clock-probe-"
 """Name prefix of the probe files :meth:`FileIO.store_now_ms` writes (and deletes at once)."""
@@ -109,6 +116,10 @@ class FileIO:
         self.is_local = protocol in ("file", "local")
         if self.is_local:
             self.root = os.path.abspath(self.root)
+        #: the Arrow file system of local paths (stateless: one serves every call and thread)
+        self._local_fs = pafs.LocalFileSystem()
+        #: local directories this FileIO made, so new files in them are opened directly
+        self._directories: set[str] = set()
         #: the endpoint storage requests go to, for messages (never a credential)
         self.endpoint: str = endpoint_of(protocol, self._storage_options)
 
@@ -170,14 +181,60 @@ class FileIO:
         return bytes(self.fs.cat_file(path, start=0, end=max_bytes + 1))
 
     def write_bytes(self, path: str, data: bytes) -> None:
-        """Write a file under a fresh, unique name (data files, manifests)."""
-        self.mkdirs(path.rsplit("/", 1)[0])
+        """Write a file under a fresh, unique name (data files, manifests); a missing directory
+        is created (see :meth:`open_output_stream`)."""
         if self._plain(path):
-            with open(path, "wb") as out:
+            with self._open_local(path, lambda: open(path, "wb")) as out:
                 out.write(data)
             return
+        self.mkdirs(path.rsplit("/", 1)[0])
         with self.fs.open(path, "wb") as f:
             f.write(data)
+
+    def open_output_stream(self, path: str) -> pa.NativeFile:
+        """A new file at ``path`` as an Arrow output stream (what the Parquet, ORC and Avro
+        writers write to; the caller closes it); a missing directory is created.
+
+        On a local disk each directory is made once per :class:`FileIO` (it remembers the
+        directories it made, up to :data:`_KNOWN_DIRECTORIES`), and the file is then opened
+        directly: a write of thousands of small files pays one ``mkdir`` per new directory,
+        not a directory check per file. A remembered directory removed since (a dropped
+        table, another process) is made again when opening the file finds it missing.
+        Elsewhere the directory is made as :meth:`mkdirs` does, before opening."""
+        if self._plain(path):
+            local = self._local_fs
+            return self._open_local(path, lambda: local.open_output_stream(path))
+        self.mkdirs(path.rsplit("/", 1)[0])
+        return self.arrow_fs.open_output_stream(path)
+
+    def _open_local(self, path: str, opener: Callable[[], _Opened]) -> _Opened:
+        """``opener()`` (which creates the local file ``path``) once its directory exists (see
+        :meth:`open_output_stream`)."""
+        directory = path.rsplit("/", 1)[0] or "/"
+        if directory not in self._directories:
+            self._make_local_dir(directory)
+        try:
+            return opener()
+        except FileNotFoundError:  # the directory was removed since it was made
+            os.makedirs(directory, exist_ok=True)
+            return opener()
+
+    def _make_local_dir(self, directory: str) -> None:
+        """Make the local ``directory`` and its missing parents, and remember it made: one
+        ``mkdir`` when its parent is remembered too (a bucket in a known partition)."""
+        parent = directory.rsplit("/", 1)[0]
+        if parent in self._directories:
+            try:
+                os.mkdir(directory)
+            except FileExistsError:
+                pass
+            except FileNotFoundError:  # the parent was removed since it was made
+                os.makedirs(directory, exist_ok=True)
+        else:
+            os.makedirs(directory, exist_ok=True)
+        if len(self._directories) >= _KNOWN_DIRECTORIES:
+            self._directories.clear()
+        self._directories.add(directory)
 
     def overwrite_atomic(self, path: str, data: bytes) -> None:
         """Replace a small file so readers see the old or the new content, never a mix
@@ -282,7 +339,7 @@ class FileIO:
     def arrow_fs(self) -> pafs.FileSystem:
         """A pyarrow filesystem for Parquet I/O on this storage."""
         if self.is_local:
-            return pafs.LocalFileSystem()
+            return self._local_fs
         return pafs.PyFileSystem(pafs.FSSpecHandler(self.fs))
 
     # ------------------------------------------------------------------ commit

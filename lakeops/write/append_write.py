@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 from lakeops.bucket.counts import check_bucket_count, partition_bucket_counts
-from lakeops.bucket.dynamic import partition_groups
+from lakeops.bucket.dynamic import partition_codes
 from lakeops.format.bucket_hash import assign_buckets
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import DataFileMeta
@@ -92,23 +92,26 @@ class AppendWrite(BucketWrite[BucketFiles]):
             )
         else:
             buckets = np.zeros(records.num_rows, dtype=np.int32)
-        if self.schema.partition_keys:
-            groups = partition_groups(records, self.schema.partition_keys)
-        else:
-            groups = [((), np.arange(records.num_rows))]
-        for values, rows in groups:
-            # the partition's rows by bucket, input order kept within each bucket (one take)
-            order = rows[np.argsort(buckets[rows], kind="stable")]
-            sorted_buckets = buckets[order]
-            bounds = np.flatnonzero(np.diff(sorted_buckets)) + 1
-            in_order = len(order) == records.num_rows and bool(
-                (order == np.arange(len(order))).all()
-            )
-            part = records if in_order else records.take(pa.array(order))
-            for lo, hi in itertools.pairwise([0, *bounds.tolist(), len(order)]):
-                target = self._bucket(values, int(sorted_buckets[lo]))
-                target.buffer.append(part.slice(lo, hi - lo))
+        self._buffer_groups(records, buckets)
         self._flush_if_full()
+
+    def _buffer_groups(self, records: pa.Table, buckets: np.ndarray) -> None:
+        """Buffer ``records`` in their (partition, bucket), ``buckets`` giving each row's
+        bucket: one stable sort of the rows by (partition, bucket) and one take of the rows in
+        that order (input order kept within each pair), then a slice per pair — the same
+        batches, in the same order, at any number of partitions (a take per partition would
+        cost a pass over every column of the input per partition)."""
+        ids, values = partition_codes(records, self.schema.partition_keys)
+        width = int(buckets.max()) + 1
+        group = ids * width + buckets
+        order = np.argsort(group, kind="stable")
+        sorted_group = group[order]
+        bounds = np.flatnonzero(np.diff(sorted_group)) + 1
+        in_order = bool((order == np.arange(len(order))).all())
+        rows = records if in_order else records.take(pa.array(order))
+        for lo, hi in itertools.pairwise([0, *bounds.tolist(), len(order)]):
+            pid, bucket = divmod(int(sorted_group[lo]), width)
+            self._bucket(values[pid], bucket).buffer.append(rows.slice(lo, hi - lo))
 
     def _new_bucket(self, place: BucketPlace) -> BucketFiles:
         first = self._first_sequence(place.partition_bytes, place.bucket)

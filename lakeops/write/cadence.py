@@ -30,7 +30,7 @@ result into the changes its commit message reports.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, Future
 
 from lakeops.changelog.lookup_cache import RowGroupCache
@@ -40,11 +40,11 @@ from lakeops.compact.task import BucketContext, CompactResult
 from lakeops.errors import SnapshotNotFoundError
 from lakeops.format.data_file import DataFileMeta
 from lakeops.io.file_io import FileIO
-from lakeops.parallel import run_ordered
+from lakeops.parallel import TaskBatch, run_ordered
 from lakeops.store.context import TableContext
 from lakeops.store.locations import ExternalPaths, FileLocations
 
-__all__ = ["BucketLsm", "CompactionCadence"]
+__all__ = ["BucketLsm", "CompactionCadence", "CompactorSlot"]
 
 #: compaction rounds after one flush before the stop trigger decides
 _MAX_ROUNDS = 16
@@ -61,14 +61,18 @@ class BucketLsm:
     def __init__(
         self,
         live: Iterable[DataFileMeta],
-        compactor: BucketCompactor | None,
+        compactor: BucketCompactor | CompactorSlot | None,
         file_io: FileIO,
         locations: FileLocations,
         directory: str,
     ) -> None:
         self.live = list(live)
         #: None with ``write-only``: the writer never compacts
-        self.compactor = compactor
+        self._slot = (
+            compactor
+            if compactor is None or isinstance(compactor, CompactorSlot)
+            else CompactorSlot(lambda: compactor)
+        )
         self.file_io = file_io
         self.locations = locations
         self.directory = directory
@@ -82,6 +86,11 @@ class BucketLsm:
         self.changelog: list[DataFileMeta] = []
         #: the compaction running in the background on a copy of this state, if any
         self.pending: Future[BucketLsm] | None = None
+
+    @property
+    def compactor(self) -> BucketCompactor | None:
+        """The bucket's compactor (made at its first use); None when it never compacts."""
+        return None if self._slot is None else self._slot.get()
 
     def add(self, files: Iterable[DataFileMeta]) -> None:
         """New level-0 files of a flush."""
@@ -111,7 +120,7 @@ class BucketLsm:
     def copy(self) -> BucketLsm:
         """The live files of this bucket with nothing pending: what a background compaction
         works on (it shares the compactor, which only one compaction at a time uses)."""
-        return BucketLsm(self.live, self.compactor, self.file_io, self.locations, self.directory)
+        return BucketLsm(self.live, self._slot, self.file_io, self.locations, self.directory)
 
     def absorb(self, done: BucketLsm) -> None:
         """Take the result of compactions that ran on :meth:`copy` as if they had run here."""
@@ -127,10 +136,11 @@ class BucketLsm:
         for path in self.written:
             self.file_io.delete(path)
 
-    def start(self, stop_trigger: int, executor: Executor | None) -> None:
-        """Start compacting (see :meth:`compact`) on ``executor``, or now in the calling thread
-        when there is none; the bucket must have no compaction in flight."""
-        if self.compactor is None:
+    def start(self, stop_trigger: int, executor: Executor | TaskBatch | None) -> None:
+        """Start compacting (see :meth:`compact`) on ``executor`` (a :class:`TaskBatch`: when
+        the batch is dispatched), or now in the calling thread when there is none; the bucket
+        must have no compaction in flight."""
+        if self._slot is None:
             return
         if self.pending is not None:
             raise AssertionError("a bucket has one compaction in flight at a time")
@@ -173,10 +183,11 @@ class BucketLsm:
     def compact(self, stop_trigger: int, full: bool = False) -> None:
         """Run picked units until the strategy is satisfied, then compact fully if sorted runs
         still exceed ``stop_trigger``; with ``full``, one full compaction."""
-        if self.compactor is None:
+        compactor = self.compactor
+        if compactor is None:
             return
         for _ in range(_MAX_ROUNDS):
-            result = self.compactor.compact(self.live, full=full)
+            result = compactor.compact(self.live, full=full)
             if result is None:
                 break
             self.apply(result)
@@ -184,6 +195,25 @@ class BucketLsm:
                 break
         if not full and len(level_runs(self.live)) > stop_trigger:
             self.compact(stop_trigger, full=True)
+
+
+class CompactorSlot:
+    """A bucket's :class:`BucketCompactor`, made by ``make`` at its first use: a write to
+    thousands of buckets most of which never compact does not make thousands of compactors
+    (each with its bucket's reader) up front, in the writer's calling thread. The bucket's
+    state and the copies its background compactions work on share one slot, used by one
+    compaction at a time."""
+
+    def __init__(self, make: Callable[[], BucketCompactor]) -> None:
+        self._make: Callable[[], BucketCompactor] | None = make
+        self._made: BucketCompactor | None = None
+
+    def get(self) -> BucketCompactor:
+        """The compactor, made now if this is its first use."""
+        if self._made is None:
+            assert self._make is not None
+            self._made, self._make = self._make(), None
+        return self._made
 
 
 class CompactionCadence:
@@ -208,13 +238,17 @@ class CompactionCadence:
         """The LSM state of the bucket in ``directory`` whose live files are ``live``
         (``compacts=False``: never compacted by this writer, as with ``write-only``)."""
         live = list(live)
-        compactor = None
+        slot = None
         # a deletion-vector table's compactions maintain the bucket's vectors: they run after
         # the commit (Table.commit flushes level 0), not inside the writer
         options = self.table.options
         if compacts and not self.compact_options.write_only and not options.deletion_vectors:
-            compactor = BucketCompactor(self.bucket_context(directory, external), live)
-        return BucketLsm(live, compactor, self.store.file_io, self.locations, directory)
+            # (strategy state from the files live now, as when made at once)
+            initial = list(live)
+            slot = CompactorSlot(
+                lambda: BucketCompactor(self.bucket_context(directory, external), initial)
+            )
+        return BucketLsm(live, slot, self.store.file_io, self.locations, directory)
 
     def bucket_context(
         self, directory: str, external: ExternalPaths | None = None
@@ -226,10 +260,14 @@ class CompactionCadence:
         return BucketContext.of(self.table, directory, external=external, cache=self._lookup_cache)
 
     def after_flush(
-        self, lsm: BucketLsm, files: Iterable[DataFileMeta], executor: Executor | None
+        self,
+        lsm: BucketLsm,
+        files: Iterable[DataFileMeta],
+        executor: Executor | TaskBatch | None,
     ) -> None:
         """A flush added level-0 ``files`` to a bucket: take the bucket's compaction in flight
-        (waiting for it), add the files, and start the next compaction."""
+        (waiting for it), add the files, and start the next compaction (on ``executor``; a
+        :class:`TaskBatch` starts it when the caller dispatches the batch)."""
         lsm.sync()
         lsm.add(files)
         lsm.start(self.compact_options.stop_trigger, executor)

@@ -14,6 +14,7 @@ the table's merge engine and written as rolling level-0 data files.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -44,6 +45,17 @@ class FlushSettings:
     sequence_descending: bool
     #: ``changelog-producer = input``: the buffered records are written as changelog files too
     input_changelog: bool
+
+    @functools.cached_property
+    def data_layout(self) -> KeyValueLayout:
+        """The layout of the level-0 data files (made once per settings: it holds no state
+        of a file, so every flush of every bucket shares it)."""
+        return KeyValueLayout(self.schema, 0)
+
+    @functools.cached_property
+    def changelog_layout(self) -> KeyValueLayout:
+        """The layout of the changelog files (``changelog-producer = input``)."""
+        return KeyValueLayout(self.schema, 0, changelog=True)
 
     @classmethod
     def of(cls, table: TableContext) -> FlushSettings:
@@ -115,7 +127,7 @@ def _write(
     writer = RollingFileWriter(
         settings.file_io,
         directory,
-        KeyValueLayout(settings.schema, 0, changelog=prefix == "changelog"),
+        settings.changelog_layout if prefix == "changelog" else settings.data_layout,
         settings.target_file_size,
         FILE_SOURCE_APPEND,
         external,

@@ -80,6 +80,17 @@ class BucketFiles:
 
 B = TypeVar("B", bound=BucketFiles)
 
+#: what a flush of one bucket costs besides its rows, in bytes of rows that cost as much (the
+#: files it opens, encodes the footers of and closes): the share of a small bucket when the
+#: flush packs buckets into pool tasks
+_FLUSH_UNIT_BYTES = 1 << 19
+
+
+def _flush_cost(item: tuple[BucketFiles, list[pa.Table]]) -> float:
+    """The relative cost of flushing one bucket's buffered batches (see
+    :func:`lakeops.parallel.run_ordered`): their bytes, plus the fixed cost of its files."""
+    return float(sum(batch.nbytes for batch in item[1]) + _FLUSH_UNIT_BYTES)
+
 
 class BucketWrite(Generic[B]):
     """The two-phase writer of one table; see the module docstring. ``ignore_previous`` (an
@@ -104,6 +115,8 @@ class BucketWrite(Generic[B]):
         self.locations.check_writable()
         self._ignore_previous = ignore_previous
         self._buckets: dict[tuple[bytes, int], B] = {}
+        #: the serialized bytes of each partition value met so far (:meth:`_partition_bytes`)
+        self._partitions: dict[tuple[object, ...], bytes] = {}
         self._closed = False
         #: the error that made this writer unusable (it can only be aborted)
         self._failure: BaseException | None = None
@@ -151,7 +164,7 @@ class BucketWrite(Generic[B]):
 
     def _bucket(self, partition: tuple[object, ...], bucket: int) -> B:
         """The state of (``partition``, ``bucket``), made at its first row."""
-        pbytes = binary_row.serialize(list(partition), self.partition_types)
+        pbytes = self._partition_bytes(partition)
         found = self._buckets.get((pbytes, bucket))
         if found is None:
             relative = self.locations.relative_bucket(pbytes, bucket)
@@ -167,6 +180,25 @@ class BucketWrite(Generic[B]):
             )
             self._buckets[(pbytes, bucket)] = found
         return found
+
+    def _partition_bytes(self, partition: tuple[object, ...]) -> bytes:
+        """The serialized BinaryRow of ``partition``, encoded once per partition value (every
+        bucket of a partition, and every later batch, asks again). Values a dictionary cannot
+        tell apart although their bytes differ — floats (``0.0 == -0.0``, NaN) — or that are
+        not hashable are encoded afresh."""
+        cacheable = not any(isinstance(v, float) for v in partition)
+        if cacheable:
+            try:
+                found = self._partitions.get(partition)
+            except TypeError:  # an unhashable value
+                cacheable = False
+            else:
+                if found is not None:
+                    return found
+        pbytes = binary_row.serialize(list(partition), self.partition_types)
+        if cacheable:
+            self._partitions[partition] = pbytes
+        return pbytes
 
     def _new_bucket(self, place: BucketPlace) -> B:
         """The state of a new bucket of the write at ``place``."""
@@ -193,10 +225,12 @@ class BucketWrite(Generic[B]):
         """Write every buffered bucket as level-0 files.
 
         Buckets are flushed on up to ``parallelism`` threads (each bucket by one thread at a
-        time; see :mod:`lakeops.parallel`): a bucket's files and sequence numbers do not depend
-        on the other buckets or on timing, so the result is the same at every parallelism. If
-        any bucket fails, the files of the buckets that succeeded are still recorded (so
-        :meth:`abort` deletes them) and the first error is raised."""
+        time; see :mod:`lakeops.parallel`), small buckets packed together into pool tasks of
+        about equal cost (:func:`_flush_cost`) so a write to thousands of (partition, bucket)
+        pairs does not pay a pool task per bucket: a bucket's files and sequence numbers do not
+        depend on the other buckets or on timing, so the result is the same at every
+        parallelism. If any bucket fails, the files of the buckets that succeeded are still
+        recorded (so :meth:`abort` deletes them) and the first error is raised."""
         self._check_usable()
         try:
             pending = [b for b in self._buckets.values() if b.buffer.batches]
@@ -210,6 +244,7 @@ class BucketWrite(Generic[B]):
                 self.parallelism,
                 on_success=lambda item, done: self._record(item[0], done),
                 executor=executor,
+                cost=_flush_cost,
             )
             self._after_flush(pending, flushed, executor)
         except BaseException as error:

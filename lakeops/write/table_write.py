@@ -47,7 +47,7 @@ from lakeops.kv import avro_layout
 from lakeops.options.registry import check_data_files
 from lakeops.options.rows_files import DATA_FILE_PREFIX
 from lakeops.options.rows_layout import FILE_FORMAT, FILE_FORMAT_PER_LEVEL
-from lakeops.parallel import IO_THREADS
+from lakeops.parallel import IO_THREADS, TaskBatch, workers_for
 from lakeops.write.buffer import BucketBuffer
 from lakeops.write.cadence import BucketLsm, CompactionCadence
 from lakeops.write.flush import Flushed, FlushSettings, flush_bucket
@@ -211,9 +211,17 @@ class TableWrite(BucketWrite[_Bucket]):
         executor: ThreadPoolExecutor | None,
     ) -> None:
         # each bucket's compaction touches only its own LSM state; the lookup cache they
-        # share is thread-safe
-        for bucket, done in zip(pending, flushed, strict=True):
-            self.cadence.after_flush(bucket.lsm, done.files, executor)
+        # share is thread-safe. They start together, packed into few pool tasks (most of a
+        # many-partition write's buckets find nothing to compact)
+        batch = None
+        if executor is not None:
+            batch = TaskBatch(executor, workers_for(self.parallelism, len(pending)))
+        try:
+            for bucket, done in zip(pending, flushed, strict=True):
+                self.cadence.after_flush(bucket.lsm, done.files, batch)
+        finally:
+            if batch is not None:
+                batch.dispatch()
 
     # -------------------------------------------------------------------- commit
     def prepare_commit(self) -> list[CommitMessage]:

@@ -3,15 +3,18 @@ partitions and buckets (fixed and dynamic buckets, with a changelog producer, sm
 write flushes and compacts many times), parallelism 4 writes exactly the files of parallelism 1
 (the serial path: same rows in each file in order, same sequence numbers, same levels), the same
 snapshots and changelog, and a table whose rows equal a plain last-write-wins model. A failure
-in any worker commits nothing and leaves no data file behind."""
+in any worker commits nothing and leaves no data file behind. A write to many partitions (far
+more buckets than pool tasks) puts every row in the partition and bucket a model computes."""
 
 from __future__ import annotations
 
 import random
+import struct
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -21,6 +24,7 @@ from lakeops.errors import ConfigurationError
 from lakeops.format.manifest import ManifestEntry
 from lakeops.table.primary_key import Table
 from lakeops.write import table_write
+from tests.format.test_bucket_hash import reference_murmur3
 
 SCHEMA = pa.schema([("p", pa.string()), ("id", pa.int64()), ("s", pa.string())])
 
@@ -150,3 +154,56 @@ def test_parallelism_must_be_a_positive_integer(catalog: Catalog, bad: Any) -> N
     with pytest.raises(ConfigurationError, match="parallelism must be a positive integer"):
         table.compact(parallelism=bad)
     assert table.store.latest_snapshot_id() is None
+
+
+def _model_bucket(key: int, buckets: int) -> int:
+    """Paimon's bucket of a BIGINT key, computed without lakeops: MurmurHash3 (seed 42) of the
+    key's BinaryRow (an 8-byte null-bit header, then the value, little-endian), ``abs(hash %
+    buckets)`` with Java's truncating remainder."""
+    return abs(reference_murmur3(bytes(8) + struct.pack("<q", key))) % buckets
+
+
+def many_partitions(seed: int, partitions: int, rows: int) -> pa.Table:
+    """Upserts of ``rows`` random keys over ``partitions`` partitions (repeated keys too)."""
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, rows // 2, rows)
+    letters = np.frombuffer(b"abcdefghijklmnop", dtype=np.uint8)
+    s = letters[rng.integers(0, 16, (rows, 10))].reshape(-1).view("S10").astype(str)
+    return pa.table(
+        {"p": [f"p{int(v)}" for v in ids % partitions], "id": ids, "s": s}, schema=SCHEMA
+    )
+
+
+def test_a_many_partition_write_puts_every_row_in_its_partition_and_bucket(
+    catalog: Catalog,
+) -> None:
+    """60 partitions x 4 buckets: far more buckets than pool tasks, so the flush packs many
+    buckets into each task. Model: every row of every data file lies in the directory of its
+    partition (its ``p`` value) and of its bucket (Paimon's hash of its key, computed here
+    without lakeops); the table holds the last write of every key; and the files are those of
+    the serial write (same rows, order, sequence numbers and levels) — the second write
+    compacts the buckets the first one wrote, in background compactions started in batches."""
+    inputs = [many_partitions(seed, 60, 3000) for seed in (1, 2)]
+    expected: dict[tuple[str, int], str] = {}
+    for batch in inputs:
+        for p, i, s in zip(*(batch.column(c).to_pylist() for c in ("p", "id", "s")), strict=True):
+            expected[(p, i)] = s
+    layouts = []
+    for parallelism in (1, 2):
+        table = create(
+            catalog, f"t{parallelism}", "4", "none", {"num-sorted-run.compaction-trigger": "2"}
+        )
+        for batch in inputs:
+            table.write(batch, parallelism=parallelism)
+        assert rows_of(table) == expected
+        files = sorted(Path(table.root).glob("p=*/bucket-*/*.parquet"))
+        assert len({f.parent for f in files}) > 200
+        for f in files:
+            partition = f.parent.parent.name.removeprefix("p=")
+            bucket = int(f.parent.name.removeprefix("bucket-"))
+            rows = pq.read_table(f).to_pydict()
+            assert set(rows["p"]) == {partition}
+            assert {_model_bucket(i, 4) for i in rows["id"]} == {bucket}
+        layouts.append(layout(table))
+    assert layouts[0] == layouts[1]
+    assert any(f[2] > 0 for f in layouts[0]["live"])  # compacted files
