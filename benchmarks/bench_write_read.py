@@ -4,6 +4,7 @@ Run from the repository root::
 
     .venv/bin/python benchmarks/bench_write_read.py                 # 1M rows, 300k upserts
     .venv/bin/python benchmarks/bench_write_read.py --repeat 1 --json
+    .venv/bin/python benchmarks/bench_write_read.py --rows 4000000 --strings random
 
 Three phases are measured, each in a fresh Python process (this same script, re-run with the
 hidden ``--phase`` argument) so that the peak RSS reported is the peak of that phase alone:
@@ -16,6 +17,10 @@ Beside each, a plain-pyarrow baseline does the minimum equivalent work: split ro
 ``--buckets`` groups by ``id % buckets``, sort each group by ``id`` and write it as one
 zstd(1) Parquet file; read all files back, tag each row with a sequence number (insert rows
 before upsert rows), sort by ``(id, seq)`` and keep the last row of each ``id``.
+
+The string column ``s`` is ``"s"`` + 5 digits drawn from 100,000 values (``--strings digits``,
+the default), or 16 random alphanumeric characters (``--strings random``: high entropy,
+practically all distinct).
 
 Only the measured call is timed (``time.perf_counter``); generating the input is not. Every
 phase chain (insert -> upsert -> read) runs ``--repeat`` times in its own directory and the
@@ -52,6 +57,12 @@ TARGET_ROWS_PER_S = 1_000_000.0
 TARGET_RATIO = 2.0
 TARGET_PHASES = ("insert", "read")
 DEDUP_METHODS = ("neighbours", "groupby")
+STRING_KINDS = ("digits", "random")
+#: characters of the ``--strings random`` values, and their length
+ALPHABET = np.frombuffer(
+    b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", np.uint8
+)
+RANDOM_STRING_LEN = 16
 
 SCHEMA = pa.schema(
     [
@@ -73,11 +84,19 @@ def peak_rss_mib() -> float:
     return peak / (1024.0 * 1024.0) if sys.platform == "darwin" else peak / 1024.0
 
 
+#: CPU seconds (user + system, every thread of this process) of the last :func:`timed` call
+LAST_CPU_SECONDS = [0.0]
+
+
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    """Run ``fn`` once and return (seconds, its result)."""
+    """Run ``fn`` once and return (seconds, its result); its CPU seconds go to
+    :data:`LAST_CPU_SECONDS` (less sensitive than wall time to other load on the machine)."""
+    cpu = time.process_time()
     start = time.perf_counter()
     out = fn()
-    return time.perf_counter() - start, out
+    wall = time.perf_counter() - start
+    LAST_CPU_SECONDS[0] = time.process_time() - cpu
+    return wall, out
 
 
 # --------------------------------------------------------------------------------- input
@@ -87,29 +106,39 @@ def _strings(numbers: np.ndarray) -> pa.Array:
     return pc.binary_join_element_wise(pa.scalar("s"), digits, "")
 
 
-def _values(rng: np.random.Generator, ids: np.ndarray) -> pa.Table:
+def _random_strings(rng: np.random.Generator, n: int) -> pa.Array:
+    """``n`` strings of :data:`RANDOM_STRING_LEN` random alphanumeric characters (about 95
+    bits each: practically all distinct, and next to incompressible beyond the alphabet)."""
+    codes = rng.integers(0, len(ALPHABET), size=n * RANDOM_STRING_LEN, dtype=np.uint8)
+    offsets = np.arange(n + 1, dtype=np.int32) * RANDOM_STRING_LEN
+    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(ALPHABET[codes]))
+
+
+def _values(rng: np.random.Generator, ids: np.ndarray, strings: str) -> pa.Table:
     n = len(ids)
     return pa.table(
         [
             pa.array(ids.astype(np.int64)),
             pa.array(rng.integers(0, 1 << 40, size=n, dtype=np.int64)),
             pa.array(rng.random(n)),
-            _strings(rng.integers(0, 100_000, size=n)),
+            _strings(rng.integers(0, 100_000, size=n))
+            if strings == "digits"
+            else _random_strings(rng, n),
         ],
         schema=SCHEMA,
     )
 
 
-def insert_data(rows: int) -> pa.Table:
+def insert_data(rows: int, strings: str = "digits") -> pa.Table:
     """``rows`` rows, ids ``0..rows-1`` in a fixed shuffled order."""
     rng = np.random.default_rng(SEED)
-    return _values(rng, rng.permutation(rows))
+    return _values(rng, rng.permutation(rows), strings)
 
 
-def upsert_data(rows: int, upserts: int) -> pa.Table:
+def upsert_data(rows: int, upserts: int, strings: str = "digits") -> pa.Table:
     """``upserts`` distinct existing ids (fixed random subset) with new values."""
     rng = np.random.default_rng(SEED + 1)
-    return _values(rng, rng.choice(rows, size=upserts, replace=False))
+    return _values(rng, rng.choice(rows, size=upserts, replace=False), strings)
 
 
 def check_rows(impl: str, table: pa.Table, rows: int) -> None:
@@ -128,12 +157,14 @@ def checksum(table: pa.Table) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------ lakeops
-def lakeops_phase(phase: str, workdir: Path, rows: int, upserts: int, buckets: int) -> Result:
+def lakeops_phase(
+    phase: str, workdir: Path, rows: int, upserts: int, buckets: int, strings: str
+) -> Result:
     from lakeops import Catalog
 
     warehouse = workdir / "lakeops"
     if phase == "insert":
-        data = insert_data(rows)
+        data = insert_data(rows, strings)
         rss_input = peak_rss_mib()
         catalog = Catalog(str(warehouse))
         catalog.create_database("bench", ignore_if_exists=True)
@@ -151,7 +182,7 @@ def lakeops_phase(phase: str, workdir: Path, rows: int, upserts: int, buckets: i
             "total_record_count": snap.total_record_count,
         }
     if phase == "upsert":
-        data = upsert_data(rows, upserts)
+        data = upsert_data(rows, upserts, strings)
         rss_input = peak_rss_mib()
         table = Catalog(str(warehouse)).get_table(TABLE_ID)
         seconds, snap = timed(lambda: table.write(data))
@@ -223,11 +254,13 @@ def baseline_read(directory: Path, dedup: str) -> pa.Table:
 
 
 def baseline_phase(
-    phase: str, workdir: Path, rows: int, upserts: int, buckets: int, dedup: str
+    phase: str, workdir: Path, rows: int, upserts: int, buckets: int, dedup: str, strings: str
 ) -> Result:
     directory = workdir / "baseline"
     if phase in ("insert", "upsert"):
-        data = insert_data(rows) if phase == "insert" else upsert_data(rows, upserts)
+        data = (
+            insert_data(rows, strings) if phase == "insert" else upsert_data(rows, upserts, strings)
+        )
         rss_input = peak_rss_mib()
         if phase == "insert" and directory.exists():
             shutil.rmtree(directory)
@@ -254,12 +287,21 @@ def run_child(args: argparse.Namespace) -> None:
     """Body of a ``--phase`` child: measure one phase and print one JSON line."""
     workdir = Path(args.workdir)
     if args.impl == "lakeops":
-        out = lakeops_phase(args.phase, workdir, args.rows, args.upserts, args.buckets)
+        out = lakeops_phase(
+            args.phase, workdir, args.rows, args.upserts, args.buckets, args.strings
+        )
     else:
         out = baseline_phase(
-            args.phase, workdir, args.rows, args.upserts, args.buckets, args.baseline_dedup
+            args.phase,
+            workdir,
+            args.rows,
+            args.upserts,
+            args.buckets,
+            args.baseline_dedup,
+            args.strings,
         )
     out["peak_rss_mib"] = peak_rss_mib()
+    out["cpu_seconds"] = LAST_CPU_SECONDS[0]
     print(json.dumps(out))
 
 
@@ -282,6 +324,8 @@ def spawn(args: argparse.Namespace, impl: str, phase: str, workdir: Path) -> Res
         str(args.buckets),
         "--baseline-dedup",
         args.baseline_dedup,
+        "--strings",
+        args.strings,
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
@@ -297,6 +341,7 @@ def best_of(runs: list[Result]) -> Result:
     best["peak_rss_mib"] = max(r["peak_rss_mib"] for r in runs)
     best["rss_input_mib"] = max(r["rss_input_mib"] for r in runs)
     best["all_seconds"] = [r["seconds"] for r in runs]
+    best["min_cpu_seconds"] = min(r["cpu_seconds"] for r in runs)
     best["rows_per_s"] = best["rows"] / best["seconds"] if best["seconds"] > 0 else float("inf")
     return best
 
@@ -316,7 +361,7 @@ def run_all(args: argparse.Namespace, root: Path, keep: bool) -> dict[str, Any]:
                 runs[impl][phase].append(res)
                 print(
                     f"[run {r + 1}/{args.repeat}] {phase:<6} {impl:<8} {res['seconds']:8.3f} s"
-                    f"  peak RSS {res['peak_rss_mib']:7.1f} MiB",
+                    f"  CPU {res['cpu_seconds']:8.3f} s  peak RSS {res['peak_rss_mib']:7.1f} MiB",
                     file=sys.stderr,
                     flush=True,
                 )
@@ -329,7 +374,13 @@ def run_all(args: argparse.Namespace, root: Path, keep: bool) -> dict[str, Any]:
     for phase in PHASES:
         lk, bl = best_of(runs["lakeops"][phase]), best_of(runs["baseline"][phase])
         ratio = lk["seconds"] / bl["seconds"] if bl["seconds"] > 0 else float("inf")
-        entry: dict[str, Any] = {"lakeops": lk, "baseline": bl, "ratio": ratio}
+        cpu_ratio = lk["min_cpu_seconds"] / bl["min_cpu_seconds"] if bl["min_cpu_seconds"] else 0
+        entry: dict[str, Any] = {
+            "lakeops": lk,
+            "baseline": bl,
+            "ratio": ratio,
+            "cpu_ratio": cpu_ratio,
+        }
         if phase in TARGET_PHASES:
             ratio_met = ratio <= TARGET_RATIO
             rows_per_s_met = lk["rows_per_s"] >= TARGET_ROWS_PER_S
@@ -354,6 +405,7 @@ def config(args: argparse.Namespace) -> dict[str, Any]:
         "repeat": args.repeat,
         "seed": SEED,
         "baseline_dedup": args.baseline_dedup,
+        "strings": args.strings,
         "python": platform.python_version(),
         "pyarrow": pa.__version__,
         "numpy": np.__version__,
@@ -378,7 +430,15 @@ def render(results: dict[str, Any]) -> str:
     )
     table: list[tuple[str, ...]] = [header]
     inputs: list[tuple[str, ...]] = [
-        ("phase", "rows", "lakeops input RSS MiB", "baseline input RSS MiB")
+        (
+            "phase",
+            "rows",
+            "lakeops input RSS MiB",
+            "baseline input RSS MiB",
+            "lakeops CPU s",
+            "baseline CPU s",
+            "CPU ratio",
+        )
     ]
     for phase, e in results["phases"].items():
         lk, bl = e["lakeops"], e["baseline"]
@@ -400,18 +460,23 @@ def render(results: dict[str, Any]) -> str:
                 f"{lk['rows']:,}",
                 f"{lk['rss_input_mib']:.1f}",
                 f"{bl['rss_input_mib']:.1f}",
+                f"{lk['min_cpu_seconds']:.3f}",
+                f"{bl['min_cpu_seconds']:.3f}",
+                f"{e['cpu_ratio']:.2f}x",
             )
         )
     lines = [
         f"lakeops {cfg['lakeops']} | python {cfg['python']} | pyarrow {cfg['pyarrow']} | "
         f"numpy {cfg['numpy']} | {cfg['cpu_count']} CPUs | {cfg['platform']}",
         f"rows={cfg['rows']:,} upserts={cfg['upserts']:,} buckets={cfg['buckets']} "
-        f"repeat={cfg['repeat']} (best time, max RSS) baseline dedup={cfg['baseline_dedup']}",
+        f"repeat={cfg['repeat']} (best time, max RSS) baseline dedup={cfg['baseline_dedup']} "
+        f"strings={cfg['strings']}",
         "",
         *_format_table(table),
         "",
-        "RSS after imports + input generation, before the timed call "
-        "(what the process and its input data cost):",
+        "RSS after imports + input generation, before the timed call (what the process and "
+        "its input data cost), and the least CPU time (user + system, all threads) of the "
+        "timed call:",
         *_format_table(inputs),
         "",
         f"Targets (INSERT and READ: <= {TARGET_RATIO:g}x baseline time and "
@@ -464,6 +529,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default="neighbours",
         help="baseline keep-last method: numpy neighbour comparison (default, faster) or "
         "pyarrow group_by 'last'",
+    )
+    parser.add_argument(
+        "--strings",
+        choices=STRING_KINDS,
+        default="digits",
+        help="the s column: 's' + 5 digits from 100,000 values (default), or 16 random "
+        "alphanumeric characters (high entropy, practically all distinct)",
     )
     parser.add_argument("--phase", choices=PHASES, help=argparse.SUPPRESS)
     parser.add_argument("--impl", choices=IMPLS, help=argparse.SUPPRESS)

@@ -5,18 +5,30 @@ MurmurHash3 x86 32-bit, seed 42, reading the row as little-endian 4-byte words (
 8-byte aligned, so there is no tail), then ``bucket = abs(hash % num_buckets)`` with Java's
 remainder (the sign follows the dividend). FLOAT/DOUBLE fields hash their IEEE bits with every
 NaN as Java's canonical ``Float.NaN``/``Double.NaN`` (:mod:`lakeops.format.floats`): all NaN keys
-land in one bucket, and ``-0.0`` hashes apart from ``0.0``. Everything here is vectorised with
-numpy: rows are sorted by their length in words so each mixing round works on a shrinking prefix.
+land in one bucket, and ``-0.0`` hashes apart from ``0.0``.
+
+Everything here is vectorised with numpy. Two paths compute the same hashes:
+
+* keys whose fields are all fixed-width (``DataType.fixed_width``: BOOLEAN, TINYINT … BIGINT,
+  FLOAT, DOUBLE, DATE, TIME, DECIMAL with precision <= 18, TIMESTAMP / TIMESTAMP_LTZ with
+  precision <= 3) give rows of one length: the null-bit header words, then the two words of every
+  field's 8-byte slot. :func:`hash_rows` mixes those words column by column straight from the
+  slots (:func:`lakeops.format.binary_row` computes them) without laying the rows out; header
+  words that are the same for every row (no nulls there) are mixed once, as scalars;
+* any other key is encoded into BinaryRows (:func:`~lakeops.format.binary_row.encode_rows`) and
+  hashed by :func:`murmur3_words`, rows sorted by their length in words so each mixing round
+  works on a shrinking prefix.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from lakeops.format.binary_row import EncodedRows, encode_rows
+from lakeops.format.binary_row import EncodedRows, _fixed_slots, encode_rows, null_bits_size
 from lakeops.format.types import DataType
 
 __all__ = ["assign_buckets", "bucket_of_hash", "hash_rows", "murmur3_words"]
@@ -24,10 +36,35 @@ __all__ = ["assign_buckets", "bucket_of_hash", "hash_rows", "murmur3_words"]
 _SEED = 42
 _C1 = np.uint32(0xCC9E2D51)
 _C2 = np.uint32(0x1B873593)
+_M = np.uint32(5)
+_N = np.uint32(0xE6546B64)
+_F1 = np.uint32(0x85EBCA6B)
+_F2 = np.uint32(0xC2B2AE35)
+
+#: uint32 words or hash states: one per row (an array), or one shared by every row (a scalar)
+Words = np.ndarray | np.uint32
 
 
-def _rotl(x: np.ndarray, r: int) -> np.ndarray:
+def _rotl(x: Any, r: int) -> Any:
     return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
+
+
+def _round(h: Words, k: Words) -> Words:
+    """One MurmurHash3 body round: the state ``h`` after mixing in the word ``k`` (the caller
+    silences numpy's overflow warnings)."""
+    mixed: Words = _rotl(_rotl(k * _C1, 15) * _C2 ^ h, 13) * _M + _N
+    return mixed
+
+
+def _finish(h: np.ndarray, length: np.ndarray | np.uint32) -> np.ndarray:
+    """MurmurHash3's finalisation of the states ``h`` (in place) after ``length`` bytes."""
+    h ^= length
+    h ^= h >> np.uint32(16)
+    h *= _F1
+    h ^= h >> np.uint32(13)
+    h *= _F2
+    h ^= h >> np.uint32(16)
+    return h
 
 
 def murmur3_words(rows: EncodedRows) -> np.ndarray:
@@ -46,19 +83,70 @@ def murmur3_words(rows: EncodedRows) -> np.ndarray:
     with np.errstate(over="ignore"):
         for j in range(max_words):
             k = int(active[j])
-            k1 = words[sorted_starts[:k] + j] * _C1
-            k1 = _rotl(k1, 15) * _C2
-            hk = h[:k] ^ k1
-            h[:k] = _rotl(hk, 13) * np.uint32(5) + np.uint32(0xE6546B64)
-        h ^= (sorted_counts * 4).astype(np.uint32)
-        h ^= h >> np.uint32(16)
-        h *= np.uint32(0x85EBCA6B)
-        h ^= h >> np.uint32(13)
-        h *= np.uint32(0xC2B2AE35)
-        h ^= h >> np.uint32(16)
+            h[:k] = _round(h[:k], words[sorted_starts[:k] + j])
+        _finish(h, (sorted_counts * 4).astype(np.uint32))
     out = np.empty(n, dtype=np.uint32)
     out[order] = h
     return out.view(np.int32)
+
+
+def _header_words(cols: Sequence[pa.Array]) -> list[Words]:
+    """The 32-bit words of the rows' header (row kind 0 in byte 0, bit ``8 + i`` set when
+    field ``i`` is null): a scalar for a word no null of any row touches."""
+    words: list[Words] = [np.uint32(0)] * (null_bits_size(len(cols)) // 4)
+    for i, arr in enumerate(cols):
+        if arr.null_count:
+            word, bit = divmod(i + 8, 32)
+            nulls = arr.is_null().to_numpy(zero_copy_only=False).astype(np.uint32)
+            words[word] = words[word] | (nulls << np.uint32(bit))
+    return words
+
+
+#: Arrow types whose values are their BinaryRow slot's integer as they are (zero-extended from
+#: the field's width), by the root of the Paimon type they carry
+_DIRECT = {
+    "TINYINT": (pa.int8(), np.uint8),
+    "SMALLINT": (pa.int16(), np.uint16),
+    "INT": (pa.int32(), np.uint32),
+    "DATE": (pa.date32(), np.uint32),
+    "BIGINT": (pa.int64(), np.uint64),
+}
+
+
+def _slot_words(arr: pa.Array, t: DataType) -> tuple[Words, Words]:
+    """The low and high 32-bit words of every row's 8-byte slot of the fixed-width field ``t``
+    (as :func:`~lakeops.format.binary_row.encode_rows` writes it): integers and dates straight
+    from their Arrow buffer, the rest through the encoder's own slot function."""
+    direct = _DIRECT.get(t.root)
+    if direct is None or arr.type != direct[0]:
+        halves = _fixed_slots(arr, t).view(np.uint32)  # little-endian: low word first
+        return np.ascontiguousarray(halves[0::2]), np.ascontiguousarray(halves[1::2])
+    arrow_type, unsigned = direct
+    values = arr.fill_null(pa.scalar(0, arr.type)) if arr.null_count else arr
+    raw = values.view(pa.int32() if arrow_type == pa.date32() else arrow_type).to_numpy()
+    bits = raw.view(unsigned)
+    if unsigned is np.uint64:
+        halves = bits.view(np.uint32)
+        return np.ascontiguousarray(halves[0::2]), np.ascontiguousarray(halves[1::2])
+    return bits.astype(np.uint32), np.uint32(0)
+
+
+def _hash_fixed_width(cols: Sequence[pa.Array], types: Sequence[DataType], n: int) -> np.ndarray:
+    """:func:`murmur3_words` of the BinaryRows of fixed-width ``cols`` (see the module
+    docstring), without encoding them: the same words, mixed in the same order."""
+    header = _header_words(cols)
+    length = np.uint32(4 * len(header) + 8 * len(cols))
+    h: Words = np.uint32(_SEED)
+    with np.errstate(over="ignore"):
+        for word in header:
+            h = _round(h, word)
+        for arr, t in zip(cols, types, strict=True):
+            low, high = _slot_words(arr, t)
+            h = _round(_round(h, low), high)
+        out = np.array(np.broadcast_to(h, (n,)), dtype=np.uint32)
+        _finish(out, length)
+    result: np.ndarray = out.view(np.int32)
+    return result
 
 
 def hash_rows(
@@ -66,11 +154,19 @@ def hash_rows(
     types: Sequence[DataType],
 ) -> np.ndarray:
     """Paimon's ``BinaryRow.hashCode()`` of each row given column-wise (int32 array)."""
+    if types and all(t.fixed_width is not None for t in types):
+        cols = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in columns]
+        return _hash_fixed_width(cols, types, len(cols[0]))
     return murmur3_words(encode_rows(columns, types))
 
 
 def bucket_of_hash(hashes: np.ndarray, num_buckets: int) -> np.ndarray:
-    """``abs(hash % num_buckets)`` with Java's truncating remainder, as int32."""
+    """``abs(hash % num_buckets)`` with Java's truncating remainder, as int32 (numpy's integer
+    ``fmod`` truncates as Java's ``%`` does; int32 hashes stay int32, as ``|remainder| <
+    num_buckets`` cannot overflow)."""
+    if hashes.dtype == np.int32 and 0 < num_buckets < 2**31:
+        narrow: np.ndarray = np.abs(np.fmod(hashes, np.int32(num_buckets)))
+        return narrow
     h = hashes.astype(np.int64)
     return np.abs(np.fmod(h, num_buckets)).astype(np.int32)
 

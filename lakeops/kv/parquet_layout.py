@@ -15,9 +15,16 @@ Paimon (``ParquetSchemaConverter`` / ``ParquetRowDataWriter``) writes:
 * VARIANT as a plain group of two required binaries, ``value`` then ``metadata`` (the
   unshredded variant encoding; Paimon leaves the Parquet VARIANT annotation off), which is
   what pyarrow writes for lakeops' ``struct<value, metadata>`` column;
-* dictionary encoding enabled for every column (parquet-mr's default); parquet-mr drops the
-  dictionary of a column whose values it does not compress (unique sorted keys and sequence
-  numbers end up PLAIN), which is why the writer leaves those columns plain.
+* dictionary encoding where it pays: parquet-mr (``parquet.enable.dictionary`` on by default)
+  starts every column with a dictionary, keeps it only if the first page's dictionary plus its
+  indices come out smaller than the plain values (``FallbackValuesWriter``), else writes the
+  column PLAIN, and falls back to PLAIN for the rest of the column once the dictionary passes
+  the dictionary page size (1 MiB). :func:`dictionary_columns` makes that first-page decision
+  up front from a sample of each column's first values (pyarrow, unlike parquet-mr, would
+  otherwise dictionary-encode unique keys, random floats and other high-cardinality columns
+  all the way to the 1 MiB limit and then keep those dictionary pages); pyarrow's
+  ``dictionary_pagesize_limit`` (1 MiB by default, parquet-mr's size) does the later fallback.
+  Either way a column is PLAIN or RLE_DICTIONARY pages, which every Parquet reader reads.
 
 pyarrow produces the same with ``store_decimal_as_integer`` (DECIMAL), its default nested layout
 and its default timestamp units (seconds coerced to millis), except that INT96 can only be
@@ -28,16 +35,23 @@ refuses it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import math
+from collections.abc import Collection, Iterator
 from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from lakeops.errors import UnsupportedFeatureError
 from lakeops.format.schema import TableSchema
 from lakeops.format.types import DataType
 
-__all__ = ["check_writable", "writer_options"]
+__all__ = ["DICTIONARY_SAMPLE", "check_writable", "dictionary_columns", "writer_options"]
 
 _INT96_MIN_PRECISION = 7
+#: values of a column (evenly spaced over a file's first batch) that decide its encoding
+DICTIONARY_SAMPLE = 4_096
 
 
 def _timestamps(name: str, t: DataType) -> Iterator[tuple[str, int]]:
@@ -83,3 +97,64 @@ def writer_options(schema: TableSchema) -> dict[str, Any]:
         "use_deprecated_int96_timestamps": _uses_int96(schema, "write this table"),
         "use_compliant_nested_type": True,
     }
+
+
+def _plain_width(arrow_type: pa.DataType) -> int | None:
+    """Bytes one value of a fixed-width column takes PLAIN-encoded in Paimon's layout (INT32
+    at least; DECIMAL by its physical type), or None for a variable-width one."""
+    if pa.types.is_decimal(arrow_type):
+        precision = arrow_type.precision
+        return 4 if precision <= 9 else 8 if precision <= 18 else 16
+    if pa.types.is_timestamp(arrow_type):
+        return 8
+    try:
+        bits: int = arrow_type.bit_width
+    except ValueError:
+        return None
+    return max(4, bits // 8)
+
+
+def _plain_size(values: pa.Array, width: int | None) -> int:
+    """Bytes the non-null ``values`` take PLAIN-encoded (a length prefix per binary value)."""
+    if width is not None:
+        return width * len(values)
+    lengths = pc.sum(pc.binary_length(values)).as_py() or 0
+    return 4 * len(values) + int(lengths)
+
+
+def _dictionary_pays(sample: pa.Array) -> bool:
+    """parquet-mr's test on ``sample``: its dictionary (the distinct values, PLAIN) plus the
+    bit-packed indices of its values is smaller than its values PLAIN."""
+    values = sample.drop_null()
+    if len(values) == 0:
+        return False  # no values: nothing to encode either way (parquet-mr falls back too)
+    width = _plain_width(values.type)
+    distinct = pc.unique(values)
+    index_bits = max(1, math.ceil(math.log2(len(distinct))))
+    dictionary = _plain_size(distinct, width) + len(values) * index_bits / 8
+    return dictionary < _plain_size(values, width)
+
+
+def dictionary_columns(first: pa.Table, plain: Collection[str] = ()) -> list[str]:
+    """The columns of a new data file to dictionary-encode, decided from ``first``, the first
+    batch written to it (see the module docstring): every top-level primitive column, except
+    those in ``plain`` and BOOLEAN ones (which neither writer dictionary-encodes), whose
+    :data:`DICTIONARY_SAMPLE` values evenly spaced over ``first`` pass parquet-mr's
+    first-page test. A sample shows fewer repeats than a whole page, so a column of moderately
+    repeated values that parquet-mr would keep a dictionary for may be written PLAIN: the same
+    values in another standard encoding. Nested columns are written PLAIN."""
+    rows = first.num_rows
+    if rows <= DICTIONARY_SAMPLE:
+        picks = pa.array(np.arange(rows, dtype=np.int64))
+    else:  # evenly spaced, strictly increasing
+        picks = pa.array(np.arange(DICTIONARY_SAMPLE, dtype=np.int64) * rows // DICTIONARY_SAMPLE)
+    chosen = []
+    for field, column in zip(first.schema, first.columns, strict=True):
+        t = field.type
+        if field.name in plain or pa.types.is_nested(t) or pa.types.is_boolean(t):
+            continue
+        if pa.types.is_null(t) or rows == 0:
+            continue
+        if _dictionary_pays(column.take(picks).combine_chunks()):
+            chosen.append(field.name)
+    return chosen

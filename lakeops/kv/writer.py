@@ -41,7 +41,7 @@ from lakeops.io.file_io import FileIO
 from lakeops.kv import avro_layout, orc_layout
 from lakeops.kv.file_index import INDEX_SUFFIX, FileIndexPlan, concat, plan_file_index
 from lakeops.kv.formats import FileSettings, settings_for, writer_kwargs
-from lakeops.kv.parquet_layout import writer_options
+from lakeops.kv.parquet_layout import dictionary_columns, writer_options
 from lakeops.kv.stats import StatsCollector, stats_modes
 from lakeops.store.locations import ExternalPaths, FileLocations
 
@@ -113,13 +113,8 @@ class KeyValueLayout:
         self.file_schema = data_file_schema(schema)
         self.key_names = schema.trimmed_primary_keys
         self.key_types = schema.types_of(self.key_names)
-        # keys and sequence numbers are unique and sorted: dictionaries only cost time there
-        self.writer_options: dict[str, Any] = {
-            "use_dictionary": [
-                f.name for f in schema.fields if f.name not in schema.trimmed_primary_keys
-            ]
-            + [KIND]
-        }
+        #: Parquet columns never dictionary-encoded (sequence numbers are unique and sorted)
+        self.plain_columns: frozenset[str] = frozenset({SEQ})
 
     def chunk(self, records: pa.Table) -> pa.Table:
         """``records`` as the file's columns."""
@@ -171,7 +166,8 @@ class AppendLayout:
         self.schema = schema
         self.level = 0
         self.changelog = False
-        self.writer_options: dict[str, Any] = {}
+        #: Parquet columns never dictionary-encoded
+        self.plain_columns: frozenset[str] = frozenset()
         self.next_sequence = first_sequence
         self.file_schema = schema.arrow_schema()
         self.format = settings_for(schema.options, 0).format
@@ -235,6 +231,7 @@ class TrackedAppendLayout(AppendLayout):
         bigint = DataType.parse("BIGINT NOT NULL")
         tracked = tuple(DataField(i, name, bigint) for name, i in TRACKED_FIELDS)
         super().__init__(replace(schema, fields=(*schema.fields, *tracked)), first_sequence)
+        self.plain_columns = frozenset(name for name, _ in TRACKED_FIELDS)  # unique numbers
         self.stats_schema = schema
         self.stats_modes = stats_modes(schema.options, schema.field_names)
 
@@ -292,6 +289,8 @@ class RollingFileWriter:
         )
         # Paimon's physical types; refuses (before any file is opened) what cannot match them
         self.parquet_options = writer_options(schema) if self.settings.format == "parquet" else {}
+        #: the encodings of the file being opened (Parquet: :func:`dictionary_columns`)
+        self._encoding: dict[str, Any] = {}
         if self.settings.format == "avro":
             avro_layout.check_writable(schema)
         #: the file indexes each file gets (none in changelog files, as Paimon writes them)
@@ -311,6 +310,11 @@ class RollingFileWriter:
             if self.settings.format == "orc":
                 orc_layout.check_values(chunk)  # (before the file is opened)
                 chunk = orc_layout.unsliced(chunk)
+            if self._open is None and self.settings.format == "parquet":
+                # each new file's dictionary columns, from the first batch it gets
+                self._encoding = {
+                    "use_dictionary": dictionary_columns(chunk, self.layout.plain_columns)
+                }
             f = self._open or self._start()
             f.writer.write(chunk)
             f.content.update(part, chunk)
@@ -328,16 +332,15 @@ class RollingFileWriter:
         )
         new = self.locations.new_file(self.directory, name, self.external)
         path = new.path
-        self.file_io.mkdirs(path.rsplit("/", 1)[0])
         self.written.append(path)
-        sink = self.file_io.arrow_fs.open_output_stream(path)
+        sink = self.file_io.open_output_stream(path)  # (makes a missing directory)
         writer = open_format_writer(
             sink,
             self.settings,
             self.schema,
             self.layout.file_schema,
             self.target_file_size,
-            **self.layout.writer_options,
+            **self._encoding,
             **self.parquet_options,
         )
         self._open = _OpenFile(path, name, writer, sink, new.external_path, self.layout.new_file())

@@ -84,9 +84,14 @@ class Router:
         part_ids = partition_codes(records, self.schema.partition_keys)[0]
         low = int(buckets.min()) if len(buckets) else 0  # the postpone bucket is -2
         width = int(buckets.max()) - low + 1 if len(buckets) else 1
-        group = part_ids * width + (buckets - low)
-        if len(group) and group.max() < 2**31:
-            group = group.astype(np.int32)  # narrower keys sort faster, in the same order
+        group = part_ids * width + (buckets - low)  # >= 0
+        if len(group):  # narrower keys sort faster, in the same order (8/16 bits: radix sort)
+            top = int(group.max())
+            narrow = next(
+                (t for t in (np.uint8, np.uint16, np.int32) if top <= np.iinfo(t).max), None
+            )
+            if narrow is not None:
+                group = group.astype(narrow)
         order = np.argsort(group, kind="stable")
         sorted_group = group[order]
         bounds = np.concatenate(

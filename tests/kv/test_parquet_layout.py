@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -13,7 +14,7 @@ import pytest
 from lakeops import Catalog
 from lakeops.errors import UnsupportedFeatureError
 from lakeops.format.schema import TableSchema
-from lakeops.kv.parquet_layout import check_writable, writer_options
+from lakeops.kv.parquet_layout import check_writable, dictionary_columns, writer_options
 
 # column -> (Arrow type, Parquet physical type, logical type as pyarrow prints it)
 PAIMON_LAYOUT: dict[str, tuple[pa.DataType, str, str]] = {
@@ -150,3 +151,70 @@ def test_time_and_variant_leaves_are_paimons(catalog: Catalog, warehouse: Path) 
     names = [file_schema.column(i).path for i in range(len(file_schema))]
     assert names.index("v.value") < names.index("v.metadata")
     assert file_schema.column(names.index("v.value")).max_definition_level == 1  # only v nullable
+
+
+def _dictionary_encoded(path: Path) -> dict[str, bool]:
+    """Whether each leaf of the file's first row group starts with a dictionary page."""
+    group = pq.ParquetFile(path).metadata.row_group(0)
+    return {
+        group.column(i).path_in_schema: group.column(i).has_dictionary_page
+        for i in range(group.num_columns)
+    }
+
+
+def test_dictionary_only_where_it_pays(catalog: Catalog, warehouse: Path) -> None:
+    # parquet-mr keeps a column's dictionary only if it compresses the first page: repeated
+    # values get one, unique keys, sequence numbers, random numbers and random strings do not
+    n = 20_000
+    rng = np.random.default_rng(7)
+    data = pa.table(
+        {
+            "id": pa.array(rng.permutation(n), pa.int64()),
+            "category": pa.array(rng.choice(["red", "green", "blue"], n)),
+            "small": pa.array(rng.integers(0, 50, n), pa.int32()),
+            "price": pa.array(rng.random(n)),
+            "big": pa.array(rng.integers(0, 2**60, n), pa.int64()),
+            "token": pa.array([f"{x:032x}" for x in rng.integers(0, 2**62, n)]),
+            "flag": pa.array(rng.integers(0, 2, n).astype(bool)),
+            "tags": pa.array([["a"]] * n, pa.list_(pa.string())),
+            "empty": pa.array([None] * n, pa.string()),
+        }
+    )
+    catalog.create_table("db.enc", schema=data.schema, primary_keys=["id"]).write(data)
+    [path] = _files(warehouse, "enc")
+    assert _dictionary_encoded(path) == {
+        "_KEY_id": False,
+        "_SEQUENCE_NUMBER": False,
+        "_VALUE_KIND": True,
+        "id": False,
+        "category": True,
+        "small": True,
+        "price": False,
+        "big": False,
+        "token": False,
+        "flag": False,
+        "tags.list.element": False,
+        "empty": False,
+    }
+    back = catalog.get_table("db.enc").read().sort_by("id")
+    assert back.cast(data.schema).equals(data.sort_by("id"))
+
+
+def test_append_files_choose_dictionaries_the_same_way(catalog: Catalog, warehouse: Path) -> None:
+    n = 10_000
+    rng = np.random.default_rng(8)
+    data = pa.table({"c": pa.array(rng.choice(["x", "y"], n)), "r": pa.array(rng.random(n))})
+    catalog.create_table("db.app", schema=data.schema).write(data)
+    [path] = sorted((warehouse / "db.db" / "app").glob("bucket-*/data-*.parquet"))
+    assert _dictionary_encoded(path) == {"c": True, "r": False}
+
+
+def test_dictionary_choice_reads_a_sample_of_the_first_batch() -> None:
+    # a column unique in its first values but repeating later is decided by the sample
+    # spread over the whole batch, not by its first rows
+    n = 65_536
+    values = np.concatenate([np.arange(n // 2), np.zeros(n // 2, np.int64)])
+    first = pa.table({"a": values, "b": np.arange(n), "seq": np.zeros(n, np.int64)})
+    assert dictionary_columns(first, plain={"seq"}) == ["a"]
+    assert dictionary_columns(first.slice(0, 0)) == []
+    assert dictionary_columns(pa.table({"a": [1, 1, 1]})) == ["a"]
