@@ -120,6 +120,10 @@ def measure(kind: str, op: str, path: str, rows: int) -> dict[str, float]:
     else:
         import pyarrow.compute as pc
 
+        # lakeops imports its table modules on first use: load them before the clock
+        import lakeops.table.append
+        import lakeops.table.primary_key
+        import lakeops.table.row_level  # noqa: F401
         from lakeops import Catalog
 
         cpu0, _ = _usage()
