@@ -378,7 +378,7 @@ def _apply_column_change(
     """The columns after one column change (``highest``: the highest field id, updated)."""
     if isinstance(change, UpdateColumnPosition):
         return _move(fields, change.name, change.position)
-    if not isinstance(change, _NAMED):
+    if not isinstance(change, _NamedChange):
         raise UnsupportedFeatureError(f"Unsupported change: {change!r}")
     path = column_path(change.name)
     if len(path) > 1:
@@ -405,14 +405,7 @@ def _apply_column_change(
     return fields
 
 
-_NAMED = (
-    AddColumn,
-    RenameColumn,
-    DropColumn,
-    UpdateColumnType,
-    UpdateColumnNullability,
-    UpdateColumnComment,
-)
+#: the column changes that name a column or a nested field's path
 _NamedChange = (
     AddColumn
     | RenameColumn
