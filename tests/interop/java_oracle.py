@@ -3,8 +3,8 @@
 The Paimon 0.9 jar ships inside the pypaimon 0.2.0 sdist; ``bash scripts/setup.sh --oracle``
 extracts it into ``.cache/java/``. The Hadoop client jars come from the main venv's pyspark
 ``jars/`` directory and the JDK (17) is the one Spark uses. :func:`compile_oracle` compiles the
-program once per source version into ``.cache/java/classes-<hash>/``; :func:`run_ops` runs one
-JVM over a batch of ops and returns one result dict per op.
+program once per source version into ``.cache/java/classes-<hash>/``; :func:`run_ops` runs a
+batch of ops in this process's oracle JVM and returns one result dict per op.
 
 Values cross the boundary as JSON, typed by the column type (see the Java file's header):
 :func:`json_rows` renders an Arrow table in that form, and :func:`normalize` brings the rows of
@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+
+from tests.interop.served import Served, ServedError
 
 REPO_ROOT: Path = Path(__file__).resolve().parents[2]
 JAVA_SOURCE: Path = Path(__file__).resolve().with_name("java") / "PaimonOracle.java"
@@ -97,30 +99,41 @@ def compile_oracle() -> str:
     return os.pathsep.join([str(classes), classpath])
 
 
+_SERVERS: dict[str, Served] = {}
+
+
+def _server(classpath: str) -> Served:
+    """The JVM serving ``classpath``'s oracle in this process (see :mod:`tests.interop.served`)."""
+    if classpath not in _SERVERS:
+        command = ["java", *_JVM_FLAGS, "-cp", classpath, "PaimonOracle", "--serve"]
+        _SERVERS[classpath] = Served(command, "java-oracle")
+    return _SERVERS[classpath]
+
+
 def run_ops(
     classpath: str, warehouse: str | os.PathLike[str], ops: Sequence[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Run ``ops`` against ``warehouse`` in one JVM; one result dict per op, in order.
+    """Run ``ops`` against ``warehouse`` in this process's oracle JVM (started on first use and
+    kept, see :func:`_server`); one result dict per op, in order.
 
-    Raises RuntimeError with the JVM's stderr when any op fails.
+    Raises RuntimeError with the failing op's stack trace when any op fails.
     """
     with tempfile.TemporaryDirectory(prefix="lakeops-java-oracle-") as tmp:
         spec_file = Path(tmp) / "ops.json"
         out_file = Path(tmp) / "results.jsonl"
+        errors_file = Path(tmp) / "errors.txt"
         spec_file.write_text(
             json.dumps({"warehouse": os.fspath(warehouse), "ops": list(ops)}), encoding="utf-8"
         )
-        cmd = ["java", *_JVM_FLAGS, "-cp", classpath, "PaimonOracle", str(spec_file), str(out_file)]
         try:
-            proc = subprocess.run(
-                cmd, check=False, capture_output=True, text=True, timeout=JAVA_TIMEOUT_S
+            reply = _server(classpath).request(
+                f"{spec_file}\t{out_file}\t{errors_file}", JAVA_TIMEOUT_S
             )
-        except subprocess.TimeoutExpired as exc:
-            raise RuntimeError(f"Java Paimon oracle timed out after {exc.timeout}s") from exc
-        if proc.returncode != 0:
-            raise RuntimeError(
-                f"Java Paimon oracle failed (exit {proc.returncode}):\n{proc.stderr.rstrip()}"
-            )
+        except ServedError as exc:
+            raise RuntimeError(f"Java Paimon oracle: {exc}") from exc
+        if reply != "ok":
+            errors = errors_file.read_text(encoding="utf-8") if errors_file.exists() else ""
+            raise RuntimeError(f"Java Paimon oracle failed ({reply}):\n{errors.rstrip()}")
         lines = out_file.read_text(encoding="utf-8").splitlines()
     results = [json.loads(line) for line in lines if line.strip()]
     if len(results) != len(ops):

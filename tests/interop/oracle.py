@@ -2,7 +2,8 @@
 
 pypaimon pins an old pyarrow, so it lives in its own virtualenv
 (``.venv-oracle``) and is only ever run as a subprocess executing
-``tests/interop/pypaimon_oracle.py``. This module never imports pypaimon: it
+``tests/interop/pypaimon_oracle.py`` (one kept per test process, answering request after
+request). This module never imports pypaimon: it
 serialises inputs to temporary files (a JSON schema, parquet data), runs the
 CLI, and reads results back from parquet.
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -19,6 +19,8 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from tests.interop.served import Served, ServedError
 
 REPO_ROOT: Path = Path(__file__).resolve().parents[2]
 ORACLE_SCRIPT: Path = Path(__file__).resolve().with_name("pypaimon_oracle.py")
@@ -113,21 +115,23 @@ def paimon_schema_json(schema: pa.Schema) -> list[dict[str, Any]]:
     return out
 
 
+_SERVER: Served | None = None
+
+
 def _run(args: list[str], what: str) -> None:
-    """Run one oracle CLI subcommand; raise RuntimeError with its stderr on failure."""
-    python = require_oracle()
-    cmd = [str(python), str(ORACLE_SCRIPT), *args]
+    """Run one oracle CLI subcommand in this process's oracle process (started on first use
+    and kept, see :mod:`tests.interop.served`); raise RuntimeError with its output on failure."""
+    global _SERVER
+    if _SERVER is None:
+        _SERVER = Served([str(require_oracle()), str(ORACLE_SCRIPT), "serve"], "pypaimon-oracle")
     try:
-        proc = subprocess.run(
-            cmd, check=False, capture_output=True, text=True, timeout=ORACLE_TIMEOUT_S
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise RuntimeError(f"pypaimon oracle {what} timed out after {exc.timeout}s: {cmd}") from exc
-    if proc.returncode != 0:
-        stdout = f"\n--- stdout ---\n{proc.stdout}" if proc.stdout.strip() else ""
+        reply = json.loads(_SERVER.request(json.dumps(args), ORACLE_TIMEOUT_S))
+    except ServedError as exc:
+        raise RuntimeError(f"pypaimon oracle {what}: {exc} (arguments {args})") from exc
+    if reply["rc"] != 0:
         raise RuntimeError(
-            f"pypaimon oracle {what} failed (exit {proc.returncode}): {cmd}\n"
-            f"--- stderr ---\n{proc.stderr.rstrip()}{stdout}"
+            f"pypaimon oracle {what} failed (exit {reply['rc']}): {args}\n"
+            f"--- output ---\n{reply['output'].rstrip()}"
         )
 
 

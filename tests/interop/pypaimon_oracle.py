@@ -61,12 +61,21 @@ Subcommands (all work on a filesystem catalog rooted at ``--warehouse``):
     commit) deletes rows of a data-evolution table by row id (deletion vectors).
 
 Any failure prints the traceback to stderr and exits with status 1.
+
+``serve``
+    Answer requests until standard input ends, in one process (``tests/interop/oracle.py``
+    keeps one per test process): each request is a line holding the JSON list of a
+    subcommand's arguments; the reply is one line on standard output, the JSON object
+    ``{"rc": exit status, "output": what the subcommand printed}``. Anything else printed
+    goes to standard error.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import io
 import json
 import os
 import sys
@@ -489,6 +498,22 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def serve() -> int:
+    """Run one subcommand per request line until standard input ends (see ``serve`` above)."""
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # native writes to fd 1 go to stderr
+    for line in sys.stdin:
+        output = io.StringIO()
+        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+            try:
+                code = main(json.loads(line))
+            except SystemExit as exc:  # argparse's usage errors
+                code = exc.code if isinstance(exc.code, int) else 2
+        replies.write(json.dumps({"rc": code, "output": output.getvalue()}) + "\n")
+        replies.flush()
+    return 0
+
+
 def _exit_now(code: int) -> None:
     """Flush the standard streams and end the process without interpreter finalization.
 
@@ -504,4 +529,4 @@ def _exit_now(code: int) -> None:
 
 
 if __name__ == "__main__":
-    _exit_now(main())
+    _exit_now(serve() if sys.argv[1:] == ["serve"] else main())

@@ -2,7 +2,8 @@
  * Test oracle: drives Java Apache Paimon 0.9 (the jar shipped inside the pypaimon 0.2.0 sdist)
  * from a JSON op file, so that one JVM start can create, write, alter, compact and read tables.
  *
- * Usage: java PaimonOracle <ops.json> <results.jsonl>
+ * Usage: java PaimonOracle <ops.json> <results.jsonl>, or java PaimonOracle --serve (one JVM
+ * for many such runs: see serve()).
  *
  * ops.json is {"warehouse": "/path", "ops": [ {...}, ... ]}; every op names its table as
  * "db.name". One JSON line per op is written to results.jsonl. Values travel as JSON typed by
@@ -92,8 +93,12 @@ import org.apache.paimon.types.MultisetType;
 import org.apache.paimon.types.RowKind;
 import org.apache.paimon.types.RowType;
 
+import java.io.BufferedReader;
 import java.io.BufferedWriter;
 import java.io.File;
+import java.io.FileOutputStream;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -122,27 +127,62 @@ public final class PaimonOracle {
     private PaimonOracle() {}
 
     public static void main(String[] args) throws Exception {
+        if (args.length == 1 && args[0].equals("--serve")) {
+            serve();
+            return;
+        }
         if (args.length != 2) {
-            System.err.println("usage: PaimonOracle <ops.json> <results.jsonl>");
+            System.err.println("usage: PaimonOracle <ops.json> <results.jsonl> | --serve");
             System.exit(2);
         }
-        JsonNode spec = MAPPER.readTree(new File(args[0]));
+        System.exit(runSpec(new File(args[0]), new File(args[1]), System.err) ? 0 : 1);
+    }
+
+    /**
+     * Serve requests until standard input ends: each line is "ops.json TAB results.jsonl TAB
+     * errors.txt"; the ops run as one command would run them, a failure's report goes to
+     * errors.txt, and the reply on standard output is one line, "ok" or "failed". Anything else
+     * the libraries print goes to standard error, so the reply channel carries replies only.
+     */
+    private static void serve() throws Exception {
+        PrintStream replies = System.out;
+        System.setOut(System.err);
+        BufferedReader requests =
+                new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = requests.readLine()) != null) {
+            String[] files = line.split("\t");
+            boolean ok;
+            try (PrintStream errors =
+                    new PrintStream(new FileOutputStream(files[2]), true, "UTF-8")) {
+                ok = runSpec(new File(files[0]), new File(files[1]), errors);
+            }
+            replies.println(ok ? "ok" : "failed");
+            replies.flush();
+        }
+    }
+
+    /**
+     * Run the ops of one spec file against its warehouse, one result line each, in order; stop
+     * at the first failing op, report it with its stack trace on {@code errors}, return false.
+     */
+    private static boolean runSpec(File specFile, File resultFile, PrintStream errors)
+            throws Exception {
+        JsonNode spec = MAPPER.readTree(specFile);
         String warehouse = spec.get("warehouse").asText();
         int index = 0;
         try (Catalog catalog =
                         CatalogFactory.createCatalog(CatalogContext.create(new Path(warehouse)));
                 BufferedWriter out =
-                        Files.newBufferedWriter(new File(args[1]).toPath(), StandardCharsets.UTF_8)) {
+                        Files.newBufferedWriter(resultFile.toPath(), StandardCharsets.UTF_8)) {
             for (JsonNode op : spec.get("ops")) {
                 ObjectNode result;
                 try {
                     result = run(catalog, op);
                 } catch (Exception e) {
-                    System.err.println("PaimonOracle: op #" + index + " failed: " + op);
-                    e.printStackTrace(System.err);
-                    out.flush();
-                    System.exit(1);
-                    return;
+                    errors.println("PaimonOracle: op #" + index + " failed: " + op);
+                    e.printStackTrace(errors);
+                    return false;
                 }
                 result.put("op", op.get("op").asText());
                 out.write(MAPPER.writeValueAsString(result));
@@ -150,7 +190,7 @@ public final class PaimonOracle {
                 index++;
             }
         }
-        System.exit(0);
+        return true;
     }
 
     private static ObjectNode run(Catalog catalog, JsonNode op) throws Exception {
