@@ -115,7 +115,7 @@ def live_buckets(
         if keep is not None and not keep(e.partition):
             continue
         if e.bucket == POSTPONE_BUCKET:
-            continue  # moved into real buckets by lakeops.compact.postpone, never compacted
+            continue  # moved into real buckets by lakeops.read.postpone, never compacted
         buckets.setdefault((e.partition, e.bucket), []).append(e.file)
         totals[(e.partition, e.bucket)] = e.total_buckets
     return [

@@ -67,11 +67,11 @@ _COUNT = "a count"
 BUCKET = honoured(
     "the number of buckets: fixed counts > 0, dynamic buckets (-1), and postpone buckets (-2): "
     "primary-key writes go to 'bucket-postpone', batch reads see only real buckets, and "
-    "compaction moves postponed rows into real buckets (lakeops.compact.postpone)",
+    "compaction moves postponed rows into real buckets (lakeops.read.postpone)",
 ).row("bucket", INT, -1, rng(1, INT_MAX, -1, -2, meaning="the number of buckets (-1: dynamic)"))
 _POSTPONE = honoured(
     "postpone buckets (bucket = -2): the bucket count a partition gets when compaction first "
-    "moves its postponed rows into real buckets (lakeops.compact.postpone)"
+    "moves its postponed rows into real buckets (lakeops.read.postpone)"
 )
 POSTPONE_DEFAULT_BUCKET_NUM = _POSTPONE.row(
     "postpone.default-bucket-num", INT, None, rng(1, INT_MAX, meaning="a bucket count")
@@ -83,11 +83,10 @@ POSTPONE_TARGET_SIZE_PER_BUCKET = _POSTPONE.row(
     "postpone.target-size-per-bucket", MEMORY, 1 << 30, rng(1, LONG_MAX, meaning="a size")
 )
 POSTPONE_MERGE_ON_READ = honoured(
-    "postpone buckets: batch reads see only real buckets, as Paimon's (merging the postponed "
-    "rows into a read needs an engine that routes them, which lakeops does not)",
-    refuse_value=TRUE_REFUSED,
-    fix="unset it (or set 'false'); run compaction to make postponed rows visible",
-    reads_wrong=True,
+    "postpone buckets: false — batch reads see only real buckets, as Paimon's; true — batch "
+    "reads and lookups merge each partition's postponed rows into the real bucket compaction "
+    "will move them to, after its files, as Paimon's postpone merge read "
+    "(lakeops.read.postpone)",
 ).row("postpone.merge-on-read", BOOL, False)
 POSTPONE_BATCH_WRITE_FIXED_BUCKET = honoured(
     "postpone buckets: true (Paimon's default) — a lakeops commit's rows land in real buckets "

@@ -5,7 +5,9 @@ whose key range contains one of the keys are opened, and for a single-column key
 row-group statistics skip the rest of each file. The found records are merged with the table's
 engine exactly as a read merges them. Tables that need lookup (``changelog-producer=lookup``,
 first-row, deletion vectors, ``force-lookup``) are looked up in levels ≥ 1 only, as Paimon's
-lookups are: level-0 data becomes visible to them when an L0 flush lifts it. A file with a
+lookups are: level-0 data becomes visible to them when an L0 flush lifts it. Postponed rows of
+a postpone table are looked up only where its reads merge them (``postpone.merge-on-read``,
+:mod:`lakeops.read.postpone`). A file with a
 deletion vector (``deletion-vectors.enabled``) is read whole and loses its deleted rows before
 the merge, as a batch read of the table does (:mod:`lakeops.read.merge_read`).
 """
@@ -31,6 +33,7 @@ from lakeops.kv.reader import KeyValueReader
 from lakeops.merge import merge_sorted, sort_records
 from lakeops.merge.engine import is_retraction
 from lakeops.read.deletions import DeletionVectorReader
+from lakeops.read.postpone import merges_on_read, routed, sequenced_after
 from lakeops.read.scan import table_deletion_files
 from lakeops.store.context import TableContext
 
@@ -69,8 +72,8 @@ def lookup(
     latest = store.latest_snapshot()
     vectors = table_deletion_files(ctx, latest)
     dvs = DeletionVectorReader(store.file_io)
-    # postponed rows are not looked up, as they are not read (lakeops.compact.postpone)
-    live = [e for e in store.live_entries(latest) if e.bucket != POSTPONE_BUCKET]
+    entries = list(store.live_entries(latest))
+    live = [e for e in entries if e.bucket != POSTPONE_BUCKET]
     fixed = options.bucket > 0
     buckets = (
         assign_buckets(
@@ -87,13 +90,19 @@ def lookup(
         for e in live:
             partition_buckets.setdefault(e.partition, set()).add(e.bucket)
     part_types = schema.types_of(schema.partition_keys)
+    part_rows = _key_tuples(keys, list(schema.partition_keys)) if schema.partition_keys else None
+    key_partitions = [
+        binary_row.serialize(list(row), part_types) for row in part_rows or [()] * keys.num_rows
+    ]
+    # postponed rows are looked up where reads merge them (postpone.merge-on-read), routed as
+    # the read routes them, after the bucket's files; elsewhere they are not read, so not here
+    postponed = (
+        routed(ctx, entries, set(key_partitions).__contains__) if merges_on_read(ctx) else {}
+    )
+    for pbytes, bucket in postponed:
+        partition_buckets.setdefault(pbytes, set()).add(bucket)
     wanted: dict[tuple[bytes, int], list[int]] = {}
-    for i, row in enumerate(
-        _key_tuples(keys, list(schema.partition_keys))
-        if schema.partition_keys
-        else [()] * keys.num_rows
-    ):
-        pbytes = binary_row.serialize(list(row), part_types)
+    for i, pbytes in enumerate(key_partitions):
         for bucket in (
             [int(buckets[i])] if buckets is not None else partition_buckets.get(pbytes, ())
         ):
@@ -113,13 +122,9 @@ def lookup(
         subset = keys.take(pa.array(rows))
         # key tuples in Java's total order for floats, as reader.key_range gives the bounds
         sought = sorted({tuple(map(order_value, t)) for t in _key_tuples(subset, trimmed)})
-        candidates = []
-        for f in files.get((pbytes, bucket), []):
-            lo, hi = reader.key_range(f)
-            at = bisect.bisect_left(sought, lo)
-            if at < len(sought) and sought[at] <= hi:
-                candidates.append(f)
-        if not candidates:
+        candidates = _candidates(reader, files.get((pbytes, bucket), []), sought)
+        extra = postponed.get((pbytes, bucket))
+        if not candidates and extra is None:
             continue
         directory = locations.bucket_path(pbytes, bucket)
         probe = (
@@ -139,6 +144,11 @@ def lookup(
             )
             for f in candidates
         ]
+        if extra is not None:
+            bucket_files = files.get((pbytes, bucket), [])
+            after = max((f.max_sequence_number for f in bucket_files), default=-1)
+            numbered = sequenced_after(extra, after).select(reader.record_schema(value_cols).names)
+            records.append(_semi_join(numbered, probe))
         merged = merge_sorted(
             sort_records(
                 pa.concat_tables(records),
@@ -163,6 +173,19 @@ def lookup(
         )
     target = pa.schema([schema.arrow_schema().field(c) for c in columns])
     return pa.concat_tables(parts) if parts else target.empty_table()
+
+
+def _candidates(
+    reader: KeyValueReader, files: list[DataFileMeta], sought: list[tuple[Any, ...]]
+) -> list[DataFileMeta]:
+    """The ``files`` whose key range holds one of the ``sought`` keys (sorted key tuples)."""
+    found = []
+    for f in files:
+        lo, hi = reader.key_range(f)
+        at = bisect.bisect_left(sought, lo)
+        if at < len(sought) and sought[at] <= hi:
+            found.append(f)
+    return found
 
 
 def _read_matching(

@@ -12,6 +12,9 @@ applies the split's vectors in its file readers. Paimon reads a bucket whose fil
 retraction (``deleteRowCount = 0``) without merging (a "raw convertible" split); merging gives
 the same rows there, since the vectors leave each key at most once in levels >= 1 and a key's
 lone record merges to itself.
+
+A split carrying postponed records (``postpone.merge-on-read``, :mod:`lakeops.read.postpone`)
+is merged as one section: its files and, after them, the records routed to its bucket.
 """
 
 from __future__ import annotations
@@ -91,7 +94,12 @@ class SplitReader:
             if f not in value_cols
         ]
         extra = list(dict.fromkeys(extra))
-        sections = partition_sections(split.files, self._key_range)
+        # postponed records may share keys with any file: then the whole bucket is one section
+        sections = (
+            [list(split.files)]
+            if split.postponed is not None
+            else partition_sections(split.files, self._key_range)
+        )
         parts = [
             self._read_section(split, directory, section, value_cols + extra)
             for section in sections
@@ -109,8 +117,10 @@ class SplitReader:
             self.vectors.apply(self.files.read(directory, f, value_cols), split.deletion_of(f), f)
             for f in files
         ]
+        if split.postponed is not None:
+            tables.append(split.postponed.select(self.files.record_schema(value_cols).names))
         records = as_table(tables) if len(tables) > 1 else tables[0]
-        if len(files) == 1:
+        if len(files) == 1 and split.postponed is None:
             starts = group_starts(records, self.merge_keys)
             if len(starts) == records.num_rows:
                 return records  # one sorted file with unique keys: nothing to merge

@@ -35,9 +35,11 @@ conservative.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
+
+import pyarrow as pa
 
 from lakeops.errors import UnsupportedFeatureError
 from lakeops.format import binary_row
@@ -54,6 +56,7 @@ from lakeops.kv.evolution import SchemaEvolution
 from lakeops.options import TableOptions
 from lakeops.read.expression import Stats, bucket_values
 from lakeops.read.file_index import IndexPruner
+from lakeops.read.postpone import merges_on_read, routed, sequenced_after
 from lakeops.read.predicate import RowFilter
 from lakeops.read.row_tracking import GroupReader, data_evolution, row_id_groups
 from lakeops.read.stats import key_stats, value_stats
@@ -77,13 +80,18 @@ PartitionSpec = Mapping[str, Any]
 @dataclass(frozen=True)
 class Split:
     """The files of one (partition, bucket) that a read must merge, and the deletion file of
-    each (``deletions``, parallel to ``files``; None or absent: no row of it is deleted)."""
+    each (``deletions``, parallel to ``files``; None or absent: no row of it is deleted).
+
+    ``postponed``: the postponed key-value records a ``postpone.merge-on-read`` read merges
+    into this bucket after its files (:mod:`lakeops.read.postpone`), numbered above every
+    file's sequence numbers; None for every other split."""
 
     partition: tuple[Any, ...]
     partition_bytes: bytes
     bucket: int
     files: tuple[DataFileMeta, ...]
     deletions: tuple[DeletionFile | None, ...] = ()
+    postponed: pa.Table | None = field(default=None, compare=False)
 
     @cached_property
     def _by_name(self) -> dict[str, DeletionFile]:
@@ -165,6 +173,9 @@ def plan_append_splits(
 class _FileKind(Protocol):
     """What a table kind's scan does differently (a strategy of :func:`_plan`)."""
 
+    #: whether its reads merge postponed records into their buckets (postpone.merge-on-read)
+    merges_postponed: bool
+
     def deletion_files(self) -> dict[tuple[bytes, int, str], DeletionFile]:
         """The deletion files its reads apply, by (partition, bucket, data file name)."""
         ...
@@ -188,6 +199,7 @@ class _PrimaryKeyFiles:
         self.evolution = SchemaEvolution(ctx.schema, ctx.store.schema)
         self.skips_level0 = ctx.options.skips_level0_in_batch_reads
         self.vectors = table_deletion_files(ctx, snapshot)
+        self.merges_postponed = merges_on_read(ctx)
 
     def deletion_files(self) -> dict[tuple[bytes, int, str], DeletionFile]:
         return self.vectors
@@ -225,6 +237,7 @@ class _AppendFiles:
         self.row_filter = row_filter
         #: embedded file indexes that rule out an equality / IN filter
         self.index = IndexPruner(schema, row_filter)
+        self.merges_postponed = False
         self.groups = (
             GroupReader(AppendFileReader(ctx.file_io, schema, ctx.store.schema, ctx.root))
             if self.merged and row_filter is not None
@@ -265,9 +278,10 @@ def _plan(
     partitions: dict[bytes, tuple[Any, ...] | None] = {}
     groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     buckets = _BucketPruning(ctx, row_filter)
-    live = entries if entries is not None else ctx.store.live_entries(snapshot)
+    live = list(entries if entries is not None else ctx.store.live_entries(snapshot))
+    postponed: set[bytes] = set()  # partitions read whose postponed records a read merges
     for entry in live:
-        if entry.bucket == POSTPONE_BUCKET:
+        if entry.bucket == POSTPONE_BUCKET and not kind.merges_postponed:
             continue  # postponed rows: invisible to batch reads until compaction moves them
         if entry.partition not in partitions:
             values = binary_row.deserialize(entry.partition, part_types)
@@ -277,21 +291,31 @@ def _plan(
             partitions[entry.partition] = values if keep else None
         if partitions[entry.partition] is None:
             continue
+        if entry.bucket == POSTPONE_BUCKET:
+            postponed.add(entry.partition)
+            continue
         if not buckets.may_hold(entry.bucket, entry.total_buckets):
             continue
         if not kind.may_hold(entry.file, row_filter):
             continue
         groups.setdefault((entry.partition, entry.bucket), []).append(entry.file)
+    routed_records = routed(ctx, live, postponed.__contains__) if postponed else {}
+    for at in routed_records:
+        groups.setdefault(at, [])
     splits = []
     for (pbytes, bucket), found in sorted(groups.items(), key=lambda kv: kv[0]):
         part = partitions[pbytes]
         assert part is not None
         files = kind.arrange(found)
-        if not files:
+        extra = routed_records.get((pbytes, bucket))
+        if extra is not None:
+            after = max((f.max_sequence_number for f in files), default=-1)
+            extra = sequenced_after(extra, after)
+        elif not files:
             continue
         deletions = tuple(vectors.get((pbytes, bucket, f.file_name)) for f in files)
         splits.append(
-            Split(part, pbytes, bucket, tuple(files), deletions if any(deletions) else ())
+            Split(part, pbytes, bucket, tuple(files), deletions if any(deletions) else (), extra)
         )
     return splits
 

@@ -32,6 +32,10 @@ about ``parallelism * (QUEUE_DEPTH + 2) * batch_rows`` rows of the read columns 
 at any time — independent of the size of the table — plus what a file format decodes at once
 (a Parquet page, an ORC stripe, an Avro file's block). Batches are yielded in the order a
 serial read gives them: splits by (partition, bucket), sections by key, rows by key.
+
+A split carrying postponed records (``postpone.merge-on-read``, :mod:`lakeops.read.postpone`)
+is one unit, merged whole: its runs and the records routed to its bucket after them (held in
+memory as the scan planned them, so the bound above does not cover them).
 """
 
 from __future__ import annotations
@@ -135,11 +139,14 @@ class SplitStream:
 
     def sections(self, splits: Sequence[Split]) -> list[Section]:
         """The units of work of ``splits``, in read order."""
-        return [
-            Section(split, runs)
-            for split in splits
-            for runs in partition_runs(split.files, self.files.key_range)
-        ]
+        units = []
+        for split in splits:
+            sections = partition_runs(split.files, self.files.key_range)
+            if split.postponed is None:
+                units += [Section(split, runs) for runs in sections]
+            else:  # postponed records may share keys with any run: one unit, merged whole
+                units.append(Section(split, [run for runs in sections for run in runs]))
+        return units
 
     # ------------------------------------------------------------------ records
     def _units(self, directory: str, f: DataFileMeta) -> list[int] | None:
@@ -202,6 +209,17 @@ class SplitStream:
     def _merged(self, section: Section) -> Iterator[pa.Table]:
         split = section.split
         directory = self.locations.bucket_path(split.partition_bytes, split.bucket)
+        if split.postponed is not None:
+            tables = [
+                t
+                for run in section.runs
+                for t in self._run_batches(split, directory, run, self.batch_rows)
+                if t.num_rows
+            ]
+            names = self.files.record_schema(self.value_cols).names
+            tables.append(split.postponed.select(names))
+            yield self._merge(as_table(tables), distinct=False)
+            return
         if len(section.runs) == 1:
             yield from self._one_run(split, directory, section.runs[0])
             return

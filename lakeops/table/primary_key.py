@@ -15,7 +15,6 @@ from lakeops.compact.planner import (
     CompactionProgress,
     plan_compaction,
 )
-from lakeops.compact.postpone import moved_buckets, plan_move, read_moved
 from lakeops.compact.selection import check_where, select_partitions
 from lakeops.compact.sort import SortStrategy, resolve_sort
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
@@ -35,6 +34,7 @@ from lakeops.options.rows_layout import POSTPONE_BATCH_WRITE_FIXED_BUCKET, bucke
 from lakeops.parallel import IO_THREADS, check_parallelism
 from lakeops.read.lookup import lookup
 from lakeops.read.merge_read import SplitReader
+from lakeops.read.postpone import moved_buckets, plan_move, read_moved
 from lakeops.read.predicate import Filter, RowFilter
 from lakeops.read.scan import Split, only_level, partition_matches, plan_splits
 from lakeops.read.stream import read_batches
@@ -193,7 +193,7 @@ class Table(BaseTable):
         selects partitions; ``order_by`` is refused: a primary-key table's files are sorted by
         its key); a postpone table (``bucket = -2``) first moves its postponed rows (of the
         selected partitions) into real buckets in one ``COMPACT`` snapshot
-        (:mod:`lakeops.compact.postpone`), then compacts its real buckets in another.
+        (:mod:`lakeops.read.postpone`), then compacts its real buckets in another.
         Returns the last snapshot committed."""
         moved = None
         if self.context.options.bucket == POSTPONE_BUCKET:
@@ -227,7 +227,7 @@ class Table(BaseTable):
         parallelism: int | None = None,
     ) -> Snapshot | None:
         """Move the postponed rows of a ``bucket = -2`` table (or of ``partitions``) into real
-        buckets as Paimon's postpone compaction does (:mod:`lakeops.compact.postpone`): one
+        buckets as Paimon's postpone compaction does (:mod:`lakeops.read.postpone`): one
         ``COMPACT`` snapshot deletes every postponed file and adds level-0 files to the real
         buckets, each recording its partition's bucket count. None when nothing was
         postponed. On any failure nothing is committed and the new files are deleted."""

@@ -21,7 +21,7 @@ every row goes to the partition's ``bucket-postpone`` directory, sequence number
 (previous files are ignored), the files are Avro named
 ``<data-file.prefix>-u-<writer id>-s-<n>-w-…`` (the writer prefix Paimon's postpone compaction
 groups by), the bucket is never compacted, no changelog is written, and the commit records
-``total_buckets = -2``. :mod:`lakeops.compact.postpone` later moves these rows into real
+``total_buckets = -2``. :mod:`lakeops.read.postpone` later moves these rows into real
 buckets through :meth:`TableWrite.write_moved`.
 """
 
@@ -144,7 +144,7 @@ class TableWrite(BucketWrite[_Bucket]):
         prepared by the engine, in the order Paimon's postpone compaction feeds them) into
         the real ``buckets`` assigned to them, ``counts`` giving each partition's bucket
         count (recorded as the messages' ``total_buckets``). The write is the move of
-        :mod:`lakeops.compact.postpone`: it does not compact the real buckets."""
+        :mod:`lakeops.read.postpone`: it does not compact the real buckets."""
         self._check_usable()
         self._moved_counts.update(counts)
         records = records.append_column(BUCKET_COLUMN, pa.array(buckets, pa.int32()))

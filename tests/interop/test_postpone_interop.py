@@ -191,3 +191,43 @@ def test_deletion_vector_postpone_table_moved_and_read_by_pypaimon(warehouse: Pa
     assert 0 not in {e.file.level for e in table.store.live_entries(latest)}
     # a3 superseded rows that stay in kept files: pypaimon's read relied on the vectors
     assert table.store.index_entries(latest), "no deletion vectors were written"
+
+
+def test_merge_on_read_of_what_pypaimon_postponed(warehouse: Path) -> None:
+    """A ``postpone.merge-on-read`` table pypaimon writes: rows in real buckets of partition
+    ``a`` (its fixed-bucket batch write), then postponed rows over them from two writes and a
+    partition only postponed. lakeops' batch reads and lookups merge the postponed rows in
+    (the model), pypaimon's reads — which leave the postpone bucket out — do not; once lakeops'
+    compaction has moved them, pypaimon reads the model too."""
+    a1, a2 = ("a", range(0, 30), "x"), ("a", range(20, 40), "y")
+    a3, b1 = ("a", range(35, 45), "z"), ("b", range(0, 10), "f")
+    w = str(warehouse)
+    options = {"bucket": "-2", "postpone.default-bucket-num": "3", "postpone.merge-on-read": "true"}
+    ops: list[dict[str, Any]] = [
+        {
+            "op": "create",
+            "table": "db.t",
+            "schema": COLUMNS,
+            "partition_keys": ["dt"],
+            "primary_keys": ["dt", "id"],
+            "options": options,
+        },
+        {"op": "write", "table": "db.t", "data": _rows(*a1), "postpone_fixed_bucket": True},
+        {"op": "write", "table": "db.t", "data": _rows(*a2)},
+        {"op": "write", "table": "db.t", "data": _rows(*b1)},
+        {"op": "write", "table": "db.t", "data": _rows(*a3)},
+        {"op": "read", "table": "db.t"},
+    ]
+    (theirs,) = oracle_script(w, ops)
+    assert _sorted(theirs) == _model(a1)
+    table = Catalog(w).get_table("db.t")
+    expected = _model(a1, a2, b1, a3)
+    assert _sorted(table.read()) == expected
+    keys = pa.table({"dt": ["a", "a", "a", "b"], "id": [5, 25, 38, 9]})
+    got = sorted((r["dt"], r["id"], r["v"]) for r in table.lookup(keys).to_pylist())
+    assert got == [
+        r for r in expected if (r[0], r[1]) in {("a", 5), ("a", 25), ("a", 38), ("b", 9)}
+    ]
+    table.compact()
+    (moved,) = oracle_script(w, [{"op": "read", "table": "db.t"}])
+    assert _sorted(moved) == expected == _sorted(table.read())

@@ -422,9 +422,9 @@ CASES: dict[str, Case] = {
         primary_key=False,
     ),
     # options lakeops cannot honour: refused, table untouched
-    "postpone-merge-on-read": Case(
-        {"bucket": "-2", "postpone.merge-on-read": "true", **DEDUP},
-        refused="postpone.merge-on-read",
+    "chain-table": Case(
+        {"bucket": "2", "chain-table.enabled": "true", **DEDUP},
+        refused="chain-table.enabled",
         refused_reads=True,
     ),
     "orc-pre-1970-microseconds": Case(

@@ -158,9 +158,11 @@ def test_list_rows_default_to_no_names() -> None:
 
 def test_the_status_says_what_lakeops_does_with_a_value() -> None:
     assert BUCKET.status == "honoured" and not BUCKET.refuses("-2", {})
+    chain = rule_for("chain-table.enabled")
+    assert chain is not None and chain.reads_wrong
+    assert chain.refuses("true", {}) and not chain.refuses("false", {})
     merge_on_read = rule_for("postpone.merge-on-read")
-    assert merge_on_read is not None and merge_on_read.reads_wrong
-    assert merge_on_read.refuses("true", {}) and not merge_on_read.refuses("false", {})
+    assert merge_on_read is not None and not merge_on_read.refuses("true", {})
     path = rule_for("path")
     assert path is not None and path.status == "refused" and path.refuses("x", {})
     sink = rule_for("sink.parallelism")

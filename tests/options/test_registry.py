@@ -136,7 +136,7 @@ def test_rule_for(key: str, status: str) -> None:
             {"deletion-vectors.enabled": "true", "changelog-producer": "full-compaction"},
             "deletion-vectors.enabled",
         ),
-        ({"postpone.merge-on-read": "true"}, "postpone.merge-on-read"),
+        ({"chain-table.enabled": "true"}, "chain-table.enabled"),
         ({"changelog-file.format": "lance"}, "changelog-file.format"),
         ({"file.format.per.level": "0:lance"}, "file.format.per.level"),
         ({"file.format.per.level": "0:orc,3:csv"}, "file.format.per.level"),
@@ -245,7 +245,7 @@ def test_create_table_refuses_a_typo_with_did_you_mean(
 REFUSED_AT_CREATE = [
     {"file.format.per.level": "0:lance"},
     {"file.format": "csv"},
-    {"bucket": "-2", "postpone.merge-on-read": "true"},
+    {"chain-table.enabled": "true"},
     {
         "data-file.external-paths": "file:/tmp/x",
         "data-file.external-paths.strategy": "weight-robin",
@@ -289,7 +289,7 @@ def _ids(value: object) -> str:
 REFUSED_ON_EXISTING: list[tuple[dict[str, str], bool]] = [
     # (options set by another engine, whether reads are refused too)
     ({"file.format": "lance"}, False),
-    ({"bucket": "-2", "postpone.merge-on-read": "true"}, True),
+    ({"chain-table.enabled": "true"}, True),
     (
         {
             "data-file.external-paths": "file:/x",

@@ -1,8 +1,9 @@
 """The postpone-bucket move: what Paimon's postpone compaction does to a ``bucket = -2`` table.
 
 A postpone table's writers put every row in its partition's ``bucket-postpone`` directory
-(bucket -2); batch reads do not see those rows. Compaction moves them into real buckets, as
-Paimon's ``PostponeBucketCompactSplitSource`` / ``PostponeBucketCompactOperator`` do:
+(bucket -2); batch reads do not see those rows (unless ``postpone.merge-on-read``, below).
+Compaction moves them into real buckets, as Paimon's ``PostponeBucketCompactSplitSource`` /
+``PostponeBucketCompactOperator`` do:
 
 * **Bucket count of a partition** (``PostponeUtils.loadPostponeBucketNumResolver``): the count
   its real-bucket files already record (their manifest entries' ``total_buckets``; Paimon
@@ -27,6 +28,18 @@ The table's usual compaction runs afterwards.
 
 This module plans the move and reads the postponed records; the write and the commit are
 :meth:`lakeops.table.primary_key.Table.compact`'s (through the one writer and committer).
+
+**Merge-on-read** (``postpone.merge-on-read = true``; Paimon's ``PostponeMergeRead`` and
+``MergeFileSplitRead.createPostponeMergeReader``): a batch read routes the postponed records of
+each partition it reads to their real bucket and merges them there after the bucket's files
+(sequence numbers above every one of its files read; a sequence field still decides first), a
+bucket holding only postponed records included. :func:`routed` gives those records with the
+move's bucket count, routing and order, so such a read returns what the table reads once its
+next compaction has moved them. One difference from Paimon, where it is not defined: records
+of the same key from two writers. Paimon's read orders them by each record's position within
+its writer (records of different writers at the same position in no set order) while its
+compaction replays whole files by creation time; lakeops' read takes the compaction's order,
+so a read never disagrees with what compaction will keep.
 """
 
 from __future__ import annotations
@@ -47,6 +60,7 @@ from lakeops.format.paths import POSTPONE_BUCKET
 from lakeops.kv.reader import KeyValueReader
 from lakeops.options.rows_layout import (
     POSTPONE_DEFAULT_BUCKET_NUM,
+    POSTPONE_MERGE_ON_READ,
     POSTPONE_TARGET_ROW_NUM_PER_BUCKET,
     POSTPONE_TARGET_SIZE_PER_BUCKET,
 )
@@ -57,8 +71,12 @@ __all__ = [
     "PartitionMove",
     "bucket_counts",
     "moved_buckets",
+    "merges_on_read",
+    "moved_records",
     "plan_move",
     "read_moved",
+    "routed",
+    "sequenced_after",
     "writer_prefix",
 ]
 
@@ -154,9 +172,10 @@ def plan_move(
     return MovePlan(tuple(moves))
 
 
-def read_moved(ctx: TableContext, move: PartitionMove) -> pa.Table:
-    """The postponed records of one partition in move order, as the writer takes them (the
-    table's fields and ``_VALUE_KIND``)."""
+def moved_records(ctx: TableContext, move: PartitionMove) -> pa.Table:
+    """The postponed key-value records of one partition in move order (every field, the key
+    columns, ``_SEQUENCE_NUMBER`` as written and ``_VALUE_KIND``:
+    :meth:`~lakeops.kv.reader.KeyValueReader.record_schema` of all fields)."""
     schema = ctx.schema
     reader = KeyValueReader(ctx.file_io, schema, ctx.store.schema, ctx.store.root)
     directory = ctx.locations.bucket_path(move.partition, POSTPONE_BUCKET)
@@ -165,12 +184,19 @@ def read_moved(ctx: TableContext, move: PartitionMove) -> pa.Table:
     for f in move.files:
         records = reader.read(directory, f, names)
         order = np.argsort(records.column(SEQ).to_numpy(), kind="stable")
-        parts.append(records.take(pa.array(order)).select([*names, KIND]))
+        parts.append(records.take(pa.array(order)))
+    return pa.concat_tables(parts) if parts else reader.record_schema(names).empty_table()
+
+
+def read_moved(ctx: TableContext, move: PartitionMove) -> pa.Table:
+    """The postponed records of one partition in move order, as the writer takes them (the
+    table's fields and ``_VALUE_KIND``)."""
+    schema = ctx.schema
     target = pa.schema(
         [pa.field(fd.name, fd.type.to_arrow(), fd.type.nullable) for fd in schema.fields]
         + [pa.field(KIND, pa.int8(), False)]
     )
-    return pa.concat_tables([p.cast(target) for p in parts]) if parts else target.empty_table()
+    return moved_records(ctx, move).select(target.names).cast(target)
 
 
 def moved_buckets(ctx: TableContext, records: pa.Table, total_buckets: int) -> np.ndarray:
@@ -182,3 +208,38 @@ def moved_buckets(ctx: TableContext, records: pa.Table, total_buckets: int) -> n
         total_buckets,
     )
     return np.asarray(buckets, dtype=np.int32)
+
+
+def merges_on_read(ctx: TableContext) -> bool:
+    """Whether the table's batch reads and lookups merge its postponed records (a postpone
+    table with ``postpone.merge-on-read``)."""
+    return ctx.options.bucket == POSTPONE_BUCKET and bool(
+        POSTPONE_MERGE_ON_READ.get(ctx.schema.options)
+    )
+
+
+def routed(
+    ctx: TableContext, live: Iterable[ManifestEntry], keep: Callable[[bytes], bool] | None = None
+) -> dict[tuple[bytes, int], pa.Table]:
+    """The postponed records among ``live`` (of the partitions ``keep`` accepts; None: all)
+    routed as the move routes them: per (partition, real bucket), in move order, as
+    :func:`moved_records` (sequence numbers as written: see :func:`sequenced_after`)."""
+    out: dict[tuple[bytes, int], pa.Table] = {}
+    for move in plan_move(ctx, live, keep).partitions:
+        records = moved_records(ctx, move)
+        buckets = moved_buckets(ctx, records, move.total_buckets)
+        order = np.argsort(buckets, kind="stable")  # by bucket, move order within each
+        ordered = records.take(pa.array(order))
+        found, starts = np.unique(buckets[order], return_index=True)
+        ends = [*starts[1:], len(order)]
+        for bucket, start, end in zip(found, starts, ends, strict=True):
+            out[(move.partition, int(bucket))] = ordered.slice(int(start), int(end - start))
+    return out
+
+
+def sequenced_after(records: pa.Table, sequence: int) -> pa.Table:
+    """``records`` numbered ``sequence + 1``, ``sequence + 2``, … in their order, so that they
+    merge after every record numbered up to ``sequence`` and in their order among themselves."""
+    numbers = pa.array(np.arange(sequence + 1, sequence + 1 + records.num_rows, dtype=np.int64))
+    column = records.schema.get_field_index(SEQ)
+    return records.set_column(column, pa.field(SEQ, pa.int64(), False), numbers)
