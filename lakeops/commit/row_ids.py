@@ -17,9 +17,9 @@ lost a race to another writer re-plans with fresh ids (:meth:`Committer.commit_p
   commit adds no rows).
 
 A new file that already has a first row id and sequence numbers 0 (an update of some columns
-of existing rows, :mod:`lakeops.write.update_columns`) must still find a live file of the same
-rows (partition, bucket, first row id, row count) in the snapshot it is published on
-(:func:`stale_updates`):
+of existing rows, :mod:`lakeops.write.update_columns`) must still find a live data file of the
+same rows (partition, bucket, first row id, row count; a ``.blob`` file of an update: a live
+data file holding its rows) in the snapshot it is published on (:func:`stale_updates`):
 else an overwrite or compaction replaced them meanwhile, and the commit is refused. Conversely a
 commit that deletes files (a compaction merging row-id groups) must leave no two live data
 files of a bucket whose row ids overlap without being the same (:func:`split_groups`): else an
@@ -134,13 +134,28 @@ def stale_updates(entries: Sequence[ManifestEntry], live: Iterable[ManifestEntry
     held = {
         (e.partition, e.bucket, e.file.first_row_id, e.file.row_count)
         for e in live
-        if e.file.first_row_id is not None
+        if e.file.first_row_id is not None and not is_blob_file(e.file.file_name)
     }
     return [
         e.file.file_name
         for e in updates
-        if (e.partition, e.bucket, e.file.first_row_id, e.file.row_count) not in held
+        if not (
+            _within(e, held)
+            if is_blob_file(e.file.file_name)
+            else (e.partition, e.bucket, e.file.first_row_id, e.file.row_count) in held
+        )
     ]
+
+
+def _within(entry: ManifestEntry, held: set[tuple[bytes, int, int, int]]) -> bool:
+    """Whether the rows of a BLOB file lie within those of a ``held`` data file."""
+    f = entry.file
+    assert f.first_row_id is not None
+    lo, hi = f.first_row_id, f.first_row_id + f.row_count
+    return any(
+        p == entry.partition and b == entry.bucket and start <= lo and hi <= start + rows
+        for p, b, start, rows in held
+    )
 
 
 def split_groups(entries: Sequence[ManifestEntry], live: Iterable[ManifestEntry]) -> list[str]:

@@ -16,7 +16,8 @@ the non-null rows before it. Which column and rows a file holds is in its manife
 (``_WRITE_COLS``: the column; ``_FIRST_ROW_ID``: the first row), not in the file.
 
 Decoding works on whole arrays (numpy), and checks the footer, every record's magic number
-and recorded length; it refuses placeholders (lakeops does not resolve them yet). Encoding
+and recorded length; placeholders come out marked (:func:`decode_blob_versions`), for the
+reader of a row range to take those rows from older files. Encoding
 (:func:`encode_blob_file`) writes the same layout: the records and index as whole arrays,
 the CRC of each record by ``zlib.crc32`` over its bytes (one call per value: BLOB values are
 few and large).
@@ -37,6 +38,7 @@ __all__ = [
     "BLOB_EXTENSION",
     "MAGIC",
     "decode_blob_file",
+    "decode_blob_versions",
     "decode_index",
     "encode_blob_file",
     "encode_index",
@@ -98,14 +100,21 @@ def encode_index(lengths: np.ndarray) -> bytes:
     return encoded
 
 
-def encode_blob_file(values: pa.Array | pa.ChunkedArray) -> bytes:
-    """The bytes of a BLOB file holding ``values`` (binary; nulls become null rows)."""
+def encode_blob_file(
+    values: pa.Array | pa.ChunkedArray, placeholders: np.ndarray | None = None
+) -> bytes:
+    """The bytes of a BLOB file holding ``values`` (binary; nulls become null rows, and the
+    rows ``placeholders`` marks placeholders, whatever ``values`` holds there)."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks() if values.num_chunks else pa.array([], pa.large_binary())
     values = values.cast(pa.large_binary())
+    if placeholders is not None and placeholders.any():
+        values = pc.if_else(pa.array(placeholders), pa.scalar(None, pa.large_binary()), values)
     valid = values.is_valid().to_numpy(zero_copy_only=False)
     sizes = pc.binary_length(values).to_numpy(zero_copy_only=False)
     lengths = np.where(valid, np.nan_to_num(sizes, nan=0).astype(np.int64) + _HEAD + _TAIL, _NULL)
+    if placeholders is not None:
+        lengths = np.where(placeholders, _PLACEHOLDER, lengths)
     out = bytearray()
     magic = struct.pack("<I", MAGIC)
     for value, length in zip(values.to_pylist(), lengths.tolist(), strict=True):
@@ -132,7 +141,22 @@ def _u64(buf: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 
 def decode_blob_file(data: bytes, source: str) -> pa.LargeBinaryArray:
-    """Every row's value of a BLOB file's bytes (null rows null), in row order."""
+    """Every row's value of a BLOB file's bytes (null rows null), in row order; a file holding
+    placeholders is refused (they need the file's older versions:
+    :func:`decode_blob_versions`)."""
+    values, placeholders = decode_blob_versions(data, source)
+    if placeholders.any():
+        raise UnsupportedFeatureError(
+            f"BLOB file {source} holds placeholders (rows whose value an older file holds, "
+            "written by an update of the BLOB column); read it with the files of its row range"
+        )
+    return values
+
+
+def decode_blob_versions(data: bytes, source: str) -> tuple[pa.LargeBinaryArray, np.ndarray]:
+    """Every row's value of a BLOB file's bytes, in row order (null rows and placeholders
+    null), and which rows are placeholders (bool: their value is in an older file of the row,
+    written before an update of the BLOB column)."""
     if len(data) < 5:
         raise CorruptDataFileError(f"BLOB file {source} is shorter than its footer")
     index_length, version = struct.unpack_from("<IB", data, len(data) - 5)
@@ -144,14 +168,11 @@ def decode_blob_file(data: bytes, source: str) -> pa.LargeBinaryArray:
     if index_start < 0:
         raise CorruptDataFileError(f"BLOB file {source}: its index is longer than the file")
     lengths = decode_index(data[index_start : len(data) - 5], source)
-    if np.any(lengths == _PLACEHOLDER):
-        raise UnsupportedFeatureError(
-            f"BLOB file {source} holds placeholders (rows whose value an older file holds, "
-            "written by an update of the BLOB column); lakeops does not resolve them — read "
-            "this table with Paimon"
-        )
+    placeholders = lengths == _PLACEHOLDER
     valid = lengths >= 0
-    if np.any(lengths[valid] < _HEAD + _TAIL) or np.any(lengths[~valid] != _NULL):
+    if np.any(lengths[valid] < _HEAD + _TAIL) or np.any(
+        (lengths[~valid] != _NULL) & ~placeholders[~valid]
+    ):
         raise CorruptDataFileError(f"BLOB file {source}: its index holds an invalid length")
     sizes = np.where(valid, lengths, 0)
     offsets = np.concatenate(([0], np.cumsum(sizes)))
@@ -175,9 +196,10 @@ def decode_blob_file(data: bytes, source: str) -> pa.LargeBinaryArray:
     value_sizes = np.where(valid, sizes - _HEAD - _TAIL, 0)
     value_offsets = np.concatenate(([0], np.cumsum(value_sizes))).astype(np.int64)
     validity = pa.array(valid).buffers()[1] if not valid.all() else None
-    return pa.LargeBinaryArray.from_buffers(
+    decoded = pa.LargeBinaryArray.from_buffers(
         pa.large_binary(),
         len(lengths),
         [validity, pa.py_buffer(value_offsets.tobytes()), pa.py_buffer(values.tobytes())],
         null_count=int((~valid).sum()),
     )
+    return decoded, placeholders

@@ -12,6 +12,7 @@ import io
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
@@ -19,7 +20,7 @@ import pyarrow.orc as orc
 import pyarrow.parquet as pq
 
 from lakeops.errors import UnsupportedFeatureError
-from lakeops.format.blob_file import decode_blob_file
+from lakeops.format.blob_file import decode_blob_file, decode_blob_versions
 from lakeops.io.avro_data import open_columns
 
 __all__ = ["READABLE_FORMATS", "DataFormat", "format_of", "reader_for"]
@@ -273,6 +274,13 @@ class BlobFormat:
         with self.fs.open_input_file(path) as source:
             data = source.read()
         return decode_blob_file(data, path.rsplit("/", 1)[-1])
+
+    def versions(self, path: str) -> tuple[pa.LargeBinaryArray, np.ndarray]:
+        """Every row's value (placeholders null) and which rows are placeholders
+        (:func:`~lakeops.format.blob_file.decode_blob_versions`)."""
+        with self.fs.open_input_file(path) as source:
+            data = source.read()
+        return decode_blob_versions(data, path.rsplit("/", 1)[-1])
 
     def read(
         self,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+import numpy as np
 import pyarrow as pa
 
 from lakeops.errors import CorruptDataFileError, CorruptTableError, MissingDataFileError
@@ -120,6 +121,17 @@ class AppendFileReader:
                 schema=self.output_schema(columns),
             )
         return plan.conform(table, self.output_schema(columns))
+
+    def read_blob(self, directory: str, f: DataFileMeta) -> tuple[pa.Array, np.ndarray]:
+        """The values of BLOB file ``f`` (placeholders null) and which rows are placeholders
+        (rows whose value an older file of the row holds)."""
+        path = self._path(directory, f)
+        fmt = self._format(f)
+        if not isinstance(fmt, BlobFormat):
+            raise CorruptTableError(f"data file {f.file_name} is not a BLOB file")
+        values, placeholders = fmt.versions(path)
+        self._check_rows(path, f, len(values))
+        return values, placeholders
 
     def read_physical(
         self, directory: str, f: DataFileMeta, names: Sequence[str]

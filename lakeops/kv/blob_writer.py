@@ -53,14 +53,21 @@ def write_blob_files(
     first_sequence: int,
     target_size: int,
     written: list[str],
+    *,
+    placeholders: np.ndarray | None = None,
+    first_row_id: int | None = None,
 ) -> list[DataFileMeta]:
     """Write ``values`` (the BLOB ``column`` of consecutive rows numbered from
     ``first_sequence``) as ``.blob`` files of the bucket in ``directory``; every path is
-    appended to ``written`` before it is written (for an abort)."""
+    appended to ``written`` before it is written (for an abort). ``placeholders``: rows
+    written as placeholders (an update of the column: those rows keep their older value);
+    ``first_row_id``: the row id of the first row (an update: each file's entry takes the id
+    of its first row; else the commit gives them)."""
     locations = FileLocations("", schema.options, file_io.protocol, file_io.is_local)
     out = []
     for offset, length in _cuts(values, target_size):
-        data = encode_blob_file(values.slice(offset, length))
+        held = placeholders[offset : offset + length] if placeholders is not None else None
+        data = encode_blob_file(values.slice(offset, length), held)
         new = locations.new_file(
             directory, locations.new_name(changelog=False, extension=BLOB_EXTENSION), external
         )
@@ -84,6 +91,7 @@ def write_blob_files(
                 value_stats_cols=(),
                 external_path=new.external_path,
                 write_cols=(column,),
+                first_row_id=None if first_row_id is None else first_row_id + offset,
             )
         )
     return out

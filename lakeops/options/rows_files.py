@@ -203,11 +203,13 @@ _FALLBACK_BRANCHES = refused(
     "scan.primary-branch",
 )
 # BLOB columns (type BLOB, their values in .blob files: lakeops.format.blob_file) are read
-# and written (appends of data-evolution tables: lakeops.write.append_write)
+# and written (appends of data-evolution tables: lakeops.write.append_write; updates by row
+# id: lakeops.write.update_columns)
 BLOB_FIELD = honoured(
     "BLOB columns (the columns pypaimon's blob-field names) keep their values in .blob files: "
     "read, and written by appends (one data file of the other columns, then the .blob files "
-    "of each BLOB column, rolled at blob.target-file-size)",
+    "of each BLOB column, rolled at blob.target-file-size) and by updates by row id "
+    "(placeholders for the rows left, as pypaimon)",
 ).rows("blob-field")
 BLOB_TARGET_FILE_SIZE = honoured(
     "the size at which a BLOB column's .blob files roll (default: target-file-size)",

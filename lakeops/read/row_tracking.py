@@ -21,8 +21,11 @@ schema of its ``schema_id``; none: every field of that schema). Paimon's
   come from the newest file;
 * a file without a first row id is a group of its own;
 * a BLOB file (``*.blob``: one BLOB column of some rows, :mod:`lakeops.format.blob_file`)
-  belongs to the group whose rows it holds; a group's BLOB files of one column hold its rows
-  once each, in row-id order (a rolled column spans several files), and supply that column.
+  belongs to the group whose rows it holds and supplies that column: a row's value comes from
+  the newest of its BLOB files (by ``max_sequence_number``; files of one number, a rolled
+  write, do not overlap) that holds a value for it — null included — rather than a
+  placeholder, which an update of the column writes for the rows it leaves (pypaimon's
+  ``BlobFallbackBatchReader``); a row no file holds a value for is null.
 
 Filters never prune one file of a group (a sibling may supply the columns it lacks): pruning
 by value statistics takes, per filtered column, the statistics of the file that supplies it
@@ -259,24 +262,32 @@ class GroupReader:
 
     def _blob_column(
         self, directory: str, anchor: DataFileMeta, files: Sequence[DataFileMeta], column: str
-    ) -> pa.ChunkedArray:
-        """A BLOB column of the group of ``anchor``: its BLOB files' values, which must hold
-        the group's rows once each, in row-id order."""
+    ) -> pa.Array:
+        """A BLOB column of the group of ``anchor`` from its BLOB files (see the module
+        docstring): each row's value from the newest file (largest ``max_sequence_number``)
+        that holds one for it — null included — rather than a placeholder; null where none
+        does. Files of one sequence number must not overlap (Paimon refuses that too)."""
         lo, hi = _row_range(anchor)
-        ordered = sorted(files, key=lambda f: _row_range(f)[0])
-        at = lo
-        for f in ordered:
-            if _row_range(f)[0] != at:
-                raise UnsupportedFeatureError(
-                    f"BLOB files of column {column!r} of rows {lo}..{hi - 1} overlap or leave "
-                    "rows out (an update of the BLOB column); lakeops does not merge them — "
-                    "read this table with Paimon"
+        chosen = np.full(hi - lo, -1, dtype=np.int64)  # per row: its value's index in `parts`
+        parts: list[pa.Array] = []
+        taken = 0
+        newest_first = sorted(files, key=lambda f: -f.max_sequence_number)
+        covered: dict[int, np.ndarray] = {}
+        for f in newest_first:
+            a, b = _row_range(f)
+            seen = covered.setdefault(f.max_sequence_number, np.zeros(hi - lo, dtype=bool))
+            if seen[a - lo : b - lo].any():
+                raise CorruptTableError(
+                    f"BLOB files of column {column!r} with sequence number "
+                    f"{f.max_sequence_number} overlap in rows of {lo}..{hi - 1}; Paimon cannot "
+                    "read this table either"
                 )
-            at = _row_range(f)[1]
-        if at != hi:
-            raise UnsupportedFeatureError(
-                f"BLOB files of column {column!r} hold rows {lo}..{at - 1} of {lo}..{hi - 1}; "
-                "lakeops does not fill the others — read this table with Paimon"
-            )
-        parts = [self.reader.read(directory, f, [column]).column(column) for f in ordered]
-        return pa.chunked_array([c for p in parts for c in p.chunks], type=parts[0].type)
+            seen[a - lo : b - lo] = True
+            values, placeholders = self.reader.read_blob(directory, f)
+            fill = np.flatnonzero((chosen[a - lo : b - lo] < 0) & ~placeholders)
+            chosen[a - lo + fill] = taken + fill
+            parts.append(values)
+            taken += len(values)
+        target = self.reader.output_schema([column]).field(0).type
+        pool = pa.concat_arrays(parts) if parts else pa.array([], pa.large_binary())
+        return pool.take(pa.array(chosen, mask=chosen < 0)).cast(target)

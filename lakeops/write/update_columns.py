@@ -1,6 +1,13 @@
 """Column updates of a data-evolution table by row id, as pypaimon's ``TableUpdateByRowId``
 writes them (``update_columns``; Paimon reads them with ``DataEvolutionSplitRead``).
 
+A BLOB column's new values go to ``.blob`` files of the group instead
+(:func:`_blob_update`): where the group already has one of that column, they span the rows up
+to the last one updated, the others placeholders that keep their older value; else every row of
+the group, the others null (pypaimon's rule). Their entries take the row ids of the rows they
+hold and sequence numbers 0 like the other file, so they are the newest of the rows'
+versions (:mod:`lakeops.read.row_tracking`).
+
 Input: ``_ROW_ID`` (unique, not null) and new values of some columns of the table (not
 partition columns). Each row id falls in one **row-id group** of the snapshot planned on
 (:func:`lakeops.read.row_tracking.row_id_groups`: the files of rows
@@ -26,12 +33,15 @@ import numpy as np
 import pyarrow as pa
 
 from lakeops.errors import ConfigurationError, DataValidationError, UnsupportedFeatureError
+from lakeops.format.blob_file import is_blob_file
 from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
 from lakeops.kv.append_reader import AppendFileReader
+from lakeops.kv.blob_writer import write_blob_files
 from lakeops.kv.writer import AppendLayout, RollingFileWriter
+from lakeops.options.rows_files import BLOB_TARGET_FILE_SIZE
 from lakeops.read.row_tracking import ROW_ID, GroupReader, row_id_groups
 from lakeops.read.scan import plan_append_splits
 from lakeops.store.context import TableContext
@@ -88,12 +98,6 @@ def _columns(schema: TableSchema, data: pa.Table, columns: Sequence[str] | None)
             )
         if c not in data.column_names:
             raise DataValidationError(f"column {c!r} to update is missing from the data")
-        if schema.field(c).type.root == "BLOB":
-            raise UnsupportedFeatureError(
-                f"column {c!r} is a BLOB column: an update of it writes placeholders for the "
-                "rows it leaves (Paimon's BLOB update), which lakeops does not write; update "
-                "it with Paimon or pypaimon, or update the other columns"
-            )
     if len(set(given)) != len(given):
         raise ConfigurationError(f"columns to update are named twice: {given}")
     return [n for n in names if n in given]
@@ -179,34 +183,71 @@ def write_column_updates(
             f"hold ids in {len(groups)} ranges below {int(ends.max()) if len(groups) else 0}); "
             "nothing was written"
         )
+    blobs = [c for c in cols if schema.field(c).type.root == "BLOB"]
+    normal = [c for c in cols if c not in blobs]
     projected = replace(
-        schema, fields=tuple(f for f in schema.fields if f.name in cols), partition_keys=()
+        schema, fields=tuple(f for f in schema.fields if f.name in normal), partition_keys=()
     )
     groups_reader = GroupReader(reader)
+    blob_target = BLOB_TARGET_FILE_SIZE.find(schema.options)
+    target = int(blob_target) if blob_target is not None else ctx.options.target_file_size
+    touched = np.unique(which).tolist()
+    # every BLOB column's update is planned (and refused) before anything is written
+    blob_plans = {
+        (g, c): _blob_update(
+            groups[g],
+            c,
+            values.column(c).take(np.flatnonzero(which == g)),
+            ids[which == g] - groups[g].start,
+            snapshot.id,
+        )
+        for g in touched
+        for c in blobs
+    }
     messages: list[CommitMessage] = []
     written: list[str] = []
     try:
-        for g in np.unique(which).tolist():
+        for g in touched:
             group = groups[g]
             rows = np.flatnonzero(which == g)
+            positions = ids[rows] - group.start
             directory = ctx.bucket_path(group.partition, group.bucket)
-            current = groups_reader.read(directory, group.files, cols)
-            merged = _merged(current, values.take(pa.array(rows)), ids[rows] - group.start)
-            writer = RollingFileWriter(
-                ctx.file_io, directory, AppendLayout(projected, 0), _NO_ROLLING
-            )
-            try:
-                writer.write(merged)
-                files = writer.close()
-            finally:
-                written.extend(writer.written)
+            files: list[DataFileMeta] = []
+            if normal:
+                current = groups_reader.read(directory, group.files, normal)
+                updates = values.select(normal).take(pa.array(rows))
+                merged = _merged(current, updates, positions)
+                writer = RollingFileWriter(
+                    ctx.file_io, directory, AppendLayout(projected, 0), _NO_ROLLING
+                )
+                try:
+                    writer.write(merged)
+                    files += [
+                        replace(f, write_cols=tuple(normal), value_stats_cols=tuple(normal))
+                        for f in writer.close()
+                    ]
+                finally:
+                    written.extend(writer.written)
+            for c in blobs:
+                column, holders = blob_plans[(g, c)]
+                files += write_blob_files(
+                    ctx.file_io,
+                    directory,
+                    None,
+                    schema,
+                    c,
+                    column,
+                    0,
+                    target,
+                    written,
+                    placeholders=holders,
+                    first_row_id=group.start,
+                )
             new = [
                 replace(
                     f,
                     schema_id=schema.id,
-                    first_row_id=group.start,
-                    write_cols=tuple(cols),
-                    value_stats_cols=tuple(cols),
+                    first_row_id=group.start if f.first_row_id is None else f.first_row_id,
                     min_sequence_number=0,
                     max_sequence_number=0,
                 )
@@ -226,3 +267,39 @@ def write_column_updates(
             ctx.file_io.delete(path)
         raise
     return ColumnUpdate(messages, written)
+
+
+def _blob_update(
+    group: _Group, column: str, updates: pa.ChunkedArray, positions: np.ndarray, base: int
+) -> tuple[pa.Array, np.ndarray | None]:
+    """The values of an update of BLOB ``column`` of ``group`` (``updates`` at row
+    ``positions``, planned on snapshot ``base``) and its placeholders, as pypaimon's
+    ``TableUpdateByRowId`` writes them: where the group already has a BLOB file of the column,
+    rows up to the last updated one, every other row a placeholder (it keeps its older value);
+    else every row of the group, the others null.
+
+    The update's files take the new snapshot's id as sequence number, and a row's newest file
+    by sequence number holds its value. A BLOB file written after the first of a rolled write
+    keeps its rows' own sequence numbers (Paimon's and pypaimon's commit do), which can exceed
+    that id: an update of its rows would not be read (by Paimon either), so it is refused."""
+    held = [
+        f for f in group.files if is_blob_file(f.file_name) and (f.write_cols or ()) == (column,)
+    ]
+    baseline = bool(held)
+    for f in held:
+        assert f.first_row_id is not None
+        lo = f.first_row_id - group.start
+        hit = positions[(positions >= lo) & (positions < lo + f.row_count)]
+        if hit.size and f.max_sequence_number > base:
+            raise UnsupportedFeatureError(
+                f"BLOB file {f.file_name} holds rows from {f.first_row_id} of column "
+                f"{column!r} with sequence number {f.max_sequence_number}, above the id this "
+                f"update's commit may take ({base + 1}): readers (Paimon's too) would keep "
+                f"its values over the update's, so the update of row ids "
+                f"{(hit[:5] + group.start).tolist()} is refused; nothing was written"
+            )
+    n = int(positions.max()) + 1 if baseline else group.rows
+    take = np.full(n, -1, dtype=np.int64)
+    take[positions] = np.arange(len(positions), dtype=np.int64)
+    values = updates.combine_chunks().take(pa.array(take, mask=take < 0))
+    return values, (take < 0) if baseline else None

@@ -14,6 +14,7 @@ from lakeops.errors import CorruptDataFileError, UnsupportedFeatureError
 from lakeops.format.blob_file import (
     MAGIC,
     decode_blob_file,
+    decode_blob_versions,
     decode_index,
     encode_blob_file,
     is_blob_file,
@@ -103,3 +104,20 @@ def test_corrupt_files_and_placeholders_are_refused() -> None:
         decode_blob_file(good[:-1] + b"\x02", "t.blob")
     with pytest.raises(CorruptDataFileError):
         decode_blob_file(b"\x01", "t.blob")
+
+
+def test_placeholders_decode_marked_and_encode_as_written_here() -> None:
+    """A placeholder (length -2) holds no record: it decodes as null and marked, and
+    ``encode_blob_file`` writes the same bytes as the hand encoding, whatever value the
+    placeholder row carries."""
+    values: list[bytes | None] = [None, b"abc", None, b"", None]
+    lengths = [-2, 4 + 3 + 12, -1, 16, -2]
+    data = _encode(values, lengths)
+    got, placeholders = decode_blob_versions(data, "t.blob")
+    assert got.to_pylist() == values
+    assert placeholders.tolist() == [True, False, False, False, True]
+    import numpy as np
+    import pyarrow as pa
+
+    carried = pa.array([b"ignored", b"abc", None, b"", None], pa.large_binary())
+    assert encode_blob_file(carried, np.array(placeholders)) == data
