@@ -7,7 +7,7 @@ on a ``local`` master the workers start the interpreter running lakeops unless t
 one (:mod:`lakeops.spark.workers`); on a cluster install it in the executors' environment or
 ship the wheel (``--py-files``)."""
 
-from lakeops.spark.api import compact, delete, merge, read, register, update, write
+from lakeops.spark.api import compact, delete, merge, read, register, rescale, update, write
 from lakeops.spark.registry import register_tables
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "read",
     "register",
     "register_tables",
+    "rescale",
     "update",
     "write",
 ]

@@ -9,16 +9,30 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
+from lakeops.format import binary_row
+from lakeops.format.manifest import FileKind
 from lakeops.format.paths import POSTPONE_BUCKET
 from lakeops.format.snapshot import Snapshot
 from lakeops.kv.formats import check_writable
+from lakeops.maintenance.rescale import RescaleResult
 from lakeops.parallel import check_parallelism
 from lakeops.spark.bucket_expr import with_bucket
+from lakeops.table import AnyTable
 from lakeops.table.append import AppendTable
 from lakeops.table.modes import WriteMode
 from lakeops.table.row_level import MergeBuilder, RowChanges
 
-__all__ = ["WritePath", "compact", "delete", "merge", "read", "register", "update", "write"]
+__all__ = [
+    "WritePath",
+    "compact",
+    "delete",
+    "merge",
+    "read",
+    "register",
+    "rescale",
+    "update",
+    "write",
+]
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +186,35 @@ def write(
     them.
     """
 
+    return _write(
+        df,
+        path,
+        mode=mode,
+        storage_options=storage_options,
+        catalog_options=catalog_options,
+        overwrite_partitions=overwrite_partitions,
+        parallelism=parallelism,
+        via=via,
+        commit_user=commit_user,
+        watermark=watermark,
+    )
+
+
+def _write(
+    df: Any,
+    path: str,
+    *,
+    mode: WriteMode,
+    storage_options: Mapping[str, Any] | None,
+    catalog_options: Mapping[str, str] | None,
+    overwrite_partitions: Sequence[Mapping[str, Any]] | None,
+    parallelism: int | None,
+    via: WritePath,
+    commit_user: str | None,
+    watermark: int | None,
+    last_safe_snapshot: int | None = None,
+) -> WritePath:
+    """:func:`write`, with an overwrite's ``last_safe_snapshot`` (see ``Table.commit``)."""
     from lakeops.spark.tables import open_table
 
     check_parallelism(parallelism)
@@ -184,6 +227,8 @@ def write(
         options["commit_user"] = commit_user
     if watermark is not None:
         options["watermark"] = str(int(watermark))
+    if last_safe_snapshot is not None:
+        options["last_safe_snapshot"] = str(int(last_safe_snapshot))
     table = open_table(options)
     check_writable(table.schema)
     if via not in ("auto", "native", "python"):
@@ -281,6 +326,75 @@ def compact(
         partitions=partitions,
         parallelism=parallelism,
     )
+
+
+def rescale(
+    spark: Any,
+    path: str,
+    *,
+    bucket: int | None = None,
+    partitions: Sequence[Mapping[str, Any]] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    catalog_options: Mapping[str, str] | None = None,
+    parallelism: int | None = None,
+) -> RescaleResult:
+    """:meth:`lakeops.Table.rescale_buckets` on Spark: the driver changes ``bucket`` (when
+    given) and plans the partitions to rewrite (default: those holding another count) at the
+    latest snapshot; Spark tasks read their rows at that snapshot (a primary-key table's merged
+    rows, split by split), route them to the table's bucket count and write each bucket once,
+    as :func:`write` does; the driver publishes ONE ``OVERWRITE`` commit of those partitions,
+    refused (:class:`~lakeops.errors.CommitConflictError`, which Spark hands on wrapped as it
+    does every error of a data source's commit; the written files deleted) when another job
+    changed their rows after the planned snapshot (Paimon's
+    ``commit.strict-mode.last-safe-snapshot``). ``parallelism``: as :func:`write`'s."""
+    from lakeops.spark.tables import open_table
+
+    check_parallelism(parallelism)
+    register(spark)
+    options = _options(path, storage_options, catalog_options)
+    table = open_table(options)
+    plan, previous, name = table._plan_rescale(bucket, partitions)
+    if plan.empty or plan.snapshot is None:
+        return RescaleResult((), previous, table.options.bucket, 0, None)
+    read = {**options, "scan.snapshot-id": str(plan.snapshot.id)}
+    specs = _partition_specs(table, plan.partitions)
+    if specs is not None:  # the splits of exactly those partitions, matched as the overwrite
+        read["partitions"] = json.dumps(specs)
+    _write(
+        spark.read.format("lakeops").options(**read).load(),
+        path,
+        mode="overwrite",
+        storage_options=storage_options,
+        catalog_options=catalog_options,
+        overwrite_partitions=specs,
+        parallelism=parallelism,
+        via="python",
+        commit_user=None,
+        watermark=None,
+        last_safe_snapshot=plan.snapshot.id,
+    )
+    table = open_table(options)
+    snapshot = table.latest_snapshot()
+    assert snapshot is not None
+    added = table.store.delta_entries(snapshot)
+    written = sum(e.file.row_count for e in added if e.kind == FileKind.ADD)
+    return RescaleResult(
+        tuple(name(p) for p in plan.partitions), previous, table.options.bucket, written, snapshot
+    )
+
+
+def _partition_specs(table: AnyTable, partitions: Sequence[bytes]) -> list[dict[str, Any]] | None:
+    """Specs of serialized ``partitions`` as users write them (their directory values; None
+    for an unpartitioned table, whose overwrite is whole)."""
+    keys = list(table.schema.partition_keys)
+    names = table.context.locations.partitions
+    if not keys or names is None:
+        return None
+    types = table.schema.types_of(keys)
+    return [
+        dict(zip(keys, names.value_names(binary_row.deserialize_internal(p, types)), strict=True))
+        for p in partitions
+    ]
 
 
 def delete(

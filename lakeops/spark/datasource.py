@@ -34,6 +34,7 @@ overwrite); ``abort`` deletes what the tasks wrote.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -60,7 +61,7 @@ from lakeops.changelog.reader import ChangeMode
 from lakeops.errors import (
     ConfigurationError,
 )
-from lakeops.read.scan import Split
+from lakeops.read.scan import Split, partition_matches
 from lakeops.spark.options import (
     ROW_KIND_COLUMN,
     ScanSpec,
@@ -167,6 +168,10 @@ class LakeopsReader(DataSourceReader):
             tag=tag,
             as_of=scan.as_of_millis,
         )
+        wanted = self.options.get("partitions")
+        if wanted is not None:
+            keep = partition_matches(table.schema, json.loads(wanted), table.options)
+            splits = [s for s in splits if keep(s.partition_bytes)]
         return [SplitPartition(s) for s in splits]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:

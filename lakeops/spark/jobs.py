@@ -40,8 +40,9 @@ buckets; default and cap: that count, see :mod:`lakeops.spark.compaction`); for 
 
 ``rescale`` (fixed-bucket tables): with ``--bucket N`` first change the table's ``bucket`` to N,
 then rewrite the partitions (``--partitions``; default: every partition whose files hold another
-bucket count than the table's) into the table's bucket count as one ``OVERWRITE`` commit, on
-the driver (:meth:`lakeops.Table.rescale_buckets`; ``--parallelism``: buckets written at once).
+bucket count than the table's) into the table's bucket count as one ``OVERWRITE`` commit: Spark
+tasks read and write the rows, the driver plans and commits (:func:`lakeops.spark.rescale`;
+``--parallelism``: as for ``write``).
 
 ``--watermark MILLIS`` (write): stored in the snapshot (epoch milliseconds), as
 :meth:`lakeops.Table.commit` stores it.
@@ -337,16 +338,9 @@ def main(
     }
     start = time.perf_counter()
     summary: dict[str, Any] = {"job": args.job, "table": args.table}
-    if args.job in ("expire", "orphans", "rescale"):
+    if args.job in ("expire", "orphans"):
         table = open_table(opts)
-        if args.job == "rescale":
-            rescaled = table.rescale_buckets(
-                bucket=args.bucket, partitions=partitions, parallelism=args.parallelism
-            )
-            summary.update(
-                bucket=rescaled.bucket, partitions=list(rescaled.partitions), rows=rescaled.rows
-            )
-        elif args.job == "expire":
+        if args.job == "expire":
             result = table.expire_snapshots(
                 retain_min=args.retain_min,
                 retain_max=args.retain_max,
@@ -396,6 +390,22 @@ def main(
                 if args.commit_user:
                     # the user's snapshot is older than this run: its retry was skipped
                     summary["already_committed"] = snapshot is not None and snapshot.id <= before
+            elif args.job == "rescale":
+                rescaled = api.rescale(
+                    spark,
+                    args.table,
+                    bucket=args.bucket,
+                    partitions=partitions,
+                    storage_options=storage,
+                    catalog_options=catalog,
+                    parallelism=args.parallelism,
+                )
+                summary.update(
+                    bucket=rescaled.bucket,
+                    partitions=list(rescaled.partitions),
+                    rows=rescaled.rows,
+                )
+                snapshot = rescaled.snapshot or open_table(opts).latest_snapshot()
             else:
                 snapshot = api.compact(
                     spark,

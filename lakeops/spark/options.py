@@ -17,12 +17,18 @@ Reads (``spark.read.format("lakeops").option(...)``):
 * ``incremental-between`` — ``"start,end"`` snapshot ids or tag names: what changed after
   ``start`` up to ``end``, with a ``rowkind`` column (``+I``/``-U``/``+U``/``-D``) first, as
   Paimon's ``audit_log`` table has it; ``incremental-between-scan-mode`` — ``auto`` (default),
-  ``delta``, ``changelog`` or ``diff`` (see :meth:`lakeops.Table.read_changes`).
+  ``delta``, ``changelog`` or ``diff`` (see :meth:`lakeops.Table.read_changes`);
+* ``partitions`` — a JSON list of partition specs (``[{"dt": "2024-01-01"}]``, as
+  ``overwrite_partitions``): only the splits of those partitions are read (matched exactly on
+  the partitions' values, as an overwrite of them matches; what :func:`lakeops.spark.rescale`
+  reads).
 
 Writes (``df.write.format("lakeops").option(...)``): the connection options, ``parallelism``,
 ``overwrite_partitions``, ``commit_user`` (a stable commit user makes the write exactly-once:
 a write whose user already committed is skipped, see :mod:`lakeops.commit.exactly_once`),
-``watermark`` (epoch milliseconds, stored in the snapshot as ``Table.commit`` stores it), and
+``watermark`` (epoch milliseconds, stored in the snapshot as ``Table.commit`` stores it),
+``last_safe_snapshot`` (an overwrite refused when a later snapshot changed the partitions it
+replaces, as ``Table.commit`` takes it: what :func:`lakeops.spark.rescale` sets), and
 for a write that creates the table ``primary-key`` and
 ``partition`` (comma-separated column names) plus any Paimon table option
 (:mod:`lakeops.options.registry`). On an existing table those must equal what the table has.
@@ -78,6 +84,7 @@ READ_OPTIONS = (
     "scan.tag-name",
     "incremental-between",
     "incremental-between-scan-mode",
+    "partitions",
 )
 #: read options of streams only (spark.readStream; see lakeops.spark.streaming)
 STREAM_READ_OPTIONS = ("row-kind", "scan.mode", "changes.mode", "consumer-id")
@@ -89,6 +96,7 @@ WRITE_OPTIONS = (
     "partition",
     "commit_user",
     "watermark",
+    "last_safe_snapshot",
 )
 #: the table properties Spark's session catalog adds to the options of a table registered there
 #: (``CREATE TABLE … USING lakeops``, :func:`lakeops.spark.register_tables`)

@@ -3,7 +3,8 @@
 commits them as one snapshot (``OVERWRITE`` for overwrite) or deletes them on abort. With the
 ``commit_user`` option the commit is exactly-once: a job retried after its commit landed
 publishes nothing and its files are deleted (:mod:`lakeops.commit.exactly_once`). The
-``watermark`` option (epoch milliseconds) is stored in the snapshot, as ``Table.commit`` does."""
+``watermark`` option (epoch milliseconds) is stored in the snapshot, and ``last_safe_snapshot``
+guards an overwrite, as ``Table.commit`` takes them."""
 
 from __future__ import annotations
 
@@ -81,12 +82,14 @@ class LakeopsWriter(DataSourceArrowWriter):
                 # a stable commit user (the option) makes a retried job's commit a no-op
                 user = self.options.get("commit_user")
                 watermark = self.options.get("watermark")
+                safe = self.options.get("last_safe_snapshot")
                 table.commit(
                     batch,
                     commit_user=user,
                     commit_identifier=BATCH_COMMIT_IDENTIFIER if user else None,
                     overwrite=overwrite,
                     watermark=None if watermark is None else int(watermark),
+                    last_safe_snapshot=None if safe is None else int(safe),
                 )
             except CommitStateUnknownError:
                 self._state_unknown = True  # the snapshot may reference the files: abort keeps them

@@ -55,7 +55,12 @@ from lakeops.maintenance.iceberg import check_iceberg_schema, iceberg_after_comm
 from lakeops.maintenance.orphan import OrphanResult, check_threshold, remove_orphan_files
 from lakeops.maintenance.partition_expire import PartitionExpireResult, expire_partitions
 from lakeops.maintenance.repair import RepairReport, repair_table
-from lakeops.maintenance.rescale import RescaleResult, partition_filter, plan_rescale
+from lakeops.maintenance.rescale import (
+    RescalePlan,
+    RescaleResult,
+    partition_filter,
+    plan_rescale,
+)
 from lakeops.maintenance.rollback import rollback_to
 from lakeops.maintenance.tags import (
     create_tag,
@@ -243,6 +248,7 @@ class BaseTable(ScanSource):
         commit_identifier: int | None = None,
         overwrite: bool | Sequence[Mapping[str, Any]] = False,
         watermark: int | None = None,
+        last_safe_snapshot: int | None = None,
     ) -> Snapshot | None:
         """Publish the messages of one or many writers: new data as one ``APPEND`` snapshot,
         then their compactions as one ``COMPACT`` snapshot. Returns the last snapshot (None if
@@ -272,6 +278,12 @@ class BaseTable(ScanSource):
         larger of it and the latest snapshot's, as Paimon's commit does; with
         ``tag.automatic-creation = watermark`` automatic tags follow the watermarks
         (:mod:`lakeops.maintenance.auto_tags`).
+
+        ``last_safe_snapshot`` (with an overwrite, Paimon's
+        ``commit.strict-mode.last-safe-snapshot``): the snapshot the overwritten rows were read
+        at; the commit is refused (:class:`~lakeops.errors.CommitConflictError`) when a later
+        snapshot changed rows of the partitions it replaces (a compaction is no conflict), as a
+        rescale's rewrite needs.
         """
         self._require_writable("commit to")
         committer = self._committer(commit_user, commit_identifier, watermark)
@@ -285,6 +297,7 @@ class BaseTable(ScanSource):
             BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier,
             on_compact_conflict=drop if self._drops_conflicting_compaction else None,
             overwrite=self._overwrite_predicate(overwrite),
+            last_safe_snapshot=last_safe_snapshot,
         )
 
     def _overwrite_predicate(
@@ -622,18 +635,7 @@ class BaseTable(ScanSource):
             >>> table.rescale_buckets(bucket=8)                               # doctest: +SKIP
             >>> table.rescale_buckets(partitions=[{"dt": "2024-01-01"}])      # doctest: +SKIP
         """
-        self._require_writable("rescale buckets of")
-        plan = plan_rescale(self.context, partitions)  # refuses a non-fixed table up front
-        if bucket is not None and bucket != self.options.bucket:
-            self.alter(SetOption("bucket", str(bucket)))
-            plan = plan_rescale(self.context, partitions)
-        names = self.context.locations.partitions
-        describe = names.dir_of if names is not None and self.schema.partition_keys else None
-
-        def name(p: bytes) -> str:
-            return describe(p) if describe is not None else ""
-
-        previous = {name(p): n for p, n in plan.counts.items()}
+        plan, previous, name = self._plan_rescale(bucket, partitions)
         if plan.empty or plan.snapshot is None:
             return RescaleResult((), previous, self.options.bucket, 0, None)
         chosen = set(plan.partitions)
@@ -668,6 +670,24 @@ class BaseTable(ScanSource):
         return RescaleResult(
             tuple(name(p) for p in plan.partitions), previous, self.options.bucket, rows, snapshot
         )
+
+    def _plan_rescale(
+        self, bucket: int | None, partitions: Sequence[Mapping[str, Any]] | None
+    ) -> tuple[RescalePlan, dict[str, int], Callable[[bytes], str]]:
+        """What :meth:`rescale_buckets` rewrites (the ``bucket`` alter done first), each
+        partition's bucket count before, by directory name, and that name of a partition."""
+        self._require_writable("rescale buckets of")
+        plan = plan_rescale(self.context, partitions)  # refuses a non-fixed table up front
+        if bucket is not None and bucket != self.options.bucket:
+            self.alter(SetOption("bucket", str(bucket)))
+            plan = plan_rescale(self.context, partitions)
+        names = self.context.locations.partitions
+        describe = names.dir_of if names is not None and self.schema.partition_keys else None
+
+        def name(p: bytes) -> str:
+            return describe(p) if describe is not None else ""
+
+        return plan, {name(p): n for p, n in plan.counts.items()}, name
 
     def remove_orphan_files(
         self,

@@ -113,6 +113,7 @@ class Table(BaseTable):
         commit_identifier: int | None = None,
         overwrite: bool | Sequence[Mapping[str, Any]] = False,
         watermark: int | None = None,
+        last_safe_snapshot: int | None = None,
     ) -> Snapshot | None:
         """As :meth:`BaseTable.commit`, then, unless ``write-only`` (a dedicated compaction
         job does it):
@@ -136,6 +137,7 @@ class Table(BaseTable):
             commit_identifier=commit_identifier,
             overwrite=overwrite,
             watermark=watermark,
+            last_safe_snapshot=last_safe_snapshot,
         )
         if (
             snapshot is None

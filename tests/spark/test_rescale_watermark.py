@@ -1,13 +1,16 @@
-"""The Spark jobs' ``rescale`` entry and the ``watermark`` a Spark write passes through.
+"""The Spark jobs' ``rescale`` entry (:func:`lakeops.spark.rescale`) and the ``watermark`` a
+Spark write passes through.
 
-``rescale`` runs on the driver (:meth:`lakeops.Table.rescale_buckets`); it is judged by the plain
-model of the rows (the last row per key) and by the bucket count every live file records. The
+``rescale`` reads and writes on Spark tasks, the driver plans and commits; it is judged by the
+plain model of the rows (the last row per key), by the bucket count every live file records,
+and by its refusal when another job changed the partitions after the snapshot it read. The
 watermark is judged by the snapshot's ``watermark`` field: the value passed, as
 ``Table.commit`` stores it, on the Python writer's and the native path's commits alike, and
 refused by a native write of a partition still holding the old bucket count."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -16,6 +19,7 @@ import pytest
 import lakeops.spark as ls
 from lakeops import Catalog
 from lakeops.bucket.counts import BucketCountMismatchError
+from lakeops.errors import CommitConflictError
 from lakeops.format.schema_change import SetOption
 from lakeops.spark import jobs
 
@@ -35,7 +39,17 @@ def _table(catalog: Catalog) -> Any:
     return table, {(r["id"], r["dt"]): r["v"] for r in rows}
 
 
-def test_rescale_job_rewrites_the_partitions(catalog: Catalog) -> None:
+@pytest.fixture
+def job_session(spark: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The job runs in this process on the suite's shared session, which it must not stop."""
+    monkeypatch.setattr(jobs, "_session", lambda master: spark)
+    monkeypatch.setattr(spark, "stop", lambda: None)
+    yield spark
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_rescale_job_rewrites_the_partitions(job_session: Any, catalog: Catalog) -> None:
     table, model = _table(catalog)
     summary = jobs.main(
         ["rescale", "--table", table.root, "--bucket", "4", "--partitions", '[{"dt": "d1"}]']
@@ -48,6 +62,31 @@ def test_rescale_job_rewrites_the_partitions(catalog: Catalog) -> None:
     assert {e.total_buckets for e in reopened.store.live_entries(reopened.latest_snapshot())} == {4}
     got = {(r["id"], r["dt"]): r["v"] for r in reopened.read().to_pylist()}
     assert got == model
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_rescale_refuses_when_the_partitions_changed_after_its_read(
+    spark: Any, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another job writes into the partition between the rescale's read and its commit: the
+    overwrite would drop that row, so it is refused and the table keeps every row."""
+    table, model = _table(catalog)
+    table.rescale_buckets(bucket=3, partitions=[{"dt": "d0"}])  # d0 takes writes again
+    real = ls.api._write
+
+    def write_then_race(df: Any, path: str, **kwargs: Any) -> Any:
+        catalog.get_table("db.r").write(pa.table({"id": [99], "dt": ["d0"], "v": [5]}, SCHEMA))
+        return real(df, path, **kwargs)
+
+    monkeypatch.setattr(ls.api, "_write", write_then_race)
+    # the driver's commit raises inside Spark, which hands it on wrapped (as for ls.write)
+    with pytest.raises(Exception, match="another job changed") as info:
+        ls.rescale(spark, table.root, partitions=[{"dt": "d0"}])
+    assert info.type is CommitConflictError or "CommitConflictError" in str(info.value)
+    model[(99, "d0")] = 5
+    reopened = catalog.get_table("db.r")
+    assert {(r["id"], r["dt"]): r["v"] for r in reopened.read().to_pylist()} == model
 
 
 @pytest.mark.slow
