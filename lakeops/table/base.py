@@ -660,6 +660,9 @@ class BaseTable(ScanSource):
         except BaseException:
             writer.abort()
             raise
+        # what a commit of the table does next: a deletion-vector table lifts the new level-0
+        # files, which its batch reads (Paimon's too) skip
+        self._settle(snapshot, messages)
         log.info(
             "%s: rescaled %d partitions to %d buckets (%d rows)",
             self.identifier,
@@ -670,6 +673,15 @@ class BaseTable(ScanSource):
         return RescaleResult(
             tuple(name(p) for p in plan.partitions), previous, self.options.bucket, rows, snapshot
         )
+
+    def _settle(
+        self,
+        snapshot: Snapshot | None,
+        messages: Sequence[CommitMessage],  # noqa: ARG002
+    ) -> Snapshot | None:
+        """What follows a commit of ``messages`` that published ``snapshot``: nothing here; a
+        primary-key table compacts what its batch reads skip. Returns the last snapshot."""
+        return snapshot
 
     def _plan_rescale(
         self, bucket: int | None, partitions: Sequence[Mapping[str, Any]] | None

@@ -139,6 +139,13 @@ class Table(BaseTable):
             watermark=watermark,
             last_safe_snapshot=last_safe_snapshot,
         )
+        return self._settle(snapshot, messages)
+
+    def _settle(
+        self, snapshot: Snapshot | None, messages: Sequence[CommitMessage]
+    ) -> Snapshot | None:
+        """What follows a commit of ``messages`` that published ``snapshot`` (see
+        :meth:`commit`); returns the last snapshot."""
         if (
             snapshot is None
             or self.context.compaction.write_only  # a dedicated job compacts

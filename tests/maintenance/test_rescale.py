@@ -112,6 +112,30 @@ def test_merged_rows_keep_their_sequence_field(catalog: Catalog) -> None:
     assert table.read().to_pylist() == [{"id": 1, "ts": 10, "v": "new"}]
 
 
+def test_a_deletion_vector_table_reads_its_rescaled_rows(catalog: Catalog) -> None:
+    """Batch reads of a deletion-vector table skip level 0 (Paimon's and lakeops'): the
+    rescale's new files are lifted out of it, as every commit of such a table is, so the
+    rewritten partitions read whole at once."""
+    table = catalog.create_table(
+        "db.dv",
+        schema=SCHEMA,
+        primary_keys=["id", "dt"],
+        partition_keys=["dt"],
+        options={"bucket": "2", "deletion-vectors.enabled": "true"},
+    )
+    table.write(_rows(range(30), "a", 0))
+    table.write(_rows(range(20, 40), "b", 100))
+    model = _model_read(table)
+    assert len(model) == 50
+    done = table.rescale_buckets(bucket=3)
+    assert done.snapshot is not None and done.snapshot.commit_kind == "OVERWRITE"
+    table = catalog.get_table("db.dv")
+    assert _counts(table) == {"dt=a": {3}, "dt=b": {3}}
+    assert _model_read(table) == model
+    levels = {e.file.level for e in table.store.live_entries(table.store.latest_snapshot())}
+    assert 0 not in levels
+
+
 def test_append_table_rescale_after_alter(catalog: Catalog) -> None:
     table = catalog.create_table(
         "db.a",
