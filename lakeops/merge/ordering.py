@@ -49,9 +49,18 @@ def _record_order(
     order, nulls = ("descending" if descending else "ascending"), "at_start"
     keys = [(k, "ascending") for k in key_columns]
     keys += [(f, order) for f in sequence_fields]
-    keys.append((SEQ, "ascending"))
+    if not _ascending(records.column(SEQ)):
+        # the sort is stable: where the sequence numbers already ascend in row order (a
+        # writer's buffer), ties keep that order without the extra sort key
+        keys.append((SEQ, "ascending"))
     orderable = _orderable(records, [k for k, _ in keys])
     return _sort_indices(orderable, keys, nulls), orderable
+
+
+def _ascending(values: pa.ChunkedArray | pa.Array) -> bool:
+    """Whether ``values`` (int64, no nulls) never decrease in row order."""
+    numbers = np.asarray(values.to_numpy(), dtype=np.int64)
+    return bool(np.all(numbers[1:] >= numbers[:-1]))
 
 
 def sort_merge(
