@@ -97,7 +97,8 @@ class Router:
         bounds = np.concatenate(
             ([0], np.flatnonzero(np.diff(sorted_group)) + 1, [len(sorted_group)])
         )
-        routed = records.take(pa.array(order))
+        # one group (one bucket of one partition): the records are grouped as they are
+        routed = records if len(bounds) == 2 else records.take(pa.array(order))
         out = []
         for lo, hi in itertools.pairwise(bounds):
             part = routed.slice(int(lo), int(hi - lo))
