@@ -2,6 +2,13 @@
 
 from lakeops.merge.engine import MergeEngine
 from lakeops.merge.factory import create_merge_engine
-from lakeops.merge.ordering import group_starts, merge_sorted, sort_records
+from lakeops.merge.ordering import group_starts, merge_sorted, sort_merge, sort_records
 
-__all__ = ["MergeEngine", "create_merge_engine", "group_starts", "merge_sorted", "sort_records"]
+__all__ = [
+    "MergeEngine",
+    "create_merge_engine",
+    "group_starts",
+    "merge_sorted",
+    "sort_merge",
+    "sort_records",
+]

@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.kv import KIND, RowKind, key_column
 from lakeops.kv.reader import KeyValueReader
-from lakeops.merge import group_starts, merge_sorted, sort_records
+from lakeops.merge import group_starts, sort_merge
 from lakeops.merge.interval_partition import partition_sections
 from lakeops.merge.ordering import as_table
 from lakeops.read.deletions import DeletionVectorReader
@@ -124,7 +124,10 @@ class SplitReader:
             starts = group_starts(records, self.merge_keys)
             if len(starts) == records.num_rows:
                 return records  # one sorted file with unique keys: nothing to merge
-        records = sort_records(
-            records, self.merge_keys, self.options.sequence_fields, self.options.sequence_descending
+        return sort_merge(
+            records,
+            self.merge_keys,
+            self.engine,
+            self.options.sequence_fields,
+            self.options.sequence_descending,
         )
-        return merge_sorted(records, self.merge_keys, self.engine)

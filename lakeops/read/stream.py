@@ -49,7 +49,7 @@ from lakeops.errors import ConfigurationError
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.kv import KIND, RowKind, key_column
 from lakeops.kv.reader import KeyValueReader
-from lakeops.merge import group_starts, merge_sorted, sort_records
+from lakeops.merge import group_starts, sort_merge
 from lakeops.merge.interval_partition import partition_runs
 from lakeops.merge.ordering import as_table
 from lakeops.merge.stream import merge_runs
@@ -186,10 +186,13 @@ class SplitStream:
     def _merge(self, records: pa.Table, distinct: bool) -> pa.Table:
         if distinct:
             return records  # one record per key: nothing to merge
-        ordered = sort_records(
-            records, self.merge_keys, self.options.sequence_fields, self.options.sequence_descending
+        return sort_merge(
+            records,
+            self.merge_keys,
+            self.engine,
+            self.options.sequence_fields,
+            self.options.sequence_descending,
         )
-        return merge_sorted(ordered, self.merge_keys, self.engine)
 
     def _one_run(self, split: Split, directory: str, run: list[DataFileMeta]) -> Iterator[pa.Table]:
         """Merged records of one sorted run, chunk by chunk (the last key of a chunk waits)."""
