@@ -410,9 +410,8 @@ def test_refusals_name_the_option_and_leave_nothing(spark, catalog: Catalog, war
             df.write.format("lakeops")
             .mode("append")
             .option("primary-key", "id")
-            .option("bucket", "-2")
-            .option("postpone.merge-on-read", "true"),
-            "postpone.merge-on-read",
+            .option("chain-table.enabled", "true"),
+            "chain-table.enabled",
         ),
     ]
     for writer, message in cases:
