@@ -24,7 +24,7 @@ from lakeops.format.data_file import FILE_SOURCE_APPEND, DataFileMeta
 from lakeops.format.schema import TableSchema
 from lakeops.io.file_io import FileIO
 from lakeops.kv.writer import KeyValueLayout, RollingFileWriter
-from lakeops.merge import MergeEngine, merge_sorted, sort_merge, sort_records
+from lakeops.merge import MergeEngine, merge_sorted, sort_records
 from lakeops.merge.ordering import as_table
 from lakeops.store.context import TableContext
 from lakeops.store.locations import ExternalPaths
@@ -94,16 +94,19 @@ def flush_bucket(
     """Write the buffered ``batches`` of the bucket in ``directory`` (``external``: where its
     files go when the table writes external paths); see the module docstring. On failure
     every file it wrote is deleted before the error propagates."""
-    order = (settings.key_names, settings.sequence_fields, settings.sequence_descending)
+    records = sort_records(
+        as_table(batches),
+        settings.key_names,
+        settings.sequence_fields,
+        settings.sequence_descending,
+    )
     written: list[str] = []
     try:
         changelog: list[DataFileMeta] = []
         if settings.input_changelog:  # the input records, as they came
-            records = sort_records(as_table(batches), *order)
             changelog = _write(records, settings, directory, external, "changelog", written)
-            merged = merge_sorted(records, settings.key_names, settings.engine)
-        else:  # sorted and merged with one copy of the records
-            merged = sort_merge(as_table(batches), settings.key_names, settings.engine, *order[1:])
+        # a writer's keys are mostly distinct: then the sorted records pass through unmerged
+        merged = merge_sorted(records, settings.key_names, settings.engine)
         files = _write(merged, settings, directory, external, "data", written)
     except BaseException:
         for path in written:
