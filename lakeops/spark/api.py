@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from lakeops.commit.exactly_once import latest_snapshot_of_user
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.format import binary_row
 from lakeops.format.manifest import FileKind
@@ -357,6 +359,7 @@ def rescale(
     if plan.empty or plan.snapshot is None:
         return RescaleResult((), previous, table.options.bucket, 0, None)
     read = {**options, "scan.snapshot-id": str(plan.snapshot.id)}
+    user = f"lakeops-rescale-{uuid.uuid4().hex}"  # names this job's OVERWRITE snapshot
     specs = _partition_specs(table, plan.partitions)
     if specs is not None:  # the splits of exactly those partitions, matched as the overwrite
         read["partitions"] = json.dumps(specs)
@@ -369,12 +372,12 @@ def rescale(
         overwrite_partitions=specs,
         parallelism=parallelism,
         via="python",
-        commit_user=None,
+        commit_user=user,
         watermark=None,
         last_safe_snapshot=plan.snapshot.id,
     )
     table = open_table(options)
-    snapshot = table.latest_snapshot()
+    snapshot = latest_snapshot_of_user(table.store, user)
     assert snapshot is not None
     added = table.store.delta_entries(snapshot)
     written = sum(e.file.row_count for e in added if e.kind == FileKind.ADD)
