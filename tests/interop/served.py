@@ -4,8 +4,9 @@ Starting the Java oracle costs about a second of JVM start and class loading, an
 oracle half a second of imports, on every call; the interop suites make hundreds of calls. A
 :class:`Served` process is started on first use and kept while the calling process's
 environment and working directory stay what they were when it started (a test that sets
-``TZ`` or a credential gets a process of its own, exactly as a fresh subprocess would see it);
-it is restarted when it dies and killed when the tests end.
+``TZ`` or a credential gets a process of its own, exactly as a fresh subprocess would see it;
+``PYTEST_CURRENT_TEST``, which pytest changes for every test, does not count), so one process
+serves a whole test session; it is restarted when it dies and killed when the tests end.
 
 The protocol: one request line in, one reply line out, on the process's standard input and
 output; the process sends anything else it prints to its standard error, which goes to a file
@@ -29,8 +30,12 @@ class ServedError(RuntimeError):
     """The served process died or did not answer in time (it has been killed)."""
 
 
+#: variables that change from test to test without changing what an oracle does
+_VOLATILE = frozenset({"PYTEST_CURRENT_TEST"})
+
+
 def _environment_key() -> tuple[str, tuple[tuple[str, str], ...]]:
-    return os.getcwd(), tuple(sorted(os.environ.items()))
+    return os.getcwd(), tuple(sorted(i for i in os.environ.items() if i[0] not in _VOLATILE))
 
 
 class Served:

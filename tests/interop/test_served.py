@@ -51,6 +51,14 @@ def test_a_changed_environment_gets_a_new_process(
     assert new_tz == "America/Sao_Paulo" and new_pid != pid
 
 
+def test_the_next_test_keeps_the_process(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest names the running test in ``PYTEST_CURRENT_TEST``, which changes from test to test
+    but not what an oracle does: the process is kept across tests."""
+    pid = served.request("a", 30).split()[0]
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/x.py::test_other (call)")
+    assert served.request("b", 30).split()[0] == pid
+
+
 def test_a_dead_process_is_named_and_replaced(served: Served) -> None:
     pid = served.request("a", 30).split()[0]
     with pytest.raises(ServedError, match="died") as err:
