@@ -41,6 +41,7 @@ __all__ = [
     "deletion_files",
     "encode_blob",
     "encode_index_file",
+    "iceberg_blob",
     "roll_blobs",
 ]
 
@@ -157,6 +158,19 @@ def encode_blob(positions: np.ndarray, *, bitmap64: bool = False) -> tuple[bytes
         recorded = len(body)
     crc = struct.unpack(">i", struct.pack(">I", zlib.crc32(body)))[0]
     return struct.pack(">i", len(body)) + body + struct.pack(">i", crc), recorded, len(values)
+
+
+def iceberg_blob(data: bytes, df: DeletionFile, source: str) -> tuple[bytes, int]:
+    """The deletion vector ``df`` of index file bytes ``data`` as an Iceberg
+    ``deletion-vector-v1`` blob, and its cardinality: a 64-bit blob is that layout already and
+    is copied unchanged (after it decodes); a 32-bit blob is re-encoded as a 64-bit one of the
+    same positions."""
+    positions = decode_deletion_vector(data, df, source)
+    if struct.unpack_from(">i", data, df.offset + 4)[0] == _MAGIC_32:
+        encoded, _, cardinality = encode_blob(positions, bitmap64=True)
+        return encoded, cardinality
+    (n,) = struct.unpack_from(">i", data, df.offset)
+    return data[df.offset : df.offset + 4 + n + 4], len(positions)
 
 
 def _portable_bitmap(data: bytes, source: str) -> np.ndarray:

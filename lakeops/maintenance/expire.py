@@ -37,7 +37,7 @@ from lakeops.format import paths
 from lakeops.format.manifest import FileKind, ManifestEntry
 from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
-from lakeops.maintenance.iceberg import expire_iceberg_metadata
+from lakeops.maintenance.iceberg import expire_iceberg_metadata, sweep_iceberg_puffins
 from lakeops.options import TableOptions
 from lakeops.options.option import Option
 from lakeops.options.rows_retention import (
@@ -451,6 +451,8 @@ def _expire_range(
     tracker = tracker or DeleteProgress(None)
     tracker.found(len(doomed))
     delete_files(fio.delete, doomed, parallelism, tracker.deleted)
+    # 6. the Iceberg Puffin files that copied deletion-vector index files now gone
+    sweep_iceberg_puffins(store)
 
 
 def _doomed_data_files(

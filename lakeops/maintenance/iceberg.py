@@ -19,7 +19,13 @@ that a crash left unwritten is caught up by the next commit, as Paimon's
   an append table; of a primary-key table only the files at the highest level
   (``num-levels - 1``), the files that need no merge (Paimon's ``shouldAddFileToIceberg``),
   so an Iceberg reader sees a primary-key table as of its last full compaction,
-* ``v<N>.metadata.json`` (format version 2): the table's schemas up to the latest (Iceberg
+* with deletion vectors (format version 3): a delete manifest ``<uuid>-m1.avro`` of their
+  vectors as position deletes in Puffin files (:mod:`lakeops.maintenance.iceberg_deletes`), and
+  the data manifest then names every file above level 0 of a primary-key table (Paimon's rule
+  when Iceberg gets the vectors),
+* ``v<N>.metadata.json`` (``metadata.iceberg.format-version``, 2 or 3; version 3 adds row
+  lineage: the snapshot's ``first-row-id`` is the previous version's ``next-row-id``, its data
+  manifest's ``first_row_id`` too): the table's schemas up to the latest (Iceberg
   field ids = Paimon field ids), one identity partition spec (partition field ids from 1000),
   ``current-snapshot-id`` ``N``, and ``version-hint.text`` = ``N`` when ``N`` is the table's
   latest snapshot;
@@ -59,11 +65,13 @@ from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.format.avro_codec import avro_codec, read_avro
 from lakeops.format.binary_row import deserialize
 from lakeops.format.data_file import DataFileMeta
+from lakeops.format.manifest import ManifestEntry
 from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
 from lakeops.format.types import DataType
 from lakeops.io.file_io import join
 from lakeops.kv.evolution import SchemaEvolution
+from lakeops.maintenance.iceberg_deletes import deletion_vector_records, sweep_puffins
 from lakeops.options import rows_layout as L
 from lakeops.options import rows_retention as R
 from lakeops.options import rows_write as W
@@ -71,6 +79,7 @@ from lakeops.options.rows_files import DELETION_VECTORS_ENABLED
 from lakeops.read.stats import EXACT_BOUND_TYPES, value_stats
 from lakeops.store import TableStore
 from lakeops.store.context import TableContext
+from lakeops.store.locations import FileLocations
 
 __all__ = [
     "VERSION_HINT",
@@ -79,6 +88,7 @@ __all__ = [
     "iceberg_after_commit",
     "iceberg_metadata_dir",
     "iceberg_storage",
+    "sweep_iceberg_puffins",
     "write_iceberg_metadata",
 ]
 
@@ -121,17 +131,22 @@ def iceberg_metadata_dir(root: str, options: Mapping[str, str]) -> str:
 
 def check_iceberg_schema(schema: TableSchema, what: str) -> None:
     """Refuse (:class:`UnsupportedFeatureError`, before anything is written) a table asking for
-    Iceberg metadata whose columns lakeops cannot describe in Iceberg format version 2
-    (nanosecond timestamps, TIME, VARIANT, MULTISET, at any depth) or with deletion vectors."""
+    Iceberg metadata whose columns lakeops cannot describe in Iceberg (nanosecond timestamps,
+    TIME, VARIANT, MULTISET, at any depth), or with deletion vectors and format version 2,
+    which cannot carry them."""
     if iceberg_storage(schema.options) == "disabled":
         return
-    if DELETION_VECTORS_ENABLED.get(schema.options):
-        # Iceberg format version 2 cannot carry Paimon's vectors: its readers would return the
-        # rows they delete (Paimon exports vectors only with format version 3 and bitmap64)
+    if (
+        DELETION_VECTORS_ENABLED.get(schema.options)
+        and R.ICEBERG_FORMAT_VERSION.get(schema.options) < 3
+    ):
+        # Iceberg format version 2 has no deletion vectors: its readers would return the rows
+        # the vectors delete (Paimon exports vectors only with format version 3)
         raise UnsupportedFeatureError(
-            f"{what}: Iceberg-compatible metadata (format version 2, the one lakeops writes) "
-            "cannot carry deletion vectors, so Iceberg readers would return deleted rows; "
-            "disable 'deletion-vectors.enabled' or 'metadata.iceberg.storage'"
+            f"{what}: Iceberg-compatible metadata of format version 2 cannot carry deletion "
+            "vectors, so Iceberg readers would return deleted rows; set "
+            "'metadata.iceberg.format-version' = '3' (or disable 'deletion-vectors.enabled' "
+            "or 'metadata.iceberg.storage')"
         )
     for f in schema.fields:
         try:
@@ -373,25 +388,29 @@ def _column_stats(
     return {"null_value_counts": nulls, "lower_bounds": lower, "upper_bounds": upper}
 
 
-def _manifest_schema(partition_fields: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Iceberg v2's manifest entry schema (``IcebergManifestEntry.schema``), the data file
-    fields Paimon fills that readers need."""
+def _manifest_schema(partition_fields: Sequence[dict[str, Any]], version: int) -> dict[str, Any]:
+    """Iceberg's manifest entry schema (``IcebergManifestEntry.schema``), the data file fields
+    Paimon fills that readers need; format version 3 adds those of deletion vectors (the data
+    file a vector deletes rows of, where its blob lies)."""
     partition = {"type": "record", "name": "r102", "fields": list(partition_fields)}
-    data_file = {
-        "type": "record",
-        "name": "r2",
-        "fields": [
-            _field("content", "int", 134),
-            _field("file_path", "string", 100),
-            _field("file_format", "string", 101),
-            _field("partition", partition, 102),
-            _field("record_count", "long", 103),
-            _field("file_size_in_bytes", "long", 104),
-            _field("null_value_counts", ["null", _int_map("long", 121, 122)], 110, True),
-            _field("lower_bounds", ["null", _int_map("bytes", 126, 127)], 125, True),
-            _field("upper_bounds", ["null", _int_map("bytes", 129, 130)], 128, True),
-        ],
-    }
+    fields = [
+        _field("content", "int", 134),
+        _field("file_path", "string", 100),
+        _field("file_format", "string", 101),
+        _field("partition", partition, 102),
+        _field("record_count", "long", 103),
+        _field("file_size_in_bytes", "long", 104),
+        _field("null_value_counts", ["null", _int_map("long", 121, 122)], 110, True),
+        _field("lower_bounds", ["null", _int_map("bytes", 126, 127)], 125, True),
+        _field("upper_bounds", ["null", _int_map("bytes", 129, 130)], 128, True),
+    ]
+    if version >= 3:
+        fields += [
+            _field("referenced_data_file", ["null", "string"], 143, True),
+            _field("content_offset", ["null", "long"], 144, True),
+            _field("content_size_in_bytes", ["null", "long"], 145, True),
+        ]
+    data_file = {"type": "record", "name": "r2", "fields": fields}
     return {
         "type": "record",
         "name": "manifest_entry",
@@ -416,7 +435,7 @@ _SUMMARY = {
     ],
 }
 
-_MANIFEST_LIST_SCHEMA = {
+_MANIFEST_LIST_FIELDS = {
     "type": "record",
     "name": "manifest_file",
     "fields": [
@@ -443,12 +462,27 @@ _MANIFEST_LIST_SCHEMA = {
 }
 
 
+def _manifest_list_schema(version: int) -> dict[str, Any]:
+    """Iceberg's manifest list schema; format version 3 adds each data manifest's first row
+    id (row lineage)."""
+    if version < 3:
+        return _MANIFEST_LIST_FIELDS
+    first_row_id = _field("first_row_id", ["null", "long"], 520, True)
+    return {**_MANIFEST_LIST_FIELDS, "fields": [*_MANIFEST_LIST_FIELDS["fields"], first_row_id]}
+
+
 # ---------------------------------------------------------------------- writing
-def _iceberg_files(store: TableStore, schema: TableSchema, snapshot: Snapshot) -> list[Any]:
-    """The live manifest entries Iceberg sees (``shouldAddFileToIceberg``)."""
-    entries = store.live_entries(snapshot)
+def _iceberg_files(
+    schema: TableSchema, entries: Sequence[ManifestEntry], with_vectors: bool
+) -> list[ManifestEntry]:
+    """The live manifest entries Iceberg sees (``shouldAddFileToIceberg``): every file of an
+    append table; of a primary-key table the files above level 0 when Iceberg gets its
+    deletion vectors (``with_vectors``: they make those files read without a merge), else the
+    files at the highest level only."""
     if not schema.primary_keys:
-        return entries
+        return list(entries)
+    if with_vectors:
+        return [e for e in entries if e.file.level > 0]
     top = W.NUM_LEVELS.get(schema.options) - 1
     return [e for e in entries if e.file.level == top]
 
@@ -525,15 +559,11 @@ def write_iceberg_metadata(store: TableStore, snapshot: Snapshot) -> str:
     path of its ``v<N>.metadata.json``."""
     schema = store.latest_schema()
     options = schema.options
-    if R.ICEBERG_FORMAT_VERSION.get(options) != 2:
-        raise ConfigurationError(
-            f"{store.root}: metadata.iceberg.format-version 3 is not written by lakeops; use 2"
-        )
+    version = R.ICEBERG_FORMAT_VERSION.get(options)
+    with_vectors = version >= 3 and DELETION_VECTORS_ENABLED.get(options)
     io = store.file_io
     meta_dir = iceberg_metadata_dir(store.root, options)
     n = snapshot.id
-    schemas = [store.schema(i) for i in store.schema_ids() if i <= schema.id]
-    snapshot_schema = store.schema(snapshot.schema_id)
     part_types = schema.types_of(schema.partition_keys)
     part_fields = [
         {
@@ -548,116 +578,61 @@ def write_iceberg_metadata(store: TableStore, snapshot: Snapshot) -> str:
         _field(k, _avro_type(t), _FIRST_PARTITION_FIELD_ID + i, t.nullable)
         for i, (k, t) in enumerate(zip(schema.partition_keys, part_types, strict=True))
     ]
-    file_format = L.FILE_FORMAT.get(options).strip().upper()
     locations = store.locations(schema)
-
-    entries = _iceberg_files(store, schema, snapshot)
+    live = store.live_entries(snapshot)
+    entries = _iceberg_files(schema, live, with_vectors)
     evolution = SchemaEvolution(schema, store.schema)
-    records: list[dict[str, Any]] = []
-    values_seen: list[list[Any]] = [[] for _ in part_types]
-    for e in entries:
-        values = deserialize(e.partition, part_types)
-        for i, v in enumerate(values):
-            values_seen[i].append(v)
-        fmt = (
-            e.file.file_name.rsplit(".", 1)[-1].upper() if "." in e.file.file_name else file_format
-        )
-        records.append(
-            {
-                "status": 1,
-                "snapshot_id": n,
-                "sequence_number": n,
-                "file_sequence_number": n,
-                "data_file": {
-                    "content": 0,
-                    "file_path": locations.entry_path(
-                        e.partition, e.bucket, e.file.file_name, e.file.external_path
-                    ),
-                    "file_format": fmt,
-                    "partition": {
-                        k: _avro_value(t, v)
-                        for k, t, v in zip(schema.partition_keys, part_types, values, strict=True)
-                    },
-                    "record_count": e.file.row_count,
-                    "file_size_in_bytes": e.file.file_size,
-                    **_column_stats(evolution, schema, e.file),
-                },
-            }
-        )
-    codec = avro_codec(R.ICEBERG_MANIFEST_COMPRESSION.get(options))
-    token = str(uuid.uuid4())
-    manifests: list[dict[str, Any]] = []
-    if records:
-        manifest_path = join(meta_dir, f"{token}-m0.avro")
-        manifest_meta = {
-            "schema": json.dumps(iceberg_schema(schema)),
-            "partition-spec": json.dumps(part_fields),
-            "partition-spec-id": "0",
-            "format-version": "2",
-            "content": "data",
+    data = [(e.partition, _data_file(evolution, schema, locations, e)) for e in entries]
+    deletes: list[tuple[bytes, dict[str, Any]]] = []
+    puffins: set[str] = set()
+    if with_vectors:
+        paths = {
+            (e.partition, e.bucket, e.file.file_name): locations.entry_path(
+                e.partition, e.bucket, e.file.file_name, e.file.external_path
+            )
+            for e in live
         }
-        data = _write_with_meta(_manifest_schema(avro_part_fields), records, codec, manifest_meta)
-        io.write_bytes(manifest_path, data)
-        rows = sum(r["data_file"]["record_count"] for r in records)
-        manifests.append(
-            {
-                "manifest_path": manifest_path,
-                "manifest_length": len(data),
-                "partition_spec_id": 0,
-                "content": 0,
-                "sequence_number": n,
-                "min_sequence_number": n,
-                "added_snapshot_id": n,
-                "added_files_count": len(records),
-                "existing_files_count": 0,
-                "deleted_files_count": 0,
-                "added_rows_count": rows,
-                "existing_rows_count": 0,
-                "deleted_rows_count": 0,
-                "partitions": [
-                    _summary(t, seen) for t, seen in zip(part_types, values_seen, strict=True)
-                ],
-            }
+        exported = {(e.partition, e.bucket, e.file.file_name) for e in entries}
+        deletes, puffins = deletion_vector_records(
+            store, locations, snapshot, meta_dir, paths, exported
         )
-    list_path = join(meta_dir, f"snap-{n}-{token}.avro")
+    base = _base_metadata(store, meta_dir, n, version)
+    first_row_id = int(base.get("next-row-id", 0)) if base else 0
+    writer = _ManifestWriter(store, schema, meta_dir, n, version, part_fields, avro_part_fields)
+    manifests = [
+        m
+        for m in (
+            writer.write(data, 0, first_row_id),
+            writer.write(deletes, 1, None),
+        )
+        if m is not None
+    ]
+    list_path = join(meta_dir, f"snap-{n}-{writer.token}.avro")
+    list_meta = {"snapshot-id": str(n), "sequence-number": str(n), "format-version": str(version)}
+    if n > 1:
+        list_meta["parent-snapshot-id"] = str(n - 1)
     io.write_bytes(
         list_path,
-        _write_with_meta(
-            _MANIFEST_LIST_SCHEMA,
-            manifests,
-            codec,
-            {"snapshot-id": str(n), "sequence-number": str(n), "format-version": "2"},
-        ),
+        _write_with_meta(_manifest_list_schema(version), manifests, writer.codec, list_meta),
     )
-    total_records = sum(r["data_file"]["record_count"] for r in records)
-    total_size = sum(r["data_file"]["file_size_in_bytes"] for r in records)
-    partitions = {e.partition for e in entries}
-    summary = {
-        "operation": "append",
-        "added-data-files": str(len(records)),
-        "added-records": str(total_records),
-        "added-files-size": str(total_size),
-        "changed-partition-count": str(len(partitions)),
-        "total-records": str(total_records),
-        "total-data-files": str(len(records)),
-        "total-files-size": str(total_size),
-        "total-delete-files": "0",
-        "total-position-deletes": "0",
-        "total-equality-deletes": "0",
-    }
+    added_rows = sum(r["record_count"] for _, r in data)
     ice_snapshot: dict[str, Any] = {
         "sequence-number": n,
         "snapshot-id": n,
         "timestamp-ms": snapshot.time_millis,
-        "summary": summary,
+        "summary": _snapshot_summary(data, deletes),
         "manifest-list": list_path,
-        "schema-id": snapshot_schema.id,
+        "schema-id": store.schema(snapshot.schema_id).id,
     }
     if n > 1:
         ice_snapshot["parent-snapshot-id"] = n - 1
-    snapshots = [*_kept_history(store, meta_dir, n), ice_snapshot]
+    if version >= 3:
+        ice_snapshot["first-row-id"] = first_row_id
+        ice_snapshot["added-rows"] = added_rows
+    snapshots = [*_kept_history(store, base, n), ice_snapshot]
+    schemas = [store.schema(i) for i in store.schema_ids() if i <= schema.id]
     metadata = {
-        "format-version": 2,
+        "format-version": version,
         "table-uuid": _table_uuid(store, meta_dir),
         "location": store.root.rstrip("/"),
         "last-sequence-number": n,
@@ -679,6 +654,8 @@ def write_iceberg_metadata(store: TableStore, snapshot: Snapshot) -> str:
         "default-sort-order-id": 0,
         "refs": {"main": {"snapshot-id": n, "type": "branch"}},
     }
+    if version >= 3:
+        metadata["next-row-id"] = first_row_id + added_rows
     path = join(meta_dir, f"v{n}.metadata.json")
     io.overwrite_atomic(path, json.dumps(metadata).encode())
     if store.latest_snapshot_id() == n:
@@ -686,23 +663,164 @@ def write_iceberg_metadata(store: TableStore, snapshot: Snapshot) -> str:
         keep = _manifest_lists(metadata)
         _retire_after(store, meta_dir, n, keep)
         _expire_before(store, meta_dir, n, options, keep)
+        sweep_puffins(store, meta_dir, puffins)
     return path
 
 
-def _kept_history(store: TableStore, meta_dir: str, n: int) -> list[dict[str, Any]]:
-    """The earlier Iceberg snapshots the metadata of Paimon snapshot ``n`` keeps (Paimon's
-    ``createMetadataWithBase``): those of ``v<n-1>.metadata.json`` when it is the metadata of
-    snapshot ``n - 1``, less the leading ones Paimon's snapshot retention expires
-    (``snapshot.num-retained.min`` / ``.max``, ``snapshot.time-retained``: Paimon's
-    ``shouldExpire``) and any below the table's earliest Paimon snapshot (their data files may
-    be gone). Without such a base, none (``createMetadataWithoutBase``)."""
-    import time
+def _data_file(
+    evolution: SchemaEvolution, schema: TableSchema, locations: FileLocations, e: ManifestEntry
+) -> dict[str, Any]:
+    """The ``data_file`` record of a data manifest entry (without its partition, which
+    :class:`_ManifestWriter` adds)."""
+    file_format = L.FILE_FORMAT.get(schema.options).strip().upper()
+    name = e.file.file_name
+    return {
+        "content": 0,
+        "file_path": locations.entry_path(e.partition, e.bucket, name, e.file.external_path),
+        "file_format": name.rsplit(".", 1)[-1].upper() if "." in name else file_format,
+        "record_count": e.file.row_count,
+        "file_size_in_bytes": e.file.file_size,
+        **_column_stats(evolution, schema, e.file),
+    }
 
+
+class _ManifestWriter:
+    """Writes the manifests of one Iceberg snapshot ``n``: entries ADDED by ``n``, partition
+    values decoded from Paimon's serialized partitions, and the manifest list record of each."""
+
+    def __init__(
+        self,
+        store: TableStore,
+        schema: TableSchema,
+        meta_dir: str,
+        n: int,
+        version: int,
+        part_fields: list[dict[str, Any]],
+        avro_part_fields: list[dict[str, Any]],
+    ) -> None:
+        self.store, self.schema, self.meta_dir, self.n = store, schema, meta_dir, n
+        self.version, self.part_fields = version, part_fields
+        self.part_types = schema.types_of(schema.partition_keys)
+        self.avro_schema = _manifest_schema(avro_part_fields, version)
+        self.codec = avro_codec(R.ICEBERG_MANIFEST_COMPRESSION.get(schema.options))
+        self.token = str(uuid.uuid4())
+
+    def write(
+        self, files: Sequence[tuple[bytes, dict[str, Any]]], content: int, first_row_id: int | None
+    ) -> dict[str, Any] | None:
+        """Write the manifest of ``files`` (data: ``content`` 0, deletes: 1; each with its
+        serialized partition) and return its manifest list record; None when there are none."""
+        if not files:
+            return None
+        keys, types = self.schema.partition_keys, self.part_types
+        seen: list[list[Any]] = [[] for _ in types]
+        records = []
+        for partition, data_file in files:
+            values = deserialize(partition, types)
+            for i, v in enumerate(values):
+                seen[i].append(v)
+            record = {
+                **data_file,
+                "partition": {
+                    k: _avro_value(t, v) for k, t, v in zip(keys, types, values, strict=True)
+                },
+            }
+            records.append(
+                {
+                    "status": 1,
+                    "snapshot_id": self.n,
+                    "sequence_number": self.n,
+                    "file_sequence_number": self.n,
+                    "data_file": record,
+                }
+            )
+        path = join(self.meta_dir, f"{self.token}-m{content}.avro")
+        meta = {
+            "schema": json.dumps(iceberg_schema(self.schema)),
+            "partition-spec": json.dumps(self.part_fields),
+            "partition-spec-id": "0",
+            "format-version": str(self.version),
+            "content": "deletes" if content else "data",
+        }
+        data = _write_with_meta(self.avro_schema, records, self.codec, meta)
+        self.store.file_io.write_bytes(path, data)
+        rows = sum(f["record_count"] for _, f in files)
+        out: dict[str, Any] = {
+            "manifest_path": path,
+            "manifest_length": len(data),
+            "partition_spec_id": 0,
+            "content": content,
+            "sequence_number": self.n,
+            "min_sequence_number": self.n,
+            "added_snapshot_id": self.n,
+            "added_files_count": len(records),
+            "existing_files_count": 0,
+            "deleted_files_count": 0,
+            "added_rows_count": rows,
+            "existing_rows_count": 0,
+            "deleted_rows_count": 0,
+            "partitions": [_summary(t, v) for t, v in zip(types, seen, strict=True)],
+        }
+        if self.version >= 3:
+            out["first_row_id"] = first_row_id
+        return out
+
+
+def _snapshot_summary(
+    data: Sequence[tuple[bytes, dict[str, Any]]], deletes: Sequence[tuple[bytes, dict[str, Any]]]
+) -> dict[str, str]:
+    """The summary of an Iceberg snapshot that adds ``data`` and ``deletes`` (Paimon's
+    ``computeSnapshotSummary``: every file is added, so the totals are the added counts)."""
+    records = sum(f["record_count"] for _, f in data)
+    size = sum(f["file_size_in_bytes"] for _, f in data)
+    position_deletes = sum(f["record_count"] for _, f in deletes)
+    summary = {
+        "operation": "append",
+        "added-data-files": str(len(data)),
+        "added-records": str(records),
+        "added-files-size": str(size),
+        "changed-partition-count": str(len({p for p, _ in data})),
+        "total-records": str(records),
+        "total-data-files": str(len(data)),
+        "total-files-size": str(size),
+        "total-delete-files": str(len(deletes)),
+        "total-position-deletes": str(position_deletes),
+        "total-equality-deletes": "0",
+    }
+    if deletes:
+        summary["added-delete-files"] = str(len(deletes))
+        summary["added-position-delete-files"] = str(len(deletes))
+        summary["added-position-deletes"] = str(position_deletes)
+    return summary
+
+
+def _base_metadata(store: TableStore, meta_dir: str, n: int, version: int) -> dict[str, Any] | None:
+    """``v<n-1>.metadata.json`` when it is the metadata of snapshot ``n - 1`` in format
+    ``version`` (the base Paimon's ``createMetadataWithBase`` builds on; another format
+    version is rebuilt without it, as Paimon's ``isSameFormatVersion`` decides)."""
     try:
         base = json.loads(store.file_io.read_bytes(join(meta_dir, f"v{n - 1}.metadata.json")))
     except (OSError, ValueError):
-        return []
+        return None
     if not isinstance(base, dict) or base.get("current-snapshot-id") != n - 1:
+        return None
+    if base.get("format-version") != version:
+        return None
+    return base
+
+
+def _kept_history(
+    store: TableStore, base: Mapping[str, Any] | None, n: int
+) -> list[dict[str, Any]]:
+    """The earlier Iceberg snapshots the metadata of Paimon snapshot ``n`` keeps (Paimon's
+    ``createMetadataWithBase``): those of ``base`` (:func:`_base_metadata`), less the leading
+    ones Paimon's snapshot retention expires (``snapshot.num-retained.min`` / ``.max``,
+    ``snapshot.time-retained``: Paimon's ``shouldExpire``) and any below the table's earliest
+    Paimon snapshot (their data files may be gone). Without a base, none
+    (``createMetadataWithoutBase``)."""
+    import time
+
+    if base is None:
         return []
     options = store.latest_schema().options
     earliest = store.earliest_snapshot_id() or n
@@ -865,6 +983,14 @@ def expire_iceberg_metadata(store: TableStore, earliest_snapshot_id: int) -> Non
     for v in versions:
         if v < earliest_snapshot_id:
             _delete_version(store, meta_dir, v, keep)
+
+
+def sweep_iceberg_puffins(store: TableStore) -> None:
+    """After snapshot expiry has deleted index files: the Puffin files that copied them go
+    (:func:`~lakeops.maintenance.iceberg_deletes.sweep_puffins`)."""
+    options = store.latest_schema().options
+    if iceberg_storage(options) != "disabled":
+        sweep_puffins(store, iceberg_metadata_dir(store.root, options), set())
 
 
 def _prune_history(

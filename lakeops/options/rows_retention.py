@@ -128,9 +128,8 @@ ICEBERG_STORAGE_LOCATION = _ICEBERG.row(
     "metadata.iceberg.storage-location", enum("table-location", "catalog-location")
 )
 ICEBERG_FORMAT_VERSION = honoured(
-    "Iceberg format version of the metadata lakeops writes",
-    refuse_value=unless("2"),
-    fix="use 2 (format version 3 metadata is not written by lakeops)",
+    "Iceberg format version of the metadata lakeops writes: 2, or 3 (row lineage, and the "
+    "deletion vectors of a table with deletion-vectors.enabled as Puffin delete files)"
 ).row("metadata.iceberg.format-version", INT, 2, rng(2, 3))
 ICEBERG_DELETE_AFTER_COMMIT = _ICEBERG.row(
     "metadata.iceberg.delete-after-commit.enabled", BOOL, True, rng()

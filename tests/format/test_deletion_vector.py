@@ -17,6 +17,7 @@ from lakeops.format.deletion_vector import (
     decode_deletion_vector,
     deletion_files,
     encode_index_file,
+    iceberg_blob,
     roll_blobs,
 )
 from lakeops.format.index_manifest import IndexFileMeta, IndexManifestEntry, combine
@@ -140,3 +141,32 @@ def test_roll_blobs_closes_a_file_once_a_vector_takes_it_past_the_target(target:
         assert 1 + sum(len(b[1]) for b in g) > target  # closed past the target
         assert 1 + sum(len(b[1]) for b in g[:-1]) <= target  # ... by its last vector
     assert 1 + sum(len(b[1]) for b in groups[-1][:-1]) <= target
+
+
+def _iceberg_positions(data: bytes) -> list[int]:
+    """The positions of an Iceberg ``deletion-vector-v1`` blob, read by its spec: length of
+    magic + vector (big-endian), magic D1 D3 39 64, a portable 64-bit roaring bitmap (count,
+    then per bitmap its key and a 32-bit portable bitmap), CRC-32 of magic + vector."""
+    (n,) = struct.unpack_from(">i", data)
+    body = data[4 : 4 + n]
+    assert len(data) == n + 8 and data[4 + n :] == _crc(body)
+    assert body[:4] == bytes.fromhex("D1D33964")
+    (count,) = struct.unpack_from("<q", body, 4)
+    out: list[int] = []
+    rest = body[12:]
+    for _ in range(count):
+        (key,) = struct.unpack_from("<i", rest)
+        bitmap = pyroaring.BitMap.deserialize(rest[4:])
+        out += [(key << 32) + p for p in bitmap]
+        rest = rest[4 + len(bitmap.serialize()) :]
+    return out
+
+
+@pytest.mark.parametrize("make", [blob32, blob64], ids=["32-bit", "64-bit"])
+def test_iceberg_blobs_hold_the_same_positions(make) -> None:
+    """A 64-bit blob is Iceberg's layout already and is copied; a 32-bit one is re-encoded."""
+    data, files = _file(blob32([9]), make(POSITIONS))
+    out, cardinality = iceberg_blob(data, files[1], "idx")
+    assert _iceberg_positions(out) == POSITIONS and cardinality == len(POSITIONS)
+    if make is blob64:
+        assert out == blob64(POSITIONS)

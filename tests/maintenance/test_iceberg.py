@@ -288,16 +288,74 @@ def test_types_without_a_v2_form_are_refused_before_anything_is_written(tmp_path
     catalog.create_table("db.t", schema=nested)  # without Iceberg metadata: fine
 
 
-def test_deletion_vectors_are_refused_before_anything_is_written(tmp_path: Path) -> None:
+def test_deletion_vectors_with_format_version_2_are_refused(tmp_path: Path) -> None:
     """Format version 2 cannot carry deletion vectors: Iceberg readers would return deleted
-    rows, so the combination is refused at create, naming both options."""
+    rows, so the combination is refused at create, naming the fix (format version 3)."""
     catalog = Catalog(tmp_path)
     catalog.create_database("db")
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
     options = {**ICEBERG, "bucket": "1", "deletion-vectors.enabled": "true"}
-    with pytest.raises(UnsupportedFeatureError, match=r"deletion-vectors\.enabled"):
+    with pytest.raises(UnsupportedFeatureError, match=r"format-version' = '3'"):
         catalog.create_table("db.t", schema=schema, primary_keys=["id"], options=options)
     assert not (tmp_path / "db.db" / "t").exists()
+    options["metadata.iceberg.format-version"] = "3"
+    catalog.create_table("db.t", schema=schema, primary_keys=["id"], options=options)
+
+
+V3_DV = {**ICEBERG, "metadata.iceberg.format-version": "3", "deletion-vectors.enabled": "true"}
+
+
+def test_format_version_3_carries_row_lineage(tmp_path: Path) -> None:
+    """Iceberg v3: each snapshot's first row id is the previous metadata's next row id, its
+    data manifest starts there, and the next row id moves past the rows it adds."""
+    table = _table(tmp_path, {**ICEBERG, "metadata.iceberg.format-version": "3"})
+    _write(table, [1, 2, 3])
+    _write(table, [4, 5])
+    meta = tmp_path / "db.db" / "t" / "metadata"
+    doc = json.loads((meta / "v2.metadata.json").read_text())
+    assert doc["format-version"] == 3
+    first, snap = doc["snapshots"]
+    assert (first["first-row-id"], first["added-rows"]) == (0, 3)
+    assert (snap["first-row-id"], snap["added-rows"], doc["next-row-id"]) == (3, 5, 8)
+    schema, (manifest,), list_meta = _avro(snap["manifest-list"])
+    assert _field_ids(schema)["first_row_id"] == 520 and manifest["first_row_id"] == 3
+    assert list_meta["format-version"] == "3"
+
+
+def _dv_table(tmp_path: Path) -> Any:
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("dt", pa.string())])
+    catalog = Catalog(tmp_path)
+    catalog.create_database("db")
+    return catalog.create_table(
+        "db.t",
+        schema=schema,
+        primary_keys=["id", "dt"],
+        partition_keys=["dt"],
+        options={**V3_DV, "bucket": "1"},
+    )
+
+
+def _puffin_files(meta: Path) -> dict[str, int]:
+    return {p.name: p.stat().st_mtime_ns for p in meta.glob("*.puffin")}
+
+
+def test_a_puffin_file_is_written_once_and_rewritten_when_cut_short(tmp_path: Path) -> None:
+    """Index files never change, so their Puffin files are reused by later versions (not
+    rewritten); one a crash cut short is written whole again by the next commit."""
+    table = _dv_table(tmp_path)
+    rows = pa.table({"id": list(range(100)), "dt": ["a"] * 100})
+    table.write(rows)
+    table.write(rows.slice(0, 2))  # supersedes ids 0 and 1: vectors on the first file
+    meta = tmp_path / "db.db" / "t" / "metadata"
+    before = _puffin_files(meta)
+    assert len(before) == 1
+    table.write(pa.table({"id": [7], "dt": ["b"]}))  # another partition: the same index file
+    assert _puffin_files(meta) == before
+    (puffin,) = meta.glob("*.puffin")
+    whole = puffin.read_bytes()
+    puffin.write_bytes(whole[: len(whole) // 2])
+    table.write(pa.table({"id": [8], "dt": ["b"]}))
+    assert puffin.read_bytes() == whole
 
 
 @pytest.mark.parametrize(
@@ -347,7 +405,7 @@ def test_cleanup_keeps_manifests_a_kept_list_shares(tmp_path: Path) -> None:
         path = meta / f"snap-{name}.avro"
         path.write_bytes(
             iceberg_module._write_with_meta(
-                iceberg_module._MANIFEST_LIST_SCHEMA, records, "null", {}
+                iceberg_module._manifest_list_schema(2), records, "null", {}
             )
         )
         lists.append(str(path))

@@ -22,6 +22,7 @@ NOT_TABLE_OPTIONS: dict[tuple[str, str, str], str] = {
     ("cli/schema_file.py", "item", "type"): "a column of a JSON schema file",
     ("cli/views.py", "f", "type"): "a field of a schema JSON document",
     ("format/manifest_format.py", "f", "type"): "a field of an Avro schema",
+    ("format/puffin.py", "b", "type"): "a blob's type in a Puffin footer",
     ("format/manifest_format.py", "t", "type"): "an Avro type",
     ("format/schema.py", "d", "type"): "a field of a schema file",
     ("format/types.py", "d", "type"): "a Paimon type's JSON",
