@@ -99,6 +99,26 @@ def test_reads_equal_the_model(written: tuple[Any, pa.Table]) -> None:
     assert _same(reader.read_all(), model.select(["i", "s", "dt"]))
 
 
+@pytest.mark.parametrize("budget", [0, 10**9])
+def test_whole_reads_stream_sections_above_the_budget(
+    written: tuple[Any, pa.Table], budget: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``read`` merges a multi-run section whole up to ``WHOLE_SECTION_ROWS`` records and as a
+    stream above it: the same rows either way, the model's."""
+    table, model = written
+    monkeypatch.setattr(stream_module, "WHOLE_SECTION_ROWS", budget)
+    streamed: list[int] = []
+    original = stream_module.merge_runs
+
+    def counting(*args: Any, **kw: Any) -> Any:
+        streamed.append(1)
+        return original(*args, **kw)
+
+    monkeypatch.setattr(stream_module, "merge_runs", counting)
+    assert _same(table.read(columns=COLUMNS), model)
+    assert bool(streamed) == (budget == 0)
+
+
 def test_random_expressions_equal_pyarrows_filter_of_the_model(
     written: tuple[Any, pa.Table],
 ) -> None:
