@@ -1,5 +1,6 @@
 """The Python-side helpers around the data source: register, read, write, compact, and the
-row-level delete / update / merge (run on the driver)."""
+row-level delete / update / merge (of primary-key tables on the executors,
+:mod:`lakeops.spark.row_level`)."""
 
 from __future__ import annotations
 
@@ -250,11 +251,7 @@ def _write(
             options["overwrite_partitions"] = json.dumps([dict(p) for p in overwrite_partitions])
         df.write.format("lakeops").mode(mode).options(**options).save()
         return "python"
-    keys = table.schema.bucket_keys
-    key_types = table.schema.types_of(keys)
-    num_buckets = table.options.bucket
-
-    if num_buckets == -1:  # dynamic buckets: assigners, then one writer per (partition, bucket)
+    if table.options.bucket == -1:  # dynamic buckets: assigners, one writer per partition/bucket
         from lakeops.spark.dynamic import assign_cross_partition, assign_dynamic
 
         cached = None
@@ -272,6 +269,19 @@ def _write(
             if cached is not None:
                 cached.unpersist()
         return "python"
+    routed = _by_bucket(df, table)
+    if overwrite_partitions:
+        options["overwrite_partitions"] = json.dumps([dict(p) for p in overwrite_partitions])
+    routed.write.format("lakeops").mode(mode).options(**options).save()
+    return "python"
+
+
+def _by_bucket(df: Any, table: AnyTable) -> Any:
+    """``df`` repartitioned by (partition columns, Paimon's bucket of its bucket keys) into a
+    multiple of the bucket count, so one task writes each fixed bucket."""
+    keys = table.schema.bucket_keys
+    key_types = table.schema.types_of(keys)
+    num_buckets = table.options.bucket
     spark_types = {f.name: f.dataType.typeName() for f in df.schema.fields}
     nullable = {f.name for f in df.schema.fields if f.nullable}
     # integer-like keys are hashed in the JVM, with no Python round trip; the JVM expression
@@ -290,14 +300,24 @@ def _write(
         and not (isinstance(table, AppendTable) and nullable.intersection(keys)),
     )
     parts = [*table.schema.partition_keys, BUCKET_COLUMN]
-    groups = max(num_buckets, 1) * max(
-        spark.sparkContext.defaultParallelism // max(num_buckets, 1), 1
-    )
-    routed = bucketed.repartition(groups, *parts).drop(BUCKET_COLUMN)
-    if overwrite_partitions:
-        options["overwrite_partitions"] = json.dumps([dict(p) for p in overwrite_partitions])
-    routed.write.format("lakeops").mode(mode).options(**options).save()
-    return "python"
+    parallelism = df.sparkSession.sparkContext.defaultParallelism
+    groups = max(num_buckets, 1) * max(parallelism // max(num_buckets, 1), 1)
+    return bucketed.repartition(groups, *parts).drop(BUCKET_COLUMN)
+
+
+def _merge_route(table: AnyTable, on: Sequence[str]) -> Any:
+    """How a merge's source reaches its tasks (:mod:`lakeops.spark.row_level`): by bucket for
+    fixed buckets, by partition for dynamic ones, by the ``on`` columns for postpone buckets."""
+
+    def route(df: Any) -> Any:
+        parallelism = df.sparkSession.sparkContext.defaultParallelism
+        bucket = table.options.bucket
+        if bucket > 0:
+            return _by_bucket(df, table)
+        columns = list(table.schema.partition_keys) if bucket == -1 else list(on)
+        return df.repartition(parallelism, *columns) if columns else df.repartition(1)
+
+    return route
 
 
 def compact(
@@ -400,20 +420,38 @@ def _partition_specs(table: AnyTable, partitions: Sequence[bytes]) -> list[dict[
     ]
 
 
+def _active_spark(spark: Any | None) -> Any | None:
+    """``spark``, else the active SparkSession (None where there is none)."""
+    if spark is not None:
+        return spark
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession()
+
+
 def delete(
     path: str,
     filter: Any,
     *,
+    spark: Any | None = None,
     storage_options: Mapping[str, Any] | None = None,
     catalog_options: Mapping[str, str] | None = None,
 ) -> RowChanges:
     """Delete the rows ``filter`` (a ``pyarrow.compute`` expression or tuples, as
-    :meth:`lakeops.Table.delete` takes) holds for, as Paimon's ``DELETE``: run on the driver
-    with the library (it reads only the files the filter may touch), one commit."""
+    :meth:`lakeops.Table.delete` takes) holds for, as Paimon's ``DELETE``, one commit. A
+    primary-key table changes on the executors of ``spark`` (default: the active session),
+    one task per bucket the filter may touch (:mod:`lakeops.spark.row_level`); an append
+    table, a cross-partition-update table, or no session: on the driver, with the library."""
+    from lakeops.spark import row_level
     from lakeops.spark.tables import open_table
 
-    table = open_table(_options(path, storage_options, catalog_options))
-    return table.delete(filter)
+    options = _options(path, storage_options, catalog_options)
+    table = open_table(options)
+    session = _active_spark(spark)
+    if session is None or not row_level.on_executors(table):
+        return table.delete(filter)
+    register(session)
+    return row_level.delete(session, options, table, filter)
 
 
 def update(
@@ -421,15 +459,22 @@ def update(
     filter: Any,
     set: Mapping[str, Any],
     *,
+    spark: Any | None = None,
     storage_options: Mapping[str, Any] | None = None,
     catalog_options: Mapping[str, str] | None = None,
 ) -> RowChanges:
-    """Set columns of the rows ``filter`` holds for (:meth:`lakeops.Table.update`), on the
-    driver, one commit."""
+    """Set columns of the rows ``filter`` holds for (:meth:`lakeops.Table.update`), one commit:
+    on the executors or the driver as :func:`delete` decides."""
+    from lakeops.spark import row_level
     from lakeops.spark.tables import open_table
 
-    table = open_table(_options(path, storage_options, catalog_options))
-    return table.update(filter, set)
+    options = _options(path, storage_options, catalog_options)
+    table = open_table(options)
+    session = _active_spark(spark)
+    if session is None or not row_level.on_executors(table):
+        return table.update(filter, set)
+    register(session)
+    return row_level.update(session, options, table, filter, set)
 
 
 def merge(
@@ -441,10 +486,18 @@ def merge(
     catalog_options: Mapping[str, str] | None = None,
 ) -> MergeBuilder:
     """A ``MERGE INTO`` of a Spark DataFrame ``source`` into the table at ``path``, matched on
-    ``on`` (:meth:`lakeops.Table.merge`): the source is collected to the driver as Arrow
-    (``toArrow``), so it must fit there; add clauses, then ``execute()`` (one commit)."""
+    ``on`` (:meth:`lakeops.Table.merge`); add clauses, then ``execute()`` (one commit). Into a
+    primary-key table matched on every primary-key column, the source stays distributed: it is
+    routed as a write routes its rows and each task merges its share
+    (:mod:`lakeops.spark.row_level`). Otherwise the source is collected to the driver as Arrow
+    (``toArrow``), so it must fit there, and merged with the library."""
+    from lakeops.spark import row_level
     from lakeops.spark.tables import open_table
 
-    table = open_table(_options(path, storage_options, catalog_options))
+    options = _options(path, storage_options, catalog_options)
+    table = open_table(options)
+    if hasattr(source, "sparkSession") and row_level.on_executors(table, on):
+        register(source.sparkSession)
+        return row_level.SparkMergeBuilder(source, table, on, options, _merge_route(table, on))
     data = source.toArrow() if hasattr(source, "toArrow") else source
     return table.merge(data, on)

@@ -97,6 +97,7 @@ WRITE_OPTIONS = (
     "commit_user",
     "watermark",
     "last_safe_snapshot",
+    "row_level",  # a row-level change's job (lakeops.spark.row_level), set by lakeops itself
 )
 #: the table properties Spark's session catalog adds to the options of a table registered there
 #: (``CREATE TABLE … USING lakeops``, :func:`lakeops.spark.register_tables`)

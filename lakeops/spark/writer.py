@@ -55,6 +55,12 @@ class LakeopsWriter(DataSourceArrowWriter):
         pending: list[pa.RecordBatch] = []
         rows = 0
         try:
+            job = self.options.get("row_level")
+            if job is not None:  # a row-level change: the task's records (lakeops.spark.row_level)
+                from lakeops.spark.row_level import write_changes
+
+                write_changes(table, job, iterator, writer)
+                return LakeopsCommitMessage(writer.prepare_commit())
             for batch in iterator:  # Spark hands small batches: validate and route in bulk
                 if batch.num_rows:
                     pending.append(batch)

@@ -1,0 +1,273 @@
+"""Row-level changes of a primary-key table on Spark's executors (``lakeops.spark.delete``,
+``update`` and ``merge``), with the semantics of :mod:`lakeops.table.row_level`: the records a
+change makes — ``-D``, ``+U``, ``+I`` — are written by Spark tasks through the ``lakeops`` data
+source and committed by the driver as one snapshot.
+
+Units of work. The driver plans the change against the latest snapshot (its id travels with
+the job, so every task reads the same snapshot):
+
+* **delete / update**: the splits the condition's statistics leave, one unit per (partition,
+  bucket) — per partition for a dynamic-bucket table, whose writer keeps a partition's key
+  index — dealt one unit per Spark task. A task reads its splits merged, keeps the rows the
+  condition holds for, and writes them back as ``-D`` or as ``+U`` rows with the assignments
+  applied (a primary key is never assigned, so every row stays in its bucket);
+* **merge**: the source DataFrame, routed as a write routes rows — by (partition, bucket) with
+  Paimon's hash for fixed buckets, by partition for dynamic buckets, by the ``on`` columns for
+  postpone buckets — so each bucket has one writer and each key's source rows meet in one task.
+  A task reads the target rows of its source keys and applies the clauses
+  (:meth:`lakeops.table.row_level.MergeBuilder.keyed_changes`).
+
+Commit and failure. Tasks return their files' commit messages to the data source's commit
+(one ``APPEND`` snapshot, under a commit user of the job's own, by which the driver finds it and
+counts what it wrote); a failed job's files are deleted by the data source's abort, as for any
+Spark write. Tables whose writes need one writer for the whole table — cross-partition updates
+(a global key index) — and append tables change on the driver, as
+:mod:`lakeops.table.row_level` does there.
+"""
+
+from __future__ import annotations
+
+import base64
+import pickle
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lakeops.commit.exactly_once import latest_snapshot_of_user
+from lakeops.errors import ConfigurationError
+from lakeops.format.kv import KIND, RowKind
+from lakeops.format.manifest import FileKind
+from lakeops.kv.reader import KeyValueReader
+from lakeops.read.merge_read import SplitReader
+from lakeops.read.predicate import Filter, row_filter
+from lakeops.table import AnyTable
+from lakeops.table.row_level import (
+    Assignment,
+    MergeBuilder,
+    RowChanges,
+    _assigned,
+    _check,
+    _check_keys_kept,
+    _condition,
+)
+
+__all__ = [
+    "ROW_LEVEL_OPTION",
+    "SparkMergeBuilder",
+    "delete",
+    "on_executors",
+    "update",
+    "write_changes",
+]
+
+#: the data-source write option carrying a row-level job to the tasks
+ROW_LEVEL_OPTION = "row_level"
+_UNIT = "unit"
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What every task of a row-level change needs: the change, the snapshot it reads, and
+    its condition, assignments or merge clauses."""
+
+    op: str  # "delete", "update", "merge"
+    snapshot_id: int | None  # None: the table had no snapshot (a merge inserts only)
+    condition: pc.Expression | None = None
+    assignments: Mapping[str, Assignment] | None = None
+    on: tuple[str, ...] = ()
+    matched: tuple[Any, ...] = ()
+    not_matched: tuple[Any, ...] = ()
+
+
+def _encode(job: _Job) -> str:
+    return base64.b64encode(pickle.dumps(job)).decode()
+
+
+def _decode(text: str) -> _Job:
+    job = pickle.loads(base64.b64decode(text))  # written by this job's driver
+    assert isinstance(job, _Job)
+    return job
+
+
+def on_executors(table: AnyTable, on: Sequence[str] | None = None) -> bool:
+    """Whether a row-level change of ``table`` runs on the executors: a primary-key table
+    whose writers can be split by bucket or partition (not a cross-partition-update table,
+    whose global key index needs one writer); a merge only ``on`` every primary-key column
+    (so the source rows of a key, and the records written for it, meet in one task)."""
+    schema = table.schema
+    if not schema.primary_keys or schema.cross_partition_update:
+        return False
+    return on is None or set(schema.primary_keys) <= set(on)
+
+
+def _unit_of(table: AnyTable, partition: bytes, bucket: int) -> str:
+    """The unit of work a split belongs to: its (partition, bucket), or its partition alone
+    for a dynamic-bucket table."""
+    if table.options.bucket == -1:
+        return partition.hex()
+    return f"{partition.hex()}:{bucket}"
+
+
+# ------------------------------------------------------------------------- executors
+def write_changes(
+    table: AnyTable, text: str, batches: Iterator[pa.RecordBatch], writer: Any
+) -> None:
+    """Executor side: write the records of the task's share of the row-level job ``text``
+    (its units, or its source rows for a merge) with ``writer``."""
+    job = _decode(text)
+    for rows, kind in _changes(table, job, batches):
+        if rows.num_rows:
+            writer.write_changes(rows, kind)
+
+
+def _changes(
+    table: AnyTable, job: _Job, batches: Iterator[pa.RecordBatch]
+) -> list[tuple[pa.Table, int]]:
+    snapshot = None if job.snapshot_id is None else table.store.snapshot(job.snapshot_id)
+    parts = [b for b in batches if b.num_rows]
+    if job.op == "merge":
+        schema = parts[0].schema if parts else None
+        if schema is None:
+            return []
+        builder = MergeBuilder(table, pa.Table.from_batches(parts, schema=schema), job.on)
+        builder.matched, builder.not_matched = list(job.matched), list(job.not_matched)
+        deletes, updates, inserts = builder.keyed_changes(snapshot)
+        return [
+            (deletes, RowKind.DELETE),
+            (updates, RowKind.UPDATE_AFTER),
+            (inserts, RowKind.INSERT),
+        ]
+    units = set(pa.Table.from_batches(parts).column(_UNIT).to_pylist()) if parts else set()
+    if snapshot is None or not units:
+        return []
+    rf = row_filter(job.condition, table.arrow_schema)
+    reader = SplitReader(table.context)
+    names = table.arrow_schema.names
+    picked = [
+        reader.read(split, names)
+        for split in table._plan(snapshot, rf)
+        if _unit_of(table, split.partition_bytes, split.bucket) in units
+    ]
+    rows = pa.concat_tables(picked) if picked else table.arrow_schema.empty_table()
+    if rf is not None:
+        rows = rows.filter(rf.expression)
+    if job.op == "delete":
+        return [(rows, RowKind.DELETE)]
+    return [(_assigned(rows, table.arrow_schema, job.assignments or {}), RowKind.UPDATE_AFTER)]
+
+
+# ---------------------------------------------------------------------------- driver
+def _run(spark_df: Any, options: Mapping[str, str], job: _Job, table: AnyTable) -> RowChanges:
+    """Write ``spark_df`` (units or source rows) through the data source with ``job``, and
+    count what its snapshot holds."""
+    user = f"lakeops-{job.op}-{uuid.uuid4()}"
+    opts = {**options, ROW_LEVEL_OPTION: _encode(job), "commit_user": user}
+    spark_df.write.format("lakeops").mode("append").options(**opts).save()
+    snapshot = latest_snapshot_of_user(table.store, user)
+    if snapshot is None:
+        return RowChanges()
+    added = [e for e in table.store.delta_entries(snapshot) if e.kind == FileKind.ADD]
+    if job.op == "delete":
+        return RowChanges(sum(e.file.row_count for e in added), 0, 0, snapshot.id)
+    if job.op == "update":
+        return RowChanges(0, sum(e.file.row_count for e in added), 0, snapshot.id)
+    reader = KeyValueReader(table.file_io, table.schema, table.store.schema, table.store.root)
+    locations = table.context.locations
+    counts = {RowKind.DELETE: 0, RowKind.UPDATE_AFTER: 0, RowKind.INSERT: 0}
+    for e in added:
+        kinds = reader.read(locations.bucket_path(e.partition, e.bucket), e.file, []).column(KIND)
+        for kind in counts:
+            counts[kind] += int(pc.sum(pc.equal(kinds, int(kind))).as_py() or 0)
+    return RowChanges(
+        counts[RowKind.DELETE], counts[RowKind.UPDATE_AFTER], counts[RowKind.INSERT], snapshot.id
+    )
+
+
+def _by_units(
+    spark: Any, options: Mapping[str, str], table: AnyTable, job: _Job, condition: Filter
+) -> RowChanges:
+    """A delete or update: one Spark task per unit of the planned splits."""
+    assert job.snapshot_id is not None
+    snapshot = table.store.snapshot(job.snapshot_id)
+    rf = row_filter(condition, table.arrow_schema)
+    units = sorted(
+        {_unit_of(table, s.partition_bytes, s.bucket) for s in table._plan(snapshot, rf)}
+    )
+    if not units:
+        return RowChanges()
+    frame = spark.sparkContext.parallelize([(u,) for u in units], len(units)).toDF([_UNIT])
+    return _run(frame, options, job, table)
+
+
+def delete(
+    spark: Any, options: Mapping[str, str], table: AnyTable, condition: Filter
+) -> RowChanges:
+    """Delete the rows ``condition`` holds for, on the executors (see the module docstring)."""
+    _check(table, "delete")
+    rf = _condition(table, condition)
+    snapshot = table.store.latest_snapshot()
+    if snapshot is None:
+        return RowChanges()
+    job = _Job("delete", snapshot.id, condition=rf.expression)
+    return _by_units(spark, options, table, job, rf.expression)
+
+
+def update(
+    spark: Any,
+    options: Mapping[str, str],
+    table: AnyTable,
+    condition: Filter,
+    assignments: Mapping[str, Assignment],
+) -> RowChanges:
+    """Set ``assignments`` on the rows ``condition`` holds for, on the executors."""
+    _check(table, "update")
+    if not assignments:
+        raise ConfigurationError("an update needs at least one column to set")
+    _check_keys_kept(table, assignments)
+    rf = _condition(table, condition)
+    schema = table.arrow_schema
+    _assigned(schema.empty_table(), schema, assignments)  # names and types, before any task
+    snapshot = table.store.latest_snapshot()
+    if snapshot is None:
+        return RowChanges()
+    job = _Job("update", snapshot.id, condition=rf.expression, assignments=dict(assignments))
+    return _by_units(spark, options, table, job, rf.expression)
+
+
+class SparkMergeBuilder(MergeBuilder):
+    """:class:`~lakeops.table.row_level.MergeBuilder` of a Spark DataFrame ``source``: the same
+    clauses, checked on the driver against the source's columns; :meth:`execute` runs the
+    merge on the executors (see the module docstring)."""
+
+    def __init__(
+        self,
+        source: Any,
+        table: AnyTable,
+        on: Sequence[str],
+        options: Mapping[str, str],
+        route: Callable[[Any], Any],
+    ) -> None:
+        from lakeops.spark.types import spark_arrow_schema
+
+        super().__init__(table, spark_arrow_schema(source.schema).empty_table(), on)
+        self.frame, self.options, self.route = source, dict(options), route
+        self.spark_table = table
+
+    def execute(self) -> RowChanges:
+        """Run the merge as one commit, the source's rows changed where they land."""
+        _check(self.table, "merge")
+        if not self.matched and not self.not_matched:
+            raise ConfigurationError("a merge needs at least one when_... clause")
+        snapshot = self.spark_table.store.latest_snapshot()
+        job = _Job(
+            "merge",
+            None if snapshot is None else snapshot.id,
+            on=tuple(self.on),
+            matched=tuple(self.matched),
+            not_matched=tuple(self.not_matched),
+        )
+        return _run(self.route(self.frame), self.options, job, self.spark_table)
