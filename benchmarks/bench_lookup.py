@@ -2,21 +2,33 @@
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/bench_lookup.py                     # 1M rows, 100 keys
+    .venv/bin/python benchmarks/bench_lookup.py --rounds 5          # 1M rows, 100 keys
     .venv/bin/python benchmarks/bench_lookup.py --rows 4000000 --keys 1000 --rounds 5
 
 The table: ``id BIGINT`` (primary key), ``v BIGINT``, ``f DOUBLE``, ``s STRING`` (16 random
 characters), 4 fixed buckets, deletion vectors on (a lookup table: batch reads and lookups skip
-level 0), written in one commit and fully compacted. Each round, in this order and in fresh
-processes: ``table.lookup`` of ``--keys`` random existing keys, then ``table.read()`` of the
-whole table. Printed: the median over rounds of lookup time / read time in the same round, the
-best of each, and each side's peak RSS. Cores: the process's default parallelism.
+level 0), written in one commit and fully compacted. Every phase runs in a fresh process, and
+each round runs the phases in this order (so they interleave):
+
+- ``cold``: ``table.lookup`` of ``--keys`` random existing keys, the first in the process;
+- ``warm``: a first lookup of ``--keys`` other random keys, then the timed lookup of ``--keys``
+  keys (a second batch: what the process-wide cache of decoded units serves,
+  :mod:`lakeops.read.lookup_files`);
+- ``read``: ``table.read()`` of the whole table, the first in the process, then a second one
+  (``read-2``: a full read gains nothing from a lookup's cache, and this shows it).
+
+Printed per phase: the best and median wall time over rounds, the median cores used (process
+CPU time, user + system, over wall time of the timed call) and the peak RSS of the process;
+then the median over rounds of ``cold / read`` and ``warm / read`` of the same round, and the
+load average of the machine before and after. The data files are in the OS page cache
+throughout (they were just written): the figures are CPU, not disk.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -24,9 +36,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
+
+PHASES = ("cold", "warm", "read")
 
 
 def build(warehouse: Path, rows: int) -> None:
@@ -56,20 +71,56 @@ def build(warehouse: Path, rows: int) -> None:
     table.compact(full=True)
 
 
+def peak_rss_mib() -> float:
+    """This process's peak resident memory: ``VmHWM`` (reset by ``exec``, unlike
+    ``ru_maxrss``, which Linux carries over from the parent that forked the process)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _timed(call: Any) -> tuple[pa.Table, float, float]:
+    """``call()``, its wall seconds and the process CPU seconds it took."""
+    cpu, start = _cpu(), time.perf_counter()
+    got = call()
+    return got, time.perf_counter() - start, _cpu() - cpu
+
+
 def measure(warehouse: Path, what: str, rows: int, keys: int, seed: int) -> dict[str, float]:
+    """One phase, in this (fresh) process."""
     from lakeops import Catalog
 
     table = Catalog(str(warehouse)).get_table("db.t")
     rng = np.random.default_rng(seed)
-    wanted = pa.table({"id": pa.array(rng.choice(rows, keys, replace=False).astype(np.int64))})
-    start = time.perf_counter()
-    got = table.lookup(wanted) if what == "lookup" else table.read()
-    seconds = time.perf_counter() - start
-    expected = keys if what == "lookup" else rows
-    if got.num_rows != expected:
-        raise AssertionError(f"{what} returned {got.num_rows} rows, expected {expected}")
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"seconds": seconds, "rss_mib": rss}
+    # the warm-up batch and the timed batch draw different keys
+    first, second = (rng.choice(rows, keys, replace=False).astype(np.int64) for _ in range(2))
+    out: dict[str, float] = {}
+    if what == "read":
+        got, wall, cpu = _timed(table.read)
+        got2, wall2, cpu2 = _timed(table.read)
+        if got.num_rows != rows or got2.num_rows != rows:
+            raise AssertionError(f"read returned {got.num_rows} rows, expected {rows}")
+        out.update({"read-2_seconds": wall2, "read-2_cores": cpu2 / wall2})
+    else:
+        if what == "warm":
+            table.lookup(pa.table({"id": pa.array(first)}))
+        wanted = pa.table({"id": pa.array(second)})
+        got, wall, cpu = _timed(lambda: table.lookup(wanted))
+        if sorted(got.column("id").to_pylist()) != sorted(second.tolist()):
+            raise AssertionError(f"{what} lookup returned other keys than asked")
+    out.update(
+        {f"{what}_seconds": wall, f"{what}_cores": cpu / wall, f"{what}_rss_mib": peak_rss_mib()}
+    )
+    return out
 
 
 def main() -> None:
@@ -77,7 +128,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--keys", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--phase", choices=("lookup", "read"), help=argparse.SUPPRESS)
+    parser.add_argument("--phase", choices=PHASES, help=argparse.SUPPRESS)
     parser.add_argument("--warehouse", help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -85,12 +136,14 @@ def main() -> None:
         out = measure(Path(args.warehouse), args.phase, args.rows, args.keys, args.seed)
         print(json.dumps(out))
         return
+    load_before = os.getloadavg()
+    runs: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory(prefix="bench-lookup-") as tmp:
         warehouse = Path(tmp)
         build(warehouse, args.rows)
-        runs: dict[str, list[dict[str, float]]] = {"lookup": [], "read": []}
         for r in range(args.rounds):
-            for what in ("lookup", "read"):
+            merged: dict[str, float] = {}
+            for what in PHASES:
                 cmd = [
                     sys.executable,
                     __file__,
@@ -98,15 +151,29 @@ def main() -> None:
                     *("--rows", str(args.rows), "--keys", str(args.keys)),
                 ]
                 done = subprocess.run(cmd, capture_output=True, text=True, check=True)
-                runs[what].append(json.loads(done.stdout.strip().splitlines()[-1]))
-    ratio = statistics.median(
-        a["seconds"] / b["seconds"] for a, b in zip(runs["lookup"], runs["read"], strict=True)
+                merged.update(json.loads(done.stdout.strip().splitlines()[-1]))
+            runs.append(merged)
+    load_after = os.getloadavg()
+    print(f"{args.keys} lookups against a full read of {args.rows} rows, {args.rounds} rounds")
+    for what in ("cold", "warm", "read", "read-2"):
+        secs = [x[f"{what}_seconds"] for x in runs]
+        cores = statistics.median(x[f"{what}_cores"] for x in runs)
+        rss_key = f"{what.split('-')[0]}_rss_mib"
+        rss = max(x[rss_key] for x in runs)
+        print(
+            f"{what:6}: best {min(secs):.4f} s, median {statistics.median(secs):.4f} s, "
+            f"cores used {cores:.2f}, peak RSS {rss:.0f} MiB"
+        )
+    for what in ("cold", "warm"):
+        ratio = statistics.median(x[f"{what}_seconds"] / x["read_seconds"] for x in runs)
+        print(f"{what} lookup / full read: {ratio:.3f}x (median of rounds)")
+    print(
+        "load average (1, 5, 15 min): before "
+        + ", ".join(f"{x:.2f}" for x in load_before)
+        + "; after "
+        + ", ".join(f"{x:.2f}" for x in load_after)
+        + f"; cores here: {os.cpu_count()}"
     )
-    for what in ("lookup", "read"):
-        best = min(x["seconds"] for x in runs[what])
-        rss = max(x["rss_mib"] for x in runs[what])
-        print(f"{what:6}: best {best:.3f} s, peak RSS {rss:.0f} MiB")
-    print(f"{args.keys} lookups / full read of {args.rows} rows: {ratio:.2f}x (median of rounds)")
 
 
 if __name__ == "__main__":

@@ -59,6 +59,10 @@ class DataFormat(Protocol):
 
     def unit_ranges(self, path: str, column: str) -> list[tuple[Any, Any] | None]: ...
 
+    def unit_rows(self, path: str) -> list[int] | None:
+        """The rows of each unit where the footer records them (Parquet), else None."""
+        ...
+
     def row_count(self, path: str) -> int | None:
         """The rows the file's footer records (None: the format has no footer count)."""
         ...
@@ -84,6 +88,10 @@ class ParquetFormat:
 
     def row_count(self, path: str) -> int | None:
         return int(pq.ParquetFile(path, filesystem=self.fs).metadata.num_rows)
+
+    def unit_rows(self, path: str) -> list[int] | None:
+        meta = pq.ParquetFile(path, filesystem=self.fs).metadata
+        return [int(meta.row_group(rg).num_rows) for rg in range(meta.num_row_groups)]
 
     def read_unit(self, path: str, unit: int, columns: list[str]) -> pa.Table:
         with self.fs.open_input_file(path) as source:
@@ -150,6 +158,9 @@ class OrcFormat:
         source, f = self._open(path)
         with source:
             return int(f.nrows)
+
+    def unit_rows(self, _path: str) -> list[int] | None:
+        return None  # pyarrow does not expose the rows of each stripe
 
     def read_unit(self, path: str, unit: int, columns: list[str]) -> pa.Table:
         source, f = self._open(path)
@@ -241,6 +252,9 @@ class AvroFormat:
     def row_count(self, _path: str) -> int | None:
         return None  # Avro files count rows per block only: checked on a whole-file read
 
+    def unit_rows(self, _path: str) -> list[int] | None:
+        return None
+
     def read_unit(self, path: str, unit: int, columns: list[str]) -> pa.Table:
         if unit != 0:
             raise IndexError(f"Avro data file {path} is one unit; no unit {unit}")
@@ -295,6 +309,9 @@ class BlobFormat:
         return 1
 
     def row_count(self, path: str) -> int | None:  # noqa: ARG002
+        return None
+
+    def unit_rows(self, path: str) -> list[int] | None:  # noqa: ARG002
         return None
 
     def read_unit(self, path: str, unit: int, columns: list[str]) -> pa.Table:  # noqa: ARG002

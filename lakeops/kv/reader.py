@@ -258,8 +258,38 @@ class KeyValueReader:
         return ReadPlan(list(dict.fromkeys(sources.values())), sources, casts)
 
     def _normalize(self, table: pa.Table, plan: ReadPlan, value_cols: Sequence[str]) -> pa.Table:
-        # float merge keys: one NaN bit pattern (lakeops.format.floats)
-        return plan.conform(table, self.record_schema(value_cols), self._float_keys)
+        return self.conform(table, plan, self.record_schema(value_cols))
+
+    def conform(self, table: pa.Table, plan: ReadPlan, schema: pa.Schema) -> pa.Table:
+        """``table`` (file columns read by ``plan``) as ``schema`` (fields of
+        :meth:`record_schema`), float merge keys with one NaN bit pattern
+        (lakeops.format.floats)."""
+        return plan.conform(table, schema, self._float_keys)
+
+    def unit_plan(
+        self, directory: str, f: DataFileMeta, value_cols: Sequence[str]
+    ) -> tuple[str, ReadPlan]:
+        """The path of ``f`` (its size and footer row count checked) and the plan that reads
+        its records with these value columns, for reads of single units
+        (:meth:`read_unit_columns`)."""
+        path = self._checked(directory, f)
+        with self._reading(path):
+            return path, self._plan(path, f, value_cols)
+
+    def unit_rows(self, directory: str, f: DataFileMeta) -> list[int] | None:
+        """The rows of each unit (Parquet row group) of ``f`` as its footer records them; None
+        where the format's footer does not (ORC, Avro)."""
+        path = self._checked(directory, f)
+        with self._reading(path):
+            return self._format(f).unit_rows(path)
+
+    def read_unit_columns(
+        self, path: str, f: DataFileMeta, unit: int, columns: list[str]
+    ) -> pa.Table:
+        """The file columns ``columns`` (as :meth:`unit_plan`'s plan names them) of one unit of
+        ``f`` at ``path``, as the file stores them (:meth:`conform` makes them records)."""
+        with self._reading(path):
+            return self._format(f).read_unit(path, unit, columns)
 
     def read(self, directory: str, f: DataFileMeta, value_cols: Sequence[str]) -> pa.Table:
         """All records of one file."""

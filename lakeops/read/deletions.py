@@ -46,6 +46,17 @@ class DeletionVectorReader:
         """The deleted positions of one deletion file (sorted uint64)."""
         return decode_deletion_vector(self._index_file(df.path), df, df.path)
 
+    def deleted(self, df: DeletionFile, f: DataFileMeta) -> np.ndarray:
+        """The positions of data file ``f`` that ``df`` deletes (sorted uint64); a position
+        past the file's ``row_count`` is :class:`CorruptTableError`."""
+        deleted = self.positions(df)
+        if len(deleted) and int(deleted[-1]) >= f.row_count:
+            raise CorruptTableError(
+                f"the deletion vector of data file {f.file_name} ({df.path}) deletes row "
+                f"{int(deleted[-1])}, past the file's {f.row_count} rows"
+            )
+        return deleted
+
     def apply(self, rows: pa.Table, df: DeletionFile | None, f: DataFileMeta) -> pa.Table:
         """``rows`` (every row of data file ``f``, in order) without the deleted ones."""
         if df is None:
@@ -61,12 +72,7 @@ class DeletionVectorReader:
         if df is None:
             yield from parts
             return
-        deleted = self.positions(df)
-        if len(deleted) and int(deleted[-1]) >= f.row_count:
-            raise CorruptTableError(
-                f"the deletion vector of data file {f.file_name} ({df.path}) deletes row "
-                f"{int(deleted[-1])}, past the file's {f.row_count} rows"
-            )
+        deleted = self.deleted(df, f)
         start = 0
         for part in parts:
             n = part.num_rows

@@ -1,23 +1,30 @@
 """Point lookups of primary keys.
 
-Keys are routed to their (partition, bucket) with the writer's hash; inside a bucket only files
-whose key range contains one of the keys are opened, and for a single-column key Parquet
-row-group statistics skip the rest of each file. The found records are merged with the table's
-engine exactly as a read merges them. Tables that need lookup (``changelog-producer=lookup``,
-first-row, deletion vectors, ``force-lookup``) are looked up in levels ≥ 1 only, as Paimon's
-lookups are: level-0 data becomes visible to them when an L0 flush lifts it. Postponed rows of
-a postpone table are looked up only where its reads merge them (``postpone.merge-on-read``,
-:mod:`lakeops.read.postpone`). A file with a
-deletion vector (``deletion-vectors.enabled``) is read whole and loses its deleted rows before
-the merge, as a batch read of the table does (:mod:`lakeops.read.merge_read`).
+Keys are routed to their (partition, bucket) with the writer's hash, grouped whole-array;
+inside a bucket only files whose key range may hold one of the keys are read — tested key by
+key for up to :data:`_EXACT_PRUNING` keys a bucket, beyond whole-array by the first key field
+(per-key Python would cost more than it prunes). Each file is read by
+:mod:`lakeops.read.lookup_files`: its key columns first, of the row groups whose statistics
+admit a key, then the other columns only of the row groups holding a match, with a
+process-wide cache of decoded columns (``lookup.cache-max-memory-size``); the candidate files
+of all buckets are read at once, on the cores available. A file with a deletion vector
+(``deletion-vectors.enabled``) loses its deleted rows by position before the merge, as a batch
+read of the table drops them (:mod:`lakeops.read.merge_read`). The found records are merged
+with the table's engine exactly as a read merges them. Tables that need lookup
+(``changelog-producer=lookup``, first-row, deletion vectors, ``force-lookup``) are looked up in
+levels ≥ 1 only, as Paimon's lookups are: level-0 data becomes visible to them when an L0 flush
+lifts it. Postponed rows of a postpone table are looked up only where its reads merge them
+(``postpone.merge-on-read``, :mod:`lakeops.read.postpone`).
 """
 
 from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -26,18 +33,29 @@ from lakeops.format import binary_row
 from lakeops.format.bucket_hash import assign_buckets
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.deletion_vector import DeletionFile
-from lakeops.format.floats import canonical_table, is_floating, order_value
+from lakeops.format.floats import canonical_table, is_floating, order_value, total_order
 from lakeops.format.kv import KIND, key_column
 from lakeops.format.paths import POSTPONE_BUCKET
+from lakeops.format.schema import TableSchema
 from lakeops.kv.reader import KeyValueReader
 from lakeops.merge import merge_sorted, sort_records
 from lakeops.merge.engine import is_retraction
+from lakeops.parallel import run_ordered
 from lakeops.read.deletions import DeletionVectorReader
+from lakeops.read.lookup_files import UNIT_CACHE, FirstKeys, matching_records
 from lakeops.read.postpone import merges_on_read, routed, sequenced_after
 from lakeops.read.scan import table_deletion_files
 from lakeops.store.context import TableContext
 
 __all__ = ["lookup"]
+
+#: keys sought in one bucket, and in all, up to which files and units are pruned key by key
+#: (Python, about 2 µs a key); beyond, files by their first key field (whole-array), units by
+#: its least and greatest sought value
+_EXACT_PRUNING = 4096
+_EXACT_TOTAL = 65536
+#: the transient column of row numbers partitions are grouped by
+_ROW = "__lookup_row"
 
 
 def _key_tuples(table: pa.Table, names: Sequence[str]) -> list[tuple[Any, ...]]:
@@ -68,6 +86,7 @@ def lookup(
     if any(keys.column(k).null_count for k in needed):
         raise DataValidationError("lookup keys contain nulls; primary keys are never null")
     reader = KeyValueReader(store.file_io, schema, store.schema, store.root)
+    UNIT_CACHE.resize(ctx.changelog.lookup_cache_bytes)
     trimmed = schema.trimmed_primary_keys
     latest = store.latest_snapshot()
     vectors = table_deletion_files(ctx, latest)
@@ -89,24 +108,17 @@ def lookup(
     if not fixed:
         for e in live:
             partition_buckets.setdefault(e.partition, set()).add(e.bucket)
-    part_types = schema.types_of(schema.partition_keys)
-    part_rows = _key_tuples(keys, list(schema.partition_keys)) if schema.partition_keys else None
-    key_partitions = [
-        binary_row.serialize(list(row), part_types) for row in part_rows or [()] * keys.num_rows
-    ]
+    by_partition = _by_partition(keys, schema)
     # postponed rows are looked up where reads merge them (postpone.merge-on-read), routed as
     # the read routes them, after the bucket's files; elsewhere they are not read, so not here
     postponed = (
-        routed(ctx, entries, set(key_partitions).__contains__) if merges_on_read(ctx) else {}
+        routed(ctx, entries, {p for p, _ in by_partition}.__contains__)
+        if merges_on_read(ctx)
+        else {}
     )
     for pbytes, bucket in postponed:
         partition_buckets.setdefault(pbytes, set()).add(bucket)
-    wanted: dict[tuple[bytes, int], list[int]] = {}
-    for i, pbytes in enumerate(key_partitions):
-        for bucket in (
-            [int(buckets[i])] if buckets is not None else partition_buckets.get(pbytes, ())
-        ):
-            wanted.setdefault((pbytes, bucket), []).append(i)
+    wanted = _by_bucket(by_partition, buckets, partition_buckets)
     files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     locations = ctx.locations
     for e in live:
@@ -117,98 +129,184 @@ def lookup(
         for c in dict.fromkeys([*columns, *options.sequence_fields, *engine.merge_columns()])
         if c not in trimmed
     ]
-    parts = []
+    sought_in: list[_Bucket] = []
     for (pbytes, bucket), rows in wanted.items():
         subset = keys.take(pa.array(rows))
-        # key tuples in Java's total order for floats, as reader.key_range gives the bounds
-        sought = sorted({tuple(map(order_value, t)) for t in _key_tuples(subset, trimmed)})
-        candidates = _candidates(reader, files.get((pbytes, bucket), []), sought)
+        exact = subset.num_rows <= _EXACT_PRUNING and keys.num_rows <= _EXACT_TOTAL
+        firsts, candidates = _candidates(reader, files.get((pbytes, bucket), []), subset, exact)
         extra = postponed.get((pbytes, bucket))
         if not candidates and extra is None:
             continue
+        # (semi-joins: a key asked twice needs no deduplication)
+        probe = pa.table({key_column(k): subset.column(k) for k in trimmed})
         directory = locations.bucket_path(pbytes, bucket)
-        probe = (
-            pa.table({key_column(k): subset.column(k) for k in trimmed})
-            .group_by([key_column(k) for k in trimmed])
-            .aggregate([])
-        )
-        records = [
-            _read_matching(
-                reader,
-                directory,
-                f,
-                value_cols,
-                probe,
-                dvs,
-                vectors.get((pbytes, bucket, f.file_name)),
-            )
-            for f in candidates
-        ]
-        if extra is not None:
-            bucket_files = files.get((pbytes, bucket), [])
-            after = max((f.max_sequence_number for f in bucket_files), default=-1)
-            numbered = sequenced_after(extra, after).select(reader.record_schema(value_cols).names)
-            records.append(_semi_join(numbered, probe))
-        merged = merge_sorted(
-            sort_records(
-                pa.concat_tables(records),
-                reader.merge_keys,
-                options.sequence_fields,
-                options.sequence_descending,
-            ),
-            reader.merge_keys,
-            engine,
-        )
-        live = merged.filter(pc.invert(is_retraction(merged.column(KIND))))
-        for k in trimmed:
-            live = (
-                live.append_column(k, live.column(key_column(k)))
-                if k not in live.column_names
-                else live
-            )
-        parts.append(
-            live.select(list(columns)).cast(
-                pa.schema([schema.arrow_schema().field(c) for c in columns])
-            )
-        )
+        sought_in.append(_Bucket(pbytes, bucket, directory, probe, firsts, candidates, extra))
+
+    def read(task: tuple[_Bucket, DataFileMeta]) -> pa.Table:
+        b, f = task
+        vector = _deleted(dvs, vectors.get((b.partition, b.bucket, f.file_name)), f)
+        return matching_records(reader, b.directory, f, value_cols, b.probe, b.firsts, vector)
+
+    # the candidate files of every bucket read at once (pyarrow decodes without the GIL)
+    found = iter(run_ordered(read, [(b, f) for b in sought_in for f in b.candidates], None))
     target = pa.schema([schema.arrow_schema().field(c) for c in columns])
+    parts = []
+    for b in sought_in:
+        records = [next(found) for _ in b.candidates]
+        if b.extra is not None:
+            bucket_files = files.get((b.partition, b.bucket), [])
+            after = max((f.max_sequence_number for f in bucket_files), default=-1)
+            numbered = sequenced_after(b.extra, after).select(
+                reader.record_schema(value_cols).names
+            )
+            records.append(_semi_join(numbered, b.probe))
+        parts.append(_current(ctx, reader, pa.concat_tables(records), target))
     return pa.concat_tables(parts) if parts else target.empty_table()
 
 
+@dataclass(frozen=True)
+class _Bucket:
+    """What one lookup seeks in one (partition, bucket)."""
+
+    partition: bytes
+    bucket: int
+    directory: str
+    #: the sought keys (merge-key columns; a key may come twice)
+    probe: pa.Table
+    #: the sought values of the first key field (for the units' statistics)
+    firsts: FirstKeys
+    #: the files whose key range holds a sought key
+    candidates: list[DataFileMeta]
+    #: the bucket's postponed rows, where reads merge them
+    extra: pa.Table | None
+
+
+def _current(
+    ctx: TableContext, reader: KeyValueReader, records: pa.Table, target: pa.Schema
+) -> pa.Table:
+    """The current rows (``target``'s columns) that ``records`` of one bucket merge into."""
+    options, engine = ctx.options, ctx.engine
+    merged = merge_sorted(
+        sort_records(
+            records, reader.merge_keys, options.sequence_fields, options.sequence_descending
+        ),
+        reader.merge_keys,
+        engine,
+    )
+    live = merged.filter(pc.invert(is_retraction(merged.column(KIND))))
+    for k in ctx.schema.trimmed_primary_keys:
+        if k not in live.column_names:
+            live = live.append_column(k, live.column(key_column(k)))
+    return live.select(target.names).cast(target)
+
+
+def _by_partition(keys: pa.Table, schema: TableSchema) -> list[tuple[bytes, np.ndarray]]:
+    """The rows of ``keys`` per partition (its BinaryRow bytes), grouped whole-array, in the
+    order the partitions first occur."""
+    names = list(schema.partition_keys)
+    rows = np.arange(keys.num_rows, dtype=np.int64)
+    if not keys.num_rows:
+        return []
+    if not names:
+        return [(binary_row.serialize([], []), rows)]
+    grouped = (
+        keys.select(names)
+        .append_column(_ROW, pa.array(rows))
+        .group_by(names, use_threads=False)
+        .aggregate([(_ROW, "list")])
+    )
+    types = schema.types_of(names)
+    lists = grouped.column(f"{_ROW}_list").combine_chunks()
+    out = [
+        (
+            binary_row.serialize([values[n] for n in names], types),
+            lists[i].values.to_numpy(),
+        )
+        for i, values in enumerate(grouped.select(names).to_pylist())  # once a partition
+    ]
+    return out
+
+
+def _by_bucket(
+    by_partition: list[tuple[bytes, np.ndarray]],
+    buckets: np.ndarray | None,
+    partition_buckets: dict[bytes, set[int]],
+) -> dict[tuple[bytes, int], np.ndarray]:
+    """The rows sought in each (partition, bucket): those of its fixed bucket (``buckets``,
+    per row), else every row of the partition, in each of its buckets; the (partition,
+    bucket) pairs in the order their first rows come."""
+    wanted: list[tuple[tuple[bytes, int], np.ndarray]] = []
+    for pbytes, rows in by_partition:
+        if buckets is None:
+            wanted += [((pbytes, b), rows) for b in partition_buckets.get(pbytes, ())]
+            continue
+        of_rows = buckets[rows]
+        order = np.argsort(of_rows, kind="stable")
+        found, starts = np.unique(of_rows[order], return_index=True)
+        parts = np.split(rows[order], starts[1:])
+        wanted += [((pbytes, b), part) for b, part in zip(found.tolist(), parts, strict=True)]
+    return dict(sorted(wanted, key=lambda item: int(item[1].min())))
+
+
 def _candidates(
-    reader: KeyValueReader, files: list[DataFileMeta], sought: list[tuple[Any, ...]]
-) -> list[DataFileMeta]:
-    """The ``files`` whose key range holds one of the ``sought`` keys (sorted key tuples)."""
+    reader: KeyValueReader, files: list[DataFileMeta], subset: pa.Table, exact: bool
+) -> tuple[FirstKeys, list[DataFileMeta]]:
+    """What is known of the first key of ``subset`` (keys sought in one bucket), and the
+    ``files`` whose key range may hold one of its keys: with ``exact``, tested key by key
+    (Python, for a few keys), else whole-array by the first key field."""
+    trimmed = reader.key_names
+    if not exact:
+        first = subset.column(trimmed[0])
+        # file key ranges order floats as Java does (lakeops.format.floats)
+        ordered = total_order(first) if is_floating(first.type) else first
+        holding = [f for f in files if _first_key_within(ordered, reader.key_range(f))]
+        return FirstKeys(bounds=_bounds(first)), holding
+    # key tuples in Java's total order for floats, as reader.key_range gives the bounds
+    sought = sorted({tuple(map(order_value, t)) for t in _key_tuples(subset, trimmed)})
     found = []
     for f in files:
         lo, hi = reader.key_range(f)
         at = bisect.bisect_left(sought, lo)
         if at < len(sought) and sought[at] <= hi:
             found.append(f)
-    return found
+    # statistics prune units by the first key (floats have none: lookup_files)
+    return FirstKeys(values=[t[0] for t in sought]), found
 
 
-def _read_matching(
-    reader: KeyValueReader,
-    directory: str,
-    f: DataFileMeta,
-    value_cols: list[str],
-    probe: pa.Table,
-    dvs: DeletionVectorReader,
-    vector: DeletionFile | None,
-) -> pa.Table:
-    """Records of one file whose key is in ``probe`` (row groups pruned by statistics unless
-    the file has a deletion ``vector``: then every row is read, and the deleted ones dropped)."""
-    key_cols = probe.column_names
-    if vector is not None:
-        return _semi_join(dvs.apply(reader.read(directory, f, value_cols), vector, f), probe)
-    # float keys: Parquet statistics leave NaN out of min/max, so no row group is skipped; the
-    # join compares the canonical NaN bits both sides carry (lakeops.format.floats)
-    if len(key_cols) == 1 and not is_floating(probe.schema.field(0).type):
-        return reader.read_filtered(
-            directory, f, value_cols, key_cols[0], probe.column(0).to_pylist()
+def _first_key_within(
+    first: pa.ChunkedArray, key_range: tuple[tuple[Any, ...], tuple[Any, ...]]
+) -> bool:
+    """Whether a value of ``first`` lies in the first field's span of a file's ``key_range``
+    (True where Arrow cannot compare them)."""
+    lo, hi = key_range[0][0], key_range[1][0]
+    try:
+        inside = pc.and_(
+            pc.greater_equal(first, pa.scalar(lo, first.type)),
+            pc.less_equal(first, pa.scalar(hi, first.type)),
         )
-    return _semi_join(reader.read(directory, f, value_cols), probe)
+        return bool(pc.any(inside).as_py())
+    except (pa.ArrowException, TypeError, ValueError):
+        return True
+
+
+def _bounds(column: pa.ChunkedArray) -> tuple[Any, Any] | None:
+    """(least, greatest) of a key column as Python values; None for a FLOAT/DOUBLE key (Java
+    orders NaN above every value, statistics leave it out) or where Arrow or Python cannot
+    say them (the files are then not pruned)."""
+    if is_floating(column.type):
+        return None
+    try:
+        low, high = pc.min_max(column).values()
+        return low.as_py(), high.as_py()
+    except (pa.ArrowException, ValueError, TypeError):
+        return None
+
+
+def _deleted(
+    dvs: DeletionVectorReader, vector: DeletionFile | None, f: DataFileMeta
+) -> np.ndarray | None:
+    """The positions of ``f`` its deletion ``vector`` deletes (None: no vector)."""
+    return dvs.deleted(vector, f) if vector is not None else None
 
 
 def _semi_join(records: pa.Table, probe: pa.Table) -> pa.Table:

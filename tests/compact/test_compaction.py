@@ -213,7 +213,7 @@ def test_lookup_matches_read(table: Table) -> None:
 
 
 def test_lookup_reads_only_files_holding_the_keys(catalog: Catalog, monkeypatch) -> None:
-    import pyarrow.parquet as pq
+    from lakeops.kv.reader import KeyValueReader
 
     t = catalog.create_table(
         "db.lk",
@@ -225,14 +225,14 @@ def test_lookup_reads_only_files_holding_the_keys(catalog: Catalog, monkeypatch)
     for c in range(5):  # five files with disjoint key ranges
         rows = [{"dt": "d", "id": c * 100 + i, "v": i, "s": "x", "op": "+I"} for i in range(50)]
         t.write(pa.Table.from_pylist(rows, schema=SCHEMA))
-    opened: list[str] = []
-    original = pq.read_table
+    opened: set[str] = set()
+    original = KeyValueReader.read_unit_columns
 
-    def spy(path, *args, **kwargs):
-        opened.append(str(path))
-        return original(path, *args, **kwargs)
+    def spy(self, path, *args, **kwargs):
+        opened.add(str(path))
+        return original(self, path, *args, **kwargs)
 
-    monkeypatch.setattr(pq, "read_table", spy)
+    monkeypatch.setattr(KeyValueReader, "read_unit_columns", spy)
     assert t.lookup(pa.table({"dt": ["d"], "id": [205]})).column("v").to_pylist() == [5]
     assert len(opened) == 1
 
