@@ -10,16 +10,21 @@ characters), 4 fixed buckets, deletion vectors on (a lookup table: batch reads a
 level 0), written in one commit and fully compacted. Every phase runs in a fresh process, and
 each round runs the phases in this order (so they interleave):
 
-- ``cold``: ``table.lookup`` of ``--keys`` random existing keys, the first in the process;
+- ``cold``: ``table.lookup`` of ``--keys`` random existing keys, the first in the process, with
+  no local lookup files (the directory is emptied first): it builds them
+  (:mod:`lakeops.read.lookup_local`);
+- ``local``: the same in a fresh process after ``cold`` built the local lookup files (other
+  keys): a cold process with local files present;
 - ``warm``: a first lookup of ``--keys`` other random keys, then the timed lookup of ``--keys``
-  keys (a second batch: what the process-wide cache of decoded units serves,
-  :mod:`lakeops.read.lookup_files`);
+  keys (a second batch in the same process);
+- ``unit``: ``cold`` with local files turned off (``lookup.cache-max-disk-size`` = 0): the
+  first lookup of a process reading row groups (:mod:`lakeops.read.lookup_files`);
 - ``read``: ``table.read()`` of the whole table, the first in the process, then a second one
   (``read-2``: a full read gains nothing from a lookup's cache, and this shows it).
 
 Printed per phase: the best and median wall time over rounds, the median cores used (process
 CPU time, user + system, over wall time of the timed call) and the peak RSS of the process;
-then the median over rounds of ``cold / read`` and ``warm / read`` of the same round, and the
+then the median over rounds of each lookup phase / ``read`` of the same round, and the
 load average of the machine before and after. The data files are in the OS page cache
 throughout (they were just written): the figures are CPU, not disk.
 """
@@ -30,6 +35,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -41,7 +47,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-PHASES = ("cold", "warm", "read")
+PHASES = ("cold", "local", "warm", "unit", "read")
+LOOKUPS = ("cold", "local", "warm", "unit")
 
 
 def build(warehouse: Path, rows: int) -> None:
@@ -65,10 +72,19 @@ def build(warehouse: Path, rows: int) -> None:
         "db.t",
         schema=data.schema,
         primary_keys=["id"],
-        options={"bucket": "4", "deletion-vectors.enabled": "true"},
+        options={
+            "bucket": "4",
+            "deletion-vectors.enabled": "true",
+            "lakeops.lookup.local-dir": str(local_dir(warehouse)),
+        },
     )
     table.write(data)
     table.compact(full=True)
+
+
+def local_dir(warehouse: Path) -> Path:
+    """Where the benchmark's table keeps its local lookup files."""
+    return warehouse / "local-lookup-files"
 
 
 def peak_rss_mib() -> float:
@@ -100,7 +116,14 @@ def measure(warehouse: Path, what: str, rows: int, keys: int, seed: int) -> dict
     from lakeops import Catalog
 
     table = Catalog(str(warehouse)).get_table("db.t")
-    rng = np.random.default_rng(seed)
+    if what == "unit":  # local files off in this process, as lookup.cache-max-disk-size = 0
+        import lakeops.read.lookup as lookup_module
+        from lakeops.read.lookup_local import LocalSettings
+
+        lookup_module.local_settings = lambda _options: LocalSettings(None, 0.0, 0)
+    if what == "cold":
+        shutil.rmtree(local_dir(warehouse), ignore_errors=True)
+    rng = np.random.default_rng(seed + (1000 if what == "local" else 0))
     # the warm-up batch and the timed batch draw different keys
     first, second = (rng.choice(rows, keys, replace=False).astype(np.int64) for _ in range(2))
     out: dict[str, float] = {}
@@ -155,7 +178,7 @@ def main() -> None:
             runs.append(merged)
     load_after = os.getloadavg()
     print(f"{args.keys} lookups against a full read of {args.rows} rows, {args.rounds} rounds")
-    for what in ("cold", "warm", "read", "read-2"):
+    for what in (*LOOKUPS, "read", "read-2"):
         secs = [x[f"{what}_seconds"] for x in runs]
         cores = statistics.median(x[f"{what}_cores"] for x in runs)
         rss_key = f"{what.split('-')[0]}_rss_mib"
@@ -164,7 +187,7 @@ def main() -> None:
             f"{what:6}: best {min(secs):.4f} s, median {statistics.median(secs):.4f} s, "
             f"cores used {cores:.2f}, peak RSS {rss:.0f} MiB"
         )
-    for what in ("cold", "warm"):
+    for what in LOOKUPS:
         ratio = statistics.median(x[f"{what}_seconds"] / x["read_seconds"] for x in runs)
         print(f"{what} lookup / full read: {ratio:.3f}x (median of rounds)")
     print(

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,19 @@ REPO = Path(__file__).resolve().parents[1]
 #: the golden warehouses and sample cases, kept in the repository (tests/data/examples)
 SHARED = Path(__import__("os").environ.get("LAKEOPS_SHARED", REPO / "tests" / "data"))
 GOLDEN = SHARED / "examples" / "golden"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def private_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Point lookups' local lookup files (``$XDG_CACHE_HOME/lakeops/lookup``) go to a directory
+    of the test session, not the user's cache."""
+    before = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    yield
+    if before is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = before
 
 
 @pytest.fixture

@@ -88,8 +88,6 @@ _TUNING = ignorable("execution tuning; the data written is the same").rows(
 _LOOKUP_CACHES = ignorable("lookup-join caches of Paimon's engines").rows(
     "lookup.local-file-type",
     "lookup.hash-load-factor",
-    "lookup.cache-file-retention",
-    "lookup.cache-max-disk-size",
     "lookup.cache-spill-compression",
     "lookup.cache.bloom.filter.enabled",
     "lookup.cache.bloom.filter.fpp",

@@ -11,6 +11,7 @@ from lakeops.options.option import (
     INT,
     INT_MAX,
     LIST,
+    LONG_MAX,
     MEMORY,
     STRING,
     Derived,
@@ -39,7 +40,10 @@ __all__ = [
     "COMPACTION_TOTAL_SIZE_THRESHOLD",
     "FORCE_LOOKUP",
     "FULL_COMPACTION_DELTA_COMMITS",
+    "LOOKUP_CACHE_FILE_RETENTION",
+    "LOOKUP_CACHE_MAX_DISK_SIZE",
     "LOOKUP_CACHE_MAX_MEMORY_SIZE",
+    "LOOKUP_LOCAL_DIR",
     "LOOKUP_COMPACT",
     "LOOKUP_COMPACT_MAX_INTERVAL",
     "MB",
@@ -162,6 +166,23 @@ FULL_COMPACTION_DELTA_COMMITS = _CHANGELOG.row(
 LOOKUP_CACHE_MAX_MEMORY_SIZE = _CHANGELOG.row(
     "lookup.cache-max-memory-size", MEMORY, 256 * MB, rng(1)
 )
+_LOCAL_FILES = honoured(
+    "point lookups' local lookup files (lakeops.read.lookup_local): deleted when unused for "
+    "the retention, least recently used first beyond the disk size (0: no local files)"
+)
+LOOKUP_CACHE_FILE_RETENTION = _LOCAL_FILES.row(
+    "lookup.cache-file-retention", DURATION, 3_600_000, rng(0)
+)
+LOOKUP_CACHE_MAX_DISK_SIZE = _LOCAL_FILES.row(
+    "lookup.cache-max-disk-size", MEMORY, LONG_MAX, rng(0, LONG_MAX, meaning="a size")
+)
+#: lakeops' own (Paimon keeps its lookup files in its engine's temporary directories): where
+#: point lookups keep their local lookup files (lakeops.read.lookup_local); blank: the user's
+#: cache directory, $XDG_CACHE_HOME/lakeops/lookup
+LOOKUP_LOCAL_DIR = honoured(
+    "lakeops only: the local directory of point lookups' local lookup files (blank: "
+    "$XDG_CACHE_HOME/lakeops/lookup); Paimon's engines ignore it"
+).row("lakeops.lookup.local-dir", STRING, "")
 
 
 ROWS: tuple[Option[Any], ...] = (
@@ -195,4 +216,7 @@ ROWS: tuple[Option[Any], ...] = (
     CHANGELOG_ROW_DEDUPLICATE_IGNORE_FIELDS,
     FULL_COMPACTION_DELTA_COMMITS,
     LOOKUP_CACHE_MAX_MEMORY_SIZE,
+    LOOKUP_CACHE_FILE_RETENTION,
+    LOOKUP_CACHE_MAX_DISK_SIZE,
+    LOOKUP_LOCAL_DIR,
 )

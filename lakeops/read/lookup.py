@@ -6,7 +6,9 @@ key for up to :data:`_EXACT_PRUNING` keys a bucket, beyond whole-array by the fi
 (per-key Python would cost more than it prunes). Each file is read by
 :mod:`lakeops.read.lookup_files`: its key columns first, of the row groups whose statistics
 admit a key, then the other columns only of the row groups holding a match, with a
-process-wide cache of decoded columns (``lookup.cache-max-memory-size``); the candidate files
+process-wide cache of decoded columns (``lookup.cache-max-memory-size``) — or, where local
+lookup files are kept (:mod:`lakeops.read.lookup_local`), from the file's local lookup file,
+built on local disk by the first lookup of the file in any process; the candidate files
 of all buckets are read at once, on the cores available. A file with a deletion vector
 (``deletion-vectors.enabled``) loses its deleted rows by position before the merge, as a batch
 read of the table drops them (:mod:`lakeops.read.merge_read`). The found records are merged
@@ -43,6 +45,7 @@ from lakeops.merge.engine import is_retraction
 from lakeops.parallel import run_ordered
 from lakeops.read.deletions import DeletionVectorReader
 from lakeops.read.lookup_files import UNIT_CACHE, FirstKeys, matching_records
+from lakeops.read.lookup_local import local_settings
 from lakeops.read.postpone import merges_on_read, routed, sequenced_after
 from lakeops.read.scan import table_deletion_files
 from lakeops.store.context import TableContext
@@ -87,6 +90,7 @@ def lookup(
         raise DataValidationError("lookup keys contain nulls; primary keys are never null")
     reader = KeyValueReader(store.file_io, schema, store.schema, store.root)
     UNIT_CACHE.resize(ctx.changelog.lookup_cache_bytes)
+    local = local_settings(schema.options)
     trimmed = schema.trimmed_primary_keys
     latest = store.latest_snapshot()
     vectors = table_deletion_files(ctx, latest)
@@ -145,7 +149,9 @@ def lookup(
     def read(task: tuple[_Bucket, DataFileMeta]) -> pa.Table:
         b, f = task
         vector = _deleted(dvs, vectors.get((b.partition, b.bucket, f.file_name)), f)
-        return matching_records(reader, b.directory, f, value_cols, b.probe, b.firsts, vector)
+        return matching_records(
+            reader, b.directory, f, value_cols, b.probe, b.firsts, vector, local=local
+        )
 
     # the candidate files of every bucket read at once (pyarrow decodes without the GIL)
     found = iter(run_ordered(read, [(b, f) for b in sought_in for f in b.candidates], None))

@@ -29,11 +29,19 @@ reader still checks each file's size and footer row count once per lookup).
 
 Large key sets need no separate path: when every unit holds a match, steps 2 and 4 together
 read each column of the file once, as a whole-file read does (``benchmarks/lookup.md``).
+
+Where local lookup files are allowed (:mod:`lakeops.read.lookup_local`: on by default), none
+of the above runs for a file with a non-float key: the first lookup of the file reads it whole
+into a local lookup file on local disk, and every lookup (of any process) searches that file
+instead; the unit path remains for FLOAT/DOUBLE keys, local files turned off
+(``lookup.cache-max-disk-size`` = 0) or a directory that cannot safely hold them.
 """
 
 from __future__ import annotations
 
 import bisect
+import hashlib
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -45,7 +53,9 @@ import pyarrow as pa
 
 from lakeops.errors import CorruptDataFileError
 from lakeops.format.data_file import DataFileMeta
+from lakeops.format.floats import is_floating
 from lakeops.kv.reader import KeyValueReader, ReadPlan, relative_name
+from lakeops.read.lookup_local import LOCAL_FILES, LocalFiles, LocalSettings, key_hashes
 
 __all__ = ["UNIT_CACHE", "FirstKeys", "UnitCache", "matching_records"]
 
@@ -167,13 +177,20 @@ def matching_records(
     firsts: FirstKeys,
     deleted: np.ndarray | None,
     cache: UnitCache = UNIT_CACHE,
+    local: LocalSettings | None = None,
+    local_files: LocalFiles = LOCAL_FILES,
 ) -> pa.Table:
     """The records (``reader.record_schema(value_cols)``) of data file ``f`` whose merge key
     is a row of ``probe`` (rows of the merge-key columns in the current types, duplicates
     allowed), in
     file order, less the positions ``deleted`` (sorted; the file's deletion vector).
 
-    ``firsts``: the sought values of the first key field, for the units' statistics."""
+    ``firsts``: the sought values of the first key field, for the units' statistics.
+    ``local``: the settings of local lookup files (None: none used)."""
+    if local is not None and not any(is_floating(t.to_arrow()) for t in reader.key_types):
+        found = _local_records(reader, directory, f, value_cols, probe, deleted, local, local_files)
+        if found is not None:
+            return found
     path, plan = reader.unit_plan(directory, f, value_cols)
     key: FileKey = (reader.file_io.protocol, path, f.file_size)
     ranges, rows = cache.footer(key, lambda: _footer(reader, directory, f))
@@ -212,14 +229,59 @@ def matching_records(
     parts = []
     for j in np.unique(at):
         u = units[int(j)]
-        local = positions[at == j] - starts[int(j)]
+        in_unit = positions[at == j] - starts[int(j)]
         columns = cache.columns(key, u, plan.read_cols, load(u))
-        if len(local) == len(keyed[int(j)]):  # every row of the unit: as it is, no take
+        if len(in_unit) == len(keyed[int(j)]):  # every row of the unit: as it is, no take
             parts.append(pa.table({c: columns[c] for c in plan.read_cols}))
         else:
-            rows_at = pa.array(local)
+            rows_at = pa.array(in_unit)
             parts.append(pa.table({c: columns[c].take(rows_at) for c in plan.read_cols}))
     return reader.conform(pa.concat_tables(parts), plan, schema)
+
+
+def _local_records(
+    reader: KeyValueReader,
+    directory: str,
+    f: DataFileMeta,
+    value_cols: Sequence[str],
+    probe: pa.Table,
+    deleted: np.ndarray | None,
+    settings: LocalSettings,
+    local_files: LocalFiles,
+) -> pa.Table | None:
+    """:func:`matching_records` from the local lookup file of ``f`` (built from the whole file
+    on first use); None where no local file may be kept (the caller reads units instead)."""
+    path = reader.path(directory, f)
+    # the records are laid out in the current schema's fields: their fingerprint is part of the
+    # key (an ALTER of options alone keeps the local files)
+    key = (reader.file_io.protocol, path, f.file_size, f.schema_id, _layout(reader))
+    every = [fld.name for fld in reader.schema.fields if fld.name not in reader.key_names]
+
+    def build() -> tuple[pa.Table, list[str], list[Any]]:
+        return reader.read(directory, f, every), reader.merge_keys, reader.key_types
+
+    local = local_files.get(settings, key, f.row_count, build)
+    if local is None:
+        return None
+    schema = reader.record_schema(value_cols)
+    hashes = key_hashes([probe.column(mk) for mk in reader.merge_keys], reader.key_types)
+    candidates = local.candidates(hashes)
+    if not len(candidates):
+        return schema.empty_table()
+    at = pa.array(candidates)
+    keyed = local.records.select(reader.merge_keys).take(at).append_column(_POS, at)
+    positions = _positions([keyed], probe, reader.merge_keys, deleted)
+    if not len(positions):
+        return schema.empty_table()
+    return local.records.select(schema.names).take(pa.array(positions)).cast(schema)
+
+
+def _layout(reader: KeyValueReader) -> str:
+    """A fingerprint of the record layout ``reader`` reads files into: the current schema's
+    fields (ids, names, types) and primary keys."""
+    fields = [fld.to_json() for fld in reader.schema.fields]
+    text = json.dumps([fields, reader.key_names], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _footer(reader: KeyValueReader, directory: str, f: DataFileMeta) -> Footer:

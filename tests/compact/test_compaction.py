@@ -226,13 +226,18 @@ def test_lookup_reads_only_files_holding_the_keys(catalog: Catalog, monkeypatch)
         rows = [{"dt": "d", "id": c * 100 + i, "v": i, "s": "x", "op": "+I"} for i in range(50)]
         t.write(pa.Table.from_pylist(rows, schema=SCHEMA))
     opened: set[str] = set()
-    original = KeyValueReader.read_unit_columns
+    read_units, read_whole = KeyValueReader.read_unit_columns, KeyValueReader.read
 
-    def spy(self, path, *args, **kwargs):
-        opened.add(str(path))
-        return original(self, path, *args, **kwargs)
+    def units(self, path, f, *args, **kwargs):
+        opened.add(f.file_name)
+        return read_units(self, path, f, *args, **kwargs)
 
-    monkeypatch.setattr(KeyValueReader, "read_unit_columns", spy)
+    def whole(self, directory, f, *args, **kwargs):  # a local lookup file is built from it
+        opened.add(f.file_name)
+        return read_whole(self, directory, f, *args, **kwargs)
+
+    monkeypatch.setattr(KeyValueReader, "read_unit_columns", units)
+    monkeypatch.setattr(KeyValueReader, "read", whole)
     assert t.lookup(pa.table({"dt": ["d"], "id": [205]})).column("v").to_pylist() == [5]
     assert len(opened) == 1
 

@@ -18,6 +18,7 @@ import pytest
 from lakeops import Catalog, Table
 from lakeops.kv.reader import KeyValueReader
 from lakeops.read.lookup_files import UNIT_CACHE, UnitCache
+from lakeops.read.lookup_local import LocalSettings
 from lakeops.read.scan import table_deletion_files
 
 #: rows per Parquet row group of the files these tests write
@@ -34,6 +35,14 @@ VARIANTS = {
     "avro": {"bucket": "2", "file.format": "avro"},
     "partial-update": {"bucket": "2", "merge-engine": "partial-update"},
 }
+
+
+@pytest.fixture(autouse=True)
+def no_local_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests judge the unit path: local lookup files off
+    (tests/read/test_lookup_local.py judges those)."""
+    off = LocalSettings(None, 0.0, 0)
+    monkeypatch.setattr("lakeops.read.lookup.local_settings", lambda _o: off)
 
 
 @pytest.fixture(autouse=True)
