@@ -7,7 +7,9 @@ characters, high entropy), ``x`` (float64). Tables: a lakeops primary-key table 
 buckets), a lakeops append table rewritten copy-on-write, one with deletion vectors, and a
 deltalake table (delta-rs rewrites the files it deletes from). Each is written once (untimed),
 then each measured operation runs in a fresh process on a fresh copy of its table, so its
-peak RSS (``ru_maxrss``) is the operation's; rounds interleave the engines.
+peak RSS (``ru_maxrss``) is the operation's; rounds interleave the engines. It prints each
+operation's best round (wall, CPU, cores, peak RSS, ratio to deltalake's best) and its median
+wall, and the load average before and after (the machine may be shared).
 
 Needs deltalake in its own venv (``python3 -m venv .venv-peers && .venv-peers/bin/pip install
 deltalake pyarrow numpy``): its phases run in ``.venv-peers/bin/python``, lakeops' in this one.
@@ -140,6 +142,14 @@ def measure(kind: str, op: str, path: str, rows: int) -> dict[str, float]:
     return {"seconds": seconds, "cpu_seconds": cpu1 - cpu0, "peak_rss_mb": peak}
 
 
+def _median(runs: list[dict[str, float]]) -> float:
+    return float(np.median([r["seconds"] for r in runs]))
+
+
+def _load(load: tuple[float, float, float]) -> str:
+    return "/".join(f"{x:.2f}" for x in load)
+
+
 def _python(kind: str) -> str:
     return str(PEERS) if kind == "deltalake" else sys.executable
 
@@ -168,6 +178,7 @@ def main() -> None:
     if not PEERS.exists():
         sys.exit(f"no {PEERS}: see this script's docstring for the deltalake venv")
     results: dict[tuple[str, str], list[dict[str, float]]] = {}
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench-row-level-") as tmp:
         base = {k: os.path.join(tmp, "base-" + k) for k in KINDS}
         for kind in KINDS:
@@ -181,8 +192,10 @@ def main() -> None:
                     out = _run(kind, "--op", op, "--path", work, "--rows", str(args.rows))
                     results.setdefault((kind, op), []).append(json.loads(out))
     cores = os.cpu_count()
+    load_after = os.getloadavg()
     print(f"row-level changes, {args.rows:,} rows in {COMMITS} files, {cores} cores, best of "
-          f"{args.rounds}")  # fmt: skip
+          f"{args.rounds}; load average (1, 5, 15 min) before {_load(load_before)}, after "
+          f"{_load(load_after)} (the machine is shared)")  # fmt: skip
     for op in ("delete", "merge"):
         peer = min(r["seconds"] for r in results[("deltalake", op)])
         for kind in KINDS:
@@ -190,7 +203,8 @@ def main() -> None:
             print(
                 f"  {op:6s} {kind:12s} {best['seconds']:6.2f} s  {best['cpu_seconds']:6.2f} CPU s "
                 f"({best['cpu_seconds'] / best['seconds']:.2f} cores)  peak "
-                f"{best['peak_rss_mb']:,.0f} MB  vs deltalake {best['seconds'] / peer:.2f}x"
+                f"{best['peak_rss_mb']:,.0f} MB  vs deltalake {best['seconds'] / peer:.2f}x  "
+                f"(median {_median(results[(kind, op)]):.2f} s)"
             )
 
 

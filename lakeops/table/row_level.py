@@ -12,10 +12,12 @@ or ``.remove-record-on-sequence-group``; ``aggregation`` with
 ``partial-update``; a primary-key column is never assigned. ``ignore-delete`` would drop a
 delete's records: refused rather than deleting nothing.
 
-**Append tables**: the files holding a touched row are found (statistics first, then the rows).
-With ``deletion-vectors.enabled`` the touched rows go into the file's deletion vector (Paimon's
-append ``DELETE`` with vectors); otherwise the file is rewritten without them (copy-on-write,
-dropping any vector it had). Updated and inserted rows are appended as new files. One
+**Append tables**: the files holding a touched row are found (statistics first, then the rows
+— a condition's columns, a merge's keys — and only a touched file is read whole), one file at
+a time per core (:mod:`lakeops.table.row_files`). With ``deletion-vectors.enabled`` the touched
+rows go into the file's deletion vector (Paimon's append ``DELETE`` with vectors); otherwise
+the file is rewritten without them (copy-on-write, dropping any vector it had), as soon as it
+is decided. Updated and inserted rows are appended as new files. One
 ``OVERWRITE`` snapshot (Paimon commits an append that deletes files or vectors so); it is a
 :class:`~lakeops.errors.CommitConflictError`, nothing committed, if another commit replaced
 those files or gave them vectors meanwhile. Row-tracking tables are refused (their rewrites
@@ -32,8 +34,8 @@ clause whose condition holds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, Unpack
 
 import numpy as np
@@ -41,34 +43,25 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from lakeops.commit.committer import Committer, PlannedChange
-from lakeops.compact.vectors import BucketVectors
+from lakeops.commit.committer import Committer
 from lakeops.errors import (
-    CommitConflictError,
     CommitStateUnknownError,
     ConfigurationError,
     DataValidationError,
     UnsupportedFeatureError,
 )
 from lakeops.format.commit_message import CommitMessage
-from lakeops.format.data_file import DataFileMeta
-from lakeops.format.deletion_vector import DELETION_VECTORS_INDEX, deletion_files
-from lakeops.format.index_manifest import IndexManifestEntry
 from lakeops.format.kv import RowKind
-from lakeops.format.manifest import FileKind, ManifestEntry
 from lakeops.format.snapshot import Snapshot
-from lakeops.kv.append_reader import AppendFileReader
 from lakeops.options.rows_merge import (
     AGGREGATION_REMOVE_RECORD_ON_DELETE,
     PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE,
     PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP,
 )
-from lakeops.parallel import imap_ordered, run_ordered
-from lakeops.read.deletions import DeletionVectorReader
 from lakeops.read.predicate import Filter, RowFilter, row_filter
 from lakeops.read.row_tracking import row_tracking
-from lakeops.read.scan import Split
 from lakeops.store.context import TableContext
+from lakeops.table.row_files import AppendFiles, FileChange, FileRows, change_files
 from lakeops.table.scan import ScanArgs
 from lakeops.write.frames import WriteInput, arrow_parts
 
@@ -247,176 +240,10 @@ def _commit_keyed(
 
 
 # ---------------------------------------------------------------- append tables
-@dataclass
-class _FileRows:
-    """One data file of an append table: its entry, every row it holds (physical order), and
-    which rows are gone — already deleted by its vector, and removed by this change."""
-
-    entry: ManifestEntry
-    rows: pa.Table
-    dead: np.ndarray
-    removed: np.ndarray = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.removed = np.zeros(self.rows.num_rows, dtype=bool)
-
-    @property
-    def alive(self) -> np.ndarray:
-        kept: np.ndarray = ~self.dead & ~self.removed
-        return kept
-
-
-def _append_files(
-    table: Target, snapshot: Snapshot, rf: RowFilter | None, keep: Callable[[pa.Table], bool]
-) -> list[_FileRows]:
-    """The data files of ``snapshot`` that ``rf``'s statistics do not rule out, read whole, on
-    the cores; only those whose rows ``keep`` (given the live rows) holds."""
-    ctx = table.context
-    entries = {
-        (e.partition, e.bucket, e.file.file_name): e for e in ctx.store.live_entries(snapshot)
-    }
-    reader = AppendFileReader(ctx.file_io, ctx.schema, ctx.store.schema, ctx.root)
-    vectors = DeletionVectorReader(ctx.file_io)
-    names = ctx.schema.field_names
-    jobs = [
-        (split, f, split.deletion_of(f)) for split in table._plan(snapshot, rf) for f in split.files
-    ]
-
-    def load(job: tuple[Split, DataFileMeta, Any]) -> _FileRows | None:
-        split, f, df = job
-        rows = reader.read(ctx.bucket_path(split.partition_bytes, split.bucket), f, names)
-        dead = np.zeros(rows.num_rows, dtype=bool)
-        if df is not None:
-            dead[vectors.positions(df).astype(np.int64)] = True
-        found = _FileRows(entries[(split.partition_bytes, split.bucket, f.file_name)], rows, dead)
-        return found if keep(rows.filter(pa.array(~dead))) else None
-
-    return [r for r in imap_ordered(load, jobs, None) if r is not None]
-
-
-def _any_rows(_live: pa.Table) -> bool:
-    return True
-
-
-def _commit_files(
-    table: Target, snapshot: Snapshot, files: Sequence[_FileRows], appended: pa.Table
-) -> int | None:
-    """Commit what ``files`` had removed (vectors, or rewrites) and ``appended``'s rows as one
-    ``OVERWRITE`` snapshot (see the module docstring); its id."""
-    touched = [f for f in files if f.removed.any()]
-    if not touched and not appended.num_rows:
-        return None
-    ctx = table.context
-    vectored = ctx.options.deletion_vectors
-    parts = [] if vectored else [f.rows.filter(pa.array(f.alive)) for f in touched]
-    parts = [p for p in [*parts, appended] if p.num_rows]
-    writers: list[Any] = []
-    written: list[str] = []
-    try:
-        messages = _write_parts(table, parts, writers)
-        index_changes, marked = _vector_changes(ctx, snapshot, touched, vectored, written)
-        rewritten = () if vectored else touched
-        entries = [replace(f.entry, kind=FileKind.DELETE) for f in rewritten]
-        entries += [
-            ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, new)
-            for m in messages
-            for new in m.new_files
-        ]
-        removed = {e.file.file_name for e in index_changes if e.kind == FileKind.DELETE}
-
-        def plan(latest: Snapshot | None) -> PlannedChange:
-            _check_vectors_unchanged(ctx, latest, marked, removed)
-            return PlannedChange(entries, [], index_changes)
-
-        published = table._committer().commit_rewrite(plan)
-    except CommitStateUnknownError:
-        raise  # the snapshot may reference these files: keep them
-    except BaseException:
-        for writer in writers:
-            writer.abort()
-        for path in written:
-            ctx.file_io.delete(path)
-        raise
-    return published.id
-
-
-def _write_parts(table: Target, parts: Sequence[pa.Table], writers: list[Any]) -> list[Any]:
-    """The commit messages of ``parts`` written as new files (each writer made is added to
-    ``writers``, for an abort). An unaware-bucket table's parts are written at once on the
-    cores, a writer each (its files need no order: Paimon's own writers of one such bucket are
-    many); a fixed bucket's by one writer, in order, so its sequence numbers keep counting."""
-    if table.context.options.bucket > 0 or len(parts) < 2:
-        writer = table.new_write()
-        writers.append(writer)
-        for part in parts:
-            writer.write(part)
-        return list(writer.prepare_commit())
-    made = [table.new_write(parallelism=1) for _ in parts]
-    writers.extend(made)
-
-    def write(job: tuple[Any, pa.Table]) -> list[Any]:
-        writer, part = job
-        writer.write(part)
-        return list(writer.prepare_commit())
-
-    return [m for ms in run_ordered(write, list(zip(made, parts, strict=True)), None) for m in ms]
-
-
-def _vector_changes(
-    ctx: TableContext,
-    snapshot: Snapshot,
-    touched: Sequence[_FileRows],
-    vectored: bool,
-    written: list[str],
-) -> tuple[list[IndexManifestEntry], set[tuple[bytes, int, str]]]:
-    """The deletion-vector index changes of ``touched`` files: with vectors, their removed rows
-    marked; without, the vectors of the files rewritten dropped. Also the files marked."""
-    live = [
-        e for e in ctx.store.index_entries(snapshot) if e.file.index_type == DELETION_VECTORS_INDEX
-    ]
-    by_bucket: dict[tuple[bytes, int], list[_FileRows]] = {}
-    for f in touched:
-        by_bucket.setdefault((f.entry.partition, f.entry.bucket), []).append(f)
-    changes: list[IndexManifestEntry] = []
-    marked: set[tuple[bytes, int, str]] = set()
-    for (partition, bucket), group in by_bucket.items():
-        mine = [e for e in live if (e.partition, e.bucket) == (partition, bucket)]
-        if not vectored and not mine:
-            continue
-        paths = {
-            e.file.file_name: ctx.locations.index_entry_path(partition, bucket, e.file)
-            for e in mine
-        }
-        bitmap64 = ctx.options.deletion_vectors_bitmap64
-        vectors = BucketVectors(ctx.file_io, tuple(mine), paths, bitmap64)
-        for f in group if vectored else ():
-            vectors.mark(f.entry.file.file_name, np.flatnonzero(f.removed).astype(np.uint64))
-            marked.add((partition, bucket, f.entry.file.file_name))
-        before = [] if vectored else [f.entry.file for f in group]
-        entries, paths_written = vectors.changes(partition, bucket, before, [], ctx.locations)
-        written += paths_written
-        changes += entries
-    return changes, marked
-
-
-def _check_vectors_unchanged(
-    ctx: TableContext,
-    latest: Snapshot | None,
-    marked: set[tuple[bytes, int, str]],
-    removed: set[str],
-) -> None:
-    """Refuse the commit when a file this change gives a vector got one meanwhile in an index
-    file it does not replace (two vectors of one file: rows deleted by another commit)."""
-    if not marked or latest is None:
-        return
-    current = deletion_files(ctx.store.index_entries(latest))  # paths: index file names
-    for key in marked:
-        df = current.get(key)
-        if df is not None and df.path not in removed:
-            raise CommitConflictError(
-                f"data file {key[2]} got a deletion vector from another commit while this "
-                "change was prepared; nothing was committed — run it again"
-            )
+def _removed_by(rf: RowFilter, rows: FileRows) -> np.ndarray:
+    """The live rows of a file where ``rf``'s condition is TRUE (reading its columns only)."""
+    hit: np.ndarray = _truth(rows.table(rf.columns or None), rf.expression) & ~rows.dead
+    return hit
 
 
 # ---------------------------------------------------------------- delete / update
@@ -432,13 +259,13 @@ def delete_rows(table: Target, condition: Filter) -> RowChanges:
         rows = table.read(filter=rf.expression, snapshot_id=snapshot.id)
         empty = rows.schema.empty_table()
         return RowChanges(rows.num_rows, 0, 0, _commit_keyed(table, rows, empty, empty))
-    files = _append_files(table, snapshot, rf, lambda live: bool(_truth(live, rf.expression).any()))
-    deleted = 0
-    for f in files:
-        f.removed = _truth(f.rows, rf.expression) & ~f.dead
-        deleted += int(f.removed.sum())
-    appended = table.arrow_schema.empty_table()
-    return RowChanges(deleted, 0, 0, _commit_files(table, snapshot, files, appended))
+
+    def decide(rows: FileRows) -> FileChange | None:
+        hit = _removed_by(rf, rows)
+        return FileChange(hit) if hit.any() else None
+
+    changed = change_files(table, AppendFiles(table, snapshot, rf), decide)
+    return RowChanges(changed.removed, 0, 0, changed.snapshot_id)
 
 
 def update_rows(
@@ -461,14 +288,15 @@ def update_rows(
         updates = _assigned(rows, schema, assignments)
         empty = schema.empty_table()
         return RowChanges(0, rows.num_rows, 0, _commit_keyed(table, empty, updates, empty))
-    files = _append_files(table, snapshot, rf, lambda live: bool(_truth(live, rf.expression).any()))
-    parts = []
-    for f in files:
-        f.removed = _truth(f.rows, rf.expression) & ~f.dead
-        parts.append(_assigned(f.rows.filter(pa.array(f.removed)), schema, assignments))
-    appended = pa.concat_tables(parts) if parts else schema.empty_table()
-    snapshot_id = _commit_files(table, snapshot, files, appended)
-    return RowChanges(0, appended.num_rows, 0, snapshot_id)
+
+    def decide(rows: FileRows) -> FileChange | None:
+        hit = _removed_by(rf, rows)
+        if not hit.any():
+            return None
+        return FileChange(hit, _assigned(rows.table().filter(pa.array(hit)), schema, assignments))
+
+    changed = change_files(table, AppendFiles(table, snapshot, rf), decide)
+    return RowChanges(0, changed.appended, 0, changed.snapshot_id)
 
 
 # ------------------------------------------------------------------------ merge
@@ -560,47 +388,123 @@ class MergeBuilder:
             raise ConfigurationError("a merge needs at least one when_... clause")
         ctx = table.context
         snapshot = ctx.store.latest_snapshot()
+        if ctx.schema.primary_keys:
+            deletes, updates, inserts = self.keyed_changes(snapshot)
+            snapshot_id = _commit_keyed(table, deletes, updates, inserts)
+            return RowChanges(deletes.num_rows, updates.num_rows, inserts.num_rows, snapshot_id)
+        source, value_sets, keys = self._keyed_source()
+        if snapshot is None:  # nothing to match: the inserts are the table's first rows
+            inserts = self._inserted_rows(source)
+            published = table.commit(_written(table, inserts)) if inserts.num_rows else None
+            snapshot_id = None if published is None else published.id
+            return RowChanges(0, 0, inserts.num_rows, snapshot_id)
+        rf = row_filter(keys, table.arrow_schema)
+        return self._execute_append(snapshot, source, rf, value_sets)
+
+    def _keyed_source(self) -> tuple[pa.Table, dict[str, pa.Array], pc.Expression]:
+        """The source as the join takes it (``source.`` columns and each row's number), the
+        source values of each ``on`` column, and the filter of target rows they may match."""
         source = _prefixed(self.source, "source.").append_column(
             _SOURCE_ROW, pa.array(np.arange(self.source.num_rows, dtype=np.int64))
         )
-        keys = pc.field(self.on[0]).isin(self.source.column(self.on[0]).drop_null())
+        # each key's source values as one array (``isin`` of a chunked array would convert it
+        # value by value in Python)
+        value_sets = {c: self.source.column(c).drop_null().combine_chunks() for c in self.on}
+        keys = pc.field(self.on[0]).isin(value_sets[self.on[0]])
         for c in self.on[1:]:
-            keys = keys & pc.field(c).isin(self.source.column(c).drop_null())
-        if ctx.schema.primary_keys:
-            target = table.read(filter=keys, snapshot_id=snapshot.id) if snapshot else None
-            rows = target if target is not None else table.arrow_schema.empty_table()
-            joined = self._join(rows, source)
-            deletes, updates, inserts = self._outcome(joined)
-            deletes, updates = (
-                deletes.drop_columns([_TARGET_ROW]),
-                updates.drop_columns([_TARGET_ROW]),
-            )
-            snapshot_id = _commit_keyed(table, deletes, updates, inserts)
-            return RowChanges(deletes.num_rows, updates.num_rows, inserts.num_rows, snapshot_id)
-        files: list[_FileRows] = []
-        if snapshot is not None:
-            rf = row_filter(keys, table.arrow_schema)
-            files = _append_files(table, snapshot, rf, _any_rows)
-        alive = [f.rows.filter(pa.array(~f.dead)) for f in files]
-        rows = pa.concat_tables(alive) if alive else table.arrow_schema.empty_table()
-        joined = self._join(rows, source)
-        deletes, updates, inserts = self._outcome(joined)
-        gone = np.zeros(rows.num_rows, dtype=bool)
-        gone[deletes.column(_TARGET_ROW).to_numpy()] = True
-        gone[updates.column(_TARGET_ROW).to_numpy()] = True
-        start = 0
-        for f in files:  # the target rows, file by file, in the order concatenated
-            live = np.flatnonzero(~f.dead)
-            f.removed[live] = gone[start : start + len(live)]
-            start += len(live)
-        appended = pa.concat_tables(
-            [updates.drop_columns([_TARGET_ROW]), inserts], promote_options="default"
+            keys = keys & pc.field(c).isin(value_sets[c])
+        return source, value_sets, keys
+
+    def keyed_changes(self, snapshot: Snapshot | None) -> tuple[pa.Table, pa.Table, pa.Table]:
+        """The records a merge into a primary-key table writes, reading the target rows of the
+        source's keys at ``snapshot``: the rows it deletes, the rows it updates (assignments
+        applied) and the rows it inserts, each as the table's columns."""
+        source, _, keys = self._keyed_source()
+        table = self.table
+        target = table.read(filter=keys, snapshot_id=snapshot.id) if snapshot else None
+        rows = target if target is not None else table.arrow_schema.empty_table()
+        deletes, updates, inserts = self._outcome(self._join(rows, source))
+        return deletes.drop_columns([_TARGET_ROW]), updates.drop_columns([_TARGET_ROW]), inserts
+
+    def _execute_append(
+        self,
+        snapshot: Snapshot,
+        source: pa.Table,
+        rf: RowFilter | None,
+        value_sets: Mapping[str, pa.Array],
+    ) -> RowChanges:
+        """The merge into an append table, file by file on the cores (of the files the key
+        filter's statistics keep; :func:`lakeops.table.row_files.change_files`): a file's
+        ``on`` columns find the target rows a source row matches; a file holding one is then
+        read whole, its matched rows take their clauses, and it is rewritten (or vectored)
+        without the rows deleted or updated. Once every file is decided, the source rows that
+        matched none take the not-matched clauses. ``value_sets``: each ``on`` column's
+        non-null source values."""
+        table = self.table
+        keys = source.select([*("source." + c for c in self.on), _SOURCE_ROW])
+        matched: list[np.ndarray] = []  # the source rows each file matched (list.append: atomic)
+
+        def decide(rows: FileRows) -> FileChange | None:
+            positions, source_rows = self._file_matches(rows, value_sets, keys)
+            if not len(positions):
+                return None
+            matched.append(source_rows)
+            whole = rows.table()
+            hit = np.zeros(whole.num_rows, dtype=bool)
+            hit[positions] = True  # positions ascend: a filter keeps their order, chunk-wise
+            target = _prefixed(whole.filter(pa.array(hit)), "target.")
+            joined = target.append_column(_TARGET_ROW, pa.array(positions))
+            picked = source.take(pa.array(source_rows))
+            for name in picked.column_names:
+                joined = joined.append_column(name, picked.column(name))
+            deletes, updates = self._matched_rows(joined)
+            removed = np.zeros(whole.num_rows, dtype=bool)
+            removed[deletes.column(_TARGET_ROW).to_numpy()] = True
+            removed[updates.column(_TARGET_ROW).to_numpy()] = True
+            return FileChange(removed, updates.drop_columns([_TARGET_ROW]))
+
+        inserts: list[pa.Table] = []
+
+        def inserted() -> pa.Table:
+            taken = np.zeros(source.num_rows, dtype=bool)
+            for rows in matched:
+                taken[rows] = True
+            inserts.append(self._inserted_rows(source.filter(pa.array(~taken))))
+            return inserts[0]
+
+        files = AppendFiles(table, snapshot, rf)
+        changed = change_files(table, files, decide, inserted=inserted)
+        # a matched row is deleted or updated (its new row appended), never both
+        deleted = changed.removed - changed.appended
+        return RowChanges(deleted, changed.appended, inserts[0].num_rows, changed.snapshot_id)
+
+    def _file_matches(
+        self, rows: FileRows, value_sets: Mapping[str, pa.Array], keys: pa.Table
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The live rows of one file that source rows match on ``on`` (reading those columns
+        only), ascending, and the source row (``_SOURCE_ROW`` of ``keys``) of each. A target
+        row matched twice is an error."""
+        target = rows.table(self.on)
+        live = ~rows.dead
+        for c in self.on:  # a cheap superset first: rows whose every key is some source key
+            column = target.column(c)
+            if column.type == value_sets[c].type:
+                hit = pc.fill_null(pc.is_in(column, value_set=value_sets[c]), False)
+                live &= hit.to_numpy(zero_copy_only=False)
+        candidates = _prefixed(target.filter(pa.array(live)), "target.").append_column(
+            _TARGET_ROW, pa.array(np.flatnonzero(live))
         )
-        snapshot_id = _commit_files(table, snapshot, files, appended) if snapshot else None
-        if snapshot is None and appended.num_rows:
-            published = table.commit(_written(table, appended))
-            snapshot_id = None if published is None else published.id
-        return RowChanges(deletes.num_rows, updates.num_rows, inserts.num_rows, snapshot_id)
+        joined = keys.join(  # hashes the file's candidates, the right side
+            candidates,
+            keys=["source." + c for c in self.on],
+            right_keys=["target." + c for c in self.on],
+            join_type="inner",
+            coalesce_keys=False,
+        )
+        self._check_single(joined)
+        positions = joined.column(_TARGET_ROW).to_numpy()
+        order = np.argsort(positions, kind="stable")
+        return positions[order], joined.column(_SOURCE_ROW).to_numpy()[order]
 
     def _join(self, rows: pa.Table, source: pa.Table) -> pa.Table:
         """The full outer join of target ``rows`` (``target.`` columns, row numbers) and the
@@ -616,44 +520,65 @@ class MergeBuilder:
             coalesce_keys=False,
         )
         both = pc.and_(pc.is_valid(joined[_TARGET_ROW]), pc.is_valid(joined[_SOURCE_ROW]))
-        matched = joined.filter(both)
+        self._check_single(joined.filter(both))
+        return joined
+
+    def _check_single(self, matched: pa.Table) -> None:
+        """Refuse a target row (``_TARGET_ROW``) of ``matched`` pairs matched twice."""
         counts = pc.value_counts(matched[_TARGET_ROW])
         if len(counts) and pc.max(counts.field("counts")).as_py() > 1:
             raise DataValidationError(
                 "the merge matched one target row with several source rows (on "
                 f"{self.on}); make the source's {self.on} unique"
             )
-        return joined
 
     def _outcome(self, joined: pa.Table) -> tuple[pa.Table, pa.Table, pa.Table]:
         """The target rows deleted and updated (with ``_TARGET_ROW``) and the rows inserted."""
-        schema = self.table.arrow_schema
         valid_t = pc.is_valid(joined[_TARGET_ROW]).to_numpy(zero_copy_only=False)
         valid_s = pc.is_valid(joined[_SOURCE_ROW]).to_numpy(zero_copy_only=False)
+        deletes, updates = self._matched_rows(joined.filter(pa.array(valid_t & valid_s)))
+        inserts = self._inserted_rows(joined.filter(pa.array(valid_s & ~valid_t)))
+        return deletes, updates, inserts
+
+    def _matched_rows(self, matched: pa.Table) -> tuple[pa.Table, pa.Table]:
+        """The target rows of ``matched`` pairs (``target.`` and ``source.`` columns, each row
+        a match) that the matched clauses delete and update (the new rows), each with its
+        ``_TARGET_ROW``: a pair takes the first clause whose condition holds, or none."""
+        schema = self.table.arrow_schema
         deletes, updates = [], []
-        free = valid_t & valid_s
+        free = np.ones(matched.num_rows, dtype=bool)
         for clause in self.matched:
-            take = free & _holds(joined, clause.condition)
+            take = free & _holds(matched, clause.condition)
             free &= ~take
-            picked = joined.filter(pa.array(take))
+            picked = matched.filter(pa.array(take))
             if clause.kind == "delete":
                 deletes.append(_keep_row(_assigned(picked, schema, {}, "target."), picked))
             else:
                 rows = _assigned(picked, schema, clause.assignments or {}, "target.")
                 updates.append(_keep_row(rows, picked))
-        free = valid_s & ~valid_t
-        inserts = []
-        for clause in self.not_matched:
-            take = free & _holds(joined, clause.condition)
-            free &= ~take
-            picked = joined.filter(pa.array(take))
-            inserts.append(_inserted(picked, schema, clause.assignments or {}))
         empty = _keep_row(schema.empty_table(), pa.table({_TARGET_ROW: pa.array([], pa.int64())}))
         return (
             pa.concat_tables(deletes) if deletes else empty,
             pa.concat_tables(updates) if updates else empty,
-            pa.concat_tables(inserts) if inserts else schema.empty_table(),
         )
+
+    def _inserted_rows(self, unmatched: pa.Table) -> pa.Table:
+        """The rows the not-matched clauses insert for ``unmatched`` source rows (``source.``
+        columns; ``target.`` ones are NULL where absent): a row takes the first clause whose
+        condition holds, or none."""
+        schema = self.table.arrow_schema
+        n = unmatched.num_rows
+        for f in schema:  # a not-matched row's target columns are NULL (the outer join's)
+            if "target." + f.name not in unmatched.column_names:
+                unmatched = unmatched.append_column("target." + f.name, pa.nulls(n, f.type))
+        free = np.ones(n, dtype=bool)
+        inserts = []
+        for clause in self.not_matched:
+            take = free & _holds(unmatched, clause.condition)
+            free &= ~take
+            picked = unmatched.filter(pa.array(take))
+            inserts.append(_inserted(picked, schema, clause.assignments or {}))
+        return pa.concat_tables(inserts) if inserts else schema.empty_table()
 
 
 def _holds(rows: pa.Table, condition: pc.Expression | None) -> np.ndarray:
