@@ -51,8 +51,8 @@ from lakeops.table.row_level import (
     RowChanges,
     _assigned,
     _check,
-    _check_keys_kept,
     _condition,
+    checked_update,
 )
 
 __all__ = [
@@ -224,13 +224,7 @@ def update(
     assignments: Mapping[str, Assignment],
 ) -> RowChanges:
     """Set ``assignments`` on the rows ``condition`` holds for, on the executors."""
-    _check(table, "update")
-    if not assignments:
-        raise ConfigurationError("an update needs at least one column to set")
-    _check_keys_kept(table, assignments)
-    rf = _condition(table, condition)
-    schema = table.arrow_schema
-    _assigned(schema.empty_table(), schema, assignments)  # names and types, before any task
+    rf = checked_update(table, condition, assignments)
     snapshot = table.store.latest_snapshot()
     if snapshot is None:
         return RowChanges()

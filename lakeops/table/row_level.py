@@ -65,7 +65,7 @@ from lakeops.table.row_files import AppendFiles, FileChange, FileRows, change_fi
 from lakeops.table.scan import ScanArgs
 from lakeops.write.frames import WriteInput, arrow_parts
 
-__all__ = ["MergeBuilder", "RowChanges", "delete_rows", "update_rows"]
+__all__ = ["MergeBuilder", "RowChanges", "checked_update", "delete_rows", "update_rows"]
 
 #: what an assignment may give a column
 Assignment = Any
@@ -268,21 +268,31 @@ def delete_rows(table: Target, condition: Filter) -> RowChanges:
     return RowChanges(changed.removed, 0, 0, changed.snapshot_id)
 
 
-def update_rows(
+def checked_update(
     table: Target, condition: Filter, assignments: Mapping[str, Assignment]
-) -> RowChanges:
-    """Set ``assignments`` on the rows ``condition`` holds for (see the module docstring)."""
+) -> RowFilter:
+    """Refuse an update Paimon refuses, or whose assignments name no column, a primary-key
+    column or a value that does not fit, before anything is read; its condition."""
     _check(table, "update")
     if not assignments:
         raise ConfigurationError("an update needs at least one column to set")
     _check_keys_kept(table, assignments)
     rf = _condition(table, condition)
+    schema = table.arrow_schema
+    _assigned(schema.empty_table(), schema, assignments)  # names and types, before reading
+    return rf
+
+
+def update_rows(
+    table: Target, condition: Filter, assignments: Mapping[str, Assignment]
+) -> RowChanges:
+    """Set ``assignments`` on the rows ``condition`` holds for (see the module docstring)."""
+    rf = checked_update(table, condition, assignments)
     ctx = table.context
     snapshot = ctx.store.latest_snapshot()
     if snapshot is None:
         return RowChanges()
     schema = table.arrow_schema
-    _assigned(schema.empty_table(), schema, assignments)  # names and types, before reading
     if ctx.schema.primary_keys:
         rows = table.read(filter=rf.expression, snapshot_id=snapshot.id)
         updates = _assigned(rows, schema, assignments)

@@ -29,7 +29,8 @@ def _batch(ids: list[int]) -> pa.Table:
     return pa.table({"id": ids, "v": [str(i) for i in ids]}, schema=SCHEMA)
 
 
-def _child(warehouse: str, n: int, counted: Any) -> None:
+def _child(warehouse: str, n: int, counted: Any, ids: tuple[int, ...] = (3, 4)) -> None:
+    """Write ``ids`` into db.t, SIGKILLed at the ``n``-th storage mutation (never when 0)."""
     for name in MUTATIONS:
         original = getattr(FileIO, name)
 
@@ -40,7 +41,7 @@ def _child(warehouse: str, n: int, counted: Any) -> None:
             return _original(self, *args, **kw)
 
         setattr(FileIO, name, wrapped)
-    Catalog(warehouse).get_table("db.t").write(_batch([3, 4]))
+    Catalog(warehouse).get_table("db.t").write(_batch(list(ids)))
 
 
 def _fresh(warehouse: Path) -> None:
@@ -115,20 +116,6 @@ V3_DV = {
 }
 
 
-def _dv_child(warehouse: str, n: int, counted: Any) -> None:
-    for name in MUTATIONS:
-        original = getattr(FileIO, name)
-
-        def wrapped(self: FileIO, *args: Any, _original: Any = original, **kw: Any) -> Any:
-            counted.value += 1
-            if counted.value == n:
-                os.kill(os.getpid(), signal.SIGKILL)
-            return _original(self, *args, **kw)
-
-        setattr(FileIO, name, wrapped)
-    Catalog(warehouse).get_table("db.t").write(_batch([2, 3, 4]))
-
-
 def _dv_fresh(warehouse: Path) -> None:
     """A deletion-vector primary-key table with Iceberg v3 metadata: ids 1, 2, 5, then 1, 5
     again (their first rows deleted by vectors once the second write's level 0 is lifted)."""
@@ -180,7 +167,7 @@ def test_a_killed_commit_keeps_the_iceberg_vectors_of_its_head_whole(tmp_path: P
 
     def run(warehouse: Path, n: int) -> int:
         counted = ctx.Value("i", 0)
-        proc = ctx.Process(target=_dv_child, args=(str(warehouse), n, counted))
+        proc = ctx.Process(target=_child, args=(str(warehouse), n, counted, (2, 3, 4)))
         proc.start()
         proc.join()
         assert proc.exitcode == (0 if n == 0 else -signal.SIGKILL), (n, proc.exitcode)
