@@ -13,11 +13,19 @@ the primary-key table writes 4,000 files of about 250 rows, the append table and
 
 Each measured write runs in a fresh process (this script, re-run with hidden arguments), so
 its peak RSS (``ru_maxrss``) is the write's; the data is made and the table created before
-the clock starts, imports too. Rounds interleave the writers (their order rotates every
+the clock starts, imports too. Every write goes to a fresh directory, after ``sync`` (older
+tables are deleted two rounds later), so no write pays for the write-back or the deletion of
+the thousands of files written before it. Rounds interleave the writers (their order rotates every
 round), as the machine's load drifts. The report gives, per writer, the median and best wall
 time, CPU time (user + system), cores used (CPU / wall) and peak RSS, and its ratio to
 deltalake and to the pyarrow floor — the median over rounds of the ratio within each round,
 so a load spike that hits one round hits both sides of the ratio.
+
+``floor-buckets`` is the per-file floor of the primary-key write: the same number of files
+(``--buckets`` per partition, by ``id % buckets``) in the same layout (``p=<v>/bucket-<b>/``),
+each sorted by ``id`` and written by its own ``pyarrow.parquet.ParquetWriter`` (zstd level 1,
+Paimon's default codec) after one whole-array sort — directories, file opens and Parquet
+encoding, nothing else (no sequence numbers, merging, statistics or commit).
 
 deltalake runs in its own venv (``python3 -m venv .venv-peers && .venv-peers/bin/pip install
 deltalake pyarrow numpy``), in ``.venv-peers/bin/python``; lakeops and pyarrow in this one.
@@ -48,7 +56,7 @@ import pyarrow as pa
 
 ROOT = Path(__file__).resolve().parents[1]
 PEERS = ROOT / ".venv-peers" / "bin" / "python"
-WRITERS = ("lakeops-pk", "lakeops-append", "deltalake", "pyarrow")
+WRITERS = ("lakeops-pk", "lakeops-append", "deltalake", "pyarrow", "floor-buckets")
 CITIES = [f"city-{i:02d}" for i in range(50)]
 TARGET = 1.5
 
@@ -102,6 +110,10 @@ def measure(writer: str, path: str, rows: int, partitions: int, buckets: int) ->
             max_partitions=partitions + 1,
             existing_data_behavior="overwrite_or_ignore",
         )
+    elif writer == "floor-buckets":
+        cpu0, _ = _usage()
+        start = time.perf_counter()
+        floor_buckets(table, path, buckets)
     else:
         from lakeops import Catalog
 
@@ -131,6 +143,38 @@ def measure(writer: str, path: str, rows: int, partitions: int, buckets: int) ->
         "peak_rss_mb": peak,
         "files": _files_under(path, ".parquet"),
     }
+
+
+def floor_buckets(table: pa.Table, path: str, buckets: int) -> None:
+    """The ``floor-buckets`` writer (see the module docstring): one sort by (partition,
+    bucket, id), then per (partition, bucket) a directory, a file and a Parquet writer."""
+    import pyarrow.parquet as pq
+
+    p = table.column("p").to_numpy()
+    ids = table.column("id").to_numpy()
+    bucket = ids % buckets
+    order = np.lexsort((ids, bucket, p))
+    rows = table.take(pa.array(order))
+    group = (p[order].astype(np.int64) * buckets + bucket[order]).astype(np.int64)
+    bounds = np.concatenate(([0], np.flatnonzero(np.diff(group)) + 1, [len(group)]))
+    os.makedirs(path, exist_ok=True)
+    made: set[str] = set()
+    for n, (lo, hi) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)):
+        pv, b = divmod(int(group[lo]), buckets)
+        partition = f"{path}/p={pv}"
+        if partition not in made:
+            os.mkdir(partition)
+            made.add(partition)
+        directory = f"{partition}/bucket-{b}"
+        os.mkdir(directory)
+        with pq.ParquetWriter(
+            f"{directory}/data-{n}.parquet",
+            rows.schema,
+            compression="zstd",
+            compression_level=1,
+            use_dictionary=["p", "city"],  # the columns lakeops' sample test picks here
+        ) as out:
+            out.write_table(rows.slice(lo, hi - lo))
 
 
 def _run(writer: str, path: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -211,8 +255,12 @@ def main() -> None:
         for i in range(args.rounds):
             order = writers[i % len(writers) :] + writers[: i % len(writers)]
             for writer in order:
-                path = os.path.join(tmp, "t")
-                shutil.rmtree(path, ignore_errors=True)
+                # a fresh directory per write, the previous round's tables deleted and every
+                # dirty page written back before the clock starts: a write does not pay for
+                # the deletion or the write-back of the thousands of files before it
+                path = os.path.join(tmp, f"{i}-{writer}")
+                shutil.rmtree(os.path.join(tmp, f"{i - 2}-{writer}"), ignore_errors=True)
+                os.sync()
                 results[writer].append(_run(writer, path, args))
                 print(f"round {i + 1} {writer}: {results[writer][-1]}", file=sys.stderr)
     if args.json:

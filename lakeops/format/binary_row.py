@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import itertools
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ __all__ = [
     "encode_rows",
     "null_bits_size",
     "serialize",
+    "serialize_rows",
 ]
 
 _EPOCH = dt.date(1970, 1, 1)
@@ -303,6 +305,22 @@ def serialize(values: Sequence[Any], types: Sequence[DataType]) -> bytes:
     columns = [pa.array([v], type=t.to_arrow()) for v, t in zip(values, types, strict=True)]
     body = encode_rows(columns, types).row(0) if types else bytes(8)
     return struct.pack(">i", len(types)) + body
+
+
+def serialize_rows(
+    columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[DataType]
+) -> list[bytes]:
+    """Many rows given column-wise as manifest bytes, one :func:`serialize` result per row,
+    encoded in one vectorised pass: row ``i`` holds ``columns[j][i]`` for every field ``j``
+    (each column of its field's Arrow type, :meth:`DataType.to_arrow`). A row's bytes are
+    those :func:`serialize` gives the row's values as Python objects."""
+    prefix = struct.pack(">i", len(types))
+    if not types:
+        raise ValueError("serialize_rows needs at least one field (the row count is unknown)")
+    rows = encode_rows(columns, types)
+    data = rows.buffer.tobytes()
+    bounds = rows.offsets.tolist()
+    return [prefix + data[lo:hi] for lo, hi in itertools.pairwise(bounds)]
 
 
 def deserialize(data: bytes, types: Sequence[DataType]) -> tuple[Any, ...]:

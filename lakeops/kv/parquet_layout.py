@@ -35,6 +35,7 @@ refuses it.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Collection, Iterator
 from typing import Any
@@ -47,7 +48,13 @@ from lakeops.errors import UnsupportedFeatureError
 from lakeops.format.schema import TableSchema
 from lakeops.format.types import DataType
 
-__all__ = ["DICTIONARY_SAMPLE", "check_writable", "dictionary_columns", "writer_options"]
+__all__ = [
+    "DICTIONARY_SAMPLE",
+    "check_writable",
+    "dictionary_columns",
+    "dictionary_columns_of_runs",
+    "writer_options",
+]
 
 _INT96_MIN_PRECISION = 7
 #: values of a column (evenly spaced over a file's first batch) that decide its encoding
@@ -158,3 +165,90 @@ def dictionary_columns(first: pa.Table, plain: Collection[str] = ()) -> list[str
         if _dictionary_pays(column.take(picks).combine_chunks()):
             chosen.append(field.name)
     return chosen
+
+
+def _sample_rows(offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(row index, run index) of every sampled row of the runs ``offsets`` delimits: for each
+    run, the rows :func:`dictionary_columns` samples of a batch of that run's length (all of
+    them up to :data:`DICTIONARY_SAMPLE`, else that many evenly spaced), in run order."""
+    lengths = np.diff(offsets)
+    taken = np.minimum(lengths, DICTIONARY_SAMPLE)
+    runs = np.repeat(np.arange(len(lengths), dtype=np.int64), taken)
+    within = np.arange(int(taken.sum()), dtype=np.int64) - np.repeat(
+        np.cumsum(taken) - taken, taken
+    )
+    length = lengths[runs]
+    spaced = np.where(length <= DICTIONARY_SAMPLE, within, within * length // DICTIONARY_SAMPLE)
+    return offsets[:-1][runs] + spaced, runs
+
+
+def _pays_per_run(sample: pa.Array, runs: np.ndarray, count: int) -> np.ndarray:
+    """Per run, :func:`_dictionary_pays` of its part of ``sample`` (``runs``: the run of each
+    sampled value, ascending), for every run at once: the values are dictionary-encoded once
+    (the hash table ``pyarrow.compute.unique`` uses, so the same values count as distinct),
+    and each run's distinct values are the distinct (run, dictionary index) pairs."""
+    valid = ~sample.is_null().to_numpy(zero_copy_only=False)
+    values = sample.filter(pa.array(valid)) if sample.null_count else sample
+    value_runs = runs[valid]
+    width = _plain_width(values.type)
+    n = np.bincount(value_runs, minlength=count)
+    encoded = pc.dictionary_encode(values)
+    size = max(len(encoded.dictionary), 1)
+    pairs = value_runs.astype(np.int64) * size + encoded.indices.to_numpy(zero_copy_only=False)
+    pairs.sort()
+    pairs = pairs[np.concatenate(([True], pairs[1:] != pairs[:-1]))] if len(pairs) else pairs
+    distinct_runs = pairs // size
+    d = np.bincount(distinct_runs, minlength=count)
+    plain_values: np.ndarray
+    plain_distinct: np.ndarray
+    if width is not None:
+        plain_values = (width * n).astype(np.float64)
+        plain_distinct = (width * d).astype(np.float64)
+    else:
+        entry = pc.binary_length(encoded.dictionary).to_numpy(zero_copy_only=False)
+        lengths = entry[encoded.indices.to_numpy(zero_copy_only=False)]
+        plain_values = 4.0 * n + np.bincount(value_runs, weights=lengths, minlength=count)
+        plain_distinct = 4.0 * d + np.bincount(
+            distinct_runs, weights=entry[pairs % size], minlength=count
+        )
+    # ceil(log2(d)) for d >= 1 is the bit length of d - 1 (frexp's exponent, exactly)
+    index_bits = np.maximum(1, np.frexp(np.maximum(d - 1, 0).astype(np.float64))[1])
+    dictionary = plain_distinct + n * index_bits / 8
+    result: np.ndarray = (n > 0) & (dictionary < plain_values)
+    return result
+
+
+def dictionary_columns_of_runs(
+    table: pa.Table, offsets: np.ndarray, plain: Collection[str] = ()
+) -> list[list[str]]:
+    """:func:`dictionary_columns` of many new data files at once: run ``i`` of ``table`` (rows
+    ``offsets[i]`` to ``offsets[i + 1]``, each run non-empty) is the first batch of file ``i``,
+    and entry ``i`` of the result is ``dictionary_columns(<that run>, plain)`` — the same
+    sample and the same test, computed for every file in one pass over each column (a column
+    whose type the grouped pass does not support is decided file by file)."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    count = len(offsets) - 1
+    if count <= 0:
+        return []
+    if np.any(np.diff(offsets) <= 0):
+        raise ValueError("every run of a file must hold rows")
+    rows, runs = _sample_rows(offsets)
+    picks = pa.array(rows)
+    chosen = np.zeros((table.num_columns, count), dtype=bool)
+    for j, (field, column) in enumerate(zip(table.schema, table.columns, strict=True)):
+        t = field.type
+        if field.name in plain or pa.types.is_nested(t) or pa.types.is_boolean(t):
+            continue
+        if pa.types.is_null(t):
+            continue
+        sample = column.take(picks).combine_chunks()
+        try:
+            chosen[j] = _pays_per_run(sample, runs, count)
+        except (pa.ArrowNotImplementedError, pa.ArrowTypeError):  # decided file by file
+            bounds = np.searchsorted(runs, np.arange(count + 1))
+            chosen[j] = [
+                _dictionary_pays(sample.slice(int(lo), int(hi - lo)))
+                for lo, hi in itertools.pairwise(bounds)
+            ]
+    names = table.schema.names
+    return [[names[j] for j in np.flatnonzero(chosen[:, i])] for i in range(count)]

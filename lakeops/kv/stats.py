@@ -38,6 +38,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -49,7 +50,16 @@ from lakeops.format.floats import is_floating, order_value, total_order
 from lakeops.format.types import DataType
 from lakeops.options.rows_ignorable import FIELD_STATS_MODE, METADATA_STATS_MODE
 
-__all__ = ["StatsCollector", "StatsMode", "column_bounds", "stats_modes"]
+__all__ = [
+    "FileBounds",
+    "StatsCollector",
+    "StatsMode",
+    "collectors_of_runs",
+    "column_bounds",
+    "encode_stats",
+    "key_stats_of_runs",
+    "stats_modes",
+]
 
 _TRUNCATE = re.compile(r"TRUNCATE\((\d+)\)")
 #: types Paimon keeps only null counts for (VARIANT: no statistics at all but the null count)
@@ -210,6 +220,11 @@ class StatsCollector:
     def result(self, footer: pq.FileMetaData | None = None) -> SimpleStats:
         """The statistics of every chunk added, as a manifest's ``SimpleStats``; ``footer``:
         the metadata of the Parquet file written (where string bounds are taken from)."""
+        return encode_stats([self.bounds(footer)], self.types)[0]
+
+    def bounds(self, footer: pq.FileMetaData | None = None) -> FileBounds:
+        """What :meth:`result` encodes: each column's min and max (Python values, None where
+        none is kept) and null count (None where none is kept)."""
         mins: list[Any] = []
         maxs: list[Any] = []
         nulls: list[int | None] = []
@@ -230,15 +245,36 @@ class StatsCollector:
                 nulls.append(None)
             else:
                 nulls.append(c.nulls)
-        rows = binary_row.encode_rows(
-            [
-                pa.array([lo, hi], type=t.to_arrow())
-                for lo, hi, t in zip(mins, maxs, self.types, strict=True)
-            ],
-            self.types,
-        )
-        arity = struct.pack(">i", len(self.types))
-        return SimpleStats(arity + rows.row(0), arity + rows.row(1), tuple(nulls))
+        return FileBounds(mins, maxs, tuple(nulls))
+
+
+@dataclass(frozen=True)
+class FileBounds:
+    """One file's statistics before encoding (:meth:`StatsCollector.bounds`)."""
+
+    mins: list[Any]
+    maxs: list[Any]
+    nulls: tuple[int | None, ...]
+
+
+def encode_stats(files: Sequence[FileBounds], types: Sequence[DataType]) -> list[SimpleStats]:
+    """The ``SimpleStats`` of many files' bounds (columns of ``types``), each what
+    :meth:`StatsCollector.result` gives for it: every file's min row and max row encoded in
+    one BinaryRow encode each."""
+    if not files:
+        return []
+    arrow_types = [t.to_arrow() for t in types]
+    lows = [pa.array([f.mins[j] for f in files], type=a) for j, a in enumerate(arrow_types)]
+    highs = [pa.array([f.maxs[j] for f in files], type=a) for j, a in enumerate(arrow_types)]
+    if types:
+        low_rows = binary_row.serialize_rows(lows, types)
+        high_rows = binary_row.serialize_rows(highs, types)
+    else:  # no columns: an empty row each
+        low_rows = high_rows = [struct.pack(">i", 0) + bytes(8)] * len(files)
+    return [
+        SimpleStats(low, high, f.nulls)
+        for low, high, f in zip(low_rows, high_rows, files, strict=True)
+    ]
 
 
 def _footer_bounds(footer: pq.FileMetaData | None, name: str) -> tuple[Any, Any]:
@@ -263,3 +299,168 @@ def _footer_bounds(footer: pq.FileMetaData | None, name: str) -> tuple[Any, Any]
         elif stats is None or stats.null_count < group.num_rows:
             return None, None
     return lo, hi
+
+
+def _run_bounds(column: pa.Array, runs: pa.Array, count: int) -> tuple[pa.Array, pa.Array]:
+    """(min, max) of each run's non-null values of a column of plain order (null where a run
+    has none), every run at once: a hash aggregation by run, its groups put back in run
+    order."""
+    bounds = (
+        pa.table({"run": runs, "value": column})
+        .group_by("run", use_threads=False)
+        .aggregate([("value", "min_max")])
+    )
+    order = np.empty(count, dtype=np.int64)
+    order[bounds.column("run").to_numpy()] = np.arange(count, dtype=np.int64)
+    both = bounds.column("value_min_max").combine_chunks().take(pa.array(order))
+    return both.field("min"), both.field("max")
+
+
+def _runs(offsets: Any) -> tuple[np.ndarray, int, pa.Array]:
+    """``offsets`` as int64, the number of runs they bound and each row's run number; a run
+    without rows is a ValueError."""
+    bounds = np.asarray(offsets, dtype=np.int64)
+    count = max(len(bounds) - 1, 0)
+    lengths = np.diff(bounds)
+    if np.any(lengths <= 0):
+        raise ValueError("every run of a file must hold rows")
+    return bounds, count, pa.array(np.repeat(np.arange(count, dtype=np.int32), lengths))
+
+
+def key_stats_of_runs(
+    columns: Sequence[pa.Array | pa.ChunkedArray],
+    types: Sequence[DataType],
+    offsets: np.ndarray,
+) -> list[SimpleStats]:
+    """The key statistics of many files at once: entry ``i`` is what a
+    :class:`StatsCollector` of ``types`` (no file format: every column in full) gives after
+    one :meth:`~StatsCollector.update` with the rows ``offsets[i]`` to ``offsets[i + 1]`` of
+    ``columns`` (each run non-empty) — the same bounds, null counts and bytes. Columns of
+    plain order are bounded per run by one hash aggregation each and every run's bounds are
+    encoded in one pass; FLOAT/DOUBLE columns (Java's total order) and any type the
+    aggregation does not support are bounded run by run as the collector does."""
+    offsets, count, runs = _runs(offsets)
+    if count == 0:
+        return []
+    lengths = np.diff(offsets)
+    starts = offsets[:-1]
+    mins: list[pa.Array] = []
+    maxs: list[pa.Array] = []
+    nulls: list[list[int]] = []
+    for column, t in zip(columns, types, strict=True):
+        flat = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        arrow_type = t.to_arrow()
+        if flat.null_count:
+            mask = flat.is_null().to_numpy(zero_copy_only=False).astype(np.int64)
+            nulls.append(np.add.reduceat(mask, starts).tolist())
+        else:
+            nulls.append([0] * count)
+        if t.root in _NESTED:  # no bounds (nor can the row hold such a value)
+            mins.append(pa.nulls(count, arrow_type))
+            maxs.append(pa.nulls(count, arrow_type))
+            continue
+        lo: pa.Array | None = None
+        hi: pa.Array | None = None
+        if not is_floating(flat.type):
+            try:
+                lo, hi = _run_bounds(flat, runs, count)
+            except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                lo = hi = None
+        if lo is None or hi is None:  # run by run, as the collector bounds one chunk
+            pairs = [
+                column_bounds(flat.slice(int(a), int(n))) if n > int(nulls_n) else (None, None)
+                for a, n, nulls_n in zip(starts, lengths, nulls[-1], strict=True)
+            ]
+            lo = pa.array([p[0] for p in pairs], type=arrow_type)
+            hi = pa.array([p[1] for p in pairs], type=arrow_type)
+        mins.append(lo.cast(arrow_type) if lo.type != arrow_type else lo)
+        maxs.append(hi.cast(arrow_type) if hi.type != arrow_type else hi)
+    low_rows = binary_row.serialize_rows(mins, types)
+    high_rows = binary_row.serialize_rows(maxs, types)
+    null_counts = list(zip(*nulls, strict=True))
+    return [
+        SimpleStats(low, high, tuple(counts))
+        for low, high, counts in zip(low_rows, high_rows, null_counts, strict=True)
+    ]
+
+
+def collectors_of_runs(
+    columns: Sequence[pa.Array | pa.ChunkedArray],
+    offsets: np.ndarray,
+    types: Sequence[DataType],
+    modes: Sequence[StatsMode] | None = None,
+    file_format: str | None = None,
+    names: Sequence[str] | None = None,
+) -> list[StatsCollector]:
+    """One :class:`StatsCollector` (of ``types``, ``modes``, ``file_format`` and ``names``)
+    per run of rows — run ``i`` is rows ``offsets[i]`` to ``offsets[i + 1]`` of ``columns``,
+    each run non-empty — in the state one :meth:`~StatsCollector.update` with that run leaves
+    it in, computed a column at a time for every run: null counts by one reduction, bounds of
+    columns of plain order by one hash aggregation; FLOAT/DOUBLE bounds and types the
+    aggregation does not support are taken run by run, as the collector takes them."""
+    offsets, count, runs = _runs(offsets)
+    if count == 0:
+        return []
+    lengths = np.diff(offsets)
+    collectors = [StatsCollector(types, modes, file_format, names) for _ in range(count)]
+    starts = offsets[:-1]
+    for j, column in enumerate(columns):
+        flat = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        template = collectors[0].columns[j]
+        if flat.null_count:
+            mask = flat.is_null().to_numpy(zero_copy_only=False).astype(np.int64)
+            nulls = np.add.reduceat(mask, starts)
+        else:
+            nulls = np.zeros(count, dtype=np.int64)
+        valued = (nulls < lengths).tolist()
+        for c, n in zip(collectors, nulls.tolist(), strict=True):
+            c.columns[j].nulls = n
+        if not template.bounded:
+            continue
+        if template.footer:  # the bounds come from the file's footer
+            for c, has in zip(collectors, valued, strict=True):
+                c.columns[j].seen = has
+            continue
+        lo, hi, unbounded = _bounds_of_runs(flat, template.floats, runs, offsets, valued)
+        for c, has, nan_run, low_value, high_value in zip(
+            collectors, valued, unbounded, lo, hi, strict=True
+        ):
+            state = c.columns[j]
+            if nan_run:
+                state.bounded = False
+            elif has:
+                state.lo, state.hi, state.seen = low_value, high_value, True
+    return collectors
+
+
+def _bounds_of_runs(
+    flat: pa.Array, floats: str, runs: pa.Array, offsets: np.ndarray, valued: list[bool]
+) -> tuple[list[Any], list[Any], list[bool]]:
+    """Per run of ``flat``: (min, max, whether a NaN leaves it unbounded), as
+    :meth:`_Column.update` takes them from a chunk (``floats``: its FLOAT/DOUBLE rule;
+    ``valued``: which runs hold a non-null value)."""
+    count = len(offsets) - 1
+    starts, lengths = offsets[:-1], np.diff(offsets)
+    unbounded = [False] * count
+    if floats == "zeros":  # a run holding NaN keeps no bounds
+        nan = pc.fill_null(pc.is_nan(flat), False).to_numpy(zero_copy_only=False)
+        unbounded = (np.add.reduceat(nan.astype(np.int64), starts) > 0).tolist()
+    if floats != "total":
+        try:
+            low, high = _run_bounds(flat, runs, count)
+            return low.to_pylist(), high.to_pylist(), unbounded
+        except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            pass  # run by run, below
+    pairs = [
+        _chunk_bounds(flat.slice(int(a), int(n)), floats) if has and not nan_run else (None, None)
+        for a, n, has, nan_run in zip(starts, lengths, valued, unbounded, strict=True)
+    ]
+    return [p[0] for p in pairs], [p[1] for p in pairs], unbounded
+
+
+def _chunk_bounds(column: pa.Array, floats: str) -> tuple[Any, Any]:
+    """(min, max) of a chunk with values, as :meth:`_Column.update` takes them."""
+    if floats == "total":
+        return column_bounds(column)
+    mm = pc.min_max(column)
+    return mm["min"].as_py(), mm["max"].as_py()

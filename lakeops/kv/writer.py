@@ -20,14 +20,23 @@ kind's difference:
   statistics of every field (``_VALUE_STATS_COLS`` null: all of them) as Paimon 0.9's writer
   keeps them for the file's format and the table's stats modes (:mod:`lakeops.kv.stats`), so
   filters prune the file.
+
+:func:`write_runs` writes many small Parquet files of either layout at once — one file per run
+of rows, each in a directory of its own (a flush of thousands of small buckets): the same files
+and metadata a :class:`RollingFileWriter` per run writes, with the per-file metadata (key
+range, key statistics, sequence range, delete count, value statistics, dictionary columns)
+computed for every file in a few whole-array passes; only opening, encoding and closing each
+file (and taking a Parquet file's string bounds from its footer) stay per file.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -41,8 +50,19 @@ from lakeops.io.file_io import FileIO
 from lakeops.kv import avro_layout, orc_layout
 from lakeops.kv.file_index import INDEX_SUFFIX, FileIndexPlan, concat, plan_file_index
 from lakeops.kv.formats import FileSettings, settings_for, writer_kwargs
-from lakeops.kv.parquet_layout import dictionary_columns, writer_options
-from lakeops.kv.stats import StatsCollector, stats_modes
+from lakeops.kv.parquet_layout import (
+    dictionary_columns,
+    dictionary_columns_of_runs,
+    writer_options,
+)
+from lakeops.kv.stats import (
+    FileBounds,
+    StatsCollector,
+    collectors_of_runs,
+    encode_stats,
+    key_stats_of_runs,
+    stats_modes,
+)
 from lakeops.store.locations import ExternalPaths, FileLocations
 
 __all__ = [
@@ -51,9 +71,19 @@ __all__ = [
     "RollingFileWriter",
     "TrackedAppendLayout",
     "local_millis",
+    "RUN_ROWS_MAX",
+    "write_runs",
+    "writes_runs",
 ]
 
 _ROWS_PER_WRITE = 65_536
+
+#: the bytes :func:`write_runs` gathers before it writes them to a file
+_WRITE_BUFFER = 1 << 20
+
+RUN_ROWS_MAX = _ROWS_PER_WRITE
+"""The most rows one run of :func:`write_runs` may hold: a run a rolling writer writes as one
+chunk, so into exactly one file whatever the target file size."""
 
 
 class _KeyValueFile:
@@ -126,6 +156,47 @@ class KeyValueLayout:
     def new_file(self) -> _KeyValueFile:
         return _KeyValueFile(self.key_names, self.key_types)
 
+    def runs_meta(self, records: pa.Table, offsets: np.ndarray) -> list[dict[str, Any]]:
+        """What :meth:`_KeyValueFile.meta` gives for each of many files at once: file ``i``
+        holds rows ``offsets[i]`` to ``offsets[i + 1]`` of the key-sorted ``records`` (each
+        run non-empty), written as one chunk. Row count, key range (first and last key,
+        serialized in one encode each), key statistics
+        (:func:`~lakeops.kv.stats.key_stats_of_runs`), sequence range and the count of
+        retractions (``-U``, ``-D``) of every file, in whole-array passes."""
+        offsets = np.asarray(offsets, dtype=np.int64)
+        starts = offsets[:-1]
+        rows = np.diff(offsets)
+        if np.any(rows <= 0):
+            raise ValueError("every run of a file must hold rows")
+        keys = []
+        for name, t in zip(self.key_names, self.key_types, strict=True):
+            column = records.column(name).combine_chunks()
+            keys.append(column if column.type == t.to_arrow() else column.cast(t.to_arrow()))
+        first, last = pa.array(starts), pa.array(offsets[1:] - 1)
+        min_keys = binary_row.serialize_rows([c.take(first) for c in keys], self.key_types)
+        max_keys = binary_row.serialize_rows([c.take(last) for c in keys], self.key_types)
+        key_stats = key_stats_of_runs(keys, self.key_types, offsets)
+        seq = np.asarray(records.column(SEQ).to_numpy(), dtype=np.int64)
+        seq_min = np.minimum.reduceat(seq, starts).tolist()
+        seq_max = np.maximum.reduceat(seq, starts).tolist()
+        kinds = np.asarray(records.column(KIND).to_numpy(), dtype=np.int8)
+        retracts = (kinds == RowKind.UPDATE_BEFORE) | (kinds == RowKind.DELETE)
+        deletes = np.add.reduceat(retracts.astype(np.int64), starts).tolist()
+        return [
+            {
+                "row_count": n,
+                "min_key": min_keys[i],
+                "max_key": max_keys[i],
+                "key_stats": key_stats[i],
+                "value_stats": SimpleStats(),
+                "min_sequence_number": seq_min[i],
+                "max_sequence_number": seq_max[i],
+                "delete_row_count": deletes[i],
+                "value_stats_cols": (),
+            }
+            for i, n in enumerate(rows.tolist())
+        ]
+
 
 class _AppendFile:
     """What an append file's metadata needs of the rows written to it."""
@@ -182,6 +253,48 @@ class AppendLayout:
 
     def new_file(self) -> _AppendFile:
         return _AppendFile(self)
+
+    def runs_collectors(self, chunks: pa.Table, offsets: np.ndarray) -> list[StatsCollector]:
+        """The value statistics of many files at once, before their footers: file ``i``
+        holds rows ``offsets[i]`` to ``offsets[i + 1]`` of ``chunks`` (the files' columns,
+        :meth:`chunk`; each run non-empty), written as one chunk; its collector is in the
+        state :meth:`_AppendFile.update` leaves a file's
+        (:func:`~lakeops.kv.stats.collectors_of_runs`)."""
+        schema = self.stats_schema
+        types = [f.type for f in schema.fields]
+        return collectors_of_runs(
+            chunks.columns[: len(types)],
+            offsets,
+            types,
+            self.stats_modes,
+            self.format,
+            schema.field_names,
+        )
+
+    def runs_meta(
+        self, offsets: np.ndarray, bounds: Sequence[FileBounds], first_sequences: Sequence[int]
+    ) -> list[dict[str, Any]]:
+        """What :meth:`_AppendFile.meta` gives for each of many files at once: file ``i``
+        holds rows ``offsets[i]`` to ``offsets[i + 1]``, numbered from ``first_sequences[i]``,
+        and ``bounds[i]`` are its value statistics (:meth:`runs_collectors`, then
+        :meth:`~lakeops.kv.stats.StatsCollector.bounds` with its footer), encoded here for
+        all files together (:func:`~lakeops.kv.stats.encode_stats`)."""
+        stats = encode_stats(bounds, [f.type for f in self.stats_schema.fields])
+        rows = np.diff(np.asarray(offsets, dtype=np.int64)).tolist()
+        return [
+            {
+                "row_count": n,
+                "min_key": EMPTY_ROW,
+                "max_key": EMPTY_ROW,
+                "key_stats": SimpleStats(),
+                "value_stats": value_stats,
+                "min_sequence_number": first,
+                "max_sequence_number": first + n - 1,
+                "delete_row_count": 0,
+                "value_stats_cols": None,
+            }
+            for n, value_stats, first in zip(rows, stats, first_sequences, strict=True)
+        ]
 
 
 #: Paimon's row-tracking system fields (``SpecialFields``): ids, names, BIGINT NOT NULL
@@ -371,23 +484,12 @@ class RollingFileWriter:
         )
 
     def _write_index(self, f: _OpenFile) -> tuple[bytes | None, tuple[str, ...]]:
-        """The file indexes of ``f``: embedded (the container) when at most the table's
-        in-manifest threshold, else written as ``<data file>.index`` next to the data file
-        (the name, for ``_EXTRA_FILES``)."""
-        plan = self.file_index
-        if plan is None:
+        """The file indexes of ``f`` (see :func:`_place_index`)."""
+        if self.file_index is None:
             return None, ()
-        fields = {field.name: field.type for field in self.schema.fields}
-        columns = {
-            name: concat(f.indexed.get(name, []), fields[name].to_arrow()) for name in plan.columns
-        }
-        embedded, container = plan.place(columns)
-        if container is None:
-            return embedded, ()
-        path = f.path + INDEX_SUFFIX
-        self.written.append(path)
-        self.file_io.write_bytes(path, container)
-        return None, (f.name + INDEX_SUFFIX,)
+        return _place_index(
+            self.file_io, self.file_index, self.schema, f.path, f.name, f.indexed, self.written
+        )
 
     def close(self) -> list[DataFileMeta]:
         """Finish the open file; the metadata of every file written."""
@@ -404,6 +506,146 @@ class RollingFileWriter:
             self.file_io.delete(path)
         self.written.clear()
         self.files.clear()
+
+
+def _place_index(
+    file_io: FileIO,
+    plan: FileIndexPlan,
+    schema: TableSchema,
+    path: str,
+    name: str,
+    indexed: Mapping[str, Sequence[pa.Array | pa.ChunkedArray]],
+    written: list[str],
+) -> tuple[bytes | None, tuple[str, ...]]:
+    """The file indexes of the data file ``name`` at ``path`` whose indexed columns hold the
+    parts ``indexed``: embedded (the container) when at most the table's in-manifest
+    threshold, else written as ``<data file>.index`` next to the data file (its path added to
+    ``written``; the name returned, for ``_EXTRA_FILES``)."""
+    fields = {field.name: field.type for field in schema.fields}
+    columns = {
+        column: concat(list(indexed.get(column, [])), fields[column].to_arrow())
+        for column in plan.columns
+    }
+    embedded, container = plan.place(columns)
+    if container is None:
+        return embedded, ()
+    index_path = path + INDEX_SUFFIX
+    written.append(index_path)
+    file_io.write_bytes(index_path, container)
+    return None, (name + INDEX_SUFFIX,)
+
+
+def writes_runs(layout: KeyValueLayout | AppendLayout) -> bool:
+    """Whether :func:`write_runs` writes the files of ``layout``: key-value files (data or
+    changelog) or an append table's files (not a compaction's row-tracking files), in
+    Parquet at the layout's level."""
+    if isinstance(layout, TrackedAppendLayout):
+        return False
+    options = layout.schema.options
+    return settings_for(options, layout.level, changelog=layout.changelog).format == "parquet"
+
+
+def write_runs(
+    file_io: FileIO,
+    layout: KeyValueLayout | AppendLayout,
+    records: pa.Table,
+    offsets: np.ndarray,
+    places: Sequence[tuple[str, ExternalPaths | None]],
+    written: Sequence[list[str]],
+    file_source: int = FILE_SOURCE_APPEND,
+    name_token: str | None = None,
+    first_sequences: Sequence[int] | None = None,
+) -> list[DataFileMeta]:
+    """One file per run of ``records``: run ``i`` (rows ``offsets[i]`` to ``offsets[i + 1]``,
+    at least one and at most :data:`RUN_ROWS_MAX`) into the directory ``places[i][0]``
+    (``places[i][1]``: the external paths of its bucket, or None) — the file, and the
+    ``DataFileMeta``, that a :class:`RollingFileWriter` of that directory writes when given
+    those rows in one call (:func:`writes_runs` must hold for ``layout``; key-value records
+    key-sorted; an append layout numbers run ``i``'s rows from ``first_sequences[i]``, and
+    its own :attr:`AppendLayout.next_sequence` is left as it is). Every file's dictionary
+    columns and metadata are computed for all files together
+    (:func:`dictionary_columns_of_runs`, :meth:`KeyValueLayout.runs_meta`,
+    :meth:`AppendLayout.runs_meta`); the files are written one after another. Every path
+    opened for run ``i`` is added to ``written[i]`` as soon as it is opened (the caller
+    deletes them on failure); the metadata of every file comes back in run order."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    rows = np.diff(offsets)
+    if len(places) != len(rows) or len(written) != len(rows):
+        raise ValueError(f"{len(places)} directories, {len(written)} lists for {len(rows)} runs")
+    if len(rows) and (rows.min() <= 0 or rows.max() > RUN_ROWS_MAX):
+        raise ValueError(f"every run must hold 1 to {RUN_ROWS_MAX} rows")
+    if not writes_runs(layout):
+        raise ValueError("write_runs writes Parquet key-value and append files only")
+    if isinstance(layout, AppendLayout) and (
+        first_sequences is None or len(first_sequences) != len(rows)
+    ):
+        raise ValueError("an append layout needs the first sequence number of every run")
+    if not len(rows):
+        return []
+    schema = layout.schema
+    settings = settings_for(schema.options, layout.level, changelog=layout.changelog)
+    options = {**writer_kwargs(settings), **writer_options(schema)}
+    plan = None if layout.changelog else plan_file_index(schema)
+    locations = FileLocations("", schema.options, file_io.protocol, file_io.is_local)
+    # (not combined: each run's slice is chunked as the records it was given)
+    chunks = layout.chunk(records)
+    encodings = dictionary_columns_of_runs(chunks, offsets, layout.plain_columns)
+    # the statistics of every file, but what an append file takes from its footer
+    collectors = (
+        None if isinstance(layout, KeyValueLayout) else layout.runs_collectors(chunks, offsets)
+    )
+    bounds: list[FileBounds] = []
+    files: list[dict[str, Any]] = []
+    for i, ((directory, external), start, n) in enumerate(
+        zip(places, offsets[:-1].tolist(), rows.tolist(), strict=True)
+    ):
+        name = locations.new_name(
+            changelog=layout.changelog, extension=settings.extension, token=name_token
+        )
+        new = locations.new_file(directory, name, external)
+        written[i].append(new.path)
+        sink = file_io.open_output_stream(new.path)  # (makes a missing directory)
+        # the Parquet writer writes (and asks the position) per page and per column chunk: a
+        # buffer makes that one write of a small file instead of dozens of system calls
+        out = pa.BufferedOutputStream(sink, _WRITE_BUFFER)
+        try:
+            writer = pq.ParquetWriter(
+                out, layout.file_schema, use_dictionary=encodings[i], **options
+            )
+            writer.write(chunks.slice(start, n))
+            writer.close()
+        finally:
+            out.close()  # (flushes, and closes the file)
+            sink.close()
+        if collectors is not None:  # (bounds taken now: no footer outlives its file)
+            bounds.append(collectors[i].bounds(writer.writer.metadata))
+        embedded: bytes | None = None
+        extra: tuple[str, ...] = ()
+        if plan is not None:
+            part = records.slice(start, n)
+            indexed = {column: [part.column(column)] for column in plan.columns}
+            embedded, extra = _place_index(
+                file_io, plan, schema, new.path, name, indexed, written[i]
+            )
+        files.append(
+            {
+                "file_name": name,
+                "file_size": file_io.size(new.path),
+                "schema_id": schema.id,
+                "level": layout.level,
+                "creation_time_millis": local_millis(),
+                "file_source": file_source,
+                "external_path": new.external_path,
+                "embedded_file_index": embedded,
+                "extra_files": extra,
+            }
+        )
+    if isinstance(layout, KeyValueLayout):
+        metas = layout.runs_meta(records, offsets)
+    else:
+        assert first_sequences is not None
+        metas = layout.runs_meta(offsets, bounds, first_sequences)
+    return [DataFileMeta(**f, **meta) for f, meta in zip(files, metas, strict=True)]
 
 
 def open_format_writer(

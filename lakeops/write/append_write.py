@@ -8,7 +8,10 @@ kept in input order, and buffered. When the buffers exceed ``write-buffer-size``
 ``prepare_commit``) every buffered (partition, bucket) is written as rolling level-0 files
 (:class:`~lakeops.kv.writer.RollingFileWriter` with an
 :class:`~lakeops.kv.writer.AppendLayout`), up to ``parallelism`` of them at once, in the
-lifecycle both table writers share (:mod:`lakeops.write.lifecycle`).
+lifecycle both table writers share (:mod:`lakeops.write.lifecycle`). Small (partition, bucket)
+buffers of one batch each are written together, the same file each, by
+:func:`~lakeops.kv.writer.write_runs` (statistics and encodings of all their files in
+whole-array passes).
 
 Sequence numbers, as Paimon's ``AppendOnlyWriter``: one per row, consecutive in input order;
 a fixed bucket continues from the largest sequence number live in it (so a bucket's files
@@ -38,7 +41,7 @@ from lakeops.format.kv import KIND
 from lakeops.format.snapshot import Snapshot
 from lakeops.kv.blob_writer import write_blob_files
 from lakeops.kv.stats import stats_modes
-from lakeops.kv.writer import AppendLayout, RollingFileWriter
+from lakeops.kv.writer import RUN_ROWS_MAX, AppendLayout, RollingFileWriter, write_runs, writes_runs
 from lakeops.options.rows_files import BLOB_TARGET_FILE_SIZE
 from lakeops.parallel import IO_THREADS
 from lakeops.write.buffer import BucketBuffer
@@ -74,6 +77,8 @@ class AppendWrite(BucketWrite[BucketFiles]):
         self._counts: dict[bytes, int] = {}
         #: the BLOB columns, whose values go to .blob files
         self._blobs = [f.name for f in self.schema.fields if f.type.root == "BLOB"]
+        #: small buckets are flushed together (no BLOB columns, Parquet files)
+        self._runs = not self._blobs and writes_runs(AppendLayout(self.schema, 0))
 
     # -------------------------------------------------------------------- input
     def _write_table(self, data: pa.Table | pa.RecordBatch) -> None:
@@ -190,6 +195,40 @@ class AppendWrite(BucketWrite[BucketFiles]):
                 bucket.written,
             )
         return files
+
+    def _joins_batch(self, _bucket: BucketFiles, batches: list[pa.Table]) -> bool:
+        """Small buckets are flushed together (:meth:`_flush_batch`): one batch of at most
+        :data:`~lakeops.kv.writer.RUN_ROWS_MAX` rows (one file, one chunk), Parquet files,
+        no BLOB columns."""
+        return self._runs and len(batches) == 1 and 0 < batches[0].num_rows <= RUN_ROWS_MAX
+
+    def _flush_batch(
+        self, unit: list[tuple[BucketFiles, list[pa.Table]]]
+    ) -> list[list[DataFileMeta]]:
+        """Several small buckets (see :meth:`_joins_batch`): every bucket's file written by
+        :func:`~lakeops.kv.writer.write_runs`, each the file :meth:`_flush_one` writes for
+        it; on failure every file of the unit is deleted."""
+        rows = [batches[0] for _, batches in unit]
+        offsets = np.concatenate(([0], np.cumsum([b.num_rows for b in rows]))).astype(np.int64)
+        written: list[list[str]] = [[] for _ in unit]
+        try:
+            files = write_runs(
+                self.table.file_io,
+                AppendLayout(self.schema, 0),
+                pa.concat_tables(rows),
+                offsets,
+                [(bucket.directory, bucket.external) for bucket, _ in unit],
+                written,
+                first_sequences=[b.buffer.first_sequence(batches) for b, batches in unit],
+            )
+        except BaseException:
+            for paths in written:
+                for path in paths:
+                    self.table.file_io.delete(path)
+            raise
+        for (bucket, _), paths in zip(unit, written, strict=True):
+            bucket.written.extend(paths)
+        return [[f] for f in files]
 
     def _record(self, bucket: BucketFiles, flushed: list[DataFileMeta]) -> None:
         bucket.files.extend(flushed)

@@ -11,6 +11,13 @@ are validated and routed (:meth:`BucketWrite._write_table`), what a bucket holds
 (:meth:`BucketWrite._new_bucket`), how one bucket is flushed (sorted and merged for a
 primary-key table, written as they came for an append table: :meth:`BucketWrite._flush_one`),
 and what its commit message and abort add.
+
+A flush of many small buckets (a write to thousands of partitions) does not pay each bucket's
+per-file steps one bucket at a time: a kind may flush runs of neighbouring small buckets as one
+unit (:meth:`BucketWrite._joins_batch`, :meth:`BucketWrite._flush_batch`), whose per-file
+metadata is computed for every file of the unit in whole-array passes
+(:func:`lakeops.kv.writer.write_runs`); each bucket still gets the files and metadata a flush of
+it alone writes.
 """
 
 from __future__ import annotations
@@ -28,13 +35,20 @@ from lakeops.format.commit_message import CommitMessage
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.identifiers import MAX_NAME_BYTES
 from lakeops.io.file_io import join
-from lakeops.parallel import check_parallelism, pool_for, run_ordered
+from lakeops.parallel import check_parallelism, pool_for, run_ordered, task_groups, workers_for
 from lakeops.store.context import TableContext
 from lakeops.store.locations import ExternalPaths
 from lakeops.write.buffer import BucketBuffer
 from lakeops.write.frames import WriteInput, arrow_parts
 
-__all__ = ["BucketFiles", "BucketPlace", "BucketWrite", "WriteInput", "check_component_lengths"]
+__all__ = [
+    "BucketFiles",
+    "BucketPlace",
+    "BucketWrite",
+    "WriteInput",
+    "check_component_lengths",
+    "flush_cost",
+]
 
 
 def check_component_lengths(directory: str) -> None:
@@ -86,10 +100,15 @@ B = TypeVar("B", bound=BucketFiles)
 _FLUSH_UNIT_BYTES = 1 << 19
 
 
-def _flush_cost(item: tuple[BucketFiles, list[pa.Table]]) -> float:
-    """The relative cost of flushing one bucket's buffered batches (see
-    :func:`lakeops.parallel.run_ordered`): their bytes, plus the fixed cost of its files."""
-    return float(sum(batch.nbytes for batch in item[1]) + _FLUSH_UNIT_BYTES)
+#: the most buffered bytes the buckets of one unit of several buckets hold (a unit sorts,
+#: merges and encodes them together, holding a few copies of them at once)
+_BATCH_BYTES = 1 << 24
+
+
+def flush_cost(bucket: BucketFiles) -> float:
+    """The relative cost of flushing what ``bucket`` buffers now (see
+    :func:`lakeops.parallel.run_ordered`): its bytes, plus the fixed cost of its files."""
+    return float(bucket.buffer.nbytes + _FLUSH_UNIT_BYTES)
 
 
 class BucketWrite(Generic[B]):
@@ -226,26 +245,31 @@ class BucketWrite(Generic[B]):
 
         Buckets are flushed on up to ``parallelism`` threads (each bucket by one thread at a
         time; see :mod:`lakeops.parallel`), small buckets packed together into pool tasks of
-        about equal cost (:func:`_flush_cost`) so a write to thousands of (partition, bucket)
-        pairs does not pay a pool task per bucket: a bucket's files and sequence numbers do not
-        depend on the other buckets or on timing, so the result is the same at every
-        parallelism. If any bucket fails, the files of the buckets that succeeded are still
-        recorded (so :meth:`abort` deletes them) and the first error is raised."""
+        about equal cost (:func:`flush_cost`) so a write to thousands of (partition, bucket)
+        pairs does not pay a pool task per bucket; a kind may flush several small buckets as
+        one unit (:meth:`_flush_units`). A bucket's files and sequence numbers do not depend
+        on the other buckets, on the units or on timing, so the result is the same at every
+        parallelism. If any unit fails, the files of the units that succeeded are still
+        recorded (so :meth:`abort` deletes them), the failed unit deleted its own, and the
+        first error is raised."""
         self._check_usable()
         try:
             pending = [b for b in self._buckets.values() if b.buffer.batches]
             if not pending:
                 return
+            costs = [flush_cost(b) for b in pending]
+            cost_of = {id(b): c for b, c in zip(pending, costs, strict=True)}
             work = [(b, b.buffer.take()) for b in pending]
             executor = self._executor()
-            flushed = run_ordered(
-                lambda item: self._flush_one(*item),
-                work,
+            units = run_ordered(
+                self._flush_unit,
+                self._flush_units(work, costs),
                 self.parallelism,
-                on_success=lambda item, done: self._record(item[0], done),
+                on_success=self._record_unit,
                 executor=executor,
-                cost=_flush_cost,
+                cost=lambda unit: sum(cost_of[id(b)] for b, _ in unit),
             )
+            flushed = [done for unit in units for done in unit]
             self._after_flush(pending, flushed, executor)
         except BaseException as error:
             self._failure = error
@@ -254,6 +278,64 @@ class BucketWrite(Generic[B]):
     def _flush_one(self, bucket: B, batches: list[pa.Table]) -> Any:
         """Write the buffered ``batches`` of ``bucket`` (on a pool thread)."""
         raise NotImplementedError
+
+    def _flush_units(
+        self, work: list[tuple[B, list[pa.Table]]], costs: Sequence[float]
+    ) -> list[list[tuple[B, list[pa.Table]]]]:
+        """``work`` (every pending bucket with its batches, in order; ``costs``: the
+        :func:`flush_cost` of each) cut into the units a flush runs, consecutive and in the
+        order of ``work``. The buckets are cut into about
+        :data:`~lakeops.parallel.TASKS_PER_WORKER` consecutive shares of equal cost per worker
+        (:func:`~lakeops.parallel.task_groups`); within a share, each run of consecutive
+        buckets the kind flushes together (:meth:`_joins_batch`) is one unit
+        (:meth:`_flush_batch`) of at most about :data:`_BATCH_BYTES` buffered bytes, and every
+        other bucket a unit alone. A flush of few buckets (no more than the shares) keeps one
+        unit per bucket."""
+        workers = workers_for(self.parallelism, len(work))
+        units: list[list[tuple[B, list[pa.Table]]]] = []
+        for group in task_groups(costs, len(work), workers):
+            batch: list[tuple[B, list[pa.Table]]] = []
+            size = 0.0
+            for i in group:
+                bucket, batches = work[i]
+                if len(group) > 1 and self._joins_batch(bucket, batches):
+                    if size >= _BATCH_BYTES:  # (what one unit holds in memory at once)
+                        units.append(batch)
+                        batch, size = [], 0.0
+                    batch.append((bucket, batches))
+                    size += costs[i] - _FLUSH_UNIT_BYTES
+                    continue
+                if batch:
+                    units.append(batch)
+                    batch, size = [], 0.0
+                units.append([(bucket, batches)])
+            if batch:
+                units.append(batch)
+        return units
+
+    def _joins_batch(self, _bucket: B, _batches: list[pa.Table]) -> bool:
+        """Whether a bucket (to flush the given batches) may be flushed together with its
+        neighbours, by :meth:`_flush_batch` (never, unless the kind says so)."""
+        return False
+
+    def _flush_unit(self, unit: list[tuple[B, list[pa.Table]]]) -> list[Any]:
+        """Write the buckets of ``unit`` (on a pool thread): what :meth:`_flush_one` returns
+        for each, in order — one bucket by :meth:`_flush_one`, several by
+        :meth:`_flush_batch`."""
+        if len(unit) == 1:
+            return [self._flush_one(*unit[0])]
+        return self._flush_batch(unit)
+
+    def _flush_batch(self, unit: list[tuple[B, list[pa.Table]]]) -> list[Any]:
+        """Write several buckets together (each one :meth:`_joins_batch` accepted): what
+        :meth:`_flush_one` returns for each, in order. It succeeds or fails as a whole: on
+        failure it deletes whatever it wrote before the error propagates."""
+        raise NotImplementedError
+
+    def _record_unit(self, unit: list[tuple[B, list[pa.Table]]], flushed: list[Any]) -> None:
+        """:meth:`_record` of every bucket of a flushed ``unit``."""
+        for (bucket, _), done in zip(unit, flushed, strict=True):
+            self._record(bucket, done)
 
     def _record(self, bucket: B, flushed: Any) -> None:
         """Record what a flush of ``bucket`` wrote (for the commit, or for an abort)."""

@@ -5,10 +5,12 @@ Rows are validated (:mod:`lakeops.write.records`), routed to their partition and
 numbers that continue from the largest already committed in that bucket
 (:mod:`lakeops.write.buffer`). When the buffers together exceed ``write-buffer-size`` they are
 flushed: each is sorted by (key, sequence order), merged with the table's merge engine and
-written as rolling level-0 files (:mod:`lakeops.write.flush`). Memory therefore stays bounded by
-the buffer size whatever the size of the input. After each flush a bucket's compaction strategy
-may compact it, in the background while the writer goes on (:mod:`lakeops.write.cadence`).
-Flushes and compactions run on the writer's pool of ``parallelism`` threads.
+written as rolling level-0 files (:mod:`lakeops.write.flush`; many small buckets together, in
+one sort and one merge: :func:`~lakeops.write.flush.flush_buckets`). Memory therefore stays
+bounded by the buffer size whatever the size of the input. After each flush a bucket's
+compaction strategy may compact it, in the background while the writer goes on
+(:mod:`lakeops.write.cadence`). Flushes and compactions run on the writer's pool of
+``parallelism`` threads.
 
 ``prepare_commit`` flushes everything, waits for the compactions in flight, writes the HASH
 index of dynamic-bucket tables (:mod:`lakeops.write.hash_index`) and returns picklable
@@ -50,7 +52,7 @@ from lakeops.options.rows_layout import FILE_FORMAT, FILE_FORMAT_PER_LEVEL
 from lakeops.parallel import IO_THREADS, TaskBatch, workers_for
 from lakeops.write.buffer import BucketBuffer
 from lakeops.write.cadence import BucketLsm, CompactionCadence
-from lakeops.write.flush import Flushed, FlushSettings, flush_bucket
+from lakeops.write.flush import Flushed, FlushSettings, flush_bucket, flush_buckets, runs_fit
 from lakeops.write.hash_index import write_hash_index
 from lakeops.write.lifecycle import BucketFiles, BucketPlace, BucketWrite, WriteInput
 from lakeops.write.records import BUCKET_COLUMN, assigned_records, to_records
@@ -198,6 +200,17 @@ class TableWrite(BucketWrite[_Bucket]):
         if bucket.bucket == POSTPONE_BUCKET:
             settings = self.postpone_settings
         return flush_bucket(batches, settings, bucket.directory, bucket.external)
+
+    def _joins_batch(self, bucket: _Bucket, batches: list[pa.Table]) -> bool:
+        """Small buckets (one file each, Parquet: :func:`~lakeops.write.flush.runs_fit`) are
+        flushed together; the postpone bucket never is."""
+        return bucket.bucket != POSTPONE_BUCKET and runs_fit(batches, self.flush_settings)
+
+    def _flush_batch(self, unit: list[tuple[_Bucket, list[pa.Table]]]) -> list[Flushed]:
+        return flush_buckets(
+            [(batches, bucket.directory, bucket.external) for bucket, batches in unit],
+            self.flush_settings,
+        )
 
     def _record(self, bucket: _Bucket, flushed: Flushed) -> None:
         bucket.files.extend(flushed.files)
