@@ -72,10 +72,10 @@ QUEUE_DEPTH = 2
 
 MIN_RUN_BATCH_ROWS = 4_096
 #: the most records a section of several runs may hold to be merged whole by
-#: ``read_batches(whole_sections=True)``; a larger one is merged as a stream, so a whole read
-#: holds the merged rows plus about ``batch_rows`` records per section in flight, not every
-#: run of its sections at once (measured: 8 runs per bucket, 8M rows: peak RSS 0.7 GB -> 0.4 GB
-#: at the same CPU time, benchmarks/bench_runs_read.py)
+#: ``read_batches(whole_sections=True)``; a larger one is merged as a stream in rounds of about
+#: a quarter of this (at least ``batch_rows``), so a whole read holds the merged rows plus that
+#: much per section in flight, not every run of its sections at once (measured: 8 runs per
+#: bucket, 8M rows: peak RSS 0.7 GB -> 0.48 GB at less CPU time, benchmarks/runs_read.md)
 WHOLE_SECTION_ROWS = 1 << 20
 """The fewest rows a run of a multi-run section reads at once."""
 
@@ -243,9 +243,12 @@ class SplitStream:
             if tables:
                 yield self._merge(as_table(tables), distinct=False)
             return
-        per_run = max(
-            min(MIN_RUN_BATCH_ROWS, self.batch_rows), self.batch_rows // len(section.runs)
-        )
+        # a whole read (which holds every row anyway) streams a large section in rounds of
+        # about WHOLE_SECTION_ROWS / 4 records, a batch stream in rounds of batch_rows
+        budget = self.batch_rows
+        if self.whole_sections:
+            budget = max(budget, WHOLE_SECTION_ROWS // 4)
+        per_run = max(min(MIN_RUN_BATCH_ROWS, budget), budget // len(section.runs))
         yield from merge_runs(
             [self._run_batches(split, directory, run, per_run) for run in section.runs],
             self.merge_keys,
