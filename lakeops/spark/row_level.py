@@ -141,17 +141,15 @@ def _changes(
             (updates, RowKind.UPDATE_AFTER),
             (inserts, RowKind.INSERT),
         ]
-    units = set(pa.Table.from_batches(parts).column(_UNIT).to_pylist()) if parts else set()
-    if snapshot is None or not units:
+    # the splits the driver planned for the task's units: no manifest is read again here
+    units = pa.Table.from_batches(parts).column(_UNIT).to_pylist() if parts else []
+    splits = [split for unit in units for split in pickle.loads(unit)]
+    if snapshot is None or not splits:
         return []
     rf = row_filter(job.condition, table.arrow_schema)
     reader = SplitReader(table.context)
     names = table.arrow_schema.names
-    picked = [
-        reader.read(split, names)
-        for split in table._plan(snapshot, rf)
-        if _unit_of(table, split.partition_bytes, split.bucket) in units
-    ]
+    picked = [reader.read(split, names) for split in splits]
     rows = pa.concat_tables(picked) if picked else table.arrow_schema.empty_table()
     if rf is not None:
         rows = rows.filter(rf.expression)
@@ -190,16 +188,18 @@ def _run(spark_df: Any, options: Mapping[str, str], job: _Job, table: AnyTable) 
 def _by_units(
     spark: Any, options: Mapping[str, str], table: AnyTable, job: _Job, condition: Filter
 ) -> RowChanges:
-    """A delete or update: one Spark task per unit of the planned splits."""
+    """A delete or update: one Spark task per unit of the planned splits, each carrying its
+    splits (pickled: the task reads them as the driver planned them)."""
     assert job.snapshot_id is not None
     snapshot = table.store.snapshot(job.snapshot_id)
     rf = row_filter(condition, table.arrow_schema)
-    units = sorted(
-        {_unit_of(table, s.partition_bytes, s.bucket) for s in table._plan(snapshot, rf)}
-    )
+    units: dict[str, list[Any]] = {}
+    for split in table._plan(snapshot, rf):
+        units.setdefault(_unit_of(table, split.partition_bytes, split.bucket), []).append(split)
     if not units:
         return RowChanges()
-    frame = spark.sparkContext.parallelize([(u,) for u in units], len(units)).toDF([_UNIT])
+    rows = [(bytearray(pickle.dumps(units[u])),) for u in sorted(units)]
+    frame = spark.sparkContext.parallelize(rows, len(rows)).toDF([_UNIT])
     return _run(frame, options, job, table)
 
 
