@@ -93,8 +93,16 @@ class ParquetFormat:
         meta = pq.ParquetFile(path, filesystem=self.fs).metadata
         return [int(meta.row_group(rg).num_rows) for rg in range(meta.num_row_groups)]
 
+    def _open(self, path: str) -> pa.NativeFile:
+        """``path`` opened for reading. A local file's reads allocate from pyarrow's current
+        default pool (:mod:`lakeops.io.memory_pool`); the local file system's own reads keep
+        the pool that was the default when pyarrow first made one."""
+        if isinstance(self.fs, pafs.LocalFileSystem):
+            return pa.OSFile(path, "r", memory_pool=pa.default_memory_pool())
+        return self.fs.open_input_file(path)
+
     def read_unit(self, path: str, unit: int, columns: list[str]) -> pa.Table:
-        with self.fs.open_input_file(path) as source:
+        with self._open(path) as source:
             return pq.ParquetFile(source, pre_buffer=False).read_row_group(unit, columns=columns)
 
     def iter_batches(
@@ -102,7 +110,7 @@ class ParquetFormat:
     ) -> Iterator[pa.Table]:
         if units is not None and not units:
             return
-        with self.fs.open_input_file(path) as source:
+        with self._open(path) as source:
             # no pre-buffering: it reads far ahead of the batch and defeats bounded memory
             pf = pq.ParquetFile(source, pre_buffer=False)
             for batch in pf.iter_batches(

@@ -24,6 +24,7 @@ import pyarrow.fs as pafs
 
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.io.lock import create_lock
+from lakeops.io.memory_pool import use_lakeops_pool
 from lakeops.io.publish import (
     ConditionalPutPublish,
     LinkPublish,
@@ -103,6 +104,7 @@ class FileIO:
                 "remove them from the URI and pass them as storage options instead (e.g. "
                 "{'key': …, 'secret': …} for S3, or the Airflow connection's login/password)"
             )
+        use_lakeops_pool()
         self._storage_options = dict(storage_options or {})
         self._commit_options = dict(commit_options or {})
         self._publisher: PublishStrategy | None = None

@@ -24,7 +24,14 @@ from lakeops.format.kv import SEQ
 if TYPE_CHECKING:
     from lakeops.merge.engine import MergeEngine
 
-__all__ = ["group_starts", "key_order", "merge_sorted", "sort_merge", "sort_records"]
+__all__ = [
+    "group_starts",
+    "key_order",
+    "merge_sorted",
+    "merged_order",
+    "sort_merge",
+    "sort_records",
+]
 
 
 def sort_records(
@@ -73,16 +80,44 @@ def sort_merge(
     """``merge_sorted(sort_records(records, ...), key_columns, engine)``, with one take of the
     records instead of two when the engine keeps one record per key as it is
     (:meth:`MergeEngine.pick`): the groups are found on the sorted key columns alone."""
+    order, indices, starts = _merge_order(records, key_columns, engine, sequence_fields, descending)
+    if order is not None:
+        return records.take(order)
+    return merge_groups(records.take(indices), starts, engine)
+
+
+def merged_order(
+    records: pa.Table,
+    key_columns: Sequence[str],
+    engine: MergeEngine,
+    sequence_fields: Sequence[str] = (),
+    descending: bool = False,
+) -> pa.Array | None:
+    """Where the engine keeps one record of each key as it is (or every key is distinct): the
+    indices of ``records`` that :func:`sort_merge` returns, in its order, so that a caller can
+    take just the columns it needs, once; None where the engine computes its merged rows."""
+    return _merge_order(records, key_columns, engine, sequence_fields, descending)[0]
+
+
+def _merge_order(
+    records: pa.Table,
+    key_columns: Sequence[str],
+    engine: MergeEngine,
+    sequence_fields: Sequence[str],
+    descending: bool,
+) -> tuple[pa.Array | None, pa.Array, np.ndarray]:
+    """(the merged records' indices where the engine picks, else None; the sorting indices;
+    the key groups' starts in the sorted order)."""
     indices, orderable = _record_order(records, key_columns, sequence_fields, descending)
     n = records.num_rows
     keys = orderable.select(list(dict.fromkeys(key_columns))).take(indices)
     starts = group_starts(keys, key_columns)
     if len(starts) == n:
-        return records.take(indices)
+        return indices, indices, starts
     picked = engine.pick(starts, n)
     if picked is None:
-        return merge_groups(records.take(indices), starts, engine)
-    return records.take(indices.take(pa.array(picked)))
+        return None, indices, starts
+    return indices.take(pa.array(picked)), indices, starts
 
 
 def key_order(records: pa.Table, key_columns: Sequence[str]) -> pa.Array:

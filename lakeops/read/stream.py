@@ -52,7 +52,7 @@ from lakeops.format.kv import KIND, RowKind, key_column
 from lakeops.kv.reader import KeyValueReader
 from lakeops.merge import group_starts, sort_merge
 from lakeops.merge.interval_partition import partition_runs
-from lakeops.merge.ordering import as_table
+from lakeops.merge.ordering import as_table, merged_order
 from lakeops.merge.stream import merge_runs
 from lakeops.parallel import check_parallelism, workers_for
 from lakeops.read.deletions import DeletionVectorReader
@@ -137,6 +137,8 @@ class SplitStream:
             [arrow.field(c) for c in (self.columns if apply_filter else self.needed)]
         )
         self._needed_schema = pa.schema([arrow.field(c) for c in self.needed])
+        #: the record columns :meth:`_rows` reads
+        self._record_columns = [key_column(c) if c in self.key_names else c for c in self.needed]
         #: key columns the filter reads: row groups are pruned by their statistics
         self._filter_keys = (
             [k for k in self.key_names if k in row_filter.columns]
@@ -216,7 +218,26 @@ class SplitStream:
         if carry is not None and carry.num_rows:
             yield self._merge(carry, carry.num_rows == 1)
 
-    def _merged(self, section: Section) -> Iterator[pa.Table]:
+    def _whole(self, records: pa.Table) -> pa.Table:
+        """Live merged rows of ``records`` (every record of some keys) as :meth:`_rows` gives
+        them. Where the engine keeps one record per key as it is, the kept live records are
+        found on the key, sequence and kind columns alone and only the columns asked for are
+        taken, once (not the sorted records, then the merged ones, then the live ones)."""
+        order = merged_order(
+            records,
+            self.merge_keys,
+            self.engine,
+            self.options.sequence_fields,
+            self.options.sequence_descending,
+        )
+        if order is None:
+            return self._rows(self._merge(records, distinct=False))
+        kinds = records.column(KIND).take(order)
+        order = order.filter(_live(kinds))
+        return self._rows(records.select(self._record_columns).take(order), live=True)
+
+    def _section_rows(self, section: Section) -> Iterator[pa.Table]:
+        """Live merged rows of one section (see :meth:`_rows`), chunk by chunk."""
         split = section.split
         directory = self.locations.bucket_path(split.partition_bytes, split.bucket)
         if split.postponed is not None:
@@ -228,12 +249,11 @@ class SplitStream:
             ]
             names = self.files.record_schema(self.value_cols).names
             tables.append(split.postponed.select(names))
-            yield self._merge(as_table(tables), distinct=False)
+            yield self._whole(as_table(tables))
             return
-        if len(section.runs) == 1:
-            yield from self._one_run(split, directory, section.runs[0])
-            return
-        if self.whole_sections and _rows_of(section) <= WHOLE_SECTION_ROWS:
+        if len(section.runs) > 1 and (
+            self.whole_sections and _rows_of(section) <= WHOLE_SECTION_ROWS
+        ):
             tables = [
                 t
                 for run in section.runs
@@ -241,7 +261,16 @@ class SplitStream:
                 if t.num_rows
             ]
             if tables:
-                yield self._merge(as_table(tables), distinct=False)
+                yield self._whole(as_table(tables))
+            return
+        for merged in self._merged(split, directory, section):
+            if merged.num_rows:
+                yield self._rows(merged)
+
+    def _merged(self, split: Split, directory: str, section: Section) -> Iterator[pa.Table]:
+        """Merged records of a section of one run, or of a section streamed run by run."""
+        if len(section.runs) == 1:
+            yield from self._one_run(split, directory, section.runs[0])
             return
         # a whole read (which holds every row anyway) streams a large section in rounds of
         # about WHOLE_SECTION_ROWS / 4 records, a batch stream in rounds of batch_rows
@@ -258,16 +287,14 @@ class SplitStream:
         )
 
     # ------------------------------------------------------------------- output
-    def _rows(self, merged: pa.Table) -> pa.Table:
-        """Live rows of merged records as the requested columns, filter applied."""
-        kinds = merged.column(KIND)
-        live = merged.filter(
-            pc.or_(pc.equal(kinds, RowKind.INSERT), pc.equal(kinds, RowKind.UPDATE_AFTER))
-        )
+    def _rows(self, merged: pa.Table, *, live: bool = False) -> pa.Table:
+        """Live rows of merged records as the requested columns, filter applied (``live``: the
+        records are live already)."""
+        live_rows = merged if live else merged.filter(_live(merged.column(KIND)))
         out = []
         for field in self._needed_schema:
             c = field.name
-            col = live.column(key_column(c)) if c in self.key_names else live.column(c)
+            col = live_rows.column(key_column(c) if c in self.key_names else c)
             out.append(col if col.type == field.type else col.cast(field.type))
         rows = pa.Table.from_arrays(out, schema=self._needed_schema)
         if self.row_filter is not None and self.apply_filter:
@@ -277,12 +304,14 @@ class SplitStream:
 
     def batches(self, section: Section) -> Iterator[pa.RecordBatch]:
         """Merged, live, filtered rows of one section as record batches of the output schema."""
-        for merged in self._merged(section):
-            if merged.num_rows == 0:
-                continue
-            rows = self._rows(merged)
+        for rows in self._section_rows(section):
             if rows.num_rows:
                 yield from rows.cast(self.out_schema).to_batches(max_chunksize=self.batch_rows)
+
+
+def _live(kinds: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
+    """Which records are live rows (``+I`` or ``+U``; the retractions are not)."""
+    return pc.or_(pc.equal(kinds, RowKind.INSERT), pc.equal(kinds, RowKind.UPDATE_AFTER))
 
 
 def _rows_of(section: Section) -> int:
