@@ -52,6 +52,9 @@ import pyarrow.parquet as pq
 SEED = 20240601
 PHASES = ("insert", "upsert", "read")
 IMPLS = ("lakeops", "baseline")
+#: ``layout``: the baseline writing Paimon's columns (``_KEY_id``, ``_SEQUENCE_NUMBER``,
+#: ``_VALUE_KIND`` before the row's): the floor of the same bytes (``ab_write_read.py``)
+CHILD_IMPLS = (*IMPLS, "layout")
 TABLE_ID = "bench.t"
 TARGET_ROWS_PER_S = 1_000_000.0
 TARGET_RATIO = 2.0
@@ -208,8 +211,12 @@ def lakeops_phase(
 
 
 # ----------------------------------------------------------------------------- baseline
-def baseline_write(data: pa.Table, directory: Path, prefix: str, buckets: int) -> int:
-    """Split by ``id % buckets``, sort each group by id, write one zstd(1) file per group."""
+def baseline_write(
+    data: pa.Table, directory: Path, prefix: str, buckets: int, layout: bool = False
+) -> int:
+    """Split by ``id % buckets``, sort each group by id, write one zstd(1) file per group;
+    ``layout``: with Paimon's three system columns first (a copy of the key, sequence numbers,
+    the row kind), as a primary-key table's data file holds them."""
     directory.mkdir(parents=True, exist_ok=True)
     ids = data.column("id").to_numpy()
     group = ids % buckets
@@ -218,6 +225,14 @@ def baseline_write(data: pa.Table, directory: Path, prefix: str, buckets: int) -
         idx = np.flatnonzero(group == b)
         order = pc.sort_indices(pa.array(ids[idx])).to_numpy()
         part = data.take(pa.array(idx[order]))
+        if layout:
+            n = part.num_rows
+            system = {
+                "_KEY_id": part.column("id"),
+                "_SEQUENCE_NUMBER": pa.array(np.arange(n, dtype=np.int64)),
+                "_VALUE_KIND": pa.array(np.zeros(n, dtype=np.int8)),
+            }
+            part = pa.table({**system, **{c: part.column(c) for c in part.column_names}})
         pq.write_table(
             part, directory / f"{prefix}-{b}.parquet", compression="zstd", compression_level=1
         )
@@ -254,7 +269,14 @@ def baseline_read(directory: Path, dedup: str) -> pa.Table:
 
 
 def baseline_phase(
-    phase: str, workdir: Path, rows: int, upserts: int, buckets: int, dedup: str, strings: str
+    phase: str,
+    workdir: Path,
+    rows: int,
+    upserts: int,
+    buckets: int,
+    dedup: str,
+    strings: str,
+    layout: bool = False,
 ) -> Result:
     directory = workdir / "baseline"
     if phase in ("insert", "upsert"):
@@ -264,7 +286,7 @@ def baseline_phase(
         rss_input = peak_rss_mib()
         if phase == "insert" and directory.exists():
             shutil.rmtree(directory)
-        seconds, files = timed(lambda: baseline_write(data, directory, phase, buckets))
+        seconds, files = timed(lambda: baseline_write(data, directory, phase, buckets, layout))
         return {
             "rows": data.num_rows,
             "seconds": seconds,
@@ -299,6 +321,7 @@ def run_child(args: argparse.Namespace) -> None:
             args.buckets,
             args.baseline_dedup,
             args.strings,
+            layout=args.impl == "layout",
         )
     out["peak_rss_mib"] = peak_rss_mib()
     out["cpu_seconds"] = LAST_CPU_SECONDS[0]
@@ -538,7 +561,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "alphanumeric characters (high entropy, practically all distinct)",
     )
     parser.add_argument("--phase", choices=PHASES, help=argparse.SUPPRESS)
-    parser.add_argument("--impl", choices=IMPLS, help=argparse.SUPPRESS)
+    parser.add_argument("--impl", choices=CHILD_IMPLS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.rows < 1 or args.buckets < 1 or args.repeat < 1:
         parser.error("--rows, --buckets and --repeat must be >= 1")

@@ -171,3 +171,15 @@ def test_bucket_of_hash_keeps_int64_hashes() -> None:
     hashes = np.array([-7, 7, -(2**31), 2**31 - 1], dtype=np.int64)
     assert bucket_of_hash(hashes, 4).tolist() == [3, 3, 0, 3]
     assert bucket_of_hash(hashes.astype(np.int32), 4).dtype == np.int32
+
+
+def test_fixed_width_fast_path_across_chunks() -> None:
+    """More rows than one chunk of the in-place mixing, the last chunk partial."""
+    from lakeops.format.bucket_hash import _CHUNK_ROWS
+
+    rng = np.random.default_rng(7)
+    types = [DataType.parse("BIGINT"), DataType.parse("INT")]
+    n = 2 * _CHUNK_ROWS + 123
+    columns = [_random_fixed_width(t, rng, n) for t in types]
+    assert hash_rows(columns, types).tolist() == _generic(columns, types).tolist()
+    assert hash_rows(columns[:1], types[:1]).tolist() == _generic(columns[:1], types[:1]).tolist()
