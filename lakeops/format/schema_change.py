@@ -199,7 +199,7 @@ class UpdateColumnNullability:
 
 @dataclass(frozen=True)
 class UpdateColumnComment:
-    """Set (or clear, with None) a top-level column's comment (its ``description``)."""
+    """Set (or clear, with None) a column's or a nested field's comment (its ``description``)."""
 
     name: ColumnPath
     comment: str | None
@@ -451,10 +451,7 @@ def _apply_nested_change(
         elif isinstance(change, UpdateColumnNullability):
             siblings[i] = _set_nullability(siblings[i], change.nullable, has_snapshots, dotted)
         else:
-            raise UnsupportedFeatureError(
-                f"cannot set the comment of nested field {dotted!r}: lakeops keeps comments of "
-                "top-level columns only"
-            )
+            siblings[i] = replace(siblings[i], description=change.comment)
         return siblings
 
     return _modify_nested(list(fields), path, apply, dotted)
@@ -482,9 +479,14 @@ def _modify_type(
     dotted: str,
 ) -> DataType:
     if t.root == "ROW":
-        inner = [DataField(i, n, ft) for i, n, ft in t.fields]
+        described = dict(t.descriptions)
+        inner = [DataField(i, n, ft, described.get(i)) for i, n, ft in t.fields]
         inner = _modify_nested(inner, path, apply, dotted)
-        return replace(t, fields=tuple((f.id, f.name, f.type) for f in inner))
+        return replace(
+            t,
+            fields=tuple((f.id, f.name, f.type) for f in inner),
+            descriptions=tuple((f.id, f.description) for f in inner if f.description is not None),
+        )
     if t.root == "ARRAY" and t.element is not None and path[0] == "element" and len(path) > 1:
         return replace(t, element=_modify_type(t.element, path[1:], apply, dotted))
     if t.root == "MAP" and t.value is not None and path[0] == "value" and len(path) > 1:

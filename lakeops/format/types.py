@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pyarrow as pa
@@ -107,6 +107,11 @@ class DataType:
     value: DataType | None = None
     #: ROW fields as (field id, name, type)
     fields: tuple[tuple[int, str, DataType], ...] = ()
+    #: ROW fields' comments (Paimon's ``description``) as (field id, text), kept by field id so
+    #: a type rebuilt with other fields keeps its fields' comments; not part of the type's
+    #: identity (two types that differ only in comments are equal), but written back to every
+    #: schema file, so an ALTER by lakeops keeps the comments Paimon or Spark gave nested fields
+    descriptions: tuple[tuple[int, str], ...] = field(default=(), compare=False, repr=False)
 
     # ------------------------------------------------------------------ parsing
     @classmethod
@@ -162,10 +167,14 @@ class DataType:
         if root == "MULTISET":
             return cls.multiset(cls.parse(d["element"]), nullable)
         if root == "ROW":
-            fields = tuple(
-                (int(f["id"]), str(f["name"]), cls.parse(f["type"])) for f in d.get("fields", [])
+            raw = d.get("fields", [])
+            fields = tuple((int(f["id"]), str(f["name"]), cls.parse(f["type"])) for f in raw)
+            described = tuple(
+                (int(f["id"]), str(f["description"]))
+                for f in raw
+                if f.get("description") is not None
             )
-            return cls("ROW", nullable, fields=fields)
+            return cls("ROW", nullable, fields=fields, descriptions=described)
         raise UnsupportedFeatureError(f"Paimon type {d!r} is not supported")
 
     @classmethod
@@ -283,9 +292,14 @@ class DataType:
         if self.root == "MULTISET":
             assert self.element is not None
             return {"type": head, "element": self.element.to_json()}
+        described = dict(self.descriptions)
         return {
             "type": head,
-            "fields": [{"id": i, "name": n, "type": t.to_json()} for i, n, t in self.fields],
+            "fields": [
+                {"id": i, "name": n, "type": t.to_json()}
+                | ({"description": described[i]} if i in described else {})
+                for i, n, t in self.fields
+            ],
         }
 
     def to_paimon(self) -> str:
