@@ -31,7 +31,7 @@ from lakeops.errors import CorruptTableError
 from lakeops.format.deletion_vector import DeletionFile, deletion_files, iceberg_blob
 from lakeops.format.puffin import PuffinBlob, encode_puffin, read_puffin_footer
 from lakeops.format.snapshot import Snapshot
-from lakeops.io.file_io import join
+from lakeops.io.file_io import FileIO, join
 from lakeops.store import TableStore
 from lakeops.store.locations import FileLocations
 
@@ -44,6 +44,13 @@ log = logging.getLogger(__name__)
 PATH_FIELD_ID = 2147483546
 _PUFFIN_SUFFIX = ".puffin"
 _INDEX_FILE_PROPERTY = "paimon-index-file"
+
+#: footers of whole Puffin files read by this process, by (store, path): (size, blobs,
+#: properties). A whole Puffin file never changes (a file is written once; only one cut short
+#: is rewritten, and that one never parses), so a footer is read once per process; a cached one
+#: serves only while the file is there at the same size.
+_FOOTERS: dict[tuple[str, str], tuple[int, list[PuffinBlob], dict[str, str]]] = {}
+_FOOTERS_MAX = 4096
 
 
 def deletion_vector_records(
@@ -115,11 +122,10 @@ def _puffin(
     puffin_path = join(meta_dir, index_path.rsplit("/", 1)[-1] + _PUFFIN_SUFFIX)
     needed = {data_paths[key] for key, _ in vectors}
     try:
-        data = io.read_bytes(puffin_path)
-        blobs, _ = read_puffin_footer(data, puffin_path)
+        size, blobs, _ = _footer(io, puffin_path)
         found = {b.referenced_data_file: b for b in blobs}
         if needed <= found.keys():
-            return puffin_path, found, len(data)
+            return puffin_path, found, size
         puffin_path = puffin_path[: -len(_PUFFIN_SUFFIX)] + f"-{uuid.uuid4()}{_PUFFIN_SUFFIX}"
     except (FileNotFoundError, CorruptTableError):
         pass
@@ -147,9 +153,26 @@ def sweep_puffins(store: TableStore, meta_dir: str, keep: set[str]) -> None:
         if not name.endswith(_PUFFIN_SUFFIX) or path in keep:
             continue
         try:
-            _, properties = read_puffin_footer(io.read_bytes(path), path)
+            _, _, properties = _footer(io, path)
         except (OSError, CorruptTableError):
             continue
         index_path = properties.get(_INDEX_FILE_PROPERTY)
         if index_path and not io.exists(index_path):
             io.delete(path)
+
+
+def _footer(io: FileIO, path: str) -> tuple[int, list[PuffinBlob], dict[str, str]]:
+    """(size, blobs, properties) of the whole Puffin file at ``path``: read and parsed once
+    per process (:data:`_FOOTERS`), afterwards only its size checked. A missing file is
+    :class:`FileNotFoundError`, one that is not a whole Puffin file
+    :class:`~lakeops.errors.CorruptTableError` (never cached)."""
+    key = (f"{io.protocol}:{io.endpoint}", path)
+    cached = _FOOTERS.get(key)
+    if cached is not None and io.size(path) == cached[0]:
+        return cached
+    data = io.read_bytes(path)
+    blobs, properties = read_puffin_footer(data, path)
+    if len(_FOOTERS) >= _FOOTERS_MAX:
+        _FOOTERS.clear()
+    _FOOTERS[key] = found = (len(data), blobs, properties)
+    return found

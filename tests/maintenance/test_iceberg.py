@@ -358,6 +358,37 @@ def test_a_puffin_file_is_written_once_and_rewritten_when_cut_short(tmp_path: Pa
     assert puffin.read_bytes() == whole
 
 
+def test_a_puffin_footer_is_read_once_per_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Later commits (and sweeps) check a known Puffin file's size instead of reading it
+    again; a Puffin file deleted behind the process's back is written again, not trusted."""
+    from lakeops.maintenance import iceberg_deletes
+
+    parsed: list[str] = []
+    real = iceberg_deletes.read_puffin_footer
+
+    def counting(data: bytes, source: str) -> Any:
+        parsed.append(source.rsplit("/", 1)[-1])
+        return real(data, source)
+
+    monkeypatch.setattr(iceberg_deletes, "read_puffin_footer", counting)
+    monkeypatch.setattr(iceberg_deletes, "_FOOTERS", {})
+    table = _dv_table(tmp_path)
+    rows = pa.table({"id": list(range(100)), "dt": ["a"] * 100})
+    table.write(rows)
+    table.write(rows.slice(0, 2))  # vectors on the first file: one Puffin file, written
+    meta = tmp_path / "db.db" / "t" / "metadata"
+    (puffin,) = meta.glob("*.puffin")
+    for i in range(3):  # other partitions: the same index file, its Puffin file reused
+        table.write(pa.table({"id": [7 + i], "dt": ["b"]}))
+    assert parsed == [puffin.name]  # read once (the first reuse), then only its size
+    whole = puffin.read_bytes()
+    puffin.unlink()
+    table.write(pa.table({"id": [20], "dt": ["b"]}))
+    assert puffin.read_bytes() == whole
+
+
 @pytest.mark.parametrize(
     ("type_text", "value", "encoded"),
     [
