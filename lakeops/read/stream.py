@@ -336,7 +336,8 @@ def read_batches(
     ``apply_filter=False`` leaves the exact filter to the caller (who filters a whole table
     once instead of every batch): the batches then hold every merged row, with the columns
     the filter reads after ``columns``. ``whole_sections=True`` merges a section of several
-    runs in one go (see the module docstring): for a caller that keeps every row anyway."""
+    runs in one go (see the module docstring), and lets every section run ahead of the one
+    being consumed without a bound: for a caller that keeps every row anyway."""
     check_parallelism(parallelism)
     rows = DEFAULT_BATCH_ROWS if batch_rows is None else batch_rows
     if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
@@ -346,4 +347,7 @@ def read_batches(
     )
     sections = stream.sections(splits)
     window = workers_for(parallelism, len(sections))
-    return stream.out_schema, ordered_streams(sections, stream.batches, window, QUEUE_DEPTH)
+    # a caller that keeps every row gains nothing from holding the sections ahead of the one
+    # it consumes to a few batches: they only wait for it (8 runs x 8M rows: 0.6 s, not 0.9)
+    depth = 0 if whole_sections else QUEUE_DEPTH  # 0: unbounded
+    return stream.out_schema, ordered_streams(sections, stream.batches, window, depth)

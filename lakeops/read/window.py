@@ -38,7 +38,8 @@ def ordered_streams(
     depth: int = 2,
 ) -> Iterator[R]:
     """``for u in units: yield from produce(u)``, with up to ``window`` units running ahead
-    on threads (see the module docstring). ``window`` 1 runs in the calling thread."""
+    on threads (see the module docstring). ``window`` 1 runs in the calling thread. ``depth``
+    0 leaves the queues unbounded: for a consumer that keeps every item anyway."""
     if window <= 1 or len(units) <= 1:
         for unit in units:
             yield from produce(unit)

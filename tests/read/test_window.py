@@ -65,3 +65,23 @@ def test_an_early_stop_closes_every_running_stream() -> None:
     stream.close()
     assert sorted(closed) == [0, 1, 2]  # the three running units, none of the others
     assert threading.active_count() == before
+
+
+def test_depth_zero_lets_a_later_unit_finish_before_the_first_is_consumed() -> None:
+    """Unbounded queues (what a whole read uses): unit 1 yields all its items while unit 0,
+    whose items the consumer waits for, is still running — with a bounded queue unit 1
+    would block on its full queue and unit 0 would wait in vain."""
+    later_done = threading.Event()
+
+    def produce(unit: int) -> Iterator[tuple[int, int]]:
+        if unit == 0:
+            yield 0, 0
+            if not later_done.wait(timeout=30):
+                raise AssertionError("unit 1 did not finish ahead of unit 0")
+            yield 0, 1
+            return
+        yield from ((1, i) for i in range(10))
+        later_done.set()
+
+    got = list(ordered_streams([0, 1], produce, window=2, depth=0))
+    assert got == [(0, 0), (0, 1), *((1, i) for i in range(10))]
