@@ -5,8 +5,9 @@ lakeops' work — large column buffers made, sorted, taken and freed a section o
 time — jemalloc, which pyarrow's Linux and macOS wheels ship as well, holds less and varies
 less: measured side by side (``benchmarks/runs_read.md``), a merged read of 4M rows written
 took 0.25-0.27 s and peaked at 401-411 MiB (mimalloc: 0.27-0.49 s, 436-480 MiB), 8M rows
-405-417 MiB (mimalloc: 462-492 MiB); a 4M-row insert 1.40-1.45 s of CPU (mimalloc:
-1.43-2.06 s).
+405-417 MiB (mimalloc: 462-492 MiB); a full compaction of 4M keys 0.67 s and 397 MiB
+(mimalloc: 0.83 s, 437 MiB); a 4M-row insert 1.43-1.46 s of CPU every time (mimalloc:
+1.25-2.15 s: its best is faster, its median is not) — ``benchmarks/README.md``.
 
 So the first time lakeops opens storage (:class:`lakeops.io.file_io.FileIO`) it makes
 jemalloc pyarrow's default pool for the process — unless the user chose a pool, by the
