@@ -18,7 +18,8 @@ the switch is safe at any time; it changes speed and memory, never a result. Wha
 before the switch keeps the old pool: its local file system's reads among them, which is why
 :class:`lakeops.io.data_formats.ParquetFormat` opens local files with the current pool. Setting
 ``ARROW_DEFAULT_MEMORY_POOL=jemalloc`` before the process starts moves the rest too (the 8M
-read above: 384-390 MiB).
+read above: 384-390 MiB). Processes forked while threads allocate (Airflow's task runners,
+Spark's Python daemon) allocate from it safely (``tests/io/test_memory_pool.py``).
 """
 
 from __future__ import annotations
