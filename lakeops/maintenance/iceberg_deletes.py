@@ -45,11 +45,11 @@ PATH_FIELD_ID = 2147483546
 _PUFFIN_SUFFIX = ".puffin"
 _INDEX_FILE_PROPERTY = "paimon-index-file"
 
-#: footers of whole Puffin files read by this process, by (store, path): (size, blobs,
-#: properties). A whole Puffin file never changes (a file is written once; only one cut short
-#: is rewritten, and that one never parses), so a footer is read once per process; a cached one
-#: serves only while the file is there at the same size.
-_FOOTERS: dict[tuple[str, str], tuple[int, list[PuffinBlob], dict[str, str]]] = {}
+#: footers of whole Puffin files read by this process, by (store, path): ((size, modification
+#: time), blobs, properties). A whole Puffin file never changes (a file is written once; only
+#: one cut short is rewritten, and that one never parses), so a footer is read once per
+#: process; a cached one serves only while the file is there with the same size and time.
+_FOOTERS: dict[tuple[str, str], tuple[tuple[int, float], list[PuffinBlob], dict[str, str]]] = {}
 _FOOTERS_MAX = 4096
 
 
@@ -163,16 +163,18 @@ def sweep_puffins(store: TableStore, meta_dir: str, keep: set[str]) -> None:
 
 def _footer(io: FileIO, path: str) -> tuple[int, list[PuffinBlob], dict[str, str]]:
     """(size, blobs, properties) of the whole Puffin file at ``path``: read and parsed once
-    per process (:data:`_FOOTERS`), afterwards only its size checked. A missing file is
+    per process (:data:`_FOOTERS`), afterwards only its size and time checked. A missing file is
     :class:`FileNotFoundError`, one that is not a whole Puffin file
     :class:`~lakeops.errors.CorruptTableError` (never cached)."""
     key = (f"{io.protocol}:{io.endpoint}", path)
+    stamp = (io.size(path), io.modified_ms(path))
     cached = _FOOTERS.get(key)
-    if cached is not None and io.size(path) == cached[0]:
-        return cached
+    if cached is not None and cached[0] == stamp:
+        return stamp[0], cached[1], cached[2]
     data = io.read_bytes(path)
     blobs, properties = read_puffin_footer(data, path)
     if len(_FOOTERS) >= _FOOTERS_MAX:
         _FOOTERS.clear()
-    _FOOTERS[key] = found = (len(data), blobs, properties)
-    return found
+    if len(data) == stamp[0]:  # not replaced between the look and the read
+        _FOOTERS[key] = (stamp, blobs, properties)
+    return len(data), blobs, properties

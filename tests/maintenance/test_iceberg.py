@@ -361,7 +361,7 @@ def test_a_puffin_file_is_written_once_and_rewritten_when_cut_short(tmp_path: Pa
 def test_a_puffin_footer_is_read_once_per_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Later commits (and sweeps) check a known Puffin file's size instead of reading it
+    """Later commits (and sweeps) check a known Puffin file's size and time instead of reading it
     again; a Puffin file deleted behind the process's back is written again, not trusted."""
     from lakeops.maintenance import iceberg_deletes
 
