@@ -31,7 +31,9 @@ Memory budget. Up to ``parallelism`` sections are read at once
 ``batch_rows`` records of its runs (plus the rows of one key when a key spans batches). So
 about ``parallelism * (QUEUE_DEPTH + 2) * batch_rows`` rows of the read columns are in memory
 at any time — independent of the size of the table — plus what a file format decodes at once
-(a Parquet page, an ORC stripe, an Avro file's block). Batches are yielded in the order a
+(a Parquet page, an ORC stripe, an Avro file's block). A whole read
+(``read_batches(whole_sections=True)``) holds every merged row anyway, so its sections do not
+wait for the consumer: their queues are unbounded. Batches are yielded in the order a
 serial read gives them: splits by (partition, bucket), sections by key, rows by key.
 
 A split carrying postponed records (``postpone.merge-on-read``, :mod:`lakeops.read.postpone`)
