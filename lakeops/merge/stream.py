@@ -10,7 +10,7 @@ run (more only while one key spans several batches of a run); output comes out i
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -65,16 +65,22 @@ def merge_runs(
     engine: MergeEngine | None,
     sequence_fields: Sequence[str] = (),
     descending: bool = False,
+    *,
+    finish: Callable[[pa.Table], pa.Table] | None = None,
 ) -> Iterator[pa.Table]:
     """Merged records (one per key) of several sorted runs, in key order, chunk by chunk.
 
     With ``engine=None`` the chunks are not merged: every record of their keys comes out,
-    sorted by (key, sequence order), so a caller can merge them its own way."""
+    sorted by (key, sequence order), so a caller can merge them its own way. ``finish``: what
+    comes out of each chunk instead — ``finish`` of every record of its keys, unsorted (a
+    reader that merges, drops retractions and projects in one step)."""
     buffers: list[pa.Table | None] = [None] * len(runs)
     done = [False] * len(runs)
 
     def merge(parts: list[pa.Table]) -> pa.Table:
         table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+        if finish is not None:
+            return finish(table)
         if engine is None:
             return sort_records(table, keys, sequence_fields, descending)
         return sort_merge(table, keys, engine, sequence_fields, descending)

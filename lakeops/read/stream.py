@@ -73,13 +73,15 @@ QUEUE_DEPTH = 2
 """Finished batches a section read ahead of the consumer may hold."""
 
 MIN_RUN_BATCH_ROWS = 4_096
+"""The fewest rows a run of a multi-run section reads at once."""
+
 #: the most records a section of several runs may hold to be merged whole by
 #: ``read_batches(whole_sections=True)``; a larger one is merged as a stream in rounds of about
-#: a quarter of this (at least ``batch_rows``), so a whole read holds the merged rows plus that
-#: much per section in flight, not every run of its sections at once (measured: 8 runs per
-#: bucket, 8M rows: peak RSS 0.7 GB -> 0.48 GB at less CPU time, benchmarks/runs_read.md)
-WHOLE_SECTION_ROWS = 1 << 20
-"""The fewest rows a run of a multi-run section reads at once."""
+#: this many records (at least ``batch_rows``), so a whole read holds the merged rows plus that
+#: much per section in flight, never every run of its sections at once, as compaction does
+#: (8 runs x 4M rows: 0.26 s and 406 MiB with a budget of 1M records, 0.34 s and 350 MiB with
+#: this one; benchmarks/runs_read.md)
+WHOLE_SECTION_ROWS = 1 << 18
 
 ROW_GROUP_PRUNING_MIN_ROWS = 65_536
 """Files with fewer rows are read without looking at their row groups' statistics (reading
@@ -253,9 +255,12 @@ class SplitStream:
             tables.append(split.postponed.select(names))
             yield self._whole(as_table(tables))
             return
-        if len(section.runs) > 1 and (
-            self.whole_sections and _rows_of(section) <= WHOLE_SECTION_ROWS
-        ):
+        if len(section.runs) == 1:
+            for merged in self._one_run(split, directory, section.runs[0]):
+                if merged.num_rows:
+                    yield self._rows(merged)
+            return
+        if self.whole_sections and _rows_of(section) <= WHOLE_SECTION_ROWS:
             tables = [
                 t
                 for run in section.runs
@@ -265,20 +270,12 @@ class SplitStream:
             if tables:
                 yield self._whole(as_table(tables))
             return
-        for merged in self._merged(split, directory, section):
-            if merged.num_rows:
-                yield self._rows(merged)
-
-    def _merged(self, split: Split, directory: str, section: Section) -> Iterator[pa.Table]:
-        """Merged records of a section of one run, or of a section streamed run by run."""
-        if len(section.runs) == 1:
-            yield from self._one_run(split, directory, section.runs[0])
-            return
         # a whole read (which holds every row anyway) streams a large section in rounds of
-        # about WHOLE_SECTION_ROWS / 4 records, a batch stream in rounds of batch_rows
+        # about WHOLE_SECTION_ROWS records, a batch stream in rounds of batch_rows; each
+        # round's records are merged as a whole section's are (:meth:`_whole`)
         budget = self.batch_rows
         if self.whole_sections:
-            budget = max(budget, WHOLE_SECTION_ROWS // 4)
+            budget = max(budget, WHOLE_SECTION_ROWS)
         per_run = max(min(MIN_RUN_BATCH_ROWS, budget), budget // len(section.runs))
         yield from merge_runs(
             [self._run_batches(split, directory, run, per_run) for run in section.runs],
@@ -286,6 +283,7 @@ class SplitStream:
             self.engine,
             self.options.sequence_fields,
             self.options.sequence_descending,
+            finish=self._whole,
         )
 
     # ------------------------------------------------------------------- output
