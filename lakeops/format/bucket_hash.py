@@ -208,6 +208,11 @@ def bucket_of_hash(hashes: np.ndarray, num_buckets: int) -> np.ndarray:
     ``fmod`` truncates as Java's ``%`` does; int32 hashes stay int32, as ``|remainder| <
     num_buckets`` cannot overflow)."""
     if hashes.dtype == np.int32 and 0 < num_buckets < 2**31:
+        if num_buckets & (num_buckets - 1) == 0:
+            # a power of two: |h % n| is |h| mod n, the low bits of |h| (|MIN_VALUE| wraps to
+            # 2**31, whose low bits are 0, and MIN_VALUE % n is 0)
+            low: np.ndarray = np.abs(hashes).view(np.uint32) & np.uint32(num_buckets - 1)
+            return low.view(np.int32)
         narrow: np.ndarray = np.abs(np.fmod(hashes, np.int32(num_buckets)))
         return narrow
     h = hashes.astype(np.int64)

@@ -4,20 +4,21 @@ repeated keys and commits.
 
 For a fixed-bucket primary-key table with the ``deduplicate`` merge engine (and nothing that
 must happen while writing: no changelog producer, no deletion vectors, no sequence or row-kind
-field), one write is one Spark job (plus small ones for the partition values and the routing):
+field), one write is one Spark job plus one small job that counts the rows of every input
+partition (and collects the partition values of a partitioned table):
 
 1. the bucket of every row by Paimon's hash (:mod:`lakeops.spark.bucket_expr` in the JVM, else
-   the vectorised Arrow UDF), and the row's position in the DataFrame
-   (``monotonically_increasing_id``);
-2. one shuffle with one partition per (partition, bucket) (:func:`_routed`: the partition
-   values are collected by a small job first, and every row carries a value that Spark's hash
-   partitioning sends to its own (partition, bucket)), so each bucket has exactly one writer,
-   and one sort by (key, position descending): a key's rows are adjacent, its last row in the
-   DataFrame's order first. Sorting by the key alone, not by (bucket, key), lets Spark compare
-   the key's prefix instead of whole rows;
-3. ``_KEY_<k>`` copies of the (trimmed) primary key, ``_SEQUENCE_NUMBER`` = the table's next
-   sequence number + the row's index in its task (rising in key order within every bucket, above
-   every live file of the table), ``_VALUE_KIND`` = INSERT;
+   the vectorised Arrow UDF), and ``_SEQUENCE_NUMBER`` = the table's next sequence number + the
+   row's position in the DataFrame (its input partition's first position, from the counting
+   job, + its index in that partition). A task holding more rows than the counting job saw
+   (an input that changed between the two jobs, or whose partitions Spark cut differently)
+   fails the job, and the write runs again without the count (below);
+2. one shuffle with one partition per (partition, bucket) (:func:`_routed`; Spark's
+   ``repartitionById`` where it has one, else a value per task that Spark's hash partitioning
+   sends there), so each bucket has exactly one writer, and one sort by the key alone (a
+   single integer key sorts by Spark's radix sort; a sort led by the bucket, or with a second
+   column to order a key's rows, compares whole rows);
+3. ``_KEY_<k>`` copies of the (trimmed) primary key and ``_VALUE_KIND`` = INSERT;
 4. Spark's Parquet writer writes each task's rows as one file into a staging directory below
    the table, with the table's codec. Spark writes the physical types Paimon 0.9 writes for
    every type this path accepts (see :func:`refusal`): INT(8)/INT(16) for TINYINT/SMALLINT,
@@ -26,14 +27,18 @@ field), one write is one Spark job (plus small ones for the partition values and
 5. the driver reads every file's key, sequence, partition and bucket-key columns and checks that
    the file holds one partition and, by Paimon's hash of every row, one bucket (a file that
    does not fails the write: nothing is committed); where a key repeats, it rewrites the file
-   with the first row of each key only (the row the ``deduplicate`` engine keeps: Paimon's
-   readers require one row per key in a file; a window doing this in Spark made the plan
-   before the write half again as slow), so a write whose keys are unique pays one read of
-   those columns;
+   keeping, of each key, the row with the highest sequence number, which is the key's last row
+   in the DataFrame and the row the ``deduplicate`` engine keeps (Paimon's readers require one
+   row per key in a file), so a write whose keys are unique pays one read of those columns;
 6. the driver moves every file to ``<partition path>/bucket-N/data-<uuid>-0.parquet`` and
    commits the files, with their key and sequence ranges, as level-0 ``DataFileMeta`` with the
    committer, which re-sequences them if another commit added files to the same bucket
    meanwhile. Nothing is compacted here (as with ``write-only``).
+
+When the count does not hold (step 1), the write runs once more ordered within each task
+instead: every row carries its ``monotonically_increasing_id``, a task sorts by (key, that id)
+and numbers its rows from the table's next sequence number, so a key's last row in the
+DataFrame again has its highest sequence number.
 
 Whatever this path cannot do exactly goes through the Python writer, which
 :func:`refusal` names.
@@ -68,7 +73,7 @@ from lakeops.format.schema import TableSchema
 from lakeops.format.types import MAX_VARCHAR, DataType
 from lakeops.kv.file_index import INDEX_SUFFIX, plan_file_index
 from lakeops.kv.formats import settings_for, writer_kwargs
-from lakeops.kv.parquet_layout import writer_options
+from lakeops.kv.parquet_layout import dictionary_columns, writer_options
 from lakeops.kv.writer import local_millis
 from lakeops.spark.bucket_expr import with_bucket
 
@@ -82,6 +87,7 @@ _PART = "__lakeops_p"
 _ROUTE = "__lakeops_route"
 _NULL_MARK = "lakeops native write: NULL in NOT NULL column"
 _CHANGED_MARK = "lakeops native write: the DataFrame changed between its two jobs"
+_COUNT_MARK = "lakeops native write: a task holds rows its input partition's count did not"
 #: ``monotonically_increasing_id`` keeps the row index within its task in the low 33 bits
 _ROW_INDEX_BITS = (1 << 33) - 1
 #: Spark's Parquet codec names of the codecs Paimon tables use
@@ -236,31 +242,46 @@ def _preimages(spark: Any, count: int) -> list[int]:
         size *= 4
 
 
+def _to_partition(frame: Any, count: int, index: Any) -> Any:
+    """``frame`` in ``count`` shuffle partitions, row ``r`` in partition ``index(r)`` (an INT in
+    ``[0, count)``): Spark's ``repartitionById`` (Spark 4.1+), else a hash repartition on a value
+    that Spark's hash partitioning sends to that partition (:func:`_preimages`)."""
+    if hasattr(frame, "repartitionById"):
+        return frame.withColumn(_ROUTE, index).repartitionById(count, _ROUTE).drop(_ROUTE)
+    return _to_partition_by_hash(frame, count, index)
+
+
+def _to_partition_by_hash(frame: Any, count: int, index: Any) -> Any:
+    """:func:`_to_partition` for Spark before 4.1: a hash repartition on a value Spark's hash
+    partitioning sends to partition ``index(r)``."""
+    from pyspark.sql import functions as F
+
+    routes = _preimages(frame.sparkSession, count)
+    route = F.element_at(F.array(*[F.lit(v).cast("bigint") for v in routes]), index + 1)
+    return frame.withColumn(_ROUTE, route).repartition(count, _ROUTE).drop(_ROUTE)
+
+
 def _routed(
     prepared: Any, values: list[tuple[Any, ...]], parts: list[str], num_buckets: int
 ) -> Any:
     """``prepared`` in one shuffle partition per (partition, bucket); ``values`` are the
     partition values of ``prepared`` (``[()]`` when unpartitioned).
 
-    Every (partition value, bucket) gets its own shuffle partition: its rows carry
-    :data:`_ROUTE`, a value Spark's hash partitioning sends exactly there (:func:`_preimages`),
-    so a task holds one bucket of one partition and sorts by the key alone (a sort whose first
-    column is the bucket compares whole rows). The partition
-    values are collected first (one small job); a row whose partition is not among them (an
-    input that changed between the two jobs) fails the job instead of being dropped. The
-    driver checks every file's partition and bucket again (:func:`_describe`)."""
+    Every (partition value, bucket) gets its own shuffle partition (:func:`_to_partition`), so
+    a task holds one bucket of one partition and sorts by the key alone. A row whose partition
+    is not among ``values`` (an input that changed between the two jobs) fails the job instead
+    of being dropped. The driver checks every file's partition and bucket again
+    (:func:`_describe`)."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import IntegerType, LongType, StructField, StructType
+    from pyspark.sql.types import IntegerType, StructField, StructType
 
     spark = prepared.sparkSession
     count = len(values) * num_buckets
-    routes = _preimages(spark, count)
     if not parts:
-        route = F.element_at(F.array(*[F.lit(v).cast("bigint") for v in routes]), F.col(BUCKET) + 1)
-        return prepared.withColumn(_ROUTE, route).repartition(count, _ROUTE)
+        return _to_partition(prepared, count, F.col(BUCKET))
     names = [f"__lakeops_r{i}" for i in range(len(parts))]
     table_rows = [
-        (*value, bucket, routes[i * num_buckets + bucket])
+        (*value, bucket, i * num_buckets + bucket)
         for i, value in enumerate(values)
         for bucket in range(num_buckets)
     ]
@@ -273,7 +294,7 @@ def _routed(
                     for n, p in zip(names, parts, strict=True)
                 ],
                 StructField("__lakeops_rb", IntegerType(), False),
-                StructField(_ROUTE, LongType(), False),
+                StructField("__lakeops_ri", IntegerType(), False),
             ]
         ),
     )
@@ -281,14 +302,90 @@ def _routed(
     joined = prepared.join(
         F.broadcast(routing), [*on, prepared[BUCKET] == routing["__lakeops_rb"]], "left"
     )
-    route = F.when(F.col(_ROUTE).isNull(), F.raise_error(F.lit(_CHANGED_MARK))).otherwise(
-        F.col(_ROUTE)
+    index = F.when(F.col("__lakeops_ri").isNull(), F.raise_error(F.lit(_CHANGED_MARK))).otherwise(
+        F.col("__lakeops_ri")
     )
-    return joined.drop(*names, "__lakeops_rb").withColumn(_ROUTE, route).repartition(count, _ROUTE)
+    routed = _to_partition(joined, count, index)
+    return routed.drop(*names, "__lakeops_rb", "__lakeops_ri")
 
 
-def _plan(df: Any, table: Any, first_sequence: int) -> Any:
-    """The DataFrame Spark writes, one file per task (None: nothing to write)."""
+@dataclass(frozen=True)
+class _Counted:
+    """What the counting job found: the partition values (``[()]`` when unpartitioned) and
+    the rows of every input partition (``None``: order within the tasks instead)."""
+
+    values: list[tuple[Any, ...]]
+    rows: list[int] | None
+
+
+def _hashable(value: Any) -> Any:
+    return bytes(value) if isinstance(value, bytearray) else value
+
+
+def _count_input(prepared: Any, parts: list[str], counted: bool) -> _Counted:
+    """One small job over ``prepared``: its partition values and, when ``counted``, the rows of
+    each of its partitions (Spark's ``spark_partition_id``)."""
+    from pyspark.sql import functions as F
+
+    if not counted:
+        if not parts:
+            return _Counted([()], None)
+        found = prepared.select(*parts).distinct().collect()
+        return _Counted([tuple(r) for r in found], None)
+    pid = "__lakeops_pid"
+    counted_by = prepared.select(F.spark_partition_id().alias(pid), *parts)
+    if not parts:
+        found = counted_by.groupBy(pid).agg(F.count(F.lit(1)).alias("n")).collect()
+        rows = {int(r[pid]): int(r["n"]) for r in found}
+        return _Counted([()] if rows else [], _by_partition(rows))
+    # one scan, two groupings: the rows of each input partition, and the partition values
+    found = (
+        counted_by.groupingSets([[pid], parts], pid, *parts)
+        .agg(F.count(F.lit(1)).alias("n"), F.grouping(pid).alias("by_value"))
+        .collect()
+    )
+    values: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    rows = {}
+    for r in found:
+        if r["by_value"]:
+            value = tuple(r[p] for p in parts)
+            values.setdefault(tuple(_hashable(v) for v in value), value)
+        else:
+            rows[int(r[pid])] = int(r["n"])
+    return _Counted(list(values.values()), _by_partition(rows))
+
+
+def _by_partition(rows: dict[int, int]) -> list[int]:
+    """The counts ``rows`` (partition id -> rows) as a list indexed by partition id."""
+    return [rows.get(i, 0) for i in range(max(rows, default=-1) + 1)]
+
+
+def _numbered(frame: Any, first_sequence: int, rows: list[int]) -> Any:
+    """``frame`` with :data:`_ORDER` = ``first_sequence`` + each row's position in the
+    DataFrame: the rows before its input partition (``rows``: each partition's count) + its
+    index there. A row past its partition's count (or in a partition the count did not see)
+    fails the job (:data:`_COUNT_MARK`). The row's index is taken once, into its own column
+    (``monotonically_increasing_id`` counts the rows it is evaluated for)."""
+    from pyspark.sql import functions as F
+
+    offsets = [0, *np.cumsum(rows[:-1], dtype=np.int64).tolist()] if rows else []
+    pid = F.spark_partition_id() + 1
+    offset = F.try_element_at(F.array(*[F.lit(o).cast("bigint") for o in offsets]), pid)
+    count = F.try_element_at(F.array(*[F.lit(int(n)).cast("bigint") for n in rows]), pid)
+    frame = frame.withColumn(_ORDER, F.monotonically_increasing_id().bitwiseAND(_ROW_INDEX_BITS))
+    index = F.col(_ORDER)
+    return frame.withColumn(
+        _ORDER,
+        F.when(offset.isNull() | (index >= count), F.raise_error(F.lit(_COUNT_MARK))).otherwise(
+            F.lit(first_sequence) + offset + index
+        ),
+    )
+
+
+def _plan(df: Any, table: Any, first_sequence: int, *, counted: bool = True) -> Any:
+    """The DataFrame Spark writes, one file per task (None: nothing to write). ``counted``:
+    number the rows by their position in the DataFrame (a counting job first, one sort by the
+    key); otherwise order a key's rows within each task (a sort by (key, row id))."""
     from pyspark.sql import functions as F
 
     schema: TableSchema = table.schema
@@ -307,10 +404,10 @@ def _plan(df: Any, table: Any, first_sequence: int) -> Any:
         *[F.col(f"`{n}`") for n in fields],
         *[F.col(f"`{p}`").alias(a) for p, a in zip(schema.partition_keys, parts, strict=True)],
     )
-    # the partition values, collected before the bucket (whose Arrow UDF, for keys the JVM
-    # expression does not hash, a projection cannot prune)
-    values = [tuple(r) for r in prepared.select(*parts).distinct().collect()] if parts else [()]
-    if not values:
+    # counted before the bucket (whose Arrow UDF, for keys the JVM expression does not hash, a
+    # projection cannot prune)
+    found = _count_input(prepared, parts, counted)
+    if not found.values or found.rows == []:
         return None
     # (refusal() checked the DataFrame has the key types exactly; key columns are NOT NULL)
     prepared = with_bucket(
@@ -320,14 +417,23 @@ def _plan(df: Any, table: Any, first_sequence: int) -> Any:
         table.options.bucket,
         BUCKET,
         in_jvm=True,
-    ).withColumn(_ORDER, F.monotonically_increasing_id())
-    routed = _routed(prepared, values, parts, table.options.bucket)
-    # one (partition, bucket) per task: key order, a key's rows latest first (the driver keeps
-    # the first of each key)
-    ordered = routed.sortWithinPartitions(*[F.col(f"`{k}`") for k in keys], F.col(_ORDER).desc())
-    sequence = F.lit(first_sequence) + F.monotonically_increasing_id().bitwiseAND(
-        F.lit(_ROW_INDEX_BITS)
     )
+    key_order = [F.col(f"`{k}`") for k in keys]
+    if found.rows is not None:
+        prepared = _numbered(prepared, first_sequence, found.rows)
+        routed = _routed(prepared, found.values, parts, table.options.bucket)
+        # one (partition, bucket) per task, in key order; a key's rows in any order (the
+        # driver keeps the one with the highest sequence number)
+        ordered = routed.sortWithinPartitions(*key_order)
+        sequence = F.col(_ORDER)
+    else:
+        prepared = prepared.withColumn(_ORDER, F.monotonically_increasing_id())
+        routed = _routed(prepared, found.values, parts, table.options.bucket)
+        # a key's rows in the DataFrame's order, numbered in that order below
+        ordered = routed.sortWithinPartitions(*key_order, F.col(_ORDER))
+        sequence = F.lit(first_sequence) + F.monotonically_increasing_id().bitwiseAND(
+            F.lit(_ROW_INDEX_BITS)
+        )
     return ordered.select(
         *[F.col(f"`{k}`").alias(key_column(k)) for k in keys],
         sequence.alias(SEQ),
@@ -359,23 +465,48 @@ def _repeated(index: pa.Table, key_cols: Sequence[str]) -> np.ndarray:
     return same
 
 
+def _latest(index: pa.Table, key_cols: Sequence[str]) -> np.ndarray:
+    """For each row of ``index`` (sorted by key; its ``_SEQUENCE_NUMBER`` column), whether it
+    is the row of its key with the highest sequence number (the first such row, were two
+    equal): the row the ``deduplicate`` engine keeps."""
+    same = _repeated(index, key_cols)
+    if not same.any():
+        return np.ones(index.num_rows, dtype=bool)
+    sequences = np.asarray(index.column(SEQ).to_numpy(), dtype=np.int64)
+    run = np.cumsum(~same) - 1
+    highest = np.maximum.reduceat(sequences, np.flatnonzero(~same))
+    keep: np.ndarray = sequences == highest[run]
+    kept = np.flatnonzero(keep)
+    keep[kept[1:][run[kept[1:]] == run[kept[:-1]]]] = False
+    return keep
+
+
 def _keep_latest(path: str, keep: np.ndarray, schema: TableSchema) -> None:
     """Rewrite the staged file at ``path`` with only the rows ``keep`` marks (each key's latest
     row in the DataFrame), batch by batch, with Paimon's physical types and the table's codec."""
     source = pq.ParquetFile(path)
     temporary = f"{path}.dedupe"
     offset = 0
-    with pq.ParquetWriter(
-        temporary,
-        source.schema_arrow,
-        **writer_kwargs(settings_for(schema.options, 0)),
-        **writer_options(schema),
-    ) as writer:
+    writer: pq.ParquetWriter | None = None
+    try:
         for batch in source.iter_batches():
             mask = keep[offset : offset + batch.num_rows]
             offset += batch.num_rows
-            writer.write_batch(batch.filter(pa.array(mask)))
-    source.close()
+            kept = batch.filter(pa.array(mask))
+            if writer is None:  # each column's encoding chosen as the Python writer does
+                plain = _unique_columns(schema)
+                writer = pq.ParquetWriter(
+                    temporary,
+                    source.schema_arrow,
+                    use_dictionary=dictionary_columns(pa.Table.from_batches([kept]), plain),
+                    **writer_kwargs(settings_for(schema.options, 0)),
+                    **writer_options(schema),
+                )
+            writer.write_batch(kept)
+    finally:
+        if writer is not None:
+            writer.close()
+        source.close()
     os.replace(temporary, path)
 
 
@@ -402,10 +533,13 @@ def _describe(
 
     The file is one task's output, so one (partition, bucket): this is checked here, every
     row's bucket recomputed with Paimon's hash, and a file that breaks it fails the write.
-    Spark sorted the file by key, a key's rows latest first, without removing repeats (a
-    window over the key made the plan before the write half again as slow): where a key
-    repeats, the file is rewritten with the first row of each key only, which is the row the
-    ``deduplicate`` engine keeps. Paimon's readers require one row per key in a file."""
+    Spark sorted the file by key without removing repeats (a window over the key made the
+    plan before the write half again as slow): where a key repeats, the file is rewritten with
+    the row of each key with the highest sequence number only (:func:`_latest`), which is the
+    key's last row in the DataFrame and the row the ``deduplicate`` engine keeps. Paimon's
+    readers require one row per key in a file. The file's sequence range is its lowest and
+    highest sequence number (not in key order: they number the rows in the DataFrame's
+    order)."""
     schema: TableSchema = table.schema
     keys = schema.trimmed_primary_keys
     key_types = schema.types_of(keys)
@@ -443,11 +577,11 @@ def _describe(
             "lakeops native write: a Spark task wrote rows of several buckets "
             f"({sorted(set(buckets.tolist()))[:4]}); nothing was committed"
         )
-    repeated = _repeated(index, key_cols)
-    dropped = int(repeated.sum())
+    keep = _latest(index, key_cols)
+    dropped = index.num_rows - int(keep.sum())
     if dropped:
-        _keep_latest(path, ~repeated, schema)
-        index = index.filter(pa.array(~repeated))
+        _keep_latest(path, keep, schema)
+        index = index.filter(pa.array(keep))
     rows = index.num_rows
     if len(keys) == 1 and rows > 1:  # the key range below assumes Spark's sort held
         column = index.column(key_cols[0])
@@ -464,7 +598,7 @@ def _describe(
         bounds = [pc.min_max(index.column(c)) for c in key_cols]
         mins = [b["min"].as_py() for b in bounds]
         maxs = [b["max"].as_py() for b in bounds]
-    sequences = index.column(SEQ)
+    sequences = pc.min_max(index.column(SEQ))
     pbytes = binary_row.serialize(partition, schema.types_of(schema.partition_keys))
     locations = table.context.locations
     name = locations.new_name(False, "parquet")
@@ -482,8 +616,8 @@ def _describe(
             tuple(0 for _ in keys),
         ),
         value_stats=SimpleStats(),
-        min_sequence_number=int(sequences[0].as_py()),
-        max_sequence_number=int(sequences[rows - 1].as_py()),
+        min_sequence_number=int(sequences["min"].as_py()),
+        max_sequence_number=int(sequences["max"].as_py()),
         schema_id=schema.id,
         level=0,
         creation_time_millis=local_millis(),
@@ -496,6 +630,69 @@ def _describe(
     return pbytes, bucket, meta, os.path.join(directory, name), dropped, extra_index
 
 
+def _unique_columns(schema: TableSchema) -> list[str]:
+    """The columns whose values never repeat in a file the native path commits: the sequence
+    number, and a single-column key (both copies). Spark writes them without a dictionary:
+    parquet-mr would build one for each column chunk's first page only to drop it for PLAIN,
+    as the Python writer writes them (:mod:`lakeops.kv.parquet_layout`)."""
+    keys = schema.trimmed_primary_keys
+    return [SEQ, *([key_column(keys[0]), keys[0]] if len(keys) == 1 else [])]
+
+
+def _write_staged(out: Any, staging: str, settings: Any, schema: TableSchema) -> None:
+    """Spark's Parquet writer writes ``out`` into ``staging``, one file per task, with the
+    table's level-0 codec (``settings``)."""
+    writer = (
+        out.write.mode("errorifexists")
+        # one file per task: a key's rows never straddle two files
+        .option("maxRecordsPerFile", 0)
+        .option("compression", _SPARK_CODECS[settings.compression])
+    )
+    if settings.compression == "zstd":
+        writer = writer.option("parquet.compression.codec.zstd.level", settings.zstd_level)
+    for column in _unique_columns(schema):
+        writer = writer.option(f"parquet.enable.dictionary#{column}", "false")
+    writer.parquet(staging)
+
+
+def _run_job(df: Any, table: Any, first_sequence: int, staging: str, settings: Any) -> bool:
+    """Run the Spark job that writes ``df``'s files into ``staging`` (False: nothing to write);
+    once more, ordered within each task, when the rows' count did not hold (see the module
+    docstring). Errors the plan raises on purpose become lakeops errors."""
+    try:
+        try:
+            out = _plan(df, table, first_sequence)
+            if out is not None:
+                _write_staged(out, staging, settings, table.schema)
+        except Exception as error:
+            if _COUNT_MARK not in str(error):
+                raise
+            log.info(
+                "lakeops.spark.write: a task held rows its input partition's count did not "
+                "(the input changed, or Spark cut it differently, between the jobs); writing "
+                "again, ordered within each task"
+            )
+            table.file_io.delete_tree(staging)
+            out = _plan(df, table, first_sequence, counted=False)
+            if out is not None:
+                _write_staged(out, staging, settings, table.schema)
+    except Exception as error:
+        if _NULL_MARK in str(error):
+            column = str(error).split(_NULL_MARK, 1)[1].split("'")[1]
+            raise DataValidationError(
+                f"column {column!r} is NOT NULL in the table but the DataFrame has a NULL "
+                "there; nothing was written"
+            ) from None
+        if _CHANGED_MARK in str(error):
+            raise LakeopsError(
+                "lakeops native write: the DataFrame gave rows of a partition its first "
+                "job did not see (is it nondeterministic? cache it, or use via='python'); "
+                "nothing was written"
+            ) from None
+        raise
+    return out is not None
+
+
 def write_native(
     df: Any,
     table: Any,
@@ -506,9 +703,9 @@ def write_native(
     watermark: int | None = None,
 ) -> NativeWrite:
     """Write ``df`` into ``table`` as one commit through Spark's Parquet writer (see the module
-        docstring); :func:`refusal` must have returned None. On any failure before the commit
-        every file written is deleted. ``commit_user``: as :meth:`lakeops.Table.commit` (a user
-        that already committed publishes nothing; the files written here are deleted);
+    docstring); :func:`refusal` must have returned None. On any failure before the commit
+    every file written is deleted. ``commit_user``: as :meth:`lakeops.Table.commit` (a user
+    that already committed publishes nothing; the files written here are deleted);
     ``watermark``: as :meth:`lakeops.Table.commit`."""
     first_sequence, base_id, counts = _next_sequence(table, overwrite)
     settings = settings_for(table.schema.options, 0)
@@ -517,36 +714,9 @@ def write_native(
     placed: list[str] = []
     started = time.perf_counter()
     try:
-        try:
-            out = _plan(df, table, first_sequence)
-            if out is not None:
-                writer = (
-                    out.write.mode("errorifexists")
-                    # one file per task: a key's rows never straddle two files
-                    .option("maxRecordsPerFile", 0)
-                    .option("compression", _SPARK_CODECS[settings.compression])
-                )
-                if settings.compression == "zstd":
-                    writer = writer.option(
-                        "parquet.compression.codec.zstd.level", settings.zstd_level
-                    )
-                writer.parquet(staging)
-            job_s = time.perf_counter() - started
-        except Exception as error:
-            if _NULL_MARK in str(error):
-                column = str(error).split(_NULL_MARK, 1)[1].split("'")[1]
-                raise DataValidationError(
-                    f"column {column!r} is NOT NULL in the table but the DataFrame has a NULL "
-                    "there; nothing was written"
-                ) from None
-            if _CHANGED_MARK in str(error):
-                raise LakeopsError(
-                    "lakeops native write: the DataFrame gave rows of a partition its first "
-                    "job did not see (is it nondeterministic? cache it, or use via='python'); "
-                    "nothing was written"
-                ) from None
-            raise
-        staged = _staged_files(staging) if out is not None else []
+        planned = _run_job(df, table, first_sequence, staging, settings)
+        job_s = time.perf_counter() - started
+        staged = _staged_files(staging) if planned else []
         with ThreadPoolExecutor(max_workers=min(8, max(len(staged), 1))) as pool:
             described = list(pool.map(lambda path: _describe(path, table), staged))
         by_bucket: dict[tuple[bytes, int], list[DataFileMeta]] = {}

@@ -167,6 +167,19 @@ def test_fixed_width_fast_path_matches_java_float_semantics() -> None:
     assert zeros[0] != zeros[1]
 
 
+@pytest.mark.parametrize("num_buckets", [1, 2, 3, 4, 7, 16, 1000, 1024, 2**30, 2**31 - 1])
+def test_bucket_of_hash_is_javas_abs_of_the_remainder(num_buckets: int) -> None:
+    """Against Java's ``Math.abs(h % n)`` stated with Python integers (no overflow: Java's
+    truncating remainder has the magnitude of ``|h| mod n``), powers of two included."""
+    rng = np.random.default_rng(num_buckets)
+    hashes = rng.integers(-(2**31), 2**31, 5000, dtype=np.int64).astype(np.int32)
+    hashes[:6] = [-(2**31), 2**31 - 1, 0, -1, 1, -(2**31) + 1]
+    expected = [abs(int(h)) % num_buckets for h in hashes.tolist()]
+    got = bucket_of_hash(hashes, num_buckets)
+    assert got.dtype == np.int32
+    assert got.tolist() == expected
+
+
 def test_bucket_of_hash_keeps_int64_hashes() -> None:
     hashes = np.array([-7, 7, -(2**31), 2**31 - 1], dtype=np.int64)
     assert bucket_of_hash(hashes, 4).tolist() == [3, 3, 0, 3]

@@ -6,6 +6,7 @@ before anything is written."""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from decimal import Decimal
@@ -245,6 +246,7 @@ def test_many_partitions_and_an_empty_write(spark: Any, catalog: Catalog) -> Non
     files = [(e.partition, e.bucket, e.file) for e in table.store.live_entries(snapshot)]
     assert len({(p, b) for p, b, _ in files}) == len(files) > 12  # one file per (partition, bucket)
     paths = []
+    numbered: list[int] = []
     for _, bucket, meta in files:
         path = next(
             os.path.join(d, meta.file_name)
@@ -255,7 +257,23 @@ def test_many_partitions_and_an_empty_write(spark: Any, catalog: Catalog) -> Non
         paths.append(path)
         ids = pq.read_table(path, columns=["id"]).column("id")
         assert set(assign_buckets([ids], table.schema.types_of(["id"]), 3).tolist()) == {bucket}
+        # the kept rows are numbered by their position in the DataFrame: the file's range
+        sequences = pq.read_table(path, columns=["_SEQUENCE_NUMBER"]).column(0).to_pylist()
+        assert (min(sequences), max(sequences)) == (
+            meta.min_sequence_number,
+            meta.max_sequence_number,
+        )
+        numbered.extend(sequences)
+        # numbers that never repeat in a file are written without a dictionary
+        chunk = pq.ParquetFile(path).metadata.row_group(0)
+        encodings = {
+            chunk.column(i).path_in_schema: chunk.column(i).encodings
+            for i in range(chunk.num_columns)
+        }
+        assert not any("DICTIONARY" in e for e in encodings["_SEQUENCE_NUMBER"]), encodings
     assert len({os.path.dirname(os.path.dirname(path)) for path in paths}) == 11
+    last = {key: position for position, key in enumerate((r[0], r[1]) for r in rows)}
+    assert sorted(numbered) == sorted(last.values())
 
     # a static partition overwrite with rows of another partition is refused, as Paimon's
     # commit refuses it; its files are gone and the table reads as before
@@ -275,3 +293,70 @@ def test_many_partitions_and_an_empty_write(spark: Any, catalog: Catalog) -> Non
     assert [s.id for s in table.snapshots()] == [1]
     assert ls.write(empty, table.root, mode="overwrite", via="native") == "native"
     assert table.read().num_rows == 0
+
+
+@pytest.mark.interop
+def test_an_input_that_grows_between_the_jobs_is_written_again_in_order(
+    spark: Any,
+    catalog: Catalog,
+    warehouse: Path,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The counting job sees each input partition's rows; every later run of a partition adds
+    one row repeating a key (a ``mapInArrow`` that remembers the partitions it ran): the count
+    fails the first write job, the write runs again ordered within each task, and the table
+    holds what that run saw, a key's last row in the DataFrame winning. Judged by the upsert
+    model over that run's rows."""
+    table = catalog.create_table(
+        "db.grows", schema=FLAT, primary_keys=["id"], options={"bucket": "3"}
+    )
+    marks = str(tmp_path / "marks")
+    os.makedirs(marks)
+    base = spark.createDataFrame(_flat_rows(0), DDL)
+    partitions = base.rdd.glom().collect()
+    assert len(partitions) > 1
+
+    def grow(batches: Any) -> Any:
+        import pyarrow as pa
+        from pyspark import TaskContext
+
+        p = TaskContext.get().partitionId()
+        seen = os.path.exists(os.path.join(marks, str(p)))
+        open(os.path.join(marks, str(p)), "a").close()
+        yield from batches
+        if seen:
+            yield pa.RecordBatch.from_pylist(
+                [{"id": p, "v": -p, "s": "late", "f": None}], schema=FLAT
+            )
+
+    df = base.mapInArrow(grow, base.schema)
+    caplog.set_level(logging.INFO, logger="lakeops.spark.native")
+    assert ls.write(df, table.root, via="native") == "native"
+    assert "writing again, ordered within each task" in caplog.text
+    seen_rows = [
+        row
+        for p, rows in enumerate(partitions)
+        for row in [*(tuple(r) for r in rows), (p, -p, "late", None)]
+    ]
+    assert _rows(table.read(), ["id"]) == _rows(_model(FLAT, ["id"], seen_rows), ["id"])
+    (theirs,) = oracle_script(warehouse, [{"op": "read", "table": "db.grows"}])
+    assert _rows(theirs, ["id"]) == _rows(table.read(), ["id"])
+
+
+@pytest.mark.parametrize("count", [3, 8])
+def test_every_row_reaches_the_task_its_index_names(spark: Any, count: int) -> None:
+    """Both ways of sending row ``r`` to shuffle partition ``index(r)``: ``repartitionById``
+    (Spark 4.1+) and, for older Spark, a hash repartition on a value found per partition."""
+    from pyspark.sql import functions as F
+
+    from lakeops.spark.native import _to_partition, _to_partition_by_hash
+
+    frame = spark.createDataFrame([(i % count, i) for i in range(200)], "want int, n int")
+    for route in (_to_partition, _to_partition_by_hash):
+        placed = route(frame, count, F.col("want")).select(
+            "want", "n", F.spark_partition_id().alias("got")
+        )
+        rows = placed.collect()
+        assert len(rows) == 200
+        assert all(r["want"] == r["got"] for r in rows), route.__name__

@@ -1,8 +1,8 @@
 """The native write path's driver-side work on a staged file (:mod:`lakeops.spark.native`): a
-file sorted by key, a key's latest row first, keeps exactly the first row of every key, across
-row groups and read batches, with its columns and Parquet types unchanged (judged against a
-plain model, a loop over Python lists); a file of several buckets, or with keys out of order,
-fails the write. No Spark needed."""
+file sorted by key, a key's rows in any order, keeps exactly the row of every key with the
+highest sequence number, across row groups and read batches, with its columns and Parquet types
+unchanged (judged against a plain model, a loop over Python lists); a file of several buckets,
+or with keys out of order, fails the write. No Spark needed."""
 
 from __future__ import annotations
 
@@ -15,16 +15,23 @@ import pyarrow.parquet as pq
 import pytest
 
 from lakeops import Catalog
-from lakeops.spark.native import _keep_latest, _repeated
+from lakeops.spark.native import _keep_latest, _latest, _repeated
 
 
-def _model(keys: list[tuple[object, ...]]) -> list[int]:
-    """Row indexes the deduplicate engine keeps: the first row of every run of equal keys."""
-    return [i for i, k in enumerate(keys) if i == 0 or keys[i - 1] != k]
+def _model(keys: list[tuple[object, ...]], sequences: list[int]) -> list[int]:
+    """Row indexes the deduplicate engine keeps: of every key, its row with the highest
+    sequence number."""
+    best: dict[tuple[object, ...], int] = {}
+    for i, k in enumerate(keys):
+        if k not in best or sequences[i] > sequences[best[k]]:
+            best[k] = i
+    return sorted(best.values())
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_first_row_of_every_key_is_kept_across_row_groups(tmp_path: Path, seed: int) -> None:
+def test_the_highest_sequence_of_every_key_is_kept_across_row_groups(
+    tmp_path: Path, seed: int
+) -> None:
     rng = random.Random(seed)
     catalog = Catalog(str(tmp_path / "wh"))
     catalog.create_database("db")
@@ -42,11 +49,14 @@ def test_first_row_of_every_key_is_kept_across_row_groups(tmp_path: Path, seed: 
     )
     keys = sorted((rng.choice("abc"), rng.randrange(40)) for _ in range(3000))
     amounts = [Decimal(rng.randrange(10**6)) / 100 for _ in keys]
+    # the rows numbered in the DataFrame's order: within a key, in no order
+    sequences = list(range(1000, 1000 + len(keys)))
+    rng.shuffle(sequences)
     staged = pa.table(
         {
             "_KEY_k": [k for k, _ in keys],
             "_KEY_n": pa.array([n for _, n in keys], pa.int32()),
-            "_SEQUENCE_NUMBER": pa.array(range(len(keys)), pa.int64()),
+            "_SEQUENCE_NUMBER": pa.array(sequences, pa.int64()),
             "_VALUE_KIND": pa.array([0] * len(keys), pa.int8()),
             "k": [k for k, _ in keys],
             "n": pa.array([n for _, n in keys], pa.int32()),
@@ -57,12 +67,13 @@ def test_first_row_of_every_key_is_kept_across_row_groups(tmp_path: Path, seed: 
     # row groups (and read batches) of 257 rows: runs of one key cross their boundaries
     pq.write_table(staged, path, row_group_size=257, store_decimal_as_integer=True)
 
-    repeated = _repeated(pq.read_table(path, columns=["_KEY_k", "_KEY_n"]), ["_KEY_k", "_KEY_n"])
-    assert repeated.sum() > 0
-    _keep_latest(path, ~repeated, table.schema)
+    index = pq.read_table(path, columns=["_KEY_k", "_KEY_n", "_SEQUENCE_NUMBER"])
+    keep = _latest(index, ["_KEY_k", "_KEY_n"])
+    assert not keep.all()
+    _keep_latest(path, keep, table.schema)
 
     kept = pq.read_table(path)
-    wanted = staged.take(pa.array(_model(keys)))
+    wanted = staged.take(pa.array(_model(keys, sequences)))
     assert kept.schema.equals(staged.schema)
     assert kept.to_pylist() == wanted.to_pylist()
     # the decimal keeps Paimon's physical type (INT64 for precision 12)
@@ -75,6 +86,17 @@ def test_a_file_without_repeats_is_reported_clean() -> None:
     assert not _repeated(index, ["_KEY_id"]).any()
     assert not _repeated(index.slice(0, 1), ["_KEY_id"]).any()
     assert _repeated(index.slice(0, 0), ["_KEY_id"]).size == 0
+    assert _latest(index, ["_KEY_id"]).all()
+
+
+def test_one_row_of_a_key_is_kept_were_two_numbered_alike() -> None:
+    index = pa.table(
+        {
+            "_KEY_id": pa.array([1, 1, 1, 2, 2], pa.int64()),
+            "_SEQUENCE_NUMBER": pa.array([7, 9, 9, 4, 3], pa.int64()),
+        }
+    )
+    assert _latest(index, ["_KEY_id"]).tolist() == [False, True, False, True, False]
 
 
 def _staged(path: str, ids: list[int]) -> None:
