@@ -33,6 +33,7 @@ import shutil
 import sys
 import tempfile
 import time
+from typing import Any
 
 import pyarrow as pa
 
@@ -111,6 +112,17 @@ def native_floor(df, table):  # type: ignore[no-untyped-def]
     return _plan(df, table, 0)
 
 
+def realistic_frame(spark: Any, rows: int, keys: int) -> Any:
+    """``rows`` rows of ``SCHEMA``: ``id`` 64-bit hashes of ``keys`` distinct values in no order,
+    ``v``, ``f`` random, ``s`` 24 hex digits of a hash (high entropy)."""
+    return spark.range(rows).selectExpr(
+        f"xxhash64(id % {keys}) as id",
+        "id * 7 % 1000003 as v",
+        "rand(1) as f",
+        "substr(sha2(cast(id as string), 256), 1, 24) as s",
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=2_000_000)
@@ -144,13 +156,7 @@ def main() -> None:
     spark.sparkContext.setLogLevel("ERROR")
     ls.register(spark)
     spark.dataSource.register(_null_sink())
-    # keys: 64-bit hashes in no order; s: 24 hex digits of a hash (high entropy)
-    df = spark.range(args.rows).selectExpr(
-        f"xxhash64(id % {keys}) as id",
-        "id * 7 % 1000003 as v",
-        "rand(1) as f",
-        "substr(sha2(cast(id as string), 256), 1, 24) as s",
-    )
+    df = realistic_frame(spark, args.rows, keys)
     if not args.no_cache:
         df = df.cache()
         df.count()

@@ -31,15 +31,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_spark_stages import _cpu_seconds
+from bench_spark import SCHEMA, realistic_frame
+from bench_spark_stages import _cpu_seconds, local_session
 
 from lakeops import Catalog
-
-SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int64()), ("f", pa.float64()), ("s", pa.string())])
 
 
 def _base_native(tree: str) -> Any:
@@ -60,27 +57,11 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=4_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
     import lakeops.spark.native as this_native
 
     base_native = _base_native(args.base)
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    df = spark.range(args.rows).selectExpr(
-        f"xxhash64(id % {args.rows}) as id",
-        "id * 7 % 1000003 as v",
-        "rand(1) as f",
-        "substr(sha2(cast(id as string), 256), 1, 24) as s",
-    )
-    df = df.cache()
+    spark = local_session()
+    df = realistic_frame(spark, args.rows, args.rows).cache()
     df.count()
     tmp = tempfile.mkdtemp()
 

@@ -72,20 +72,10 @@ def _cpu_seconds(jvm_pid: int) -> float:
     return total
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=2_000_000)
-    parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--only", default="", help="comma-separated stage names")
-    args = parser.parse_args()
+def local_session() -> Any:
+    """The ``local[2]`` session of the Spark benchmarks: 4 shuffle partitions, no UI."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
-    from pyspark.sql import functions as F
-
-    import lakeops.spark as ls
-    from lakeops.format.types import DataType
-    from lakeops.spark.bucket_expr import bucket_steps
-    from lakeops.spark.native import _plan
 
     spark = (
         SparkSession.builder.master("local[2]")
@@ -95,6 +85,24 @@ def main() -> None:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=2_000_000)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--only", default="", help="comma-separated stage names")
+    args = parser.parse_args()
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    from pyspark.sql import functions as F
+
+    import lakeops.spark as ls
+    from lakeops.format.types import DataType
+    from lakeops.spark.bucket_expr import bucket_steps
+    from lakeops.spark.native import _plan
+
+    spark = local_session()
     ls.register(spark)
     df = spark.range(args.rows).selectExpr(
         "id",
