@@ -5,7 +5,8 @@ repeated keys and commits.
 For a fixed-bucket primary-key table with the ``deduplicate`` merge engine (and nothing that
 must happen while writing: no changelog producer, no deletion vectors, no sequence or row-kind
 field), one write is one Spark job plus one small job that counts the rows of every input
-partition (and collects the partition values of a partitioned table):
+partition (and collects the partition values of a partitioned table; see below for a
+DataFrame cut by a shuffle):
 
 1. the bucket of every row by Paimon's hash (:mod:`lakeops.spark.bucket_expr` in the JVM, else
    the vectorised Arrow UDF), and ``_SEQUENCE_NUMBER`` = the table's next sequence number + the
@@ -35,10 +36,12 @@ partition (and collects the partition values of a partitioned table):
    committer, which re-sequences them if another commit added files to the same bucket
    meanwhile. Nothing is compacted here (as with ``write-only``).
 
-When the count does not hold (step 1), the write runs once more ordered within each task
-instead: every row carries its ``monotonically_increasing_id``, a task sorts by (key, that id)
-and numbers its rows from the table's next sequence number, so a key's last row in the
-DataFrame again has its highest sequence number.
+A DataFrame whose partitions come from a shuffle (:func:`_stable_partitions`: adaptive
+execution cuts a shuffle's output from its map outputs' sizes, which differ in a job reading
+fewer columns) is not counted but ordered within each task; so is a write whose count did not
+hold (step 1), once more: every row carries its ``monotonically_increasing_id``, a task sorts
+by (key, that id) and numbers its rows from the table's next sequence number, so a key's last
+row in the DataFrame again has its highest sequence number.
 
 Whatever this path cannot do exactly goes through the Python writer, which
 :func:`refusal` names.
@@ -360,6 +363,50 @@ def _by_partition(rows: dict[int, int]) -> list[int]:
     return [rows.get(i, 0) for i in range(max(rows, default=-1) + 1)]
 
 
+#: logical operators that keep their input's partitions (or, for sources, cut them the same way
+#: in every job whatever columns it reads): over only these, counting a DataFrame's partitions
+#: in one job tells how the next job cuts them
+_NARROW = frozenset(
+    {
+        "Project",
+        "Filter",
+        "Union",
+        "Sample",
+        "Generate",
+        "MapInArrow",
+        "MapInPandas",
+        "SubqueryAlias",
+        "Range",
+        "LocalRelation",
+        "LogicalRDD",
+        "LogicalRelation",
+        "InMemoryRelation",
+        "DataSourceV2Relation",
+        "DataSourceV2ScanRelation",
+        "HiveTableRelation",
+    }
+)
+
+
+def _stable_partitions(df: Any) -> bool:
+    """Whether ``df``'s optimized plan holds only :data:`_NARROW` operators, so that a job
+    counting its partitions sees them as the write job will. A shuffle in the plan (a join, an
+    aggregation, a repartition...) is cut by adaptive execution from its map outputs' sizes,
+    which differ when a job reads fewer columns; and a DataFrame without a JVM plan (Spark
+    Connect) cannot be inspected: both are ordered within each task instead."""
+    try:
+        stack = [df._jdf.queryExecution().optimizedPlan()]
+    except Exception:  # no JVM plan to inspect (e.g. Spark Connect)
+        return False
+    while stack:
+        node = stack.pop()
+        if node.nodeName() not in _NARROW:
+            return False
+        children = node.children()
+        stack.extend(children.apply(i) for i in range(children.size()))
+    return True
+
+
 def _numbered(frame: Any, first_sequence: int, rows: list[int]) -> Any:
     """``frame`` with :data:`_ORDER` = ``first_sequence`` + each row's position in the
     DataFrame: the rows before its input partition (``rows``: each partition's count) + its
@@ -659,13 +706,19 @@ def _run_job(df: Any, table: Any, first_sequence: int, staging: str, settings: A
     """Run the Spark job that writes ``df``'s files into ``staging`` (False: nothing to write);
     once more, ordered within each task, when the rows' count did not hold (see the module
     docstring). Errors the plan raises on purpose become lakeops errors."""
+    counted = _stable_partitions(df)
+    if not counted:
+        log.info(
+            "lakeops.spark.write: the DataFrame's partitions come from a shuffle; ordering a "
+            "key's rows within each task"
+        )
     try:
         try:
-            out = _plan(df, table, first_sequence)
+            out = _plan(df, table, first_sequence, counted=counted)
             if out is not None:
                 _write_staged(out, staging, settings, table.schema)
         except Exception as error:
-            if _COUNT_MARK not in str(error):
+            if not counted or _COUNT_MARK not in str(error):
                 raise
             log.info(
                 "lakeops.spark.write: a task held rows its input partition's count did not "
