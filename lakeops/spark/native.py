@@ -709,8 +709,8 @@ def _run_job(df: Any, table: Any, first_sequence: int, staging: str, settings: A
     counted = _stable_partitions(df)
     if not counted:
         log.info(
-            "lakeops.spark.write: the DataFrame's partitions come from a shuffle; ordering a "
-            "key's rows within each task"
+            "lakeops.spark.write: another job may cut the DataFrame's partitions otherwise (a "
+            "shuffle in its plan, or no plan to inspect); ordering a key's rows within each task"
         )
     try:
         try:
