@@ -454,7 +454,7 @@ def _plan(df: Any, table: Any, first_sequence: int, *, counted: bool = True) -> 
     # counted before the bucket (whose Arrow UDF, for keys the JVM expression does not hash, a
     # projection cannot prune)
     found = _count_input(prepared, parts, counted)
-    if not found.values or found.rows == []:
+    if not found.values:  # no rows
         return None
     # (refusal() checked the DataFrame has the key types exactly; key columns are NOT NULL)
     prepared = with_bucket(
