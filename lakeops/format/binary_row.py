@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lakeops.errors import CorruptTableError
+from lakeops.errors import CorruptTableError, UnsupportedFeatureError
 from lakeops.format.floats import canonical_nan
 from lakeops.format.types import DataType
 
@@ -422,4 +422,21 @@ def _decode_value(row: bytes, slot: bytes, word: int, t: DataType, internal: boo
     if internal:
         return millis, nanos
     value = _EPOCH_DT + dt.timedelta(milliseconds=millis, microseconds=nanos // 1000)
-    return value.replace(tzinfo=dt.UTC) if r == "TIMESTAMP_LTZ" else value
+    value = value.replace(tzinfo=dt.UTC) if r == "TIMESTAMP_LTZ" else value
+    return _with_nanoseconds(value, nanos % 1000) if nanos % 1000 else value
+
+
+def _with_nanoseconds(value: dt.datetime, nanoseconds: int) -> Any:
+    """``value`` plus ``nanoseconds`` (1-999) as pandas' ``Timestamp``: Python's ``datetime``
+    stops at the microsecond, and a value cut there would compare wrong with the values pyarrow
+    gives (pandas' Timestamps, exact), pruning files or partitions that hold sought rows.
+    Without pandas such a value cannot be compared exactly: refused."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise UnsupportedFeatureError(
+            f"a TIMESTAMP value with nanoseconds ({value.isoformat()} + {nanoseconds} ns) "
+            "is a key, partition or statistics value here, which lakeops compares exactly "
+            "only with pandas; install pandas (pip install 'lakeops[pandas]')"
+        ) from None
+    return pd.Timestamp(value) + pd.Timedelta(nanoseconds=nanoseconds)

@@ -23,20 +23,29 @@ from lakeops.merge.ordering import sort_merge
 __all__ = ["merge_runs"]
 
 
-def _last_key(table: pa.Table, keys: Sequence[str]) -> tuple[Any, ...]:
-    """The last key of ``table``, float fields in Java's total order (``total_order``)."""
+def _last_key(table: pa.Table, keys: Sequence[str]) -> tuple[pa.Scalar, ...]:
+    """The last key of ``table``, float fields in Java's total order (``total_order``), as
+    Arrow scalars of the key columns' types (compared through :func:`_values`)."""
     n = table.num_rows - 1
-    return tuple(total_order(table.column(k).slice(n, 1))[0].as_py() for k in keys)
+    return tuple(total_order(table.column(k).slice(n, 1))[0] for k in keys)
 
 
-def _below(table: pa.Table, keys: Sequence[str], bound: tuple[Any, ...]) -> pa.Array:
+def _values(key: tuple[pa.Scalar, ...]) -> tuple[Any, ...]:
+    """``key``'s Python values, which order as the key tuples do: a date, time or timestamp
+    as its integer count of its unit (``as_py`` would make a nanosecond timestamp a pandas
+    ``Timestamp``, or fail without pandas, and a nanosecond time a ``datetime.time`` without
+    its nanoseconds)."""
+    return tuple(v.value if pa.types.is_temporal(v.type) else v.as_py() for v in key)
+
+
+def _below(table: pa.Table, keys: Sequence[str], bound: tuple[pa.Scalar, ...]) -> pa.Array:
     """Mask of rows whose key tuple is lexicographically below ``bound`` (a :func:`_last_key`),
-    float fields compared in Java's total order."""
+    float fields compared in Java's total order. The bound is compared as the Arrow scalar it
+    was cut from, of the column's own type: no value goes through Python and back."""
     result = None
     equal_so_far = None
-    for k, value in zip(keys, bound, strict=True):
+    for k, scalar in zip(keys, bound, strict=True):
         col = total_order(table.column(k))
-        scalar = pa.scalar(value, type=col.type)
         lt = pc.less(col, scalar)
         term = lt if equal_so_far is None else pc.and_(equal_so_far, lt)
         result = term if result is None else pc.or_(result, term)
@@ -47,7 +56,7 @@ def _below(table: pa.Table, keys: Sequence[str], bound: tuple[Any, ...]) -> pa.A
 
 
 def _split_below(
-    table: pa.Table, keys: Sequence[str], bound: tuple[Any, ...]
+    table: pa.Table, keys: Sequence[str], bound: tuple[pa.Scalar, ...]
 ) -> tuple[pa.Table, pa.Table]:
     """(rows below ``bound``, the other rows) of ``table``, each in its order. A run's batch is
     key-sorted, so the rows below are a prefix: both parts are then zero-copy slices. Where
@@ -94,13 +103,14 @@ def merge_runs(
             if rest:
                 yield merge(rest)
             return
-        watermark = min(_last_key(buffers[i], keys) for i in active)
+        watermark = min((_last_key(buffers[i], keys) for i in active), key=_values)
+        reached = _values(watermark)
         parts = _take_below(buffers, keys, watermark)
         if parts:
             yield merge(parts)
         for i in active:
             buf = buffers[i]
-            if buf is None or buf.num_rows == 0 or _last_key(buf, keys) == watermark:
+            if buf is None or buf.num_rows == 0 or _values(_last_key(buf, keys)) == reached:
                 _load(runs, buffers, done, i)
 
 
@@ -125,7 +135,7 @@ def _load(
 
 
 def _take_below(
-    buffers: list[pa.Table | None], keys: Sequence[str], watermark: tuple[Any, ...]
+    buffers: list[pa.Table | None], keys: Sequence[str], watermark: tuple[pa.Scalar, ...]
 ) -> list[pa.Table]:
     """Cut from every buffer its records below ``watermark`` (the non-empty parts)."""
     parts = []

@@ -164,11 +164,37 @@ class TableOptions:
             # vectors and carry the index forward, its compactions refuse files with vectors
             options = {k: v for k, v in options.items() if k != DELETION_VECTORS_ENABLED.key}
         option_registry.check_writable(options, action, table)
+        TableOptions.require_exact_key_values(schema, action, table)
         try:
             option_registry.check_option_values(schema.options)
             AutoTagOptions.from_options(schema.options)  # its enumerations and the delay
         except ConfigurationError as exc:
             raise ConfigurationError(f"lakeops refuses to {action} {table}: {exc}") from None
+
+    @staticmethod
+    def require_exact_key_values(schema: TableSchema, action: str, table: str = "table") -> None:
+        """Refuse to ``action`` a table whose primary, partition or bucket keys hold TIMESTAMP
+        values below the microsecond (precision 7-9) in a process without pandas: writes,
+        compactions and lookups take such values into Python, and pyarrow turns a nanosecond
+        timestamp into a Python value (pandas' ``Timestamp``) only with pandas."""
+        keys = dict.fromkeys([*schema.primary_keys, *schema.partition_keys, *schema.bucket_keys])
+        fine = [
+            f.name
+            for f in schema.fields
+            if f.name in keys
+            and f.type.root in ("TIMESTAMP", "TIMESTAMP_LTZ")
+            and (f.type.precision or 0) > 6
+        ]
+        if not fine:
+            return
+        try:  # as pyarrow finds it (only for such tables)
+            import pandas  # noqa: F401
+        except ImportError:
+            raise UnsupportedFeatureError(
+                f"lakeops refuses to {action} {table}: its key column(s) {fine} hold "
+                "nanosecond timestamps, which pyarrow hands to Python only through pandas; "
+                "install pandas (pip install 'lakeops[pandas]') and run it again"
+            ) from None
 
     @staticmethod
     def require_readable(schema: TableSchema, table: str = "table") -> None:

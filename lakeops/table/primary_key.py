@@ -31,6 +31,7 @@ from lakeops.options.rows_files import (
     ROW_TRACKING_ENABLED,
 )
 from lakeops.options.rows_layout import POSTPONE_BATCH_WRITE_FIXED_BUCKET, bucket_count_set
+from lakeops.options.table import TableOptions
 from lakeops.parallel import IO_THREADS, check_parallelism
 from lakeops.read.lookup import lookup
 from lakeops.read.merge_read import SplitReader
@@ -307,6 +308,9 @@ class Table(BaseTable):
         partition columns). Lookup tables are looked up in levels ≥ 1 only, like Paimon's
         lookups; other tables in every level. Only files whose key range holds a key are read.
         """
+        TableOptions.require_exact_key_values(
+            self.schema, "look up keys of", f"table {self.identifier!r}"
+        )
         wanted = self._columns(columns)
         return lookup(
             self.context,
