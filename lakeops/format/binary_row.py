@@ -48,6 +48,9 @@ __all__ = [
 
 _EPOCH = dt.date(1970, 1, 1)
 _EPOCH_DT = dt.datetime(1970, 1, 1)
+#: a little more than the span of int64 nanoseconds since the epoch (what pandas' and Arrow's
+#: nanosecond timestamps hold): outside it a value is never one of theirs
+_NANOSECOND_SPAN = (dt.datetime(1677, 9, 21), dt.datetime(2262, 4, 12))
 #: types whose values lakeops never encodes in a BinaryRow (a null of them is: statistics)
 _NESTED = frozenset({"ARRAY", "MAP", "MULTISET", "ROW", "VARIANT"})
 
@@ -430,13 +433,22 @@ def _with_nanoseconds(value: dt.datetime, nanoseconds: int) -> Any:
     """``value`` plus ``nanoseconds`` (1-999) as pandas' ``Timestamp``: Python's ``datetime``
     stops at the microsecond, and a value cut there would compare wrong with the values pyarrow
     gives (pandas' Timestamps, exact), pruning files or partitions that hold sought rows.
-    Without pandas such a value cannot be compared exactly: refused."""
+
+    A value outside the years Arrow's and pandas' nanosecond timestamps span (1677-2262, such
+    as a 9999-12-31 sentinel written by Java Paimon) stays cut to the microsecond: every value
+    pyarrow gives lies inside that span, and compares with it as with its microseconds.
+    Without pandas any other such value cannot be compared exactly: refused."""
     try:
         import pandas as pd
     except ImportError:
+        if not _NANOSECOND_SPAN[0] <= value.replace(tzinfo=None) <= _NANOSECOND_SPAN[1]:
+            return value
         raise UnsupportedFeatureError(
             f"a TIMESTAMP value with nanoseconds ({value.isoformat()} + {nanoseconds} ns) "
             "is a key, partition or statistics value here, which lakeops compares exactly "
             "only with pandas; install pandas (pip install 'lakeops[pandas]')"
         ) from None
-    return pd.Timestamp(value) + pd.Timedelta(nanoseconds=nanoseconds)
+    try:
+        return pd.Timestamp(value) + pd.Timedelta(nanoseconds=nanoseconds)
+    except (OverflowError, ValueError):  # pandas' OutOfBoundsDatetime: beyond the span
+        return value

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
@@ -15,6 +12,7 @@ from lakeops.format.schema import TableSchema
 from lakeops.merge import create_merge_engine, merge_sorted, sort_records
 from lakeops.merge.stream import _split_below, merge_runs
 from lakeops.options import TableOptions
+from tests.without_pandas import run_without_pandas
 
 SCHEMA = pa.schema([("a", pa.int32()), ("b", pa.string()), ("v", pa.int64())])
 
@@ -140,12 +138,6 @@ def test_nanosecond_timestamp_keys_without_pandas() -> None:
     # keys 1 ns apart, split across batches: the watermark compares them exactly, also where
     # pyarrow cannot turn a nanosecond timestamp into a Python value (no pandas)
     script = """
-import importlib.abc, sys
-class NoPandas(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name.split(".")[0] == "pandas":
-            raise ImportError("pandas is not installed here")
-sys.meta_path.insert(0, NoPandas())
 import pyarrow as pa
 from lakeops.format.schema import TableSchema
 from lakeops.merge import create_merge_engine
@@ -164,8 +156,4 @@ runs = [run([base + 1, base + 2, base + 4], [1, 2, 4], 1), run([base + 2, base +
 out = pa.concat_tables(merge_runs(runs, ["k"], engine))
 print([k - base for k in out.column("k").cast(pa.int64()).to_pylist()], out.column("v").to_pylist())
 """
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n")[0] == "[1, 2, 3, 4] [1, 20, 30, 4]"
+    assert run_without_pandas(script)[0] == "[1, 2, 3, 4] [1, 20, 30, 4]"

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
 
 from lakeops import Catalog
+from tests.without_pandas import run_without_pandas
 
 BASE = 1_700_000_000_000_000_000
 
-#: runs ``lakeops`` where ``import pandas`` fails, as in an install without the pandas extra
+#: what a process without pandas does with the table (``tests.without_pandas``)
 _WITHOUT_PANDAS = """
-import importlib.abc, sys
-class NoPandas(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name.split(".")[0] == "pandas":
-            raise ImportError("pandas is not installed here")
-sys.meta_path.insert(0, NoPandas())
+import sys
 import pyarrow as pa
 from lakeops import Catalog
 from lakeops.errors import UnsupportedFeatureError
@@ -51,15 +45,7 @@ def test_nanosecond_keys_without_pandas_are_refused(tmp_path: Path) -> None:
     table = catalog.create_table("db.t", schema=schema, primary_keys=["k"])
     keys = pa.array([BASE + 1, BASE + 2, BASE + 3], pa.timestamp("ns"))
     table.write(pa.table({"k": keys, "v": pa.array([1, 2, 3], pa.int64())}, schema=schema))
-    done = subprocess.run(
-        [sys.executable, "-c", _WITHOUT_PANDAS, str(tmp_path)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.strip().split("\n")
+    lines = run_without_pandas(_WITHOUT_PANDAS, str(tmp_path))
     for line, action in zip(lines[:4], ("read", "write", "lookup", "compact"), strict=True):
         assert line.startswith(f"{action} refused:"), line
         assert "pip install 'lakeops[pandas]'" in line

@@ -5,8 +5,8 @@ file holding a sought key)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import datetime as dt
+import struct
 from pathlib import Path
 
 import pyarrow as pa
@@ -16,6 +16,7 @@ import pytest
 from lakeops import Catalog
 from lakeops.format import binary_row
 from lakeops.format.types import DataType
+from tests.without_pandas import run_without_pandas
 
 BASE = 1_700_000_000_000_000_000
 NS = pa.timestamp("ns")
@@ -89,30 +90,49 @@ def test_nanoseconds_deserialize_exactly() -> None:
             assert binary_row.serialize([value], [t]) == data
 
 
+def _row(millis: int, nanos: int) -> bytes:
+    """A serialized one-field BinaryRow of a non-compact TIMESTAMP: the arity, the null bits,
+    the slot (the variable part's offset and the nano-of-millisecond) and the epoch millis."""
+    return (
+        struct.pack(">i", 1)
+        + bytes(8)
+        + struct.pack("<Q", (16 << 32) | nanos)
+        + struct.pack("<q", millis)
+    )
+
+
+#: 9999-12-31 23:59:59.999999999, a sentinel Java Paimon writes, beyond nanosecond timestamps
+SENTINEL = (253_402_300_799_999, 999_999)
+
+
+def test_a_value_beyond_nanosecond_timestamps_stays_a_datetime() -> None:
+    # every value pyarrow gives lies within 1677-2262, and compares with the sentinel as with
+    # its microseconds
+    t = DataType.parse("TIMESTAMP(9)")
+    assert _row(BASE // 1_000_000, 7) == binary_row.serialize(
+        [pa.scalar(BASE + 7, NS).as_py()], [t]
+    )
+    (value,) = binary_row.deserialize(_row(*SENTINEL), [t])
+    assert value == dt.datetime(9999, 12, 31, 23, 59, 59, 999999)
+    assert value > pa.scalar(2**63 - 1, NS).as_py()
+
+
 def test_nanoseconds_without_pandas_are_refused() -> None:
     script = f"""
-import importlib.abc, sys
-class NoPandas(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name.split(".")[0] == "pandas":
-            raise ImportError("pandas is not installed here")
-sys.meta_path.insert(0, NoPandas())
 from lakeops.errors import UnsupportedFeatureError
 from lakeops.format import binary_row
 from lakeops.format.types import DataType
 t = DataType.parse("TIMESTAMP(9)")
 micro = binary_row.serialize_rows([binary_row.pa.array([{BASE + 1000}], "timestamp[ns]")], [t])
 print(binary_row.deserialize(micro[0], [t])[0].isoformat())
+print(binary_row.deserialize(SENTINEL_ROW, [t])[0].isoformat())
 nano = binary_row.serialize_rows([binary_row.pa.array([{BASE + 7}], "timestamp[ns]")], [t])
 try:
     binary_row.deserialize(nano[0], [t])
 except UnsupportedFeatureError as exc:
     print("refused:", exc)
 """
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.strip().split("\n")
+    lines = run_without_pandas(script.replace("SENTINEL_ROW", repr(_row(*SENTINEL))))
     assert lines[0] == "2023-11-14T22:13:20.000001"
-    assert lines[1].startswith("refused:") and "pip install 'lakeops[pandas]'" in lines[1]
+    assert lines[1] == "9999-12-31T23:59:59.999999"
+    assert lines[2].startswith("refused:") and "pip install 'lakeops[pandas]'" in lines[2]
