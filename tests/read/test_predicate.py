@@ -134,6 +134,25 @@ def test_bad_row_filters_are_refused(filter: Any, message: str) -> None:
         row_filter(filter, schema)
 
 
+def test_a_time_zone_mismatch_is_refused_before_any_row_is_read(tmp_path: Any) -> None:
+    # Arrow compares a zoned timestamp with a naive one on an empty table, and fails only on
+    # rows: the filter is checked on a row of nulls, so the read refuses before it opens a file
+    from lakeops import Catalog
+
+    zoned = pa.timestamp("us", tz="UTC")
+    schema = pa.schema([pa.field("k", zoned, False), ("v", pa.int64())])
+    naive = pc.field("k") == pa.scalar(1, pa.timestamp("us"))
+    with pytest.raises(ConfigurationError, match="without timezone"):
+        row_filter(naive, schema)
+    catalog = Catalog(str(tmp_path))
+    catalog.create_database("db")
+    table = catalog.create_table("db.t", schema=schema, primary_keys=["k"])
+    table.write(pa.table({"k": pa.array([1, 2], zoned), "v": [1, 2]}, schema=schema))
+    with pytest.raises(ConfigurationError, match="cannot be applied"):
+        table.read(filter=naive)
+    assert table.read(filter=pc.field("k") == pa.scalar(2, zoned)).column("v").to_pylist() == [2]
+
+
 def test_row_filter_reads_both_forms() -> None:
     schema = pa.schema([("a", pa.int64()), ("b", pa.int64())])
     assert row_filter(None, schema) is None and row_filter([], schema) is None
