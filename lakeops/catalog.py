@@ -39,10 +39,18 @@ _DB_SUFFIX = ".db"
 _DB_MARKER = ".lakeops-database"
 
 
+def _columns(names: str | Sequence[str] | None) -> list[str]:
+    """Key columns as given to :meth:`Catalog.create_table`: a list of names, one name alone,
+    or None for none (a name is one column, not its characters)."""
+    if names is None:
+        return []
+    return [names] if isinstance(names, str) else list(names)
+
+
 def new_table_schema(
     schema: pa.Schema,
-    primary_keys: Sequence[str] = (),
-    partition_keys: Sequence[str] | None = None,
+    primary_keys: str | Sequence[str] | None = (),
+    partition_keys: str | Sequence[str] | None = None,
     options: Mapping[str, object] | None = None,
     comment: str | None = None,
 ) -> TableSchema:
@@ -52,15 +60,14 @@ def new_table_schema(
     from lakeops.table.schema_commit import validate_schema
 
     opts = {str(k): str(v) for k, v in (options or {}).items()}
+    primary_keys, partition_keys = _columns(primary_keys), _columns(partition_keys)
     # unknown keys (did-you-mean) and options lakeops cannot honour, before anything else
     # an append table serves deletion vectors (reads apply them; see TableOptions)
     checked = (
         opts if primary_keys else {k: v for k, v in opts.items() if k != "deletion-vectors.enabled"}
     )
     check_create_options(checked)
-    table_schema = TableSchema.from_arrow(
-        schema, list(primary_keys), list(partition_keys or []), opts, comment
-    )
+    table_schema = TableSchema.from_arrow(schema, primary_keys, partition_keys, opts, comment)
     validate_schema(table_schema)  # every option is validated before anything is written
     return table_schema
 
@@ -246,8 +253,8 @@ class Catalog:
         identifier: str,
         *,
         schema: pa.Schema,
-        primary_keys: Sequence[str] = (),
-        partition_keys: Sequence[str] | None = None,
+        primary_keys: str | Sequence[str] | None = (),
+        partition_keys: str | Sequence[str] | None = None,
         options: Mapping[str, object] | None = None,
         comment: str | None = None,
         ignore_if_exists: bool = False,
@@ -262,7 +269,8 @@ class Catalog:
         ``postpone.merge-on-read`` = ``true``, external data paths …; see
         :mod:`lakeops.options.registry`) an :class:`~lakeops.errors.UnsupportedFeatureError`.
         Primary-key columns become NOT NULL. ``options`` values are strings, as in Paimon
-        (``{"bucket": "4"}``).
+        (``{"bucket": "4"}``). ``primary_keys`` and ``partition_keys`` are lists of column
+        names; a single name is one column (``primary_keys="id"``), None none.
         """
         db, _ = parse_identifier(identifier)
         if not self.database_exists(db):

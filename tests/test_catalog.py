@@ -42,6 +42,19 @@ def test_create_and_list(catalog: Catalog, warehouse: Path) -> None:
     assert table.arrow_schema.field("id").nullable is False
 
 
+def test_a_single_key_name_is_one_column_and_none_is_no_keys(
+    catalog: Catalog, warehouse: Path
+) -> None:
+    # "dt" is the column dt, not the columns d and t
+    catalog.create_table("db.one", schema=SCHEMA, primary_keys="id", partition_keys="dt")
+    doc = json.loads((warehouse / "db.db" / "one" / "schema" / "schema-0").read_text())
+    assert doc["primaryKeys"] == ["id"] and doc["partitionKeys"] == ["dt"]
+    table = catalog.create_table("db.none", schema=SCHEMA, primary_keys=None)
+    doc = json.loads((warehouse / "db.db" / "none" / "schema" / "schema-0").read_text())
+    assert doc["primaryKeys"] == [] and doc["partitionKeys"] == []
+    assert type(table).__name__ == "AppendTable"
+
+
 def test_database_errors(catalog: Catalog) -> None:
     with pytest.raises(DatabaseAlreadyExistsError):
         catalog.create_database("db")
