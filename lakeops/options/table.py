@@ -173,25 +173,25 @@ class TableOptions:
 
     @staticmethod
     def require_exact_key_values(schema: TableSchema, action: str, table: str = "table") -> None:
-        """Refuse to ``action`` a table whose primary, partition or bucket keys hold TIMESTAMP
-        values below the microsecond (precision 7-9) in a process without pandas: writes,
-        compactions and lookups take such values into Python, and pyarrow turns a nanosecond
-        timestamp into a Python value (pandas' ``Timestamp``) only with pandas."""
+        """Refuse to ``action`` a table with a primary, partition or bucket key of TIMESTAMP or
+        TIMESTAMP_LTZ with precision 7-9 in a process without pandas: writes, compactions and
+        lookups take key values into Python, and pyarrow turns a nanosecond timestamp into a
+        Python value (pandas' ``Timestamp``) only with pandas."""
         keys = dict.fromkeys([*schema.primary_keys, *schema.partition_keys, *schema.bucket_keys])
-        fine = [
+        nanosecond_keys = [
             f.name
             for f in schema.fields
             if f.name in keys
             and f.type.root in ("TIMESTAMP", "TIMESTAMP_LTZ")
             and (f.type.precision or 0) > 6
         ]
-        if not fine:
+        if not nanosecond_keys:
             return
         try:  # as pyarrow finds it (only for such tables)
             import pandas  # noqa: F401
         except ImportError:
             raise UnsupportedFeatureError(
-                f"lakeops refuses to {action} {table}: its key column(s) {fine} hold "
+                f"lakeops refuses to {action} {table}: its key column(s) {nanosecond_keys} hold "
                 "nanosecond timestamps, which pyarrow hands to Python only through pandas; "
                 "install pandas (pip install 'lakeops[pandas]') and run it again"
             ) from None
