@@ -438,11 +438,11 @@ def _with_nanoseconds(value: dt.datetime, nanoseconds: int) -> Any:
     as a 9999-12-31 sentinel written by Java Paimon) stays cut to the microsecond: every value
     pyarrow gives lies inside that span, and compares with it as with its microseconds.
     Without pandas any other such value cannot be compared exactly: refused."""
+    if not _NANOSECOND_SPAN[0] <= value.replace(tzinfo=None) <= _NANOSECOND_SPAN[1]:
+        return value
     try:
         import pandas as pd
     except ImportError:
-        if not _NANOSECOND_SPAN[0] <= value.replace(tzinfo=None) <= _NANOSECOND_SPAN[1]:
-            return value
         raise UnsupportedFeatureError(
             f"a TIMESTAMP value with nanoseconds ({value.isoformat()} + {nanoseconds} ns) "
             "is a key, partition or statistics value here, which lakeops compares exactly "
@@ -450,5 +450,5 @@ def _with_nanoseconds(value: dt.datetime, nanoseconds: int) -> Any:
         ) from None
     try:
         return pd.Timestamp(value) + pd.Timedelta(nanoseconds=nanoseconds)
-    except (OverflowError, ValueError):  # pandas' OutOfBoundsDatetime: beyond the span
+    except (OverflowError, ValueError):  # pandas' OutOfBoundsDatetime: the span's margins
         return value

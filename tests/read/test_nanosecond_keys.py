@@ -115,6 +115,12 @@ def test_a_value_beyond_nanosecond_timestamps_stays_a_datetime() -> None:
     (value,) = binary_row.deserialize(_row(*SENTINEL), [t])
     assert value == dt.datetime(9999, 12, 31, 23, 59, 59, 999999)
     assert value > pa.scalar(2**63 - 1, NS).as_py()
+    # minutes before the first nanosecond timestamp (1677-09-21 00:12:43.145224192)
+    early = dt.datetime(1677, 9, 21, 0, 5) - dt.datetime(1970, 1, 1)
+    millis = early.days * 86_400_000 + early.seconds * 1000
+    (value,) = binary_row.deserialize(_row(millis, 1), [t])
+    assert value == dt.datetime(1677, 9, 21, 0, 5)
+    assert value < pa.scalar(-(2**63) + 1, NS).as_py()
 
 
 def test_nanoseconds_without_pandas_are_refused() -> None:
