@@ -97,20 +97,27 @@ class BucketLsm:
         self.live.extend(files)
 
     def apply(self, result: CompactResult) -> None:
-        """Fold a compaction result into the live files and the pending changes; a file an
-        earlier compaction of this write produced and this one replaced is deleted at once."""
+        """Fold a compaction result into the live files and the pending changes.
+
+        A file an earlier compaction of this write wrote and this one replaced is deleted at
+        once: nothing will ever reference it. A file an earlier compaction only moved up a
+        level (an upgrade: the same file under its new level) is kept whatever replaces it
+        next, as Paimon's writer keeps it: its file is one the commit's APPEND adds (a level-0
+        file this write flushed) or one the base snapshot references."""
         after_names = {f.file_name for f in result.after}
+        moved = {name for name, _level in self.before}
         gone = {_id(f) for f in result.before}
         self.live = [f for f in self.live if _id(f) not in gone]
         for f in result.before:
             if _id(f) in self.after:  # produced by an earlier compaction of this write
                 del self.after[_id(f)]
-                if f.file_name not in after_names:
+                if f.file_name not in after_names and f.file_name not in moved:
                     self.file_io.delete(
                         self.locations.data_file(self.directory, f.file_name, f.external_path)
                     )
             else:
                 self.before[_id(f)] = f
+                moved.add(f.file_name)
         for f in result.after:
             self.live.append(f)
             self.after[_id(f)] = f
