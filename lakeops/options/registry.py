@@ -164,16 +164,24 @@ def _did_you_mean(key: str) -> str:
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 
-def check_create_options(options: Mapping[str, str]) -> None:
+def check_create_options(
+    options: Mapping[str, str], before: Mapping[str, str] | None = None
+) -> None:
     """Refuse the options of a new table: unknown keys (ConfigurationError with a did-you-mean)
-    first, then options or values lakeops cannot honour (UnsupportedFeatureError)."""
-    unknown = unknown_keys(options)
+    first, then options or values lakeops cannot honour (UnsupportedFeatureError).
+
+    ``before``: the options of the schema an ALTER changes into ``options``; then only the keys
+    it sets are checked for being known, and only refusals it brings about are raised (a value
+    refused for another option's value counts when either of them changes)."""
+    changed = {k: v for k, v in options.items() if before is None or before.get(k) != v}
+    unknown = unknown_keys(changed)
     if unknown:
         raise ConfigurationError(
             "; ".join(f"unknown table option {k!r}{_did_you_mean(k)}" for k in unknown)
             + " (see lakeops.options.registry for every Paimon option lakeops knows)"
         )
-    refused = refusals(options)
+    already = {k for k, _ in refusals(before)} if before is not None else set()
+    refused = [(k, r) for k, r in refusals(options) if k in changed or k not in already]
     if refused:
         raise UnsupportedFeatureError(
             "lakeops cannot create this table: "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from lakeops.options.option import (
@@ -21,6 +22,7 @@ from lakeops.options.option import (
     honoured,
     rng,
 )
+from lakeops.options.rules import norm
 
 __all__ = [
     "CHANGELOG_PRODUCER",
@@ -152,9 +154,23 @@ RECORD_LEVEL_TIME_FIELD_TYPE = _WRITER.row(
 )
 
 PRODUCERS = ("none", "input", "lookup", "full-compaction")
-CHANGELOG_PRODUCER = honoured("none, input, lookup, full-compaction").row(
-    "changelog-producer", enum(*PRODUCERS), "none"
-)
+
+
+def _first_row_producers(value: str, options: Mapping[str, str]) -> bool:
+    """Paimon's ``SchemaValidation``: merge-engine first-row takes only the none and lookup
+    changelog producers."""
+    from lakeops.options.rows_merge import MERGE_ENGINE
+
+    engine = norm(MERGE_ENGINE.text(options) or "")
+    return engine == "first-row" and norm(value) in ("input", "full-compaction")
+
+
+CHANGELOG_PRODUCER = honoured(
+    "none, input, lookup, full-compaction; with merge-engine first-row only none and lookup, "
+    "as in Paimon",
+    refuse_value=_first_row_producers,
+    fix="use changelog-producer 'lookup' (or 'none') with merge-engine first-row",
+).row("changelog-producer", enum(*PRODUCERS), "none")
 _CHANGELOG = honoured("changelog production")
 CHANGELOG_ROW_DEDUPLICATE = _CHANGELOG.row("changelog-producer.row-deduplicate", BOOL, False, rng())
 CHANGELOG_ROW_DEDUPLICATE_IGNORE_FIELDS = _CHANGELOG.row(

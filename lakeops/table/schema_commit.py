@@ -79,7 +79,7 @@ def alter_schema(store: TableStore, changes: Sequence[SchemaChange]) -> TableSch
         has_snapshots = store.latest_snapshot_id() is not None
         new = apply_changes(latest, list(changes), has_snapshots)
         # options this change sets: unknown keys (did-you-mean) and refused values
-        check_create_options({k: v for k, v in new.options.items() if latest.options.get(k) != v})
+        check_create_options(new.options, latest.options)
         validate_schema(new, "apply this schema change")
         if store.file_io.publish_exclusive(
             store.path(paths.schema_path(new.id)), new.to_json().encode()

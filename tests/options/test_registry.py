@@ -22,6 +22,7 @@ from lakeops.compact.planner import plan_buckets
 from lakeops.errors import ConfigurationError, UnsupportedFeatureError
 from lakeops.format import binary_row
 from lakeops.format.index_manifest import IndexFileMeta, IndexManifestEntry, write_index_manifest
+from lakeops.format.schema_change import SetOption
 from lakeops.options.registry import (
     REGISTRY,
     check_create_options,
@@ -137,6 +138,11 @@ def test_rule_for(key: str, status: str) -> None:
             "deletion-vectors.enabled",
         ),
         ({"chain-table.enabled": "true"}, "chain-table.enabled"),
+        ({"merge-engine": "first-row", "changelog-producer": "input"}, "changelog-producer"),
+        (
+            {"merge-engine": "first-row", "changelog-producer": "full-compaction"},
+            "changelog-producer",
+        ),
         ({"changelog-file.format": "lance"}, "changelog-file.format"),
         ({"file.format.per.level": "0:lance"}, "file.format.per.level"),
         ({"file.format.per.level": "0:orc,3:csv"}, "file.format.per.level"),
@@ -251,6 +257,7 @@ REFUSED_AT_CREATE = [
         "data-file.external-paths.strategy": "weight-robin",
     },
     {"deletion-vectors.enabled": "true", "changelog-producer": "full-compaction"},
+    {"merge-engine": "first-row", "changelog-producer": "full-compaction"},
     {"fields.v.default-value": "x"},
     {"scan.fallback-branch": "other"},
     {"primary-key": "id"},
@@ -267,6 +274,31 @@ def test_create_table_refuses_what_lakeops_cannot_honour(
     with pytest.raises(UnsupportedFeatureError) as err:
         catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options=options)
     assert any(repr(k) in str(err.value) for k in options)
+    assert tree_digest(warehouse) == before
+
+
+@pytest.mark.parametrize(
+    ("created", "altered"),
+    [
+        ({"merge-engine": "first-row"}, {"changelog-producer": "input"}),
+        ({"changelog-producer": "full-compaction"}, {"merge-engine": "first-row"}),
+        (
+            {"merge-engine": "first-row", "deletion-vectors.modifiable": "true"},
+            {"deletion-vectors.enabled": "true"},
+        ),
+        ({"deletion-vectors.enabled": "true"}, {"changelog-producer": "full-compaction"}),
+    ],
+)
+def test_alter_refuses_a_value_the_table_s_other_options_rule_out(
+    catalog: Catalog, warehouse: Path, created: dict[str, str], altered: dict[str, str]
+) -> None:
+    """Paimon's ``SchemaValidation`` rules that pair two options (first-row takes only the none
+    and lookup changelog producers, deletion vectors neither first-row nor full-compaction)
+    hold whichever of the two an ALTER sets; nothing is written."""
+    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options=created)
+    before = tree_digest(warehouse)
+    with pytest.raises(UnsupportedFeatureError, match=r"first-row|full-compaction"):
+        table.alter([SetOption(k, v) for k, v in altered.items()])
     assert tree_digest(warehouse) == before
 
 
