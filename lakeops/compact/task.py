@@ -154,6 +154,11 @@ class CompactTask:
             self.changelog_mode = "full-compaction"
         unit_names = {f.file_name for f in unit.files}
         self.outside = [f for f in bucket_files if f.level > 0 and f.file_name not in unit_names]
+        #: a first-row table's compaction below the files it leaves out (levels above the
+        #: output level): a key those files hold keeps its row there, as Paimon's
+        #: FirstRowMergeFunctionWrapper drops it by lookup, so levels above 0 hold each key once
+        #: (Java Paimon and pypaimon read such levels without merging them)
+        self._first_row_lookup = ctx.options.merge_engine == "first-row" and bool(self.outside)
         self.output_level = unit.output_level
         self.drop_delete = drop_delete
         self.max_level = max_level
@@ -204,6 +209,8 @@ class CompactTask:
             # Paimon's LookupMergeTreeCompactRewriter: only a retraction-free file of a
             # deduplicate table without sequence fields is upgraded without a rewrite
             return not (self._positions_only and f.delete_row_count == 0)
+        if self._first_row_lookup and f.level == 0:
+            return True  # its keys the files left out hold must be dropped
         if self.changelog_mode == "lookup":
             return f.level == 0
         if self.changelog_mode == "full-compaction":
@@ -288,6 +295,37 @@ class CompactTask:
         self.result.changelog.extend(produced)
 
     def _section_merged(
+        self, section: list[list[DataFileMeta]], changelog: RollingFileWriter | None
+    ) -> Iterator[pa.Table]:
+        """The merged records of a section, chunk by chunk in key order (of a first-row table,
+        without the keys the files left out hold: :attr:`_first_row_lookup`)."""
+        merged = self._section_chunks(section, changelog)
+        if not self._first_row_lookup:
+            yield from merged
+            return
+        for chunk in merged:
+            yield self._without_outside_keys(chunk)
+
+    def _without_outside_keys(self, merged: pa.Table) -> pa.Table:
+        """``merged`` (one row per key, in key order) without the rows whose key a file the
+        compaction leaves out holds (levels above the output level): there the key's first row
+        already is."""
+        if merged.num_rows == 0:
+            return merged
+        keys = self.ctx.reader.merge_keys
+        touched = merged.select(keys)
+        low = tuple(order_value(touched.column(k)[0].as_py()) for k in keys)
+        last = touched.num_rows - 1
+        high = tuple(order_value(touched.column(k)[last].as_py()) for k in keys)
+        found = self._lookup().records(touched, low, high)
+        if found.num_rows == 0:
+            return merged
+        row = "__lakeops_row"
+        numbered = touched.append_column(row, pa.array(np.arange(merged.num_rows)))
+        kept = numbered.join(found.select(keys), keys=keys, join_type="left anti")
+        return merged.take(pa.array(np.sort(kept.column(row).to_numpy())))
+
+    def _section_chunks(
         self, section: list[list[DataFileMeta]], changelog: RollingFileWriter | None
     ) -> Iterator[pa.Table]:
         """The merged records of a section, chunk by chunk in key order; the changelog of each

@@ -94,6 +94,42 @@ def test_partial_update_written_by_lakeops(warehouse) -> None:
     assert _sorted(oracle_read(warehouse, "db.pu"), ["id"]) == _sorted(ours, ["id"])
 
 
+def test_first_row_written_in_many_flushes_by_lakeops(warehouse) -> None:
+    """One write that flushes many times into a first-row table, whose later flushes repeat
+    the earlier flushes' keys and the table's: every level-0 file is moved up and compacted
+    again within the write. pypaimon reads every snapshot; the latest holds each key's first
+    row (a plain model)."""
+    catalog = Catalog(str(warehouse))
+    catalog.create_database("db")
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("s", pa.string())])
+    table = catalog.create_table(
+        "db.fr",
+        schema=schema,
+        primary_keys=["id"],
+        options={"bucket": "1", "merge-engine": "first-row", "write-buffer-size": "2 kb"},
+    )
+
+    def block(low: int, high: int, tag: str) -> pa.Table:
+        ids = list(range(low, high))
+        return pa.table({"id": ids, "s": [f"{tag}{i:06d}" * 3 for i in ids]}, schema=schema)
+
+    inputs = [
+        block(0, 100, "a"),
+        pa.concat_tables([block(5000, 5200, "b"), block(5000, 5200, "c"), block(0, 100, "d")]),
+    ]
+    for batch in inputs:
+        table.write(batch)
+    first: dict[int, str] = {}
+    for batch in inputs:
+        for row in batch.to_pylist():
+            first.setdefault(row["id"], row["s"])
+    expected = [{"id": k, "s": v} for k, v in sorted(first.items())]
+    assert _sorted(oracle_read(warehouse, "db.fr"), ["id"]) == expected
+    for snapshot in table.snapshots():
+        theirs = oracle_read(warehouse, "db.fr", snapshot.id)
+        assert _sorted(theirs, ["id"]) == _sorted(table.read(snapshot_id=snapshot.id), ["id"])
+
+
 def test_partial_update_written_by_pypaimon(warehouse) -> None:
     oracle_create(
         warehouse,
