@@ -5,20 +5,26 @@ reuses snapshot ids, hides concurrent writers' snapshots and deletes files that 
 snapshots (and the readers on them) still reference. lakeops rolls back forward instead: it
 publishes snapshot N+1 as an ``OVERWRITE`` whose delta deletes every file live in N that the
 target did not hold and adds the target's files that N no longer holds (the target's index
-files likewise), through the same exclusive, re-planned commit as every write. A writer that
+files likewise: a dynamic bucket's key index, a bucket's deletion vectors), through the same
+exclusive, re-planned commit as every write. A writer that
 commits afterwards builds on the rolled-back table; one that publishes first makes the rollback
 re-plan on top of it. The newer snapshots stay, readable, until expiry removes them.
 
-A data file that a newer snapshot deleted is never added back under its own name: Paimon's
-expiry deletes the files an expired snapshot's delta deleted without asking whether a later
-snapshot added them again, and pypaimon's reader drops every file a manifest ever deleted. The
-rollback copies such files to new names (same bytes, same metadata) and adds the copies.
+A data or index file that a newer snapshot deleted is never added back under its own name:
+Paimon's expiry deletes the files an expired snapshot's delta deleted without asking whether a
+later snapshot added them again (lakeops' expiry asks only the first snapshot it keeps), and
+pypaimon's reader drops every file a manifest ever deleted. The rollback copies such files to
+new names (same bytes, same metadata) and adds the copies; an index file's deletion vectors
+then name the copies of their data files (the blobs stay where they are: only the manifest
+names the data files), since Paimon's readers apply a deletion-vector table's vectors to its
+files without merging them.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from typing import Any
 
 from lakeops.commit.committer import Committer
 from lakeops.commit.confine import check_snapshots
@@ -35,6 +41,9 @@ from lakeops.store.context import TableContext
 from lakeops.store.locations import FileLocations
 
 log = logging.getLogger(__name__)
+
+DV_RANGES = "_DELETIONS_VECTORS_RANGES"
+EXTERNAL_PATH = "_EXTERNAL_PATH"
 
 __all__ = ["holds", "rollback_to"]
 
@@ -68,18 +77,22 @@ def rollback_to(table: TableContext, snapshot: int | Snapshot) -> Snapshot | Non
     def plan(latest: Snapshot | None) -> PlannedChange:
         now = _by_content(store.live_entries(latest))
         entries = [_as(FileKind.DELETE, e) for e in _surplus(now, wanted, same)]
-        entries += [copies.of(e) for e in _surplus(wanted, now, same)]
+        # the target's files live now under other names (earlier rollbacks' copies), and
+        # those copied now: a deletion vector of the target names the original
+        renamed: dict[str, str] = {}
+        for gone in _surplus(wanted, now, same, held_as=renamed):
+            copy = copies.of(gone)
+            renamed[gone.file.file_name] = copy.file.file_name
+            entries.append(copy)
         now_index = {_index_key(e): e for e in store.index_entries(latest)}
+        kept, missing = _index_matches(wanted_index, now_index, renamed, same)
         index = [
-            IndexManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.file)
-            for key, e in now_index.items()
-            if key not in wanted_index
+            IndexManifestEntry(FileKind.DELETE, i.partition, i.bucket, i.file)
+            for key, i in now_index.items()
+            if key not in kept
         ]
-        index += [
-            IndexManifestEntry(FileKind.ADD, e.partition, e.bucket, e.file)
-            for key, e in wanted_index.items()
-            if key not in now_index
-        ]
+        # never under its old name again (expiry may delete that): a copy
+        index += [copies.index_of(i, renamed) for i in missing]
         if not entries and not index:
             return nothing
         return PlannedChange(entries, (), index)
@@ -94,7 +107,10 @@ def rollback_to(table: TableContext, snapshot: int | Snapshot) -> Snapshot | Non
     except BaseException:
         copies.discard(keep=())
         raise
-    copies.discard(keep={e.file.file_name for e in store.delta_entries(snapshot)})
+    copies.discard(
+        keep={e.file.file_name for e in store.delta_entries(snapshot)}
+        | {e.file.file_name for e in store.index_entries(snapshot)}
+    )
     try:  # the rollback is published: like any commit, it must not fail for the Iceberg view
         iceberg_after_commit(table, snapshot)
     except Exception:
@@ -110,20 +126,118 @@ def holds(store: TableStore, snapshot_id: int) -> bool:
     same = _SameBytes(store, store.locations())
     wanted = _by_content(store.live_entries(target))
     now = _by_content(store.live_entries(latest))
-    same_files = not _surplus(now, wanted, same) and not _surplus(wanted, now, same)
-    return same_files and {_index_key(e) for e in store.index_entries(target)} == {
-        _index_key(e) for e in store.index_entries(latest)
-    }
+    renamed: dict[str, str] = {}
+    if _surplus(now, wanted, same) or _surplus(wanted, now, same, held_as=renamed):
+        return False
+    now_index = {_index_key(e): e for e in store.index_entries(latest)}
+    wanted_index = {_index_key(e): e for e in store.index_entries(target)}
+    kept, missing = _index_matches(wanted_index, now_index, renamed, same)
+    return not missing and kept == set(now_index)
+
+
+def _index_matches(
+    wanted: dict[tuple[bytes, int, str, str], IndexManifestEntry],
+    now: dict[tuple[bytes, int, str, str], IndexManifestEntry],
+    renamed: dict[str, str],
+    same: _SameBytes,
+) -> tuple[set[tuple[bytes, int, str, str]], list[IndexManifestEntry]]:
+    """(the keys of ``now`` that hold an index file of ``wanted``, the files of ``wanted``
+    none holds). A file is held by itself unless its deletion vectors name a data file that
+    lives on under another name (``renamed``), or else by a file of ``now`` alike in the
+    manifest (those names mapped) whose bytes are the same (an earlier rollback's copy)."""
+    kept: set[tuple[bytes, int, str, str]] = set()
+    missing: list[IndexManifestEntry] = []
+    for key, entry in wanted.items():
+        if key in now and not _names_any(entry, renamed):
+            kept.add(key)
+            continue
+        alike = _index_content(entry, renamed)
+        held = next(
+            (
+                k
+                for k, other in now.items()
+                if k not in kept
+                and _index_content(other, {}) == alike
+                and same.files(
+                    same.locations.index_entry_path(entry.partition, entry.bucket, entry.file),
+                    same.locations.index_entry_path(other.partition, other.bucket, other.file),
+                )
+            ),
+            None,
+        )
+        if held is None:
+            missing.append(entry)
+        else:
+            kept.add(held)
+    return kept, missing
+
+
+def _index_content(e: IndexManifestEntry, renamed: dict[str, str]) -> tuple[object, ...]:
+    """What the index manifest says of an index file but its name and place, its deletion
+    vectors' data files named through ``renamed``."""
+    extra = dict(e.file.extra)
+    extra.pop(EXTERNAL_PATH, None)
+    if DV_RANGES in extra:
+        extra[DV_RANGES] = [
+            {**r, "f0": renamed.get(r["f0"], r["f0"])} for r in extra[DV_RANGES] or ()
+        ]
+    return (
+        e.partition,
+        e.bucket,
+        e.file.index_type,
+        e.file.file_size,
+        e.file.row_count,
+        repr(sorted(extra.items())),
+    )
 
 
 class _Copies:
-    """Copies of data files under new names, made once per file and attempt-independent."""
+    """Copies of data and index files under new names, made once per file (an index file
+    once per renaming of the data files its deletion vectors name) and attempt-independent.
+
+    A file a rollback adds back is always a copy: Paimon's expiry deletes the files an expired
+    snapshot dropped when the first snapshot it keeps does not hold them, without asking
+    whether a later snapshot added them again, and lakeops' expiry does the same."""
 
     def __init__(self, store: TableStore, schema: TableSchema) -> None:
         self.store = store
         self.locations = FileLocations.of(store.file_io, store.root, schema)
         # original name -> (entry, the copy's paths: data file first, then its extra files)
         self.made: dict[str, tuple[ManifestEntry, list[str]]] = {}
+        # (original index file, the renamings it applies) -> (entry, the copy's path)
+        self.made_index: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[Any, list[str]]] = {}
+
+    def index_of(self, e: IndexManifestEntry, renamed: dict[str, str]) -> IndexManifestEntry:
+        """An ADD entry of a copy of ``e``'s index file (the same bytes under a new name),
+        its deletion vectors' ranges naming ``renamed[f]`` for a data file ``f`` renamed
+        (the blobs stay where they are: only the manifest names the data files)."""
+        extra = dict(e.file.extra)
+        ranges = extra.get(DV_RANGES) or ()
+        renaming = tuple(sorted((r["f0"], renamed[r["f0"]]) for r in ranges if r["f0"] in renamed))
+        key = (e.file.file_name, renaming)
+        made = self.made_index.get(key)
+        if made is not None:
+            result: IndexManifestEntry = made[0]
+            return result
+        source = self.locations.index_entry_path(e.partition, e.bucket, e.file)
+        new = self.locations.new_index_file(e.partition, e.bucket)
+        fio = self.store.file_io
+        try:
+            fio.mkdirs(new.path.rsplit("/", 1)[0])
+            fio.fs.copy(source, new.path)
+        except BaseException:
+            fio.delete(new.path)
+            raise
+        names = dict(renaming)
+        if DV_RANGES in extra:
+            extra[DV_RANGES] = [{**r, "f0": names.get(r["f0"], r["f0"])} for r in ranges]
+        extra.pop(EXTERNAL_PATH, None)
+        if new.external_path:
+            extra[EXTERNAL_PATH] = new.external_path
+        meta = replace(e.file, file_name=new.name, extra=tuple(extra.items()))
+        entry = IndexManifestEntry(FileKind.ADD, e.partition, e.bucket, meta)
+        self.made_index[key] = (entry, [new.path])
+        return entry
 
     def of(self, e: ManifestEntry) -> ManifestEntry:
         """An ADD entry of a copy of ``e``'s file (the same bytes under a new name)."""
@@ -162,7 +276,7 @@ class _Copies:
 
     def discard(self, keep: set[str] | tuple[()]) -> None:
         """Delete the copies whose names are not in ``keep``."""
-        for entry, paths in self.made.values():
+        for entry, paths in [*self.made.values(), *self.made_index.values()]:
             if entry.file.file_name not in keep:
                 for path in paths:
                     self.store.file_io.delete(path)
@@ -202,10 +316,12 @@ def _surplus(
     have: dict[tuple[object, ...], list[ManifestEntry]],
     other: dict[tuple[object, ...], list[ManifestEntry]],
     same: _SameBytes,
+    held_as: dict[str, str] | None = None,
 ) -> list[ManifestEntry]:
     """The files of ``have`` that ``other`` does not hold: a file of ``have`` is held by a
     file of ``other`` of the same name, or else by a file alike in the manifest whose bytes
-    are the same (a copy); each file of ``other`` holds one file of ``have`` at most."""
+    are the same (a copy; ``held_as`` gets its name under the original's); each file of
+    ``other`` holds one file of ``have`` at most."""
     out: list[ManifestEntry] = []
     for key, entries in have.items():
         alike = other.get(key, [])
@@ -220,7 +336,14 @@ def _surplus(
                 out.append(e)
             else:
                 free.remove(match)
+                if held_as is not None:
+                    held_as[e.file.file_name] = match.file.file_name
     return out
+
+
+def _names_any(e: IndexManifestEntry, renamed: dict[str, str]) -> bool:
+    """Whether the deletion vectors of index file ``e`` name a data file of ``renamed``."""
+    return any(r["f0"] in renamed for r in dict(e.file.extra).get(DV_RANGES) or ())
 
 
 class _SameBytes:
@@ -244,8 +367,12 @@ class _SameBytes:
         return self.locations.entry_path(e.partition, e.bucket, f.file_name, f.external_path)
 
     def _compare(self, a: ManifestEntry, b: ManifestEntry) -> bool:
+        return self.files(self._path(a), self._path(b))
+
+    def files(self, a: str, b: str) -> bool:
+        """Whether the files at paths ``a`` and ``b`` hold the same bytes."""
         fs = self.store.file_io.fs
-        with fs.open(self._path(a), "rb") as x, fs.open(self._path(b), "rb") as y:
+        with fs.open(a, "rb") as x, fs.open(b, "rb") as y:
             while True:
                 left, right = x.read(self.CHUNK), y.read(self.CHUNK)
                 if left != right:
