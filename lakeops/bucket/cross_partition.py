@@ -28,7 +28,7 @@ such old keys).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,7 @@ import pyarrow as pa
 
 from lakeops.bucket.dynamic import fill_buckets, partition_groups
 from lakeops.format import binary_row
+from lakeops.format.deletion_vector import DeletionFile
 from lakeops.format.kv import KIND, RowKind
 from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
@@ -113,6 +114,7 @@ class GlobalIndex:
         *,
         parallelism: int | None = None,
         ttl_ms: int | None = None,
+        deletions: Mapping[tuple[bytes, int, str], DeletionFile] | None = None,
     ) -> None:
         """Load every live key of ``snapshot`` (see :func:`bootstrap_splits`).
 
@@ -121,7 +123,7 @@ class GlobalIndex:
         come, so the index is the same at every parallelism. Memory: the index itself (the key
         columns of every live key, plus 8 bytes a key) and the merge of at most
         ``2 * parallelism`` splits' key columns at a time."""
-        splits = bootstrap_splits(store, self.schema, snapshot, ttl_ms)
+        splits = bootstrap_splits(store, self.schema, snapshot, ttl_ms, deletions)
         keys = imap_ordered(lambda s: split_keys(reader, self.schema, s), splits, parallelism)
         for split, split_keys_ in zip(splits, keys, strict=True):
             self.load(split_keys_, split.bucket)
@@ -273,11 +275,17 @@ class GlobalIndex:
 
 
 def bootstrap_splits(
-    store: TableStore, schema: TableSchema, snapshot: Snapshot | None, ttl_ms: int | None
+    store: TableStore,
+    schema: TableSchema,
+    snapshot: Snapshot | None,
+    ttl_ms: int | None,
+    deletions: Mapping[tuple[bytes, int, str], DeletionFile] | None = None,
 ) -> list[Split]:
     """Every (partition, bucket) of ``snapshot`` with all its live files (level 0 included,
-    whatever the merge engine), except those whose files are all older than ``ttl_ms``. The
-    manifests are read :data:`~lakeops.parallel.IO_THREADS` at once."""
+    whatever the merge engine) and their deletion vectors (``deletions``, by partition, bucket
+    and data file name: a deletion-vector table's key that moved to another partition is gone
+    from its old one only by a vector), except those whose files are all older than
+    ``ttl_ms``. The manifests are read :data:`~lakeops.parallel.IO_THREADS` at once."""
     part_types = schema.types_of(schema.partition_keys)
     groups: dict[tuple[bytes, int], list[Any]] = {}
     for e in store.live_entries(snapshot, parallelism=IO_THREADS):
@@ -290,7 +298,10 @@ def bootstrap_splits(
         ):
             continue
         partition = binary_row.deserialize(pbytes, part_types)
-        splits.append(Split(partition, pbytes, bucket, tuple(files)))
+        vectors = tuple((deletions or {}).get((pbytes, bucket, f.file_name)) for f in files)
+        splits.append(
+            Split(partition, pbytes, bucket, tuple(files), vectors if any(vectors) else ())
+        )
     return splits
 
 

@@ -166,6 +166,7 @@ def assign_cross_partition(df: Any, options: dict[str, str]) -> tuple[Any, Any]:
     from pyspark.sql.types import ByteType, IntegerType, StructField, StructType
 
     from lakeops.bucket.cross_partition import bootstrap_splits
+    from lakeops.read.scan import table_deletion_files
     from lakeops.spark.tables import open_table
 
     spark = df.sparkSession
@@ -174,7 +175,14 @@ def assign_cross_partition(df: Any, options: dict[str, str]) -> tuple[Any, Any]:
     dyn = _dynamic_options(table)
     assigners = _parallelism(spark, dyn.assigner_parallelism)
     key_names = list(dict.fromkeys([*schema.primary_keys, *schema.partition_keys]))
-    splits = bootstrap_splits(table.store, schema, table.latest_snapshot(), dyn.index_ttl_ms)
+    snapshot = table.latest_snapshot()
+    splits = bootstrap_splits(
+        table.store,
+        schema,
+        snapshot,
+        dyn.index_ttl_ms,
+        table_deletion_files(table.context, snapshot),
+    )
     key_fields = [f for f in df.schema.fields if f.name in key_names]
     input_names = [f.name for f in df.schema.fields]
     boot_schema = StructType([*key_fields, StructField(BUCKET_COLUMN, IntegerType(), False)])

@@ -31,6 +31,7 @@ from lakeops.format.snapshot import Snapshot
 from lakeops.parallel import IO_THREADS, check_parallelism, run_ordered
 from lakeops.read.guard import guard_read, planned_on
 from lakeops.read.merge_read import SplitReader
+from lakeops.read.scan import table_deletion_files
 from lakeops.store.context import TableContext
 from lakeops.write.records import BUCKET_COLUMN
 
@@ -201,6 +202,7 @@ class Router:
                 self.base,
                 parallelism=self.parallelism or self.dynamic.bootstrap_parallelism,
                 ttl_ms=self.dynamic.index_ttl_ms,
+                deletions=table_deletion_files(self.table, self.base),
             )
             self._global_index = index
         return self._global_index
