@@ -3,7 +3,9 @@ nothing — the first thing to run after an incident.
 
 Every snapshot, kept changelog, tag and branch snapshot is read; every manifest list, manifest
 and index manifest they name must decode; every data, changelog and index file they reference
-must exist with the size its entry records, and (Parquet and ORC, whose footers say it) the row
+must exist with the size its entry records (a tag's or branch's changelog excepted: it keeps
+its snapshot's files, and expiry deletes every expired snapshot's changelog, tagged or not, as
+Paimon's does), and (Parquet and ORC, whose footers say it) the row
 count. Each problem names the file relative to the table and the snapshots that reference it.
 Files are checked once each, on a pool of threads (the work is waiting on storage). A wedged
 table — a snapshot id re-used after its expiry, a hint that stops readers short — is reported
@@ -100,10 +102,14 @@ def check_table(store: TableStore) -> CheckReport:
     (see the module docstring); never writes or deletes anything."""
     check = _Check(store)
     check.report.problems += [Problem(path, text, ids) for path, text, ids in wedge_findings(store)]
-    snapshots = check.snapshots()
-    check.report.snapshots = len(snapshots)
+    snapshots, protected = check.snapshots()
+    check.report.snapshots = len(snapshots) + len(protected)
     for snapshot in snapshots:
         check.expect_files_of(snapshot)
+    for snapshot in protected:
+        # a tag or branch keeps its snapshot's files, not its changelog: expiry deletes the
+        # changelog files of every snapshot it expires, tagged or not, as Paimon's does
+        check.expect_files_of(snapshot, changelog=False)
     check.report.metadata_files = len(check.seen)
     check.verify_files()
     report = check.report
@@ -136,9 +142,9 @@ class _Check:
         self.seen.add(name)
         return out
 
-    def snapshots(self) -> list[Snapshot]:
-        """Every snapshot, kept changelog, tag and branch snapshot that decodes (a file expired
-        since it was listed is skipped; one that does not decode is a problem)."""
+    def snapshots(self) -> tuple[list[Snapshot], list[Snapshot]]:
+        """(every snapshot and kept changelog, every tag and branch snapshot) that decodes (a
+        file expired since it was listed is skipped; one that does not decode is a problem)."""
         store = self.store
         snapshots: list[Snapshot] = []
         for sid in store.snapshot_ids():
@@ -146,11 +152,12 @@ class _Check:
         for name in store.file_io.list_names(store.path(paths.CHANGELOG_DIR)):
             if name.startswith("changelog-") and name[10:].isdigit():
                 self._snapshot_file(snapshots, store.changelog, int(name[10:]))
+        protected: list[Snapshot] = []
         try:
-            snapshots += protected_snapshots(store)
+            protected = protected_snapshots(store)
         except CorruptTableError as exc:
             self.report.problems.append(Problem(exc.path or "tag/", str(exc)))
-        return snapshots
+        return snapshots, protected
 
     def _snapshot_file(
         self, snapshots: list[Snapshot], load: Callable[[int], Snapshot], sid: int
@@ -165,9 +172,10 @@ class _Check:
             return  # expired since it was listed
         self.seen.add(f"snapshot {sid}")
 
-    def expect_files_of(self, snapshot: Snapshot) -> None:
-        """Record the data, changelog and index files ``snapshot`` references; its live data
-        files only where every manifest of it decoded (else the fold would be wrong)."""
+    def expect_files_of(self, snapshot: Snapshot, *, changelog: bool = True) -> None:
+        """Record the data, changelog (unless not ``changelog``) and index files ``snapshot``
+        references; its live data files only where every manifest of it decoded (else the
+        fold would be wrong)."""
         store = self.store
         locations = FileLocations.of(store.file_io, store.root, store.schema(snapshot.schema_id))
 
@@ -178,7 +186,7 @@ class _Check:
         entries: list[ManifestEntry] = []
         complete = True
         lists = [snapshot.base_manifest_list, snapshot.delta_manifest_list]
-        if snapshot.changelog_manifest_list:
+        if snapshot.changelog_manifest_list and changelog:
             lists.append(snapshot.changelog_manifest_list)
         for lst in lists:
             metas = self.metadata(store.manifest_list, lst, snapshot.id)

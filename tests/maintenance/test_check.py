@@ -172,3 +172,35 @@ def test_check_of_a_sound_table_and_the_cli(table: Table, warehouse: Path) -> No
     _data_files(table)[0].unlink()
     bad = runner.invoke(app, ["-w", str(warehouse), "check", "db.t"])
     assert bad.exit_code == 1 and "missing" in bad.stdout
+
+
+@pytest.mark.parametrize("keeper", ["tag", "branch"])
+def test_a_tagged_snapshot_s_expired_changelog_is_not_a_problem(
+    catalog: Catalog, keeper: str
+) -> None:
+    """Expiry deletes the changelog files of every snapshot it expires, tagged or not (as
+    Paimon's ``ExpireSnapshotsImpl``: a tag keeps its snapshot's data for batch reads), so a
+    check after it finds nothing wrong; a data file of the tagged snapshot gone is still one."""
+    t = catalog.create_table(
+        "db.c",
+        schema=SCHEMA,
+        primary_keys=["id"],
+        options={"bucket": "1", "changelog-producer": "lookup"},
+    )
+    t.write(pa.table({"id": [1, 2], "v": ["a", "a"]}, schema=SCHEMA))
+    t.write(pa.table({"id": [2, 3], "v": ["b", "b"]}, schema=SCHEMA))
+    kept = t.latest_snapshot()
+    assert kept.changelog_manifest_list  # the lookup compaction's changelog
+    if keeper == "tag":
+        t.create_tag("x", kept.id)
+    else:
+        t.create_branch("x", from_snapshot=kept.id)
+    t.write(pa.table({"id": [4], "v": ["c"]}, schema=SCHEMA))
+    t.compact(full=True)
+    t.expire_snapshots(retain_max=1, retain_min=1)
+    assert not t.store.snapshot_exists(kept.id)
+    assert t.check().ok
+    old = [e for e in t.store.live_entries(kept) if e.file.level > 0]
+    (Path(t.root) / "bucket-0" / old[0].file.file_name).unlink()
+    problems = t.check().problems
+    assert [p.path for p in problems] == [f"bucket-0/{old[0].file.file_name}"]
