@@ -158,7 +158,9 @@ class CompactTask:
         #: output level): a key those files hold keeps its row there, as Paimon's
         #: FirstRowMergeFunctionWrapper drops it by lookup, so levels above 0 hold each key once
         #: (Java Paimon and pypaimon read such levels without merging them)
-        self._first_row_lookup = ctx.options.merge_engine == "first-row" and bool(self.outside)
+        self._above = [f for f in self.outside if f.level > unit.output_level]
+        self._first_row_lookup = ctx.options.merge_engine == "first-row" and bool(self._above)
+        self._above_lookup: LevelLookup | None = None
         self.output_level = unit.output_level
         self.drop_delete = drop_delete
         self.max_level = max_level
@@ -307,9 +309,9 @@ class CompactTask:
             yield self._without_outside_keys(chunk)
 
     def _without_outside_keys(self, merged: pa.Table) -> pa.Table:
-        """``merged`` (one row per key, in key order) without the rows whose key a file the
-        compaction leaves out holds (levels above the output level): there the key's first row
-        already is."""
+        """``merged`` (one row per key, in key order) without the rows whose key a file above
+        the output level holds (Paimon looks up levels from ``outputLevel + 1``): there the
+        key's first row already is."""
         if merged.num_rows == 0:
             return merged
         keys = self.ctx.reader.merge_keys
@@ -317,7 +319,12 @@ class CompactTask:
         low = tuple(order_value(touched.column(k)[0].as_py()) for k in keys)
         last = touched.num_rows - 1
         high = tuple(order_value(touched.column(k)[last].as_py()) for k in keys)
-        found = self._lookup().records(touched, low, high)
+        if self._above_lookup is None:
+            ctx = self.ctx
+            self._above_lookup = LevelLookup(
+                ctx.reader, ctx.directory, self._above, ctx.schema.field_names, self._cache()
+            )
+        found = self._above_lookup.records(touched, low, high)
         if found.num_rows == 0:
             return merged
         row = "__lakeops_row"
@@ -494,11 +501,15 @@ class CompactTask:
             self.ctx.options.sequence_descending,
         )
 
-    def _lookup(self) -> LevelLookup:
+    def _cache(self) -> RowGroupCache:
         ctx = self.ctx
         if ctx.cache is None:
             assert ctx.changelog is not None
             ctx.cache = RowGroupCache(ctx.changelog.lookup_cache_bytes)
+        return ctx.cache
+
+    def _lookup(self) -> LevelLookup:
+        ctx = self.ctx
         return LevelLookup(
-            ctx.reader, ctx.directory, self.outside, ctx.schema.field_names, ctx.cache
+            ctx.reader, ctx.directory, self.outside, ctx.schema.field_names, self._cache()
         )
