@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from lakeops.format.data_file import DataFileMeta
@@ -36,7 +37,7 @@ class RowGroupCache:
     def __init__(self, budget_bytes: int) -> None:
         self.budget = budget_bytes
         self.size = 0
-        self._tables: OrderedDict[tuple[str, int], pa.Table] = OrderedDict()
+        self._tables: OrderedDict[tuple[Any, ...], pa.Table] = OrderedDict()
         self._ranges: dict[str, list[tuple[Any, Any] | None]] = {}
         self.hits = self.misses = 0
         self._lock = threading.Lock()
@@ -50,7 +51,7 @@ class RowGroupCache:
                 found = self._ranges.setdefault(key, found)
         return found
 
-    def get(self, key: tuple[str, int], load: Any) -> pa.Table:
+    def get(self, key: tuple[Any, ...], load: Any) -> pa.Table:
         with self._lock:
             table = self._tables.get(key)
             if table is not None:
@@ -92,6 +93,7 @@ class LevelLookup:
         unique rows), looked up in files whose range overlaps [low, high]."""
         parts = []
         schema = self.reader.record_schema(self.value_cols)
+        semi_join = _semi_join(keys)
         for f, lo, hi in self.files:
             if hi < low or lo > high:
                 continue
@@ -103,12 +105,12 @@ class LevelLookup:
                 if span is not None and (span[1] < low[0] or span[0] > high[0]):
                     continue
                 table = self.cache.get(
-                    (path, rg),
+                    (path, rg, *self.value_cols),  # lookups of other columns share the cache
                     lambda f=f, rg=rg: self.reader.read_row_group(
                         self.directory, f, rg, self.value_cols
                     ),
                 )
-                hit = table.join(keys, keys=keys.column_names, join_type="left semi")
+                hit = semi_join(table)
                 if hit.num_rows:
                     parts.append(
                         hit.select(schema.names).append_column(
@@ -118,3 +120,22 @@ class LevelLookup:
         if not parts:
             return schema.append(pa.field(LEVEL, pa.int32())).empty_table()
         return pa.concat_tables(parts)
+
+
+def _semi_join(keys: pa.Table) -> Callable[[pa.Table], pa.Table]:
+    """The rows of a table whose key is one of ``keys`` (unique rows of the key columns): for
+    one integer key column by a search in the sorted keys (a hash join per row group cost more
+    than the decoding), else by Arrow's semi join."""
+    if keys.num_columns == 1 and pa.types.is_integer(keys.schema.field(0).type):
+        name = keys.column_names[0]
+        wanted = np.sort(keys.column(0).to_numpy())
+
+        def search(table: pa.Table) -> pa.Table:
+            values = table.column(name).to_numpy()
+            if len(wanted) == 0 or len(values) == 0:
+                return table.slice(0, 0)
+            at = np.minimum(np.searchsorted(wanted, values), len(wanted) - 1)
+            return table.filter(pa.array(wanted[at] == values))
+
+        return search
+    return lambda table: table.join(keys, keys=keys.column_names, join_type="left semi")

@@ -321,8 +321,8 @@ class CompactTask:
         high = tuple(order_value(touched.column(k)[last].as_py()) for k in keys)
         if self._above_lookup is None:
             ctx = self.ctx
-            self._above_lookup = LevelLookup(
-                ctx.reader, ctx.directory, self._above, ctx.schema.field_names, self._cache()
+            self._above_lookup = LevelLookup(  # the keys alone: whether they are there
+                ctx.reader, ctx.directory, self._above, [], self._cache()
             )
         found = self._above_lookup.records(touched, low, high)
         if found.num_rows == 0:
