@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lakeops import Catalog
+from lakeops import Catalog, Table
 from lakeops.format.deletion_vector import deletion_files
 from lakeops.read.deletions import DeletionVectorReader
 from tests.interop.oracle import oracle_read
@@ -211,14 +211,9 @@ def test_expiry_after_a_rollback_keeps_the_index_files_the_rollback_restored(
     assert _rows(table.read()) == _model(first, second, last)
 
 
-def test_a_rolled_back_deletion_vector_names_the_copy_of_its_data_file(
-    catalog: Catalog,
-) -> None:
-    """A data file that a compaction replaced after the rollback's target comes back as a
-    copy under a new name; the target's deletion vector of that file must name the copy.
-    Paimon's readers read a deletion-vector table's files without merging them, with each
-    file's vector: judged here as they read, every live file minus its vector's rows, against
-    the model."""
+def _rolled_back_over_a_compaction(catalog: Catalog) -> tuple[Table, dict[int, str]]:
+    """A deletion-vector table rolled back to a snapshot with a vector, over a full
+    compaction that replaced the vector's data file; and the rows it holds (the model)."""
     table = catalog.create_table(
         "db.t",
         schema=SCHEMA,
@@ -227,11 +222,23 @@ def test_a_rolled_back_deletion_vector_names_the_copy_of_its_data_file(
     )
     first, second = _kv(list(range(10)), "a"), _kv([1, 2], "b")
     table.write(first)
-    table.write(second)
+    table.write(second)  # a vector on the first file
     target = table.latest_snapshot().id
     table.write(_kv([3], "c"))
     table.compact(full=True)
     table.rollback_to(target)
+    return table, _model(first, second)
+
+
+def test_a_rolled_back_deletion_vector_names_the_copy_of_its_data_file(
+    catalog: Catalog,
+) -> None:
+    """A data file that a compaction replaced after the rollback's target comes back as a
+    copy under a new name; the target's deletion vector of that file must name the copy.
+    Paimon's readers read a deletion-vector table's files without merging them, with each
+    file's vector: judged here as they read, every live file minus its vector's rows, against
+    the model."""
+    table, expected = _rolled_back_over_a_compaction(catalog)
     latest = table.latest_snapshot()
     locations = table.context.locations
     index = table.store.index_entries(latest)
@@ -258,7 +265,7 @@ def test_a_rolled_back_deletion_vector_names_the_copy_of_its_data_file(
             if position not in deleted:
                 assert row["id"] not in raw  # one row per key across the files
                 raw[row["id"]] = row["v"]
-    assert raw == _model(first, second)
+    assert raw == expected
 
 
 @pytest.mark.interop
@@ -268,19 +275,7 @@ def test_pypaimon_reads_a_rolled_back_deletion_vector_table(
     """pypaimon reads a deletion-vector table's files without merging them: after a rollback
     over a compaction it must see each key once (it saw the superseded rows of the copied
     file, whose vector named the original)."""
-    table = catalog.create_table(
-        "db.t",
-        schema=SCHEMA,
-        primary_keys=["id"],
-        options={"bucket": "1", "deletion-vectors.enabled": "true"},
-    )
-    first, second = _kv(list(range(10)), "a"), _kv([1, 2], "b")
-    table.write(first)
-    table.write(second)
-    target = table.latest_snapshot().id
-    table.write(_kv([3], "c"))
-    table.compact(full=True)
-    table.rollback_to(target)
+    _, expected = _rolled_back_over_a_compaction(catalog)
     got = oracle_read(warehouse, "db.t")
     assert got.num_rows == 10
-    assert _rows(got) == _model(first, second)
+    assert _rows(got) == expected
