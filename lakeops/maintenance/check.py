@@ -5,8 +5,8 @@ Every snapshot, kept changelog, tag and branch snapshot is read; every manifest 
 and index manifest they name must decode; every data, changelog and index file they reference
 must exist with the size its entry records (a tag's or branch's changelog excepted: it keeps
 its snapshot's files, and expiry deletes every expired snapshot's changelog, tagged or not, as
-Paimon's does), and (Parquet and ORC, whose footers say it) the row
-count. Each problem names the file relative to the table and the snapshots that reference it.
+Paimon's does), and (Parquet and ORC, whose footers say it) the row count. Each problem names
+the file relative to the table and the snapshots that reference it.
 Files are checked once each, on a pool of threads (the work is waiting on storage). A wedged
 table — a snapshot id re-used after its expiry, a hint that stops readers short — is reported
 too (:func:`~lakeops.maintenance.repair.wedge_findings`; ``lakeops repair`` fixes it).

@@ -6,9 +6,9 @@ snapshots (and the readers on them) still reference. lakeops rolls back forward 
 publishes snapshot N+1 as an ``OVERWRITE`` whose delta deletes every file live in N that the
 target did not hold and adds the target's files that N no longer holds (the target's index
 files likewise: a dynamic bucket's key index, a bucket's deletion vectors), through the same
-exclusive, re-planned commit as every write. A writer that
-commits afterwards builds on the rolled-back table; one that publishes first makes the rollback
-re-plan on top of it. The newer snapshots stay, readable, until expiry removes them.
+exclusive, re-planned commit as every write. A writer that commits afterwards builds on the
+rolled-back table; one that publishes first makes the rollback re-plan on top of it. The newer
+snapshots stay, readable, until expiry removes them.
 
 A data or index file that a newer snapshot deleted is never added back under its own name:
 Paimon's expiry deletes the files an expired snapshot's delta deleted without asking whether a
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import Any
 
 from lakeops.commit.committer import Committer
 from lakeops.commit.confine import check_snapshots
@@ -205,7 +204,9 @@ class _Copies:
         # original name -> (entry, the copy's paths: data file first, then its extra files)
         self.made: dict[str, tuple[ManifestEntry, list[str]]] = {}
         # (original index file, the renamings it applies) -> (entry, the copy's path)
-        self.made_index: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[Any, list[str]]] = {}
+        self.made_index: dict[
+            tuple[str, tuple[tuple[str, str], ...]], tuple[IndexManifestEntry, list[str]]
+        ] = {}
 
     def index_of(self, e: IndexManifestEntry, renamed: dict[str, str]) -> IndexManifestEntry:
         """An ADD entry of a copy of ``e``'s index file (the same bytes under a new name),
@@ -217,8 +218,7 @@ class _Copies:
         key = (e.file.file_name, renaming)
         made = self.made_index.get(key)
         if made is not None:
-            result: IndexManifestEntry = made[0]
-            return result
+            return made[0]
         source = self.locations.index_entry_path(e.partition, e.bucket, e.file)
         new = self.locations.new_index_file(e.partition, e.bucket)
         fio = self.store.file_io
@@ -276,7 +276,11 @@ class _Copies:
 
     def discard(self, keep: set[str] | tuple[()]) -> None:
         """Delete the copies whose names are not in ``keep``."""
-        for entry, paths in [*self.made.values(), *self.made_index.values()]:
+        made: list[tuple[ManifestEntry | IndexManifestEntry, list[str]]] = [
+            *self.made.values(),
+            *self.made_index.values(),
+        ]
+        for entry, paths in made:
             if entry.file.file_name not in keep:
                 for path in paths:
                     self.store.file_io.delete(path)
