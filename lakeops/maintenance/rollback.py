@@ -146,20 +146,22 @@ def _index_matches(
     manifest (those names mapped) whose bytes are the same (an earlier rollback's copy)."""
     kept: set[tuple[bytes, int, str, str]] = set()
     missing: list[IndexManifestEntry] = []
+    by_content: dict[tuple[object, ...], list[tuple[bytes, int, str, str]]] = {}
+    for key, other in now.items():  # each file of ``now`` described once
+        by_content.setdefault(_index_content(other, {}), []).append(key)
     for key, entry in wanted.items():
         if key in now and not _names_any(entry, renamed):
             kept.add(key)
             continue
-        alike = _index_content(entry, renamed)
+        path = same.locations.index_entry_path(entry.partition, entry.bucket, entry.file)
         held = next(
             (
                 k
-                for k, other in now.items()
+                for k in by_content.get(_index_content(entry, renamed), ())
                 if k not in kept
-                and _index_content(other, {}) == alike
                 and same.files(
-                    same.locations.index_entry_path(entry.partition, entry.bucket, entry.file),
-                    same.locations.index_entry_path(other.partition, other.bucket, other.file),
+                    path,
+                    same.locations.index_entry_path(now[k].partition, now[k].bucket, now[k].file),
                 )
             ),
             None,
