@@ -41,7 +41,6 @@ from typing import Any, Protocol, Unpack
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 
 from lakeops.commit.committer import Committer
 from lakeops.errors import (
@@ -158,11 +157,21 @@ def _condition(table: Target, condition: Filter | None) -> RowFilter:
     return rf
 
 
+def _evaluated(rows: pa.Table, expression: pc.Expression) -> pa.ChunkedArray:
+    """``expression`` evaluated over every row of ``rows``.
+
+    ``pyarrow.dataset`` is imported here, on first use: importing it imports pandas where
+    pandas is installed (about 50 MiB and 0.1 s a process that reads never needs)."""
+    import pyarrow.dataset as ds
+
+    return ds.dataset(rows).to_table(columns={"e": expression}).column(0)
+
+
 def _truth(rows: pa.Table, expression: pc.Expression) -> np.ndarray:
     """Where ``expression`` is TRUE over ``rows`` (NULL counts as not true)."""
     if rows.num_rows == 0:
         return np.zeros(0, dtype=bool)
-    out = ds.dataset(rows).to_table(columns={"m": expression}).column(0)
+    out = _evaluated(rows, expression)
     mask: np.ndarray = pc.fill_null(out, False).to_numpy(zero_copy_only=False).astype(bool)
     return mask
 
@@ -189,7 +198,7 @@ def _assigned(
         value = assignments[f.name]
         try:
             if isinstance(value, pc.Expression):
-                got = ds.dataset(rows).to_table(columns={"v": value}).column(0) if n else None
+                got = _evaluated(rows, value) if n else None
                 column = pa.array([], f.type) if got is None else got.cast(f.type, safe=True)
             else:
                 scalar = value if isinstance(value, pa.Scalar) else pa.scalar(value)
