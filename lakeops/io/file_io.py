@@ -177,7 +177,10 @@ class FileIO:
         caller can refuse a file larger than it is willing to hold without reading it whole."""
         if self._plain(path):
             with open(path, "rb") as f:
-                return f.read() if max_bytes is None else f.read(max_bytes + 1)
+                # read(n) allocates n bytes up front: only a file larger than the cap reads n
+                if max_bytes is None or os.fstat(f.fileno()).st_size <= max_bytes:
+                    return f.read()
+                return f.read(max_bytes + 1)
         if max_bytes is None:
             return bytes(self.fs.cat_file(path))
         return bytes(self.fs.cat_file(path, start=0, end=max_bytes + 1))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
@@ -96,3 +97,26 @@ def test_a_file_where_a_directory_should_be_is_an_error(tmp_path: Path) -> None:
         io.write_bytes(f"{tmp_path}/t/bucket-0/x", b"x")
     with pytest.raises(OSError):
         io.open_output_stream(f"{tmp_path}/t/bucket-0/y")
+
+
+@pytest.mark.parametrize("size", [10, 1000])
+def test_a_capped_read_allocates_what_the_file_holds_not_the_cap(tmp_path: Path, size: int) -> None:
+    """Every metadata read passes a cap of hundreds of MiB: the read must not allocate the cap
+    (``read(n)`` allocates ``n`` bytes up front, a failure where memory is not overcommitted)."""
+    path = tmp_path / "small"
+    path.write_bytes(b"x" * size)
+    io = FileIO(str(tmp_path))
+    tracemalloc.start()
+    try:
+        got = io.read_bytes(str(path), max_bytes=256 << 20)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert got == b"x" * size
+    assert peak < 1 << 20, peak
+
+
+def test_a_capped_read_of_a_larger_file_reads_one_byte_past_the_cap(tmp_path: Path) -> None:
+    path = tmp_path / "large"
+    path.write_bytes(b"y" * 5000)
+    assert FileIO(str(tmp_path)).read_bytes(str(path), max_bytes=100) == b"y" * 101
