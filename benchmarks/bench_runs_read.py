@@ -3,24 +3,31 @@ pypaimon-rust and the plain-pyarrow floor (issue 39, item 2).
 
 Usage::
 
-    python3 -m venv .venv-peers && .venv-peers/bin/pip install pypaimon-rust pyarrow numpy
+    python3 -m venv .venv-peers && .venv-peers/bin/pip install pypaimon-rust pyarrow numpy \
+        fsspec fastavro cramjam backports.zstd pyroaring
     .venv/bin/python benchmarks/bench_runs_read.py --rows 4000000 --rounds 3
 
 The table (built once by lakeops, ``write-only = true`` so nothing compacts): ``id`` BIGINT
 primary key, ``s`` 16 random hex characters, ``x`` DOUBLE, 4 buckets; 8 commits of
 ``rows / 8`` rows each, keys drawn at random from ``[0, rows / 2)``, so every bucket holds 8
 overlapping sorted runs and about a third of the rows are superseded. Each round reads the whole
-table, every reader in a fresh process (imports before the clock), in turn:
+table, every reader in a fresh process (imports before the clock), in turn, all three in the
+same environment, pypaimon-rust's (``.venv-peers``: pyarrow and numpy, and for lakeops its core
+dependencies — no pandas, which pyarrow imports on its first conversion wherever it is
+installed, as in ``.venv``, adding about 45 MiB to any reader's peak), lakeops from this
+checkout (``PYTHONPATH``):
 
-* ``lakeops``: ``table.read()`` (this checkout, ``.venv``);
+* ``lakeops``: ``table.read()``;
 * ``pypaimon-rust``: ``new_read_builder().new_read().read_arrow(splits)`` collected into one
   Arrow table (``.venv-peers``);
 * ``floor``: ``pyarrow.parquet.read_table`` of the list of every data file (pyarrow's
-  threaded dataset read), unmerged (``.venv``): the cost of decoding the bytes alone.
+  threaded dataset read), unmerged: the cost of decoding the bytes alone.
 
-Printed: per reader the best wall and CPU time, cores used (CPU / wall) and the largest peak RSS
-over the rounds, the rows it returned (lakeops and pypaimon-rust must agree), and the median
-over the rounds of lakeops' time divided by each peer's in the same round. Targets: lakeops
+Printed: per reader the best wall and CPU time, cores used (CPU / wall), the resident memory
+before the timed call and the largest peak (``VmHWM`` of the reading process; ``ru_maxrss``
+would carry the parent's peak over through ``exec``) over the rounds, the rows it returned
+(lakeops and pypaimon-rust must agree), and the median over the rounds of lakeops' time
+divided by each peer's in the same round. Targets: lakeops
 <= 0.8x pypaimon-rust's wall and <= 1.2x its peak memory; <= 1.0x the floor.
 """
 
@@ -42,8 +49,15 @@ PEERS = HERE / ".venv-peers" / "bin" / "python"
 READERS = ("lakeops", "pypaimon-rust", "floor")
 
 _CHILD = r"""
-import json, os, resource, sys, time
+import json, os, sys, time
 reader, warehouse = sys.argv[1], sys.argv[2]
+def status_mib(field):
+    # this process's own figure: ru_maxrss would carry the parent's peak over through exec
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
 if reader == "lakeops":
     from lakeops import Catalog
     import lakeops.table.primary_key, lakeops.read.merge_read  # loaded before the clock
@@ -65,11 +79,13 @@ else:
     files = sorted(glob.glob(os.path.join(warehouse, "db.db", "t", "bucket-*", "data-*")))
     def run():
         return pq.read_table(files).num_rows
+before = status_mib("VmRSS")
 cpu0, t0 = time.process_time(), time.perf_counter()
 rows = run()
 wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"rows": rows, "wall": wall, "cpu": cpu, "rss_mib": rss}))
+rss = status_mib("VmHWM")
+print(json.dumps({"rows": rows, "wall": wall, "cpu": cpu, "rss_mib": rss, "before_mib": before,
+                  "pandas": "pandas" in sys.modules}))
 """
 
 
@@ -101,13 +117,13 @@ def build(warehouse: str, rows: int) -> None:
 
 
 def measure(reader: str, warehouse: str) -> dict[str, float]:
-    python = str(PEERS) if reader == "pypaimon-rust" else sys.executable
     out = subprocess.run(
-        [python, "-c", _CHILD, reader, warehouse],
+        [str(PEERS), "-c", _CHILD, reader, warehouse],
         capture_output=True,
         text=True,
         check=True,
         cwd=str(HERE),
+        env={**os.environ, "PYTHONPATH": str(HERE)},
     )
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
@@ -119,10 +135,19 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workdir", default=None, help="keep the built table here")
     args = parser.parse_args()
-    if not PEERS.exists():
+    ready = (
+        PEERS.exists()
+        and not subprocess.run(
+            [str(PEERS), "-c", "import pypaimon_rust, fsspec, fastavro, cramjam, pyroaring"],
+            capture_output=True,
+            check=False,
+        ).returncode
+    )
+    if not ready:
         sys.exit(
-            f"{PEERS} missing: python3 -m venv .venv-peers && .venv-peers/bin/pip install "
-            "pypaimon-rust pyarrow numpy"
+            f"{PEERS} missing or incomplete: python3 -m venv .venv-peers && "
+            ".venv-peers/bin/pip install pypaimon-rust pyarrow numpy fsspec fastavro cramjam "
+            "backports.zstd pyroaring"
         )
     workdir = args.workdir or tempfile.mkdtemp(prefix="runs-read-")
     warehouse = os.path.join(workdir, "wh")
@@ -139,15 +164,18 @@ def main() -> None:
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
     load = os.getloadavg()[0]
+    print("(RSS in MiB)")
     print(f"rows written {args.rows:,}; cores {os.cpu_count()}; load average {load:.1f}")
-    print("| reader | rows read | best wall s | best CPU s | cores | peak RSS MiB |")
-    print("|---|---|---|---|---|---|")
+    print("| reader | rows read | best wall s | best CPU s | cores | RSS before | peak RSS |")
+    print("|---|---|---|---|---|---|---|")
     for reader in READERS:
         got = samples[reader]
         best = min(got, key=lambda g: g["wall"])
         print(
             f"| {reader} | {int(best['rows']):,} | {best['wall']:.2f} | {best['cpu']:.2f} | "
-            f"{best['cpu'] / best['wall']:.2f} | {max(g['rss_mib'] for g in got):.0f} |"
+            f"{best['cpu'] / best['wall']:.2f} | {max(g['before_mib'] for g in got):.0f} | "
+            f"{max(g['rss_mib'] for g in got):.0f} |"
+            + (" (pandas imported)" if any(g["pandas"] for g in got) else "")
         )
     ours = samples["lakeops"]
     for peer in ("pypaimon-rust", "floor"):
