@@ -20,11 +20,9 @@ import pyarrow as pa
 
 from lakeops.format.data_file import DataFileMeta
 from lakeops.kv.reader import KeyValueReader
+from lakeops.merge.lookup_view import LEVEL
 
 __all__ = ["LEVEL", "LevelLookup", "RowGroupCache"]
-
-#: transient column: the level of the file a record was read from
-LEVEL = "__level"
 
 
 class RowGroupCache:

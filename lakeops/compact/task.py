@@ -36,6 +36,7 @@ from lakeops.kv.writer import KeyValueLayout, RollingFileWriter
 from lakeops.merge import MergeEngine, group_starts, merge_sorted, sort_records
 from lakeops.merge.engine import is_retraction
 from lakeops.merge.interval_partition import partition_runs
+from lakeops.merge.lookup_view import needs_lookup_view, top_records
 from lakeops.merge.stream import merge_runs
 from lakeops.options import TableOptions
 from lakeops.options.changelog import ChangelogOptions
@@ -161,6 +162,18 @@ class CompactTask:
         self._above = [f for f in self.outside if f.level > unit.output_level]
         self._first_row_lookup = ctx.options.merge_engine == "first-row" and bool(self._above)
         self._above_lookup: LevelLookup | None = None
+        #: a table Paimon merges with its LookupMergeFunction (:mod:`lakeops.merge.lookup_view`):
+        #: of each key only its lowest level above 0 counts, so what this compaction writes
+        #: above level 0 must hold the key's whole state — its level-0 records merged with the
+        #: record a lookup finds below the output level, as Paimon's
+        #: LookupChangelogMergeFunctionWrapper writes it
+        self._view = needs_lookup_view(
+            ctx.compact_options.needs_lookup,
+            ctx.options.merge_engine,
+            ctx.options.deletion_vectors,
+            bool(ctx.options.sequence_fields),
+        )
+        self._deeper_lookup: LevelLookup | None = None
         self.output_level = unit.output_level
         self.drop_delete = drop_delete
         self.max_level = max_level
@@ -213,6 +226,8 @@ class CompactTask:
             return not (self._positions_only and f.delete_row_count == 0)
         if self._first_row_lookup and f.level == 0:
             return True  # its keys the files left out hold must be dropped
+        if self._view and f.level == 0:
+            return True  # its keys' state below the output level must be merged in
         if self.changelog_mode == "lookup":
             return f.level == 0
         if self.changelog_mode == "full-compaction":
@@ -339,13 +354,16 @@ class CompactTask:
         chunk goes to ``changelog`` first (which needs the records before they merge)."""
         ctx = self.ctx
         marking = ctx.vectors is not None and bool(self.outside)
-        if changelog is None and not marking:
+        if changelog is None and not marking and not self._view:
             yield from self._section_records(section, ctx.engine)
             return
+        keys = ctx.reader.merge_keys
         for records in self._section_records(section, None):
             if marking:
                 records = self._with_outside(records)
-            merged = merge_sorted(records, ctx.reader.merge_keys, ctx.engine)
+            if self._view:
+                records = top_records(self._with_deeper(records), keys)
+            merged = merge_sorted(records, keys, ctx.engine)
             if changelog is not None:
                 changes = self._changes(records, merged)
                 if changes.num_rows:
@@ -366,6 +384,29 @@ class CompactTask:
             return records
         older = [hit.drop_columns([POSITION]).cast(records.schema) for _, hit in found]
         return self._sort(pa.concat_tables([*older, records]))
+
+    def _with_deeper(self, records: pa.Table) -> pa.Table:
+        """``records`` (sorted, with levels) plus, for the keys of its level-0 records, their
+        records in the files below the output level (:attr:`_view`); sorted again when any
+        was found."""
+        keys = self.ctx.reader.merge_keys
+        level0 = records.column(LEVEL).to_numpy() == 0
+        if not self._above or not level0.any():
+            return records
+        new = records if level0.all() else records.filter(pa.array(level0))
+        touched = new.select(keys).take(pa.array(group_starts(new, keys)))
+        low = tuple(order_value(touched.column(k)[0].as_py()) for k in keys)
+        last = touched.num_rows - 1
+        high = tuple(order_value(touched.column(k)[last].as_py()) for k in keys)
+        if self._deeper_lookup is None:
+            ctx = self.ctx
+            self._deeper_lookup = LevelLookup(
+                ctx.reader, ctx.directory, self._above, ctx.schema.field_names, self._cache()
+            )
+        found = self._deeper_lookup.records(touched, low, high)
+        if found.num_rows == 0:
+            return records
+        return self._sort(pa.concat_tables([found.cast(records.schema), records]))
 
     def _mark_outside(self, touched: pa.Table) -> list[tuple[DataFileMeta, pa.Table]]:
         """Mark deleted the live records of ``touched`` (unique merge keys, in key order) in
@@ -466,8 +507,8 @@ class CompactTask:
             last = touched.num_rows - 1
             high = tuple(order_value(touched.column(k)[last].as_py()) for k in keys)
             outside = (
-                mine.schema.empty_table()  # _with_outside put them into the records
-                if ctx.vectors is not None
+                mine.schema.empty_table()  # _with_outside / _with_deeper put them in the records
+                if ctx.vectors is not None or self._view
                 else self._lookup().records(touched, low, high).cast(mine.schema)
             )
             older = outside

@@ -76,11 +76,16 @@ def sort_merge(
     engine: MergeEngine,
     sequence_fields: Sequence[str] = (),
     descending: bool = False,
+    levels: np.ndarray | None = None,
 ) -> pa.Table:
     """``merge_sorted(sort_records(records, ...), key_columns, engine)``, with one take of the
     records instead of two when the engine keeps one record per key as it is
-    (:meth:`MergeEngine.pick`): the groups are found on the sorted key columns alone."""
-    order, indices, starts = _merge_order(records, key_columns, engine, sequence_fields, descending)
+    (:meth:`MergeEngine.pick`): the groups are found on the sorted key columns alone.
+    ``levels``: each record's level; a key's records on levels above 0 deeper than its
+    lowest one are left out (:func:`current_levels`)."""
+    order, indices, starts = _merge_order(
+        records, key_columns, engine, sequence_fields, descending, levels
+    )
     if order is not None:
         return records.take(order)
     return merge_groups(records.take(indices), starts, engine)
@@ -92,11 +97,13 @@ def merged_order(
     engine: MergeEngine,
     sequence_fields: Sequence[str] = (),
     descending: bool = False,
+    levels: np.ndarray | None = None,
 ) -> pa.Array | None:
     """Where the engine keeps one record of each key as it is (or every key is distinct): the
     indices of ``records`` that :func:`sort_merge` returns, in its order, so that a caller can
-    take just the columns it needs, once; None where the engine computes its merged rows."""
-    return _merge_order(records, key_columns, engine, sequence_fields, descending)[0]
+    take just the columns it needs, once; None where the engine computes its merged rows.
+    ``levels``: as :func:`sort_merge` takes them."""
+    return _merge_order(records, key_columns, engine, sequence_fields, descending, levels)[0]
 
 
 def _merge_order(
@@ -105,6 +112,7 @@ def _merge_order(
     engine: MergeEngine,
     sequence_fields: Sequence[str],
     descending: bool,
+    levels: np.ndarray | None = None,
 ) -> tuple[pa.Array | None, pa.Array, np.ndarray]:
     """(the merged records' indices where the engine picks, else None; the sorting indices;
     the key groups' starts in the sorted order)."""
@@ -112,6 +120,14 @@ def _merge_order(
     n = records.num_rows
     keys = orderable.select(list(dict.fromkeys(key_columns))).take(indices)
     starts = group_starts(keys, key_columns)
+    if levels is not None and len(starts) < n:
+        keep = current_levels(np.asarray(levels)[indices.to_numpy()], starts)
+        if keep is not None:
+            # every key keeps a record: the groups' starts are counted in the kept rows
+            indices = indices.filter(pa.array(keep))
+            kept_before = np.concatenate(([0], np.cumsum(keep)[:-1]))
+            starts = kept_before[starts]
+            n = len(indices)
     if len(starts) == n:
         return indices, indices, starts
     picked = engine.pick(starts, n)
@@ -142,6 +158,21 @@ def _sort_indices(records: pa.Table, keys: list[tuple[str, str]], nulls: str) ->
 
 
 _PER_KEY_NULLS = int(pa.__version__.split(".")[0]) >= 25
+
+
+def current_levels(levels: np.ndarray, starts: np.ndarray) -> np.ndarray | None:
+    """Of key-sorted records with these ``levels`` and key groups starting at ``starts``, which
+    Paimon's lookup merge keeps (:mod:`lakeops.merge.lookup_view`): every level-0 record and,
+    above level 0, only each key's record on its lowest level; None when that is every one."""
+    levels = np.asarray(levels, dtype=np.int64)
+    upper = levels > 0
+    if np.count_nonzero(upper) < 2:
+        return None
+    rank = np.where(upper, levels, np.iinfo(np.int64).max)
+    sizes = np.diff(np.append(starts, len(levels)))
+    lowest = np.repeat(np.minimum.reduceat(rank, starts), sizes)
+    keep = ~upper | (levels == lowest)
+    return None if keep.all() else keep
 
 
 def group_starts(records: pa.Table, key_columns: Sequence[str]) -> np.ndarray:

@@ -42,6 +42,7 @@ from lakeops.format.schema import TableSchema
 from lakeops.kv.reader import KeyValueReader
 from lakeops.merge import merge_sorted, sort_records
 from lakeops.merge.engine import is_retraction
+from lakeops.merge.lookup_view import LEVEL, without_stale
 from lakeops.parallel import run_ordered
 from lakeops.read.deletions import DeletionVectorReader
 from lakeops.read.lookup_files import UNIT_CACHE, FirstKeys, matching_records
@@ -146,12 +147,15 @@ def lookup(
         directory = locations.bucket_path(pbytes, bucket)
         sought_in.append(_Bucket(pbytes, bucket, directory, probe, firsts, candidates, extra))
 
+    view = ctx.lookup_view
+
     def read(task: tuple[_Bucket, DataFileMeta]) -> pa.Table:
         b, f = task
         vector = _deleted(dvs, vectors.get((b.partition, b.bucket, f.file_name)), f)
-        return matching_records(
+        found = matching_records(
             reader, b.directory, f, value_cols, b.probe, b.firsts, vector, local=local
         )
+        return _with_level(found, f.level) if view else found
 
     # the candidate files of every bucket read at once (pyarrow decodes without the GIL)
     found = iter(run_ordered(read, [(b, f) for b in sought_in for f in b.candidates], None))
@@ -165,7 +169,8 @@ def lookup(
             numbered = sequenced_after(b.extra, after).select(
                 reader.record_schema(value_cols).names
             )
-            records.append(_semi_join(numbered, b.probe))
+            extra = _semi_join(numbered, b.probe)
+            records.append(_with_level(extra, 0) if view else extra)
         parts.append(_current(ctx, reader, pa.concat_tables(records), target))
     return pa.concat_tables(parts) if parts else target.empty_table()
 
@@ -192,18 +197,24 @@ def _current(
 ) -> pa.Table:
     """The current rows (``target``'s columns) that ``records`` of one bucket merge into."""
     options, engine = ctx.options, ctx.engine
-    merged = merge_sorted(
-        sort_records(
+    if LEVEL in records.column_names:  # a key's stale records below its lowest level go
+        records = without_stale(
             records, reader.merge_keys, options.sequence_fields, options.sequence_descending
-        ),
-        reader.merge_keys,
-        engine,
+        )
+    ordered = sort_records(
+        records, reader.merge_keys, options.sequence_fields, options.sequence_descending
     )
+    merged = merge_sorted(ordered, reader.merge_keys, engine)
     live = merged.filter(pc.invert(is_retraction(merged.column(KIND))))
     for k in ctx.schema.trimmed_primary_keys:
         if k not in live.column_names:
             live = live.append_column(k, live.column(key_column(k)))
     return live.select(target.names).cast(target)
+
+
+def _with_level(records: pa.Table, level: int) -> pa.Table:
+    """``records`` with the :data:`LEVEL` of the file they come from."""
+    return records.append_column(LEVEL, pa.array(np.full(records.num_rows, level, np.int32)))
 
 
 def _by_partition(keys: pa.Table, schema: TableSchema) -> list[tuple[bytes, np.ndarray]]:

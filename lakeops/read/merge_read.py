@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -29,6 +30,7 @@ from lakeops.format.kv import KIND, RowKind, key_column
 from lakeops.kv.reader import KeyValueReader
 from lakeops.merge import group_starts, sort_merge
 from lakeops.merge.interval_partition import partition_sections
+from lakeops.merge.lookup_view import LEVEL
 from lakeops.merge.ordering import as_table
 from lakeops.read.deletions import DeletionVectorReader
 from lakeops.read.scan import Split
@@ -50,6 +52,9 @@ class SplitReader:
         self.key_names = schema.trimmed_primary_keys
         self.key_types = schema.types_of(self.key_names)
         self.merge_keys = [key_column(k) for k in self.key_names]
+        #: a key's records deeper than its lowest level above 0 are left out of its merge
+        #: (:mod:`lakeops.merge.lookup_view`)
+        self.lookup_view = ctx.lookup_view
         self.files = KeyValueReader(store.file_io, schema, store.schema, store.root)
         self.locations = ctx.locations
         self.vectors = DeletionVectorReader(store.file_io)
@@ -119,15 +124,26 @@ class SplitReader:
         ]
         if split.postponed is not None:
             tables.append(split.postponed.select(self.files.record_schema(value_cols).names))
+        if self.lookup_view and len(tables) > 1:
+            levels = [f.level for f in files] + [0] * (len(tables) - len(files))
+            tables = [
+                t.append_column(LEVEL, pa.array(np.full(t.num_rows, level, np.int32)))
+                for t, level in zip(tables, levels, strict=True)
+            ]
         records = as_table(tables) if len(tables) > 1 else tables[0]
         if len(files) == 1 and split.postponed is None:
             starts = group_starts(records, self.merge_keys)
             if len(starts) == records.num_rows:
                 return records  # one sorted file with unique keys: nothing to merge
+        levels = None
+        if LEVEL in records.column_names:
+            levels = records.column(LEVEL).to_numpy()
+            records = records.drop_columns([LEVEL])
         return sort_merge(
             records,
             self.merge_keys,
             self.engine,
             self.options.sequence_fields,
             self.options.sequence_descending,
+            levels,
         )

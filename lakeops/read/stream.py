@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -54,6 +55,7 @@ from lakeops.format.kv import KIND, RowKind, key_column
 from lakeops.kv.reader import KeyValueReader
 from lakeops.merge import group_starts, sort_merge
 from lakeops.merge.interval_partition import partition_runs
+from lakeops.merge.lookup_view import LEVEL
 from lakeops.merge.ordering import as_table, merged_order
 from lakeops.merge.stream import merge_runs
 from lakeops.parallel import check_parallelism, workers_for
@@ -120,6 +122,9 @@ class SplitStream:
         self.vectors = DeletionVectorReader(ctx.store.file_io)
         self.key_names = schema.trimmed_primary_keys
         self.merge_keys = [key_column(k) for k in self.key_names]
+        #: a key's records deeper than its lowest level above 0 are left out of its merge
+        #: (:mod:`lakeops.merge.lookup_view`): the records of several runs carry their level
+        self.lookup_view = ctx.lookup_view
         self.row_filter = row_filter
         #: False: the caller applies the exact filter itself (to the columns it asked for)
         self.apply_filter = apply_filter
@@ -183,18 +188,33 @@ class SplitStream:
         return None if len(keep) == len(ranges) else keep
 
     def _run_batches(
-        self, split: Split, directory: str, run: list[DataFileMeta], batch_rows: int
+        self,
+        split: Split,
+        directory: str,
+        run: list[DataFileMeta],
+        batch_rows: int,
+        *,
+        level: bool = False,
     ) -> Iterator[pa.Table]:
+        """The records of a run's files, batch by batch (with their file's :data:`LEVEL`
+        where ``level``)."""
         for f in run:
             vector = split.deletion_of(f)
             if vector is not None:
                 batches = self.files.iter_batches(directory, [f], self.value_cols, batch_rows)
-                yield from self.vectors.iter_apply(batches, vector, f)
+                batches = self.vectors.iter_apply(batches, vector, f)
+            else:
+                units = self._units(directory, f)
+                if units is not None and not units:
+                    continue
+                batches = self.files.iter_batches(
+                    directory, [f], self.value_cols, batch_rows, units
+                )
+            if not level:
+                yield from batches
                 continue
-            units = self._units(directory, f)
-            if units is not None and not units:
-                continue
-            yield from self.files.iter_batches(directory, [f], self.value_cols, batch_rows, units)
+            for batch in batches:
+                yield _with_level(batch, f.level)
 
     def _merge(self, records: pa.Table, distinct: bool) -> pa.Table:
         if distinct:
@@ -226,16 +246,17 @@ class SplitStream:
         """Live merged rows of ``records`` (every record of some keys) as :meth:`_rows` gives
         them. Where the engine keeps one record per key as it is, the kept live records are
         found on the key, sequence and kind columns alone and only the columns asked for are
-        taken, once (not the sorted records, then the merged ones, then the live ones)."""
-        order = merged_order(
-            records,
-            self.merge_keys,
-            self.engine,
-            self.options.sequence_fields,
-            self.options.sequence_descending,
-        )
+        taken, once (not the sorted records, then the merged ones, then the live ones).
+        Records carrying their :data:`LEVEL` lose those a lower level supersedes."""
+        levels = None
+        if LEVEL in records.column_names:
+            levels = records.column(LEVEL).to_numpy()
+            records = records.drop_columns([LEVEL])
+        options = self.options
+        keys, seq, desc = self.merge_keys, options.sequence_fields, options.sequence_descending
+        order = merged_order(records, keys, self.engine, seq, desc, levels)
         if order is None:
-            return self._rows(self._merge(records, distinct=False))
+            return self._rows(sort_merge(records, keys, self.engine, seq, desc, levels))
         kinds = records.column(KIND).take(order)
         order = order.filter(_live(kinds))
         return self._rows(records.select(self._record_columns).take(order), live=True)
@@ -244,15 +265,17 @@ class SplitStream:
         """Live merged rows of one section (see :meth:`_rows`), chunk by chunk."""
         split = section.split
         directory = self.locations.bucket_path(split.partition_bytes, split.bucket)
+        level = self.lookup_view
         if split.postponed is not None:
             tables = [
                 t
                 for run in section.runs
-                for t in self._run_batches(split, directory, run, self.batch_rows)
+                for t in self._run_batches(split, directory, run, self.batch_rows, level=level)
                 if t.num_rows
             ]
             names = self.files.record_schema(self.value_cols).names
-            tables.append(split.postponed.select(names))
+            postponed = split.postponed.select(names)
+            tables.append(_with_level(postponed, 0) if level else postponed)
             yield self._whole(as_table(tables))
             return
         if len(section.runs) == 1:
@@ -264,7 +287,7 @@ class SplitStream:
             tables = [
                 t
                 for run in section.runs
-                for t in self._run_batches(split, directory, run, self.batch_rows)
+                for t in self._run_batches(split, directory, run, self.batch_rows, level=level)
                 if t.num_rows
             ]
             if tables:
@@ -278,7 +301,10 @@ class SplitStream:
             budget = max(budget, WHOLE_SECTION_ROWS)
         per_run = max(min(MIN_RUN_BATCH_ROWS, budget), budget // len(section.runs))
         yield from merge_runs(
-            [self._run_batches(split, directory, run, per_run) for run in section.runs],
+            [
+                self._run_batches(split, directory, run, per_run, level=level)
+                for run in section.runs
+            ],
             self.merge_keys,
             self.engine,
             self.options.sequence_fields,
@@ -312,6 +338,11 @@ class SplitStream:
 def _live(kinds: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
     """Which records are live rows (``+I`` or ``+U``; the retractions are not)."""
     return pc.or_(pc.equal(kinds, RowKind.INSERT), pc.equal(kinds, RowKind.UPDATE_AFTER))
+
+
+def _with_level(records: pa.Table, level: int) -> pa.Table:
+    """``records`` with the :data:`LEVEL` of the file they come from."""
+    return records.append_column(LEVEL, pa.array(np.full(records.num_rows, level, np.int32)))
 
 
 def _rows_of(section: Section) -> int:

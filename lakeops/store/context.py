@@ -17,6 +17,7 @@ from functools import cached_property
 from lakeops.format.schema import TableSchema
 from lakeops.io.file_io import FileIO
 from lakeops.merge import MergeEngine, create_merge_engine
+from lakeops.merge.lookup_view import needs_lookup_view
 from lakeops.options import TableOptions
 from lakeops.options.append import AppendOptions
 from lakeops.options.buckets import DynamicBucketOptions
@@ -68,6 +69,19 @@ class TableContext:
     def compaction(self) -> CompactOptions:
         """``num-sorted-run.*``, ``compaction.*``, levels and record-level expiry."""
         return CompactOptions.from_schema(self.schema, self.options)
+
+    @cached_property
+    def lookup_view(self) -> bool:
+        """Whether merges of this table leave out, of each key, its records deeper than its
+        lowest-numbered level above 0, as Paimon's ``LookupMergeFunction`` does
+        (:mod:`lakeops.merge.lookup_view`); compactions then also merge the record a lookup
+        finds below their output level into what they write."""
+        return needs_lookup_view(
+            self.compaction.needs_lookup,
+            self.options.merge_engine,
+            self.options.deletion_vectors,
+            bool(self.options.sequence_fields),
+        )
 
     @cached_property
     def changelog(self) -> ChangelogOptions:
