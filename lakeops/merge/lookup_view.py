@@ -9,9 +9,9 @@ above 0 is therefore its whole merged state, and its records on deeper levels ar
 (deletion vectors mark them deleted; without vectors they stay in their files). So Paimon reads
 and compacts such a table with ``LookupMergeFunction``: of each key, its level-0 records and
 that one record are merged, the deeper ones are left out (Paimon 1.x takes the record on the
-lowest level; 0.9 took the latest by sequence, which on files written this way is the same). Merging them too would count an
-aggregation's or a partial update's older contributions again (a ``sum`` read as the sum of
-every level's running total).
+lowest level; 0.9 took the latest by sequence, which on files written this way is the same).
+Merging them too would count an aggregation's or a partial update's older contributions again
+(a ``sum`` read as the sum of every level's running total).
 
 The first-row engine is not wrapped (its levels hold each key once), and on a table with
 deletion vectors the deeper records are deleted already. Under the deduplicate engine the
@@ -29,9 +29,9 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from lakeops.merge.ordering import current_levels, group_starts, sort_records
+from lakeops.merge.ordering import current_levels, group_starts
 
-__all__ = ["LEVEL", "needs_lookup_view", "top_records", "without_stale"]
+__all__ = ["LEVEL", "needs_lookup_view", "top_records", "with_level"]
 
 #: the transient column holding the level of the file each record was read from
 LEVEL = "__level"
@@ -65,18 +65,6 @@ def top_records(records: pa.Table, key_columns: Sequence[str]) -> pa.Table:
     return records if keep is None else records.filter(pa.array(keep))
 
 
-def without_stale(
-    records: pa.Table,
-    key_columns: Sequence[str],
-    sequence_fields: Sequence[str] = (),
-    descending: bool = False,
-) -> pa.Table:
-    """``records`` (in any order, with their :data:`LEVEL`) without the records
-    :func:`top_records` leaves out, and without the level column: sorted as
-    :func:`~lakeops.merge.ordering.sort_records` sorts them, or, where they come from fewer
-    than two levels above 0 (no record can be stale), as they are."""
-    levels = np.asarray(records.column(LEVEL).to_numpy(), dtype=np.int64)
-    if np.unique(levels[levels > 0]).size < 2:
-        return records.drop_columns([LEVEL])
-    ordered = sort_records(records, key_columns, sequence_fields, descending)
-    return top_records(ordered, key_columns).drop_columns([LEVEL])
+def with_level(records: pa.Table, level: int) -> pa.Table:
+    """``records`` with the :data:`LEVEL` of the file they come from."""
+    return records.append_column(LEVEL, pa.array(np.full(records.num_rows, level, np.int32)))

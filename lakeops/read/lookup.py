@@ -40,9 +40,9 @@ from lakeops.format.kv import KIND, key_column
 from lakeops.format.paths import POSTPONE_BUCKET
 from lakeops.format.schema import TableSchema
 from lakeops.kv.reader import KeyValueReader
-from lakeops.merge import merge_sorted, sort_records
+from lakeops.merge import sort_merge
 from lakeops.merge.engine import is_retraction
-from lakeops.merge.lookup_view import LEVEL, without_stale
+from lakeops.merge.lookup_view import LEVEL, with_level
 from lakeops.parallel import run_ordered
 from lakeops.read.deletions import DeletionVectorReader
 from lakeops.read.lookup_files import UNIT_CACHE, FirstKeys, matching_records
@@ -155,7 +155,7 @@ def lookup(
         found = matching_records(
             reader, b.directory, f, value_cols, b.probe, b.firsts, vector, local=local
         )
-        return _with_level(found, f.level) if view else found
+        return with_level(found, f.level) if view else found
 
     # the candidate files of every bucket read at once (pyarrow decodes without the GIL)
     found = iter(run_ordered(read, [(b, f) for b in sought_in for f in b.candidates], None))
@@ -170,7 +170,7 @@ def lookup(
                 reader.record_schema(value_cols).names
             )
             extra = _semi_join(numbered, b.probe)
-            records.append(_with_level(extra, 0) if view else extra)
+            records.append(with_level(extra, 0) if view else extra)
         parts.append(_current(ctx, reader, pa.concat_tables(records), target))
     return pa.concat_tables(parts) if parts else target.empty_table()
 
@@ -197,24 +197,23 @@ def _current(
 ) -> pa.Table:
     """The current rows (``target``'s columns) that ``records`` of one bucket merge into."""
     options, engine = ctx.options, ctx.engine
+    levels = None
     if LEVEL in records.column_names:  # a key's stale records below its lowest level go
-        records = without_stale(
-            records, reader.merge_keys, options.sequence_fields, options.sequence_descending
-        )
-    ordered = sort_records(
-        records, reader.merge_keys, options.sequence_fields, options.sequence_descending
+        levels = records.column(LEVEL).to_numpy()
+        records = records.drop_columns([LEVEL])
+    merged = sort_merge(
+        records,
+        reader.merge_keys,
+        engine,
+        options.sequence_fields,
+        options.sequence_descending,
+        levels,
     )
-    merged = merge_sorted(ordered, reader.merge_keys, engine)
     live = merged.filter(pc.invert(is_retraction(merged.column(KIND))))
     for k in ctx.schema.trimmed_primary_keys:
         if k not in live.column_names:
             live = live.append_column(k, live.column(key_column(k)))
     return live.select(target.names).cast(target)
-
-
-def _with_level(records: pa.Table, level: int) -> pa.Table:
-    """``records`` with the :data:`LEVEL` of the file they come from."""
-    return records.append_column(LEVEL, pa.array(np.full(records.num_rows, level, np.int32)))
 
 
 def _by_partition(keys: pa.Table, schema: TableSchema) -> list[tuple[bytes, np.ndarray]]:

@@ -30,7 +30,6 @@ from lakeops.format.kv import KIND, RowKind, key_column
 from lakeops.kv.reader import KeyValueReader
 from lakeops.merge import group_starts, sort_merge
 from lakeops.merge.interval_partition import partition_sections
-from lakeops.merge.lookup_view import LEVEL
 from lakeops.merge.ordering import as_table
 from lakeops.read.deletions import DeletionVectorReader
 from lakeops.read.scan import Split
@@ -124,21 +123,15 @@ class SplitReader:
         ]
         if split.postponed is not None:
             tables.append(split.postponed.select(self.files.record_schema(value_cols).names))
+        levels = None  # each record's level, where stale ones must be left out
         if self.lookup_view and len(tables) > 1:
-            levels = [f.level for f in files] + [0] * (len(tables) - len(files))
-            tables = [
-                t.append_column(LEVEL, pa.array(np.full(t.num_rows, level, np.int32)))
-                for t, level in zip(tables, levels, strict=True)
-            ]
+            of_tables = [f.level for f in files] + [0] * (len(tables) - len(files))
+            levels = np.repeat(np.array(of_tables, np.int32), [t.num_rows for t in tables])
         records = as_table(tables) if len(tables) > 1 else tables[0]
         if len(files) == 1 and split.postponed is None:
             starts = group_starts(records, self.merge_keys)
             if len(starts) == records.num_rows:
                 return records  # one sorted file with unique keys: nothing to merge
-        levels = None
-        if LEVEL in records.column_names:
-            levels = records.column(LEVEL).to_numpy()
-            records = records.drop_columns([LEVEL])
         return sort_merge(
             records,
             self.merge_keys,

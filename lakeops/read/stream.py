@@ -45,7 +45,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -55,7 +54,7 @@ from lakeops.format.kv import KIND, RowKind, key_column
 from lakeops.kv.reader import KeyValueReader
 from lakeops.merge import group_starts, sort_merge
 from lakeops.merge.interval_partition import partition_runs
-from lakeops.merge.lookup_view import LEVEL
+from lakeops.merge.lookup_view import LEVEL, with_level
 from lakeops.merge.ordering import as_table, merged_order
 from lakeops.merge.stream import merge_runs
 from lakeops.parallel import check_parallelism, workers_for
@@ -214,7 +213,7 @@ class SplitStream:
                 yield from batches
                 continue
             for batch in batches:
-                yield _with_level(batch, f.level)
+                yield with_level(batch, f.level)
 
     def _merge(self, records: pa.Table, distinct: bool) -> pa.Table:
         if distinct:
@@ -275,7 +274,7 @@ class SplitStream:
             ]
             names = self.files.record_schema(self.value_cols).names
             postponed = split.postponed.select(names)
-            tables.append(_with_level(postponed, 0) if level else postponed)
+            tables.append(with_level(postponed, 0) if level else postponed)
             yield self._whole(as_table(tables))
             return
         if len(section.runs) == 1:
@@ -338,11 +337,6 @@ class SplitStream:
 def _live(kinds: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
     """Which records are live rows (``+I`` or ``+U``; the retractions are not)."""
     return pc.or_(pc.equal(kinds, RowKind.INSERT), pc.equal(kinds, RowKind.UPDATE_AFTER))
-
-
-def _with_level(records: pa.Table, level: int) -> pa.Table:
-    """``records`` with the :data:`LEVEL` of the file they come from."""
-    return records.append_column(LEVEL, pa.array(np.full(records.num_rows, level, np.int32)))
 
 
 def _rows_of(section: Section) -> int:

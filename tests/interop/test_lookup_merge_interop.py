@@ -96,7 +96,8 @@ def test_aggregation_lifted_by_lakeops_is_read_by_java(
 def test_aggregation_lifted_by_java_is_read_by_lakeops(
     warehouse: Path, java_classpath: str
 ) -> None:
-    _table(warehouse, "aggregation")
+    base = _table(warehouse, "aggregation").latest_snapshot()
+    assert base is not None
     ops = [
         {"op": "write", "table": "db.t", "rows": [{"k": 1, "v": 1, "s": "j"}, {"k": 7, "v": 5}]},
         {"op": "write", "table": "db.t", "rows": [{"k": 1, "v": 2, "s": None}]},
@@ -105,6 +106,14 @@ def test_aggregation_lifted_by_java_is_read_by_lakeops(
     assert _lifted(Catalog(str(warehouse)).get_table("db.t"))
     expected = {1: (13, "j"), 7: (75, "base"), 8: (80, "base")}
     assert _lakeops_rows(warehouse, set(expected)) == expected
+    # the net changes between the two merged states (a split read of each)
+    diff = Catalog(str(warehouse)).get_table("db.t").read_changes(base.id, mode="diff")
+    assert {(r["_row_kind"], r["k"], r["v"]) for r in diff.to_pylist()} == {
+        ("-U", 1, 10),
+        ("+U", 1, 13),
+        ("-U", 7, 70),
+        ("+U", 7, 75),
+    }
     # lakeops' own compaction and lookups take Java's level as the whole state too
     table = Catalog(str(warehouse)).get_table("db.t")
     looked = table.lookup(pa.table({"k": pa.array([1, 7], pa.int32())}))

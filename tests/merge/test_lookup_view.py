@@ -14,7 +14,7 @@ from lakeops.format.kv import KIND, SEQ
 from lakeops.format.schema import TableSchema
 from lakeops.merge import create_merge_engine, sort_merge
 from lakeops.merge.engine import MergeEngine
-from lakeops.merge.lookup_view import LEVEL, needs_lookup_view, top_records, without_stale
+from lakeops.merge.lookup_view import LEVEL, needs_lookup_view, top_records, with_level
 from lakeops.merge.ordering import merged_order
 from lakeops.options import TableOptions
 
@@ -47,29 +47,6 @@ def test_top_records_keeps_level_zero_and_the_lowest_upper_level(seed: int) -> N
     assert kept == _model(rows)
 
 
-def test_without_stale_leaves_records_of_one_upper_level_as_they_are() -> None:
-    table = pa.table({"k": [2, 1, 1], LEVEL: pa.array([0, 4, 0], pa.int32())})
-    assert without_stale(table, ["k"]).to_pylist() == [{"k": 2}, {"k": 1}, {"k": 1}]
-
-
-def test_without_stale_sorts_and_drops_the_level() -> None:
-    table = pa.table(
-        {
-            "k": [2, 1, 1, 2, 1],
-            "_SEQUENCE_NUMBER": [5, 1, 7, 9, 3],
-            LEVEL: pa.array([5, 5, 0, 4, 3], pa.int32()),
-        }
-    )
-    got = without_stale(table, ["k"], ["_SEQUENCE_NUMBER"])
-    assert got.column_names == ["k", "_SEQUENCE_NUMBER"]
-    # key 1: level 3 (seq 3) and the level-0 record (seq 7); key 2: level 4 (seq 9)
-    assert got.to_pylist() == [
-        {"k": 1, "_SEQUENCE_NUMBER": 3},
-        {"k": 1, "_SEQUENCE_NUMBER": 7},
-        {"k": 2, "_SEQUENCE_NUMBER": 9},
-    ]
-
-
 @pytest.mark.parametrize(
     ("needs_lookup", "engine", "vectors", "sequence", "expected"),
     [
@@ -86,6 +63,12 @@ def test_which_tables_need_the_view(
     needs_lookup: bool, engine: str, vectors: bool, sequence: bool, expected: bool
 ) -> None:
     assert needs_lookup_view(needs_lookup, engine, vectors, sequence) is expected
+
+
+def test_with_level_marks_every_record() -> None:
+    table = with_level(pa.table({"k": [1, 2]}), 3)
+    assert table.column(LEVEL).type == pa.int32()
+    assert table.column(LEVEL).to_pylist() == [3, 3]
 
 
 def _sum_engine() -> MergeEngine:
