@@ -22,7 +22,7 @@ lifts it. Postponed rows of a postpone table are looked up only where its reads 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,14 +99,23 @@ def lookup(
     entries = list(store.live_entries(latest))
     live = [e for e in entries if e.bucket != POSTPONE_BUCKET]
     fixed = options.bucket > 0
+    # a partition's files hold the bucket count they were written with (a rollback to before
+    # a rescale brings the old count back): its keys are routed by that count, as the scan
+    # prunes buckets by each file's count
+    totals = {e.partition: e.total_buckets for e in live if e.total_buckets > 0}
+    hashed: dict[int, np.ndarray] = {}
+
+    def buckets_of(total: int) -> np.ndarray:
+        if total not in hashed:
+            hashed[total] = assign_buckets(
+                [keys.column(k) for k in schema.bucket_keys],
+                schema.types_of(schema.bucket_keys),
+                total,
+            )
+        return hashed[total]
+
     buckets = (
-        assign_buckets(
-            [keys.column(k) for k in schema.bucket_keys],
-            schema.types_of(schema.bucket_keys),
-            options.bucket,
-        )
-        if fixed
-        else None
+        (lambda partition: buckets_of(totals.get(partition, options.bucket))) if fixed else None
     )
     # dynamic buckets: a key may be in any bucket of its partition (key ranges prune files)
     partition_buckets: dict[bytes, set[int]] = {}
@@ -245,18 +254,19 @@ def _by_partition(keys: pa.Table, schema: TableSchema) -> list[tuple[bytes, np.n
 
 def _by_bucket(
     by_partition: list[tuple[bytes, np.ndarray]],
-    buckets: np.ndarray | None,
+    buckets: Callable[[bytes], np.ndarray] | None,
     partition_buckets: dict[bytes, set[int]],
 ) -> dict[tuple[bytes, int], np.ndarray]:
-    """The rows sought in each (partition, bucket): those of its fixed bucket (``buckets``,
-    per row), else every row of the partition, in each of its buckets; the (partition,
-    bucket) pairs in the order their first rows come."""
+    """The rows sought in each (partition, bucket): those of its fixed bucket (``buckets``:
+    of a partition, every row's bucket by that partition's bucket count), else every row of
+    the partition, in each of its buckets; the (partition, bucket) pairs in the order their
+    first rows come."""
     wanted: list[tuple[tuple[bytes, int], np.ndarray]] = []
     for pbytes, rows in by_partition:
         if buckets is None:
             wanted += [((pbytes, b), rows) for b in partition_buckets.get(pbytes, ())]
             continue
-        of_rows = buckets[rows]
+        of_rows = buckets(pbytes)[rows]
         order = np.argsort(of_rows, kind="stable")
         found, starts = np.unique(of_rows[order], return_index=True)
         parts = np.split(rows[order], starts[1:])

@@ -104,3 +104,28 @@ def test_lookup_refusals(catalog: Catalog) -> None:
     none = pa.table({"dt": pa.array([], pa.string()), "id": pa.array([], pa.int64())})
     empty = table.lookup(none)
     assert empty.num_rows == 0 and empty.schema.names == SCHEMA.names
+
+
+def test_lookup_after_a_rollback_to_before_a_rescale(catalog: Catalog) -> None:
+    """A rollback to a snapshot before a rescale brings the old bucket count back into the
+    partition's files, while the schema keeps the new one: keys are routed by the count the
+    files hold (as a read's bucket pruning does), not by the schema's."""
+    table = catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        primary_keys=["dt", "id"],
+        partition_keys=["dt"],
+        options={"bucket": "2"},
+    )
+    rows = [{"dt": "a", "id": i, "v": f"v{i}", "op": "+I"} for i in range(40)]
+    before = table.write(pa.Table.from_pylist(rows, schema=SCHEMA))
+    assert before is not None
+    table.rescale_buckets(bucket=3)
+    table = catalog.get_table("db.t")
+    table.rollback_to(before.id)
+    table = catalog.get_table("db.t")
+    assert table.options.bucket == 3  # the schema is not rolled back
+    keys = pa.table({"dt": ["a"] * 40, "id": pa.array(range(40), pa.int64())})
+    got = table.lookup(keys).sort_by("id").to_pylist()
+    assert got == rows
+    assert table.read().num_rows == 40
