@@ -22,7 +22,6 @@ import argparse
 import glob
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from peak_memory import peak_rss_mib
 
 from lakeops import Catalog
 
@@ -116,19 +116,6 @@ def phase_amplification(warehouse: str) -> dict:
     }
 
 
-def _peak_rss_mib() -> float:
-    """This process's peak RSS. VmHWM starts afresh at exec; ru_maxrss would carry over the
-    parent's peak into a subprocess, so it is only the fallback."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def _child(args: list[str]) -> dict:
     out = subprocess.run(
         [sys.executable, __file__, *args], capture_output=True, text=True, check=True
@@ -151,7 +138,7 @@ def main() -> None:
             "baseline": lambda: phase_baseline(args.warehouse, args.out),
             "amplification": lambda: phase_amplification(args.warehouse),
         }[args.phase]()
-        result["peak_rss_mib"] = _peak_rss_mib()
+        result["peak_rss_mib"] = peak_rss_mib()
         result["arrow_peak_mib"] = pa.default_memory_pool().max_memory() / 2**20
         print(json.dumps(result))
         return

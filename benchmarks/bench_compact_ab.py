@@ -38,19 +38,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_scaling import SCHEMA, _merged, _write_buckets, cores, inputs
-
-
-def _peak_rss_mib() -> float:
-    """This process's peak RSS: VmHWM starts afresh at exec, where ru_maxrss (the fallback)
-    carries over the peak of the parent that built the table."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+from peak_memory import peak_rss_mib
 
 
 def build(work: Path, rows: int, buckets: int) -> None:
@@ -120,7 +108,7 @@ def measure(step: str, work: Path, buckets: int, parallelism: int) -> dict[str, 
             "s": wall,
             "cpu": cpu,
             "cores": cpu / wall,
-            "rss_mib": _peak_rss_mib(),
+            "rss_mib": peak_rss_mib(),
             "load": os.getloadavg()[0],
         }
     finally:

@@ -26,7 +26,6 @@ import argparse
 import contextlib
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -37,6 +36,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from peak_memory import peak_rss_mib
 
 SCHEMA = pa.schema(
     [("user_id", pa.int64()), ("city", pa.string()), ("name", pa.string()), ("score", pa.int64())]
@@ -60,19 +60,6 @@ def _upsert(keys: int, upserts: int) -> tuple[pa.Table, np.ndarray]:
     moving = rng.random(upserts) < 0.3
     cities = np.where(moving, (home + 1 + rng.integers(0, CITIES - 1, upserts)) % CITIES, home)
     return _users(ids, cities, 2), ids[moving]
-
-
-def _peak_rss_mib() -> float:
-    """This process's peak RSS: VmHWM starts afresh at exec, where ru_maxrss (the fallback)
-    carries over the peak of the parent that built the table."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _build(path: str, keys: int) -> None:
@@ -117,7 +104,7 @@ def _phase_local(path: str, keys: int, upserts: int) -> dict:
     seconds = time.perf_counter() - start
     return {
         "seconds": seconds,
-        "peak_rss_mib": _peak_rss_mib(),
+        "peak_rss_mib": peak_rss_mib(),
     }
 
 
@@ -152,7 +139,7 @@ def _phase_index(index_keys: int, upserts: int) -> dict:
     return {
         "seconds": seconds,
         "index_mib": index.table.nbytes / 2**20,
-        "peak_rss_mib": _peak_rss_mib(),
+        "peak_rss_mib": peak_rss_mib(),
     }
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -35,6 +34,7 @@ import time
 
 import numpy as np
 import pyarrow as pa
+from peak_memory import peak_rss_mib
 
 from lakeops import Catalog
 
@@ -87,18 +87,6 @@ def phase(warehouse: str, which: str) -> dict:
     return {"seconds": seconds, "rows": rows}
 
 
-def _peak_rss_mib() -> float:
-    """This process's peak RSS (VmHWM starts afresh at exec; ru_maxrss is the fallback)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def _child(args: list[str]) -> dict:
     out = subprocess.run(
         [sys.executable, __file__, *args], capture_output=True, text=True, check=True
@@ -116,7 +104,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.phase:
         result = phase(args.warehouse, args.phase)
-        result["peak_rss_mib"] = _peak_rss_mib()
+        result["peak_rss_mib"] = peak_rss_mib()
         print(json.dumps(result))
         return
     results: dict[str, dict[str, dict]] = {}

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import shutil
 import subprocess
 import sys
@@ -35,6 +34,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from peak_memory import peak_rss_mib
 
 SEED = 20261126
 BUCKETS = 4
@@ -49,19 +49,6 @@ SCHEMA = pa.schema(
 #: Arrow bytes of one record as merged: id, v, f (8 each), s (8 chars + 4 offset), _KEY_id (8),
 #: _SEQUENCE_NUMBER (8), _VALUE_KIND (1), validity bits rounded up
 RECORD_BYTES = 8 + 8 + 8 + 12 + 8 + 8 + 1 + 1
-
-
-def peak_rss_mib() -> float:
-    """This process's peak RSS: ``VmHWM`` (Linux), which, unlike ``ru_maxrss``, does not carry
-    the parent's peak over the fork and exec of a child."""
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def budget_rows(batch_rows: int, parallelism: int) -> int:
