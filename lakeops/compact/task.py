@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -130,6 +131,25 @@ class CompactResult:
     @property
     def is_empty(self) -> bool:
         return not self.before and not self.after
+
+
+def _bounds(touched: pa.Table, keys: Sequence[str]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """The first and last of ``touched`` (merge keys, in key order), comparable with
+    ``KeyValueReader.key_range`` (floats in Java's order)."""
+    last = touched.num_rows - 1
+    low = tuple(order_value(touched.column(k)[0].as_py()) for k in keys)
+    high = tuple(order_value(touched.column(k)[last].as_py()) for k in keys)
+    return low, high
+
+
+def _level0_keys(records: pa.Table, keys: Sequence[str]) -> pa.Table | None:
+    """The distinct merge keys of the level-0 records of ``records`` (sorted by key, with
+    levels), in key order; None when it holds none."""
+    level0 = records.column(LEVEL).to_numpy() == 0
+    if not level0.any():
+        return None
+    new = records if level0.all() else records.filter(pa.array(level0))
+    return new.select(keys).take(pa.array(group_starts(new, keys)))
 
 
 class CompactTask:
@@ -331,9 +351,7 @@ class CompactTask:
             return merged
         keys = self.ctx.reader.merge_keys
         touched = merged.select(keys)
-        low = tuple(order_value(touched.column(k)[0].as_py()) for k in keys)
-        last = touched.num_rows - 1
-        high = tuple(order_value(touched.column(k)[last].as_py()) for k in keys)
+        low, high = _bounds(touched, keys)
         if self._above_lookup is None:
             ctx = self.ctx
             self._above_lookup = LevelLookup(  # the keys alone: whether they are there
@@ -374,12 +392,10 @@ class CompactTask:
         """``records`` (sorted, with levels) plus the live records, in files the compaction
         does not rewrite, of the keys of its level-0 records, whose positions are marked
         deleted (see :mod:`lakeops.compact.vectors`); sorted again when any was found."""
-        keys = self.ctx.reader.merge_keys
-        level0 = records.column(LEVEL).to_numpy() == 0
-        if not level0.any():
+        touched = _level0_keys(records, self.ctx.reader.merge_keys)
+        if touched is None:
             return records
-        new = records if level0.all() else records.filter(pa.array(level0))
-        found = self._mark_outside(new.select(keys).take(pa.array(group_starts(new, keys))))
+        found = self._mark_outside(touched)
         if not found or self._positions_only:
             return records
         older = [hit.drop_columns([POSITION]).cast(records.schema) for _, hit in found]
@@ -390,14 +406,10 @@ class CompactTask:
         records in the files below the output level (:attr:`_view`); sorted again when any
         was found."""
         keys = self.ctx.reader.merge_keys
-        level0 = records.column(LEVEL).to_numpy() == 0
-        if not self._above or not level0.any():
+        touched = _level0_keys(records, keys) if self._above else None
+        if touched is None:
             return records
-        new = records if level0.all() else records.filter(pa.array(level0))
-        touched = new.select(keys).take(pa.array(group_starts(new, keys)))
-        low = tuple(order_value(touched.column(k)[0].as_py()) for k in keys)
-        last = touched.num_rows - 1
-        high = tuple(order_value(touched.column(k)[last].as_py()) for k in keys)
+        low, high = _bounds(touched, keys)
         if self._deeper_lookup is None:
             ctx = self.ctx
             self._deeper_lookup = LevelLookup(
@@ -417,9 +429,7 @@ class CompactTask:
         if not self.outside or touched.num_rows == 0:
             return []
         keys = ctx.reader.merge_keys
-        low = tuple(order_value(touched.column(k)[0].as_py()) for k in keys)
-        last = touched.num_rows - 1
-        high = tuple(order_value(touched.column(k)[last].as_py()) for k in keys)
+        low, high = _bounds(touched, keys)
         if self._outside_lookup is None:
             values = [] if self._positions_only else ctx.schema.field_names
             self._outside_lookup = OutsideLookup(
@@ -502,10 +512,7 @@ class CompactTask:
             # first record of each key group, in key order
             touched = new.select(keys).take(pa.array(group_starts(new, keys)))
             mine = records if only_new else records.join(touched, keys=keys, join_type="left semi")
-            # the touched keys' bounds, comparable with reader.key_range (floats in Java order)
-            low = tuple(order_value(touched.column(k)[0].as_py()) for k in keys)
-            last = touched.num_rows - 1
-            high = tuple(order_value(touched.column(k)[last].as_py()) for k in keys)
+            low, high = _bounds(touched, keys)
             outside = (
                 mine.schema.empty_table()  # _with_outside / _with_deeper put them in the records
                 if ctx.vectors is not None or self._view
