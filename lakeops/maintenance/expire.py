@@ -54,7 +54,7 @@ from lakeops.parallel import IO_THREADS, check_parallelism, delete_files, imap_o
 from lakeops.store import TableStore
 from lakeops.store.consumers import expire_consumers
 from lakeops.store.context import TableContext
-from lakeops.store.keep_alive import consumer_floor, protected_snapshots
+from lakeops.store.keep_alive import KeptAlive, consumer_floor, kept_alive, protected_snapshots
 from lakeops.store.locations import FileLocations
 
 __all__ = ["ExpireResult", "Retention", "expire_snapshots"]
@@ -357,15 +357,17 @@ def _bounds(store: TableStore) -> tuple[list[int], list[int]]:
 
 
 def _retained_manifests(
-    store: TableStore, keep: list[Snapshot], first: int, threads: int
+    store: TableStore, oldest: Snapshot, alive: KeptAlive, first: int, threads: int
 ) -> set[str]:
-    """The manifest lists of ``keep`` and of the kept changelogs from ``first`` on (an
-    interrupted pass may have written them; an older changelog's lists belong to a snapshot
-    older than ``first`` and are never shared with a later one), and the manifests they name
-    (the lists read ``threads`` at once, folded as they come: bounded in memory)."""
+    """The manifest lists of the oldest retained snapshot, those tags and branches keep
+    alive, and those of the kept changelogs from ``first`` on (an interrupted pass may have
+    written them; an older changelog's lists belong to a snapshot older than ``first`` and are
+    never shared with a later one), and the manifests they name (the lists read ``threads`` at
+    once, folded as they come: bounded in memory)."""
     kept = run_ordered(store.changelog, [i for i in _changelog_ids(store) if i >= first], threads)
     lists = sorted(
-        {lst for s in keep for lst in _lists(s)}
+        {*_lists(oldest)}
+        | alive.manifest_lists(store)
         | {k.changelog_manifest_list for k in kept if k.changelog_manifest_list}
     )
     names: set[str] = set(lists)
@@ -397,8 +399,9 @@ def _expire_range(
     fio = store.file_io
     locations = FileLocations.of(fio, store.root, schema, options)
     # what stays: the retained snapshots, and every snapshot a tag or a branch keeps alive
-    tagged = protected_snapshots(store)
-    protected = _readable(store, tagged)
+    tagged = kept_alive(store)
+    alive = _readable(store, tagged)
+    protected = alive.snapshots
     keep = [snapshots[end], *protected]
     live: set[str] = set()
     for kept in (snapshots[end], *protected):  # data files and their extra (index) files
@@ -417,7 +420,7 @@ def _expire_range(
         threads,
     )
     doomed += _doomed_manifests(
-        store, snapshots, keep, first, end, kept_changelogs, result, threads
+        store, snapshots, snapshots[end], alive, first, end, kept_changelogs, result, threads
     )
     doomed += _doomed_index_files(store, locations, snapshots, keep, expired, result, threads)
     # 4. kept changelogs, then EARLIEST, then the snapshot files oldest first
@@ -437,7 +440,7 @@ def _expire_range(
     #    unless a tag or branch appeared meanwhile: it may name an expired snapshot (a tag is
     #    created, then its creator checks its snapshot still exists), so its files stay for
     #    remove_orphan_files, which respects it
-    if {_key(s) for s in protected_snapshots(store)} - {_key(s) for s in tagged}:
+    if {_key(s) for s in protected_snapshots(store)} - {_key(s) for s in tagged.snapshots}:
         log.warning(
             "%s: a tag or branch was created while snapshots %s..%s expired; their files are "
             "left for remove_orphan_files",
@@ -505,7 +508,8 @@ def _doomed_changelog_files(
 def _doomed_manifests(
     store: TableStore,
     snapshots: dict[int, Snapshot],
-    keep: list[Snapshot],
+    oldest: Snapshot,
+    alive: KeptAlive,
     first: int,
     end: int,
     kept_changelogs: list[int],
@@ -513,9 +517,9 @@ def _doomed_manifests(
     threads: int,
 ) -> list[str]:
     """Step 3: the manifests and manifest lists of the expired snapshots that no retained
-    snapshot (or kept changelog) references, each once."""
+    snapshot, tag, branch or kept changelog references, each once."""
     doomed: list[str] = []
-    retained = _retained_manifests(store, keep, first, threads)
+    retained = _retained_manifests(store, oldest, alive, first, threads)
     for sid in kept_changelogs:
         lst = snapshots[sid].changelog_manifest_list
         if lst:
@@ -574,18 +578,20 @@ def _key(s: Snapshot) -> tuple[int, str, str]:
     return (s.id, s.base_manifest_list, s.delta_manifest_list)
 
 
-def _readable(store: TableStore, snapshots: list[Snapshot]) -> list[Snapshot]:
-    """The snapshots whose manifests can still be read (a tag whose files an older expiry
-    already deleted protects nothing more, and must not stop expiry for good)."""
-    out = []
-    for s in snapshots:
+def _readable(store: TableStore, kept: KeptAlive) -> KeptAlive:
+    """The snapshots whose data manifests can still be read (a tag whose files an older expiry
+    already deleted protects nothing more, and must not stop expiry for good; a tag whose
+    changelog Paimon's expiry deleted still protects its data)."""
+
+    def readable(s: Snapshot) -> bool:
         try:
-            for lst in _lists(s):
+            for lst in (s.base_manifest_list, s.delta_manifest_list):
                 store.manifest_list(lst)
         except FileNotFoundError:
-            continue
-        out.append(s)
-    return out
+            return False
+        return True
+
+    return kept.where(readable)
 
 
 def _consumer_expiration(schema: TableSchema) -> int | None:

@@ -47,7 +47,7 @@ from lakeops.parallel import (
     run_ordered,
 )
 from lakeops.store import TableStore
-from lakeops.store.keep_alive import KEPT_DIRS, protected_snapshots
+from lakeops.store.keep_alive import KEPT_DIRS, kept_alive
 
 __all__ = [
     "CLOCK_TOLERANCE_MS",
@@ -101,7 +101,7 @@ def referenced_files(store: TableStore, parallelism: int | None = None) -> set[s
         if name.startswith("changelog-") and name[10:].isdigit()
     ]
     snapshots += run_ordered(store.changelog, changelogs, threads)
-    snapshots += protected_snapshots(store)  # tags and branches keep their files alive
+    alive = kept_alive(store)  # tags keep their data alive, branches all their files
     names: set[str] = set()
     lists = sorted(
         {
@@ -110,7 +110,9 @@ def referenced_files(store: TableStore, parallelism: int | None = None) -> set[s
             for lst in (s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list)
             if lst
         }
+        | alive.manifest_lists(store)
     )
+    snapshots += alive.snapshots
     names.update(lists)
     manifests = sorted(
         {m.file_name for metas in imap_ordered(store.manifest_list, lists, threads) for m in metas}

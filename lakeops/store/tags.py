@@ -9,9 +9,10 @@ the snapshot file holds it, plus — only when the tag has a retention — Paimo
 * ``tagTimeRetained``: a ``Duration`` as decimal seconds.
 
 A tag without a retention carries neither field (older Paimon readers refuse them), so its file
-is the snapshot's JSON. Every manifest, data, changelog and index file of a tagged snapshot stays
-alive through snapshot expiry and orphan cleanup (:mod:`lakeops.store.keep_alive`), and a tag
-outlives its snapshot: time travel and rollback to it work after the snapshot expired.
+is the snapshot's JSON. The data of a tagged snapshot (its base and delta manifest lists, their
+manifests, data and index files) stays alive through snapshot expiry and orphan cleanup
+(:mod:`lakeops.store.keep_alive`), and a tag outlives its snapshot: time travel and rollback to
+it work after the snapshot expired. Its changelog goes when the snapshot expires, as in Paimon.
 
 Tags are created and deleted by :mod:`lakeops.maintenance.tags`; the automatic ones of
 ``tag.automatic-creation`` by :mod:`lakeops.maintenance.auto_tags`, which also applies

@@ -25,9 +25,9 @@ from lakeops import (
     TagAlreadyExistsError,
     TagNotFoundError,
 )
-from lakeops.format.snapshot import Snapshot
 from lakeops.maintenance.tags import check_tag_name, create_tag, expire_tags, replace_tag
 from lakeops.store import TableStore
+from lakeops.store.keep_alive import KeptAlive
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 
@@ -144,17 +144,17 @@ def test_a_tag_created_while_expiry_runs_keeps_its_files(
 ) -> None:
     """Expiry lists the tags, then a tag of a snapshot it is expiring is created: its files
     stay (expiry looks for new tags before deleting anything)."""
-    listed = expire_module.protected_snapshots
+    listed = expire_module.kept_alive
     calls: list[int] = []
 
-    def racing(store: TableStore) -> list[Snapshot]:
+    def racing(store: TableStore) -> KeptAlive:
         found = listed(store)
         if not calls:
             table.create_tag("racer", 1)  # after expiry listed the tags
         calls.append(1)
         return found
 
-    monkeypatch.setattr(expire_module, "protected_snapshots", racing)
+    monkeypatch.setattr(expire_module, "kept_alive", racing)
     table.expire_snapshots(retain_min=1, retain_max=1, time_retained="0 ms")
     monkeypatch.undo()
     assert _rows(table.read(tag="racer")) == _model(BATCHES[0])
