@@ -56,16 +56,19 @@ def check_snapshots(
     snapshots: Iterable[Snapshot],
     *,
     live: bool = False,
+    changelog: bool = True,
     parallelism: int | None = 1,
 ) -> None:
-    """Locate every file the commits of ``snapshots`` added or deleted (delta and changelog
-    entries) and their index files — with ``live`` also every live file — so that a snapshot
-    naming a file outside the table is refused before maintenance deletes anything.
-    ``parallelism`` snapshots are read at once; the first refusal in their order is raised."""
+    """Locate every file the commits of ``snapshots`` added or deleted (delta and, unless not
+    ``changelog``, changelog entries) and their index files — with ``live`` also every live
+    file — so that a snapshot naming a file outside the table is refused before maintenance
+    deletes anything. ``parallelism`` snapshots are read at once; the first refusal in their
+    order is raised."""
 
     def check(snapshot: Snapshot) -> None:
         entry_paths(locations, store.delta_entries(snapshot))
-        entry_paths(locations, store.changelog_entries(snapshot))
+        if changelog:
+            entry_paths(locations, store.changelog_entries(snapshot))
         index_paths(locations, store.index_entries(snapshot))
         if live:
             entry_paths(locations, store.live_entries(snapshot))

@@ -139,6 +139,36 @@ def test_rollback_to_a_tag_whose_snapshot_expired_restores_it(table: Table) -> N
     assert _rows(table.read()) == _model(*BATCHES[:2])
 
 
+def test_a_tag_keeps_its_data_not_its_changelog_as_paimon(
+    catalog: Catalog, warehouse: Path
+) -> None:
+    """Expiry deletes a tagged snapshot's changelog with the snapshot, as Paimon's does (its
+    skipping set holds the base and delta lists only); the tag's data stays readable,
+    restorable and through orphan cleanup."""
+    table = catalog.create_table(
+        "db.c",
+        schema=SCHEMA,
+        primary_keys=["id"],
+        options={"bucket": "2", "changelog-producer": "input"},
+    )
+    for batch in BATCHES:
+        table.write(batch)
+    tag = table.create_tag("t", 2)
+    root = warehouse / "db.db" / "c"
+    changelog = root / "manifest" / str(tag.snapshot.changelog_manifest_list)
+    assert changelog.exists()
+    table.expire_snapshots(retain_min=1, retain_max=1, time_retained="0 ms")
+    assert not changelog.exists()
+    assert (root / "manifest" / tag.snapshot.base_manifest_list).exists()
+    table.remove_orphan_files(older_than=dt.timedelta(0), force=True)
+    table = catalog.get_table("db.c")  # nothing of the tag's metadata cached
+    assert table.check().ok
+    assert _rows(table.read(tag="t")) == _model(*BATCHES[:2])
+    assert table.rollback_to(tag="t") is not None
+    assert _rows(table.read()) == _model(*BATCHES[:2])
+    assert table.check().ok
+
+
 def test_a_tag_created_while_expiry_runs_keeps_its_files(
     table: Table, monkeypatch: pytest.MonkeyPatch
 ) -> None:
