@@ -91,6 +91,17 @@ class TableOptions:
                     f"option 'sequence.field' names primary-key column "
                     f"{f!r}; a sequence field must be a value column"
                 )
+            if o.get(f"fields.{f}.aggregate-function") is not None:
+                raise ConfigurationError(
+                    f"option 'fields.{f}.aggregate-function' aggregates sequence field {f!r}; "
+                    "a sequence field orders the records and is not aggregated (Paimon refuses "
+                    "such a table): remove the option"
+                )
+        if len(set(seq)) != len(seq):
+            raise ConfigurationError(
+                f"option 'sequence.field' names a column more than once ({list(seq)}): name "
+                "each once, as Paimon requires"
+            )
         order = SEQUENCE_FIELD_SORT_ORDER.get(o)
         rowkind = ROWKIND_FIELD.find(o)
         if rowkind is not None:

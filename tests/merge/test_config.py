@@ -96,6 +96,12 @@ AGG = {"merge-engine": "aggregation"}
             "conflicts with 'ignore-delete'",
         ),
         ({"merge-engine": "first-row", "sequence.field": "a"}, "cannot be used with merge-engine"),
+        # Paimon's SchemaValidation.validateSequenceField: Java cannot open such a table
+        (
+            {**AGG, "sequence.field": "a", "fields.a.aggregate-function": "max"},
+            "aggregates sequence field 'a'",
+        ),
+        ({"sequence.field": "a,a"}, "more than once"),
     ],
 )
 def test_rejected_at_create(catalog: Catalog, warehouse: Path, options: dict, message: str) -> None:
