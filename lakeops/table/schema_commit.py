@@ -19,6 +19,7 @@ from lakeops.merge import create_merge_engine
 from lakeops.options import TableOptions
 from lakeops.options.auto_tag import AutoTagOptions
 from lakeops.options.changelog import ChangelogOptions
+from lakeops.options.combinations import check_combinations
 from lakeops.options.compaction import CompactOptions
 from lakeops.options.manifest import manifest_format
 from lakeops.options.registry import check_create_options, check_option_values
@@ -31,11 +32,16 @@ __all__ = ["alter_schema", "validate_schema"]
 MAX_ATTEMPTS = 10
 
 
-def validate_schema(schema: TableSchema, action: str = "create this table") -> None:
+def validate_schema(
+    schema: TableSchema, action: str = "create this table", before: TableSchema | None = None
+) -> None:
     """Raise (ConfigurationError / UnsupportedFeatureError) unless every option and key of
-    ``schema`` is one lakeops honours exactly (every typed value in its range first)."""
+    ``schema`` is one lakeops honours exactly (every typed value in its range first) and
+    Paimon accepts (``before``: the schema an ALTER changes; see
+    :func:`~lakeops.options.combinations.check_combinations`)."""
     check_option_values(schema.options)
     parsed = TableOptions.from_schema(schema)
+    check_combinations(schema, before)
     check_writable(schema, action)  # Parquet layouts lakeops can write exactly
     create_merge_engine(parsed, schema)
     CompactOptions.from_schema(schema, parsed)
@@ -80,7 +86,7 @@ def alter_schema(store: TableStore, changes: Sequence[SchemaChange]) -> TableSch
         new = apply_changes(latest, list(changes), has_snapshots)
         # options this change sets: unknown keys (did-you-mean) and refused values
         check_create_options(new.options, latest.options)
-        validate_schema(new, "apply this schema change")
+        validate_schema(new, "apply this schema change", latest)
         if store.file_io.publish_exclusive(
             store.path(paths.schema_path(new.id)), new.to_json().encode()
         ):
