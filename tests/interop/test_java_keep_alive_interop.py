@@ -21,6 +21,18 @@ pytestmark = pytest.mark.interop
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 
 
+def _create(options: dict[str, str]) -> dict[str, Any]:
+    """The oracle's op creating ``db.t`` (``id`` BIGINT key, ``v`` STRING) with ``options``."""
+    fields = [{"name": "id", "type": "BIGINT NOT NULL"}, {"name": "v", "type": "STRING"}]
+    return {
+        "op": "create",
+        "table": "db.t",
+        "fields": fields,
+        "primary_keys": ["id"],
+        "options": options,
+    }
+
+
 def _kv(ids: range, tag: str) -> pa.Table:
     return pa.table({"id": list(ids), "v": [f"{tag}{i}" for i in ids]}, schema=SCHEMA)
 
@@ -36,16 +48,7 @@ def test_java_tags_branches_and_consumers_survive_lakeops_maintenance(
         java_classpath,
         str(warehouse),
         [
-            {
-                "op": "create",
-                "table": "db.t",
-                "fields": [
-                    {"name": "id", "type": "BIGINT NOT NULL"},
-                    {"name": "v", "type": "STRING"},
-                ],
-                "primary_keys": ["id"],
-                "options": {"bucket": "2"},
-            },
+            _create({"bucket": "2"}),
             *write,
             {"op": "tag", "table": "db.t", "name": "t1", "snapshot_id": 1},
             {"op": "branch", "table": "db.t", "name": "b", "tag": "t1"},
@@ -104,16 +107,7 @@ def test_a_tag_whose_changelog_java_expired_keeps_its_data(
         java_classpath,
         str(warehouse),
         [
-            {
-                "op": "create",
-                "table": "db.t",
-                "fields": [
-                    {"name": "id", "type": "BIGINT NOT NULL"},
-                    {"name": "v", "type": "STRING"},
-                ],
-                "primary_keys": ["id"],
-                "options": {"bucket": "2", "changelog-producer": "lookup"},
-            },
+            _create({"bucket": "2", "changelog-producer": "lookup"}),
             {"op": "write", "table": "db.t", "rows": json_rows(commits[0])},
             {"op": "tag", "table": "db.t", "name": "t1", "snapshot_id": 2},
             {"op": "branch", "table": "db.t", "name": "b", "tag": "t1"},

@@ -30,7 +30,8 @@ KEYS = 30
 _TYPES = {"p": "STRING NOT NULL", "k": "INT NOT NULL", "v": "BIGINT", "w": "STRING"}
 
 
-def _config(rng: random.Random) -> tuple[str, bool, dict[str, str]]:
+def random_config(rng: random.Random) -> tuple[str, bool, dict[str, str]]:
+    """A random merge engine, whether the table is partitioned, and its options."""
     engine = rng.choice(["deduplicate", "partial-update", "first-row", "aggregation"])
     options = {"bucket": rng.choice(["1", "2"]), "write-buffer-size": "256 kb"}
     if engine != "deduplicate":
@@ -49,17 +50,23 @@ def _config(rng: random.Random) -> tuple[str, bool, dict[str, str]]:
     return engine, rng.random() < 0.5, options
 
 
+def table_schema(partitioned: bool) -> pa.Schema:
+    """``k`` INT key, ``v`` BIGINT, ``w`` STRING, after a ``p`` STRING partition if
+    ``partitioned``."""
+    fields = [pa.field("k", pa.int32(), False), pa.field("v", pa.int64()), ("w", pa.string())]
+    if partitioned:
+        fields.insert(0, pa.field("p", pa.string(), False))
+    return pa.schema(fields)
+
+
 class Run:
     """One random sequence on one table, by both engines."""
 
     def __init__(self, warehouse: Path, classpath: str, seed: int) -> None:
         self.rng = rng = random.Random(seed)
-        self.engine, self.partitioned, options = _config(rng)
+        self.engine, self.partitioned, options = random_config(rng)
         self.warehouse, self.classpath = warehouse, classpath
-        fields = [pa.field("k", pa.int32(), False), pa.field("v", pa.int64()), ("w", pa.string())]
-        if self.partitioned:
-            fields.insert(0, pa.field("p", pa.string(), False))
-        self.schema = pa.schema(fields)
+        self.schema = table_schema(self.partitioned)
         self.names = self.schema.names
         keys = ["p", "k"] if self.partitioned else ["k"]
         parts = ["p"] if self.partitioned else []

@@ -24,6 +24,7 @@ import pytest
 
 from lakeops import Catalog, Table
 from tests.interop.java_oracle import run_ops
+from tests.interop.test_random_java_interop import random_config, table_schema
 from tests.table.test_random_operations import Model
 
 pytestmark = pytest.mark.interop
@@ -33,23 +34,6 @@ Rows = dict[tuple[Any, ...], Row]
 KEYS = 20
 
 
-def _config(rng: random.Random) -> tuple[str, bool, dict[str, str]]:
-    engine = rng.choice(["deduplicate", "partial-update", "first-row", "aggregation"])
-    options = {"bucket": rng.choice(["1", "2"]), "write-buffer-size": "256 kb"}
-    if engine != "deduplicate":
-        options["merge-engine"] = engine
-    if engine == "aggregation":
-        options["fields.v.aggregate-function"] = "sum"
-        options["fields.w.aggregate-function"] = "last_non_null_value"
-    if engine != "first-row" and rng.random() < 0.4:
-        options["deletion-vectors.enabled"] = "true"
-    if rng.random() < 0.5:
-        options["changelog-producer"] = "lookup"
-    if rng.random() < 0.3:
-        options["num-sorted-run.compaction-trigger"] = "2"
-    return engine, rng.random() < 0.5, options
-
-
 class Run:
     """One random sequence on one table and its branches, by both engines. ``models`` holds
     each branch's latest rows (None: the main branch), ``at`` the rows of every snapshot a
@@ -57,12 +41,9 @@ class Run:
 
     def __init__(self, warehouse: Path, classpath: str, seed: int) -> None:
         self.rng = rng = random.Random(seed)
-        self.engine, self.partitioned, options = _config(rng)
+        self.engine, self.partitioned, options = random_config(rng)
         self.warehouse, self.classpath = warehouse, classpath
-        fields = [pa.field("k", pa.int32(), False), pa.field("v", pa.int64()), ("w", pa.string())]
-        if self.partitioned:
-            fields.insert(0, pa.field("p", pa.string(), False))
-        self.schema = pa.schema(fields)
+        self.schema = table_schema(self.partitioned)
         self.names = self.schema.names
         self.catalog = Catalog(str(warehouse))
         self.catalog.create_database("db")
