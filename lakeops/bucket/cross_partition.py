@@ -115,8 +115,10 @@ class GlobalIndex:
         parallelism: int | None = None,
         ttl_ms: int | None = None,
         deletions: Mapping[tuple[bytes, int, str], DeletionFile] | None = None,
+        partitions: Callable[[bytes], bool] | None = None,
     ) -> None:
-        """Load every live key of ``snapshot`` (see :func:`bootstrap_splits`).
+        """Load every live key of ``snapshot`` (see :func:`bootstrap_splits`; ``partitions``:
+        only those of the serialized partitions it admits).
 
         The splits (one per partition and bucket) are read ``parallelism`` at once (default:
         the cores available, capped by the number of splits) and loaded in split order as they
@@ -124,6 +126,8 @@ class GlobalIndex:
         columns of every live key, plus 8 bytes a key) and the merge of at most
         ``2 * parallelism`` splits' key columns at a time."""
         splits = bootstrap_splits(store, self.schema, snapshot, ttl_ms, deletions)
+        if partitions is not None:
+            splits = [s for s in splits if partitions(s.partition_bytes)]
         keys = imap_ordered(lambda s: split_keys(reader, self.schema, s), splits, parallelism)
         for split, split_keys_ in zip(splits, keys, strict=True):
             self.load(split_keys_, split.bucket)

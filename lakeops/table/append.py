@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -122,13 +123,21 @@ class AppendTable(BaseTable):
         return audit if kind == "audit_log" else binlog_of_audit_log(audit, self.schema)
 
     # -------------------------------------------------------------------- write
-    def new_write(self, *, overwrite: bool = False, parallelism: int | None = None) -> AppendWrite:
+    def new_write(
+        self,
+        *,
+        overwrite: bool | Sequence[Mapping[str, Any]] = False,
+        parallelism: int | None = None,
+    ) -> AppendWrite:
         """A two-phase writer: ``write`` batches, then ``prepare_commit`` → :meth:`commit`.
-        ``overwrite=True`` prepares messages for ``commit(..., overwrite=…)``."""
+        ``overwrite`` (``True`` or partition specs) prepares messages for
+        ``commit(..., overwrite=…)``."""
         self._require_writable("write")
         check_writable(self.schema)
         self.file_io.check_commit_ready()
-        return AppendWrite(self.context, ignore_previous=overwrite, parallelism=parallelism)
+        return AppendWrite(
+            self.context, ignore_previous=overwrite is not False, parallelism=parallelism
+        )
 
     def update_columns(
         self, data: pa.Table | pa.RecordBatch, *, columns: Sequence[str] | None = None

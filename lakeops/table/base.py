@@ -181,8 +181,14 @@ class BaseTable(ScanSource):
         check_iceberg_schema(self.schema, f"cannot {action} table {self.identifier!r}")
 
     # -------------------------------------------------------------------- write
-    def new_write(self, *, overwrite: bool = False, parallelism: int | None = None) -> TableWriter:
-        """A two-phase writer of this kind of table (see the subclasses)."""
+    def new_write(
+        self,
+        *,
+        overwrite: bool | Sequence[Mapping[str, Any]] = False,
+        parallelism: int | None = None,
+    ) -> TableWriter:
+        """A two-phase writer of this kind of table (see the subclasses); ``overwrite``: as
+        the ``commit`` it prepares for."""
         raise NotImplementedError
 
     def write(
@@ -219,7 +225,7 @@ class BaseTable(ScanSource):
         data = in_memory(data)
         retry = CommitRetry(self.context.commit_retry)
         while True:
-            writer = self.new_write(overwrite=overwrite is not False, parallelism=parallelism)
+            writer = self.new_write(overwrite=overwrite, parallelism=parallelism)
             try:
                 writer.write(data)
                 messages = writer.prepare_commit()

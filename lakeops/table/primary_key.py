@@ -91,16 +91,32 @@ class Table(BaseTable):
         self.context.options  # noqa: B018 - a malformed table-wide option fails at open
 
     # -------------------------------------------------------------------- write
-    def new_write(self, *, overwrite: bool = False, parallelism: int | None = None) -> TableWrite:
+    def new_write(
+        self,
+        *,
+        overwrite: bool | Sequence[Mapping[str, Any]] = False,
+        parallelism: int | None = None,
+    ) -> TableWrite:
         """A two-phase writer: ``write`` batches, then ``prepare_commit`` → :meth:`commit`.
 
-        ``overwrite=True`` prepares messages for ``commit(..., overwrite=…)``: the writer
-        ignores the table's current files and (dynamic buckets) its key index, as Paimon's
-        overwrite does, so its rows must only go to the partitions being overwritten."""
+        ``overwrite`` (``True``, or the partition specs given to ``commit(..., overwrite=…)``)
+        prepares messages for an overwrite: the writer ignores the table's current files and
+        (dynamic buckets) its key index, as Paimon's overwrite does, so its rows must only go
+        to the partitions being overwritten. Given the specs, a cross-partition table's writer
+        refuses (:class:`~lakeops.errors.DataValidationError`) rows whose keys live in
+        partitions the overwrite keeps: the table would hold them twice."""
         self._require_writable("write")
         check_writable(self.schema)
         self.file_io.check_commit_ready()  # an unreachable commit lock fails before any file
-        return TableWrite(self.context, ignore_previous=overwrite, parallelism=parallelism)
+        replaced = None
+        if overwrite is not False and overwrite is not True:
+            replaced = partition_matches(self.schema, list(overwrite), self.options)
+        return TableWrite(
+            self.context,
+            ignore_previous=overwrite is not False,
+            parallelism=parallelism,
+            replaced=replaced,
+        )
 
     def split_reader(self) -> SplitReader:
         """Reads merged rows of this table's splits."""

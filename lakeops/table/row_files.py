@@ -29,7 +29,7 @@ left behind.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -67,7 +67,12 @@ class RewriteTarget(Protocol):
 
     context: TableContext
 
-    def new_write(self, *, overwrite: bool = False, parallelism: int | None = None) -> Any: ...
+    def new_write(
+        self,
+        *,
+        overwrite: bool | Sequence[Mapping[str, Any]] = False,
+        parallelism: int | None = None,
+    ) -> Any: ...
     def _committer(self) -> Committer: ...
     def _plan(self, snapshot: Snapshot | None, rf: RowFilter | None) -> Sequence[Any]: ...
 

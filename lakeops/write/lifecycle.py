@@ -22,7 +22,7 @@ it alone writes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Generic, NamedTuple, TypeVar
@@ -114,7 +114,8 @@ def flush_cost(bucket: BucketFiles) -> float:
 class BucketWrite(Generic[B]):
     """The two-phase writer of one table; see the module docstring. ``ignore_previous`` (an
     overwrite): the write builds on no snapshot, as the table's current files are being
-    replaced. A kind's own state is made by :meth:`_setup`."""
+    replaced; ``replaced``: of a partition overwrite, the serialized partitions it replaces.
+    A kind's own state is made by :meth:`_setup`."""
 
     def __init__(
         self,
@@ -122,6 +123,7 @@ class BucketWrite(Generic[B]):
         *,
         ignore_previous: bool = False,
         parallelism: int | None = None,
+        replaced: Callable[[bytes], bool] | None = None,
     ) -> None:
         #: how many buckets a flush writes (and compacts) at once; see :mod:`lakeops.parallel`
         self.parallelism = check_parallelism(parallelism)
@@ -133,6 +135,8 @@ class BucketWrite(Generic[B]):
         self.locations = table.locations
         self.locations.check_writable()
         self._ignore_previous = ignore_previous
+        #: a partition overwrite: the (serialized) partitions it replaces (None: all of them)
+        self._replaced = replaced
         self._buckets: dict[tuple[bytes, int], B] = {}
         #: the serialized bytes of each partition value met so far (:meth:`_partition_bytes`)
         self._partitions: dict[tuple[object, ...], bytes] = {}

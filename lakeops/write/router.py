@@ -14,6 +14,7 @@ order that numbers them), the groups ordered by partition and then bucket.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,7 @@ import pyarrow as pa
 
 from lakeops.bucket.cross_partition import GlobalIndex
 from lakeops.bucket.dynamic import PartitionIndex, partition_codes, partition_groups
-from lakeops.errors import SnapshotExpiredError, StaleWriteError
+from lakeops.errors import DataValidationError, SnapshotExpiredError, StaleWriteError
 from lakeops.format import binary_row
 from lakeops.format.bucket_hash import assign_buckets, hash_rows
 from lakeops.format.index_manifest import HASH_INDEX
@@ -61,9 +62,17 @@ class Router:
     """
 
     def __init__(
-        self, table: TableContext, base: Snapshot | None, *, parallelism: int | None = None
+        self,
+        table: TableContext,
+        base: Snapshot | None,
+        *,
+        parallelism: int | None = None,
+        kept: Callable[[bytes], bool] | None = None,
     ) -> None:
         self.table = table
+        #: a partition overwrite: the (serialized) partitions it does not replace
+        self.kept = kept
+        self._kept_index: GlobalIndex | None = None
         self.parallelism = check_parallelism(parallelism)
         self.store = table.store
         self.schema = schema = table.schema
@@ -134,6 +143,8 @@ class Router:
             )
             return records, buckets, None
         if self.cross_partition:
+            if self.kept is not None:
+                self._refuse_kept_keys(records)
             records, buckets = self._cross_partition_index().resolve(records)
             return records, buckets, None
         hashes = self._key_hashes(records)
@@ -189,6 +200,42 @@ class Router:
             )
             self._partition_indexes[pbytes] = index
         return index
+
+    def _refuse_kept_keys(self, records: pa.Table) -> None:
+        """A partition overwrite of a cross-partition table replaces only its partitions, yet
+        the table holds each key once: a written key that lives in a partition the overwrite
+        keeps would then live twice (Paimon's commit refuses the retraction it would need in
+        that partition). Refused before anything is written, naming the keys."""
+        if self._kept_index is None:
+            assert self.dynamic is not None and self.kept is not None
+            latest = self.store.latest_snapshot()
+            index = GlobalIndex(self.schema, self.engine.name, self.dynamic.target_row_num)
+            index.bootstrap(
+                self.store,
+                SplitReader(self.table),
+                latest,
+                parallelism=self.parallelism or self.dynamic.bootstrap_parallelism,
+                ttl_ms=self.dynamic.index_ttl_ms,
+                deletions=table_deletion_files(self.table, latest),
+                partitions=self.kept,
+            )
+            self._kept_index = index
+        index = self._kept_index
+        keys = list(self.schema.primary_keys)
+        if not len(index) or records.num_rows == 0:
+            return
+        found = records.select(keys).join(
+            index.table.select(keys), keys, join_type="left semi", use_threads=False
+        )
+        if found.num_rows:
+            shown = found.slice(0, 5).to_pylist()
+            raise DataValidationError(
+                f"{found.num_rows} row(s) of this partition overwrite have primary keys that "
+                f"live in partitions it does not replace (e.g. {shown}); a cross-partition "
+                "table holds each key once, in one partition: overwrite those partitions too, "
+                "delete the keys there first, or write the rows without overwrite (an upsert "
+                "moves them)"
+            )
 
     def _cross_partition_index(self) -> GlobalIndex:
         """The global key index, bootstrapped from the base snapshot on first use (as Paimon,

@@ -92,7 +92,13 @@ class TableWrite(BucketWrite[_Bucket]):
         self._counts: dict[bytes, int] = {}
         # the snapshot this write builds on (none for an overwrite, which replaces it)
         self._base = None if self._ignore_previous else self.store.latest_snapshot()
-        self.router = Router(self.table, self._base, parallelism=self.parallelism)
+        replaced = self._replaced
+        self.router = Router(
+            self.table,
+            self._base,
+            parallelism=self.parallelism,
+            kept=None if replaced is None else lambda p: not replaced(p),
+        )
         #: the postpone bucket's flushes: Avro files named with this writer's prefix
         self.postpone_settings = _postpone_settings(self.flush_settings)
         #: a move of postponed rows (write_moved): the real bucket count of each partition
