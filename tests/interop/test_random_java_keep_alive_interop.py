@@ -158,8 +158,10 @@ class Run:
             self.table(None).expire_snapshots(retain_min=1, retain_max=retain)
 
     def java_expire(self, branch: str | None) -> None:
+        if branch is not None:
+            return  # Paimon 0.9's expiry of a branch keeps the main branch's tags, not its own
         tags = {t.name for t in self.table(None).tags()}
-        if branch is None and not set(self.branch_tag.values()) <= tags:
+        if not set(self.branch_tag.values()) <= tags:
             return  # Paimon 0.9's expiry keeps the tags, not the branches made from them
         retain = self.rng.randint(1, 3)
         self.trail.append(f"  retain {retain}")
