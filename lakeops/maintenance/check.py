@@ -5,7 +5,9 @@ Every snapshot, kept changelog, tag and branch snapshot is read; every manifest 
 and index manifest they name must decode; every data, changelog and index file they reference
 must exist with the size its entry records (a tag's or branch's changelog excepted: it keeps
 its snapshot's files, and expiry deletes every expired snapshot's changelog, tagged or not, as
-Paimon's does), and (Parquet and ORC, whose footers say it) the row count. Each problem names
+Paimon's does; a kept changelog, conversely, keeps its changelog only: its snapshot's data
+manifests went with the snapshot, as in Paimon), and (Parquet and ORC, whose footers say it) the
+row count. Each problem names
 the file relative to the table and the snapshots that reference it.
 Files are checked once each, on a pool of threads (the work is waiting on storage). A wedged
 table — a snapshot id re-used after its expiry, a hint that stops readers short — is reported
@@ -102,10 +104,12 @@ def check_table(store: TableStore) -> CheckReport:
     (see the module docstring); never writes or deletes anything."""
     check = _Check(store)
     check.report.problems += [Problem(path, text, ids) for path, text, ids in wedge_findings(store)]
-    snapshots, protected = check.snapshots()
-    check.report.snapshots = len(snapshots) + len(protected)
+    snapshots, changelogs, protected = check.snapshots()
+    check.report.snapshots = len(snapshots) + len(changelogs) + len(protected)
     for snapshot in snapshots:
         check.expect_files_of(snapshot)
+    for kept in changelogs:
+        check.expect_files_of(kept, data=False)
     for snapshot in protected:
         # a tag or branch keeps its snapshot's files, not its changelog: expiry deletes the
         # changelog files of every snapshot it expires, tagged or not, as Paimon's does
@@ -142,22 +146,24 @@ class _Check:
         self.seen.add(name)
         return out
 
-    def snapshots(self) -> tuple[list[Snapshot], list[Snapshot]]:
-        """(every snapshot and kept changelog, every tag and branch snapshot) that decodes (a
-        file expired since it was listed is skipped; one that does not decode is a problem)."""
+    def snapshots(self) -> tuple[list[Snapshot], list[Snapshot], list[Snapshot]]:
+        """(every snapshot, every kept changelog, every tag and branch snapshot) that decodes
+        (a file expired since it was listed is skipped; one that does not decode is a
+        problem)."""
         store = self.store
         snapshots: list[Snapshot] = []
         for sid in store.snapshot_ids():
             self._snapshot_file(snapshots, store.snapshot, sid)
+        changelogs: list[Snapshot] = []
         for name in store.file_io.list_names(store.path(paths.CHANGELOG_DIR)):
             if name.startswith("changelog-") and name[10:].isdigit():
-                self._snapshot_file(snapshots, store.changelog, int(name[10:]))
+                self._snapshot_file(changelogs, store.changelog, int(name[10:]))
         protected: list[Snapshot] = []
         try:
             protected = protected_snapshots(store)
         except CorruptTableError as exc:
             self.report.problems.append(Problem(exc.path or "tag/", str(exc)))
-        return snapshots, protected
+        return snapshots, changelogs, protected
 
     def _snapshot_file(
         self, snapshots: list[Snapshot], load: Callable[[int], Snapshot], sid: int
@@ -172,10 +178,12 @@ class _Check:
             return  # expired since it was listed
         self.seen.add(f"snapshot {sid}")
 
-    def expect_files_of(self, snapshot: Snapshot, *, changelog: bool = True) -> None:
-        """Record the data, changelog (unless not ``changelog``) and index files ``snapshot``
-        references; its live data files only where every manifest of it decoded (else the
-        fold would be wrong)."""
+    def expect_files_of(
+        self, snapshot: Snapshot, *, changelog: bool = True, data: bool = True
+    ) -> None:
+        """Record the data (unless not ``data``), changelog (unless not ``changelog``) and
+        index files ``snapshot`` references; its live data files only where every manifest of
+        it decoded (else the fold would be wrong)."""
         store = self.store
         locations = FileLocations.of(store.file_io, store.root, store.schema(snapshot.schema_id))
 
@@ -185,7 +193,7 @@ class _Check:
 
         entries: list[ManifestEntry] = []
         complete = True
-        lists = [snapshot.base_manifest_list, snapshot.delta_manifest_list]
+        lists = [snapshot.base_manifest_list, snapshot.delta_manifest_list] if data else []
         if snapshot.changelog_manifest_list and changelog:
             lists.append(snapshot.changelog_manifest_list)
         for lst in lists:
@@ -203,7 +211,7 @@ class _Check:
         if complete:
             for e in fold_entries(entries).values():
                 _expect_entry(self.report, locations, e, expect)
-        if snapshot.index_manifest:
+        if snapshot.index_manifest and data:
             self._expect_index_files(snapshot, locations, expect)
 
     def _expect_index_files(

@@ -594,6 +594,26 @@ def _readable(store: TableStore, kept: KeptAlive) -> KeptAlive:
     return kept.where(readable)
 
 
+def _kept_changelog_files(
+    store: TableStore, locations: FileLocations, kept: Snapshot, result: _Tally
+) -> list[str]:
+    """The changelog files, changelog manifests and changelog manifest list of a kept
+    changelog (none when its list is gone: nothing else names those files any more)."""
+    lst = kept.changelog_manifest_list
+    if not lst:
+        return []
+    try:
+        metas = store.manifest_list(lst)
+        entries = store.changelog_entries(kept)
+    except FileNotFoundError:
+        return []
+    doomed = [p for e in entries for p in _entry_path(locations, e)]
+    result.changelog_files_deleted += len(doomed)
+    doomed += [store.path(paths.manifest_path(m.file_name)) for m in metas]
+    result.manifests_deleted += len(metas)
+    return [*doomed, store.path(paths.manifest_path(lst))]
+
+
 def _consumer_expiration(schema: TableSchema) -> int | None:
     return CONSUMER_EXPIRATION_TIME.find(schema.options, blank_is_unset=True)
 
@@ -637,15 +657,10 @@ def _expire_changelogs(
         if not (too_many or too_old):
             break
         # located first (a changelog naming a file outside the table is refused before any of
-        # its files goes), then the changelog metadata goes, then its files (crash-safe)
-        check_snapshots(store, locations, [kept])
-        doomed = [p for e in store.changelog_entries(kept) for p in _entry_path(locations, e)]
-        result.changelog_files_deleted += len(doomed)
-        if kept.changelog_manifest_list:
-            for m in store.manifest_list(kept.changelog_manifest_list):
-                doomed.append(store.path(paths.manifest_path(m.file_name)))
-                result.manifests_deleted += 1
-            doomed.append(store.path(paths.manifest_path(kept.changelog_manifest_list)))
+        # its files goes), then the changelog metadata goes, then its files (crash-safe). A
+        # kept changelog holds its changelog only: the data manifest lists of its snapshot
+        # went with the snapshot (as Paimon's expiry deletes them), so they are not read
+        doomed = _kept_changelog_files(store, locations, kept, result)
         fio.delete(store.path(f"{paths.CHANGELOG_DIR}/changelog-{sid}"))
         tracker = tracker or DeleteProgress(None)
         tracker.found(len(doomed))

@@ -38,6 +38,7 @@ from typing import Any
 
 from lakeops.errors import ClockSkewError, ConfigurationError
 from lakeops.format import paths
+from lakeops.format.snapshot import Snapshot
 from lakeops.io.file_io import CLOCK_PROBE_PREFIX, FileIO
 from lakeops.parallel import (
     IO_THREADS,
@@ -100,8 +101,26 @@ def referenced_files(store: TableStore, parallelism: int | None = None) -> set[s
         for name in store.file_io.list_names(store.path(paths.CHANGELOG_DIR))
         if name.startswith("changelog-") and name[10:].isdigit()
     ]
-    snapshots += run_ordered(store.changelog, changelogs, threads)
+    kept = run_ordered(store.changelog, changelogs, threads)
     alive = kept_alive(store)  # tags keep their data alive, branches all their files
+
+    def present(name: str) -> bool:
+        return store.file_io.exists(store.path(paths.manifest_path(name)))
+
+    # a kept changelog keeps its changelog; its snapshot's data manifest lists and index
+    # manifest went with the snapshot (Paimon keeps the lists when there is no changelog
+    # producer): each is kept where it still exists (one probe each)
+    kept_metadata = {
+        name
+        for k in kept
+        for name in (
+            k.base_manifest_list,
+            k.delta_manifest_list,
+            k.changelog_manifest_list,
+            k.index_manifest,
+        )
+        if name and present(name)
+    }
     names: set[str] = set()
     lists = sorted(
         {
@@ -111,6 +130,7 @@ def referenced_files(store: TableStore, parallelism: int | None = None) -> set[s
             if lst
         }
         | alive.manifest_lists(store)
+        | {k_list for k in kept for k_list in _lists_of(k) if k_list in kept_metadata}
     )
     snapshots += alive.snapshots
     names.update(lists)
@@ -129,7 +149,10 @@ def referenced_files(store: TableStore, parallelism: int | None = None) -> set[s
 
     for files in imap_ordered(data_files, manifests, threads):  # folded as they come
         names |= files
-    index_manifests = sorted({s.index_manifest for s in snapshots if s.index_manifest})
+    index_manifests = sorted(
+        {s.index_manifest for s in snapshots if s.index_manifest}
+        | {k.index_manifest for k in kept if k.index_manifest in kept_metadata}
+    )
     names.update(index_manifests)
 
     def index_files(index_manifest: str) -> set[str]:
@@ -141,6 +164,12 @@ def referenced_files(store: TableStore, parallelism: int | None = None) -> set[s
     for files in imap_ordered(index_files, index_manifests, threads):
         names |= files
     return names
+
+
+def _lists_of(s: Snapshot) -> list[str]:
+    return [
+        n for n in (s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list) if n
+    ]
 
 
 def list_files(fio: FileIO, root: str, parallelism: int | None = None) -> list[str]:
