@@ -104,12 +104,10 @@ def referenced_files(store: TableStore, parallelism: int | None = None) -> set[s
     kept = run_ordered(store.changelog, changelogs, threads)
     alive = kept_alive(store)  # tags keep their data alive, branches all their files
 
-    def present(name: str) -> bool:
-        return store.file_io.exists(store.path(paths.manifest_path(name)))
-
     # a kept changelog keeps its changelog; its snapshot's data manifest lists and index
     # manifest went with the snapshot (Paimon keeps the lists when there is no changelog
-    # producer): each is kept where it still exists (one probe each)
+    # producer): each is kept where it still exists (one listing of the manifest directory)
+    present = set(store.file_io.list_names(store.path(paths.MANIFEST_DIR))) if kept else set()
     kept_metadata = {
         name
         for k in kept
@@ -119,7 +117,7 @@ def referenced_files(store: TableStore, parallelism: int | None = None) -> set[s
             k.changelog_manifest_list,
             k.index_manifest,
         )
-        if name and present(name)
+        if name and name in present
     }
     names: set[str] = set()
     lists = sorted(
