@@ -37,7 +37,11 @@ from lakeops.format import paths
 from lakeops.format.manifest import FileKind, ManifestEntry
 from lakeops.format.schema import TableSchema
 from lakeops.format.snapshot import Snapshot
-from lakeops.maintenance.iceberg import expire_iceberg_metadata, sweep_iceberg_puffins
+from lakeops.maintenance.iceberg import (
+    expire_iceberg_metadata,
+    iceberg_head_files,
+    sweep_iceberg_puffins,
+)
 from lakeops.options import TableOptions
 from lakeops.options.option import Option
 from lakeops.options.rows_retention import (
@@ -408,6 +412,8 @@ def _expire_range(
         for e in store.live_entries(kept, parallelism=threads):
             live.add(e.file.file_name)
             live.update(e.file.extra_files)
+    # and what Iceberg readers are shown while the Iceberg head is behind the table
+    live |= iceberg_head_files(store)
     expired = range(first, end)
     kept_changelogs = [sid for sid in expired if sid >= keep_changelog_from]
     # storage paths, deleted after the snapshot files

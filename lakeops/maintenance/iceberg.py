@@ -972,17 +972,72 @@ def _expire_before(
 def expire_iceberg_metadata(store: TableStore, earliest_snapshot_id: int) -> None:
     """After snapshot expiry: the Iceberg metadata versions of expired snapshots (ids below
     ``earliest_snapshot_id``) go with their manifests, as the next Paimon commit's
-    ``expireAllBefore`` would remove them (their data files may be gone)."""
+    ``expireAllBefore`` would remove them (their data files may be gone) — but for the newest
+    version, which the version hint names: when it is behind the table (a commit that died
+    before writing the next one, or a writer that keeps no Iceberg metadata, such as Paimon
+    0.9), it stays as it is until the next commit replaces it, so Iceberg readers can still
+    open the table."""
     options = store.latest_schema().options
     if iceberg_storage(options) == "disabled":
         return
     meta_dir = iceberg_metadata_dir(store.root, options)
     versions = _metadata_versions(store, meta_dir)
+    if not versions:
+        return
+    head = versions[-1]
     live = [v for v in versions if v >= earliest_snapshot_id]
     keep = _prune_history(store, meta_dir, live, earliest_snapshot_id)
+    if head < earliest_snapshot_id:
+        try:
+            found = json.loads(store.file_io.read_bytes(join(meta_dir, f"v{head}.metadata.json")))
+        except (OSError, ValueError):
+            found = {}
+        keep |= _manifest_lists(found)
     for v in versions:
-        if v < earliest_snapshot_id:
+        if v < earliest_snapshot_id and v != head:
             _delete_version(store, meta_dir, v, keep)
+
+
+def iceberg_head_files(store: TableStore) -> set[str]:
+    """The names of the data files the Iceberg head (the newest metadata version, which the
+    version hint names) shows its readers: what snapshot expiry must keep while that head is
+    behind the table (a commit that died before writing the next version, or a writer that
+    keeps no Iceberg metadata). Empty when the table keeps no Iceberg metadata."""
+    return _head_files(store)[0]
+
+
+def _head_files(store: TableStore) -> tuple[set[str], set[str]]:
+    """(the names of the data files, the names of the delete files — Puffin deletion vectors)
+    of the Iceberg head's current snapshot; both empty without Iceberg metadata."""
+    data: set[str] = set()
+    deletes: set[str] = set()
+    options = store.latest_schema().options
+    if iceberg_storage(options) == "disabled":
+        return data, deletes
+    meta_dir = iceberg_metadata_dir(store.root, options)
+    versions = _metadata_versions(store, meta_dir)
+    if not versions:
+        return data, deletes
+    path = join(meta_dir, f"v{versions[-1]}.metadata.json")
+    try:
+        head = json.loads(store.file_io.read_bytes(path))
+    except (OSError, ValueError):
+        return data, deletes
+    current = head.get("current-snapshot-id")
+    snaps = head.get("snapshots", [])
+    for list_path in [str(s["manifest-list"]) for s in snaps if s.get("snapshot-id") == current]:
+        for manifest in _manifests_of(store, list_path):
+            try:
+                raw = store.file_io.read_bytes(manifest)
+            except FileNotFoundError:
+                continue
+            for entry in read_avro(raw, f"Iceberg manifest {manifest}"):
+                if entry.get("status") == 2:  # deleted
+                    continue
+                record = entry["data_file"]
+                name = str(record["file_path"]).rsplit("/", 1)[-1]
+                (data if record.get("content", 0) == 0 else deletes).add(name)
+    return data, deletes
 
 
 def sweep_iceberg_puffins(store: TableStore) -> None:
@@ -990,7 +1045,11 @@ def sweep_iceberg_puffins(store: TableStore) -> None:
     (:func:`~lakeops.maintenance.iceberg_deletes.sweep_puffins`)."""
     options = store.latest_schema().options
     if iceberg_storage(options) != "disabled":
-        sweep_puffins(store, iceberg_metadata_dir(store.root, options), set())
+        meta_dir = iceberg_metadata_dir(store.root, options)
+        # the head's own Puffin files stay while it is behind the table (see
+        # iceberg_head_files): its readers apply them
+        keep = {join(meta_dir, name) for name in _head_files(store)[1]}
+        sweep_puffins(store, meta_dir, keep)
 
 
 def _prune_history(

@@ -205,6 +205,43 @@ def test_expiry_removes_the_metadata_of_expired_snapshots(tmp_path: Path) -> Non
     assert sorted(p.name.split("-")[1] for p in meta.glob("snap-*.avro")) == ["3", "4"]
 
 
+def test_expiry_keeps_a_head_left_behind_by_a_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit that published its Paimon snapshot but not its Iceberg version (killed there,
+    or a writer that keeps no Iceberg metadata, as Paimon 0.9) leaves the head behind; an
+    expiry of every snapshot up to it must not delete the version the hint names (it did:
+    Iceberg readers then found no metadata at all until the next commit)."""
+    table = _table(tmp_path, {**ICEBERG, "metadata.iceberg.previous-versions-max": "10"})
+    for i in range(3):
+        _write(table, [i])
+
+    def crash(*args: Any, **kw: Any) -> str:
+        raise OSError("killed before the Iceberg metadata")
+
+    monkeypatch.setattr(iceberg_module, "write_iceberg_metadata", crash)
+    _write(table, [3])
+    table.compact(full=True)  # replaces the files the head shows
+    monkeypatch.undo()
+    meta = tmp_path / "db.db" / "t" / "metadata"
+    assert (meta / "version-hint.text").read_text() == "3"
+    table.expire_snapshots(retain_min=1, retain_max=1)
+    assert [s.id for s in table.snapshots()] == [5]
+    assert sorted(p.name for p in meta.glob("v*.metadata.json")) == ["v3.metadata.json"]
+    doc = json.loads((meta / "v3.metadata.json").read_text())
+    assert doc["current-snapshot-id"] == 3
+    (head,) = [s for s in doc["snapshots"] if s["snapshot-id"] == 3]
+    shown = []  # every manifest and data file the head shows is still there
+    for listed in _avro(head["manifest-list"].removeprefix("file:"))[1]:
+        manifest = listed["manifest_path"].removeprefix("file:")
+        shown += [e["data_file"]["file_path"] for e in _avro(manifest)[1] if e["status"] != 2]
+    assert len(shown) == 3 and all(Path(f.removeprefix("file:")).exists() for f in shown)
+    _write(table, [4])  # the next commit catches Iceberg up
+    assert (meta / "version-hint.text").read_text() == "6"
+    doc = json.loads((meta / "v6.metadata.json").read_text())
+    assert doc["snapshots"][-1]["summary"]["total-records"] == "5"
+
+
 def test_hadoop_catalog_writes_under_the_warehouse(tmp_path: Path) -> None:
     table = _table(tmp_path, {"metadata.iceberg.storage": "hadoop-catalog"})
     _write(table, [1])
