@@ -40,6 +40,7 @@ from lakeops.errors import ClockSkewError, ConfigurationError
 from lakeops.format import paths
 from lakeops.format.snapshot import Snapshot
 from lakeops.io.file_io import CLOCK_PROBE_PREFIX, FileIO
+from lakeops.maintenance.iceberg import iceberg_head_files
 from lakeops.parallel import (
     IO_THREADS,
     check_parallelism,
@@ -161,7 +162,9 @@ def referenced_files(store: TableStore, parallelism: int | None = None) -> set[s
 
     for files in imap_ordered(index_files, index_manifests, threads):
         names |= files
-    return names
+    # what the Iceberg head shows its readers while it is behind the table (see
+    # lakeops.maintenance.iceberg.iceberg_head_files)
+    return names | iceberg_head_files(store)
 
 
 def _lists_of(s: Snapshot) -> list[str]:
