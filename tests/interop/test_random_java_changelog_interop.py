@@ -25,7 +25,7 @@ import pytest
 from lakeops import Catalog
 from lakeops.errors import SnapshotExpiredError
 from tests.interop.java_oracle import run_ops
-from tests.interop.test_random_java_interop import table_schema
+from tests.interop.test_random_java_interop import random_rows, table_schema
 from tests.table.test_random_operations import Model
 
 pytestmark = pytest.mark.interop
@@ -79,17 +79,7 @@ class Run:
         return run_ops(self.classpath, str(self.warehouse), ops)
 
     def rows(self) -> list[Row]:
-        rng = self.rng
-        out = []
-        for _ in range(rng.randint(1, 20)):
-            row = {
-                "p": rng.choice("ab"),
-                "k": rng.randrange(KEYS),
-                "v": rng.choice([None, rng.randint(-10, 30)]),
-                "w": rng.choice([None, "x", "y", "zz"]),
-            }
-            out.append({c: row[c] for c in self.names})
-        return out
+        return random_rows(self.rng, self.names, KEYS)
 
     # ------------------------------------------------------------------ the operations
     def ours_write(self) -> None:

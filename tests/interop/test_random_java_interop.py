@@ -59,6 +59,20 @@ def table_schema(partitioned: bool) -> pa.Schema:
     return pa.schema(fields)
 
 
+def random_rows(rng: random.Random, names: list[str], keys: int) -> list[Row]:
+    """1 to 20 random rows of ``names`` (of ``p``, ``k`` < ``keys``, ``v``, ``w``)."""
+    out = []
+    for _ in range(rng.randint(1, 20)):
+        row = {
+            "p": rng.choice("ab"),
+            "k": rng.randrange(keys),
+            "v": rng.choice([None, rng.randint(-10, 30)]),
+            "w": rng.choice([None, "x", "y", "zz"]),
+        }
+        out.append({c: row[c] for c in names})
+    return out
+
+
 class Run:
     """One random sequence on one table, by both engines."""
 

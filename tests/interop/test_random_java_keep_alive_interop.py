@@ -24,7 +24,7 @@ import pytest
 
 from lakeops import Catalog, Table
 from tests.interop.java_oracle import run_ops
-from tests.interop.test_random_java_interop import random_config, table_schema
+from tests.interop.test_random_java_interop import random_config, random_rows, table_schema
 from tests.table.test_random_operations import Model
 
 pytestmark = pytest.mark.interop
@@ -82,17 +82,7 @@ class Run:
         return f"{prefix}{self.names_made}"
 
     def rows(self) -> list[Row]:
-        rng = self.rng
-        out = []
-        for _ in range(rng.randint(1, 20)):
-            row = {
-                "p": rng.choice("ab"),
-                "k": rng.randrange(KEYS),
-                "v": rng.choice([None, rng.randint(-10, 30)]),
-                "w": rng.choice([None, "x", "y", "zz"]),
-            }
-            out.append({c: row[c] for c in self.names})
-        return out
+        return random_rows(self.rng, self.names, KEYS)
 
     def committed(self, branch: str | None) -> None:
         latest = self.table(branch).latest_snapshot()
