@@ -1016,7 +1016,8 @@ def _head_files(store: TableStore) -> tuple[set[str], set[str]]:
         return data, deletes
     meta_dir = iceberg_metadata_dir(store.root, options)
     versions = _metadata_versions(store, meta_dir)
-    if not versions:
+    if not versions or versions[-1] == store.latest_snapshot_id():
+        # none, or the head is the latest snapshot's: its files are live, nothing to read
         return data, deletes
     path = join(meta_dir, f"v{versions[-1]}.metadata.json")
     try:
