@@ -146,15 +146,19 @@ def plan_splits(
     ctx: TableContext,
     snapshot: Snapshot | None,
     row_filter: RowFilter | None = None,
+    *,
+    every_level: bool = False,
 ) -> list[Split]:
     """Splits of ``snapshot`` of a primary-key table that may hold rows ``row_filter`` keeps,
     ordered by (partition, bucket).
 
     Level-0 files are left out for tables whose batch reads skip them (first-row,
-    deletion vectors), as Paimon's readers do; each file carries its deletion file (see the
-    module docstring).
+    deletion vectors), as Paimon's readers do, unless ``every_level`` (every committed
+    record, as ``deletion-vectors.merge-on-read`` reads them); each file carries its deletion
+    file (see the module docstring).
     """
-    return _plan(ctx, snapshot, row_filter, _PrimaryKeyFiles(ctx, snapshot), None)
+    files = _PrimaryKeyFiles(ctx, snapshot, every_level=every_level)
+    return _plan(ctx, snapshot, row_filter, files, None)
 
 
 def plan_append_splits(
@@ -193,11 +197,14 @@ class _FileKind(Protocol):
 class _PrimaryKeyFiles:
     """A primary-key table's files: pruned by key statistics (every record of a key carries
     the key; a value may be outside the filter in an older record while its merged row is
-    not), level 0 left out where batch reads skip it, vectors only while the option is on."""
+    not), level 0 left out where batch reads skip it (unless ``every_level``), vectors only
+    while the option is on."""
 
-    def __init__(self, ctx: TableContext, snapshot: Snapshot | None) -> None:
+    def __init__(
+        self, ctx: TableContext, snapshot: Snapshot | None, *, every_level: bool = False
+    ) -> None:
         self.evolution = SchemaEvolution(ctx.schema, ctx.store.schema)
-        self.skips_level0 = ctx.options.skips_level0_in_batch_reads
+        self.skips_level0 = ctx.options.skips_level0_in_batch_reads and not every_level
         self.vectors = table_deletion_files(ctx, snapshot)
         self.merges_postponed = merges_on_read(ctx)
 

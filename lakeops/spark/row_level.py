@@ -194,7 +194,8 @@ def _by_units(
     snapshot = table.store.snapshot(job.snapshot_id)
     rf = row_filter(condition, table.arrow_schema)
     units: dict[str, list[Any]] = {}
-    for split in table._plan(snapshot, rf):
+    # every committed record, as lakeops.table.row_level.committed_rows reads them
+    for split in table._plan(snapshot, rf, every_level=True):
         units.setdefault(_unit_of(table, split.partition_bytes, split.bucket), []).append(split)
     if not units:
         return RowChanges()

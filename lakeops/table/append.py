@@ -241,9 +241,16 @@ class AppendTable(BaseTable):
             return [(group[0], group) for group in row_id_groups(split.files)]
         return [(f, (f,)) for f in split.files]
 
-    def _plan(self, snapshot: Snapshot | None, rf: RowFilter | None) -> list[Split]:
+    def _plan(
+        self,
+        snapshot: Snapshot | None,
+        rf: RowFilter | None,
+        *,
+        every_level: bool = False,  # noqa: ARG002 (the hook's signature)
+    ) -> list[Split]:
         """The splits of ``snapshot``, pruned by ``rf`` (by partition, bucket and the files'
-        value statistics: :mod:`lakeops.read.scan`)."""
+        value statistics: :mod:`lakeops.read.scan`); ``every_level`` changes nothing (an
+        append table's batch reads skip no file)."""
         return plan_append_splits(self.context, snapshot, rf)
 
     def _read_optimized(self, splits: Sequence[Split]) -> Sequence[Split]:

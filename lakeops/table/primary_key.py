@@ -336,9 +336,12 @@ class Table(BaseTable):
         )
 
     # --------------------------------------------------------------------- read
-    def _plan(self, snapshot: Snapshot | None, rf: RowFilter | None) -> list[Split]:
-        """The splits of ``snapshot``, pruned by ``rf`` (:mod:`lakeops.read.scan`)."""
-        return plan_splits(self.context, snapshot, rf)
+    def _plan(
+        self, snapshot: Snapshot | None, rf: RowFilter | None, *, every_level: bool = False
+    ) -> list[Split]:
+        """The splits of ``snapshot``, pruned by ``rf`` (:mod:`lakeops.read.scan`);
+        ``every_level``: level 0 too where batch reads skip it (deletion vectors, first-row)."""
+        return plan_splits(self.context, snapshot, rf, every_level=every_level)
 
     def _read_optimized(self, splits: Sequence[Split]) -> list[Split]:
         """``splits`` with only their top-level files (level ``num-levels - 1``), as Paimon's

@@ -2,12 +2,14 @@
 ``UPDATE`` and ``MERGE INTO`` (its Spark commands) commit them: one snapshot each.
 
 **Primary-key tables** (Paimon's "primary-key upsert"): the rows the change touches, read merged
-at the latest snapshot, are written back through the table's writer as records of one row kind
-— ``-D`` for a deleted row, ``+U`` for an updated one (the whole row, assignments applied),
-``+I`` for a merge's inserted row — in one ``APPEND`` commit, and merge like any record (the
-later commit wins a key, as for every write). As Paimon: a delete needs an engine that can
-remove a key (``deduplicate``; ``partial-update`` with ``partial-update.remove-record-on-delete``
-or ``.remove-record-on-sequence-group``; ``aggregation`` with
+at the latest snapshot from every committed record (:func:`committed_rows`: a deletion-vector
+table's level 0 too, which its batch reads skip until compacted), are written back through
+the table's writer as records of one row kind — ``-D`` for a deleted row, ``+U`` for an
+updated one (the whole row, assignments applied), ``+I`` for a merge's inserted row — in one
+``APPEND`` commit, and merge like any record (the later commit wins a key, as for every
+write). As Paimon: a delete needs an engine that can remove a key (``deduplicate``;
+``partial-update`` with ``partial-update.remove-record-on-delete`` or
+``.remove-record-on-sequence-group``; ``aggregation`` with
 ``aggregation.remove-record-on-delete``); an update or merge needs ``deduplicate`` or
 ``partial-update``; a primary-key column is never assigned. ``ignore-delete`` would drop a
 delete's records: refused rather than deleting nothing.
@@ -35,7 +37,7 @@ clause whose condition holds.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, Unpack
 
 import numpy as np
@@ -61,7 +63,7 @@ from lakeops.read.predicate import Filter, RowFilter, row_filter
 from lakeops.read.row_tracking import row_tracking
 from lakeops.store.context import TableContext
 from lakeops.table.row_files import AppendFiles, FileChange, FileRows, change_files
-from lakeops.table.scan import ScanArgs
+from lakeops.table.scan import Scan, ScanArgs
 from lakeops.write.frames import WriteInput, arrow_parts
 
 __all__ = ["MergeBuilder", "RowChanges", "checked_update", "delete_rows", "update_rows"]
@@ -94,6 +96,7 @@ class Target(Protocol):
     def arrow_schema(self) -> pa.Schema: ...
 
     def read(self, *, parallelism: int | None = None, **scan: Unpack[ScanArgs]) -> pa.Table: ...
+    def scan(self, **scan: Unpack[ScanArgs]) -> Scan: ...
     def new_write(
         self,
         *,
@@ -102,7 +105,9 @@ class Target(Protocol):
     ) -> Any: ...
     def commit(self, messages: Sequence[CommitMessage]) -> Snapshot | None: ...
     def _committer(self) -> Committer: ...
-    def _plan(self, snapshot: Snapshot | None, rf: RowFilter | None) -> Sequence[Any]: ...
+    def _plan(
+        self, snapshot: Snapshot | None, rf: RowFilter | None, *, every_level: bool = False
+    ) -> Sequence[Any]: ...
     def _require_writable(self, action: str) -> None: ...
 
 
@@ -261,6 +266,18 @@ def _removed_by(rf: RowFilter, rows: FileRows) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- delete / update
+def committed_rows(table: Target, condition: pc.Expression, snapshot: Snapshot) -> pa.Table:
+    """The merged rows of a primary-key table at ``snapshot`` that ``condition`` holds for,
+    as a row-level change reads them: from every committed record, level 0 included where
+    batch reads skip it (a deletion-vector table's records no compaction has reached yet — a
+    ``write-only`` writer's, or one whose compaction lost a race). A batch read does not see
+    those records until they are compacted; a change that read as it does would miss a row
+    such a record added (it would come back after the next compaction) or update a key from
+    the value that record replaced (losing it)."""
+    scan = table.scan(filter=condition, snapshot_id=snapshot.id)
+    return replace(scan, every_level=True).read()
+
+
 def delete_rows(table: Target, condition: Filter) -> RowChanges:
     """Delete the rows ``condition`` holds for (see the module docstring)."""
     _check(table, "delete")
@@ -270,7 +287,7 @@ def delete_rows(table: Target, condition: Filter) -> RowChanges:
     if snapshot is None:
         return RowChanges()
     if ctx.schema.primary_keys:
-        rows = table.read(filter=rf.expression, snapshot_id=snapshot.id)
+        rows = committed_rows(table, rf.expression, snapshot)
         empty = rows.schema.empty_table()
         return RowChanges(rows.num_rows, 0, 0, _commit_keyed(table, rows, empty, empty))
 
@@ -308,7 +325,7 @@ def update_rows(
         return RowChanges()
     schema = table.arrow_schema
     if ctx.schema.primary_keys:
-        rows = table.read(filter=rf.expression, snapshot_id=snapshot.id)
+        rows = committed_rows(table, rf.expression, snapshot)
         updates = _assigned(rows, schema, assignments)
         empty = schema.empty_table()
         return RowChanges(0, rows.num_rows, 0, _commit_keyed(table, empty, updates, empty))
@@ -445,7 +462,7 @@ class MergeBuilder:
         applied) and the rows it inserts, each as the table's columns."""
         source, _, keys = self._keyed_source()
         table = self.table
-        target = table.read(filter=keys, snapshot_id=snapshot.id) if snapshot else None
+        target = committed_rows(table, keys, snapshot) if snapshot else None
         rows = target if target is not None else table.arrow_schema.empty_table()
         deletes, updates, inserts = self._outcome(self._join(rows, source))
         return deletes.drop_columns([_TARGET_ROW]), updates.drop_columns([_TARGET_ROW]), inserts

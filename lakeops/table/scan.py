@@ -73,7 +73,9 @@ class ScanSource(Protocol):
     #: the table's metadata
     store: TableStore
 
-    def _plan(self, snapshot: Snapshot | None, rf: RowFilter | None) -> Sequence[Any]: ...
+    def _plan(
+        self, snapshot: Snapshot | None, rf: RowFilter | None, *, every_level: bool = False
+    ) -> Sequence[Any]: ...
 
     def _read_splits(self, read: SplitRead) -> pa.Table: ...
 
@@ -98,6 +100,9 @@ class Scan:
     snapshot: Snapshot | None
     #: merged rows, or the read-optimized read of the top level (:data:`ReadMode`)
     mode: ReadMode = field(default="merged", kw_only=True)
+    #: every committed record, level 0 too where batch reads skip it (deletion vectors,
+    #: first-row): what a row-level change reads, so that it misses no committed write
+    every_level: bool = field(default=False, kw_only=True)
 
     def splits(self) -> list[Any]:
         """The (partition, bucket) splits this scan reads, pruned by its filter."""
@@ -167,7 +172,7 @@ class Scan:
         return handoff.to_duckdb(data, connection)
 
     def _plan(self) -> Sequence[Any]:
-        splits = self.table._plan(self.snapshot, self.row_filter)
+        splits = self.table._plan(self.snapshot, self.row_filter, every_level=self.every_level)
         return self.table._read_optimized(splits) if self.mode == "read-optimized" else splits
 
     def _stream(

@@ -201,3 +201,35 @@ def test_lakeops_tables_changed_by_lakeops_read_by_both(
     for name in PYPAIMON:
         assert _bag(oracle_read(wh, name).to_pylist()) == _bag(_model(name)), name
     assert _bag(catalog.get_table("db.agg").read().to_pylist()) == _bag(_model("db.agg"))
+
+
+def test_changes_see_java_records_no_compaction_has_reached(
+    tmp_path: Path, java_classpath: str
+) -> None:
+    """Java writes a deletion-vector table ``write-only`` (its records wait in level 0, which
+    batch reads skip until compacted); lakeops deletes and updates rows those records hold;
+    Java compacts and reads the model: the delete missed none of them, the update started from
+    their values."""
+    wh = str(tmp_path)
+    fields = [{"name": "id", "type": "BIGINT NOT NULL"}, {"name": "n", "type": "BIGINT"}]
+    options = {"bucket": "1", "deletion-vectors.enabled": "true", "write-buffer-size": "256 kb"}
+    first = [{"id": i, "n": i} for i in (1, 2, 3)]
+    pending = [{"id": i, "n": i * 10} for i in (1, 2, 4, 5)]
+    run_ops(
+        java_classpath,
+        wh,
+        [
+            {"op": "create", "table": "db.t", "fields": fields, "primary_keys": ["id"]}
+            | {"partition_keys": [], "options": options},
+            {"op": "write", "table": "db.t", "rows": first},
+            {"op": "write", "table": "db.t", "rows": pending, "options": {"write-only": "true"}},
+        ],
+    )
+    table = Catalog(wh).get_table("db.t")
+    assert table.delete(pc.field("id").isin([2, 4])).deleted == 2
+    assert table.update(pc.field("id") <= 5, {"n": pc.field("n") + 1}).updated == 3
+    *_, got = run_ops(
+        java_classpath, wh, [{"op": "compact", "table": "db.t"}, {"op": "read", "table": "db.t"}]
+    )
+    assert {r["id"]: r["n"] for r in got["rows"]} == {1: 11, 3: 4, 5: 51}
+    assert len(got["rows"]) == 3

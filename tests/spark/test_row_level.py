@@ -116,3 +116,30 @@ def test_primary_key_changes_run_on_the_executors(spark: Any, tmp_path: Path, bu
     model[("a", 7)] = 70  # deleted above: inserted again
     assert (merged.deleted, merged.updated, merged.inserted) == (1, 1, 2)
     check("merge")
+
+
+def test_executors_change_committed_records_no_compaction_has_reached(
+    spark: Any, tmp_path: Path
+) -> None:
+    """A deletion-vector table whose level 0 holds a ``write-only`` writer's committed records
+    (batch reads skip them until compacted): the executors' delete removes their rows and
+    their update starts from their values, as ``lakeops.table.row_level`` does."""
+    from lakeops.format.schema_change import RemoveOption, SetOption
+
+    catalog = Catalog(str(tmp_path))
+    catalog.create_database("db")
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("n", pa.int64())])
+    options = {"bucket": "2", "deletion-vectors.enabled": "true"}
+    table = catalog.create_table("db.dv", schema=schema, primary_keys=["id"], options=options)
+    table.write(pa.table({"id": [1, 2, 3], "n": [1, 2, 3]}, schema=schema))
+    table.alter(SetOption("write-only", "true"))
+    catalog.get_table("db.dv").write(
+        pa.table({"id": [1, 2, 4, 5], "n": [10, 20, 40, 50]}, schema=schema)
+    )
+    table.alter(RemoveOption("write-only"))
+    path = table.root
+    assert ls.delete(path, pc.field("id").isin([2, 4]), spark=spark).deleted == 2
+    assert ls.update(path, pc.field("id") <= 5, {"n": pc.field("n") + 1}, spark=spark).updated == 3
+    catalog.get_table("db.dv").compact(full=True)
+    got = {r["id"]: r["n"] for r in oracle_read(tmp_path, "db.dv").to_pylist()}
+    assert got == {1: 11, 3: 4, 5: 51}

@@ -16,7 +16,8 @@
  *   create  fields [{name, type, comment?}] (type: a Paimon SQL string such as
  *           "DECIMAL(10, 2) NOT NULL", or Paimon's JSON object for ARRAY / MAP / ROW),
  *           primary_keys, partition_keys, options {key: value}
- *   write   rows [{column: value, "__kind__": "+I" | "-U" | "+U" | "-D" (default +I)}]: one commit
+ *   write   rows [{column: value, "__kind__": "+I" | "-U" | "+U" | "-D" (default +I)}]: one commit;
+ *           options? {key: value}: dynamic options of this write (e.g. write-only)
  *   alter   changes [{change: addColumn (name, type, comment?, position?, reference?) |
  *           renameColumn (name, new_name) | dropColumn (name) | updateColumnType (name, type,
  *           keep_nullability?) | updateColumnNullability (name, nullable) | updateColumnComment
@@ -49,6 +50,9 @@
  *           does (RoaringBitmap32 / RoaringBitmap64 .deserialize, HllSketch.heapify,
  *           Sketches.wrapSketch) -> {"states": [{"values": [...]} (bitmaps; rbm32 values
  *           unsigned, rbm64 values as Java longs) | {"estimate": x} (sketches) | null]}
+ *
+ * An op with "may_fail": true that throws (a compaction that lost a race to another writer)
+ * gives {"failed": the exception} and the run goes on; any other failing op ends the run.
  */
 
 import org.apache.paimon.catalog.Catalog;
@@ -180,6 +184,16 @@ public final class PaimonOracle {
                 try {
                     result = run(catalog, op);
                 } catch (Exception e) {
+                    if (op.has("may_fail") && op.get("may_fail").asBoolean()) {
+                        // an op racing other writers may lose (a compaction's conflict)
+                        result = NODES.objectNode();
+                        result.put("failed", String.valueOf(e));
+                        result.put("op", op.get("op").asText());
+                        out.write(MAPPER.writeValueAsString(result));
+                        out.newLine();
+                        index++;
+                        continue;
+                    }
                     errors.println("PaimonOracle: op #" + index + " failed: " + op);
                     e.printStackTrace(errors);
                     return false;
@@ -203,7 +217,7 @@ public final class PaimonOracle {
             case "create":
                 return create(catalog, id, op);
             case "write":
-                return write((FileStoreTable) catalog.getTable(id), op);
+                return write(withOptions((FileStoreTable) catalog.getTable(id), op), op);
             case "alter":
                 return alter(catalog, id, op);
             case "compact":
@@ -511,6 +525,17 @@ public final class PaimonOracle {
     }
 
     // ------------------------------------------------------------------ write / compact
+
+    /** The table with the op's "options" {key: value} as dynamic options (none: as it is). */
+    private static FileStoreTable withOptions(FileStoreTable table, JsonNode op) {
+        JsonNode options = op.get("options");
+        if (options == null) {
+            return table;
+        }
+        Map<String, String> dynamic = new HashMap<>();
+        options.fields().forEachRemaining(e -> dynamic.put(e.getKey(), e.getValue().asText()));
+        return table.copy(dynamic);
+    }
 
     private static ObjectNode write(FileStoreTable table, JsonNode op) throws Exception {
         RowType rowType = table.rowType();
