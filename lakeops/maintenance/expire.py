@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lakeops.commit.confine import check_snapshots, entry_paths_with_extras, index_paths
-from lakeops.errors import ConfigurationError
+from lakeops.errors import ConfigurationError, MissingMetadataError, SnapshotNotFoundError
 from lakeops.format import paths
 from lakeops.format.manifest import FileKind, ManifestEntry
 from lakeops.format.schema import TableSchema
@@ -262,17 +262,55 @@ def expire_snapshots(
     ``progress(done, total)``: files deleted so far and found to delete so far, called in the
     calling thread."""
     check_parallelism(parallelism)
+    store = table.store
+    result = _Tally()
+    current: list[int] = []
+    try:
+        _expire_pass(table, retention, now_ms, parallelism, progress, result, current)
+    except (SnapshotNotFoundError, MissingMetadataError) as exc:
+        if not _overtaken(store, current, result):
+            raise
+        # another job's expiry (a Paimon writer's, after its commit) removed what this pass
+        # was reading: it stops, leaving the rest to that expiry
+        log.warning(
+            "%s: another expiry removed snapshots this pass was reading (%s); it stopped there",
+            store.root,
+            exc,
+        )
+    return result.freeze()
+
+
+def _overtaken(store: TableStore, current: list[int], result: _Tally) -> bool:
+    """Whether another expiry ran beside this pass: the oldest of the snapshots ``current``
+    at its start that it did not expire itself is gone (a missing file is corruption only
+    while the snapshot that names it stays)."""
+    mine = set(result.expired_snapshots)
+    oldest = next((i for i in current if i not in mine), None)
+    return oldest is not None and not store.snapshot_exists(oldest)
+
+
+def _expire_pass(
+    table: TableContext,
+    retention: Retention,
+    now_ms: int | None,
+    parallelism: int | None,
+    progress: Callable[[int, int], None] | None,
+    result: _Tally,
+    current: list[int],
+) -> None:
+    """The pass :func:`expire_snapshots` runs, counted in ``result``; ``current`` receives
+    the snapshot ids retained at its start."""
     threads = IO_THREADS if parallelism is None else parallelism
     tracker = DeleteProgress(progress)
     store, schema, options = table.store, table.schema, table.options
-    result = _Tally()
     now = int(time.time() * 1000) if now_ms is None else now_ms
     expiration = _consumer_expiration(schema)
     if expiration is not None:
         # consumers not updated for consumer.expiration-time go first, as Paimon's
         # ConsumerManager.expire before snapshot expiry: a stopped reader holds nothing back
         expire_consumers(store, expiration, now)
-    current, leftovers = _bounds(store)
+    retained, leftovers = _bounds(store)
+    current.extend(retained)
     locations = FileLocations.of(store.file_io, store.root, schema, options)
     first = end = keep_changelog_from = 0
     # no pass reads beyond the last snapshot it could keep first (Paimon's bounds)
@@ -339,7 +377,6 @@ def expire_snapshots(
             tracker,
         )
     _expire_changelogs(store, schema, options, retention, now, result, parallelism, tracker)
-    return result.freeze()
 
 
 def _bounds(store: TableStore) -> tuple[list[int], list[int]]:

@@ -351,3 +351,37 @@ def test_a_pass_reads_what_it_expires_not_the_retained_history(
         snapshots_read = {int(n.rsplit("-", 1)[1]) for n in names if "/snapshot/snapshot-" in n}
         assert snapshots_read <= {1, 2, 3, 4, 5}  # the expired ones and the first kept
     assert seen[12] == seen[24]
+
+
+@pytest.mark.parametrize("when", ["check_snapshots", "kept_alive"])
+def test_a_pass_another_expiry_overtakes_stops_without_error(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch, when: str
+) -> None:
+    """Every Paimon writer expires after its commit, so expiries run side by side. Here another
+    expiry (a second table object) runs inside this pass at ``when``: before it checks the
+    files of the snapshots it expires (they are gone: it must stop quietly; before, it raised
+    ``MissingMetadataError``, a corruption error, on a manifest the other pass deleted), or
+    after it read them all (it finishes on what it read). Either way the table keeps exactly
+    its two retained snapshots' files, and they read the same rows."""
+    import lakeops.maintenance.expire as expire
+
+    t = _table(catalog, **{"changelog-producer": "input"})
+    for i in range(12):
+        _commit(t, i)
+    state = t.read().sort_by("id").to_pylist()
+    name = when
+    target = getattr(expire, name)
+
+    def overtaken(*args: object, **kwargs: object) -> object:
+        monkeypatch.setattr(expire, name, target)  # the other pass runs the real one
+        catalog.get_table("db.t").expire_snapshots(retain_min=2, time_retained="0 ms")
+        return target(*args, **kwargs)
+
+    monkeypatch.setattr(expire, name, overtaken)
+    t.expire_snapshots(retain_min=3, time_retained="0 ms")
+    fresh = catalog.get_table("db.t")
+    assert len(fresh.snapshots()) == 2
+    assert fresh.read().sort_by("id").to_pylist() == state
+    report = fresh.check()
+    assert report.ok, report.problems
+    assert _on_disk(fresh) == _referenced(fresh)
