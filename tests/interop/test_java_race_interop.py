@@ -1,0 +1,202 @@
+"""lakeops and Java Paimon 0.9 on one primary-key table at the same time: Java's JVM runs a
+sequence of writes, deletes, compactions and snapshot expiries while this process runs its own
+writes, deletes, compactions and expiries, each side on keys of its own, so that whatever the
+interleaving each side's last state is known (a plain model per side). Compactions of either
+side may lose a race (Java's "File deletion conflicts detected", lakeops'
+``CommitConflictError``): the loser commits nothing, or — a Java write that compacts in its
+commit — only its appended data, which Paimon 0.9 commits first and without a check. Afterwards
+both readers must agree, then, after a full compaction by each, both must read the two
+models' rows, and ``check()`` must pass.
+
+Deletion-vector tables: Java Paimon 0.9's commit does not check deletion-vector index
+conflicts (Paimon 1.x's does), so a 0.9 compaction racing lakeops' replaces the vectors lakeops
+committed meanwhile (README, *Deletion vectors*). There Java only appends (``write-only``) and
+expires, and lakeops compacts: a delete racing Java's appends must still remove every row it
+names, including rows of records no compaction has reached yet.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import random
+import threading
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from lakeops import Catalog
+from lakeops.errors import CommitConflictError
+from tests.interop.java_oracle import run_ops
+
+pytestmark = [pytest.mark.interop, pytest.mark.slow]
+
+SCHEMA = pa.schema(
+    [pa.field("k", pa.int32(), False), pa.field("v", pa.int64()), ("w", pa.string())]
+)
+FIELDS = [
+    {"name": "k", "type": "INT NOT NULL"},
+    {"name": "v", "type": "BIGINT"},
+    {"name": "w", "type": "STRING"},
+]
+OURS, JAVAS = range(0, 50), range(50, 100)
+#: Java's ops per run: a warm JVM runs one in about as long as lakeops does, so both sides
+#: keep racing for most of the run
+JAVA_OPS = 40
+Rows = dict[int, tuple[int, int, str]]
+
+CONFIGS = {
+    "dedupe-2-buckets": {"bucket": "2"},
+    "lookup-changelog": {"bucket": "1", "changelog-producer": "lookup"},
+    "eager-compaction": {"bucket": "1", "num-sorted-run.compaction-trigger": "2"},
+    "deletion-vectors": {"bucket": "2", "deletion-vectors.enabled": "true"},
+    "deletion-vectors-lookup": {
+        "bucket": "1",
+        "deletion-vectors.enabled": "true",
+        "changelog-producer": "lookup",
+    },
+}
+
+
+def _java_ops(rng: random.Random, vectors: bool) -> list[dict[str, Any]]:
+    """Java's side: writes and deletes of its keys, compactions, expiries (see the module
+    docstring for deletion-vector tables)."""
+    write = {"op": "write", "table": "db.t", "may_fail": True}
+    if vectors:
+        write["options"] = {"write-only": "true"}
+    ops: list[dict[str, Any]] = []
+    for i in range(JAVA_OPS):
+        r = rng.random()
+        if r < 0.5:
+            rows = [
+                {"k": rng.choice(JAVAS), "v": rng.randrange(100), "w": f"j{i}"}
+                for _ in range(rng.randint(1, 30))
+            ]
+            ops.append({**write, "rows": rows})
+        elif r < 0.7:
+            doomed = rng.sample(JAVAS, rng.randint(1, 5))
+            rows = [{"k": k, "v": None, "w": None, "__kind__": "-D"} for k in doomed]
+            ops.append({**write, "rows": rows})
+        elif r < 0.9 and not vectors:
+            ops.append({"op": "compact", "table": "db.t", "may_fail": True})
+        else:
+            ops.append({"op": "expire", "table": "db.t", "retain": 3, "may_fail": True})
+    return ops
+
+
+def _java_models(ops: list[dict[str, Any]], results: list[dict[str, Any]]) -> list[Rows]:
+    """Java's keys after its ops, for every outcome its failed writes allow: a write that
+    succeeded counts, and so does one whose compaction lost a race (Paimon 0.9 commits the
+    append first, unchecked); a write that failed otherwise (reading a snapshot an expiry
+    removed) may have failed before its append committed or after: both are possible."""
+    sure, unsure = [], []
+    for i, (op, result) in enumerate(zip(ops, results, strict=True)):
+        failed = result.get("failed")
+        if op["op"] == "write":
+            (unsure if failed and "File deletion conflicts" not in failed else sure).append(i)
+    models = []
+    for chosen in itertools.product([False, True], repeat=len(unsure)):
+        landed = set(sure) | {i for i, yes in zip(unsure, chosen, strict=True) if yes}
+        model: Rows = {}
+        for i in sorted(landed):
+            for row in ops[i]["rows"]:
+                if row.get("__kind__") == "-D":
+                    model.pop(row["k"], None)
+                else:
+                    model[row["k"]] = (row["k"], row["v"], row["w"])
+        models.append(model)
+    return models
+
+
+def _ours(catalog: Catalog, rng: random.Random, step: int, model: Rows) -> None:
+    """One lakeops op on its own keys; a compaction or expiry that loses a race is skipped."""
+    table = catalog.get_table("db.t")
+    r = rng.random()
+    if r < 0.45:
+        rows = [
+            {"k": rng.choice(OURS), "v": rng.randrange(100), "w": f"o{step}"}
+            for _ in range(rng.randint(1, 30))
+        ]
+        table.write(pa.Table.from_pylist(rows, schema=SCHEMA))
+        model.update({x["k"]: (x["k"], x["v"], x["w"]) for x in rows})
+    elif r < 0.6:
+        doomed = rng.sample(OURS, rng.randint(1, 5))
+        table.delete(pc.field("k").isin(doomed))
+        for k in doomed:
+            model.pop(k, None)
+    elif r < 0.9:
+        with contextlib.suppress(CommitConflictError):  # Java compacted those files first
+            table.compact(full=rng.random() < 0.5)
+    else:
+        table.expire_snapshots(retain_min=2, retain_max=3)
+
+
+def _diff(got: list[tuple[Any, ...]], expected: list[tuple[Any, ...]]) -> str:
+    return (
+        f"missing {sorted(set(expected) - set(got))}, unexpected {sorted(set(got) - set(expected))}"
+    )
+
+
+def _rows(table: pa.Table) -> list[tuple[Any, ...]]:
+    return sorted(zip(*(table.column(n).to_pylist() for n in SCHEMA.names), strict=True))
+
+
+@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_lakeops_and_java_racing_on_one_table(
+    tmp_path: Path, java_classpath: str, config: str, seed: int
+) -> None:
+    rng = random.Random(f"{config}-{seed}")
+    options = {**CONFIGS[config], "write-buffer-size": "256 kb"}
+    vectors = "deletion-vectors.enabled" in options
+    wh = str(tmp_path)
+    catalog = Catalog(wh)
+    catalog.create_database("db")
+    if seed % 2:
+        create = {"op": "create", "table": "db.t", "fields": FIELDS, "primary_keys": ["k"]}
+        run_ops(java_classpath, wh, [{**create, "partition_keys": [], "options": options}])
+    else:
+        catalog.create_table("db.t", schema=SCHEMA, primary_keys=["k"], options=options)
+    java_ops = _java_ops(rng, vectors)
+    outcome: dict[str, Any] = {}
+
+    def java() -> None:
+        try:
+            outcome["results"] = run_ops(java_classpath, wh, java_ops)
+        except BaseException as exc:  # reported below, in the test's thread
+            outcome["error"] = exc
+
+    ours: Rows = {}
+    racing = threading.Thread(target=java)
+    racing.start()
+    step = 0
+    while racing.is_alive() or step < 10:  # and a few more, if Java was quick
+        _ours(catalog, rng, step, ours)
+        step += 1
+    racing.join()
+    assert "error" not in outcome, outcome.get("error")
+    candidates = [
+        sorted([*ours.values(), *theirs.values()])
+        for theirs in _java_models(java_ops, outcome["results"])
+    ]
+
+    table = catalog.get_table("db.t")
+    got = _rows(table.read())
+    (java_read,) = run_ops(java_classpath, wh, [{"op": "read", "table": "db.t"}])
+    assert sorted((r["k"], r["v"], r["w"]) for r in java_read["rows"]) == got, "the readers"
+    if not vectors:  # a deletion-vector table's batch reads skip level 0 until compacted
+        assert got in candidates, _diff(got, candidates[-1])
+    report = table.check()
+    assert report.ok, report.problems
+
+    run_ops(java_classpath, wh, [{"op": "compact", "table": "db.t"}])
+    catalog.get_table("db.t").compact(full=True)
+    got = _rows(catalog.get_table("db.t").read())
+    assert got in candidates, _diff(got, candidates[-1])
+    (java_read,) = run_ops(java_classpath, wh, [{"op": "read", "table": "db.t"}])
+    assert sorted((r["k"], r["v"], r["w"]) for r in java_read["rows"]) == got, "the readers"
+    ids = [s.id for s in catalog.get_table("db.t").snapshots()]
+    assert ids == list(range(ids[0], ids[0] + len(ids))), "snapshot ids are contiguous"
