@@ -111,10 +111,16 @@ def _server(classpath: str) -> Served:
 
 
 def run_ops(
-    classpath: str, warehouse: str | os.PathLike[str], ops: Sequence[dict[str, Any]]
+    classpath: str,
+    warehouse: str | os.PathLike[str],
+    ops: Sequence[dict[str, Any]],
+    *,
+    exclusive_commits: bool = False,
 ) -> list[dict[str, Any]]:
     """Run ``ops`` against ``warehouse`` in this process's oracle JVM (started on first use and
-    kept, see :func:`_server`); one result dict per op, in order.
+    kept, see :func:`_server`); one result dict per op, in order. ``exclusive_commits``: Java
+    publishes its snapshots with an exclusive rename (the Java file's ``ExclusiveLocalFileIO``):
+    Paimon 0.9's local rename moves over a snapshot another process published meanwhile.
 
     Raises RuntimeError with the failing op's stack trace when any op fails.
     """
@@ -123,7 +129,14 @@ def run_ops(
         out_file = Path(tmp) / "results.jsonl"
         errors_file = Path(tmp) / "errors.txt"
         spec_file.write_text(
-            json.dumps({"warehouse": os.fspath(warehouse), "ops": list(ops)}), encoding="utf-8"
+            json.dumps(
+                {
+                    "warehouse": os.fspath(warehouse),
+                    "ops": list(ops),
+                    "exclusive_commits": exclusive_commits,
+                }
+            ),
+            encoding="utf-8",
         )
         try:
             reply = _server(classpath).request(

@@ -51,6 +51,9 @@
  *           Sketches.wrapSketch) -> {"states": [{"values": [...]} (bitmaps; rbm32 values
  *           unsigned, rbm64 values as Java longs) | {"estimate": x} (sketches) | null]}
  *
+ * A spec with "exclusive_commits": true runs against a catalog whose local file system renames
+ * exclusively (see ExclusiveLocalFileIO), for tests of commits racing other processes.
+ *
  * An op with "may_fail": true that throws (a compaction that lost a race to another writer)
  * gives {"failed": the exception} and the run goes on; any other failing op ends the run.
  */
@@ -101,6 +104,7 @@ import java.io.BufferedReader;
 import java.io.BufferedWriter;
 import java.io.File;
 import java.io.FileOutputStream;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.math.BigDecimal;
@@ -174,9 +178,15 @@ public final class PaimonOracle {
             throws Exception {
         JsonNode spec = MAPPER.readTree(specFile);
         String warehouse = spec.get("warehouse").asText();
+        boolean exclusive =
+                spec.has("exclusive_commits") && spec.get("exclusive_commits").asBoolean();
         int index = 0;
         try (Catalog catalog =
-                        CatalogFactory.createCatalog(CatalogContext.create(new Path(warehouse)));
+                        exclusive
+                                ? new org.apache.paimon.catalog.FileSystemCatalog(
+                                        new ExclusiveLocalFileIO(), new Path(warehouse))
+                                : CatalogFactory.createCatalog(
+                                        CatalogContext.create(new Path(warehouse)));
                 BufferedWriter out =
                         Files.newBufferedWriter(resultFile.toPath(), StandardCharsets.UTF_8)) {
             for (JsonNode op : spec.get("ops")) {
@@ -205,6 +215,35 @@ public final class PaimonOracle {
             }
         }
         return true;
+    }
+
+    /**
+     * Paimon 0.9's local file system with an exclusive rename: a hard link to the destination
+     * (which fails if it exists), then the source removed. Paimon's own rename checks that the
+     * destination is free and then moves over it, under a lock of its JVM only, so a snapshot
+     * another process publishes in between is replaced (and that commit lost); with this one a
+     * commit's snapshot is created exclusively, as on HDFS.
+     */
+    static final class ExclusiveLocalFileIO extends org.apache.paimon.fs.local.LocalFileIO {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public boolean rename(Path src, Path dst) throws IOException {
+            java.nio.file.Path from = new File(src.toUri().getPath()).toPath();
+            java.nio.file.Path to = new File(dst.toUri().getPath()).toPath();
+            if (Files.isDirectory(from)) {
+                return super.rename(src, dst);
+            }
+            Files.createDirectories(to.getParent());
+            try {
+                Files.createLink(to, from);
+            } catch (java.nio.file.FileAlreadyExistsException
+                    | java.nio.file.NoSuchFileException e) {
+                return false;
+            }
+            Files.delete(from);
+            return true;
+        }
     }
 
     private static ObjectNode run(Catalog catalog, JsonNode op) throws Exception {
