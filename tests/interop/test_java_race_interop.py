@@ -39,6 +39,7 @@ import contextlib
 import itertools
 import random
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,39 @@ CONFIGS = {
 }
 
 
+def _random_rows(rng: random.Random, keys: range, tag: str) -> list[dict[str, Any]]:
+    """1 to 30 rows of random ``keys``, each tagged ``tag`` (the op that wrote it)."""
+    return [
+        {"k": rng.choice(keys), "v": rng.randrange(100), "w": tag}
+        for _ in range(rng.randint(1, 30))
+    ]
+
+
+def _race(
+    java_classpath: str, wh: str, java_ops: list[dict[str, Any]], ours: Callable[[int], None]
+) -> list[dict[str, Any]]:
+    """Run ``java_ops`` in the oracle's JVM while this thread runs ``ours(step)`` for step 0, 1,
+    … until Java is done, and at least 10 steps; Java's results."""
+    outcome: dict[str, Any] = {}
+
+    def java() -> None:
+        try:
+            outcome["results"] = run_ops(java_classpath, wh, java_ops, exclusive_commits=True)
+        except BaseException as exc:  # reported below, in the test's thread
+            outcome["error"] = exc
+
+    racing = threading.Thread(target=java)
+    racing.start()
+    step = 0
+    while racing.is_alive() or step < 10:  # and a few more, if Java was quick
+        ours(step)
+        step += 1
+    racing.join()
+    assert "error" not in outcome, outcome.get("error")
+    results: list[dict[str, Any]] = outcome["results"]
+    return results
+
+
 def _java_ops(rng: random.Random, vectors: bool, expires: bool) -> list[dict[str, Any]]:
     """Java's side: writes and deletes of its keys, compactions, expiries (see the module
     docstring for deletion-vector tables)."""
@@ -89,10 +123,7 @@ def _java_ops(rng: random.Random, vectors: bool, expires: bool) -> list[dict[str
     for i in range(JAVA_OPS):
         r = rng.random()
         if r < 0.5:
-            rows = [
-                {"k": rng.choice(JAVAS), "v": rng.randrange(100), "w": f"j{i}"}
-                for _ in range(rng.randint(1, 30))
-            ]
+            rows = _random_rows(rng, JAVAS, f"j{i}")
             ops.append({**write, "rows": rows})
         elif r < 0.7:
             doomed = rng.sample(JAVAS, rng.randint(1, 5))
@@ -142,10 +173,7 @@ def _ours(catalog: Catalog, rng: random.Random, step: int, model: Rows, expires:
     table = catalog.get_table("db.t")
     r = rng.random()
     if r < 0.45:
-        rows = [
-            {"k": rng.choice(OURS), "v": rng.randrange(100), "w": f"o{step}"}
-            for _ in range(rng.randint(1, 30))
-        ]
+        rows = _random_rows(rng, OURS, f"o{step}")
         table.write(pa.Table.from_pylist(rows, schema=SCHEMA))
         model.update({x["k"]: (x["k"], x["v"], x["w"]) for x in rows})
     elif r < 0.6:
@@ -187,26 +215,15 @@ def test_lakeops_and_java_racing_on_one_table(
     else:
         catalog.create_table("db.t", schema=SCHEMA, primary_keys=["k"], options=options)
     java_ops = _java_ops(rng, vectors, expires=seed % 2 == 1)
-    outcome: dict[str, Any] = {}
-
-    def java() -> None:
-        try:
-            outcome["results"] = run_ops(java_classpath, wh, java_ops, exclusive_commits=True)
-        except BaseException as exc:  # reported below, in the test's thread
-            outcome["error"] = exc
-
     ours: Rows = {}
-    racing = threading.Thread(target=java)
-    racing.start()
-    step = 0
-    while racing.is_alive() or step < 10:  # and a few more, if Java was quick
-        _ours(catalog, rng, step, ours, expires=seed % 2 == 0)
-        step += 1
-    racing.join()
-    assert "error" not in outcome, outcome.get("error")
+    results = _race(
+        java_classpath,
+        wh,
+        java_ops,
+        lambda step: _ours(catalog, rng, step, ours, expires=seed % 2 == 0),
+    )
     candidates = [
-        sorted([*ours.values(), *theirs.values()])
-        for theirs in _java_models(java_ops, outcome["results"])
+        sorted([*ours.values(), *theirs.values()]) for theirs in _java_models(java_ops, results)
     ]
 
     table = catalog.get_table("db.t")
@@ -248,10 +265,7 @@ def _java_append_ops(rng: random.Random, vectors: bool, expires: bool) -> list[d
     for i in range(JAVA_OPS):
         r = rng.random()
         if r < 0.6:
-            rows = [
-                {"k": rng.choice(JAVAS), "v": rng.randrange(100), "w": f"j{i}"}
-                for _ in range(rng.randint(1, 30))
-            ]
+            rows = _random_rows(rng, JAVAS, f"j{i}")
             ops.append({"op": "write", "table": "db.t", "rows": rows, "may_fail": True})
         elif r < 0.9 and not vectors:
             ops.append({"op": "compact", "table": "db.t", "may_fail": True})
@@ -269,10 +283,7 @@ def _ours_append(
     table = catalog.get_table("db.t")
     r = rng.random()
     if r < 0.45:
-        rows = [
-            {"k": rng.choice(OURS), "v": rng.randrange(100), "w": f"o{step}"}
-            for _ in range(rng.randint(1, 30))
-        ]
+        rows = _random_rows(rng, OURS, f"o{step}")
         table.write(pa.Table.from_pylist(rows, schema=SCHEMA))
         model.extend((x["k"], x["v"], x["w"]) for x in rows)
     elif r < 0.6:
@@ -303,26 +314,16 @@ def test_lakeops_and_java_racing_on_an_append_table(
     catalog.create_database("db")
     catalog.create_table("db.t", schema=SCHEMA, options=options)
     java_ops = _java_append_ops(rng, "deletion-vectors.enabled" in options, seed % 2 == 1)
-    outcome: dict[str, Any] = {}
-
-    def java() -> None:
-        try:
-            outcome["results"] = run_ops(java_classpath, wh, java_ops, exclusive_commits=True)
-        except BaseException as exc:  # reported below, in the test's thread
-            outcome["error"] = exc
-
     ours: list[Any] = []
-    racing = threading.Thread(target=java)
-    racing.start()
-    step = 0
-    while racing.is_alive() or step < 10:
-        _ours_append(catalog, rng, step, ours, expires=seed % 2 == 0)
-        step += 1
-    racing.join()
-    assert "error" not in outcome, outcome.get("error")
+    results = _race(
+        java_classpath,
+        wh,
+        java_ops,
+        lambda step: _ours_append(catalog, rng, step, ours, expires=seed % 2 == 0),
+    )
     candidates = [
         sorted([*ours, *((r["k"], r["v"], r["w"]) for i in landed for r in java_ops[i]["rows"])])
-        for landed in _landed(java_ops, outcome["results"])
+        for landed in _landed(java_ops, results)
     ]
     for compact in (False, True):
         if compact:
