@@ -260,7 +260,9 @@ def expire_snapshots(
     each expiry deletes at once (default :data:`~lakeops.parallel.IO_THREADS`: the work waits
     on storage); the order of the steps does not change, nor does the result.
     ``progress(done, total)``: files deleted so far and found to delete so far, called in the
-    calling thread."""
+    calling thread. A pass that finds snapshots or manifests it reads removed by another expiry
+    running beside it (every Paimon writer expires after its commit) stops there and returns
+    what it did; the other one finishes the job."""
     check_parallelism(parallelism)
     store = table.store
     result = _Tally()
