@@ -169,18 +169,25 @@ def _java_models(ops: list[dict[str, Any]], results: list[dict[str, Any]]) -> li
 
 
 def _ours(catalog: Catalog, rng: random.Random, step: int, model: Rows, expires: bool) -> None:
-    """One lakeops op on its own keys; a compaction or expiry that loses a race is skipped."""
+    """One lakeops op on its own keys (a write, a delete, an update, a compaction, an expiry);
+    a compaction that loses a race is skipped."""
     table = catalog.get_table("db.t")
     r = rng.random()
     if r < 0.45:
         rows = _random_rows(rng, OURS, f"o{step}")
         table.write(pa.Table.from_pylist(rows, schema=SCHEMA))
         model.update({x["k"]: (x["k"], x["v"], x["w"]) for x in rows})
-    elif r < 0.6:
+    elif r < 0.55:
         doomed = rng.sample(OURS, rng.randint(1, 5))
         table.delete(pc.field("k").isin(doomed))
         for k in doomed:
             model.pop(k, None)
+    elif r < 0.65:
+        touched = rng.sample(OURS, rng.randint(1, 8))
+        table.update(pc.field("k").isin(touched), {"v": pc.field("v") + 1, "w": f"u{step}"})
+        for k in touched:
+            if k in model:
+                model[k] = (k, model[k][1] + 1, f"u{step}")
     elif r < 0.9:
         with contextlib.suppress(CommitConflictError):  # Java compacted those files first
             table.compact(full=rng.random() < 0.5)
