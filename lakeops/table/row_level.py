@@ -3,7 +3,8 @@
 
 **Primary-key tables** (Paimon's "primary-key upsert"): the rows the change touches, read merged
 at the latest snapshot from every committed record (:func:`committed_rows`: a deletion-vector
-table's level 0 too, which its batch reads skip until compacted), are written back through
+table's level 0 too, which its batch reads skip until compacted; read again on the then latest
+snapshot if expiry removed that one meanwhile, :func:`read_latest`), are written back through
 the table's writer as records of one row kind — ``-D`` for a deleted row, ``+U`` for an
 updated one (the whole row, assignments applied), ``+I`` for a merge's inserted row — in one
 ``APPEND`` commit, and merge like any record (the later commit wins a key, as for every
@@ -36,9 +37,10 @@ clause whose condition holds.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, Unpack
+from typing import Any, Protocol, TypeVar, Unpack
 
 import numpy as np
 import pyarrow as pa
@@ -49,6 +51,7 @@ from lakeops.errors import (
     CommitStateUnknownError,
     ConfigurationError,
     DataValidationError,
+    SnapshotExpiredError,
     UnsupportedFeatureError,
 )
 from lakeops.format.commit_message import CommitMessage
@@ -67,6 +70,14 @@ from lakeops.table.scan import Scan, ScanArgs
 from lakeops.write.frames import WriteInput, arrow_parts
 
 __all__ = ["MergeBuilder", "RowChanges", "checked_update", "delete_rows", "update_rows"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: how many more times a primary-key change reads the latest snapshot when expiry removed the
+#: one it was reading
+EXPIRED_RETRIES = 3
 
 #: what an assignment may give a column
 Assignment = Any
@@ -278,18 +289,38 @@ def committed_rows(table: Target, condition: pc.Expression, snapshot: Snapshot) 
     return replace(scan, every_level=True).read()
 
 
+def read_latest(table: Target, read: Callable[[Snapshot | None], T]) -> T:
+    """``read(the latest snapshot)``, read again on the then latest snapshot — at most
+    :data:`EXPIRED_RETRIES` more times — when snapshot expiry removed the one it was reading
+    (every Paimon writer expires after its commit, so a long read of a busy table can lose its
+    snapshot). Only reading is repeated: a change writes after it has read."""
+    retries = 0
+    while True:
+        try:
+            return read(table.context.store.latest_snapshot())
+        except SnapshotExpiredError as exc:
+            if retries == EXPIRED_RETRIES:
+                raise
+            retries += 1
+            log.warning("%s: %s; reading the latest snapshot again", table.identifier, exc)
+
+
 def delete_rows(table: Target, condition: Filter) -> RowChanges:
     """Delete the rows ``condition`` holds for (see the module docstring)."""
     _check(table, "delete")
     rf = _condition(table, condition)
     ctx = table.context
+    if ctx.schema.primary_keys:
+        found = read_latest(
+            table, lambda s: None if s is None else committed_rows(table, rf.expression, s)
+        )
+        if found is None:
+            return RowChanges()
+        empty = found.schema.empty_table()
+        return RowChanges(found.num_rows, 0, 0, _commit_keyed(table, found, empty, empty))
     snapshot = ctx.store.latest_snapshot()
     if snapshot is None:
         return RowChanges()
-    if ctx.schema.primary_keys:
-        rows = committed_rows(table, rf.expression, snapshot)
-        empty = rows.schema.empty_table()
-        return RowChanges(rows.num_rows, 0, 0, _commit_keyed(table, rows, empty, empty))
 
     def decide(rows: FileRows) -> FileChange | None:
         hit = _removed_by(rf, rows)
@@ -320,15 +351,19 @@ def update_rows(
     """Set ``assignments`` on the rows ``condition`` holds for (see the module docstring)."""
     rf = checked_update(table, condition, assignments)
     ctx = table.context
+    schema = table.arrow_schema
+    if ctx.schema.primary_keys:
+        found = read_latest(
+            table, lambda s: None if s is None else committed_rows(table, rf.expression, s)
+        )
+        if found is None:
+            return RowChanges()
+        updates = _assigned(found, schema, assignments)
+        empty = schema.empty_table()
+        return RowChanges(0, found.num_rows, 0, _commit_keyed(table, empty, updates, empty))
     snapshot = ctx.store.latest_snapshot()
     if snapshot is None:
         return RowChanges()
-    schema = table.arrow_schema
-    if ctx.schema.primary_keys:
-        rows = committed_rows(table, rf.expression, snapshot)
-        updates = _assigned(rows, schema, assignments)
-        empty = schema.empty_table()
-        return RowChanges(0, rows.num_rows, 0, _commit_keyed(table, empty, updates, empty))
 
     def decide(rows: FileRows) -> FileChange | None:
         hit = _removed_by(rf, rows)
@@ -428,11 +463,11 @@ class MergeBuilder:
         if not self.matched and not self.not_matched:
             raise ConfigurationError("a merge needs at least one when_... clause")
         ctx = table.context
-        snapshot = ctx.store.latest_snapshot()
         if ctx.schema.primary_keys:
-            deletes, updates, inserts = self.keyed_changes(snapshot)
+            deletes, updates, inserts = read_latest(table, self.keyed_changes)
             snapshot_id = _commit_keyed(table, deletes, updates, inserts)
             return RowChanges(deletes.num_rows, updates.num_rows, inserts.num_rows, snapshot_id)
+        snapshot = ctx.store.latest_snapshot()
         source, value_sets, keys = self._keyed_source()
         if snapshot is None:  # nothing to match: the inserts are the table's first rows
             inserts = self._inserted_rows(source)

@@ -342,3 +342,49 @@ def test_a_change_sees_committed_records_no_compaction_has_reached(
     rows = catalog.get_table("db.t").read().to_pylist()
     assert {r["id"]: r["v"] for r in rows} == want
     assert len(rows) == len(want)
+
+
+@pytest.mark.parametrize("change", ["delete", "update", "merge"])
+def test_a_change_whose_snapshot_expires_while_it_reads_reads_again(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    """Another writer commits and expires (as every Paimon writer does after its commit) while
+    a change reads: the snapshot it read is gone. The change reads the latest snapshot again
+    and applies to the table as it is then (before, it failed with ``SnapshotExpiredError``)."""
+    import lakeops.table.row_level as row_level
+
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.int64())])
+    table = catalog.create_table("db.t", schema=schema, primary_keys=["id"])
+    table.write(pa.table({"id": [1, 2, 3], "v": [1, 2, 3]}, schema=schema))
+    real = row_level.committed_rows
+    reads = []
+
+    def overtaken(*args: Any, **kwargs: Any) -> pa.Table:
+        if not reads:  # the first read: another writer moves the table on, and expires
+            other = catalog.get_table("db.t")
+            for v in (10, 20, 30):
+                other.write(pa.table({"id": [1, 4], "v": [v, v]}, schema=schema))
+            other.expire_snapshots(retain_min=1, retain_max=1)
+        reads.append(args[2].id)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(row_level, "committed_rows", overtaken)
+    if change == "delete":
+        table.delete(pc.field("id").isin([1, 4]))
+        want = {2: 2, 3: 3}
+    elif change == "update":
+        table.update(pc.field("id") <= 4, {"v": pc.field("v") + 1})
+        want = {1: 31, 2: 3, 3: 4, 4: 31}
+    else:
+        source = pa.table({"id": [1, 5], "v": [100, 500]}, schema=schema)
+        (
+            table.merge(source, on=["id"])
+            .when_matched_update({"v": pc.field("target.v") + pc.field("source.v")})
+            .when_not_matched_insert_all()
+            .execute()
+        )
+        want = {1: 130, 2: 2, 3: 3, 4: 30, 5: 500}
+    assert len(reads) == 2 and reads[0] < reads[1]
+    rows = catalog.get_table("db.t").read().to_pylist()
+    assert {r["id"]: r["v"] for r in rows} == want
+    assert len(rows) == len(want)
