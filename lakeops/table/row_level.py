@@ -305,15 +305,19 @@ def read_latest(table: Target, read: Callable[[Snapshot | None], T]) -> T:
             log.warning("%s: %s; reading the latest snapshot again", table.identifier, exc)
 
 
+def _latest_rows(table: Target, condition: pc.Expression) -> pa.Table | None:
+    """:func:`committed_rows` at the latest snapshot (None: the table has none), through
+    :func:`read_latest`."""
+    return read_latest(table, lambda s: None if s is None else committed_rows(table, condition, s))
+
+
 def delete_rows(table: Target, condition: Filter) -> RowChanges:
     """Delete the rows ``condition`` holds for (see the module docstring)."""
     _check(table, "delete")
     rf = _condition(table, condition)
     ctx = table.context
     if ctx.schema.primary_keys:
-        found = read_latest(
-            table, lambda s: None if s is None else committed_rows(table, rf.expression, s)
-        )
+        found = _latest_rows(table, rf.expression)
         if found is None:
             return RowChanges()
         empty = found.schema.empty_table()
@@ -353,9 +357,7 @@ def update_rows(
     ctx = table.context
     schema = table.arrow_schema
     if ctx.schema.primary_keys:
-        found = read_latest(
-            table, lambda s: None if s is None else committed_rows(table, rf.expression, s)
-        )
+        found = _latest_rows(table, rf.expression)
         if found is None:
             return RowChanges()
         updates = _assigned(found, schema, assignments)
