@@ -50,12 +50,19 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lakeops.errors import CorruptDataFileError
 from lakeops.format.data_file import DataFileMeta
 from lakeops.format.floats import is_floating
 from lakeops.kv.reader import KeyValueReader, ReadPlan, relative_name
-from lakeops.read.lookup_local import LOCAL_FILES, LocalFiles, LocalSettings, key_hashes
+from lakeops.read.lookup_local import (
+    DENSE,
+    LOCAL_FILES,
+    LocalFiles,
+    LocalSettings,
+    key_hashes,
+)
 
 __all__ = ["UNIT_CACHE", "FirstKeys", "UnitCache", "matching_records"]
 
@@ -264,16 +271,25 @@ def _local_records(
     if local is None:
         return None
     schema = reader.record_schema(value_cols)
-    hashes = key_hashes([probe.column(mk) for mk in reader.merge_keys], reader.key_types)
-    candidates = local.candidates(hashes)
-    if not len(candidates):
-        return schema.empty_table()
-    at = pa.array(candidates)
-    keyed = local.records.select(reader.merge_keys).take(at).append_column(_POS, at)
+    keys = local.records.select(reader.merge_keys)
+    if local.hashes is None or probe.num_rows * DENSE >= keys.num_rows:
+        # not indexed yet (built by this lookup), or keys sought for a large share of the
+        # rows: the membership test over every row finds them
+        keyed = keys.append_column(_POS, pa.array(np.arange(keys.num_rows, dtype=np.int64)))
+    else:
+        hashes = key_hashes([probe.column(mk) for mk in reader.merge_keys], reader.key_types)
+        candidates = local.candidates(hashes)
+        if not len(candidates):
+            return schema.empty_table()
+        at = pa.array(candidates)
+        keyed = keys.take(at).append_column(_POS, at)
     positions = _positions([keyed], probe, reader.merge_keys, deleted)
     if not len(positions):
         return schema.empty_table()
-    return local.records.select(schema.names).take(pa.array(positions)).cast(schema)
+    records = local.records.select(schema.names)
+    if len(positions) < records.num_rows:  # (every row sought: the records as they are)
+        records = records.take(pa.array(positions))
+    return records.cast(schema)
 
 
 def _layout(reader: KeyValueReader) -> str:
@@ -357,8 +373,21 @@ def _positions(
     ``deleted``."""
     if not keyed:
         return np.empty(0, dtype=np.int64)
-    found = pa.concat_tables(keyed).join(probe, keys=merge_keys, join_type="left semi")
-    positions = np.sort(found.column(_POS).to_numpy())
+    records = pa.concat_tables(keyed)
+    key = records.column(merge_keys[0])
+    if (
+        len(merge_keys) == 1
+        and key.type == probe.schema.field(merge_keys[0]).type
+        and not is_floating(key.type)
+    ):
+        # one key column: a set-membership test, without the set-up of a join (milliseconds
+        # for the first join of a process); floats keep the join's equality
+        sought = probe.column(merge_keys[0]).combine_chunks()
+        found_at = records.column(_POS).filter(pc.is_in(key, value_set=sought))
+        positions = np.sort(found_at.to_numpy())
+    else:
+        found = records.join(probe, keys=merge_keys, join_type="left semi")
+        positions = np.sort(found.column(_POS).to_numpy())
     if deleted is not None and len(deleted) and len(positions):
         at = np.searchsorted(deleted, positions.astype(np.uint64))
         hit = deleted[np.minimum(at, len(deleted) - 1)] == positions.astype(np.uint64)

@@ -28,6 +28,12 @@ machine — searches the local file instead:
   not match is never used (it is rebuilt). Data files are immutable — every name holds a UUID
   and a file is never rewritten in place — so a local file stays right as long as its data file
   exists.
+* Building: the lookup that first needs a data file decodes it and answers from the decoded
+  records at once (a membership test over every row); indexing and writing the local file
+  happen on a background thread of the process (one, at a lowered priority, at most
+  :data:`_PENDING` files waiting — beyond that the lookup writes its own), which then swaps the
+  in-memory copy for the memory-mapped file. A process waits for its writes before it exits
+  (:meth:`LocalFiles.settle`); a forked child writes on a thread of its own.
 * Writing: to a temporary file in the same directory, flushed to disk, then renamed into place
   (atomic on POSIX): a reader sees a whole local file or none. Two processes building the same
   local file at once each write their own and the last rename wins (both hold the same). A local
@@ -58,6 +64,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,7 +80,7 @@ from lakeops.options.rows_write import (
     LOOKUP_LOCAL_DIR,
 )
 
-__all__ = ["LOCAL_FILES", "LocalFile", "LocalFiles", "LocalSettings", "local_settings"]
+__all__ = ["DENSE", "LOCAL_FILES", "LocalFile", "LocalFiles", "LocalSettings", "local_settings"]
 
 #: bumped whenever the layout of a local file changes: files of another version are rebuilt
 FORMAT_VERSION = 1
@@ -89,6 +96,12 @@ _OPEN = 1024
 _TOUCH_EVERY = 60.0
 #: a temporary file older than this (seconds) was abandoned by a builder that died
 _ABANDONED = 3600.0
+#: matches of at least one row in this many are marked row by row rather than listed
+DENSE = 16
+#: built local files waiting to be written, beyond which a lookup writes its own at once
+_PENDING = 4
+#: the nice value of the thread that writes local files
+_NICE = 10
 
 
 @dataclass(frozen=True)
@@ -139,20 +152,37 @@ class LocalFile:
     path: Path
     #: the records, in data-file order (columns of the record schema; a zero-copy view)
     records: pa.Table
-    #: the rows' key hashes, sorted, and the position of the row of each
-    hashes: np.ndarray
-    order: np.ndarray
+    #: the rows' key hashes, sorted, and the position of the row of each (None: a local file
+    #: this process built and has not indexed yet — every row is a candidate)
+    hashes: np.ndarray | None
+    order: np.ndarray | None
     #: when this process last refreshed the file's modification time
     touched: float
 
     def candidates(self, hashes: np.ndarray) -> np.ndarray:
-        """The sorted positions of the rows whose key hash is one of ``hashes``."""
-        lo = np.searchsorted(self.hashes, hashes, side="left")
-        hi = np.searchsorted(self.hashes, hashes, side="right")
+        """The sorted positions of the rows whose key hash is one of ``hashes``.
+
+        The sought hashes are sorted first, so the bisection walks the index in order. Where
+        the matches are a large share of the rows (at least one in :data:`DENSE`), the rows
+        are marked in one pass over the index instead of listed and deduplicated."""
+        if self.hashes is None or self.order is None:
+            return np.arange(self.records.num_rows, dtype=np.int64)
+        rows = len(self.order)
+        if not len(hashes) or not rows:
+            return np.empty(0, dtype=np.int64)
+        sought = np.sort(hashes)
+        lo = np.searchsorted(self.hashes, sought, side="left")
+        hi = np.searchsorted(self.hashes, sought, side="right")
         counts = hi - lo
         total = int(counts.sum())
         if not total:
             return np.empty(0, dtype=np.int64)
+        if total * DENSE >= rows:
+            # +1 where a matching span of the sorted hashes starts, -1 where it ends
+            edges = np.bincount(lo, minlength=rows + 1) - np.bincount(hi, minlength=rows + 1)
+            marked = np.zeros(rows, dtype=bool)
+            marked[self.order[np.cumsum(edges[:rows]) > 0]] = True
+            return np.flatnonzero(marked)
         firsts = np.repeat(lo, counts)
         within = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
         return np.unique(self.order[firsts + within])
@@ -200,8 +230,8 @@ def _write(
     key_names: list[str],
     types: list[DataType],
 ) -> None:
-    """Write ``records`` and their hash index as the local file ``path`` of ``key``,
-    atomically."""
+    """Write ``records`` and their hash index (the key hashes sorted, and the row each belongs
+    to) as the local file ``path`` of ``key``, atomically."""
     hashes = key_hashes([records.column(k) for k in key_names], types)
     order = np.argsort(hashes, kind="stable")
     table = (
@@ -223,6 +253,13 @@ def _write(
         raise
 
 
+def _background() -> None:
+    """Lower the calling thread's scheduling priority (Linux: a thread's own nice value),
+    so that writing local files yields the cores to the lookups that wait for answers."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _NICE)
+
+
 class LocalFiles:
     """The local lookup files of this process: opened ones kept (memory-mapped), built ones
     written under the directory of the settings given. Thread-safe."""
@@ -231,12 +268,19 @@ class LocalFiles:
         self._open: OrderedDict[tuple[str, tuple[Any, ...]], LocalFile] = OrderedDict()
         self._safe: dict[Path, bool] = {}
         self._lock = threading.Lock()
+        #: the thread that writes built local files, of the process that made it (a forked
+        #: child makes its own), and the writes it has not finished
+        self._writer: ThreadPoolExecutor | None = None
+        self._writer_pid = 0
+        self._pending: set[Future[None]] = set()
         #: local files built and opened by this process (for tests and benchmarks)
         self.built = 0
         self.opened = 0
 
     def clear(self) -> None:
-        """Forget the opened local files (the files stay on disk)."""
+        """Forget the opened local files (the files stay on disk), once the ones being
+        written are written."""
+        self.settle()
         with self._lock:
             self._open.clear()
             self._safe.clear()
@@ -263,8 +307,10 @@ class LocalFiles:
     ) -> LocalFile | None:
         """The local file of ``key`` (a data file of ``rows`` rows): opened if kept or on disk
         and whole, else built from ``build()`` (the records, their merge-key columns and the key
-        types) and opened. None where ``settings`` allow no local files, or where the records
-        are beyond the disk budget."""
+        types). A built one serves at once from memory while this process writes it to disk
+        in the background (:meth:`settle`), and is then used memory-mapped like any other.
+        None where ``settings`` allow no local files, or where the records are beyond the disk
+        budget."""
         if not self.usable(settings):
             return None
         directory = settings.directory
@@ -282,15 +328,9 @@ class LocalFiles:
                 records, key_names, types = build()
                 if records.get_total_buffer_size() > settings.max_disk_bytes:
                     return None
-                try:
-                    _write(path, key, records, key_names, types)
-                except (OSError, pa.ArrowException):
-                    return None  # a full or failing local disk: lookups read the data file
+                found = LocalFile(path, records, None, None, time.time())
                 self.built += 1
-                self._evict(settings, keep=path)
-                found = _open(path, key, rows)
-                if found is None:
-                    return None
+                self._write_later(settings, cache_key, key, rows, found, (key_names, types))
             self.opened += 1
             with self._lock:
                 self._open[cache_key] = found
@@ -302,6 +342,65 @@ class LocalFiles:
                 os.utime(found.path, (now, now))
             found.touched = now
         return found
+
+    def settle(self) -> None:
+        """Wait until every local file this process has built is written to disk (or given
+        up: a full or failing local disk keeps none)."""
+        with self._lock:
+            pending = list(self._pending) if self._writer_pid == os.getpid() else []
+        for future in pending:
+            future.result()
+
+    def _write_later(
+        self,
+        settings: LocalSettings,
+        cache_key: tuple[str, tuple[Any, ...]],
+        key: tuple[Any, ...],
+        rows: int,
+        built: LocalFile,
+        keys: tuple[list[str], list[DataType]],
+    ) -> None:
+        """Index and write ``built`` (records of merge-key columns and types ``keys``) to disk,
+        evict, and swap the in-memory copy this process keeps for the memory-mapped file — on
+        the writer thread, or here where :data:`_PENDING` writes already wait (each holds a
+        decoded data file in memory)."""
+
+        def write() -> None:
+            try:
+                _write(built.path, key, built.records, *keys)
+            except (OSError, pa.ArrowException):
+                written = None  # a full or failing local disk: lookups read the data file
+            else:
+                self._evict(settings, keep=built.path)
+                written = _open(built.path, key, rows)
+            with self._lock:
+                if self._open.get(cache_key) is built:
+                    if written is None:
+                        del self._open[cache_key]
+                    else:
+                        self._open[cache_key] = written
+
+        with self._lock:
+            if self._writer_pid != os.getpid():  # none yet, or the parent's before a fork
+                self._writer = ThreadPoolExecutor(
+                    1, thread_name_prefix="lakeops-lookup-file", initializer=_background
+                )
+                self._writer_pid = os.getpid()
+                self._pending = set()
+            if len(self._pending) >= _PENDING or self._writer is None:
+                later = None
+            else:
+                later = self._writer.submit(write)
+                self._pending.add(later)
+        if later is None:
+            write()
+            return
+        # (a future done before the callback is added runs it here, outside the lock)
+        later.add_done_callback(self._done)
+
+    def _done(self, future: Future[None]) -> None:
+        with self._lock:
+            self._pending.discard(future)
 
     def _evict(self, settings: LocalSettings, keep: Path) -> None:
         """Delete the local files (and abandoned temporary files) not used within the

@@ -122,6 +122,7 @@ def test_lookups_build_local_files_once_and_then_only_search_them(
     built = LOCAL_FILES.built
     _check(table, model, keys, _asks(1)[0])
     _check(table, model, keys, list(range(-5, 720)))  # every file
+    LOCAL_FILES.settle()  # built ones are written in the background
     files = _local_files(local)
     assert files and LOCAL_FILES.built - built == len(files)
     assert oct(local.stat().st_mode & 0o777) == "0o700"
@@ -180,6 +181,7 @@ def test_damaged_or_foreign_local_files_are_rebuilt(
     table = _table(catalog, local, ["id"])
     model = _written(table, ["id"])
     _check(table, model, ["id"], list(range(-5, 720)))
+    LOCAL_FILES.settle()
     files = _local_files(local)
     assert len(files) >= 2
     contents = [path.read_bytes() for path in files]
@@ -220,6 +222,7 @@ def test_hash_collisions_never_return_other_rows(
     model = _written(table, ["k", "id"])
     for ids in _asks(9):
         _check(table, model, ["k", "id"], ids)
+    LOCAL_FILES.settle()
     assert _local_files(local)
 
 
@@ -230,6 +233,7 @@ def test_retention_and_disk_budget_evict_the_least_recently_used(
     table = _table(catalog, local, ["id"])
     model = _written(table, ["id"])
     _check(table, model, ["id"], list(range(-5, 720)))
+    LOCAL_FILES.settle()
     files = _local_files(local)
     sizes = {p: p.stat().st_size for p in files}
     # a stale file of long ago, and one abandoned half-built
@@ -249,6 +253,7 @@ def test_retention_and_disk_budget_evict_the_least_recently_used(
     table = _altered(catalog, table, {"lookup.cache-max-disk-size": f"{budget} b"})
     for ids in _asks(11):
         _check(table, model, ["id"], ids)
+    LOCAL_FILES.settle()
     left = _local_files(local)
     assert not old.exists() and not tmp.exists()
     assert files[0] not in left and files[-1] in left  # least recently used went first
@@ -291,3 +296,72 @@ def test_float_keys_keep_the_unit_path(catalog: Catalog, tmp_path: Path) -> None
     got = table.lookup(pa.table({"x": [float("nan"), 2.5, 7.0]}))
     assert sorted(got.column("v").to_pylist()) == [0, 3]
     assert not _local_files(local)
+
+
+@pytest.mark.parametrize("sought", [0, 1, 5, 40, 300, 2000])
+def test_candidates_are_every_row_whose_hash_is_sought(sought: int) -> None:
+    """Few sought hashes are listed, many mark the rows (``DENSE``): both give every row
+    whose hash is sought, once, in position order — against a plain model, with hashes that
+    repeat within the file and among the sought."""
+    rng = np.random.default_rng(sought)
+    rows = 1000
+    row_hashes = rng.integers(-50, 400, rows).astype(np.int32)
+    order = np.argsort(row_hashes, kind="stable")
+    local = lookup_local.LocalFile(
+        Path("unused"), pa.table({"x": np.arange(rows)}), row_hashes[order], order, 0.0
+    )
+    asked = rng.integers(-60, 420, sought).astype(np.int32)
+    got = local.candidates(asked)
+    wanted = set(asked.tolist())
+    assert got.tolist() == [i for i, h in enumerate(row_hashes.tolist()) if h in wanted]
+
+
+def test_a_local_file_that_cannot_be_written_is_not_kept(
+    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full local disk: the lookup that built the records answers from them, nothing is
+    kept in memory or on disk, and later lookups read the data files — every answer exact."""
+
+    def full(*_: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(lookup_local, "_write", full)
+    local = tmp_path / "local"
+    table = _table(catalog, local, ["id"])
+    model = _written(table, ["id"])
+    for ids in _asks(15):
+        _check(table, model, ["id"], ids)
+        LOCAL_FILES.settle()
+        assert not LOCAL_FILES._open  # no copy in memory in place of a file on disk
+    assert not _local_files(local)
+
+
+def test_a_process_writes_what_it_built_before_it_exits(catalog: Catalog, tmp_path: Path) -> None:
+    """A process that exits right after its first lookup leaves whole local files, and so
+    does a child forked after the parent built some (it writes its own, on its own thread)."""
+    local = tmp_path / "local"
+    table = _table(catalog, local, ["id"])
+    model = _written(table, ["id"])
+    script = (
+        "import os, sys, pyarrow as pa\n"
+        "from lakeops import Catalog\n"
+        "t = Catalog(sys.argv[1]).get_table('db.t')\n"
+        "t.lookup(pa.table({'id': pa.array([1], pa.int64())}))\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    t.lookup(pa.table({'id': pa.array(list(range(700)), pa.int64())}))\n"
+        "    sys.exit(0)\n"
+        "os.waitpid(pid, 0)\n"
+    )
+    warehouse = str(table.store.root).rsplit("/db.db", 1)[0]
+    subprocess.run([sys.executable, "-c", script, warehouse], check=True, timeout=120)
+    assert _local_files(local)
+    LOCAL_FILES.clear()
+
+    def refuse(*_: Any) -> Any:
+        raise AssertionError("a data file was read although its local file exists")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(KeyValueReader, "read", refuse)
+        patch.setattr(KeyValueReader, "read_unit_columns", refuse)
+        _check(table, model, ["id"], list(range(-5, 720)))
