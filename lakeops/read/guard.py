@@ -29,7 +29,7 @@ from lakeops.format.snapshot import Snapshot
 from lakeops.store import TableStore
 from lakeops.store.keep_alive import protected_snapshots
 
-__all__ = ["guard_batches", "guard_read", "planned_on", "still_held"]
+__all__ = ["guard_batches", "guard_read", "planned_on", "replaced_meanwhile", "still_held"]
 
 T = TypeVar("T")
 
@@ -101,3 +101,24 @@ def guard_batches(
         if expired is not None:
             raise expired from exc
         raise
+
+
+def replaced_meanwhile(
+    store: TableStore, before: Snapshot | None, error: CorruptTableError
+) -> bool:
+    """Whether ``error`` — a file found missing by work (a compaction) planned on the latest
+    snapshot, which was ``before`` or a later one when the work began — comes from other jobs,
+    not corruption: another commit replaced the file and an expiry deleted it. So only when
+    ``before`` is no longer held (expiry removes the oldest snapshots first: while ``before``
+    lives, so does every later one, and a file one of them names cannot be missing), a later
+    snapshot exists, and, for a data file, the latest snapshot no longer names it."""
+    if before is None or still_held(store, before):
+        return False
+    latest = store.latest_snapshot()
+    if latest is None or latest.id <= before.id:
+        return False
+    path = getattr(error, "path", None)
+    if isinstance(error, MissingDataFileError) and path:
+        name = str(path).rsplit("/", 1)[-1]
+        return all(e.file.file_name != name for e in store.live_entries(latest))
+    return True

@@ -27,8 +27,11 @@ from lakeops.compact.planner import CompactionProgress
 from lakeops.compact.selection import check_where, select_partitions
 from lakeops.compact.sort import SortStrategy, overwrite_entries, plan_sort, resolve_sort
 from lakeops.errors import (
+    CommitConflictError,
     CommitStateUnknownError,
     ConfigurationError,
+    MissingDataFileError,
+    MissingMetadataError,
     SnapshotNotFoundError,
     StaleWriteError,
 )
@@ -73,6 +76,7 @@ from lakeops.options import TableOptions
 from lakeops.options.parsing import parse_duration
 from lakeops.options.rows_retention import TAG_DEFAULT_TIME_RETAINED
 from lakeops.parallel import check_parallelism
+from lakeops.read.guard import replaced_meanwhile
 from lakeops.read.predicate import Filter, row_filter
 from lakeops.read.scan import Split, partition_matches
 from lakeops.store import TableStore
@@ -379,7 +383,9 @@ class BaseTable(ScanSource):
 
         Commits one ``COMPACT`` snapshot; None if nothing needed compacting. If a concurrent
         job replaced any input file, nothing is committed, the new files are deleted, and
-        :class:`~lakeops.errors.CommitConflictError` is raised — retry on the new snapshot.
+        :class:`~lakeops.errors.CommitConflictError` is raised — retry on the new snapshot; so
+        too when an input is found deleted because another job replaced it and an expiry
+        removed every snapshot naming it (:func:`lakeops.read.guard.replaced_meanwhile`).
 
         ``where``: a filter over the partition columns only (either form :meth:`read` takes,
         e.g. ``pc.field("dt") >= "2024-01-01"``) selecting the partitions to compact, both
@@ -441,6 +447,41 @@ class BaseTable(ScanSource):
         one ``OVERWRITE`` snapshot, or ``plan`` writing the new files of the partitions
         selected and one ``COMPACT`` snapshot of them, as :meth:`commit_compaction` commits
         it. None: nothing to compact."""
+        before = self.store.latest_snapshot()
+        try:
+            return self._compact_once(
+                plan,
+                full,
+                partitions,
+                parallelism,
+                progress,
+                where=where,
+                order_by=order_by,
+                strategy=strategy,
+            )
+        except (MissingDataFileError, MissingMetadataError) as exc:
+            if not replaced_meanwhile(self.store, before, exc):
+                raise
+            raise CommitConflictError(
+                f"table {self.identifier!r}: another job compacted files this compaction read "
+                "and an expiry deleted them meanwhile (the snapshot it was planned on is "
+                "expired); nothing was committed and its new files were deleted. Nothing is "
+                "wrong with the table: compact again"
+            ) from exc
+
+    def _compact_once(
+        self,
+        plan: CompactionPlanner,
+        full: bool,
+        partitions: Sequence[Mapping[str, Any]] | None,
+        parallelism: int | None,
+        progress: Callable[[CompactionProgress], None] | None,
+        *,
+        where: Filter | None,
+        order_by: Sequence[str] | None,
+        strategy: str,
+    ) -> Snapshot | None:
+        """:meth:`_run_compaction`'s steps, once."""
         check_parallelism(parallelism)
         ctx = self.context
         sort = resolve_sort(ctx, order_by=order_by, strategy=strategy, full=full)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import time
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -300,3 +301,57 @@ def _keys_above_level0(table: Table) -> list[int]:
         directory = table.context.locations.bucket_path(entry.partition, entry.bucket)
         keys += pq.read_table(f"{directory}/{entry.file.file_name}").column("_KEY_id").to_pylist()
     return keys
+
+
+@pytest.mark.parametrize("kind", ["primary-key", "append"])
+def test_a_compaction_whose_files_another_job_compacted_and_expired_is_a_conflict(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """While a compaction runs, another job compacts the same files and expires the snapshots
+    that named them (every Paimon writer expires after its commit): the compaction finds its
+    input files gone. That is a lost race, not corruption — a ``CommitConflictError`` (was
+    ``MissingDataFileError``, whose advice, restore or roll back, would have discarded the
+    other job's commits), nothing committed, none of its files left; a compaction after it
+    succeeds. A file missing while every snapshot naming it lives is still corruption."""
+    import lakeops.compact.append as append_compaction
+    import lakeops.compact.planner as planner
+    from lakeops.errors import MissingDataFileError
+
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.int64())])
+    keys = ["id"] if kind == "primary-key" else []
+    options = {"bucket": "1", "write-only": "true"} if keys else {"bucket": "-1"}
+    table = catalog.create_table("db.t", schema=schema, primary_keys=keys, options=options)
+    for i in range(5):
+        table.write(pa.table({"id": range(i * 50, i * 50 + 100), "v": [i] * 100}, schema=schema))
+    root = table.store.root
+    module = planner if keys else append_compaction
+    real = module.run_jobs
+    raced: list[bool] = []
+
+    def overtaken(*args: object, **kwargs: object) -> object:
+        if not raced:
+            raced.append(True)
+            other = catalog.get_table("db.t")
+            other.write(pa.table({"id": [10_000], "v": [1]}, schema=schema))
+            other.compact(full=True)
+            other.expire_snapshots(retain_min=1, retain_max=1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "run_jobs", overtaken)
+    with pytest.raises(CommitConflictError, match="compact again"):
+        table.compact(full=True)
+    monkeypatch.undo()
+    latest = catalog.get_table("db.t")
+    on_disk = {p.name for p in Path(str(root).removeprefix("file://")).glob("bucket-*/*")}
+    assert on_disk == {f.file_name for f in _files(latest)}  # none of its files left
+    rows = latest.read().num_rows
+    assert rows == (301 if keys else 501)
+    latest.write(pa.table({"id": [20_000], "v": [2]}, schema=schema))
+    assert latest.compact(full=True) is not None
+    assert latest.read().num_rows == rows + 1
+    # a file missing while its snapshot lives is corruption, as before
+    latest.write(pa.table({"id": [30_000], "v": [3]}, schema=schema))
+    victim = min(_files(latest), key=lambda f: f.row_count)
+    latest.file_io.delete(f"{root}/bucket-0/{victim.file_name}")
+    with pytest.raises(MissingDataFileError):
+        catalog.get_table("db.t").compact(full=True)
