@@ -12,6 +12,7 @@ a commit does, and how a :class:`~lakeops.table.scan.Scan` plans and reads split
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -447,18 +448,73 @@ class BaseTable(ScanSource):
         one ``OVERWRITE`` snapshot, or ``plan`` writing the new files of the partitions
         selected and one ``COMPACT`` snapshot of them, as :meth:`commit_compaction` commits
         it. None: nothing to compact."""
+        with self._lost_race_is_a_conflict():
+            check_parallelism(parallelism)
+            ctx = self.context
+            sort = resolve_sort(ctx, order_by=order_by, strategy=strategy, full=full)
+            condition = check_where(self.schema, where)
+            self._require_writable("compact")
+            check_writable(self.schema, "compact this table")
+            self.file_io.check_commit_ready()
+            keep = None
+            if condition is not None:
+                latest = self.store.latest_snapshot()
+                keep = select_partitions(ctx, latest, partitions=partitions, condition=condition)
+            if sort is not None:
+                ordered = plan_sort(
+                    ctx,
+                    sort,
+                    partitions=partitions,
+                    keep=keep,
+                    parallelism=parallelism,
+                    progress=progress,
+                )
+                if not ordered.replaced:
+                    return None
+
+                def change(snapshot: Snapshot | None) -> PlannedChange:
+                    entries, index_changes = overwrite_entries(ctx, ordered, snapshot)
+                    return PlannedChange(entries, index_changes=index_changes)
+
+                try:
+                    return self._committer().commit_rewrite(change)
+                except CommitStateUnknownError:
+                    raise  # the snapshot may reference these files: keep them
+                except BaseException:
+                    ordered.discard(ctx)
+                    raise
+            # (a planner without partition selection, flush_level0's, is never given ``keep``)
+            planned = (
+                plan(
+                    ctx,
+                    full=full,
+                    partitions=partitions,
+                    parallelism=parallelism,
+                    progress=progress,
+                )
+                if keep is None
+                else plan(
+                    ctx,
+                    full=full,
+                    partitions=partitions,
+                    parallelism=parallelism,
+                    progress=progress,
+                    keep=keep,
+                )
+            )
+            if not planned.messages:
+                return None
+            return self.commit_compaction(planned.messages, written=planned.written)
+
+    @contextlib.contextmanager
+    def _lost_race_is_a_conflict(self) -> Iterator[None]:
+        """Run a compaction; an input it finds deleted because another job replaced it and an
+        expiry removed every snapshot naming it (:func:`~lakeops.read.guard.replaced_meanwhile`)
+        is a lost race, raised as :class:`~lakeops.errors.CommitConflictError` — the compaction
+        has committed nothing and deleted what it wrote — not as corruption."""
         before = self.store.latest_snapshot()
         try:
-            return self._compact_once(
-                plan,
-                full,
-                partitions,
-                parallelism,
-                progress,
-                where=where,
-                order_by=order_by,
-                strategy=strategy,
-            )
+            yield
         except (MissingDataFileError, MissingMetadataError) as exc:
             if not replaced_meanwhile(self.store, before, exc):
                 raise
@@ -468,70 +524,6 @@ class BaseTable(ScanSource):
                 "expired); nothing was committed and its new files were deleted. Nothing is "
                 "wrong with the table: compact again"
             ) from exc
-
-    def _compact_once(
-        self,
-        plan: CompactionPlanner,
-        full: bool,
-        partitions: Sequence[Mapping[str, Any]] | None,
-        parallelism: int | None,
-        progress: Callable[[CompactionProgress], None] | None,
-        *,
-        where: Filter | None,
-        order_by: Sequence[str] | None,
-        strategy: str,
-    ) -> Snapshot | None:
-        """:meth:`_run_compaction`'s steps, once."""
-        check_parallelism(parallelism)
-        ctx = self.context
-        sort = resolve_sort(ctx, order_by=order_by, strategy=strategy, full=full)
-        condition = check_where(self.schema, where)
-        self._require_writable("compact")
-        check_writable(self.schema, "compact this table")
-        self.file_io.check_commit_ready()
-        keep = None
-        if condition is not None:
-            latest = self.store.latest_snapshot()
-            keep = select_partitions(ctx, latest, partitions=partitions, condition=condition)
-        if sort is not None:
-            ordered = plan_sort(
-                ctx,
-                sort,
-                partitions=partitions,
-                keep=keep,
-                parallelism=parallelism,
-                progress=progress,
-            )
-            if not ordered.replaced:
-                return None
-
-            def change(snapshot: Snapshot | None) -> PlannedChange:
-                entries, index_changes = overwrite_entries(ctx, ordered, snapshot)
-                return PlannedChange(entries, index_changes=index_changes)
-
-            try:
-                return self._committer().commit_rewrite(change)
-            except CommitStateUnknownError:
-                raise  # the snapshot may reference these files: keep them
-            except BaseException:
-                ordered.discard(ctx)
-                raise
-        # (a planner without partition selection, flush_level0's, is never given ``keep``)
-        planned = (
-            plan(ctx, full=full, partitions=partitions, parallelism=parallelism, progress=progress)
-            if keep is None
-            else plan(
-                ctx,
-                full=full,
-                partitions=partitions,
-                parallelism=parallelism,
-                progress=progress,
-                keep=keep,
-            )
-        )
-        if not planned.messages:
-            return None
-        return self.commit_compaction(planned.messages, written=planned.written)
 
     def commit_compaction(
         self, messages: Sequence[CommitMessage], *, written: Sequence[str]
