@@ -6,7 +6,7 @@ columns, each read on first use and kept, and which rows its deletion vector alr
 it says which live rows the change removes and which rows it appends for them (an update's
 new rows), or None when it touches none. It reads only what it needs to decide (a condition's
 columns, a merge's keys); a file it touches is then read whole, without reading those columns
-again. :func:`change_files` runs it over the planned files on the cores, one unit of work per
+again. :func:`prepare_change` runs it over the planned files on the cores, one unit of work per
 file, and streams:
 
 * **copy-on-write** (no ``deletion-vectors.enabled``): an unaware-bucket table's touched file is
@@ -23,7 +23,10 @@ once every file is decided) are written as new files after the touched ones. One
 files; a :class:`~lakeops.errors.CommitConflictError`, nothing committed, if another commit
 replaced those files or gave them vectors meanwhile. Any failure before the commit aborts
 every writer made (their files are deleted) and deletes the index files written: nothing is
-left behind.
+left behind. The change is prepared on one snapshot (:func:`prepare_change`) and committed
+once (:meth:`Prepared.commit`); a file found missing while it is prepared because expiry
+removed that snapshot is a :class:`~lakeops.errors.SnapshotExpiredError`, after which the
+change can be prepared again on the latest snapshot (:func:`lakeops.table.row_level.read_latest`).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from lakeops.format.snapshot import Snapshot
 from lakeops.kv.append_reader import AppendFileReader
 from lakeops.parallel import imap_ordered, run_ordered
 from lakeops.read.deletions import DeletionVectorReader
+from lakeops.read.guard import guard_read, planned_on
 from lakeops.read.predicate import RowFilter
 from lakeops.store.context import TableContext
 
@@ -57,8 +61,9 @@ __all__ = [
     "FileChange",
     "FileJob",
     "FileRows",
+    "Prepared",
     "RewriteTarget",
-    "change_files",
+    "prepare_change",
 ]
 
 
@@ -197,9 +202,9 @@ class AppendFiles:
 
 @dataclass(frozen=True)
 class Changed:
-    """What :func:`change_files` did: the live rows it removed from the files, the rows their
-    changes appended (an update's new rows; a merge's inserted rows not counted), and its
-    snapshot (None: nothing touched or appended, nothing committed)."""
+    """What a change did (:meth:`Prepared.commit`): the live rows it removed from the files,
+    the rows their changes appended (an update's new rows; a merge's inserted rows not
+    counted), and its snapshot (None: nothing touched or appended, nothing committed)."""
 
     removed: int
     appended: int
@@ -251,57 +256,111 @@ def _survivors(rows: FileRows, removed: np.ndarray) -> pa.Table:
     return whole if bool(kept.all()) else whole.filter(pa.array(kept))
 
 
-def change_files(
+@dataclass
+class Prepared:
+    """A change decided and its new files written, not committed yet (:func:`prepare_change`):
+    :meth:`commit` publishes it as one ``OVERWRITE`` snapshot, once."""
+
+    table: RewriteTarget
+    #: the live rows removed from the files, and the rows their changes appended
+    removed: int
+    appended: int
+    #: the commit's plan on the latest snapshot (None: nothing touched or appended)
+    plan: Callable[[Snapshot | None], PlannedChange] | None
+    writers: _Writers
+    #: index files written
+    written: list[str]
+
+    def commit(self) -> Changed:
+        """Publish the change (nothing when it touched nothing); on a failure other than an
+        unknown commit state, nothing is published and every file it wrote is deleted."""
+        if self.plan is None:
+            return Changed(0, 0, None)
+        try:
+            published = self.table._committer().commit_rewrite(self.plan)
+        except CommitStateUnknownError:
+            raise  # the snapshot may reference these files: keep them
+        except BaseException:
+            self.discard()
+            raise
+        return Changed(self.removed, self.appended, published.id)
+
+    def discard(self) -> None:
+        """Delete every file the change wrote."""
+        self.writers.abort()
+        for path in self.written:
+            self.table.context.file_io.delete(path)
+
+
+def prepare_change(
     table: RewriteTarget,
-    files: AppendFiles,
+    snapshot: Snapshot,
+    rf: RowFilter | None,
     decide: Decide,
     *,
     inserted: Callable[[], pa.Table] | None = None,
-) -> Changed:
-    """Apply ``decide`` to every planned file of ``files``, then append the files' appended
-    rows (in plan order) and the rows ``inserted()`` gives (called once every file is
-    decided), and commit it all as one ``OVERWRITE`` snapshot (see the module docstring)."""
+) -> Prepared:
+    """Apply ``decide`` to every file of ``snapshot`` that ``rf`` does not rule out
+    (:class:`AppendFiles`), then write the files' appended rows (in plan order) and the rows
+    ``inserted()`` gives (called once every file is decided) — the change of one ``OVERWRITE``
+    snapshot, not committed (see the module docstring). On any failure every file written is
+    deleted; a file found missing because expiry removed ``snapshot`` meanwhile is a
+    :class:`~lakeops.errors.SnapshotExpiredError` (:func:`lakeops.read.guard.guard_read`):
+    the change can be prepared again on the latest snapshot."""
+    writers = _Writers(table)
+    written: list[str] = []
+    try:
+        return guard_read(
+            table.context.store,
+            planned_on(snapshot),
+            lambda: _prepare(table, snapshot, rf, decide, inserted, writers, written),
+        )
+    except BaseException:
+        Prepared(table, 0, 0, None, writers, written).discard()
+        raise
+
+
+def _prepare(
+    table: RewriteTarget,
+    snapshot: Snapshot,
+    rf: RowFilter | None,
+    decide: Decide,
+    inserted: Callable[[], pa.Table] | None,
+    writers: _Writers,
+    written: list[str],
+) -> Prepared:
+    """:func:`prepare_change`'s work (``written``: the index files it writes)."""
     ctx = table.context
     vectored = ctx.options.deletion_vectors
-    writers = _Writers(table)
-    written: list[str] = []  # index files written
-    try:
-        decided, messages, writer = _stream(table, files, decide, writers)
-        appended = [d.appended for d in decided if d.appended is not None]
-        from_files = sum(a.num_rows for a in appended)
-        if inserted is not None:
-            appended.append(inserted())
-        appended = [a for a in appended if a.num_rows]
-        if not decided and not appended:
-            return Changed(0, 0, None)
-        if appended or writer is not None:
-            writer = writer or writers.new(None)
-            for part in appended:
-                writer.write(part)
-            messages += list(writer.prepare_commit())
-        index_changes, marked = _vector_changes(ctx, files.snapshot, decided, vectored, written)
-        rewritten = () if vectored else decided
-        entries = [replace(d.job.entry, kind=FileKind.DELETE) for d in rewritten]
-        entries += [
-            ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, new)
-            for m in messages
-            for new in m.new_files
-        ]
-        removed = {e.file.file_name for e in index_changes if e.kind == FileKind.DELETE}
+    files = AppendFiles(table, snapshot, rf)
+    decided, messages, writer = _stream(table, files, decide, writers)
+    appended = [d.appended for d in decided if d.appended is not None]
+    from_files = sum(a.num_rows for a in appended)
+    if inserted is not None:
+        appended.append(inserted())
+    appended = [a for a in appended if a.num_rows]
+    if not decided and not appended:
+        return Prepared(table, 0, 0, None, writers, written)
+    if appended or writer is not None:
+        writer = writer or writers.new(None)
+        for part in appended:
+            writer.write(part)
+        messages += list(writer.prepare_commit())
+    index_changes, marked = _vector_changes(ctx, files.snapshot, decided, vectored, written)
+    rewritten = () if vectored else decided
+    entries = [replace(d.job.entry, kind=FileKind.DELETE) for d in rewritten]
+    entries += [
+        ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, new)
+        for m in messages
+        for new in m.new_files
+    ]
+    removed = {e.file.file_name for e in index_changes if e.kind == FileKind.DELETE}
 
-        def plan(latest: Snapshot | None) -> PlannedChange:
-            _check_vectors_unchanged(ctx, latest, marked, removed)
-            return PlannedChange(entries, [], index_changes)
+    def plan(latest: Snapshot | None) -> PlannedChange:
+        _check_vectors_unchanged(ctx, latest, marked, removed)
+        return PlannedChange(entries, [], index_changes)
 
-        published = table._committer().commit_rewrite(plan)
-    except CommitStateUnknownError:
-        raise  # the snapshot may reference these files: keep them
-    except BaseException:
-        writers.abort()
-        for path in written:
-            ctx.file_io.delete(path)
-        raise
-    return Changed(sum(d.removed for d in decided), from_files, published.id)
+    return Prepared(table, sum(d.removed for d in decided), from_files, plan, writers, written)
 
 
 def _decided(

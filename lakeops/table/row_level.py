@@ -23,8 +23,10 @@ the file is rewritten without them (copy-on-write, dropping any vector it had), 
 is decided. Updated and inserted rows are appended as new files. One
 ``OVERWRITE`` snapshot (Paimon commits an append that deletes files or vectors so); it is a
 :class:`~lakeops.errors.CommitConflictError`, nothing committed, if another commit replaced
-those files or gave them vectors meanwhile. Row-tracking tables are refused (their rewrites
-would have to keep every row's id).
+those files or gave them vectors meanwhile. If expiry removed the snapshot a change read
+(another job compacted its files meanwhile), the change deletes what it wrote and is prepared
+again on the then latest snapshot (:func:`read_latest`). Row-tracking tables are refused
+(their rewrites would have to keep every row's id).
 
 A **condition** is a filter as ``read`` takes it; a row where it is NULL is not touched (SQL).
 **Assignments** map columns to a value (cast to the column's type without loss) or a
@@ -52,6 +54,7 @@ from lakeops.errors import (
     ConfigurationError,
     DataValidationError,
     SnapshotExpiredError,
+    SnapshotNotFoundError,
     UnsupportedFeatureError,
 )
 from lakeops.format.commit_message import CommitMessage
@@ -65,7 +68,14 @@ from lakeops.options.rows_merge import (
 from lakeops.read.predicate import Filter, RowFilter, row_filter
 from lakeops.read.row_tracking import row_tracking
 from lakeops.store.context import TableContext
-from lakeops.table.row_files import AppendFiles, FileChange, FileRows, change_files
+from lakeops.table.row_files import (
+    Changed,
+    Decide,
+    FileChange,
+    FileRows,
+    Prepared,
+    prepare_change,
+)
 from lakeops.table.scan import Scan, ScanArgs
 from lakeops.write.frames import WriteInput, arrow_parts
 
@@ -293,7 +303,9 @@ def read_latest(table: Target, read: Callable[[Snapshot | None], T]) -> T:
     """``read(the latest snapshot)``, read again on the then latest snapshot — at most
     :data:`EXPIRED_RETRIES` more times — when snapshot expiry removed the one it was reading
     (every Paimon writer expires after its commit, so a long read of a busy table can lose its
-    snapshot). Only reading is repeated: a change writes after it has read."""
+    snapshot). Nothing is committed in ``read``: a primary-key change writes after it has read,
+    an append-table change prepares its files (:func:`lakeops.table.row_files.prepare_change`,
+    which deletes them when it fails) and commits once, after."""
     retries = 0
     while True:
         try:
@@ -322,15 +334,12 @@ def delete_rows(table: Target, condition: Filter) -> RowChanges:
             return RowChanges()
         empty = found.schema.empty_table()
         return RowChanges(found.num_rows, 0, 0, _commit_keyed(table, found, empty, empty))
-    snapshot = ctx.store.latest_snapshot()
-    if snapshot is None:
-        return RowChanges()
 
     def decide(rows: FileRows) -> FileChange | None:
         hit = _removed_by(rf, rows)
         return FileChange(hit) if hit.any() else None
 
-    changed = change_files(table, AppendFiles(table, snapshot, rf), decide)
+    changed = _changed_files(table, rf, decide)
     return RowChanges(changed.removed, 0, 0, changed.snapshot_id)
 
 
@@ -363,9 +372,6 @@ def update_rows(
         updates = _assigned(found, schema, assignments)
         empty = schema.empty_table()
         return RowChanges(0, found.num_rows, 0, _commit_keyed(table, empty, updates, empty))
-    snapshot = ctx.store.latest_snapshot()
-    if snapshot is None:
-        return RowChanges()
 
     def decide(rows: FileRows) -> FileChange | None:
         hit = _removed_by(rf, rows)
@@ -373,8 +379,18 @@ def update_rows(
             return None
         return FileChange(hit, _assigned(rows.table().filter(pa.array(hit)), schema, assignments))
 
-    changed = change_files(table, AppendFiles(table, snapshot, rf), decide)
+    changed = _changed_files(table, rf, decide)
     return RowChanges(0, changed.appended, 0, changed.snapshot_id)
+
+
+def _changed_files(table: Target, rf: RowFilter, decide: Decide) -> Changed:
+    """``decide`` applied to the append table's files at the latest snapshot and committed
+    (:mod:`lakeops.table.row_files`), prepared again where expiry removed that snapshot while
+    the change read it (:func:`read_latest`); nothing when the table has no snapshot."""
+    prepared = read_latest(
+        table, lambda s: None if s is None else prepare_change(table, s, rf, decide)
+    )
+    return Changed(0, 0, None) if prepared is None else prepared.commit()
 
 
 # ------------------------------------------------------------------------ merge
@@ -469,15 +485,21 @@ class MergeBuilder:
             deletes, updates, inserts = read_latest(table, self.keyed_changes)
             snapshot_id = _commit_keyed(table, deletes, updates, inserts)
             return RowChanges(deletes.num_rows, updates.num_rows, inserts.num_rows, snapshot_id)
-        snapshot = ctx.store.latest_snapshot()
         source, value_sets, keys = self._keyed_source()
-        if snapshot is None:  # nothing to match: the inserts are the table's first rows
+        if ctx.store.latest_snapshot() is None:  # nothing to match: the table's first rows
             inserts = self._inserted_rows(source)
             published = table.commit(_written(table, inserts)) if inserts.num_rows else None
             snapshot_id = None if published is None else published.id
             return RowChanges(0, 0, inserts.num_rows, snapshot_id)
         rf = row_filter(keys, table.arrow_schema)
-        return self._execute_append(snapshot, source, rf, value_sets)
+        # prepared again on the latest snapshot where expiry removed the one it read
+        prepared, inserted = read_latest(
+            table, lambda s: self._prepare_append(s, source, rf, value_sets)
+        )
+        changed = prepared.commit()
+        # a matched row is deleted or updated (its new row appended), never both
+        deleted = changed.removed - changed.appended
+        return RowChanges(deleted, changed.appended, inserted, changed.snapshot_id)
 
     def _keyed_source(self) -> tuple[pa.Table, dict[str, pa.Array], pc.Expression]:
         """The source as the join takes it (``source.`` columns and each row's number), the
@@ -504,15 +526,16 @@ class MergeBuilder:
         deletes, updates, inserts = self._outcome(self._join(rows, source))
         return deletes.drop_columns([_TARGET_ROW]), updates.drop_columns([_TARGET_ROW]), inserts
 
-    def _execute_append(
+    def _prepare_append(
         self,
-        snapshot: Snapshot,
+        snapshot: Snapshot | None,
         source: pa.Table,
         rf: RowFilter | None,
         value_sets: Mapping[str, pa.Array],
-    ) -> RowChanges:
-        """The merge into an append table, file by file on the cores (of the files the key
-        filter's statistics keep; :func:`lakeops.table.row_files.change_files`): a file's
+    ) -> tuple[Prepared, int]:
+        """The merge into an append table at ``snapshot``, prepared (not committed), and the
+        rows it inserts; file by file on the cores (of the files the key filter's statistics
+        keep; :func:`lakeops.table.row_files.prepare_change`): a file's
         ``on`` columns find the target rows a source row matches; a file holding one is then
         read whole, its matched rows take their clauses, and it is rewritten (or vectored)
         without the rows deleted or updated. Once every file is decided, the source rows that
@@ -550,11 +573,10 @@ class MergeBuilder:
             inserts.append(self._inserted_rows(source.filter(pa.array(~taken))))
             return inserts[0]
 
-        files = AppendFiles(table, snapshot, rf)
-        changed = change_files(table, files, decide, inserted=inserted)
-        # a matched row is deleted or updated (its new row appended), never both
-        deleted = changed.removed - changed.appended
-        return RowChanges(deleted, changed.appended, inserts[0].num_rows, changed.snapshot_id)
+        if snapshot is None:  # (snapshots are never all removed once there is one)
+            raise SnapshotNotFoundError(f"table {table.identifier!r} has no snapshot any more")
+        prepared = prepare_change(table, snapshot, rf, decide, inserted=inserted)
+        return prepared, inserts[0].num_rows
 
     def _file_matches(
         self, rows: FileRows, value_sets: Mapping[str, pa.Array], keys: pa.Table

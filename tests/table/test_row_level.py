@@ -388,3 +388,58 @@ def test_a_change_whose_snapshot_expires_while_it_reads_reads_again(
     rows = catalog.get_table("db.t").read().to_pylist()
     assert {r["id"]: r["v"] for r in rows} == want
     assert len(rows) == len(want)
+
+
+@pytest.mark.parametrize("vectors", [False, True])
+@pytest.mark.parametrize("change", ["delete", "update", "merge"])
+def test_an_append_change_whose_files_expire_while_it_reads_is_prepared_again(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch, change: str, vectors: bool
+) -> None:
+    """Another job appends, compacts the files an append-table change is reading and expires
+    the snapshots naming them: the change finds its files gone. It deletes what it wrote,
+    prepares itself again on the latest snapshot and commits once (before, it failed with
+    ``MissingDataFileError``, whose advice — restore or roll back — would discard the other
+    job's commits); judged against a plain model of the rows."""
+    import lakeops.table.row_files as row_files
+
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.int64())])
+    options = {"bucket": "-1", "deletion-vectors.enabled": str(vectors).lower()}
+    table = catalog.create_table("db.t", schema=schema, options=options)
+    for i in range(3):
+        table.write(pa.table({"id": [i], "v": [i]}, schema=schema))
+    real = row_files.AppendFiles.read
+    raced: list[str] = []
+
+    def overtaken(self: Any, *args: Any, **kwargs: Any) -> pa.Table:
+        if not raced:
+            raced.append(self.snapshot.id)
+            other = catalog.get_table("db.t")
+            other.write(pa.table({"id": [1, 9], "v": [50, 90]}, schema=schema))
+            other.compact(full=True)
+            other.expire_snapshots(retain_min=1, retain_max=1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(row_files.AppendFiles, "read", overtaken)
+    if change == "delete":
+        done = table.delete(pc.field("id") == 1)
+        want = [(0, 0), (2, 2), (9, 90)]
+        assert done.deleted == 2
+    elif change == "update":
+        done = table.update(pc.field("id") == 1, {"v": pc.field("v") + 1})
+        want = [(0, 0), (1, 2), (1, 51), (2, 2), (9, 90)]
+        assert done.updated == 2
+    else:
+        source = pa.table({"id": [1, 4], "v": [100, 400]}, schema=schema)
+        done = (
+            table.merge(source, on=["id"])
+            .when_matched_update({"v": pc.field("source.v")})
+            .when_not_matched_insert_all()
+            .execute()
+        )
+        want = [(0, 0), (1, 100), (1, 100), (2, 2), (4, 400), (9, 90)]
+        assert (done.updated, done.inserted) == (2, 1)
+    assert raced
+    latest = catalog.get_table("db.t")
+    assert sorted((r["id"], r["v"]) for r in latest.read().to_pylist()) == want
+    assert done.snapshot_id == latest.latest_snapshot().id
+    assert not latest.check().problems
