@@ -15,6 +15,7 @@ restore or a rollback, which would discard newer commits.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
@@ -29,12 +30,24 @@ from lakeops.format.snapshot import Snapshot
 from lakeops.store import TableStore
 from lakeops.store.keep_alive import protected_snapshots
 
-__all__ = ["guard_batches", "guard_read", "planned_on", "replaced_meanwhile", "still_held"]
+__all__ = [
+    "EXPIRED_RETRIES",
+    "at_latest",
+    "guard_batches",
+    "guard_read",
+    "planned_on",
+    "replaced_meanwhile",
+    "still_held",
+]
 
 T = TypeVar("T")
 
 #: what a read raises when a file it planned on is gone
 _MISSING = (MissingDataFileError, MissingMetadataError)
+#: how many more times :func:`at_latest` reads when expiry removed the snapshot it was reading
+EXPIRED_RETRIES = 3
+
+log = logging.getLogger(__name__)
 
 
 def _key(s: Snapshot) -> tuple[int, str, str]:
@@ -122,3 +135,20 @@ def replaced_meanwhile(
         name = str(path).rsplit("/", 1)[-1]
         return all(e.file.file_name != name for e in store.live_entries(latest))
     return True
+
+
+def at_latest(store: TableStore, read: Callable[[Snapshot | None], T]) -> T:
+    """``read(the latest snapshot)``, read again on the then latest snapshot — at most
+    :data:`EXPIRED_RETRIES` more times — when it raises :class:`SnapshotExpiredError` because
+    expiry removed the snapshot it was reading (every Paimon writer expires after its commit,
+    so a read of a busy table can lose its snapshot). ``read`` must publish nothing (a change
+    commits after it has read)."""
+    retries = 0
+    while True:
+        try:
+            return read(store.latest_snapshot())
+        except SnapshotExpiredError as exc:
+            if retries == EXPIRED_RETRIES:
+                raise
+            retries += 1
+            log.warning("%s: %s; reading the latest snapshot again", store.root, exc)

@@ -16,7 +16,9 @@ with the table's engine exactly as a read merges them. Tables that need lookup
 (``changelog-producer=lookup``, first-row, deletion vectors, ``force-lookup``) are looked up in
 levels ≥ 1 only, as Paimon's lookups are: level-0 data becomes visible to them when an L0 flush
 lifts it. Postponed rows of a postpone table are looked up only where its reads merge them
-(``postpone.merge-on-read``, :mod:`lakeops.read.postpone`).
+(``postpone.merge-on-read``, :mod:`lakeops.read.postpone`). A lookup reads the latest snapshot;
+where expiry removed it while the lookup read (another job compacted its files meanwhile), it
+looks up again at the then latest snapshot (:func:`lakeops.read.guard.at_latest`).
 """
 
 from __future__ import annotations
@@ -39,12 +41,14 @@ from lakeops.format.floats import canonical_table, is_floating, order_value, tot
 from lakeops.format.kv import KIND, key_column
 from lakeops.format.paths import POSTPONE_BUCKET
 from lakeops.format.schema import TableSchema
+from lakeops.format.snapshot import Snapshot
 from lakeops.kv.reader import KeyValueReader
 from lakeops.merge import group_starts, sort_merge
 from lakeops.merge.engine import is_retraction
 from lakeops.merge.lookup_view import LEVEL, with_level
 from lakeops.parallel import run_ordered
 from lakeops.read.deletions import DeletionVectorReader
+from lakeops.read.guard import at_latest, guard_read, planned_on
 from lakeops.read.lookup_files import UNIT_CACHE, FirstKeys, matching_records
 from lakeops.read.lookup_local import local_settings
 from lakeops.read.postpone import merges_on_read, routed, sequenced_after
@@ -73,7 +77,7 @@ def lookup(
     levels_from: int,
 ) -> pa.Table:
     """The current rows of ``keys`` (a table of the primary-key columns)."""
-    store, schema, options, engine = ctx.store, ctx.schema, ctx.options, ctx.engine
+    store, schema = ctx.store, ctx.schema
     needed = list(dict.fromkeys([*schema.primary_keys, *schema.partition_keys]))
     missing = [k for k in needed if k not in keys.column_names]
     if missing:
@@ -89,11 +93,30 @@ def lookup(
     )
     if any(keys.column(k).null_count for k in needed):
         raise DataValidationError("lookup keys contain nulls; primary keys are never null")
+    # at the latest snapshot; again at the then latest where expiry removed it meanwhile
+    return at_latest(
+        store,
+        lambda latest: guard_read(
+            store,
+            planned_on(latest),
+            lambda: _lookup_at(ctx, keys, columns, levels_from, latest),
+        ),
+    )
+
+
+def _lookup_at(
+    ctx: TableContext,
+    keys: pa.Table,
+    columns: Sequence[str],
+    levels_from: int,
+    latest: Snapshot | None,
+) -> pa.Table:
+    """:func:`lookup` of ``keys`` (checked, canonical) at snapshot ``latest``."""
+    store, schema, options, engine = ctx.store, ctx.schema, ctx.options, ctx.engine
     reader = KeyValueReader(store.file_io, schema, store.schema, store.root)
     UNIT_CACHE.resize(ctx.changelog.lookup_cache_bytes)
     local = local_settings(schema.options)
     trimmed = schema.trimmed_primary_keys
-    latest = store.latest_snapshot()
     vectors = table_deletion_files(ctx, latest)
     dvs = DeletionVectorReader(store.file_io)
     entries = list(store.live_entries(latest))

@@ -323,6 +323,8 @@ class Table(BaseTable):
         """Current rows of the given primary keys (a table of the key columns, plus the
         partition columns). Lookup tables are looked up in levels ≥ 1 only, like Paimon's
         lookups; other tables in every level. Only files whose key range holds a key are read.
+        At the latest snapshot, looked up again at the then latest one where another job's
+        expiry removed it meanwhile (:mod:`lakeops.read.lookup`).
         """
         TableOptions.require_exact_key_values(
             self.schema, "look up keys of", f"table {self.identifier!r}"

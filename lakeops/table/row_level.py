@@ -39,7 +39,6 @@ clause whose condition holds.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar, Unpack
@@ -53,7 +52,6 @@ from lakeops.errors import (
     CommitStateUnknownError,
     ConfigurationError,
     DataValidationError,
-    SnapshotExpiredError,
     SnapshotNotFoundError,
     UnsupportedFeatureError,
 )
@@ -65,6 +63,7 @@ from lakeops.options.rows_merge import (
     PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE,
     PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP,
 )
+from lakeops.read.guard import at_latest
 from lakeops.read.predicate import Filter, RowFilter, row_filter
 from lakeops.read.row_tracking import row_tracking
 from lakeops.store.context import TableContext
@@ -81,13 +80,7 @@ from lakeops.write.frames import WriteInput, arrow_parts
 
 __all__ = ["MergeBuilder", "RowChanges", "checked_update", "delete_rows", "update_rows"]
 
-log = logging.getLogger(__name__)
-
 T = TypeVar("T")
-
-#: how many more times a primary-key change reads the latest snapshot when expiry removed the
-#: one it was reading
-EXPIRED_RETRIES = 3
 
 #: what an assignment may give a column
 Assignment = Any
@@ -300,21 +293,12 @@ def committed_rows(table: Target, condition: pc.Expression, snapshot: Snapshot) 
 
 
 def read_latest(table: Target, read: Callable[[Snapshot | None], T]) -> T:
-    """``read(the latest snapshot)``, read again on the then latest snapshot — at most
-    :data:`EXPIRED_RETRIES` more times — when snapshot expiry removed the one it was reading
-    (every Paimon writer expires after its commit, so a long read of a busy table can lose its
-    snapshot). Nothing is committed in ``read``: a primary-key change writes after it has read,
-    an append-table change prepares its files (:func:`lakeops.table.row_files.prepare_change`,
-    which deletes them when it fails) and commits once, after."""
-    retries = 0
-    while True:
-        try:
-            return read(table.context.store.latest_snapshot())
-        except SnapshotExpiredError as exc:
-            if retries == EXPIRED_RETRIES:
-                raise
-            retries += 1
-            log.warning("%s: %s; reading the latest snapshot again", table.identifier, exc)
+    """``read(the latest snapshot)``, read again on the then latest one where expiry removed it
+    meanwhile (:func:`lakeops.read.guard.at_latest`). Nothing is committed in ``read``: a
+    primary-key change writes after it has read, an append-table change prepares its files
+    (:func:`lakeops.table.row_files.prepare_change`, which deletes them when it fails) and
+    commits once, after."""
+    return at_latest(table.context.store, read)
 
 
 def _latest_rows(table: Target, condition: pc.Expression) -> pa.Table | None:

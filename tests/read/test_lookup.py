@@ -129,3 +129,62 @@ def test_lookup_after_a_rollback_to_before_a_rescale(catalog: Catalog) -> None:
     got = table.lookup(keys).sort_by("id").to_pylist()
     assert got == rows
     assert table.read().num_rows == 40
+
+
+@pytest.mark.parametrize("local_files", [False, True])
+def test_a_lookup_whose_files_expire_while_it_reads_looks_up_again(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch, tmp_path: Any, local_files: bool
+) -> None:
+    """Another job writes, compacts the files a lookup is reading and expires the snapshots
+    naming them: the lookup looks up again at the latest snapshot and finds the other job's
+    rows too (before, it failed with ``MissingDataFileError`` and its advice to restore or roll
+    back). A file missing while its snapshot lives is still that error."""
+    import lakeops.read.lookup as lookup_module
+    from lakeops.errors import MissingDataFileError
+
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.int64())])
+    disk = "1 gb" if local_files else "0 b"
+    table = catalog.create_table(
+        "db.t",
+        schema=schema,
+        primary_keys=["id"],
+        options={
+            "bucket": "1",
+            "write-only": "true",
+            "lookup.cache-max-disk-size": disk,
+            "lakeops.lookup.local-dir": str(tmp_path / "local"),
+        },
+    )
+    for i in range(3):
+        table.write(pa.table({"id": range(i, i + 10), "v": [i] * 10}, schema=schema))
+    real = lookup_module.matching_records
+    raced: list[bool] = []
+
+    def overtaken(*args: Any, **kwargs: Any) -> pa.Table:
+        if not raced:
+            raced.append(True)
+            other = catalog.get_table("db.t")
+            other.write(pa.table({"id": [5, 100], "v": [50, 100]}, schema=schema))
+            other.compact(full=True)
+            other.expire_snapshots(retain_min=1, retain_max=1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(lookup_module, "matching_records", overtaken)
+    got = table.lookup(pa.table({"id": pa.array([0, 5, 11, 100, 7], pa.int64())}))
+    assert raced
+    assert sorted((r["id"], r["v"]) for r in got.to_pylist()) == [
+        (0, 0),
+        (5, 50),
+        (7, 2),
+        (11, 2),
+        (100, 100),
+    ]
+    monkeypatch.undo()
+    latest = catalog.get_table("db.t")
+    latest.write(pa.table({"id": [200], "v": [1]}, schema=schema))
+    live = [e.file for e in latest.store.live_entries(latest.latest_snapshot())]
+    victim = min(live, key=lambda f: f.row_count)  # id 200's, never looked up (no local file)
+    root = str(latest.store.root).removeprefix("file://")
+    (tmp_path.__class__(root) / "bucket-0" / victim.file_name).unlink()
+    with pytest.raises(MissingDataFileError):
+        latest.lookup(pa.table({"id": pa.array([200], pa.int64())}))
