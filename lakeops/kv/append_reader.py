@@ -9,6 +9,7 @@ name, columns the file lacks read as nulls, widened types are cast.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -91,12 +92,24 @@ class AppendFileReader:
         check_data_file(f.file_name)
         path = self.locations.data_file(directory, f.file_name, f.external_path)
         if not self.file_io.exists(path):
-            raise MissingDataFileError(
-                f"data file {self._name(path)} is missing: a snapshot references it. Run "
-                "`lakeops check` to list every missing file",
-                path=self._name(path),
-            )
+            raise self._missing(path)
         return path
+
+    def _missing(self, path: str) -> MissingDataFileError:
+        return MissingDataFileError(
+            f"data file {self._name(path)} is missing: a snapshot references it. Run "
+            "`lakeops check` to list every missing file",
+            path=self._name(path),
+        )
+
+    @contextlib.contextmanager
+    def _reading(self, path: str) -> Iterator[None]:
+        """A file found gone while it is read (after :meth:`_path` saw it: expiry may delete
+        it meanwhile) is a :class:`MissingDataFileError` naming it, as one gone before."""
+        try:
+            yield
+        except FileNotFoundError:
+            raise self._missing(path) from None
 
     def _check_rows(self, path: str, f: DataFileMeta, rows: int) -> None:
         if rows != f.row_count:
@@ -112,8 +125,9 @@ class AppendFileReader:
         path = self._path(directory, f)
         plan = self._plan(f, columns)
         fmt = self._format(f)
-        table = fmt.read(path, plan.read_cols) if plan.read_cols else None
-        rows = table.num_rows if table is not None else (fmt.row_count(path) or f.row_count)
+        with self._reading(path):
+            table = fmt.read(path, plan.read_cols) if plan.read_cols else None
+            rows = table.num_rows if table is not None else (fmt.row_count(path) or f.row_count)
         self._check_rows(path, f, rows)
         if table is None:
             return pa.Table.from_arrays(
@@ -129,7 +143,8 @@ class AppendFileReader:
         fmt = self._format(f)
         if not isinstance(fmt, BlobFormat):
             raise CorruptTableError(f"data file {f.file_name} is not a BLOB file")
-        values, placeholders = fmt.versions(path)
+        with self._reading(path):
+            values, placeholders = fmt.versions(path)
         self._check_rows(path, f, len(values))
         return values, placeholders
 
@@ -140,10 +155,11 @@ class AppendFileReader:
         ``_ROW_ID`` that another engine wrote into it), as stored."""
         path = self._path(directory, f)
         fmt = self._format(f)
-        present = [n for n in names if n in fmt.names(path)]
-        if not present:
-            return {}
-        table = fmt.read(path, present)
+        with self._reading(path):
+            present = [n for n in names if n in fmt.names(path)]
+            if not present:
+                return {}
+            table = fmt.read(path, present)
         self._check_rows(path, f, table.num_rows)
         return {n: table.column(n) for n in present}
 
@@ -158,7 +174,8 @@ class AppendFileReader:
         path = self._path(directory, f)
         rows = 0
         schema = self.output_schema(columns)
-        for batch in self._format(f).iter_batches(path, plan.read_cols, batch_rows):
-            rows += batch.num_rows
-            yield plan.conform(batch, schema)
+        with self._reading(path):
+            for batch in self._format(f).iter_batches(path, plan.read_cols, batch_rows):
+                rows += batch.num_rows
+                yield plan.conform(batch, schema)
         self._check_rows(path, f, rows)

@@ -17,7 +17,13 @@ As Paimon's merge-tree writer does, unless ``write-only`` is set:
   changelog (the changelog cadence);
 * aborting a write cancels what has not started and waits for what runs; nothing a background
   compaction wrote is committed unless its result was taken, and a failed one deletes what it
-  wrote before its error is raised (at the point its result would have been taken).
+  wrote before its error is raised (at the point its result would have been taken);
+* a compaction that finds its input files deleted because another job compacted them and an
+  expiry then removed every snapshot naming them (:func:`lakeops.read.guard.replaced_meanwhile`
+  against the write's base snapshot) is dropped instead, and the bucket compacts no more in this
+  write: its commit could not have taken that compaction anyway (a writer's compaction whose
+  inputs another commit replaced is dropped there), and the write's own data is unaffected.
+  The skipped work is left to the next compaction, as with ``write-only``.
 
 Where Paimon takes a finished result at whichever flush first finds it done, lakeops takes it at
 a fixed point, so the files a write produces depend only on its input and options, never on
@@ -30,6 +36,7 @@ result into the changes its commit message reports.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, Future
 
@@ -37,10 +44,17 @@ from lakeops.changelog.lookup_cache import RowGroupCache
 from lakeops.compact.levels import level_runs
 from lakeops.compact.manager import BucketCompactor
 from lakeops.compact.task import BucketContext, CompactResult
-from lakeops.errors import SnapshotNotFoundError
+from lakeops.errors import (
+    CorruptTableError,
+    MissingDataFileError,
+    MissingMetadataError,
+    SnapshotNotFoundError,
+)
 from lakeops.format.data_file import DataFileMeta
+from lakeops.format.snapshot import Snapshot
 from lakeops.io.file_io import FileIO
 from lakeops.parallel import TaskBatch, run_ordered
+from lakeops.read.guard import replaced_meanwhile
 from lakeops.store.context import TableContext
 from lakeops.store.locations import ExternalPaths, FileLocations
 
@@ -48,6 +62,8 @@ __all__ = ["BucketLsm", "CompactionCadence", "CompactorSlot"]
 
 #: compaction rounds after one flush before the stop trigger decides
 _MAX_ROUNDS = 16
+
+log = logging.getLogger(__name__)
 
 
 def _id(f: DataFileMeta) -> tuple[str, int]:
@@ -65,6 +81,7 @@ class BucketLsm:
         file_io: FileIO,
         locations: FileLocations,
         directory: str,
+        lost_race: Callable[[CorruptTableError], bool] = lambda _error: False,
     ) -> None:
         self.live = list(live)
         #: None with ``write-only``: the writer never compacts
@@ -76,6 +93,8 @@ class BucketLsm:
         self.file_io = file_io
         self.locations = locations
         self.directory = directory
+        #: whether a missing input file means another job replaced it and an expiry deleted it
+        self.lost_race = lost_race
         #: files of the base snapshot that compactions removed
         self.before: dict[tuple[str, int], DataFileMeta] = {}
         #: files that compactions produced and are still live
@@ -127,7 +146,9 @@ class BucketLsm:
     def copy(self) -> BucketLsm:
         """The live files of this bucket with nothing pending: what a background compaction
         works on (it shares the compactor, which only one compaction at a time uses)."""
-        return BucketLsm(self.live, self._slot, self.file_io, self.locations, self.directory)
+        return BucketLsm(
+            self.live, self._slot, self.file_io, self.locations, self.directory, self.lost_race
+        )
 
     def absorb(self, done: BucketLsm) -> None:
         """Take the result of compactions that ran on :meth:`copy` as if they had run here."""
@@ -143,7 +164,9 @@ class BucketLsm:
         for path in self.written:
             self.file_io.delete(path)
 
-    def start(self, stop_trigger: int, executor: Executor | TaskBatch | None) -> None:
+    def start(
+        self, stop_trigger: int, executor: Executor | TaskBatch | None, full: bool = False
+    ) -> None:
         """Start compacting (see :meth:`compact`) on ``executor`` (a :class:`TaskBatch`: when
         the batch is dispatched), or now in the calling thread when there is none; the bucket
         must have no compaction in flight."""
@@ -155,14 +178,14 @@ class BucketLsm:
 
         def run() -> BucketLsm:
             try:
-                work.compact(stop_trigger)
+                work.compact(stop_trigger, full)
             except BaseException:
                 work.discard()
                 raise
             return work
 
         if executor is None:
-            self.absorb(run())
+            self._take(run)
         else:
             self.pending = executor.submit(run)
 
@@ -171,7 +194,26 @@ class BucketLsm:
         failed (having deleted what it wrote), is raised here."""
         if self.pending is not None:
             future, self.pending = self.pending, None
-            self.absorb(future.result())
+            self._take(future.result)
+
+    def _take(self, result: Callable[[], BucketLsm]) -> None:
+        """Take a finished compaction's ``result()``; one that lost its input files to
+        another job and an expiry is dropped (it deleted what it wrote), and the bucket
+        compacts no more in this write (see the module docstring)."""
+        try:
+            done = result()
+        except (MissingDataFileError, MissingMetadataError) as exc:
+            if not self.lost_race(exc):
+                raise
+            log.warning(
+                "%s: a compaction of this write is dropped: %s is gone — another job compacted "
+                "it and an expiry removed the snapshots naming it; the write goes on",
+                self.directory,
+                getattr(exc, "path", None) or "an input file",
+            )
+            self._slot = None
+            return
+        self.absorb(done)
 
     def cancel(self) -> None:
         """Drop the compaction in flight: cancelled if it has not started, else waited for;
@@ -226,8 +268,10 @@ class CompactorSlot:
 class CompactionCadence:
     """When one writer compacts (see the module docstring), and the compactors it runs."""
 
-    def __init__(self, table: TableContext) -> None:
+    def __init__(self, table: TableContext, base: Snapshot | None = None) -> None:
         self.table = table
+        #: the snapshot the write builds on
+        self.base = base
         self.store = table.store
         self.locations = table.locations
         self.compact_options = table.compaction
@@ -255,7 +299,12 @@ class CompactionCadence:
             slot = CompactorSlot(
                 lambda: BucketCompactor(self.bucket_context(directory, external), initial)
             )
-        return BucketLsm(live, slot, self.store.file_io, self.locations, directory)
+        return BucketLsm(live, slot, self.store.file_io, self.locations, directory, self._lost_race)
+
+    def _lost_race(self, error: CorruptTableError) -> bool:
+        """Whether a compaction's missing input comes from another job's compaction and an
+        expiry after the write's base snapshot (:func:`replaced_meanwhile`)."""
+        return replaced_meanwhile(self.store, self.base, error)
 
     def bucket_context(
         self, directory: str, external: ExternalPaths | None = None
@@ -294,7 +343,7 @@ class CompactionCadence:
         if self.compact_options.force_compact_on_commit or self.full_compaction_due():
             stop = self.compact_options.stop_trigger
             run_ordered(
-                lambda lsm: lsm.compact(stop, full=True), lsms, parallelism, executor=executor
+                lambda lsm: lsm.start(stop, None, full=True), lsms, parallelism, executor=executor
             )
 
     def full_compaction_due(self) -> bool:

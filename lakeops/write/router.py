@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -33,10 +33,13 @@ from lakeops.parallel import IO_THREADS, check_parallelism, run_ordered
 from lakeops.read.guard import guard_read, planned_on
 from lakeops.read.merge_read import SplitReader
 from lakeops.read.scan import table_deletion_files
+from lakeops.store import TableStore
 from lakeops.store.context import TableContext
 from lakeops.write.records import BUCKET_COLUMN
 
-__all__ = ["Routed", "Router"]
+__all__ = ["Routed", "Router", "read_key_index"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,20 @@ class Routed:
     records: pa.Table
     #: dynamic buckets: the bucket-key hash of every record, for the bucket's HASH index
     key_hashes: np.ndarray | None
+
+
+def read_key_index(store: TableStore, base: Snapshot | None, read: Callable[[], T]) -> T:
+    """``read()`` of the dynamic-bucket key index in ``base``; where ``base`` was expired while
+    it read (expiry deleted an index file a later commit replaced), the write is stale: a
+    :class:`StaleWriteError`, so the write runs again on the latest snapshot."""
+    try:
+        return guard_read(store, planned_on(base), read)
+    except SnapshotExpiredError as exc:
+        raise StaleWriteError(
+            f"snapshot {exc.snapshot_id} of table {store.root}, on which this write planned its "
+            "dynamic buckets, was expired while the write read its key index; nothing was "
+            "written: write again (it plans on the latest snapshot)"
+        ) from exc
 
 
 class Router:
@@ -172,14 +189,7 @@ class Router:
             )
             return entries, {id(e): h for e, h in zip(hash_entries, loaded, strict=True)}
 
-        try:
-            return guard_read(self.store, planned_on(self.base), read)
-        except SnapshotExpiredError as exc:
-            raise StaleWriteError(
-                f"snapshot {exc.snapshot_id} of table {self.store.root}, on which this write "
-                "planned its dynamic buckets, was expired while the write read its key index; "
-                "nothing was written: write again (it plans on the latest snapshot)"
-            ) from exc
+        return read_key_index(self.store, self.base, read)
 
     def _partition_index(self, values: list[object]) -> PartitionIndex:
         """The dynamic-bucket assigner state of a partition (one assigner: owns every id)."""

@@ -56,7 +56,7 @@ from lakeops.write.flush import Flushed, FlushSettings, flush_bucket, flush_buck
 from lakeops.write.hash_index import write_hash_index
 from lakeops.write.lifecycle import BucketFiles, BucketPlace, BucketWrite, WriteInput
 from lakeops.write.records import BUCKET_COLUMN, assigned_records, to_records
-from lakeops.write.router import Router
+from lakeops.write.router import Router, read_key_index
 
 __all__ = ["TableWrite", "WriteInput"]
 
@@ -85,13 +85,13 @@ class TableWrite(BucketWrite[_Bucket]):
 
     def _setup(self) -> None:
         self.engine = self.table.engine
-        self.cadence = CompactionCadence(self.table)
+        # the snapshot this write builds on (none for an overwrite, which replaces it)
+        self._base = None if self._ignore_previous else self.store.latest_snapshot()
+        self.cadence = CompactionCadence(self.table, self._base)
         self.flush_settings = FlushSettings.of(self.table)
         self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
         #: per partition, the bucket count its live files hold (see lakeops.bucket.counts)
         self._counts: dict[bytes, int] = {}
-        # the snapshot this write builds on (none for an overwrite, which replaces it)
-        self._base = None if self._ignore_previous else self.store.latest_snapshot()
         replaced = self._replaced
         self.router = Router(
             self.table,
@@ -275,14 +275,18 @@ class TableWrite(BucketWrite[_Bucket]):
         """Dynamic buckets: the bucket's new complete HASH index file, if it gained hashes."""
         if not bucket.key_hashes or self.router.cross_partition:
             return ()
-        written = write_hash_index(
+        written = read_key_index(
             self.store,
-            self.schema,
-            self.locations,
             self._base,
-            bucket.partition_bytes,
-            bucket.bucket,
-            bucket.key_hashes,
+            lambda: write_hash_index(
+                self.store,
+                self.schema,
+                self.locations,
+                self._base,
+                bucket.partition_bytes,
+                bucket.bucket,
+                bucket.key_hashes,
+            ),
         )
         bucket.key_hashes = []
         if written is None:
