@@ -507,11 +507,12 @@ class BaseTable(ScanSource):
             return self.commit_compaction(planned.messages, written=planned.written)
 
     @contextlib.contextmanager
-    def _lost_race_is_a_conflict(self) -> Iterator[None]:
-        """Run a compaction; an input it finds deleted because another job replaced it and an
-        expiry removed every snapshot naming it (:func:`~lakeops.read.guard.replaced_meanwhile`)
-        is a lost race, raised as :class:`~lakeops.errors.CommitConflictError` — the compaction
-        has committed nothing and deleted what it wrote — not as corruption."""
+    def _lost_race_is_a_conflict(self, what: str = "compaction") -> Iterator[None]:
+        """Run a compaction (or another rewrite, ``what``); an input it finds deleted because
+        another job replaced it and an expiry removed every snapshot naming it
+        (:func:`~lakeops.read.guard.replaced_meanwhile`) is a lost race, raised as
+        :class:`~lakeops.errors.CommitConflictError` — the rewrite has committed nothing and
+        deleted what it wrote — not as corruption."""
         before = self.store.latest_snapshot()
         try:
             yield
@@ -519,10 +520,10 @@ class BaseTable(ScanSource):
             if not replaced_meanwhile(self.store, before, exc):
                 raise
             raise CommitConflictError(
-                f"table {self.identifier!r}: another job compacted files this compaction read "
-                "and an expiry deleted them meanwhile (the snapshot it was planned on is "
-                "expired); nothing was committed and its new files were deleted. Nothing is "
-                "wrong with the table: compact again"
+                f"table {self.identifier!r}: another job compacted files this {what} read and "
+                "an expiry deleted them meanwhile (the snapshot it was planned on is expired); "
+                "nothing was committed and its new files were deleted. Nothing is wrong with "
+                f"the table: run the {what} again"
             ) from exc
 
     def commit_compaction(
@@ -645,7 +646,8 @@ class BaseTable(ScanSource):
         options now ask, data untouched, as one ``COMPACT`` commit (Paimon's
         ``rewrite_file_index`` procedure). See :mod:`lakeops.maintenance.file_index`."""
         self._require_writable("rewrite the file indexes of")
-        return rewrite_file_index(self.context, self._committer(), partitions)
+        with self._lost_race_is_a_conflict("file index rewrite"):
+            return rewrite_file_index(self.context, self._committer(), partitions)
 
     def rescale_buckets(
         self,

@@ -338,7 +338,7 @@ def test_a_compaction_whose_files_another_job_compacted_and_expired_is_a_conflic
         return real(*args, **kwargs)
 
     monkeypatch.setattr(module, "run_jobs", overtaken)
-    with pytest.raises(CommitConflictError, match="compact again"):
+    with pytest.raises(CommitConflictError, match="run the compaction again"):
         table.compact(full=True)
     monkeypatch.undo()
     latest = catalog.get_table("db.t")

@@ -29,8 +29,9 @@ CONFIGS: dict[str, tuple[dict[str, str], list[str]]] = {
     "dynamic-bucket": ({"bucket": "-1"}, ["id"]),
     "append": ({"bucket": "-1"}, []),
     "append-vectors": ({"bucket": "-1", "deletion-vectors.enabled": "true"}, []),
+    "file-index": ({"bucket": "2", "file-index.bloom-filter.columns": "v"}, ["id"]),
 }
-OPS = ["write", "compact", "full", "read", "lookup", "delete", "update", "flush"]
+OPS = ["write", "compact", "full", "read", "lookup", "delete", "update", "flush", "index"]
 #: the ids the other job appends (v = id)
 THEIRS = list(range(10_000, 10_010))
 
@@ -100,7 +101,7 @@ def test_an_operation_overtaken_by_another_jobs_compaction_and_expiry(
     try:
         _operate(table, op, bool(keys), model, race)
     except (CommitConflictError, SnapshotExpiredError) as exc:
-        assert op in ("compact", "full", "flush", "read"), exc
+        assert op in ("compact", "full", "flush", "index", "read"), exc
         outcome = type(exc).__name__
     race.armed = False
     # the model: the other job's rows (if it ran), then the operation's change (if it applied)
@@ -136,6 +137,8 @@ def _operate(table: Table, op: str, keyed: bool, model: Any, race: _Race) -> Non
         table.delete(pc.field("id") < 10)
     elif op == "update":
         table.update(pc.field("id") < 10, {"v": pc.field("v") + 1})
+    elif op == "index":
+        table.rewrite_file_index()
     else:
         table.flush_level0()
 
