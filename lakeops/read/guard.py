@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 from lakeops.errors import (
+    CommitConflictError,
     CorruptTableError,
     MissingDataFileError,
     MissingMetadataError,
@@ -36,6 +37,7 @@ __all__ = [
     "guard_batches",
     "guard_read",
     "planned_on",
+    "lost_race",
     "replaced_meanwhile",
     "still_held",
 ]
@@ -152,3 +154,20 @@ def at_latest(store: TableStore, read: Callable[[Snapshot | None], T]) -> T:
                 raise
             retries += 1
             log.warning("%s: %s; reading the latest snapshot again", store.root, exc)
+
+
+def lost_race(
+    store: TableStore, before: Snapshot | None, error: BaseException, what: str = "compaction"
+) -> CommitConflictError | None:
+    """For a rewrite (a compaction, ``what``) planned on the latest snapshot when it began
+    (``before`` or later) that failed with ``error``: a :class:`CommitConflictError` saying it
+    lost a race, where ``error`` is a missing file :func:`replaced_meanwhile` blames on another
+    job's commit and an expiry; None otherwise (the error stands)."""
+    if not isinstance(error, _MISSING) or not replaced_meanwhile(store, before, error):
+        return None
+    return CommitConflictError(
+        f"table {store.root}: another job compacted files this {what} read and an expiry "
+        "deleted them meanwhile (the snapshot it was planned on is expired); nothing was "
+        "committed and its new files were deleted. Nothing is wrong with the table: run the "
+        f"{what} again"
+    )

@@ -51,6 +51,7 @@ from lakeops.format.snapshot import Snapshot
 from lakeops.kv.formats import check_writable
 from lakeops.parallel import check_parallelism
 from lakeops.read.deletions import DeletionVectorReader
+from lakeops.read.guard import lost_race
 from lakeops.read.scan import snapshot_deletion_files
 from lakeops.store.locations import new_name_token
 from lakeops.table import primary_key_table
@@ -175,6 +176,9 @@ def compact(
         )
     planned: Snapshot | None = None
     vectors: dict[tuple[bytes, int, str], DeletionFile] = {}
+    # (a task's missing input file is a lost race, not corruption, where it left the table
+    # after this snapshot: read.guard.lost_race)
+    before = table.store.latest_snapshot()
     if append:
         if force_level0:
             primary_key_table(table, "flush_level0")  # refused: only level 0 here
@@ -202,6 +206,9 @@ def compact(
     failed = [r.error for r in results if r.error is not None]
     if failed:
         remove_job_files(context, jobs, token)
+        conflict = lost_race(table.store, before, failed[0])
+        if conflict is not None:
+            raise conflict from failed[0]
         raise failed[0]
     # in (partition, bucket) order, as the in-process compaction commits them (a fixed
     # append bucket's windows by their first sequence number)

@@ -61,6 +61,8 @@ from lakeops.changelog.reader import ChangeMode
 from lakeops.errors import (
     ConfigurationError,
 )
+from lakeops.format.snapshot import Snapshot
+from lakeops.read.guard import guard_read, planned_on
 from lakeops.read.scan import Split, partition_matches
 from lakeops.spark.options import (
     ROW_KIND_COLUMN,
@@ -87,9 +89,10 @@ _OPS = {
 
 @dataclass(frozen=True)
 class SplitPartition(InputPartition):
-    """One (partition, bucket) split."""
+    """One (partition, bucket) split of ``snapshot`` (None: an empty table)."""
 
     split: Split
+    snapshot: Snapshot | None = None
 
 
 @dataclass(frozen=True)
@@ -162,17 +165,18 @@ class LakeopsReader(DataSourceReader):
                 snapshot_id = int(scan.version)
             else:
                 tag = scan.version
-        splits = table.splits(
+        planned = table.scan(
             filter=self.conditions or None,
             snapshot_id=snapshot_id,
             tag=tag,
             as_of=scan.as_of_millis,
         )
+        splits = planned.splits()
         wanted = self.options.get("partitions")
         if wanted is not None:
             keep = partition_matches(table.schema, json.loads(wanted), table.options)
             splits = [s for s in splits if keep(s.partition_bytes)]
-        return [SplitPartition(s) for s in splits]
+        return [SplitPartition(s, planned.snapshot) for s in splits]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         table = open_table(self.options)
@@ -187,7 +191,13 @@ class LakeopsReader(DataSourceReader):
             yield from to_spark_arrow(changes, target).to_batches()
             return
         assert isinstance(partition, SplitPartition)
-        result = read_split(table, partition.split, self.columns)
+        # a file gone because expiry removed the planned snapshot: SnapshotExpiredError (the
+        # table is healthy, read again), not corruption
+        result = guard_read(
+            table.store,
+            planned_on(partition.snapshot),
+            lambda: read_split(table, partition.split, self.columns),
+        )
         yield from to_spark_arrow(result, target).to_batches()
 
 

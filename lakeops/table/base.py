@@ -28,7 +28,6 @@ from lakeops.compact.planner import CompactionProgress
 from lakeops.compact.selection import check_where, select_partitions
 from lakeops.compact.sort import SortStrategy, overwrite_entries, plan_sort, resolve_sort
 from lakeops.errors import (
-    CommitConflictError,
     CommitStateUnknownError,
     ConfigurationError,
     MissingDataFileError,
@@ -77,7 +76,7 @@ from lakeops.options import TableOptions
 from lakeops.options.parsing import parse_duration
 from lakeops.options.rows_retention import TAG_DEFAULT_TIME_RETAINED
 from lakeops.parallel import check_parallelism
-from lakeops.read.guard import replaced_meanwhile
+from lakeops.read.guard import lost_race
 from lakeops.read.predicate import Filter, row_filter
 from lakeops.read.scan import Split, partition_matches
 from lakeops.store import TableStore
@@ -517,14 +516,10 @@ class BaseTable(ScanSource):
         try:
             yield
         except (MissingDataFileError, MissingMetadataError) as exc:
-            if not replaced_meanwhile(self.store, before, exc):
+            conflict = lost_race(self.store, before, exc, what)
+            if conflict is None:
                 raise
-            raise CommitConflictError(
-                f"table {self.identifier!r}: another job compacted files this {what} read and "
-                "an expiry deleted them meanwhile (the snapshot it was planned on is expired); "
-                "nothing was committed and its new files were deleted. Nothing is wrong with "
-                f"the table: run the {what} again"
-            ) from exc
+            raise conflict from exc
 
     def commit_compaction(
         self, messages: Sequence[CommitMessage], *, written: Sequence[str]

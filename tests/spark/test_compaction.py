@@ -184,3 +184,40 @@ def test_postpone_tables_are_written_and_moved_through_spark(spark: Any, catalog
     got = t.read().to_pylist()
     assert {(r["dt"], r["id"]) for r in got} == expected
     assert all(r["v"] % 50 == r["id"] and r["v"] >= 0 for r in got)
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_a_compaction_overtaken_by_another_jobs_compaction_and_expiry_is_a_conflict(
+    spark: Any, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the driver planned the buckets, another job compacts them and expires the planned
+    snapshot: the executors find their input files gone. A lost race (``CommitConflictError``,
+    nothing committed, no file of it left), not ``MissingDataFileError`` and its advice to
+    restore or roll back; a compaction after it succeeds and the rows are the model's."""
+    import lakeops.spark.compaction as spark_compaction
+    from lakeops.errors import CommitConflictError
+
+    t = _table(catalog, "db.o")
+    model = _fill(t)
+    real = spark_compaction.deal_tasks
+
+    def overtaken(*args: Any, **kwargs: Any) -> Any:
+        other = catalog.get_table("db.o")
+        other.compact(full=True)
+        other.expire_snapshots(retain_min=1, retain_max=1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(spark_compaction, "deal_tasks", overtaken)
+    with pytest.raises(CommitConflictError, match="run the compaction again"):
+        ls.compact(spark, t.root, full=True)
+    monkeypatch.undo()
+    latest = catalog.get_table("db.o")
+    live = {e.file.file_name for e in latest.store.live_entries(latest.latest_snapshot())}
+    on_disk = {p.name for p in Path(t.root).rglob("data-*")}
+    assert on_disk == live  # none of the failed compaction's files left
+    t.write(pa.Table.from_pylist([{"dt": "d0", "id": 1, "v": 5, "op": "+I"}], schema=SCHEMA))
+    model[("d0", 1)] = ("d0", 1, 5, "+I")
+    assert ls.compact(spark, t.root, full=True) is not None
+    rows = catalog.get_table("db.o").read().to_pylist()
+    assert sorted(tuple(r.values()) for r in rows) == sorted(model.values())

@@ -111,3 +111,25 @@ def test_a_read_schema_reads_only_its_columns(spark, catalog: Catalog) -> None:
     assert sorted(tuple(r) for r in df.collect()) == sorted((r["v"], r["id"]) for r in ROWS)
     with pytest.raises(Exception, match="'nope' is not a column of the table"):
         spark.read.format("lakeops").schema("id long, nope string").load(root).collect()
+
+
+def test_a_split_whose_snapshot_expired_before_a_task_read_it_is_no_corruption(
+    catalog: Catalog,
+) -> None:
+    """The driver plans splits; before a task reads its split, another job compacts the table
+    and expires the planned snapshot (no Spark job: the reader's calls directly). The task
+    raises ``SnapshotExpiredError`` (the table is healthy, read again), not
+    ``MissingDataFileError`` and its advice to restore or roll back."""
+    from lakeops.errors import SnapshotExpiredError
+
+    _write_warehouse(catalog)
+    table = catalog.get_table("db.orders")
+    table.write(pa.Table.from_pylist(ROWS, schema=ORDERS))  # a second file in every bucket
+    source = LakeopsDataSource({"path": table.root})
+    reader = source.reader(source.schema())
+    planned = reader.partitions()
+    table.compact(full=True)
+    table.expire_snapshots(retain_min=1, retain_max=1)
+    with pytest.raises(SnapshotExpiredError, match="read again"):
+        for partition in planned:
+            list(reader.read(partition))
