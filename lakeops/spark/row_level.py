@@ -20,14 +20,18 @@ the job, so every task reads the same snapshot):
 Commit and failure. Tasks return their files' commit messages to the data source's commit
 (one ``APPEND`` snapshot, under a commit user of the job's own, by which the driver finds it and
 counts what it wrote); a failed job's files are deleted by the data source's abort, as for any
-Spark write. Tables whose writes need one writer for the whole table — cross-partition updates
-(a global key index) — and append tables change on the driver, as
-:mod:`lakeops.table.row_level` does there.
+Spark write. A job that failed, committed nothing, and whose planned snapshot is gone — another
+job compacted the files its tasks read and an expiry removed them — is planned and run again on
+the latest snapshot (up to three more times), as the in-process changes read again. Tables
+whose writes need one writer for the whole table — cross-partition updates (a global key
+index) — and append tables change on the driver, as :mod:`lakeops.table.row_level` does there.
 """
 
 from __future__ import annotations
 
 import base64
+import itertools
+import logging
 import pickle
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -41,7 +45,9 @@ from lakeops.commit.exactly_once import latest_snapshot_of_user
 from lakeops.errors import ConfigurationError
 from lakeops.format.kv import KIND, RowKind
 from lakeops.format.manifest import FileKind
+from lakeops.format.snapshot import Snapshot
 from lakeops.kv.reader import KeyValueReader
+from lakeops.read.guard import EXPIRED_RETRIES, still_held
 from lakeops.read.merge_read import SplitReader
 from lakeops.read.predicate import Filter, row_filter
 from lakeops.table import AnyTable
@@ -67,6 +73,8 @@ __all__ = [
 #: the data-source write option carrying a row-level job to the tasks
 ROW_LEVEL_OPTION = "row_level"
 _UNIT = "unit"
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -159,10 +167,49 @@ def _changes(
 
 
 # ---------------------------------------------------------------------------- driver
-def _run(spark_df: Any, options: Mapping[str, str], job: _Job, table: AnyTable) -> RowChanges:
-    """Write ``spark_df`` (units or source rows) through the data source with ``job``, and
-    count what its snapshot holds."""
-    user = f"lakeops-{job.op}-{uuid.uuid4()}"
+def _changed(
+    table: AnyTable,
+    options: Mapping[str, str],
+    plan: Callable[[Snapshot | None], tuple[Any, _Job] | None],
+) -> RowChanges:
+    """Run the change ``plan`` makes of the latest snapshot (the DataFrame its tasks take and
+    its job; None: nothing to change). Where its Spark job fails, committed nothing, and the
+    snapshot it planned on is no longer held — another job compacted its files and an expiry
+    removed them while its tasks read them — it is planned and run again on the then latest
+    snapshot, at most :data:`~lakeops.read.guard.EXPIRED_RETRIES` more times."""
+    for retry in itertools.count():
+        snapshot = table.store.latest_snapshot()
+        planned = plan(snapshot)
+        if planned is None:
+            return RowChanges()
+        frame, job = planned
+        user = f"lakeops-{job.op}-{uuid.uuid4()}"
+        try:
+            return _run(frame, options, job, table, user)
+        except Exception:
+            if (
+                snapshot is None
+                or retry == EXPIRED_RETRIES
+                or still_held(table.store, snapshot)
+                or latest_snapshot_of_user(table.store, user) is not None
+            ):
+                raise
+            log.warning(
+                "%s: snapshot %d, which this %s's tasks read, was expired meanwhile (another "
+                "job compacted its files); nothing was committed: running it again on the "
+                "latest snapshot",
+                table.identifier,
+                snapshot.id,
+                job.op,
+            )
+    raise AssertionError("unreachable")
+
+
+def _run(
+    spark_df: Any, options: Mapping[str, str], job: _Job, table: AnyTable, user: str
+) -> RowChanges:
+    """Write ``spark_df`` (units or source rows) through the data source with ``job`` under
+    commit user ``user``, and count what its snapshot holds."""
     opts = {**options, ROW_LEVEL_OPTION: _encode(job), "commit_user": user}
     spark_df.write.format("lakeops").mode("append").options(**opts).save()
     snapshot = latest_snapshot_of_user(table.store, user)
@@ -186,22 +233,20 @@ def _run(spark_df: Any, options: Mapping[str, str], job: _Job, table: AnyTable) 
 
 
 def _by_units(
-    spark: Any, options: Mapping[str, str], table: AnyTable, job: _Job, condition: Filter
-) -> RowChanges:
-    """A delete or update: one Spark task per unit of the planned splits, each carrying its
-    splits (pickled: the task reads them as the driver planned them)."""
-    assert job.snapshot_id is not None
-    snapshot = table.store.snapshot(job.snapshot_id)
+    spark: Any, table: AnyTable, job: _Job, condition: Filter, snapshot: Snapshot
+) -> tuple[Any, _Job] | None:
+    """A delete or update of ``snapshot``: one Spark task per unit of the planned splits, each
+    carrying its splits (pickled: the task reads them as the driver planned them); None when
+    no split may hold a row the condition holds for."""
     rf = row_filter(condition, table.arrow_schema)
     units: dict[str, list[Any]] = {}
     # every committed record, as lakeops.table.row_level.committed_rows reads them
     for split in table._plan(snapshot, rf, every_level=True):
         units.setdefault(_unit_of(table, split.partition_bytes, split.bucket), []).append(split)
     if not units:
-        return RowChanges()
+        return None
     rows = [(bytearray(pickle.dumps(units[u])),) for u in sorted(units)]
-    frame = spark.sparkContext.parallelize(rows, len(rows)).toDF([_UNIT])
-    return _run(frame, options, job, table)
+    return spark.sparkContext.parallelize(rows, len(rows)).toDF([_UNIT]), job
 
 
 def delete(
@@ -210,11 +255,14 @@ def delete(
     """Delete the rows ``condition`` holds for, on the executors (see the module docstring)."""
     _check(table, "delete")
     rf = _condition(table, condition)
-    snapshot = table.store.latest_snapshot()
-    if snapshot is None:
-        return RowChanges()
-    job = _Job("delete", snapshot.id, condition=rf.expression)
-    return _by_units(spark, options, table, job, rf.expression)
+
+    def plan(snapshot: Snapshot | None) -> tuple[Any, _Job] | None:
+        if snapshot is None:
+            return None
+        job = _Job("delete", snapshot.id, condition=rf.expression)
+        return _by_units(spark, table, job, rf.expression, snapshot)
+
+    return _changed(table, options, plan)
 
 
 def update(
@@ -226,11 +274,14 @@ def update(
 ) -> RowChanges:
     """Set ``assignments`` on the rows ``condition`` holds for, on the executors."""
     rf = checked_update(table, condition, assignments)
-    snapshot = table.store.latest_snapshot()
-    if snapshot is None:
-        return RowChanges()
-    job = _Job("update", snapshot.id, condition=rf.expression, assignments=dict(assignments))
-    return _by_units(spark, options, table, job, rf.expression)
+
+    def plan(snapshot: Snapshot | None) -> tuple[Any, _Job] | None:
+        if snapshot is None:
+            return None
+        job = _Job("update", snapshot.id, condition=rf.expression, assignments=dict(assignments))
+        return _by_units(spark, table, job, rf.expression, snapshot)
+
+    return _changed(table, options, plan)
 
 
 class SparkMergeBuilder(MergeBuilder):
@@ -257,12 +308,15 @@ class SparkMergeBuilder(MergeBuilder):
         _check(self.table, "merge")
         if not self.matched and not self.not_matched:
             raise ConfigurationError("a merge needs at least one when_... clause")
-        snapshot = self.spark_table.store.latest_snapshot()
-        job = _Job(
-            "merge",
-            None if snapshot is None else snapshot.id,
-            on=tuple(self.on),
-            matched=tuple(self.matched),
-            not_matched=tuple(self.not_matched),
-        )
-        return _run(self.route(self.frame), self.options, job, self.spark_table)
+
+        def plan(snapshot: Snapshot | None) -> tuple[Any, _Job]:
+            job = _Job(
+                "merge",
+                None if snapshot is None else snapshot.id,
+                on=tuple(self.on),
+                matched=tuple(self.matched),
+                not_matched=tuple(self.not_matched),
+            )
+            return self.route(self.frame), job
+
+        return _changed(self.spark_table, self.options, plan)

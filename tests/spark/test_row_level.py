@@ -143,3 +143,62 @@ def test_executors_change_committed_records_no_compaction_has_reached(
     catalog.get_table("db.dv").compact(full=True)
     got = {r["id"]: r["n"] for r in oracle_read(tmp_path, "db.dv").to_pylist()}
     assert got == {1: 11, 3: 4, 5: 51}
+
+
+@pytest.mark.parametrize("op", ["delete", "update", "merge"])
+def test_a_change_whose_snapshot_expires_while_its_tasks_read_runs_again(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, op: str
+) -> None:
+    """After the driver planned a change, another job writes, compacts the files its tasks
+    are to read and expires the planned snapshot: the job fails, commits nothing, and is
+    planned and run again on the latest snapshot (it failed with the tasks' errors before);
+    the rows are the model's."""
+    import lakeops.spark.row_level as spark_row_level
+
+    catalog = Catalog(str(tmp_path))
+    catalog.create_database("db")
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("n", pa.int64())])
+    table = catalog.create_table(
+        "db.t", schema=schema, primary_keys=["id"], options={"bucket": "2"}
+    )
+    model = {i: i for i in range(20)}
+    for half in (range(10), range(10, 20)):
+        table.write(pa.table({"id": list(half), "n": list(half)}, schema=schema))
+    real = spark_row_level._run
+    runs: list[str] = []
+
+    def overtaken(*args: Any, **kwargs: Any) -> Any:
+        if not runs:
+            other = catalog.get_table("db.t")
+            other.write(pa.table({"id": [3, 30], "n": [33, 30]}, schema=schema))
+            other.compact(full=True)
+            other.expire_snapshots(retain_min=1, retain_max=1)
+        runs.append(args[2].op)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(spark_row_level, "_run", overtaken)
+    model.update({3: 33, 30: 30})
+    if op == "delete":
+        done = ls.delete(table.root, pc.field("id") < 5, spark=spark)
+        for i in range(5):
+            del model[i]
+        assert done.deleted == 5
+    elif op == "update":
+        done = ls.update(table.root, pc.field("id") < 5, {"n": pc.field("n") + 1}, spark=spark)
+        for i in range(5):
+            model[i] += 1
+        assert done.updated == 5
+    else:
+        source = spark.createDataFrame([(3, -3), (40, 40)], "id long, n long")
+        done = (
+            ls.merge(source, table.root, on=["id"])
+            .when_matched_update({"n": pc.field("source.n")})
+            .when_not_matched_insert_all()
+            .execute()
+        )
+        model.update({3: -3, 40: 40})
+        assert (done.updated, done.inserted) == (1, 1)
+    assert runs == [op, op]
+    got = catalog.get_table("db.t").read().to_pylist()
+    assert {r["id"]: r["n"] for r in got} == model
+    assert len(got) == len(model)
