@@ -54,9 +54,10 @@ class Routed:
 
 
 def read_key_index(store: TableStore, base: Snapshot | None, read: Callable[[], T]) -> T:
-    """``read()`` of the dynamic-bucket key index in ``base``; where ``base`` was expired while
-    it read (expiry deleted an index file a later commit replaced), the write is stale: a
-    :class:`StaleWriteError`, so the write runs again on the latest snapshot."""
+    """``read()`` of the dynamic-bucket or cross-partition key index in ``base``; where
+    ``base`` was expired while it read (expiry deleted an index or data file a later commit
+    replaced), the write is stale: a :class:`StaleWriteError`, so the write runs again on the
+    latest snapshot."""
     try:
         return guard_read(store, planned_on(base), read)
     except SnapshotExpiredError as exc:
@@ -249,17 +250,23 @@ class Router:
 
     def _cross_partition_index(self) -> GlobalIndex:
         """The global key index, bootstrapped from the base snapshot on first use (as Paimon,
-        once per write job)."""
+        once per write job); a write whose base snapshot expired while it read the keys is
+        stale (:func:`read_key_index`)."""
         if self._global_index is None:
             assert self.dynamic is not None
-            index = GlobalIndex(self.schema, self.engine.name, self.dynamic.target_row_num)
-            index.bootstrap(
+            dynamic = self.dynamic
+            index = GlobalIndex(self.schema, self.engine.name, dynamic.target_row_num)
+            read_key_index(
                 self.store,
-                SplitReader(self.table),
                 self.base,
-                parallelism=self.parallelism or self.dynamic.bootstrap_parallelism,
-                ttl_ms=self.dynamic.index_ttl_ms,
-                deletions=table_deletion_files(self.table, self.base),
+                lambda: index.bootstrap(
+                    self.store,
+                    SplitReader(self.table),
+                    self.base,
+                    parallelism=self.parallelism or dynamic.bootstrap_parallelism,
+                    ttl_ms=dynamic.index_ttl_ms,
+                    deletions=table_deletion_files(self.table, self.base),
+                ),
             )
             self._global_index = index
         return self._global_index

@@ -20,7 +20,10 @@ from lakeops import Catalog, Table
 from lakeops.errors import CommitConflictError, SnapshotExpiredError
 from lakeops.io import data_formats
 
-SCHEMA = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.int64())])
+SCHEMA = pa.schema(
+    [pa.field("id", pa.int64(), False), ("v", pa.int64()), pa.field("dt", pa.string(), False)]
+)
+#: a kind's options and primary keys (partitioned by ``dt``, which each id keeps, where named)
 CONFIGS: dict[str, tuple[dict[str, str], list[str]]] = {
     "primary-key": ({"bucket": "2"}, ["id"]),
     "deletion-vectors": ({"bucket": "2", "deletion-vectors.enabled": "true"}, ["id"]),
@@ -30,14 +33,18 @@ CONFIGS: dict[str, tuple[dict[str, str], list[str]]] = {
     "append": ({"bucket": "-1"}, []),
     "append-vectors": ({"bucket": "-1", "deletion-vectors.enabled": "true"}, []),
     "file-index": ({"bucket": "2", "file-index.bloom-filter.columns": "v"}, ["id"]),
+    "cross-partition": ({"bucket": "-1"}, ["id"]),
+    "partitioned": ({"bucket": "2"}, ["dt", "id"]),
 }
+PARTITIONED = ("cross-partition", "partitioned")
 OPS = ["write", "compact", "full", "read", "lookup", "delete", "update", "flush", "index"]
 #: the ids the other job appends (v = id)
 THEIRS = list(range(10_000, 10_010))
 
 
 def _rows(ids: list[int], offset: int = 0) -> pa.Table:
-    return pa.table({"id": ids, "v": [i + offset for i in ids]}, schema=SCHEMA)
+    values = {"id": ids, "v": [i + offset for i in ids], "dt": [f"d{i % 3}" for i in ids]}
+    return pa.table(values, schema=SCHEMA)
 
 
 class _Race:
@@ -98,7 +105,10 @@ def test_an_operation_overtaken_by_another_jobs_compaction_and_expiry(
     catalog: Catalog, race: _Race, config: str, op: str
 ) -> None:
     options, keys = CONFIGS[config]
-    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=keys, options=options)
+    parts = ["dt"] if config in PARTITIONED else []
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=keys, partition_keys=parts, options=options
+    )
     for i in range(4):
         table.write(_rows(list(range(i * 20, i * 20 + 40))))
     table = catalog.get_table("db.t")
@@ -137,7 +147,9 @@ def _operate(table: Table, op: str, keyed: bool, model: Any, race: _Race) -> Non
         got = _contents(table, keyed)
         assert got == model or race.ran
     elif op == "lookup":
-        got = table.lookup(pa.table({"id": pa.array([1, 30, 10_005, 99_999], pa.int64())}))
+        ids = [1, 30, 10_005, 99_999]
+        keys = pa.table({"id": pa.array(ids, pa.int64()), "dt": [f"d{i % 3}" for i in ids]})
+        got = table.lookup(keys)
         found = {r["id"]: r["v"] for r in got.to_pylist()}
         assert found == {1: 1, 30: 30, **({10_005: 10_005} if race.ran else {})}
     elif op == "delete":
