@@ -9,7 +9,9 @@ Paimon's does; a kept changelog, conversely, keeps its changelog only: its snaps
 manifests went with the snapshot, as in Paimon), and (Parquet and ORC, whose footers say it) the
 row count. Each problem names
 the file relative to the table and the snapshots that reference it.
-Files are checked once each, on a pool of threads (the work is waiting on storage). A wedged
+Files are checked once each, on a pool of threads (the work is waiting on storage). A file
+found missing is reported only if a second pass over the table as it is then finds it
+referenced and missing too (expiry running beside the check deletes files it listed). A wedged
 table — a snapshot id re-used after its expiry, a hint that stops readers short — is reported
 too (:func:`~lakeops.maintenance.repair.wedge_findings`; ``lakeops repair`` fixes it).
 """
@@ -36,6 +38,8 @@ from lakeops.store.locations import FileLocations
 __all__ = ["CheckReport", "Problem", "check_table"]
 
 _THREADS = 16
+#: what a missing file's problem says
+_MISSING = "missing"
 _T = TypeVar("_T")
 
 
@@ -101,7 +105,24 @@ def _expect_entry(
 
 def check_table(store: TableStore) -> CheckReport:
     """Verify every file the table's snapshots, kept changelogs, tags and branches reference
-    (see the module docstring); never writes or deletes anything."""
+    (see the module docstring); never writes or deletes anything.
+
+    Expiry may run meanwhile and delete files the check listed (their snapshots expired after
+    it read them). A file found missing is therefore looked for again by a second pass over
+    the table as it is then, and reported only if that pass too finds it referenced and
+    missing."""
+    first = _run_check(store)
+    if not first.gone:
+        return first.result()
+    again = _run_check(store)
+    first.report.problems = [
+        p for p in first.report.problems if p.path not in first.gone or p.path in again.gone
+    ]
+    return first.result()
+
+
+def _run_check(store: TableStore) -> _Check:
+    """One pass of :func:`check_table`."""
     check = _Check(store)
     check.report.problems += [Problem(path, text, ids) for path, text, ids in wedge_findings(store)]
     snapshots, changelogs, protected = check.snapshots()
@@ -116,13 +137,7 @@ def check_table(store: TableStore) -> CheckReport:
         check.expect_files_of(snapshot, changelog=False)
     check.report.metadata_files = len(check.seen)
     check.verify_files()
-    report = check.report
-    return CheckReport(
-        snapshots=report.snapshots,
-        metadata_files=report.metadata_files,
-        data_files=report.data_files,
-        problems=tuple(_merged(report.problems)),
-    )
+    return check
 
 
 class _Check:
@@ -135,6 +150,18 @@ class _Check:
         self.expected: dict[str, _Expected] = {}
         self.users: dict[str, set[int]] = {}
         self.seen: set[str] = set()
+        #: the problems' paths of files found missing (data or metadata)
+        self.gone: set[str] = set()
+
+    def result(self) -> CheckReport:
+        """The report of this pass."""
+        report = self.report
+        return CheckReport(
+            snapshots=report.snapshots,
+            metadata_files=report.metadata_files,
+            data_files=report.data_files,
+            problems=tuple(_merged(report.problems)),
+        )
 
     def metadata(self, load: Callable[[str], list[_T]], name: str, sid: int) -> list[_T] | None:
         """The decoded metadata file ``name``, or None with a problem reported."""
@@ -142,6 +169,8 @@ class _Check:
             out = load(name)
         except CorruptTableError as exc:
             self.report.problems.append(Problem(exc.path or name, str(exc), (sid,)))
+            if isinstance(exc, FileNotFoundError):
+                self.gone.add(exc.path or name)
             return None
         self.seen.add(name)
         return out
@@ -241,12 +270,11 @@ class _Check:
         self.report.data_files = len(items)
         for item, problem in zip(items, found, strict=True):
             if problem is not None:
+                path = _relative(self.store, item.path)
+                if problem == _MISSING:
+                    self.gone.add(path)
                 self.report.problems.append(
-                    Problem(
-                        _relative(self.store, item.path),
-                        problem,
-                        tuple(sorted(self.users[item.path])),
-                    )
+                    Problem(path, problem, tuple(sorted(self.users[item.path])))
                 )
 
 
@@ -254,13 +282,15 @@ def _verify(fs: pafs.FileSystem, item: _Expected) -> str | None:
     """What is wrong with one expected file (missing, size, row count), or None."""
     info = fs.get_file_info(item.path)
     if info.type == pafs.FileType.NotFound:
-        return "missing"
+        return _MISSING
     if info.size != item.size:
         return f"is {info.size} bytes, its manifest entry records {item.size}"
     if item.rows is None or format_of(item.path) not in ("parquet", "orc"):
         return None
     try:
         rows = reader_for(item.path, fs).row_count(item.path)
+    except FileNotFoundError:
+        return _MISSING  # deleted since it was found
     except (OSError, ValueError) as exc:
         return f"cannot be read: {exc}"
     if rows is not None and rows != item.rows:
