@@ -75,7 +75,7 @@ from lakeops.format.manifest import (
     write_manifest_list,
 )
 from lakeops.format.snapshot import CommitKind, Snapshot
-from lakeops.options.manifest import manifest_format
+from lakeops.options.rows_layout import manifest_format
 from lakeops.read.row_tracking import row_tracking
 from lakeops.store import TableStore, fold_entries
 from lakeops.store.context import TableContext

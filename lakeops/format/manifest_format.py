@@ -92,7 +92,7 @@ class ManifestFormat:
     ) -> ManifestFormat:
         """The manifest format of a table: ``manifest.format`` with ``manifest.compression``
         (ORC's ``orc.compress`` and Parquet's ``parquet.compression`` win over it when given;
-        :func:`lakeops.options.manifest.manifest_format` reads them from a table's options);
+        :func:`lakeops.options.rows_layout.manifest_format` reads them from a table's options);
         :class:`ConfigurationError` for a format or codec Paimon does not write (or lakeops
         cannot write exactly)."""
         fmt = fmt.strip().lower()

@@ -371,7 +371,7 @@ _BLOB_STORAGE = refused("BLOB column storage is not implemented", _REMOVE, reads
 # prefixes of engine / library settings (also covers keys newer than this list)
 _LIBRARY = ignorable("engine, storage-client or file-format library settings")
 #: pattern rows (read with ``key=``): 'orc.compress' and 'parquet.compression' also name the
-#: codec of ORC and Parquet manifests (lakeops.options.manifest)
+#: codec of ORC and Parquet manifests (lakeops.options.rows_layout.manifest_format)
 PARQUET_OPTIONS = _LIBRARY.row("parquet.<option>", STRING)
 ORC_OPTIONS = _LIBRARY.row("orc.<option>", STRING)
 _LIBRARIES = (

@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from lakeops.errors import ConfigurationError
 from lakeops.format.avro_codec import DEFAULT_COMPRESSION
+from lakeops.format.manifest_format import ManifestFormat
 from lakeops.options.option import (
     BOOL,
     DURATION,
@@ -20,11 +22,11 @@ from lakeops.options.option import (
     refused,
     rng,
 )
+from lakeops.options.rows_ignorable import ORC_OPTIONS, PARQUET_OPTIONS
 from lakeops.options.rules import (
     TRUE_REFUSED,
     WRITABLE_FORMATS,
     changelog_format,
-    manifest_codec_refused,
     norm,
     per_level_formats,
     unless,
@@ -60,6 +62,8 @@ __all__ = [
     "AVRO_CODEC",
     "AVRO_ROW_NAME_MAPPING",
     "bucket_count_set",
+    "manifest_codec_refused",
+    "manifest_format",
 ]
 
 _COUNT = "a count"
@@ -262,3 +266,28 @@ ROWS: tuple[Option[Any], ...] = (
     *_KEYS,
     *_PATH,
 )
+
+
+def manifest_format(options: Mapping[str, str]) -> ManifestFormat:
+    """How a table with ``options`` writes its manifests (``manifest.format``,
+    ``manifest.compression`` and the ORC / Parquet codec options that win over it, read
+    through their rows); :class:`ConfigurationError` for a format or codec Paimon does not
+    write (or lakeops cannot write exactly)."""
+    return ManifestFormat.of(
+        MANIFEST_FORMAT.get(options),
+        MANIFEST_COMPRESSION.get(options),
+        orc_compress=ORC_OPTIONS.find(options, key="orc.compress"),
+        parquet_compression=PARQUET_OPTIONS.find(options, key="parquet.compression"),
+    )
+
+
+def manifest_codec_refused(options: Mapping[str, str]) -> bool:
+    """Whether the manifest format and codec of ``options`` are ones lakeops cannot write
+    (an unknown format is the 'manifest.format' rule's to name)."""
+    if norm(options.get("manifest.format", "avro")) not in ("avro", "orc", "parquet"):
+        return False
+    try:
+        manifest_format(options)
+    except ConfigurationError:
+        return True
+    return False

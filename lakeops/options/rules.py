@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from lakeops.errors import ConfigurationError
 from lakeops.options.option import ValueRule
 
 __all__ = [
@@ -15,7 +14,6 @@ __all__ = [
     "auto_tags_on",
     "changelog_format",
     "external_strategy",
-    "manifest_codec_refused",
     "norm",
     "per_level_formats",
     "unless",
@@ -39,20 +37,6 @@ def unless(*allowed: str) -> ValueRule:
 
 TRUE_REFUSED = unless("false")
 SET_REFUSED: ValueRule = lambda value, _: value.strip() != ""  # noqa: E731
-
-
-def manifest_codec_refused(options: Mapping[str, str]) -> bool:
-    """Whether the manifest format and codec of ``options`` are ones lakeops cannot write
-    (an unknown format is the 'manifest.format' rule's to name)."""
-    from lakeops.options.manifest import manifest_format  # (its rows use these rules)
-
-    if norm(options.get("manifest.format", "avro")) not in ("avro", "orc", "parquet"):
-        return False
-    try:
-        manifest_format(options)
-    except ConfigurationError:
-        return True
-    return False
 
 
 def external_strategy(value: str, options: Mapping[str, str]) -> bool:

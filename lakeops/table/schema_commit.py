@@ -21,8 +21,8 @@ from lakeops.options.auto_tag import AutoTagOptions
 from lakeops.options.changelog import ChangelogOptions
 from lakeops.options.combinations import check_combinations
 from lakeops.options.compaction import CompactOptions
-from lakeops.options.manifest import manifest_format
 from lakeops.options.registry import check_create_options, check_option_values
+from lakeops.options.rows_layout import manifest_format
 from lakeops.store import TableStore
 from lakeops.store.locations import partition_paths
 

@@ -30,8 +30,8 @@ from lakeops.format.manifest import (
 )
 from lakeops.format.manifest_format import ManifestFormat
 from lakeops.format.schema_change import SetOption
-from lakeops.options.manifest import manifest_format
 from lakeops.options.registry import check_create_options
+from lakeops.options.rows_layout import manifest_format
 
 FORMATS = [
     ManifestFormat("avro", "zstandard"),
